@@ -1,0 +1,56 @@
+# The human interface: make run, make test, make lint, make bench, make demo.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTHON ?= python3
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install browser run web worker migrate demo test test-fast lint format bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+# Browser tests drive Debian's Chromium; install it when it is missing and we may.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = "0" ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing: browser tests will be skipped (sudo apt-get install chromium)"; fi; }
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py load_demo
+
+# Web server and one Celery worker on the embedded defaults (SQLite, filesystem broker).
+run: demo
+	@echo "Starting the worker and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
+	@$(VENV)/bin/celery -A config worker --loglevel=INFO --concurrency=2 & worker=$$!; \
+	  trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
+	  $(PY) manage.py runserver $(HOST):$(PORT)
+
+test: install browser
+	$(VENV)/bin/pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: install
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: install
+	$(PY) bench/import_bench.py
+	$(PY) bench/annotation_bench.py
+	$(PY) bench/judge_bench.py
+	$(PY) bench/coverage_bench.py
+	$(PY) bench/report_bench.py
+
+clean:
+	rm -rf var/celery var/test-*.sqlite3

@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from annotation import models
+
+
+@admin.register(models.Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ["name", "annotation_mode", "expected_language", "created_at"]
+    prepopulated_fields = {"slug": ["name"]}
+    search_fields = ["name"]
+
+
+@admin.register(models.Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "user", "role"]
+    list_filter = ["role", "campaign"]
+    autocomplete_fields = ["user"]
+
+
+@admin.register(models.Question)
+class QuestionAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "campaign", "theme", "difficulty", "language"]
+    list_filter = ["campaign", "theme", "difficulty"]
+    search_fields = ["external_id", "text"]
+
+
+@admin.register(models.SourceChunk)
+class SourceChunkAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "campaign", "title", "page"]
+    list_filter = ["campaign"]
+    search_fields = ["external_id", "title"]
+
+
+class AnswerSourceInline(admin.TabularInline):
+    model = models.AnswerSource
+    raw_id_fields = ["chunk"]
+    extra = 0
+
+
+@admin.register(models.Answer)
+class AnswerAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "campaign", "question", "repetition", "language"]
+    list_filter = ["campaign", "language"]
+    search_fields = ["external_id", "text"]
+    raw_id_fields = ["question"]
+    inlines = [AnswerSourceInline]
+
+
+@admin.register(models.AnswerSource)
+class AnswerSourceAdmin(admin.ModelAdmin):
+    list_display = ["answer", "chunk", "rank"]
+    raw_id_fields = ["answer", "chunk"]
+
+
+@admin.register(models.Sentence)
+class SentenceAdmin(admin.ModelAdmin):
+    list_display = ["answer", "position", "text", "citations_ok"]
+    raw_id_fields = ["answer"]
+    search_fields = ["text"]
+
+
+@admin.register(models.Criterion)
+class CriterionAdmin(admin.ModelAdmin):
+    list_display = ["name", "campaign", "level", "prompt_version", "builtin"]
+    list_filter = ["campaign", "level"]
+
+
+@admin.register(models.Unit)
+class UnitAdmin(admin.ModelAdmin):
+    list_display = ["id", "campaign", "level", "theme", "difficulty"]
+    list_filter = ["campaign", "level", "theme"]
+    raw_id_fields = ["answer", "sentence"]
+
+
+@admin.register(models.Label)
+class LabelAdmin(admin.ModelAdmin):
+    list_display = ["unit", "criterion", "user", "stage", "value", "created_at"]
+    list_filter = ["stage", "criterion__campaign"]
+    raw_id_fields = ["unit", "criterion", "user"]
+
+
+@admin.register(models.Sample)
+class SampleAdmin(admin.ModelAdmin):
+    list_display = ["id", "campaign", "criterion", "seed", "budget", "per_cluster", "status", "created_at"]
+    list_filter = ["campaign", "status"]
+
+
+@admin.register(models.SampleItem)
+class SampleItemAdmin(admin.ModelAdmin):
+    list_display = ["sample", "unit", "theme", "cluster", "cluster_size", "inclusion_probability"]
+    raw_id_fields = ["sample", "unit"]
+
+
+@admin.register(models.Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["unit", "criterion", "stage", "slot", "user", "label", "expires_at", "skipped_at"]
+    list_filter = ["stage", "criterion__campaign"]
+    raw_id_fields = ["unit", "criterion", "user", "label"]

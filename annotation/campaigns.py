@@ -1,0 +1,49 @@
+"""Creating campaigns and their built-in criteria."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from annotation.guidelines import BUILTIN_CRITERIA, guidelines_for
+from annotation.models import Campaign, Criterion
+
+
+def ensure_builtin_criteria(*, campaign: Campaign) -> list[Criterion]:
+    """Create the built-in criteria (veracity, relevance) the campaign lacks; return all of them."""
+    language = campaign.expected_language or "fr"
+    criteria = []
+    for name, spec in BUILTIN_CRITERIA.items():
+        criterion, _ = Criterion.objects.get_or_create(
+            campaign=campaign,
+            name=name,
+            defaults={
+                "level": spec["level"],
+                "title": spec["title"],
+                "guidelines": guidelines_for(criterion=name, language=language),
+                "builtin": True,
+            },
+        )
+        criteria.append(criterion)
+    return criteria
+
+
+@transaction.atomic
+def get_or_create_campaign(*, name: str, **fields: object) -> tuple[Campaign, bool]:
+    """The campaign named ``name``, created with ``fields`` and the built-in criteria on first use.
+
+    Raises ValueError when the name is blank or its slug is taken by another campaign.
+    """
+    name = name.strip()
+    if not name:
+        raise ValueError("campaign name: must not be blank")
+    campaign = Campaign.objects.filter(name=name).first()
+    if campaign is not None:
+        ensure_builtin_criteria(campaign=campaign)
+        return campaign, False
+    slug = slugify(name)[:200] or "campaign"
+    if Campaign.objects.filter(slug=slug).exists():
+        raise ValueError(f"campaign name: {name!r} gives the slug {slug!r}, already used by another campaign")
+    campaign = Campaign.objects.create(name=name, slug=slug, **fields)
+    ensure_builtin_criteria(campaign=campaign)
+    return campaign, True

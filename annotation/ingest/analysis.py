@@ -1,0 +1,148 @@
+"""The text work of an import: each answer's language and sentences, with cited ids.
+
+Pure functions without Django, so that big imports can run them in worker processes while the
+main process writes to the database: language detection (langdetect, about a millisecond per
+answer whatever its length) would otherwise be most of an import's time.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from itertools import islice
+
+from annotation.text import detect_language, find_citations, split_sentences
+
+# langdetect's cost grows with the text; a prefix this long (citations removed) decides the
+# language as well for answers of a few paragraphs.
+LANGUAGE_SAMPLE_CHARS = 600
+# Below this many answers, starting worker processes costs more than it saves.
+POOL_MIN_ANSWERS = 1000
+POOL_MAX_WORKERS = 4
+CHUNK = 100
+
+# (text, paragraph, paragraph index, cited ids) of one sentence.
+SentenceRow = tuple[str, str, int, list[str]]
+
+
+@dataclass(frozen=True)
+class TextJob:
+    """A text to analyse: an answer, with its sentences as (text, paragraph or None) when given
+    already split; or, with ``language_only``, any text whose language alone is wanted."""
+
+    answer: str
+    sentences: tuple[tuple[str, str | None], ...] | None = None
+    language_only: bool = False
+
+
+def language_sample(*, text: str, citation_pattern: str) -> str:
+    """The part of ``text`` its language is detected on: citations removed, a bounded prefix."""
+    plain = re.sub(citation_pattern, " ", text)
+    if len(plain) <= LANGUAGE_SAMPLE_CHARS:
+        return plain
+    cut = plain.rfind(" ", 0, LANGUAGE_SAMPLE_CHARS)
+    return plain[: cut if cut > 0 else LANGUAGE_SAMPLE_CHARS]
+
+
+def _paragraphs(text: str) -> list[str]:
+    # The same paragraphs split_sentences sees: blocks separated by blank lines.
+    return [p.strip() for p in re.split(r"\n\s*\n", text.replace("\r\n", "\n")) if p.strip()]
+
+
+def analyse(job: TextJob, *, citation_pattern: str) -> tuple[str, list[SentenceRow]]:
+    """The text's language and, unless ``language_only``, its sentences.
+
+    Without given sentences the answer is split with ``split_sentences``. Given sentences are
+    kept; each one's paragraph is its own when given, else the answer's paragraph containing it
+    (else the sentence itself), and its cited ids are found in its text.
+    """
+    language = detect_language(language_sample(text=job.answer, citation_pattern=citation_pattern))
+    if job.language_only:
+        return language, []
+    if job.sentences is None:
+        split = split_sentences(job.answer, citation_pattern=citation_pattern)
+        return language, [(s.text, s.paragraph, s.paragraph_index, list(s.cited_ids)) for s in split]
+    paragraphs = _paragraphs(job.answer)
+    rows: list[SentenceRow] = []
+    for text, paragraph in job.sentences:
+        index = 0
+        if paragraph is None:
+            found = next((i for i, p in enumerate(paragraphs) if text in p), None)
+            paragraph, index = (text, 0) if found is None else (paragraphs[found], found)
+        rows.append((text, paragraph, index, find_citations(text, citation_pattern=citation_pattern)))
+    return language, rows
+
+
+def _analyse_chunk(payload: tuple[list[TextJob], str]) -> list[tuple[str, list[SentenceRow]]]:
+    jobs, citation_pattern = payload
+    return [analyse(job, citation_pattern=citation_pattern) for job in jobs]
+
+
+def _workers(count: int) -> int:
+    if count < POOL_MIN_ANSWERS or multiprocessing.current_process().daemon:
+        # Daemonic processes (a Celery prefork child) may not start processes of their own.
+        return 0
+    cpus = os.cpu_count() or 1
+    # As many workers as CPUs: the importing process mostly waits for the database meanwhile.
+    return min(POOL_MAX_WORKERS, cpus) if cpus > 1 else 0
+
+
+class Analysis:
+    """``analyse`` of every job, yielded in order by iterating; use as a context manager.
+
+    Work starts at once: big imports on machines with spare CPUs run it in worker processes
+    (forkserver, safe from threaded servers) while the caller checks and writes. If the workers
+    cannot start or break, the rest is done in this process, so the result is the same.
+    ``workers`` is the number of worker processes started; ``inline`` counts the jobs done here.
+    """
+
+    def __init__(self, *, jobs: list[TextJob], citation_pattern: str) -> None:
+        self.jobs = jobs
+        self.citation_pattern = citation_pattern
+        self.done = 0
+        self.inline = 0
+        self._pool: ProcessPoolExecutor | None = None
+        self._results: Iterator[list[tuple[str, list[SentenceRow]]]] | None = None
+        self.workers = _workers(len(jobs))
+        if self.workers > 0:
+            chunks = [(jobs[i : i + CHUNK], citation_pattern) for i in range(0, len(jobs), CHUNK)]
+            try:
+                self._pool = ProcessPoolExecutor(
+                    max_workers=self.workers, mp_context=multiprocessing.get_context("forkserver")
+                )
+                self._results = self._pool.map(_analyse_chunk, chunks)
+            except Exception:  # whatever stops a pool from starting, the work is done here instead
+                self.close()
+                self.workers = 0
+
+    def __iter__(self) -> Iterator[tuple[str, list[SentenceRow]]]:
+        if self._results is not None:
+            try:
+                for results in self._results:
+                    for result in results:
+                        self.done += 1
+                        yield result
+            except BrokenProcessPool:
+                self._results = None
+        for job in islice(self.jobs, self.done, None):
+            self.done += 1
+            self.inline += 1
+            yield analyse(job, citation_pattern=self.citation_pattern)
+
+    def close(self) -> None:
+        """Stop the workers; when the caller stopped early, without waiting for queued work."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=self.done >= len(self.jobs), cancel_futures=True)
+            self._pool = None
+            self._results = None
+
+    def __enter__(self) -> Analysis:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

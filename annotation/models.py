@@ -1,0 +1,356 @@
+"""The corpus and the human work: campaigns, questions, answers, sentences, units, labels."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+DEFAULT_CITATION_PATTERN = r"\[\^([A-Za-z0-9_-]+)\^\]"
+DEFAULT_ABSTENTION_PATTERNS = [
+    r"\bje ne (?:trouve|dispose|peux|suis) pas\b",
+    r"\baucune information\b",
+    r"\bne (?:contiennent|contient|mentionnent|mentionne|permettent|permet) pas\b",
+    r"\bpas d['’]information\b",
+    r"\bi (?:cannot|can't|could not|couldn't|do not|don't) (?:find|answer|provide)\b",
+    r"\bno information\b",
+    r"\b(?:do|does) not (?:contain|mention|provide)\b",
+]
+
+
+class Role(models.TextChoices):
+    MANAGER = "manager", "Manager"
+    ANNOTATOR = "annotator", "Annotator"
+    REVIEWER = "reviewer", "Reviewer"
+    ADJUDICATOR = "adjudicator", "Adjudicator"
+    ANALYST = "analyst", "Analyst"
+
+
+class AnnotationMode(models.TextChoices):
+    REVIEW = "review", "Review (label, review, adjudication)"
+    BLIND_DOUBLE = "blind_double", "Blind double (two labels, adjudication when they differ)"
+
+
+class Level(models.TextChoices):
+    ANSWER = "answer", "Answer"
+    SENTENCE = "sentence", "Sentence"
+
+
+class Stage(models.TextChoices):
+    LABEL = "label", "Label"
+    REVIEW = "review", "Review"
+    ADJUDICATION = "adjudication", "Adjudication"
+    IMPORTED = "imported", "Imported"
+
+
+class Campaign(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    slug = models.SlugField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    expected_language = models.CharField(
+        max_length=8, blank=True, help_text="ISO 639-1 code; blank: the question's language."
+    )
+    citation_pattern = models.CharField(max_length=300, default=DEFAULT_CITATION_PATTERN)
+    abstention_patterns = models.JSONField(default=list, blank=True)
+    annotation_mode = models.CharField(
+        max_length=20, choices=AnnotationMode.choices, default=AnnotationMode.REVIEW
+    )
+    lease_minutes = models.PositiveIntegerField(default=15)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def effective_abstention_patterns(self) -> list[str]:
+        return list(self.abstention_patterns) or list(DEFAULT_ABSTENTION_PATTERNS)
+
+
+class Membership(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "user", "role"], name="membership_unique_role"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.role} in {self.campaign}"
+
+
+class Question(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="questions")
+    external_id = models.CharField(max_length=200)
+    text = models.TextField()
+    theme = models.CharField(max_length=200)
+    difficulty = models.CharField(max_length=50, blank=True)
+    language = models.CharField(max_length=8, blank=True)
+
+    class Meta:
+        ordering = ["theme", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "external_id"], name="question_unique_external_id"),
+        ]
+        indexes = [models.Index(fields=["campaign", "theme", "difficulty"])]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class SourceChunk(models.Model):
+    """A retrieved chunk; shared by every answer of the campaign that retrieved it."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="chunks")
+    external_id = models.CharField(max_length=200)
+    title = models.TextField(blank=True)
+    page = models.IntegerField(null=True, blank=True)
+    text = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "external_id"], name="chunk_unique_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Answer(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="answers")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
+    external_id = models.CharField(max_length=200)
+    repetition = models.PositiveIntegerField(default=1)
+    text = models.TextField()
+    language = models.CharField(max_length=8, blank=True)
+    chunks = models.ManyToManyField(SourceChunk, through="AnswerSource", related_name="answers")
+
+    class Meta:
+        ordering = ["question_id", "repetition", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "external_id"], name="answer_unique_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class AnswerSource(models.Model):
+    """A chunk the retriever returned for an answer, with its rank (1 = first)."""
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="sources")
+    chunk = models.ForeignKey(SourceChunk, on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["answer_id", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "rank"], name="answersource_unique_rank"),
+            models.UniqueConstraint(fields=["answer", "chunk"], name="answersource_unique_chunk"),
+        ]
+
+
+class Sentence(models.Model):
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="sentences")
+    position = models.PositiveIntegerField()
+    text = models.TextField()
+    paragraph = models.TextField(blank=True)
+    paragraph_index = models.PositiveIntegerField(default=0)
+    cited_ids = models.JSONField(default=list, blank=True)
+    # None when the sentence cites nothing; else whether every cited id was retrieved.
+    citations_ok = models.BooleanField(null=True)
+
+    class Meta:
+        ordering = ["answer_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "position"], name="sentence_unique_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.answer_id}#{self.position}"
+
+
+class Criterion(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="criteria")
+    name = models.SlugField(max_length=100)
+    title = models.CharField(max_length=200, blank=True)
+    level = models.CharField(max_length=10, choices=Level.choices)
+    guidelines = models.TextField(blank=True)
+    judge_prompt = models.TextField(blank=True, help_text="Blank: the built-in prompt.")
+    prompt_version = models.CharField(max_length=50, default="v1")
+    positive_key = models.CharField(max_length=1, default="1")
+    negative_key = models.CharField(max_length=1, default="0")
+    builtin = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["campaign_id", "name"]
+        verbose_name_plural = "criteria"
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "name"], name="criterion_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Unit(models.Model):
+    """What receives one label per criterion: an answer, or one of its sentences."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="units")
+    level = models.CharField(max_length=10, choices=Level.choices)
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="units")
+    sentence = models.OneToOneField(
+        Sentence, on_delete=models.CASCADE, null=True, blank=True, related_name="unit"
+    )
+    # Copied from the question so that sampling and estimates group without joins.
+    theme = models.CharField(max_length=200)
+    difficulty = models.CharField(max_length=50, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["answer"], condition=Q(sentence__isnull=True), name="unit_unique_answer_level"
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(level="answer", sentence__isnull=True) | Q(level="sentence", sentence__isnull=False)
+                ),
+                name="unit_level_matches_sentence",
+            ),
+        ]
+        indexes = [models.Index(fields=["campaign", "level", "theme"])]
+
+    def __str__(self) -> str:
+        return f"unit {self.pk} ({self.level})"
+
+
+class Label(models.Model):
+    """A human label. Append-only: a correction is a new row; the final label is derived."""
+
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="labels")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="labels")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="labels"
+    )
+    stage = models.CharField(max_length=20, choices=Stage.choices)
+    # None withdraws the same person's earlier label at this stage (undo).
+    value = models.PositiveSmallIntegerField(null=True, blank=True)
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # A client-generated key: a retried or double-clicked submit is stored once.
+    request_key = models.CharField(max_length=64, null=True, blank=True, unique=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(value__in=[0, 1]) | Q(value__isnull=True), name="label_value_binary"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["criterion", "unit", "stage"]),
+            models.Index(fields=["user", "created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.stage} {self.value} on unit {self.unit_id}"
+
+
+class Sample(models.Model):
+    """A stratified K-means sample drawn for one criterion; reproducible from its seed."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="samples")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="samples")
+    seed = models.IntegerField(default=0)
+    budget = models.PositiveIntegerField(default=0)
+    per_cluster = models.PositiveIntegerField(default=3)
+    k_per_theme = models.JSONField(default=dict, blank=True)
+    embedding_backend = models.CharField(max_length=50, default="tfidf")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    progress = models.FloatField(default=0.0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"sample {self.pk} of {self.criterion}"
+
+
+class SampleItem(models.Model):
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="items")
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="sample_items")
+    theme = models.CharField(max_length=200)
+    cluster = models.IntegerField()
+    cluster_size = models.PositiveIntegerField()
+    inclusion_probability = models.FloatField()
+    rank = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["sample_id", "theme", "cluster", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "unit"], name="sampleitem_unique_unit"),
+            models.CheckConstraint(
+                condition=Q(inclusion_probability__gt=0) & Q(inclusion_probability__lte=1),
+                name="sampleitem_probability_range",
+            ),
+        ]
+
+
+class Assignment(models.Model):
+    """One label slot of a unit at a stage for a criterion: held under a lease, or filled by a label.
+
+    A stage has one slot (two for the first stage in blind double mode). The unique slot is what
+    keeps two people from being handed the same unit at the same stage: a lease is taken by
+    inserting the row or by a conditional update of an expired one. Filling the slot links the
+    label; withdrawing that label turns the row back into a lease held by the same person.
+    """
+
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="assignments")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="assignments")
+    stage = models.CharField(max_length=20, choices=Stage.choices)
+    slot = models.PositiveSmallIntegerField(default=1)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    # Deleting a label (never done by the workflow) frees its slot.
+    label = models.OneToOneField(
+        Label, on_delete=models.CASCADE, null=True, blank=True, related_name="assignment"
+    )
+    # The lease ends at this time; None once the slot is filled.
+    expires_at = models.DateTimeField(null=True, blank=True)
+    # Set when the holder skipped the unit: it comes back to them after the others.
+    skipped_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["unit_id", "criterion_id", "stage", "slot"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["unit", "criterion", "stage", "slot"], name="assignment_unique_slot"
+            ),
+            models.CheckConstraint(condition=Q(slot__gte=1) & Q(slot__lte=2), name="assignment_slot_range"),
+            models.CheckConstraint(
+                condition=Q(label__isnull=True, expires_at__isnull=False)
+                | Q(label__isnull=False, expires_at__isnull=True),
+                name="assignment_leased_or_filled",
+            ),
+        ]
+        indexes = [models.Index(fields=["criterion", "stage", "user"])]
+
+    def __str__(self) -> str:
+        state = "filled" if self.label_id else "leased"
+        return f"{self.stage} slot {self.slot} of unit {self.unit_id} {state} by {self.user_id}"

@@ -1,0 +1,673 @@
+"""Stratified samples of units for human annotation: draw, top up, store and describe them.
+
+The design itself (K-means within each theme, m units per cluster, inclusion probabilities) lives
+in :mod:`annotation.stratified`, which knows nothing of the database; texts become vectors in
+:mod:`annotation.embeddings`. This module loads the units of a criterion's level, runs both, and
+stores one :class:`~annotation.models.SampleItem` per drawn unit.
+
+Two ways to run a draw or a top-up:
+
+- inline: :func:`draw_sample` and :func:`top_up_sample` compute, then write everything in one
+  transaction (nothing is written when they raise);
+- in the background, for big campaigns: :func:`request_sample` and :func:`request_top_up` record a
+  pending sample and enqueue ``annotation.draw_sample`` after commit; the task calls
+  :func:`run_sample`, which claims the sample (pending -> running) and records done or failed.
+
+A top-up never discards a unit drawn before: labels live on units, so every label already made
+still belongs to the sample; the kept items get their new cluster, cluster size and inclusion
+probability in place.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count
+
+from annotation.embeddings import BACKENDS, embed_texts
+from annotation.models import Criterion, Level, Sample, SampleItem, Unit
+from annotation.stratified import Draw, allocate_clusters, redraw_with_keep
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[float], None]
+
+# TF-IDF + SVD dimensions: enough to separate topics within a theme, small enough for K-means on 100k.
+EMBEDDING_DIMENSIONS = 64
+MAX_SEED = 2**31 - 1
+# Share of the progress bar spent before clustering starts (loading and embedding the texts).
+EMBEDDED_AT = 0.5
+ERROR_MAX_CHARS = 2000
+FINISHED = (Sample.Status.DONE, Sample.Status.FAILED)
+# Keys of an item in sample_as_json, and where each comes from.
+JSON_FIELDS = {
+    "answer_id": "unit__answer__external_id",
+    "sentence": "unit__sentence__position",
+    "theme": "theme",
+    "cluster": "cluster",
+    "cluster_size": "cluster_size",
+    "inclusion_probability": "inclusion_probability",
+}
+
+
+@dataclass(frozen=True)
+class _Design:
+    """What a draw or a top-up will compute: K per theme, m, and the budget to record."""
+
+    budget: int
+    per_cluster: int
+    k_per_theme: dict[str, int]
+
+
+# Drawing
+
+
+def draw_sample(
+    *,
+    criterion: Criterion,
+    budget: int,
+    seed: int = 0,
+    per_cluster: int = 3,
+    per_theme_budget: Mapping[str, int] | None = None,
+    backend: str | None = None,
+    user=None,
+    progress: Progress | None = None,
+) -> Sample:
+    """Draw and store a stratified sample of ``criterion``'s units, inline; return it (status done).
+
+    Every unit of the criterion's level in its campaign is embedded (the sentence text, or the
+    answer text for answer-level criteria) with ``backend`` (default ``settings.EMBEDDING_BACKEND``),
+    clustered by K-means within each theme, and ``per_cluster`` units are drawn per cluster. K per
+    theme follows from ``budget`` (total labels) split across themes in proportion to their sizes,
+    or from ``per_theme_budget`` for the themes it names (see
+    :func:`annotation.stratified.allocate_clusters`). Each item records theme, cluster, cluster
+    size, inclusion probability and rank. The same units, texts and arguments give the same items.
+
+    ``progress`` is called with fractions in [0, 1]. Raises ValueError naming the field (budget,
+    per_cluster, per_theme_budget, seed, backend, criterion) on bad input, and
+    :class:`annotation.embeddings.EmbeddingError` when the embedding server fails; in both cases
+    nothing is written.
+    """
+    report = progress or _ignore
+    sample, design = _new_sample(
+        criterion=criterion,
+        budget=budget,
+        seed=seed,
+        per_cluster=per_cluster,
+        per_theme_budget=per_theme_budget,
+        backend=backend,
+        user=user,
+    )
+    draws = _compute_draws(
+        criterion=criterion,
+        design=design,
+        seed=sample.seed,
+        backend=sample.embedding_backend,
+        previous=[],
+        progress=report,
+    )
+    with transaction.atomic():
+        sample.status, sample.progress = Sample.Status.DONE, 1.0
+        sample.save()
+        _store(sample=sample, draws=draws)
+    report(1.0)
+    return sample
+
+
+def create_pending_sample(
+    *,
+    criterion: Criterion,
+    budget: int,
+    seed: int = 0,
+    per_cluster: int = 3,
+    per_theme_budget: Mapping[str, int] | None = None,
+    backend: str | None = None,
+    user=None,
+) -> Sample:
+    """Validate a draw and record it as a pending sample (K per theme fixed now); draw nothing.
+
+    Arguments and errors as in :func:`draw_sample`; :func:`run_sample` computes the items later.
+    Nothing is written when it raises.
+    """
+    sample, _ = _new_sample(
+        criterion=criterion,
+        budget=budget,
+        seed=seed,
+        per_cluster=per_cluster,
+        per_theme_budget=per_theme_budget,
+        backend=backend,
+        user=user,
+    )
+    sample.save()
+    return sample
+
+
+def request_sample(
+    *,
+    criterion: Criterion,
+    budget: int,
+    seed: int = 0,
+    per_cluster: int = 3,
+    per_theme_budget: Mapping[str, int] | None = None,
+    backend: str | None = None,
+    user=None,
+) -> Sample:
+    """Create a pending sample and enqueue its draw once the transaction commits; return it.
+
+    Arguments and errors as in :func:`create_pending_sample`. The worker runs :func:`run_sample`.
+    """
+    # annotation.tasks imports this module; importing it here keeps the import graph acyclic.
+    from annotation.tasks import draw_sample_task
+
+    with transaction.atomic():
+        sample = create_pending_sample(
+            criterion=criterion,
+            budget=budget,
+            seed=seed,
+            per_cluster=per_cluster,
+            per_theme_budget=per_theme_budget,
+            backend=backend,
+            user=user,
+        )
+        draw_sample_task.delay_on_commit(sample.pk)
+    return sample
+
+
+def run_sample(*, sample_id: int) -> Sample:
+    """Compute a pending sample (a first draw or a requested top-up) and return it.
+
+    Claims the sample with a conditional update pending -> running; when the claim fails (the
+    sample is running elsewhere, done or failed) nothing happens and the sample is returned as it
+    is, so running this twice is safe. The draw uses the sample's own seed, backend, m and K per
+    theme, and keeps every item it already has (see :func:`top_up_sample`). On success the items
+    and status done are written in one transaction; on any error the status becomes failed with
+    the error's text and the items stay as they were. Raises Sample.DoesNotExist for an unknown id.
+    """
+    claimed = Sample.objects.filter(pk=sample_id, status=Sample.Status.PENDING).update(
+        status=Sample.Status.RUNNING, progress=0.0, error=""
+    )
+    sample = Sample.objects.select_related("criterion").get(pk=sample_id)
+    if not claimed:
+        return sample
+    try:
+        design = _Design(
+            budget=sample.budget, per_cluster=sample.per_cluster, k_per_theme=dict(sample.k_per_theme)
+        )
+        _redraw(
+            sample=sample,
+            design=design,
+            progress=_progress_writer(sample_id=sample_id),
+            expected=(Sample.Status.RUNNING,),
+        )
+    except Sample.DoesNotExist:
+        raise
+    except Exception as exc:
+        # A failed draw must say why on the sample's page, whatever went wrong.
+        logger.exception("sample %s failed", sample_id)
+        Sample.objects.filter(pk=sample_id, status=Sample.Status.RUNNING).update(
+            status=Sample.Status.FAILED, error=_describe(exc)
+        )
+    sample.refresh_from_db()
+    return sample
+
+
+# Topping up
+
+
+def top_up_sample(
+    *,
+    sample: Sample,
+    budget: int | None = None,
+    per_cluster: int | None = None,
+    per_theme_budget: Mapping[str, int] | None = None,
+    progress: Progress | None = None,
+) -> Sample:
+    """Enlarge a finished sample inline, keeping every unit it holds; return it (status done).
+
+    ``budget`` (at least the sample's) re-allocates K per theme as :func:`draw_sample` does, with
+    ``per_theme_budget`` if given; ``per_cluster`` (at least the sample's) draws more per cluster.
+    A top-up never removes a cluster: each theme keeps at least its former K (at most its current
+    number of units). Seed and embedding backend are the sample's.
+
+    With the same K and a larger m the clustering is reproduced and every probability is exact;
+    a theme whose K changes is re-clustered and its kept units are recorded in their new clusters
+    (probabilities then approximate: see :func:`annotation.stratified.redraw_with_keep`). The kept
+    items are updated in place (cluster, cluster size, inclusion probability, rank) and the new
+    ones added, in one transaction; labels live on units and are untouched. The recorded budget is
+    the requested one, or without one what the larger m asks for (K x m per theme, capped at the
+    theme's size) when that is more.
+
+    Raises ValueError naming the field when the sample is not finished, nothing would grow, a
+    budget or m is below the sample's, or the sample changed meanwhile; nothing is written then.
+    """
+    report = progress or _ignore
+    design = _plan_top_up(
+        sample=sample, budget=budget, per_cluster=per_cluster, per_theme_budget=per_theme_budget
+    )
+    if not _redraw(sample=sample, design=design, progress=report, expected=FINISHED):
+        raise ValueError(f"sample: {sample.pk} is being drawn again; try when it is finished")
+    report(1.0)
+    sample.refresh_from_db()
+    return sample
+
+
+def request_top_up(
+    *,
+    sample: Sample,
+    budget: int | None = None,
+    per_cluster: int | None = None,
+    per_theme_budget: Mapping[str, int] | None = None,
+) -> Sample:
+    """Record a top-up on ``sample`` (status pending, new budget, m and K) and enqueue it after commit.
+
+    Arguments and rules as in :func:`top_up_sample`; :func:`run_sample` computes it. The sample must
+    be done or failed (a failed sample may be run again, with the same or new numbers). Raises
+    ValueError naming the field on bad input or when the sample is pending or running; nothing is
+    written then. Until the worker finishes, the items are those of the last successful draw.
+    """
+    from annotation.tasks import draw_sample_task
+
+    design = _plan_top_up(
+        sample=sample, budget=budget, per_cluster=per_cluster, per_theme_budget=per_theme_budget
+    )
+    with transaction.atomic():
+        claimed = Sample.objects.filter(pk=sample.pk, status__in=FINISHED).update(
+            status=Sample.Status.PENDING,
+            progress=0.0,
+            error="",
+            budget=design.budget,
+            per_cluster=design.per_cluster,
+            k_per_theme=design.k_per_theme,
+        )
+        if not claimed:
+            raise ValueError(f"sample: {sample.pk} is being drawn; top it up when it is finished")
+        draw_sample_task.delay_on_commit(sample.pk)
+    sample.refresh_from_db()
+    return sample
+
+
+# Reading
+
+
+def sample_as_json(*, sample: Sample) -> dict:
+    """The sample as a JSON-ready dict, items ordered by theme, cluster and rank::
+
+    {"sample": id, "criterion": name, "items": [{"answer_id", "sentence", "theme", "cluster",
+    "cluster_size", "inclusion_probability"}, ...]}
+
+    ``answer_id`` is the answer's external id; ``sentence`` the sentence's position, None for
+    answer-level units.
+    """
+    rows = sample.items.order_by("theme", "cluster", "rank", "unit_id").values_list(*JSON_FIELDS.values())
+    return {
+        "sample": sample.pk,
+        "criterion": sample.criterion.name,
+        "items": [dict(zip(JSON_FIELDS, row, strict=True)) for row in rows],
+    }
+
+
+def cluster_summary(*, sample: Sample, examples: int = 3) -> list[dict]:
+    """Per theme (sorted), what the sample holds, for people to read.
+
+    Each entry: ``theme``, ``k`` (clusters asked for), ``clusters`` (found; fewer than K when the
+    theme has fewer distinct texts), ``units`` (units in the theme when drawn: the sum of its
+    cluster sizes), ``drawn``, and ``cluster_rows``: per cluster ``cluster``, ``size``, ``drawn``,
+    ``inclusion_probability`` and ``examples`` (texts of up to ``examples`` drawn units, in rank
+    order). Themes with no drawn unit are left out.
+    """
+    text_field = "unit__sentence__text" if sample.criterion.level == Level.SENTENCE else "unit__answer__text"
+    rows = sample.items.order_by("theme", "cluster", "rank", "unit_id").values_list(
+        "theme", "cluster", "cluster_size", "inclusion_probability", text_field
+    )
+    themes: dict[str, dict[int, dict]] = {}
+    for theme, cluster, size, probability, text in rows:
+        entry = themes.setdefault(theme, {}).setdefault(
+            cluster,
+            {
+                "cluster": cluster,
+                "size": size,
+                "drawn": 0,
+                "inclusion_probability": probability,
+                "examples": [],
+            },
+        )
+        entry["drawn"] += 1
+        if len(entry["examples"]) < examples:
+            entry["examples"].append(text)
+    summary = []
+    for theme in sorted(themes):
+        clusters = list(themes[theme].values())
+        summary.append(
+            {
+                "theme": theme,
+                "k": int(sample.k_per_theme.get(theme, 0)),
+                "clusters": len(clusters),
+                "units": sum(c["size"] for c in clusters),
+                "drawn": sum(c["drawn"] for c in clusters),
+                "cluster_rows": clusters,
+            }
+        )
+    return summary
+
+
+# Validation and planning
+
+
+def _ignore(fraction: float) -> None:
+    return None
+
+
+def _check_backend(backend: str | None) -> str:
+    backend = backend or settings.EMBEDDING_BACKEND
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: {backend!r} is not one of {', '.join(BACKENDS)}")
+    return backend
+
+
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool):
+        raise ValueError(f"seed: must be an integer, got {seed!r}")
+    try:
+        value = operator.index(seed)
+    except TypeError:
+        raise ValueError(f"seed: must be an integer, got {seed!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise ValueError(f"seed: must be between 0 and {MAX_SEED}, got {value}")
+    return value
+
+
+def _theme_sizes(*, criterion: Criterion) -> dict[str, int]:
+    """Units of the criterion's level per theme in its campaign; ValueError when there are none."""
+    rows = (
+        Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
+        .values("theme")
+        .annotate(n=Count("id"))
+        .order_by("theme")
+    )
+    sizes = {row["theme"]: row["n"] for row in rows}
+    if not sizes:
+        raise ValueError(
+            f"criterion: {criterion.name!r} is {criterion.level}-level and the campaign has no "
+            f"{criterion.level} units to sample"
+        )
+    return sizes
+
+
+def _new_sample(
+    *,
+    criterion: Criterion,
+    budget: int,
+    seed: int,
+    per_cluster: int,
+    per_theme_budget: Mapping[str, int] | None,
+    backend: str | None,
+    user,
+) -> tuple[Sample, _Design]:
+    """A validated, unsaved pending sample and its design."""
+    backend = _check_backend(backend)
+    seed = _check_seed(seed)
+    if not isinstance(criterion, Criterion) or criterion.pk is None:
+        raise ValueError(f"criterion: expected a saved criterion, got {criterion!r}")
+    k_per_theme = allocate_clusters(
+        theme_sizes=_theme_sizes(criterion=criterion),
+        budget=budget,
+        per_cluster=per_cluster,
+        per_theme_budget=per_theme_budget,
+    )
+    design = _Design(budget=int(budget), per_cluster=int(per_cluster), k_per_theme=k_per_theme)
+    sample = Sample(
+        campaign_id=criterion.campaign_id,
+        criterion=criterion,
+        seed=seed,
+        budget=design.budget,
+        per_cluster=design.per_cluster,
+        k_per_theme=design.k_per_theme,
+        embedding_backend=backend,
+        status=Sample.Status.PENDING,
+        progress=0.0,
+        created_by=user,
+    )
+    return sample, design
+
+
+def _plan_top_up(
+    *,
+    sample: Sample,
+    budget: int | None,
+    per_cluster: int | None,
+    per_theme_budget: Mapping[str, int] | None,
+) -> _Design:
+    if sample.status not in FINISHED:
+        raise ValueError(f"sample: {sample.pk} is {sample.status}; top it up when it is finished")
+    new_m = sample.per_cluster if per_cluster is None else per_cluster
+    new_budget = sample.budget if budget is None else budget
+    for name, value in (("per_cluster", new_m), ("budget", new_budget)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise ValueError(f"{name}: must be an integer, got {value!r}")
+    if new_m < sample.per_cluster:
+        raise ValueError(
+            f"per_cluster: {new_m} is below the sample's {sample.per_cluster}; a top-up never draws fewer"
+        )
+    if new_budget < sample.budget:
+        raise ValueError(
+            f"budget: {new_budget} is below the sample's {sample.budget}; a top-up never shrinks a sample"
+        )
+    grows = new_m > sample.per_cluster or new_budget > sample.budget or per_theme_budget
+    # A failed sample may be run again as it stands.
+    if not grows and sample.status == Sample.Status.DONE:
+        raise ValueError(
+            f"budget: give a budget above {sample.budget} or a per_cluster above {sample.per_cluster} "
+            "to top up the sample"
+        )
+    sizes = _theme_sizes(criterion=sample.criterion)
+    allocated: dict[str, int] = {}
+    if new_budget != sample.budget or per_theme_budget:
+        allocated = allocate_clusters(
+            theme_sizes=sizes, budget=new_budget, per_cluster=new_m, per_theme_budget=per_theme_budget
+        )
+    former = sample.k_per_theme or {}
+    k_per_theme = {
+        theme: min(size, max(allocated.get(theme, 0), int(former.get(theme, 0))))
+        for theme, size in sorted(sizes.items())
+    }
+    if not any(k_per_theme.values()):
+        raise ValueError("budget: nothing to sample: every theme has K = 0")
+    recorded = int(new_budget)
+    if budget is None:
+        asked = sum(min(k * new_m, sizes[theme]) for theme, k in k_per_theme.items())
+        recorded = max(recorded, asked)
+    return _Design(budget=recorded, per_cluster=int(new_m), k_per_theme=k_per_theme)
+
+
+# Computing and storing
+
+
+def _load_units(*, criterion: Criterion) -> tuple[list[int], list[str], list[str]]:
+    """Unit ids, themes and texts of the criterion's level in its campaign, by unit id."""
+    text_field = "sentence__text" if criterion.level == Level.SENTENCE else "answer__text"
+    rows = (
+        Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
+        .order_by("id")
+        .values_list("id", "theme", text_field)
+    )
+    ids, themes, texts = [], [], []
+    for unit_id, theme, text in rows.iterator(chunk_size=5000):
+        ids.append(unit_id)
+        themes.append(theme)
+        texts.append(text or "")
+    return ids, themes, texts
+
+
+def _embed(*, texts: list[str], backend: str, seed: int) -> np.ndarray:
+    if backend == "openai":
+        return embed_texts(
+            texts=texts,
+            backend="openai",
+            base_url=settings.OPENAI_BASE_URL,
+            api_key=settings.OPENAI_API_KEY or None,
+            model=settings.OPENAI_EMBEDDING_MODEL,
+            timeout=settings.OPENAI_TIMEOUT_S,
+            max_attempts=settings.OPENAI_MAX_ATTEMPTS,
+        )
+    return embed_texts(texts=texts, backend=backend, dimensions=EMBEDDING_DIMENSIONS, seed=seed)
+
+
+def _compute_draws(
+    *,
+    criterion: Criterion,
+    design: _Design,
+    seed: int,
+    backend: str,
+    previous: list[Draw],
+    progress: Progress,
+) -> list[Draw]:
+    """The full list of draws (kept and fresh), computed outside any transaction."""
+    ids, themes, texts = _load_units(criterion=criterion)
+    if not ids:
+        raise ValueError(f"criterion: the campaign has no {criterion.level} units to sample")
+    progress(0.05)
+    vectors = _embed(texts=texts, backend=backend, seed=seed)
+    progress(EMBEDDED_AT)
+    rows_by_theme: dict[str, list[int]] = {}
+    for row, theme in enumerate(themes):
+        rows_by_theme.setdefault(theme, []).append(row)
+    missing = sorted(set(rows_by_theme) - set(design.k_per_theme))
+    if missing:
+        raise ValueError(
+            f"k_per_theme: no K for themes {', '.join(map(repr, missing))} (units added since the request?)"
+        )
+    previous_by_theme: dict[str, list[Draw]] = {}
+    for draw in previous:
+        previous_by_theme.setdefault(draw.theme, []).append(draw)
+    ids_array = np.asarray(ids, dtype=np.int64)
+    draws: list[Draw] = []
+    # One theme at a time gives the same draws as one call (each theme's randomness depends on
+    # (seed, theme) only) and lets the progress bar move between themes.
+    ordered = sorted(rows_by_theme)
+    for position, theme in enumerate(ordered):
+        rows = np.asarray(rows_by_theme[theme])
+        draws.extend(
+            redraw_with_keep(
+                previous=previous_by_theme.get(theme, []),
+                unit_ids=ids_array[rows],
+                themes=[theme] * len(rows),
+                embeddings=vectors[rows],
+                k_per_theme={theme: design.k_per_theme[theme]},
+                per_cluster=design.per_cluster,
+                seed=seed,
+            )
+        )
+        progress(EMBEDDED_AT + (1 - EMBEDDED_AT) * 0.95 * (position + 1) / len(ordered))
+    lost = {draw.unit_id for draw in previous} - {draw.unit_id for draw in draws}
+    if lost:
+        raise ValueError(
+            f"sample: {len(lost)} units drawn before are no longer in their theme (unit {min(lost)}); "
+            "draw a new sample"
+        )
+    return draws
+
+
+def _redraw(*, sample: Sample, design: _Design, progress: Progress, expected: tuple[str, ...]) -> bool:
+    """Draw ``design`` keeping the sample's items, store it and mark the sample done.
+
+    Computes outside any transaction, then writes under a row lock; returns False (writing nothing)
+    when the sample's status has left ``expected`` meanwhile.
+    """
+    previous = _previous_draws(sample=sample)
+    draws = _compute_draws(
+        criterion=sample.criterion,
+        design=design,
+        seed=sample.seed,
+        backend=sample.embedding_backend,
+        previous=previous,
+        progress=progress,
+    )
+    with transaction.atomic():
+        locked = Sample.objects.select_for_update().get(pk=sample.pk)
+        if locked.status not in expected:
+            return False
+        _ensure_unchanged(sample=locked, previous=previous)
+        _store(sample=locked, draws=draws)
+        Sample.objects.filter(pk=sample.pk).update(
+            budget=design.budget,
+            per_cluster=design.per_cluster,
+            k_per_theme=design.k_per_theme,
+            status=Sample.Status.DONE,
+            progress=1.0,
+            error="",
+        )
+    return True
+
+
+def _previous_draws(*, sample: Sample) -> list[Draw]:
+    return [
+        Draw(
+            unit_id=item.unit_id,
+            theme=item.theme,
+            cluster=item.cluster,
+            cluster_size=item.cluster_size,
+            inclusion_probability=item.inclusion_probability,
+            rank=item.rank,
+        )
+        for item in SampleItem.objects.filter(sample=sample).order_by("id")
+    ]
+
+
+def _ensure_unchanged(*, sample: Sample, previous: list[Draw]) -> None:
+    """Raise ValueError when the sample's items are no longer those the draws were computed from."""
+    now = set(SampleItem.objects.filter(sample=sample).values_list("unit_id", flat=True))
+    if now != {draw.unit_id for draw in previous}:
+        raise ValueError(f"sample: {sample.pk} changed while it was being computed; try again")
+
+
+def _store(*, sample: Sample, draws: list[Draw]) -> None:
+    """Write ``draws`` as the sample's items: kept items updated in place, new ones created.
+
+    Call inside a transaction. Every existing item must be among the draws.
+    """
+    existing = {item.unit_id: item for item in SampleItem.objects.filter(sample=sample)}
+    drawn = {draw.unit_id for draw in draws}
+    if not set(existing) <= drawn:
+        raise ValueError(f"sample: {sample.pk} would lose units already drawn")
+    updated: list[SampleItem] = []
+    created: list[SampleItem] = []
+    for draw in draws:
+        item = existing.get(draw.unit_id)
+        if item is None:
+            item = SampleItem(sample=sample, unit_id=draw.unit_id)
+            created.append(item)
+        else:
+            updated.append(item)
+        item.theme = draw.theme
+        item.cluster = draw.cluster
+        item.cluster_size = draw.cluster_size
+        item.inclusion_probability = draw.inclusion_probability
+        item.rank = draw.rank
+    SampleItem.objects.bulk_update(
+        updated, ["theme", "cluster", "cluster_size", "inclusion_probability", "rank"], batch_size=500
+    )
+    SampleItem.objects.bulk_create(created, batch_size=1000)
+
+
+def _progress_writer(*, sample_id: int) -> Progress:
+    """A callback that records progress on the sample, at most once per percent."""
+    last = [0.0]
+
+    def write(fraction: float) -> None:
+        fraction = min(1.0, max(0.0, float(fraction)))
+        if fraction - last[0] >= 0.01:
+            last[0] = fraction
+            Sample.objects.filter(pk=sample_id, status=Sample.Status.RUNNING).update(progress=fraction)
+
+    return write
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return text[:ERROR_MAX_CHARS]

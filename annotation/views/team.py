@@ -1,0 +1,105 @@
+"""The campaign's work page (my queues, progress, human agreement) and the label history for managers."""
+
+from __future__ import annotations
+
+import csv
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from annotation.access import get_campaign_for
+from annotation.agreement import campaign_agreement
+from annotation.history import action_of, history_csv_rows, label_history, labellers
+from annotation.models import Campaign, Criterion, Role, Stage
+from annotation.workflow import my_queues
+
+HISTORY_ROLES = [Role.MANAGER]
+PAGE_SIZE = 50
+
+
+@login_required
+@require_GET
+def work(request: HttpRequest, slug: str) -> HttpResponse:
+    # Any member: agreement figures are aggregates and show nobody's label on any unit.
+    campaign, roles = get_campaign_for(user=request.user, slug=slug)
+    context = {"campaign": campaign, "queues": my_queues(user=request.user, campaign=campaign)}
+    if request.htmx:
+        return render(request, "annotation/work.html#queues", context)
+    context.update(
+        agreement=campaign_agreement(campaign=campaign),
+        can_see_history=bool(roles.intersection(HISTORY_ROLES)),
+        roles=sorted(roles),
+    )
+    return render(request, "annotation/work.html", context)
+
+
+class _Echo:
+    """A file-like object whose write returns the line, for csv.writer feeding a stream."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def _filters(request: HttpRequest, campaign: Campaign) -> dict:
+    """The history filters from the query string; unknown values are ignored."""
+    people = {str(user.pk): user for user in labellers(campaign=campaign)}
+    criteria = {c.name: c for c in Criterion.objects.filter(campaign=campaign).order_by("name")}
+    person, criterion = request.GET.get("user", ""), request.GET.get("criterion", "")
+    stage = request.GET.get("stage", "")
+    return {
+        "people": list(people.values()),
+        "criteria": list(criteria.values()),
+        "stages": list(Stage),
+        "user_id": people[person].pk if person in people else None,
+        "criterion_id": criteria[criterion].pk if criterion in criteria else None,
+        "stage": stage if stage in Stage.values else None,
+        "selected": {"user": person, "criterion": criterion, "stage": stage},
+    }
+
+
+@login_required
+@require_GET
+def history(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=HISTORY_ROLES)
+    filters = _filters(request, campaign)
+    rows = label_history(
+        campaign=campaign,
+        user_id=filters["user_id"],
+        criterion_id=filters["criterion_id"],
+        stage=filters["stage"],
+    )
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = urlencode({k: v for k, v in filters["selected"].items() if v})
+    context = {
+        "campaign": campaign,
+        "page": page,
+        "rows": [(label, action_of(label)) for label in page.object_list],
+        "query": query,
+        **filters,
+    }
+    if request.htmx:
+        return render(request, "annotation/history.html#rows", context)
+    return render(request, "annotation/history.html", context)
+
+
+@login_required
+@require_GET
+def history_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=HISTORY_ROLES)
+    filters = _filters(request, campaign)
+    writer = csv.writer(_Echo())
+    rows = history_csv_rows(
+        campaign=campaign,
+        user_id=filters["user_id"],
+        criterion_id=filters["criterion_id"],
+        stage=filters["stage"],
+    )
+    response = StreamingHttpResponse(
+        (writer.writerow(row) for row in rows), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-label-history.csv"'
+    return response

@@ -1,0 +1,288 @@
+"""Recording labels: submit one, undo my last one. Every write appends a Label row.
+
+All label writes on a unit lock the unit's row first, so the checks below read a state no other
+submit or undo can change before this transaction commits (leases taken concurrently by
+``next_unit`` are caught by the slot's unique row instead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from annotation.models import Assignment, Criterion, Label, SampleItem, Stage, Unit
+from annotation.workflow.queue import claim_slot, latest_sample_id, lease_end
+from annotation.workflow.rules import (
+    WorkflowError,
+    capacity,
+    check_request_key,
+    check_value,
+    later_stages,
+    require_stage_role,
+)
+
+TAKEN = "Someone else is labelling this unit at this stage now; here is another one."
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """A slot row of the unit, as the locking query read it; ``counts``: filled or leased now."""
+
+    pk: int
+    stage: str
+    slot: int
+    user_id: int
+    label_id: int | None
+    value: int | None
+    counts: bool
+
+
+_UNIT, _A, _L = Unit._meta.db_table, Assignment._meta.db_table, Label._meta.db_table
+# One round trip: lock the unit, say whether it has an imported label, read its slots.
+_LOCK_SQL = (
+    "SELECT u.level,"
+    f" EXISTS (SELECT 1 FROM {_L} i WHERE i.unit_id = u.id AND i.criterion_id = %(criterion)s"
+    " AND i.stage = %(imported)s),"
+    " a.id, a.stage, a.slot, a.user_id, a.label_id, la.value,"
+    " CASE WHEN a.label_id IS NOT NULL OR a.expires_at > %(now)s THEN 1 ELSE 0 END"
+    f" FROM {_UNIT} u LEFT JOIN {_A} a ON a.unit_id = u.id AND a.criterion_id = %(criterion)s"
+    f" LEFT JOIN {_L} la ON la.id = a.label_id"
+    " WHERE u.id = %(unit)s AND u.campaign_id = %(campaign)s"
+)
+
+
+def _lock_unit(*, unit_id: int, criterion: Criterion, now: datetime) -> tuple[bool, list[_Slot]]:
+    """Lock the unit's row: (whether it has an imported label, its slots for the criterion).
+
+    Raises WorkflowError when the unit is not in the criterion's campaign or not of its level.
+    """
+    sql = _LOCK_SQL + (" FOR UPDATE OF u" if connection.features.has_select_for_update_of else "")
+    params = {
+        "criterion": criterion.pk,
+        "imported": Stage.IMPORTED.value,
+        "now": connection.ops.adapt_datetimefield_value(now),
+        "unit": unit_id,
+        "campaign": criterion.campaign_id,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if not rows:
+        raise WorkflowError(f"unit {unit_id} is not in this campaign", code="unit")
+    level, imported = rows[0][0], bool(rows[0][1])
+    if level != criterion.level:
+        raise WorkflowError(
+            f"unit {unit_id} is {level}-level; {criterion.name} is {criterion.level}-level", code="unit"
+        )
+    slots = [_Slot(*row[2:8], counts=bool(row[8])) for row in rows if row[2] is not None]
+    return imported, slots
+
+
+def _replayed(
+    label: Label, *, user: AbstractBaseUser, unit_id: int, criterion: Criterion, stage: str
+) -> Label:
+    if (label.user_id, label.unit_id, label.criterion_id, label.stage) != (
+        user.pk,
+        unit_id,
+        criterion.pk,
+        stage,
+    ):
+        raise WorkflowError("this request key belongs to another label", code="request_key")
+    return label
+
+
+def submit_label(
+    *,
+    user: AbstractBaseUser,
+    unit_id: int,
+    criterion: Criterion,
+    stage: str,
+    value: int,
+    comment: str = "",
+    request_key: str | None = None,
+) -> Label:
+    """Record ``user``'s label ``value`` (0 or 1) on the unit at ``stage``; return the Label row.
+
+    Idempotent by ``request_key``: a retried or double-clicked submit carrying the same key
+    returns the row stored the first time and stores nothing. The user must hold the unit's lease
+    at this stage, or the unit must be one ``next_unit`` could hand them (in the current sample, a
+    slot free, the prerequisite met). Rules: a value is 0 or 1; nobody labels two stages of a unit
+    (nor both blind slots); a review that overrides the first label needs a comment; an
+    adjudication needs a reason (the comment) and a disagreement to settle. The lease becomes the
+    filled slot. Raises WorkflowError (with a ``code``) when a rule refuses, PermissionDenied
+    without the stage's role; nothing is written then.
+    """
+    value = check_value(value)
+    request_key = check_request_key(request_key)
+    require_stage_role(user=user, campaign=criterion.campaign, stage=stage)
+    comment = (comment or "").strip()
+    # A replayed request is recognised where it fails: on the filled slot, on a refused rule, or
+    # on the key's unique index; the first submit pays no extra query for it.
+    try:
+        with transaction.atomic():
+            return _record(
+                user=user,
+                unit_id=unit_id,
+                criterion=criterion,
+                stage=stage,
+                value=value,
+                comment=comment,
+                request_key=request_key,
+            )
+    except IntegrityError:
+        # The same key committed by a concurrent request (a double click), or a lost slot.
+        if request_key and (done := Label.objects.filter(request_key=request_key).first()):
+            return _replayed(done, user=user, unit_id=unit_id, criterion=criterion, stage=stage)
+        raise WorkflowError(TAKEN, code="taken") from None
+    except WorkflowError:
+        if request_key and (done := Label.objects.filter(request_key=request_key).first()):
+            return _replayed(done, user=user, unit_id=unit_id, criterion=criterion, stage=stage)
+        raise
+
+
+def _record(
+    *,
+    user: AbstractBaseUser,
+    unit_id: int,
+    criterion: Criterion,
+    stage: str,
+    value: int,
+    comment: str,
+    request_key: str | None,
+) -> Label:
+    mode = criterion.campaign.annotation_mode
+    now = timezone.now()
+    imported, slots = _lock_unit(unit_id=unit_id, criterion=criterion, now=now)
+    if imported:
+        raise WorkflowError("this unit already has an imported final label", code="final")
+    if any(s.user_id == user.pk and s.stage != stage and s.counts for s in slots):
+        raise WorkflowError("you already work on another stage of this unit", code="other_stage")
+    if any(s.user_id == user.pk and s.stage == stage and s.label_id for s in slots):
+        raise WorkflowError("you already labelled this unit at this stage; undo it first", code="done")
+    _check_prerequisite(slots=slots, mode=mode, stage=stage, value=value, comment=comment)
+
+    mine = next((s for s in slots if s.user_id == user.pk and s.stage == stage and not s.label_id), None)
+    label = Label(
+        unit_id=unit_id,
+        criterion=criterion,
+        user=user,
+        stage=stage,
+        value=value,
+        comment=comment,
+        request_key=request_key,
+    )
+    if mine is not None:
+        # The user's lease, even expired: still theirs, so nobody took the slot over.
+        label.save()
+        kept = Assignment.objects.filter(pk=mine.pk, user_id=user.pk, label__isnull=True).update(
+            label=label, expires_at=None, skipped_at=None, updated_at=now
+        )
+        if not kept:
+            # An expired lease taken over by someone else since it was read.
+            raise WorkflowError(TAKEN, code="taken")
+        return label
+    if not SampleItem.objects.filter(
+        sample_id=latest_sample_id(criterion=criterion), unit_id=unit_id
+    ).exists():
+        raise WorkflowError("this unit is not in the criterion's current sample", code="not_queued")
+    taken = {s.slot for s in slots if s.stage == stage and s.counts}
+    free = [n for n in range(1, capacity(mode=mode, stage=stage) + 1) if n not in taken]
+    if not free:
+        raise WorkflowError(TAKEN, code="taken")
+    label.save()
+    # A lease taken concurrently raises IntegrityError, which submit_label turns into "taken".
+    claim_slot(
+        user=user,
+        unit_id=unit_id,
+        criterion=criterion,
+        stage=stage,
+        slot=free[0],
+        now=now,
+        until=now,
+        label=label,
+    )
+    return label
+
+
+def _check_prerequisite(*, slots: list[_Slot], mode: str, stage: str, value: int, comment: str) -> None:
+    def filled(at: str, slot: int) -> _Slot | None:
+        return next((s for s in slots if s.stage == at and s.slot == slot and s.label_id), None)
+
+    if stage == Stage.LABEL:
+        return
+    first = filled(Stage.LABEL, 1)
+    if stage == Stage.REVIEW:
+        if first is None:
+            raise WorkflowError(
+                "the first label of this unit was withdrawn; nothing to review", code="changed"
+            )
+        if value != first.value and not comment:
+            raise WorkflowError(
+                "overriding the first label needs a comment saying why", code="comment_required"
+            )
+        return
+    second = (
+        filled(Stage.LABEL, 2) if capacity(mode=mode, stage=Stage.LABEL) == 2 else filled(Stage.REVIEW, 1)
+    )
+    if first is None or second is None or first.value == second.value:
+        raise WorkflowError("this unit has no disagreement to settle", code="changed")
+    if not comment:
+        raise WorkflowError("an adjudication needs a reason", code="comment_required")
+
+
+def undo_last(
+    *, user: AbstractBaseUser, criterion: Criterion, stage: str, request_key: str | None = None
+) -> Label:
+    """Withdraw ``user``'s most recent label at ``stage``; return the withdrawal row (value None).
+
+    The withdrawn unit comes back to the user under a fresh lease, so ``next_unit`` hands it to
+    them again. Refused (WorkflowError) when nothing is left to undo or when a later stage has
+    already labelled the unit (a review of a first label, an adjudication). Idempotent by
+    ``request_key`` like :func:`submit_label`. PermissionDenied without the stage's role.
+    """
+    request_key = check_request_key(request_key)
+    campaign = criterion.campaign
+    require_stage_role(user=user, campaign=campaign, stage=stage)
+    if request_key and (done := Label.objects.filter(request_key=request_key).first()):
+        if done.user_id != user.pk or done.value is not None:
+            raise WorkflowError("this request key belongs to another label", code="request_key")
+        return done
+    try:
+        with transaction.atomic():
+            return _withdraw(user=user, criterion=criterion, stage=stage, request_key=request_key)
+    except IntegrityError:
+        if request_key and (done := Label.objects.filter(request_key=request_key).first()):
+            return done
+        raise
+
+
+def _withdraw(*, user: AbstractBaseUser, criterion: Criterion, stage: str, request_key: str | None) -> Label:
+    mine = Assignment.objects.filter(criterion=criterion, stage=stage, user_id=user.pk, label__isnull=False)
+    last = mine.order_by("-label_id").values_list("unit_id", flat=True).first()
+    if last is None:
+        raise WorkflowError("nothing to undo", code="nothing")
+    _lock_unit(unit_id=last, criterion=criterion, now=timezone.now())
+    # Read again under the lock: a concurrent undo may have withdrawn this one already.
+    row = mine.filter(unit_id=last).values_list("pk", flat=True).first()
+    if row is None:
+        raise WorkflowError("nothing to undo", code="nothing")
+    later = later_stages(mode=criterion.campaign.annotation_mode, stage=stage)
+    if Assignment.objects.filter(
+        unit_id=last, criterion=criterion, stage__in=later, label__isnull=False
+    ).exists():
+        raise WorkflowError("this label was already built on by a later stage; it stays", code="built_on")
+    now = timezone.now()
+    withdrawal = Label.objects.create(
+        unit_id=last, criterion=criterion, user=user, stage=stage, value=None, request_key=request_key
+    )
+    Assignment.objects.filter(pk=row).update(
+        label=None,
+        expires_at=lease_end(campaign=criterion.campaign, now=now),
+        skipped_at=None,
+        updated_at=now,
+    )
+    return withdrawal

@@ -1,0 +1,356 @@
+"""The work queue: which unit a person gets next at a stage, under a lease that expires.
+
+The queue of a criterion is the items of its most recent sample that has items (a sample being
+drawn or topped up keeps serving its previous items). A unit is handed out at a stage when one of
+its slots there is free (no label, no live lease), the stage's prerequisite holds (a first label
+to review, a disagreement to adjudicate), it has no imported label, and the person holds nothing
+on it at another stage nor the other blind slot. A person asking again gets their own live lease
+back first; units they skipped come after all the others. Order: theme, cluster, rank, unit id.
+
+Two people never hold the same slot: a lease is taken by inserting the slot's row (unique per
+unit, criterion, stage and slot) or by a conditional update of an expired one, and the candidate
+row is read with ``FOR UPDATE SKIP LOCKED`` on PostgreSQL so concurrent requests pick different
+units instead of colliding. SQLite runs every transaction as IMMEDIATE, which serialises them.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, OuterRef, Subquery
+from django.utils import timezone
+
+from annotation.access import roles_of
+from annotation.models import (
+    AnnotationMode,
+    Assignment,
+    Campaign,
+    Criterion,
+    Label,
+    Sample,
+    SampleItem,
+    Stage,
+    Unit,
+)
+from annotation.workflow.rules import STAGE_ROLE, capacity, require_stage_role, stages_for
+
+CLAIM_ATTEMPTS = 5
+
+
+def lease_end(*, campaign: Campaign, now: datetime) -> datetime:
+    """When a lease taken at ``now`` expires."""
+    return now + timedelta(minutes=campaign.lease_minutes)
+
+
+def latest_sample_id(*, criterion: Criterion) -> Subquery:
+    """A subquery: the id of the criterion's most recent sample that has items."""
+    return Subquery(
+        criterion.samples.filter(Exists(SampleItem.objects.filter(sample_id=OuterRef("pk"))))
+        .order_by("-created_at", "-pk")
+        .values("pk")[:1]
+    )
+
+
+# The queue is one hand-written query: it runs on every label, and building the equivalent ORM
+# expression cost more Python time than the database spent answering it. Every per-person and
+# per-slot condition is an uncorrelated ``IN`` list, which both databases evaluate once and hash,
+# so its cost stays linear in the sample whatever the table statistics say.
+_A, _L = Assignment._meta.db_table, Label._meta.db_table
+_S, _SI = Sample._meta.db_table, SampleItem._meta.db_table
+_TAKEN = "(label_id IS NOT NULL OR expires_at > %(now)s)"
+_AT_STAGE = f"SELECT unit_id FROM {_A} WHERE criterion_id = %(criterion)s AND stage = %(stage)s"
+_MINE = _AT_STAGE + " AND user_id = %(user)s"
+_LIVE_MINE = _MINE + " AND label_id IS NULL AND expires_at > %(now)s"
+_LATEST = (
+    f"(SELECT s.id FROM {_S} s WHERE s.criterion_id = %(criterion)s"
+    f" AND EXISTS (SELECT 1 FROM {_SI} x WHERE x.sample_id = s.id)"
+    " ORDER BY s.created_at DESC, s.id DESC LIMIT 1)"
+)
+
+
+def _mine_latest(column: str) -> str:
+    return (
+        f"(SELECT MAX(m.{column}) FROM {_A} m WHERE m.unit_id = si.unit_id"
+        " AND m.criterion_id = %(criterion)s AND m.stage = %(stage)s AND m.user_id = %(user)s)"
+    )
+
+
+def _taken_slot(slot: int) -> str:
+    return f"{_AT_STAGE} AND slot = {slot:d} AND {_TAKEN}"
+
+
+@functools.cache
+def _where(*, mode: str, stage: str) -> str:
+    """The conditions that make a sample item eligible (see the module docstring)."""
+    free = " OR ".join(
+        f"si.unit_id NOT IN ({_taken_slot(n)})" for n in range(1, capacity(mode=mode, stage=stage) + 1)
+    )
+    conditions = [
+        f"si.sample_id = {_LATEST}",
+        f"si.unit_id NOT IN (SELECT unit_id FROM {_L}"
+        " WHERE criterion_id = %(criterion)s AND stage = %(imported)s)",
+        f"si.unit_id NOT IN (SELECT unit_id FROM {_A} WHERE criterion_id = %(criterion)s"
+        f" AND user_id = %(user)s AND stage <> %(stage)s AND {_TAKEN})",
+        f"si.unit_id NOT IN ({_MINE} AND label_id IS NOT NULL)",
+        f"(si.unit_id IN ({_LIVE_MINE}) OR {free})",
+    ]
+    # "IS TRUE" keeps a prerequisite an IN list: PostgreSQL would turn a bare top-level IN into a
+    # semi-join, whose plan turns quadratic while the table statistics lag behind a new campaign.
+    if stage == Stage.REVIEW:
+        conditions.append(
+            f"(si.unit_id IN (SELECT unit_id FROM {_A} WHERE criterion_id = %(criterion)s"
+            " AND stage = %(first)s AND slot = 1 AND label_id IS NOT NULL)) IS TRUE"
+        )
+    elif stage == Stage.ADJUDICATION:
+        second_stage, second_slot = (
+            (Stage.LABEL, 2) if mode == AnnotationMode.BLIND_DOUBLE else (Stage.REVIEW, 1)
+        )
+        conditions.append(
+            f"(si.unit_id IN (SELECT a.unit_id FROM {_A} a JOIN {_L} la ON la.id = a.label_id"
+            f" JOIN {_A} b ON b.unit_id = a.unit_id AND b.criterion_id = a.criterion_id"
+            f" AND b.stage = '{second_stage.value}' AND b.slot = {second_slot:d}"
+            f" JOIN {_L} lb ON lb.id = b.label_id"
+            " WHERE a.criterion_id = %(criterion)s AND a.stage = %(first)s AND a.slot = 1"
+            " AND la.value <> lb.value)) IS TRUE"
+        )
+    return " AND ".join(conditions)
+
+
+@functools.cache
+def _candidate_sql(*, mode: str, stage: str, lock: bool) -> str:
+    slots = capacity(mode=mode, stage=stage)
+    free_slot = "1" if slots == 1 else f"CASE WHEN si.unit_id IN ({_taken_slot(1)}) THEN 2 ELSE 1 END"
+    # Whether the free slot already has a row (an expired lease to take over) or needs an insert.
+    has_row = " ".join(
+        f"WHEN {free_slot} = {n:d} THEN"
+        f" CASE WHEN si.unit_id IN ({_AT_STAGE} AND slot = {n:d}) THEN 1 ELSE 0 END"
+        for n in range(1, slots + 1)
+    )
+    sql = (
+        "SELECT si.unit_id,"
+        f" CASE WHEN si.unit_id IN ({_LIVE_MINE}) THEN {_mine_latest('updated_at')} END AS mine_at,"
+        f" CASE WHEN si.unit_id IN ({_MINE} AND skipped_at IS NOT NULL) THEN {_mine_latest('skipped_at')}"
+        f" END AS my_skip, {free_slot} AS free_slot, CASE {has_row} END AS has_row"
+        f" FROM {_SI} si WHERE {_where(mode=mode, stage=stage)}"
+        # The unit given back by an undo, then the one on screen, then the queue; skipped ones last.
+        " ORDER BY mine_at DESC NULLS LAST, my_skip ASC NULLS FIRST,"
+        " si.theme, si.cluster, si.rank, si.unit_id"
+        " LIMIT 1"
+    )
+    return sql + (" FOR UPDATE OF si SKIP LOCKED" if lock else "")
+
+
+def _params(*, user: AbstractBaseUser, criterion: Criterion, stage: str, now: datetime) -> dict:
+    return {
+        "criterion": criterion.pk,
+        "stage": stage,
+        "user": user.pk,
+        "now": connection.ops.adapt_datetimefield_value(now),
+        "imported": Stage.IMPORTED.value,
+        "first": Stage.LABEL.value,
+    }
+
+
+def _candidate(*, user: AbstractBaseUser, criterion: Criterion, stage: str, now: datetime) -> tuple | None:
+    """(unit id, my live lease's time, my skip's time, free slot, whether that slot has a row) of
+    the first eligible unit, row-locked on PostgreSQL."""
+    lock = connection.features.has_select_for_update_skip_locked
+    sql = _candidate_sql(mode=criterion.campaign.annotation_mode, stage=stage, lock=lock)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, _params(user=user, criterion=criterion, stage=stage, now=now))
+        return cursor.fetchone()
+
+
+def available_count(*, user: AbstractBaseUser, criterion: Criterion, stage: str, now: datetime) -> int:
+    """How many units ``next_unit`` could hand ``user`` at ``stage`` now (their own leases included)."""
+    where = _where(mode=criterion.campaign.annotation_mode, stage=stage)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT COUNT(*) FROM {_SI} si WHERE {where}",
+            _params(user=user, criterion=criterion, stage=stage, now=now),
+        )
+        return cursor.fetchone()[0]
+
+
+def next_unit(*, user: AbstractBaseUser, criterion: Criterion, stage: str) -> Unit | None:
+    """The unit ``user`` works on next at ``stage`` for ``criterion``, leased to them; None when done.
+
+    The user's own live lease comes back first (and is extended), so asking again never loses
+    it. Otherwise the first eligible unit (see the module docstring) is leased for the campaign's
+    ``lease_minutes``; an expired lease frees its slot for anyone. The unit comes with its answer,
+    question and sentence loaded. Raises PermissionDenied without the stage's role and
+    WorkflowError for a stage the campaign's mode does not have. A constant number of queries,
+    whatever the size of the campaign.
+    """
+    campaign = criterion.campaign
+    require_stage_role(user=user, campaign=campaign, stage=stage)
+    for _ in range(CLAIM_ATTEMPTS):
+        now = timezone.now()
+        until = lease_end(campaign=campaign, now=now)
+        try:
+            with transaction.atomic():
+                row = _candidate(user=user, criterion=criterion, stage=stage, now=now)
+                if row is None:
+                    return None
+                unit_id, mine_at, _, free_slot, has_row = row
+                if mine_at is not None:
+                    Assignment.objects.filter(
+                        unit_id=unit_id, criterion=criterion, stage=stage, user_id=user.pk, label__isnull=True
+                    ).update(expires_at=until, updated_at=now)
+                else:
+                    claim_slot(
+                        user=user,
+                        unit_id=unit_id,
+                        criterion=criterion,
+                        stage=stage,
+                        slot=free_slot,
+                        now=now,
+                        until=until,
+                        has_row=bool(has_row),
+                    )
+                return Unit.objects.select_related("answer__question", "sentence").get(pk=unit_id)
+        except IntegrityError:
+            # Someone took the slot between the read and the insert: look again.
+            continue
+    return None
+
+
+def claim_slot(
+    *,
+    user: AbstractBaseUser,
+    unit_id: int,
+    criterion: Criterion,
+    stage: str,
+    slot: int,
+    now: datetime,
+    until: datetime,
+    label: Label | None = None,
+    has_row: bool = True,
+) -> None:
+    """Take a free slot for ``user``: lease it until ``until``, or fill it with ``label``.
+
+    An expired lease in the slot is taken over by a conditional update, else the slot's row is
+    inserted (``has_row`` False skips the update when the caller knows there is no row). Raises
+    IntegrityError when someone else holds or filled the slot meanwhile (the caller's transaction
+    is then unusable and must be rolled back). Call inside a transaction.
+    """
+    fields = {"user_id": user.pk, "skipped_at": None, "updated_at": now}
+    fields.update({"label": label, "expires_at": None} if label else {"expires_at": until})
+    if has_row:
+        taken = Assignment.objects.filter(
+            unit_id=unit_id,
+            criterion=criterion,
+            stage=stage,
+            slot=slot,
+            label__isnull=True,
+            expires_at__lte=now,
+        ).update(**fields)
+        if taken:
+            return
+    Assignment.objects.create(unit_id=unit_id, criterion=criterion, stage=stage, slot=slot, **fields)
+
+
+def skip(*, user: AbstractBaseUser, criterion: Criterion, stage: str, unit_id: int) -> bool:
+    """Give back ``user``'s lease on the unit; it comes back to them only after every other unit.
+
+    Others may take the unit at once. False when the user held no live lease on it (already
+    skipped, expired or labelled): nothing changes then.
+    """
+    require_stage_role(user=user, campaign=criterion.campaign, stage=stage)
+    now = timezone.now()
+    released = Assignment.objects.filter(
+        unit_id=unit_id,
+        criterion=criterion,
+        stage=stage,
+        user_id=user.pk,
+        label__isnull=True,
+        expires_at__gt=now,
+    ).update(expires_at=now, skipped_at=now, updated_at=now)
+    return bool(released)
+
+
+@dataclass(frozen=True)
+class StageProgress:
+    """Where a stage stands on the current sample: the user's labels, everyone's, and the total."""
+
+    stage: str
+    mine: int
+    filled: int
+    total: int | None
+    sample_size: int
+
+    @property
+    def percent(self) -> int | None:
+        if not self.total:
+            return None
+        return min(100, round(100 * self.filled / self.total))
+
+
+_PROGRESS_SQL = (
+    "SELECT (SELECT COUNT(*) FROM " + _SI + " WHERE sample_id = " + _LATEST + "),"
+    " COALESCE(SUM(CASE WHEN a.stage = %(stage)s AND a.user_id = %(user)s THEN 1 ELSE 0 END), 0),"
+    " COALESCE(SUM(CASE WHEN a.stage = %(stage)s THEN 1 ELSE 0 END), 0),"
+    " COALESCE(SUM(CASE WHEN a.stage = %(first)s THEN 1 ELSE 0 END), 0)"
+    f" FROM {_A} a WHERE a.criterion_id = %(criterion)s AND a.label_id IS NOT NULL"
+    f" AND (a.unit_id IN (SELECT unit_id FROM {_SI} WHERE sample_id = {_LATEST})) IS TRUE"
+)
+
+
+def stage_progress(*, user: AbstractBaseUser, criterion: Criterion, stage: str) -> StageProgress:
+    """Progress of ``stage`` on the criterion's current sample, in one query.
+
+    ``mine``: slots the user filled at the stage; ``filled``: slots filled by anyone; ``total``:
+    the slots the stage will have (sample size x slots for the first stage, one review per first
+    label), None for adjudication (it depends on disagreements still to come).
+    """
+    mode = criterion.campaign.annotation_mode
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _PROGRESS_SQL, _params(user=user, criterion=criterion, stage=stage, now=timezone.now())
+        )
+        size, mine, filled, first = (int(n) for n in cursor.fetchone())
+    if stage == Stage.LABEL:
+        total: int | None = size * capacity(mode=mode, stage=stage)
+    elif stage == Stage.REVIEW:
+        total = first
+    else:
+        total = None
+    return StageProgress(stage=stage, mine=mine, filled=filled, total=total, sample_size=size)
+
+
+@dataclass(frozen=True)
+class Queue:
+    """One queue a person can work in: criterion x stage, with what is left for them."""
+
+    criterion: Criterion
+    stage: str
+    available: int
+    progress: StageProgress
+
+
+def my_queues(*, user: AbstractBaseUser, campaign: Campaign) -> list[Queue]:
+    """Every criterion x stage of the campaign the user's roles allow, with units left for them.
+
+    ``available`` counts the units ``next_unit`` could hand them now (their own leases included).
+    Three queries per queue.
+    """
+    roles = roles_of(user=user, campaign=campaign)
+    stages = [s for s in stages_for(mode=campaign.annotation_mode) if STAGE_ROLE[s] in roles]
+    now = timezone.now()
+    queues = []
+    for criterion in campaign.criteria.order_by("name"):
+        criterion.campaign = campaign
+        for stage in stages:
+            queues.append(
+                Queue(
+                    criterion=criterion,
+                    stage=stage,
+                    available=available_count(user=user, criterion=criterion, stage=stage, now=now),
+                    progress=stage_progress(user=user, criterion=criterion, stage=stage),
+                )
+            )
+    return queues

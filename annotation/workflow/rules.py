@@ -1,0 +1,84 @@
+"""The protocol's rules: which stages a mode has, how many label slots a stage holds, who may work.
+
+Review mode: one first label, one review (confirm or override), one adjudication when the review
+overrode. Blind double mode: two first labels by two different people, one adjudication when
+they differ. Each stage needs its role; one person never works on two stages of a unit, nor on
+both first-stage slots of a blind unit.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
+
+from annotation.access import roles_of
+from annotation.models import AnnotationMode, Campaign, Role, Stage
+
+STAGE_ROLE: dict[str, str] = {
+    Stage.LABEL: Role.ANNOTATOR,
+    Stage.REVIEW: Role.REVIEWER,
+    Stage.ADJUDICATION: Role.ADJUDICATOR,
+}
+MODE_STAGES: dict[str, tuple[str, ...]] = {
+    AnnotationMode.REVIEW: (Stage.LABEL, Stage.REVIEW, Stage.ADJUDICATION),
+    AnnotationMode.BLIND_DOUBLE: (Stage.LABEL, Stage.ADJUDICATION),
+}
+VALUES = (0, 1)
+REQUEST_KEY_MAX = 64
+
+
+class WorkflowError(Exception):
+    """A request the protocol refuses; ``code`` says which rule, the message says it to a person."""
+
+    def __init__(self, message: str, *, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def stages_for(*, mode: str) -> tuple[str, ...]:
+    """The stages of ``mode`` in order (label, [review,] adjudication)."""
+    return MODE_STAGES[mode]
+
+
+def capacity(*, mode: str, stage: str) -> int:
+    """How many people label a unit at ``stage``: 2 for the first stage in blind double mode, else 1."""
+    return 2 if mode == AnnotationMode.BLIND_DOUBLE and stage == Stage.LABEL else 1
+
+
+def later_stages(*, mode: str, stage: str) -> tuple[str, ...]:
+    """The stages of ``mode`` that build on ``stage``'s labels."""
+    stages = stages_for(mode=mode)
+    return stages[stages.index(stage) + 1 :]
+
+
+def check_stage(*, campaign: Campaign, stage: str) -> None:
+    """Raise WorkflowError (code ``stage``) unless ``stage`` is a working stage of the campaign's mode."""
+    if stage not in MODE_STAGES.get(campaign.annotation_mode, ()):
+        raise WorkflowError(
+            f"{stage!r} is not a stage of {campaign.get_annotation_mode_display().lower()}", code="stage"
+        )
+
+
+def require_stage_role(*, user: AbstractBaseUser | AnonymousUser, campaign: Campaign, stage: str) -> None:
+    """Check the stage exists in the campaign's mode and the user holds its role.
+
+    Raises WorkflowError for an unknown stage and PermissionDenied when the role is missing.
+    """
+    check_stage(campaign=campaign, stage=stage)
+    if STAGE_ROLE[stage] not in roles_of(user=user, campaign=campaign):
+        raise PermissionDenied(f"The {stage} stage needs the {STAGE_ROLE[stage]} role in this campaign.")
+
+
+def check_value(value: object) -> int:
+    """``value`` as a label (0 or 1); WorkflowError (code ``value``) for anything else, booleans too."""
+    if isinstance(value, bool) or value not in VALUES:
+        raise WorkflowError(f"a label is 0 or 1, not {value!r}", code="value")
+    return int(value)  # type: ignore[call-overload]
+
+
+def check_request_key(request_key: str | None) -> str | None:
+    """The key stripped (None when blank); WorkflowError (code ``request_key``) when too long."""
+    key = (request_key or "").strip()
+    if len(key) > REQUEST_KEY_MAX:
+        raise WorkflowError(f"a request key has at most {REQUEST_KEY_MAX} characters", code="request_key")
+    return key or None

@@ -1,0 +1,384 @@
+"""Time submit-and-next under 8 concurrent annotators on a 200,000-sentence campaign (PostgreSQL).
+
+Run with ``.venv/bin/python bench/annotation_bench.py [--sentences N] [--sample S] [--threads T]``.
+Creates the database ``attest_bench_annotation`` on 127.0.0.1:5432 (user postgres), fills it with
+bulk_create (answers of 5 sentences, 3 retrieved chunks each), draws a plain random sample of
+``--sample`` sentence units for veracity, then runs two phases with ``--threads`` threads, each
+thread one person with its own database connection:
+
+1. domain: annotators call ``submit_label`` then ``next_unit`` until the first-stage queue is
+   empty; the time of each submit-and-next pair is recorded;
+2. pages: reviewers go through the review stage with the Django test client in-process (an htmx
+   POST to the submit view, whose response is the next unit's rendered partial); the time of each
+   POST is recorded.
+
+Prints p50 / p95 / max in milliseconds per phase (target p95: under 50 ms) and drops the database.
+It asserts nothing: timings belong here, never in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.pgdb import bench_database  # noqa: E402
+
+DATABASE = "attest_bench_annotation"
+SENTENCES_PER_ANSWER = 5
+REPETITIONS = 20
+CHUNKS = 2000
+SOURCES_PER_ANSWER = 3
+TARGET_MS = 50.0
+THEMES = ("Finance", "RH", "IT", "Juridique")
+WORDS = (
+    "chiffre",
+    "affaires",
+    "exercice",
+    "croissance",
+    "marge",
+    "résultat",
+    "dette",
+    "ratio",
+    "covenant",
+    "contrat",
+    "salarié",
+    "effectif",
+    "rotation",
+    "licence",
+    "logiciel",
+    "serveur",
+    "hébergement",
+    "litige",
+    "contentieux",
+    "provision",
+    "bail",
+    "loyer",
+    "immobilier",
+    "fournisseur",
+    "client",
+    "cadre",
+    "clause",
+    "résiliation",
+    "garantie",
+    "actif",
+    "passif",
+    "trésorerie",
+    "capitaux",
+    "dirigeant",
+    "conseil",
+    "administration",
+    "assemblée",
+    "filiale",
+    "participation",
+    "brevet",
+    "marque",
+    "conformité",
+    "audit",
+)
+
+
+def _sentence(rng: random.Random, cited: str) -> str:
+    words = rng.choices(WORDS, k=rng.randint(12, 24))
+    return " ".join(words).capitalize() + f" de {rng.randint(2, 99)},{rng.randint(0, 9)} % [^{cited}^]."
+
+
+def build(*, sentences: int, sample: int, seed: int):
+    """The campaign, its veracity criterion and a sample of ``sample`` sentence units."""
+    from annotation.campaigns import get_or_create_campaign
+    from annotation.models import (
+        Answer,
+        AnswerSource,
+        Criterion,
+        Level,
+        Question,
+        Sample,
+        SampleItem,
+        Sentence,
+        SourceChunk,
+        Unit,
+    )
+
+    rng = random.Random(seed)
+    campaign, _ = get_or_create_campaign(name="Annotation bench")
+    chunks = SourceChunk.objects.bulk_create(
+        [
+            SourceChunk(
+                campaign=campaign,
+                external_id=f"c{n:05d}",
+                title=f"Document {n}.pdf",
+                page=rng.randint(1, 80),
+                text=" ".join(rng.choices(WORDS, k=180)),
+            )
+            for n in range(CHUNKS)
+        ],
+        batch_size=2000,
+    )
+    n_answers = sentences // SENTENCES_PER_ANSWER
+    n_questions = max(1, n_answers // REPETITIONS)
+    questions = Question.objects.bulk_create(
+        [
+            Question(
+                campaign=campaign,
+                external_id=f"Q{q}",
+                text=f"Question {q} sur {THEMES[q % len(THEMES)].lower()} ?",
+                theme=THEMES[q % len(THEMES)],
+                difficulty="simple",
+            )
+            for q in range(n_questions)
+        ],
+        batch_size=5000,
+    )
+    sources = [rng.sample(chunks, SOURCES_PER_ANSWER) for _ in range(n_answers)]
+    texts = [
+        [_sentence(rng, sources[a][p % SOURCES_PER_ANSWER].external_id) for p in range(SENTENCES_PER_ANSWER)]
+        for a in range(n_answers)
+    ]
+    answers = Answer.objects.bulk_create(
+        [
+            Answer(
+                campaign=campaign,
+                question=questions[a % n_questions],
+                external_id=f"A{a}",
+                repetition=a // n_questions + 1,
+                text=" ".join(texts[a]),
+                language="fr",
+            )
+            for a in range(n_answers)
+        ],
+        batch_size=5000,
+    )
+    AnswerSource.objects.bulk_create(
+        [
+            AnswerSource(answer=answer, chunk=chunk, rank=rank)
+            for answer, chosen in zip(answers, sources, strict=True)
+            for rank, chunk in enumerate(chosen, start=1)
+        ],
+        batch_size=10000,
+    )
+    created = Sentence.objects.bulk_create(
+        [
+            Sentence(
+                answer=answer,
+                position=p,
+                text=texts[a][p],
+                paragraph=answer.text,
+                cited_ids=[sources[a][p % SOURCES_PER_ANSWER].external_id],
+                citations_ok=True,
+            )
+            for a, answer in enumerate(answers)
+            for p in range(SENTENCES_PER_ANSWER)
+        ],
+        batch_size=10000,
+    )
+    theme = {question.pk: question.theme for question in questions}
+    Unit.objects.bulk_create(
+        [
+            Unit(
+                campaign=campaign,
+                level=Level.ANSWER,
+                answer=a,
+                theme=theme[a.question_id],
+                difficulty="simple",
+            )
+            for a in answers
+        ],
+        batch_size=10000,
+    )
+    units = Unit.objects.bulk_create(
+        [
+            Unit(
+                campaign=campaign,
+                level=Level.SENTENCE,
+                answer_id=s.answer_id,
+                sentence=s,
+                theme=theme[answers[i // SENTENCES_PER_ANSWER].question_id],
+                difficulty="simple",
+            )
+            for i, s in enumerate(created)
+        ],
+        batch_size=10000,
+    )
+    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="veracity")
+    drawn = Sample.objects.create(
+        campaign=campaign, criterion=criterion, status=Sample.Status.DONE, budget=sample, seed=seed
+    )
+    chosen = sorted(rng.sample(units, min(sample, len(units))), key=lambda u: (u.theme, u.pk))
+    SampleItem.objects.bulk_create(
+        [
+            SampleItem(
+                sample=drawn,
+                unit=unit,
+                theme=unit.theme,
+                cluster=n // 3,
+                cluster_size=50,
+                inclusion_probability=0.06,
+                rank=n % 3,
+            )
+            for n, unit in enumerate(chosen)
+        ],
+        batch_size=5000,
+    )
+    return campaign, criterion
+
+
+def people(*, campaign, role: str, count: int) -> list:
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Membership
+
+    users = []
+    for n in range(count):
+        user = get_user_model().objects.create_user(username=f"{role}-{n}", password=None)
+        Membership.objects.create(campaign=campaign, user=user, role=role)
+        users.append(user)
+    return users
+
+
+def in_threads(work, users) -> list[float]:
+    """Run ``work(user, times)`` in one thread per user; the times (ms) they all recorded."""
+    from django.db import connection
+
+    times: list[float] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(users))
+
+    def run(user) -> None:
+        try:
+            start.wait()
+            work(user, times)
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(user,)) for user in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return times
+
+
+def domain_phase(*, criterion, users) -> list[float]:
+    """Annotators label the first stage through the domain functions."""
+    from annotation.models import Stage
+    from annotation.workflow import WorkflowError, next_unit, submit_label
+
+    refused: list[str] = []
+
+    def work(user, times: list[float]) -> None:
+        unit = next_unit(user=user, criterion=criterion, stage=Stage.LABEL)
+        while unit is not None:
+            began = time.perf_counter()
+            try:
+                submit_label(
+                    user=user,
+                    unit_id=unit.pk,
+                    criterion=criterion,
+                    stage=Stage.LABEL,
+                    value=unit.pk % 2,
+                    request_key=uuid.uuid4().hex,
+                )
+            except WorkflowError as exc:
+                refused.append(exc.code)
+            unit = next_unit(user=user, criterion=criterion, stage=Stage.LABEL)
+            times.append(1000 * (time.perf_counter() - began))
+
+    times = in_threads(work, users)
+    if refused:
+        print(f"  refused submits: {len(refused)} ({', '.join(sorted(set(refused)))})")
+    return times
+
+
+def pages_phase(*, campaign, criterion, users) -> list[float]:
+    """Reviewers confirm every first label through the submit view (htmx), in-process."""
+    import re
+
+    from django.test import Client
+    from django.urls import reverse
+
+    page = reverse("annotation:annotate", args=[campaign.slug, criterion.name, "review"])
+    submit = reverse("annotation:annotate_submit", args=[campaign.slug, criterion.name, "review"])
+    unit_re = re.compile(r'id="work"[^>]*data-unit="(\d*)"')
+    key_re = re.compile(r'name="request_key" value="([0-9a-f]+)"')
+
+    def work(user, times: list[float]) -> None:
+        client = Client()
+        client.force_login(user)
+        html = client.get(page, HTTP_HX_REQUEST="true").content.decode()
+        while (unit := unit_re.search(html).group(1)) != "":
+            value = str(int(unit) % 2)  # the first label's value: a confirmation
+            data = {"unit_id": unit, "value": value, "request_key": key_re.search(html).group(1)}
+            began = time.perf_counter()
+            response = client.post(submit, data, HTTP_HX_REQUEST="true")
+            times.append(1000 * (time.perf_counter() - began))
+            html = response.content.decode()
+
+    return in_threads(work, users)
+
+
+def report(name: str, times: list[float]) -> None:
+    p50, p95 = np.percentile(times, [50, 95])
+    verdict = "within" if p95 < TARGET_MS else "OVER"
+    print(
+        f"{name}: n={len(times)}  p50 {p50:.1f} ms  p95 {p95:.1f} ms  max {max(times):.1f} ms "
+        f"({verdict} the {TARGET_MS:.0f} ms p95 target)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sentences", type=int, default=200_000)
+    parser.add_argument("--sample", type=int, default=2_000)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    # Persistent connections, as a production server would keep them.
+    os.environ.setdefault("DB_CONN_MAX_AGE", "600")
+
+    with bench_database(DATABASE) as engine:
+        from annotation.models import Label, Role, Stage, Unit
+        from annotation.workflow import final_labels
+
+        began = time.perf_counter()
+        campaign, criterion = build(sentences=args.sentences, sample=args.sample, seed=args.seed)
+        units = Unit.objects.filter(campaign=campaign, level="sentence").count()
+        print(
+            f"{engine}: built {units} sentence units, sample of {args.sample}, "
+            f"in {time.perf_counter() - began:.1f} s; cores available: {len(os.sched_getaffinity(0))}"
+        )
+        annotators = people(campaign=campaign, role=Role.ANNOTATOR, count=args.threads)
+        reviewers = people(campaign=campaign, role=Role.REVIEWER, count=args.threads)
+
+        began = time.perf_counter()
+        report(
+            f"submit_label + next_unit, {args.threads} threads",
+            domain_phase(criterion=criterion, users=annotators),
+        )
+        print(f"  first stage done in {time.perf_counter() - began:.1f} s")
+        began = time.perf_counter()
+        times = pages_phase(campaign=campaign, criterion=criterion, users=reviewers)
+        report(f"POST submit (review) rendering the next unit, {args.threads} threads", times)
+        print(f"  review stage done in {time.perf_counter() - began:.1f} s")
+
+        labels = Label.objects.filter(criterion=criterion)
+        first, reviews = labels.filter(stage=Stage.LABEL).count(), labels.filter(stage=Stage.REVIEW).count()
+        finals = len(final_labels(criterion=criterion))
+        print(f"labels: {first} first, {reviews} reviews; final labels {finals} of {args.sample}")
+
+
+if __name__ == "__main__":
+    main()

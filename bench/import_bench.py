@@ -1,0 +1,205 @@
+"""Import speed: synthetic answers (about 10 sentences and 15 sources each) into a fresh database.
+
+    python bench/import_bench.py [--answers 2000] [--seed 0]
+
+The database: DATABASE_URL when it is set (used as it is: migrated, never dropped); otherwise a
+PostgreSQL database ``attest_bench`` on 127.0.0.1:5432 (user postgres, trust auth) that this
+script drops and creates before the run and drops after it; and when PostgreSQL cannot be
+reached, a SQLite file in a temporary directory (the script says so).
+
+Prints answers/s for the import (reading, checking, splitting, language detection and writing,
+in one transaction), then times the automatic metrics when they exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DB = "attest_bench"
+PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=3"
+THEMES = ["Finance", "RH", "IT", "Juridique", "Immobilier"]
+DIFFICULTIES = ["simple", "intermediate", "hard", "inappropriate"]
+WORDS = str.split(
+    "le chiffre d'affaires progresse nettement sur l'exercice selon le rapport de gestion la société "
+    "a signé un bail commercial pour ses bureaux parisiens les effectifs comptent plusieurs cadres "
+    "le contrat prévoit une clause de changement de contrôle la dette financière nette reste stable "
+    "le litige prud'homal est provisionné dans les comptes consolidés les serveurs sont hébergés en "
+    "France et la politique de sauvegarde est documentée par la direction des systèmes d'information"
+)
+
+
+def _sentence(rng: random.Random, cited: list[str]) -> str:
+    words = rng.sample(WORDS, rng.randint(9, 18))
+    text = " ".join(words).capitalize()
+    marks = "".join(f"[^{cid}^]" for cid in cited)
+    return f"{text} {marks}." if marks else f"{text}."
+
+
+def synthetic_records(*, answers: int, seed: int = 0, repetitions: int = 20) -> list[dict]:
+    """``answers`` records: questions asked ``repetitions`` times, 15 sources drawn per answer
+    from the question's pool of 40 chunks, about 10 sentences in 3 paragraphs, and relevance
+    labels (human and judge) on one answer in ten."""
+    rng = random.Random(seed)
+    records = []
+    pools: dict[int, list[dict]] = {}
+    questions: dict[int, str] = {}
+    for index in range(answers):
+        q = index // repetitions
+        if q not in pools:
+            questions[q] = f"Question {q} : que disent les documents sur {rng.choice(WORDS)} ?"
+            pools[q] = [
+                {
+                    "id": f"q{q}c{k}-{rng.getrandbits(24):06x}",
+                    "title": f"Data room/{THEMES[q % len(THEMES)]}/document-{q}-{k}.pdf",
+                    "page": rng.randint(1, 120),
+                    "text": " ".join(rng.choices(WORDS, k=70)),
+                }
+                for k in range(40)
+            ]
+        sources = rng.sample(pools[q], 15)
+        ids = [source["id"] for source in sources]
+        paragraphs = []
+        for size in (3, 4, 3):
+            sentences = []
+            for _ in range(size):
+                roll = rng.random()
+                cited = [] if roll < 0.2 else rng.sample(ids, 2 if roll > 0.8 else 1)
+                if rng.random() < 0.03:
+                    cited.append(f"x{rng.getrandbits(24):06x}")  # a corrupted citation
+                sentences.append(_sentence(rng, cited))
+            paragraphs.append(" ".join(sentences))
+        record = {
+            "question_id": f"Q{q:05d}",
+            "question": questions[q],
+            "theme": THEMES[q % len(THEMES)],
+            "difficulty": DIFFICULTIES[q % len(DIFFICULTIES)],
+            "answer": "\n\n".join(paragraphs),
+            "sources": sources,
+        }
+        if index % 10 == 0:
+            record["labels"] = {"relevance": {"human": rng.randint(0, 1), "llm": rng.randint(0, 1)}}
+        records.append(record)
+    return records
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    with path.open("w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return path
+
+
+def _pg_admin(statements: list[str]) -> None:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN, autocommit=True) as connection:
+        for statement in statements:
+            connection.execute(statement)
+
+
+def choose_database(tmp: Path) -> tuple[str, bool]:
+    """The DATABASE_URL to use and whether this script created it (and so drops it)."""
+    if os.environ.get("DATABASE_URL"):
+        return os.environ["DATABASE_URL"], False
+    try:
+        _pg_admin([f"DROP DATABASE IF EXISTS {BENCH_DB}", f"CREATE DATABASE {BENCH_DB}"])
+    except Exception as exc:  # any failure to reach PostgreSQL: fall back, and say so
+        print(f"PostgreSQL unreachable on 127.0.0.1:5432 ({exc.__class__.__name__}); using SQLite instead")
+        return f"sqlite:///{tmp / 'bench.sqlite3'}", False
+    return f"postgres://postgres@127.0.0.1:5432/{BENCH_DB}", True
+
+
+def bench_import(*, path: Path, campaign_name: str, answers: int) -> float:
+    """Import ``path`` and print answers/s; return the seconds it took."""
+    from evaluation.imports import import_file
+
+    def progress(done: int, total: int) -> None:
+        sys.stderr.write(f"\r  importing: {done}/{total} answers")
+        if done == total:
+            sys.stderr.write("\n")
+
+    started = time.perf_counter()
+    summary = import_file(path=path, campaign_name=campaign_name, progress=progress)
+    seconds = time.perf_counter() - started
+    print(
+        f"import: {answers} answers, {summary.sentences} sentences, {summary.chunks_created} chunks "
+        f"in {seconds:.2f} s = {answers / seconds:.0f} answers/s"
+    )
+    return seconds
+
+
+# ---------------------------------------------------------------------------------------------
+# Automatic metrics over a large corpus (about 200,000 sentences).
+
+
+def bench_metrics(*, tmp: Path, answers: int, seed: int) -> None:
+    """Time ``evaluation.metrics.compute_metrics`` over ``answers`` synthetic answers (~10
+    sentences each); skipped, saying so, while that function does not exist."""
+    try:
+        from evaluation.metrics import compute_metrics
+    except ImportError:
+        print("metrics: skipped (evaluation.metrics.compute_metrics is not available)")
+        return
+    from annotation.models import Campaign, Sentence
+
+    name = f"metrics bench {seed}"
+    path = write_jsonl(tmp / "metrics.jsonl", synthetic_records(answers=answers, seed=seed + 1))
+    bench_import(path=path, campaign_name=name, answers=answers)
+    campaign = Campaign.objects.get(name=name)
+    sentences = Sentence.objects.filter(answer__campaign=campaign).count()
+    started = time.perf_counter()
+    compute_metrics(campaign=campaign)
+    print(f"metrics: {sentences} sentences in {time.perf_counter() - started:.2f} s")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--answers", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--metrics-answers", type=int, default=20000, help="0 skips the metrics part")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="attest-bench-") as directory:
+        tmp = Path(directory)
+        url, created = choose_database(tmp)
+        os.environ["DATABASE_URL"] = url
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+        os.environ.setdefault("VAR_DIR", str(tmp / "var"))
+        sys.path.insert(0, str(ROOT))
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+        from django.db import connection, connections
+
+        try:
+            call_command("migrate", verbosity=0)
+            print(f"database: {connection.vendor} ({connection.settings_dict['NAME']})")
+            path = write_jsonl(tmp / "answers.jsonl", synthetic_records(answers=args.answers, seed=args.seed))
+            print(f"file: {path.stat().st_size / 1e6:.1f} MB")
+            bench_import(
+                path=path, campaign_name=f"import bench {args.seed} {time.time():.0f}", answers=args.answers
+            )
+            if args.metrics_answers:
+                bench_metrics(tmp=tmp, answers=args.metrics_answers, seed=args.seed)
+        finally:
+            connections.close_all()
+            if created:
+                _pg_admin([f"DROP DATABASE IF EXISTS {BENCH_DB}"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Judge throughput against the scripted server, and prompt tokens per sentence judged.
+
+Run with ``.venv/bin/python bench/judge_bench.py``. Prints, it asserts nothing.
+
+1. judgments/s at concurrency 1, 4, 16, 64 with a fixed 100 ms server latency, as a share of the
+   ideal (concurrency / latency); relevance units, so one request is one judgment, stored in
+   PostgreSQL through the real run code path (claim, call, store).
+2. prompt tokens per sentence judged on the demo campaign, one prompt per answer (what the app
+   does) vs one prompt per sentence; tokens estimated as characters / 4, the server's own rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.pgdb import bench_database
+
+LATENCY_S = 0.1
+
+
+def _serve(latency_s: float, urls, stop) -> None:
+    from tests.llm_server import ScriptedLLMServer
+
+    with ScriptedLLMServer(latency_s=latency_s) as server:
+        urls.put(server.base_url)
+        stop.wait()
+
+
+class ServerProcess:
+    """The scripted server in a process of its own, as a real server would be: it must not
+    compete with the judge for this process's interpreter lock."""
+
+    def __init__(self, latency_s: float) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self._urls = ctx.Queue()
+        self._stop = ctx.Event()
+        self._process = ctx.Process(target=_serve, args=(latency_s, self._urls, self._stop), daemon=True)
+
+    def __enter__(self) -> ServerProcess:
+        self._process.start()
+        self.base_url = self._urls.get(timeout=30)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._process.join(timeout=10)
+
+
+def _make_campaign(n_answers: int):
+    from annotation.campaigns import get_or_create_campaign
+    from annotation.models import Answer, Level, Question, Unit
+
+    campaign, _ = get_or_create_campaign(name=f"judge-bench-{n_answers}-{time.time_ns()}")
+    question = Question.objects.create(campaign=campaign, external_id="Q", text="Quel est le CA ?", theme="T")
+    answers = Answer.objects.bulk_create(
+        [
+            Answer(campaign=campaign, question=question, external_id=f"A{i}", text="Le CA est de 12 M€.")
+            for i in range(n_answers)
+        ]
+    )
+    Unit.objects.bulk_create(
+        [Unit(campaign=campaign, level=Level.ANSWER, answer=a, theme="T") for a in answers]
+    )
+    return campaign
+
+
+def throughput(concurrencies: list[int], per_level: int) -> None:
+    from annotation.models import Criterion
+    from evaluation.judge import runs
+
+    print(f"judge throughput, server latency {LATENCY_S * 1000:.0f} ms")
+    print(
+        f"{'concurrency':>11} {'judgments':>9} {'seconds':>8} {'judgments/s':>11} {'ideal/s':>8} {'share':>6}"
+    )
+    with ServerProcess(LATENCY_S) as server:
+        for concurrency in concurrencies:
+            n = max(per_level, concurrency * 16)
+            campaign = _make_campaign(n)
+            relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+            judge = runs.get_or_create_judge(
+                campaign=campaign, name="gpt", model="m", base_url=server.base_url
+            )
+            run = runs.create_run(criterion=relevance, judge=judge, concurrency=concurrency)
+            start = time.perf_counter()
+            run = runs.run_inline(run_id=run.pk, concurrency=concurrency)
+            seconds = time.perf_counter() - start
+            assert run.done_units == n, run.status
+            rate = n / seconds
+            ideal = concurrency / LATENCY_S
+            print(
+                f"{concurrency:>11} {n:>9} {seconds:>8.2f} {rate:>11.1f} {ideal:>8.0f} {rate / ideal:>6.0%}"
+            )
+
+
+def prompt_tokens() -> None:
+    from annotation.models import Answer, Criterion
+    from evaluation.imports import import_file
+    from evaluation.judge import runs
+    from evaluation.models import JudgeBatch
+
+    demo = Path(__file__).resolve().parents[1] / "annotation" / "demo" / "campaign.jsonl"
+    if not demo.exists():
+        print("demo campaign not found; skipping the token comparison")
+        return
+    import_file(path=demo, campaign_name="judge-bench-demo")
+    veracity = Criterion.objects.get(campaign__name="judge-bench-demo", name="veracity")
+    judge = runs.get_or_create_judge(campaign=veracity.campaign, name="gpt-tokens", model="m")
+    run = runs.create_run(criterion=veracity, judge=judge)
+    batched_chars = single_chars = sentences = 0
+    ids = list(JudgeBatch.objects.filter(run=run).values_list("id", flat=True))
+    for data in runs.load_batches(batch_ids=ids, criterion=veracity).values():
+        batched_chars += sum(
+            len(m["content"]) for m in runs.build_messages(data=data, criterion=veracity, judge=judge)
+        )
+        for item in data.items:
+            one = runs._BatchInput(
+                question=data.question,
+                answer=data.answer,
+                items=[item],
+                sources=[s for s in data.sources if s["id"] in item["cited_ids"]],
+                retrieved_ids=data.retrieved_ids,
+            )
+            single_chars += sum(
+                len(m["content"]) for m in runs.build_messages(data=one, criterion=veracity, judge=judge)
+            )
+            sentences += 1
+    n_answers = Answer.objects.filter(campaign=veracity.campaign).count()
+    print(f"\nprompt tokens per sentence on the demo campaign ({n_answers} answers, {sentences} sentences)")
+    print(f"  one prompt per answer:   {batched_chars / 4 / sentences:8.1f}")
+    print(f"  one prompt per sentence: {single_chars / 4 / sentences:8.1f}")
+    print(f"  ratio: {single_chars / batched_chars:.2f}x fewer prompt tokens when batched per answer")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 4, 16, 64])
+    parser.add_argument(
+        "--judgments", type=int, default=64, help="judgments per level (at least 8 per thread)"
+    )
+    args = parser.parse_args()
+    with bench_database("attest_bench_judge") as engine:
+        print(f"database: {engine}")
+        throughput(args.concurrency, args.judgments)
+        prompt_tokens()
+
+
+if __name__ == "__main__":
+    main()

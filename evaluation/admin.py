@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from evaluation import models
+
+
+@admin.register(models.Judge)
+class JudgeAdmin(admin.ModelAdmin):
+    list_display = ["name", "campaign", "kind", "model", "prompt_version", "temperature"]
+    list_filter = ["campaign", "kind"]
+
+
+@admin.register(models.Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    list_display = ["unit", "criterion", "judge", "status", "value", "prompt_tokens", "latency_ms"]
+    list_filter = ["status", "judge"]
+    raw_id_fields = ["unit", "criterion", "judge"]
+
+
+@admin.register(models.JudgeRun)
+class JudgeRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "campaign", "criterion", "judge", "scope", "status", "done_units", "total_units"]
+    list_filter = ["status", "campaign"]
+
+
+@admin.register(models.JudgeBatch)
+class JudgeBatchAdmin(admin.ModelAdmin):
+    list_display = ["id", "run", "answer", "status", "attempts", "claimed_by"]
+    list_filter = ["status"]
+    raw_id_fields = ["run", "answer"]

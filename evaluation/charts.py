@@ -1,0 +1,296 @@
+"""Server-rendered SVG charts: no JavaScript, no CDN, readable without colour.
+
+Every text that reaches the SVG (titles, group and series names) goes through
+``django.utils.html.escape``; numbers are formatted by us. The result is marked safe only
+once assembled from escaped parts, so a theme called ``<script>`` stays text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+# Okabe-Ito, ordered for contrast on white; black is left out so that error bars stay visible.
+PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442")
+MARKERS: tuple[str, ...] = ("circle", "square", "diamond", "triangle", "triangle-down", "cross")
+INK = "#1d1f21"
+MUTED = "#5f6368"
+GRID = "#d9d9d4"
+CHAR_W = 6.6  # average advance of a 12px sans-serif character, for layout and clipping
+
+Value = tuple[float, float, float] | None
+
+
+def _f(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.1f}%"
+
+
+def _tick_label(x: float) -> str:
+    return f"{x * 100:.0f}%" if abs(x * 100 - round(x * 100)) < 1e-9 else f"{x * 100:.1f}%"
+
+
+def _clip(text: str, max_chars: int) -> str:
+    max_chars = max(2, max_chars)
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+
+def _finite(*xs: float) -> bool:
+    return all(isinstance(x, int | float) and math.isfinite(x) for x in xs)
+
+
+def _open(*, width: int, height: int, title: str) -> list[str]:
+    t = escape(title)
+    return [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" aria-label="{t}" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'font-family="system-ui, sans-serif" font-size="12">',
+        f"<title>{t}</title>",
+        f'<text class="chart-title" x="8" y="18" font-size="14" font-weight="600" fill="{INK}">{t}</text>',
+    ]
+
+
+def _empty(*, width: int, height: int, title: str, message: str = "No data") -> SafeString:
+    parts = _open(width=width, height=height, title=title)
+    parts.append(
+        f'<text class="empty" x="{width / 2:.1f}" y="{height / 2:.1f}" text-anchor="middle" '
+        f'fill="{MUTED}">{escape(message)}</text>'
+    )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # every text above went through escape()
+
+
+def _legend_layout(*, names: Sequence[str], width: int, x0: float, y0: float) -> list[tuple[float, float]]:
+    """Top-left corner of each legend entry, wrapping onto new lines when the width runs out."""
+    positions = []
+    x, y = x0, y0
+    for name in names:
+        w = 18 + CHAR_W * min(len(name), 30) + 14
+        if x > x0 and x + w > width - 8:
+            x, y = x0, y + 18
+        positions.append((x, y))
+        x += w
+    return positions
+
+
+def _points(*xy: tuple[float, float]) -> str:
+    return " ".join(f"{_f(x)},{_f(y)}" for x, y in xy)
+
+
+def _marker(shape: str, *, cx: float, cy: float, r: float, colour: str) -> str:
+    stroke = f'fill="{colour}" stroke="{INK}" stroke-width="0.8"'
+    k = r * 1.3
+    if shape == "square":
+        return (
+            f'<rect class="marker" x="{_f(cx - r)}" y="{_f(cy - r)}" '
+            f'width="{_f(2 * r)}" height="{_f(2 * r)}" {stroke}/>'
+        )
+    if shape == "diamond":
+        pts = _points((cx, cy - k), (cx + k, cy), (cx, cy + k), (cx - k, cy))
+        return f'<polygon class="marker" points="{pts}" {stroke}/>'
+    if shape == "triangle":
+        pts = _points((cx, cy - k), (cx + r * 1.2, cy + r), (cx - r * 1.2, cy + r))
+        return f'<polygon class="marker" points="{pts}" {stroke}/>'
+    if shape == "triangle-down":
+        pts = _points((cx, cy + k), (cx + r * 1.2, cy - r), (cx - r * 1.2, cy - r))
+        return f'<polygon class="marker" points="{pts}" {stroke}/>'
+    if shape == "cross":
+        d = f"M{_points((cx - r, cy - r), (cx + r, cy + r))}M{_points((cx - r, cy + r), (cx + r, cy - r))}"
+        return f'<path class="marker" d="{d}" stroke="{colour}" stroke-width="2.5" fill="none"/>'
+    return f'<circle class="marker" cx="{_f(cx)}" cy="{_f(cy)}" r="{_f(r)}" {stroke}/>'
+
+
+def grouped_bar_chart(
+    *,
+    groups: list[str],
+    series: list[str],
+    values: Mapping[tuple[str, str], Value],
+    title: str,
+    y_max: float = 1.0,
+    width: int = 720,
+    height: int = 300,
+) -> SafeString:
+    """A grouped bar chart of rates as a safe SVG string.
+
+    One cluster of bars per group (e.g. theme), one bar per series (e.g. difficulty) coloured
+    from the Okabe-Ito palette, each with its (lo, hi) error bar; ``values[(group, series)]`` is
+    (rate, lo, hi) or None for no bar. The y axis runs from 0 to ``y_max`` with percent ticks;
+    taller values are clipped. With no group, no series or no value the chart says "No data".
+    Colours repeat after seven series.
+    """
+    if y_max <= 0:
+        raise ValueError("y_max must be positive")
+    drawable = {
+        key: v
+        for key, v in values.items()
+        if v is not None and _finite(*v) and key[0] in groups and key[1] in series
+    }
+    if not groups or not series or not drawable:
+        return _empty(width=width, height=height, title=title)
+
+    left, right, bottom = 52.0, 12.0, 34.0
+    legend = _legend_layout(names=series, width=width, x0=left, y0=30)
+    top = legend[-1][1] + 26
+    plot_w = max(10.0, width - left - right)
+    plot_h = max(10.0, height - top - bottom)
+    base = top + plot_h
+
+    def y_of(v: float) -> float:
+        return base - min(max(v, 0.0), y_max) / y_max * plot_h
+
+    parts = _open(width=width, height=height, title=title)
+    for i, name in enumerate(series):
+        x, y = legend[i]
+        colour = PALETTE[i % len(PALETTE)]
+        parts.append(
+            f'<g class="legend-item"><rect x="{_f(x)}" y="{_f(y)}" width="12" height="12" fill="{colour}"/>'
+            f'<text x="{_f(x + 18)}" y="{_f(y + 10)}" fill="{INK}">{escape(_clip(name, 30))}</text></g>'
+        )
+    for i in range(5):
+        v = y_max * i / 4
+        y = y_of(v)
+        parts.append(
+            f'<line class="gridline" x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(y)}" y2="{_f(y)}" '
+            f'stroke="{GRID}"/>'
+            f'<text class="tick" x="{_f(left - 6)}" y="{_f(y + 4)}" text-anchor="end" fill="{MUTED}">'
+            f"{_tick_label(v)}</text>"
+        )
+    parts.append(
+        f'<line class="axis" x1="{_f(left)}" x2="{_f(left)}" y1="{_f(top)}" y2="{_f(base)}" '
+        f'stroke="{MUTED}"/>'
+        f'<line class="axis" x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(base)}" y2="{_f(base)}" '
+        f'stroke="{MUTED}"/>'
+    )
+
+    band = plot_w / len(groups)
+    bar_w = band * 0.8 / len(series)
+    for gi, group in enumerate(groups):
+        g_x = left + gi * band
+        label = escape(_clip(group, int(band / CHAR_W)))
+        parts.append(
+            f'<text class="group-label" x="{_f(g_x + band / 2)}" y="{_f(base + 18)}" text-anchor="middle" '
+            f'fill="{INK}"><title>{escape(group)}</title>{label}</text>'
+        )
+        for si, name in enumerate(series):
+            value = drawable.get((group, name))
+            if value is None:
+                continue
+            rate, lo, hi = value
+            lo, hi = min(lo, hi), max(lo, hi)
+            x = g_x + band * 0.1 + si * bar_w
+            y = y_of(rate)
+            tip = escape(f"{group}, {name}: {_pct(rate)} (interval {_pct(lo)} to {_pct(hi)})")
+            parts.append(
+                f'<rect class="bar" x="{_f(x + 1)}" y="{_f(y)}" width="{_f(max(bar_w - 2, 1))}" '
+                f'height="{_f(base - y)}" fill="{PALETTE[si % len(PALETTE)]}"><title>{tip}</title></rect>'
+            )
+            cx, cap = x + bar_w / 2, min(6.0, bar_w / 4)
+            y_lo, y_hi = y_of(lo), y_of(hi)
+            parts.append(
+                f'<g class="errorbar" stroke="{INK}" stroke-width="1.5">'
+                f'<line x1="{_f(cx)}" x2="{_f(cx)}" y1="{_f(y_hi)}" y2="{_f(y_lo)}"/>'
+                f'<line x1="{_f(cx - cap)}" x2="{_f(cx + cap)}" y1="{_f(y_hi)}" y2="{_f(y_hi)}"/>'
+                f'<line x1="{_f(cx - cap)}" x2="{_f(cx + cap)}" y1="{_f(y_lo)}" y2="{_f(y_lo)}"/></g>'
+            )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # every text above went through escape()
+
+
+def interval_chart(
+    *,
+    rows: list[Mapping],
+    title: str,
+    x_min: float = 0.0,
+    x_max: float = 1.0,
+    width: int = 720,
+) -> SafeString:
+    """Point estimates with horizontal interval bars, one line per row, as a safe SVG string.
+
+    ``rows`` are ``{"label": str, "estimates": [(series_name, mean, lo, hi), ...]}``; every
+    series (in order of first appearance) has its own colour and marker shape, so the chart
+    reads without colour. The x axis runs from ``x_min`` to ``x_max`` with percent ticks;
+    values outside are clipped; an estimate whose mean is None or not finite is skipped, and
+    lo/hi of None draw the point alone. The height follows from the number of rows.
+    """
+    if x_max <= x_min:
+        raise ValueError("x_max must be greater than x_min")
+    series: list[str] = []
+    for row in rows:
+        for name, *_ in row.get("estimates", ()):
+            if name not in series:
+                series.append(name)
+    drawable = any(
+        mean is not None and _finite(mean) for row in rows for _, mean, *_ in row.get("estimates", ())
+    )
+    row_h = max(26.0, 12.0 * len(series) + 12)
+    label_w = 160.0
+    if not rows or not drawable:
+        return _empty(width=width, height=140, title=title)
+
+    left, right, bottom = label_w + 12, 16.0, 36.0
+    legend = _legend_layout(names=series, width=width, x0=left, y0=30)
+    top = legend[-1][1] + 26
+    plot_w = max(10.0, width - left - right)
+    height = int(top + row_h * len(rows) + bottom)
+    base = top + row_h * len(rows)
+
+    def x_of(v: float) -> float:
+        return left + (min(max(v, x_min), x_max) - x_min) / (x_max - x_min) * plot_w
+
+    parts = _open(width=width, height=height, title=title)
+    for i, name in enumerate(series):
+        x, y = legend[i]
+        parts.append(
+            '<g class="legend-item">'
+            + _marker(MARKERS[i % len(MARKERS)], cx=x + 6, cy=y + 6, r=4.5, colour=PALETTE[i % len(PALETTE)])
+            + f'<text x="{_f(x + 18)}" y="{_f(y + 10)}" fill="{INK}">{escape(_clip(name, 30))}</text></g>'
+        )
+    for i in range(5):
+        v = x_min + (x_max - x_min) * i / 4
+        x = x_of(v)
+        parts.append(
+            f'<line class="gridline" x1="{_f(x)}" x2="{_f(x)}" y1="{_f(top)}" y2="{_f(base)}" '
+            f'stroke="{GRID}"/>'
+            f'<text class="tick" x="{_f(x)}" y="{_f(base + 16)}" text-anchor="middle" fill="{MUTED}">'
+            f"{_tick_label(v)}</text>"
+        )
+    parts.append(
+        f'<line class="axis" x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(base)}" y2="{_f(base)}" '
+        f'stroke="{MUTED}"/>'
+    )
+    for ri, row in enumerate(rows):
+        label = str(row.get("label", ""))
+        row_top = top + ri * row_h
+        parts.append(
+            f'<text class="row-label" x="{_f(label_w)}" y="{_f(row_top + row_h / 2 + 4)}" text-anchor="end" '
+            f'fill="{INK}"><title>{escape(label)}</title>{escape(_clip(label, int(label_w / CHAR_W)))}</text>'
+        )
+        for name, mean, lo, hi in row.get("estimates", ()):
+            if mean is None or not _finite(mean):
+                continue
+            si = series.index(name)
+            colour = PALETTE[si % len(PALETTE)]
+            y = row_top + (si + 1) * row_h / (len(series) + 1)
+            has_interval = lo is not None and hi is not None and _finite(lo, hi)
+            tip = f"{label}, {name}: {_pct(mean)}"
+            g = [
+                f'<g class="estimate"><title>{escape(tip)}'
+                + (escape(f" (interval {_pct(min(lo, hi))} to {_pct(max(lo, hi))})") if has_interval else "")
+                + "</title>"
+            ]
+            if has_interval:
+                g.append(
+                    f'<line class="interval" x1="{_f(x_of(min(lo, hi)))}" x2="{_f(x_of(max(lo, hi)))}" '
+                    f'y1="{_f(y)}" y2="{_f(y)}" stroke="{colour}" stroke-width="2.5"/>'
+                )
+            g.append(_marker(MARKERS[si % len(MARKERS)], cx=x_of(mean), cy=y, r=4.5, colour=colour))
+            g.append("</g>")
+            parts.append("".join(g))
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # every text above went through escape()

@@ -1,0 +1,455 @@
+"""Estimates per criterion and judge: human-only, judge-only and PPI++, per theme and overall.
+
+For each group of units (a theme, optionally a theme x difficulty cell) the arrays are:
+
+- ``Y``: final human labels of the group's labeled units;
+- ``Yhat``: the judge's labels (``ok`` judgments) on those same units;
+- ``Yhat_unlabeled``: the judge's labels on the group's units without a final human label.
+
+Labels are binary, so the unlabeled judge array matters to every estimator only through its
+length and its number of ones: the mean and the variance of any 0/1 array are functions of those
+two counts. The judge's labels are therefore counted and summed per theme and difficulty in SQL,
+the ~1,000 labeled units' judge labels are fetched one by one and subtracted, and the unlabeled
+array is rebuilt with ``np.repeat`` (ones, then zeros). ``ppi_py`` then returns the same numbers
+as on the real array, without a million rows ever reaching Python.
+
+Two methods, each interval labelled with its own: ``study`` is exactly ``ppi_py`` with a simple
+random sample assumption (as in the due-diligence study); ``robust`` adds design weights
+(1 / inclusion probability, when every labeled unit of the group belongs to the criterion's
+latest stratified sample), a cluster-robust variance with answers as clusters, a t quantile and a
+cross-fitted lambda. Units outside the sample have no inclusion probability, so the unlabeled
+judge labels get equal weights (``w_unlabeled=None``). The overall figures combine the theme
+estimates with weights N_k / N (stratified estimator).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, Sum
+
+from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Stage, Unit
+from evaluation import stats
+from evaluation.models import Judge, Judgment
+
+METHODS = ("robust", "study")
+OVERALL = "overall"
+# Keeps every IN (...) list below SQLite's bound-parameter limit.
+ID_CHUNK = 900
+
+
+class EstimateError(ValueError):
+    """The request cannot be estimated (unknown method, bad alpha, judge of another campaign)."""
+
+
+@dataclass(frozen=True)
+class GroupEstimate:
+    """The numbers of one group: a theme, a theme x difficulty cell, or the whole campaign."""
+
+    theme: str
+    difficulty: str | None
+    method: str
+    size: int  # N_k: units of the criterion's level in the group
+    n_human: int  # units with a final human label
+    n_paired: int  # ... of which the judge labeled (the PPI++ labeled set)
+    n_judge: int  # units with an ok judge label, labeled or not
+    human: stats.Interval
+    judge: stats.Interval
+    ppi: stats.Interval
+    agreement: stats.Agreement | None
+    effective_n: float
+    missing_judgments: list[int]  # units with a human label but no ok judgment
+    weighted: bool  # design weights were applied (robust method, units from the sample)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Report:
+    """Every group estimate of one criterion and judge."""
+
+    campaign: str
+    criterion: str
+    level: str
+    judge: str
+    alpha: float
+    method: str
+    sample_id: int | None
+    themes: list[GroupEstimate]
+    overall: GroupEstimate
+    by_difficulty: list[GroupEstimate] | None = None
+
+
+@dataclass
+class _Labeled:
+    unit_id: int
+    answer_id: int
+    y: int
+    yhat: int | None = None
+    pi: float | None = None
+
+
+def _chunks(ids: list[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), ID_CHUNK):
+        yield ids[start : start + ID_CHUNK]
+
+
+def _imported_final_labels(*, criterion: Criterion) -> dict[int, int]:
+    # Without annotation.workflow only imported labels are known to be final: the latest
+    # imported row with a value wins for each unit.
+    rows = (
+        Label.objects.filter(criterion=criterion, stage=Stage.IMPORTED, value__isnull=False)
+        .order_by("created_at", "id")
+        .values_list("unit_id", "value")
+    )
+    return {unit_id: int(value) for unit_id, value in rows}
+
+
+def final_labels_of(*, criterion: Criterion) -> dict[int, int]:
+    """Final human label per unit id for ``criterion``, as ``annotation.workflow.final_labels``
+    derives it from the append-only history; where that module is absent, the latest imported
+    label of each unit (the only stage that is final by itself)."""
+    try:
+        from annotation.workflow import final_labels
+    except ImportError:
+        return _imported_final_labels(criterion=criterion)
+    return final_labels(criterion=criterion)
+
+
+def default_judge(*, campaign: Campaign, name: str | None = None) -> Judge:
+    """The named judge; without a name, the campaign's only non-imported judge, else the
+    imported judge when it is the only one. Raises EstimateError naming the judges otherwise."""
+    judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
+    names = ", ".join(judge.name for judge in judges) or "none"
+    if name:
+        for judge in judges:
+            if judge.name == name:
+                return judge
+        raise EstimateError(f"judge {name!r} does not exist in {campaign.name!r} (judges: {names})")
+    if not judges:
+        raise EstimateError(f"campaign {campaign.name!r} has no judge yet")
+    running = [judge for judge in judges if judge.kind != Judge.Kind.IMPORTED]
+    if len(running) == 1:
+        return running[0]
+    if not running and len(judges) == 1:
+        return judges[0]
+    raise EstimateError(f"campaign {campaign.name!r} has several judges; pick one with --judge: {names}")
+
+
+def latest_sample(*, criterion: Criterion) -> Sample | None:
+    """The criterion's most recent completed stratified sample, or None."""
+    return (
+        Sample.objects.filter(criterion=criterion, status=Sample.Status.DONE)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def _ones_zeros(*, ones: int, count: int) -> np.ndarray:
+    """A 0/1 array with ``ones`` ones and ``count - ones`` zeros: same mean and variance as any
+    binary array with those counts, which is all the estimators read from it."""
+    return np.repeat(np.array([1.0, 0.0]), [ones, count - ones])
+
+
+def _group(
+    *,
+    theme: str,
+    difficulty: str | None,
+    size: int,
+    judged: tuple[int, int],
+    labeled: list[_Labeled],
+    alpha: float,
+    method: str,
+    sample_id: int | None,
+) -> GroupEstimate:
+    n_judge, judge_ones = judged
+    notes: list[str] = []
+    labeled = sorted(labeled, key=lambda row: row.unit_id)
+    paired = [row for row in labeled if row.yhat is not None]
+    missing = [row.unit_id for row in labeled if row.yhat is None]
+    if missing:
+        notes.append(f"{len(missing)} human-labeled units have no judgment and are left out of PPI++")
+    n_human, n_paired = len(labeled), len(paired)
+    n_unlabeled = n_judge - n_paired
+    unlabeled_ones = judge_ones - sum(row.yhat for row in paired)
+
+    weighted = method == "robust" and bool(labeled) and all(row.pi is not None for row in labeled)
+    if method == "robust" and labeled and not weighted:
+        notes.append(
+            "labeled units are not all from the latest sample: equal weights"
+            if sample_id is not None
+            else "no completed sample for this criterion: equal weights"
+        )
+
+    def weights(rows: list[_Labeled]) -> np.ndarray | None:
+        return np.array([1.0 / row.pi for row in rows]) if weighted else None
+
+    def clusters(rows: list[_Labeled]) -> np.ndarray:
+        return np.array([row.answer_id for row in rows])
+
+    # stats returns NaN for an empty array and an infinite interval for one label (with a note).
+    y_all = np.array([row.y for row in labeled], dtype=float)
+    if method == "study":
+        human = stats.classical_mean(y=y_all, alpha=alpha)
+    else:
+        human = stats.classical_mean(y=y_all, alpha=alpha, w=weights(labeled), clusters=clusters(labeled))
+    judge = stats.judge_mean(yhat_all=_ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha)
+    y = np.array([row.y for row in paired], dtype=float)
+    yhat = np.array([row.yhat for row in paired], dtype=float)
+    yhat_unlabeled = _ones_zeros(ones=unlabeled_ones, count=n_unlabeled)
+    if method == "study":
+        ppi = stats.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha)
+    else:
+        ppi = stats.robust_ppi(
+            y=y,
+            yhat=yhat,
+            yhat_unlabeled=yhat_unlabeled,
+            alpha=alpha,
+            w=weights(paired),
+            w_unlabeled=None,
+            clusters=clusters(paired),
+        )
+    notes.extend(
+        f"{name}: {interval.note}"
+        for name, interval in (("human", human), ("judge", judge), ("PPI++", ppi))
+        if interval.note
+    )
+    agreement = stats.agreement(y=y, yhat=yhat) if n_paired else None
+    return GroupEstimate(
+        theme=theme,
+        difficulty=difficulty,
+        method=method,
+        size=size,
+        n_human=n_human,
+        n_paired=n_paired,
+        n_judge=n_judge,
+        human=human,
+        judge=judge,
+        ppi=ppi,
+        agreement=agreement,
+        effective_n=_effective_n(interval=ppi, alpha=alpha),
+        missing_judgments=missing,
+        weighted=weighted,
+        notes=notes,
+    )
+
+
+def _effective_n(*, interval: stats.Interval, alpha: float) -> float:
+    if math.isnan(interval.mean):
+        return float("nan")
+    return float(stats.effective_n(theta=interval.mean, halfwidth=interval.halfwidth, alpha=alpha))
+
+
+def _overall(
+    *, themes: list[GroupEstimate], labeled: list[_Labeled], alpha: float, method: str
+) -> GroupEstimate:
+    def combine(pick) -> stats.Interval:
+        parts = [(pick(group), group.size) for group in themes if group.size]
+        label = f"stratified {parts[0][0].method}" if parts else f"stratified {method}"
+        return stats.stratified_combine(parts=parts, alpha=alpha, method=label)
+
+    ppi = combine(lambda group: group.ppi)
+    paired = [row for row in labeled if row.yhat is not None]
+    y = np.array([row.y for row in paired], dtype=float)
+    yhat = np.array([row.yhat for row in paired], dtype=float)
+    notes = sorted({note for group in themes for note in group.notes})
+    if ppi.note:
+        notes.append(f"overall PPI++: {ppi.note}")
+    return GroupEstimate(
+        theme=OVERALL,
+        difficulty=None,
+        method=method,
+        size=sum(group.size for group in themes),
+        n_human=sum(group.n_human for group in themes),
+        n_paired=sum(group.n_paired for group in themes),
+        n_judge=sum(group.n_judge for group in themes),
+        human=combine(lambda group: group.human),
+        judge=combine(lambda group: group.judge),
+        ppi=ppi,
+        agreement=stats.agreement(y=y, yhat=yhat) if paired else None,
+        effective_n=_effective_n(interval=ppi, alpha=alpha),
+        missing_judgments=sorted(uid for group in themes for uid in group.missing_judgments),
+        weighted=any(g.weighted for g in themes) and all(g.weighted for g in themes if g.n_human),
+        notes=notes,
+    )
+
+
+def _labeled_units(
+    *, criterion: Criterion, judge: Judge, sample: Sample | None
+) -> dict[int, tuple[str, str, _Labeled]]:
+    """Theme, difficulty and row of every unit (of the criterion's level) with a final label."""
+    finals = final_labels_of(criterion=criterion)
+    rows: dict[int, tuple[str, str, _Labeled]] = {}
+    ids = sorted(finals)
+    for chunk in _chunks(ids):
+        units = Unit.objects.filter(
+            pk__in=chunk, campaign_id=criterion.campaign_id, level=criterion.level
+        ).values_list("id", "theme", "difficulty", "answer_id")
+        for unit_id, theme, difficulty, answer_id in units:
+            rows[unit_id] = (
+                theme,
+                difficulty,
+                _Labeled(unit_id=unit_id, answer_id=answer_id, y=finals[unit_id]),
+            )
+        judged = Judgment.objects.filter(
+            judge=judge, criterion=criterion, status=Judgment.Status.OK, unit_id__in=chunk
+        ).values_list("unit_id", "value")
+        for unit_id, value in judged:
+            if unit_id in rows:
+                rows[unit_id][2].yhat = int(value)
+        if sample is not None:
+            items = SampleItem.objects.filter(sample=sample, unit_id__in=chunk).values_list(
+                "unit_id", "inclusion_probability"
+            )
+            for unit_id, pi in items:
+                if unit_id in rows:
+                    rows[unit_id][2].pi = float(pi)
+    return rows
+
+
+def compute_report(
+    *,
+    criterion: Criterion,
+    judge: Judge,
+    alpha: float = 0.05,
+    method: str = "robust",
+    by_difficulty: bool = False,
+) -> Report:
+    """Human-only, judge-only and PPI++ estimates of ``criterion`` with ``judge``, per theme,
+    overall (stratified by theme sizes) and, with ``by_difficulty``, per theme x difficulty.
+
+    ``method`` is ``"robust"`` (design weights, cluster-robust variance, t quantile, cross-fitted
+    lambda) or ``"study"`` (exactly ``ppi_py``, simple random sample). Raises EstimateError on a
+    bad method or alpha, or a judge from another campaign. Every interval carries its method,
+    alpha and sizes; an estimate that cannot be computed is NaN with a note saying why.
+    """
+    if method not in METHODS:
+        raise EstimateError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+    if not (0 < alpha < 1):
+        raise EstimateError(f"alpha must be between 0 and 1, got {alpha}")
+    if judge.campaign_id != criterion.campaign_id:
+        raise EstimateError(f"judge {judge.name!r} belongs to another campaign")
+
+    sizes: dict[tuple[str, str], int] = {
+        (row["theme"], row["difficulty"]): row["n"]
+        for row in Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
+        .values("theme", "difficulty")
+        .annotate(n=Count("id"))
+        .order_by()
+    }
+    judged: dict[tuple[str, str], tuple[int, int]] = {
+        (row["unit__theme"], row["unit__difficulty"]): (row["n"], int(row["ones"] or 0))
+        for row in Judgment.objects.filter(
+            judge=judge, criterion=criterion, status=Judgment.Status.OK, unit__level=criterion.level
+        )
+        .values("unit__theme", "unit__difficulty")
+        .annotate(n=Count("id"), ones=Sum("value"))
+        .order_by()
+    }
+    sample = latest_sample(criterion=criterion) if method == "robust" else None
+    labeled = _labeled_units(criterion=criterion, judge=judge, sample=sample)
+    cells: dict[tuple[str, str], list[_Labeled]] = defaultdict(list)
+    for theme, difficulty, row in labeled.values():
+        cells[(theme, difficulty)].append(row)
+
+    def estimate(keys: Iterable[tuple[str, str]], theme: str, difficulty: str | None) -> GroupEstimate:
+        keys = list(keys)
+        n_judge = sum(judged.get(key, (0, 0))[0] for key in keys)
+        ones = sum(judged.get(key, (0, 0))[1] for key in keys)
+        return _group(
+            theme=theme,
+            difficulty=difficulty,
+            size=sum(sizes.get(key, 0) for key in keys),
+            judged=(n_judge, ones),
+            labeled=[row for key in keys for row in cells.get(key, [])],
+            alpha=alpha,
+            method=method,
+            sample_id=sample.pk if sample is not None else None,
+        )
+
+    all_keys = sorted(set(sizes) | set(judged) | set(cells))
+    theme_names = sorted({theme for theme, _ in all_keys})
+    themes = [estimate((key for key in all_keys if key[0] == theme), theme, None) for theme in theme_names]
+    cells_estimates = [estimate([key], key[0], key[1]) for key in all_keys] if by_difficulty else None
+    overall = _overall(
+        themes=themes, labeled=[row for _, _, row in labeled.values()], alpha=alpha, method=method
+    )
+    return Report(
+        campaign=criterion.campaign.name,
+        criterion=criterion.name,
+        level=criterion.level,
+        judge=judge.name,
+        alpha=alpha,
+        method=method,
+        sample_id=sample.pk if sample is not None else None,
+        themes=themes,
+        overall=overall,
+        by_difficulty=cells_estimates,
+    )
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def group_as_json(*, group: GroupEstimate) -> dict[str, Any]:
+    """One group as a JSON-ready dict (NaN and infinities become None)."""
+    agreement = group.agreement
+    data: dict[str, Any] = {
+        "theme": group.theme,
+        "n_human": group.n_human,
+        "n_judge": group.n_judge,
+        "human_mean": _num(group.human.mean),
+        "human_ci": [_num(group.human.lo), _num(group.human.hi)],
+        "judge_mean": _num(group.judge.mean),
+        "judge_ci": [_num(group.judge.lo), _num(group.judge.hi)],
+        "ppi_mean": _num(group.ppi.mean),
+        "ppi_ci": [_num(group.ppi.lo), _num(group.ppi.hi)],
+        "lambda": _num(group.ppi.lam),
+        "observed_agreement": _num(agreement.observed) if agreement else None,
+        "chance_agreement": _num(agreement.chance) if agreement else None,
+        "kappa": _num(agreement.kappa) if agreement else None,
+        "effective_n": _num(group.effective_n),
+        "method": group.method,
+        "difficulty": group.difficulty,
+        "size": group.size,
+        "n_paired": group.n_paired,
+        "human_method": group.human.method,
+        "judge_method": group.judge.method,
+        "ppi_method": group.ppi.method,
+        "ppi_df": _num(group.ppi.df),
+        "weighted": group.weighted,
+        "confusion": dict(agreement.confusion) if agreement else None,
+        "n_missing_judgments": len(group.missing_judgments),
+        "missing_judgments": list(group.missing_judgments),
+        "notes": list(group.notes),
+    }
+    if group.difficulty is None:
+        del data["difficulty"]
+    return data
+
+
+def report_as_json(*, report: Report) -> dict[str, Any]:
+    """The report as a JSON-ready dict: campaign, criterion, judge, alpha, one object per theme
+    under ``themes`` and the stratified combination under ``overall`` (NaN becomes None)."""
+    data: dict[str, Any] = {
+        "campaign": report.campaign,
+        "criterion": report.criterion,
+        "judge": report.judge,
+        "alpha": report.alpha,
+        "method": report.method,
+        "level": report.level,
+        "sample_id": report.sample_id,
+        "themes": [group_as_json(group=group) for group in report.themes],
+        "overall": group_as_json(group=report.overall),
+    }
+    if report.by_difficulty is not None:
+        data["by_difficulty"] = [group_as_json(group=group) for group in report.by_difficulty]
+    return data

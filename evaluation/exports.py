@@ -1,0 +1,383 @@
+"""Reports as files: an XLSX workbook for analysts, CSV of one criterion, a text table.
+
+The workbook is written in openpyxl's write-only mode, so a campaign of a million units streams
+to disk instead of being held in memory as cell objects.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import importlib
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, is_dataclass
+from typing import IO, Any
+
+from django.utils import timezone
+from openpyxl import Workbook
+from openpyxl.cell import WriteOnlyCell
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.chart import BarChart, Reference
+from openpyxl.chart.data_source import NumDataSource, NumRef
+from openpyxl.chart.error_bar import ErrorBars
+from openpyxl.styles import Font
+
+from annotation.models import Campaign, Criterion, Label, Unit
+from evaluation.estimates import GroupEstimate, Report, final_labels_of
+from evaluation.models import Judge, Judgment
+
+PERCENT = "0.0%"
+DECIMAL = "0.000"
+INTEGER = "0"
+UNIT_CHUNK = 5000
+EXCEL_TEXT_LIMIT = 32767
+
+
+def _finite(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _confusion(group: GroupEstimate, key: str) -> int | None:
+    return group.agreement.confusion[key] if group.agreement else None
+
+
+def _agreement(group: GroupEstimate, attr: str) -> float | None:
+    return _finite(getattr(group.agreement, attr)) if group.agreement else None
+
+
+# (header, value of a group, number format or None for text)
+COLUMNS: list[tuple[str, Callable[[GroupEstimate], Any], str | None]] = [
+    ("theme", lambda g: g.theme, None),
+    ("difficulty", lambda g: g.difficulty or "", None),
+    ("method", lambda g: g.method, None),
+    ("N", lambda g: g.size, INTEGER),
+    ("n_human", lambda g: g.n_human, INTEGER),
+    ("n_paired", lambda g: g.n_paired, INTEGER),
+    ("n_judge", lambda g: g.n_judge, INTEGER),
+    ("human_mean", lambda g: _finite(g.human.mean), PERCENT),
+    ("human_lo", lambda g: _finite(g.human.lo), PERCENT),
+    ("human_hi", lambda g: _finite(g.human.hi), PERCENT),
+    ("judge_mean", lambda g: _finite(g.judge.mean), PERCENT),
+    ("judge_lo", lambda g: _finite(g.judge.lo), PERCENT),
+    ("judge_hi", lambda g: _finite(g.judge.hi), PERCENT),
+    ("ppi_mean", lambda g: _finite(g.ppi.mean), PERCENT),
+    ("ppi_lo", lambda g: _finite(g.ppi.lo), PERCENT),
+    ("ppi_hi", lambda g: _finite(g.ppi.hi), PERCENT),
+    ("ppi_minus", lambda g: _finite(g.ppi.mean - g.ppi.lo), PERCENT),
+    ("ppi_plus", lambda g: _finite(g.ppi.hi - g.ppi.mean), PERCENT),
+    ("lambda", lambda g: _finite(g.ppi.lam), DECIMAL),
+    ("observed_agreement", lambda g: _agreement(g, "observed"), PERCENT),
+    ("chance_agreement", lambda g: _agreement(g, "chance"), PERCENT),
+    ("kappa", lambda g: _agreement(g, "kappa"), DECIMAL),
+    ("effective_n", lambda g: _finite(g.effective_n), "0.0"),
+    ("tp", lambda g: _confusion(g, "tp"), INTEGER),
+    ("fp", lambda g: _confusion(g, "fp"), INTEGER),
+    ("fn", lambda g: _confusion(g, "fn"), INTEGER),
+    ("tn", lambda g: _confusion(g, "tn"), INTEGER),
+    ("missing_judgments", lambda g: len(g.missing_judgments), INTEGER),
+    ("missing_unit_ids", lambda g: " ".join(map(str, g.missing_judgments)), None),
+    ("ppi_method", lambda g: g.ppi.method, None),
+    ("notes", lambda g: "; ".join(g.notes), None),
+]
+HEADERS = [header for header, _, _ in COLUMNS]
+_INDEX = {header: position for position, header in enumerate(HEADERS, start=1)}
+
+
+def report_groups(*, report: Report) -> list[GroupEstimate]:
+    """The report's rows in display order: themes, theme x difficulty cells, overall."""
+    return [*report.themes, *(report.by_difficulty or []), report.overall]
+
+
+def write_csv(*, report: Report, stream: IO[str]) -> None:
+    """Write one criterion's estimates to ``stream`` as CSV: a header row (``HEADERS``), then one
+    row per theme, per theme x difficulty cell when present, and overall. Rates are fractions
+    (0.5, not 50); a missing number is an empty field."""
+    writer = csv.writer(stream)
+    writer.writerow(["criterion", "judge", "alpha", *HEADERS])
+    for group in report_groups(report=report):
+        values = [value(group) for _, value, _ in COLUMNS]
+        writer.writerow(
+            [report.criterion, report.judge, report.alpha, *("" if v is None else v for v in values)]
+        )
+
+
+def _text(value: Any) -> str:
+    text = ILLEGAL_CHARACTERS_RE.sub("", str(value))
+    return text[:EXCEL_TEXT_LIMIT]
+
+
+def _cell(ws, value: Any, number_format: str | None = None, bold: bool = False) -> WriteOnlyCell:
+    if isinstance(value, float) and not math.isfinite(value):
+        value = None
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        value = timezone.make_naive(value, dt.UTC)
+    text = isinstance(value, str)
+    cell = WriteOnlyCell(ws, value=_text(value) if text else value)
+    if text:
+        # Untrusted text (answers, LLM output) starting with "=" must never become a formula.
+        cell.data_type = "s"
+    if number_format and not text:
+        cell.number_format = number_format
+    if bold:
+        cell.font = Font(bold=True)
+    return cell
+
+
+def _header(ws, headers: Sequence[str]) -> list[WriteOnlyCell]:
+    return [_cell(ws, header, bold=True) for header in headers]
+
+
+_SHEET_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
+
+
+def _sheet_title(name: str, taken: set[str]) -> str:
+    base = _SHEET_FORBIDDEN.sub("-", name)[:28] or "criterion"
+    title, n = base, 2
+    while title.lower() in taken:
+        title, n = f"{base[:25]} ({n})", n + 1
+    taken.add(title.lower())
+    return title
+
+
+def _summary(wb: Workbook, campaign: Campaign, reports: Sequence[Report]) -> None:
+    ws = wb.create_sheet("Summary")
+    ws.freeze_panes = "A4"
+    ws.append([_cell(ws, "Campaign", bold=True), _cell(ws, campaign.name)])
+    ws.append([_cell(ws, "Generated", bold=True), _cell(ws, timezone.now(), "yyyy-mm-dd hh:mm")])
+    headers = [
+        "criterion", "level", "judge", "method", "alpha", "N", "n_human", "n_judge",
+        "human_mean", "judge_mean", "ppi_mean", "ppi_lo", "ppi_hi", "kappa", "effective_n",
+        "missing_judgments",
+    ]  # fmt: skip
+    ws.append(_header(ws, headers))
+    for report in reports:
+        overall = report.overall
+        ws.append(
+            [
+                _cell(ws, report.criterion),
+                _cell(ws, report.level),
+                _cell(ws, report.judge),
+                _cell(ws, report.method),
+                _cell(ws, report.alpha, "0.00"),
+                _cell(ws, overall.size, INTEGER),
+                _cell(ws, overall.n_human, INTEGER),
+                _cell(ws, overall.n_judge, INTEGER),
+                _cell(ws, _finite(overall.human.mean), PERCENT),
+                _cell(ws, _finite(overall.judge.mean), PERCENT),
+                _cell(ws, _finite(overall.ppi.mean), PERCENT),
+                _cell(ws, _finite(overall.ppi.lo), PERCENT),
+                _cell(ws, _finite(overall.ppi.hi), PERCENT),
+                _cell(ws, _agreement(overall, "kappa"), DECIMAL),
+                _cell(ws, _finite(overall.effective_n), "0.0"),
+                _cell(ws, len(overall.missing_judgments), INTEGER),
+            ]
+        )
+
+
+def _flat(row: Any) -> dict[str, Any]:
+    """A metrics row as flat columns; an interval pair ``ci`` becomes ``ci_lo`` and ``ci_hi``."""
+    data = asdict(row) if is_dataclass(row) and not isinstance(row, type) else dict(row)
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, list | tuple) and len(value) == 2:
+            flat[f"{key}_lo"], flat[f"{key}_hi"] = value
+        elif isinstance(value, list | tuple | dict):
+            flat[key] = str(value)
+        else:
+            flat[key] = value
+    return flat
+
+
+def _metrics(wb: Workbook, campaign: Campaign) -> None:
+    ws = wb.create_sheet("Automatic metrics")
+    ws.freeze_panes = "A2"
+    try:
+        metrics = importlib.import_module("evaluation.metrics")
+        compute_metrics = metrics.compute_metrics
+    except (ImportError, AttributeError):
+        ws.append(_header(ws, ["note"]))
+        ws.append([_cell(ws, "Automatic metrics are not available in this installation.")])
+        return
+    results = list(compute_metrics(campaign=campaign))
+    overall = getattr(metrics, "overall_metrics", None)
+    if overall is not None:
+        results += list(overall(rows=results))
+    rows = [_flat(result) for result in results]
+    headers: list[str] = []
+    for row in rows:
+        headers.extend(key for key in row if key not in headers)
+    ws.append(_header(ws, headers or ["note"]))
+    if not rows:
+        ws.append([_cell(ws, "No automatic metrics for this campaign.")])
+    for row in rows:
+        cells = []
+        for key in headers:
+            value = row.get(key)
+            number_format = None
+            if isinstance(value, float):
+                number_format = PERCENT if key in ("rate", "ci_lo", "ci_hi") else DECIMAL
+            elif isinstance(value, int) and not isinstance(value, bool):
+                number_format = INTEGER
+            cells.append(_cell(ws, value, number_format))
+        ws.append(cells)
+
+
+def _criterion_sheet(wb: Workbook, report: Report, taken: set[str]) -> None:
+    ws = wb.create_sheet(_sheet_title(report.criterion, taken))
+    groups = report_groups(report=report)
+    ws.freeze_panes = "B2"
+    ws.append(_header(ws, HEADERS))
+    for group in groups:
+        ws.append([_cell(ws, value(group), fmt) for _, value, fmt in COLUMNS])
+    # The chart shows themes and overall (not the difficulty cells), with PPI++ error bars.
+    rows = [row for row, group in enumerate(groups, start=2) if group.difficulty is None]
+    chart = BarChart()
+    chart.type = "col"
+    chart.title = f"{report.criterion}: PPI++ estimate per theme ({100 * (1 - report.alpha):g}% CI)"
+    chart.y_axis.title = "rate"
+    chart.y_axis.number_format = PERCENT
+    chart.y_axis.scaling.min = 0
+    chart.y_axis.scaling.max = 1
+    last = max(rows) if rows else 2
+    mean_col = _INDEX["ppi_mean"]
+    chart.add_data(Reference(ws, min_col=mean_col, min_row=1, max_row=last), titles_from_data=True)
+    chart.set_categories(Reference(ws, min_col=_INDEX["theme"], min_row=2, max_row=last))
+
+    def ref(column: str) -> NumDataSource:
+        return NumDataSource(numRef=NumRef(f=Reference(ws, min_col=_INDEX[column], min_row=2, max_row=last)))
+
+    chart.series[0].errBars = ErrorBars(
+        errDir="y", errBarType="both", errValType="cust", plus=ref("ppi_plus"), minus=ref("ppi_minus")
+    )
+    chart.width, chart.height = 22, 11
+    ws.add_chart(chart, f"A{len(groups) + 4}")
+
+
+def _units(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> None:
+    ws = wb.create_sheet("Units")
+    ws.freeze_panes = "B2"
+    judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
+    finals = {criterion.pk: final_labels_of(criterion=criterion) for criterion in criteria}
+    columns = [(criterion, None) for criterion in criteria]
+    columns += [(criterion, judge) for criterion in criteria for judge in judges]
+    headers = ["unit", "level", "answer", "sentence", "theme", "difficulty", "text"]
+    headers += [f"{c.name}: human" if j is None else f"{c.name}: {j.name}" for c, j in columns]
+    ws.append(_header(ws, headers))
+    fields = ("id", "level", "answer__external_id", "sentence__position", "theme", "difficulty")
+    last = 0
+    while True:
+        chunk = list(
+            Unit.objects.filter(campaign=campaign, pk__gt=last)
+            .order_by("pk")
+            .values(*fields, "answer__text", "sentence__text")[:UNIT_CHUNK]
+        )
+        if not chunk:
+            break
+        first, last = chunk[0]["id"], chunk[-1]["id"]
+        judged: dict[tuple[int, int, int], int] = {
+            (unit_id, criterion_id, judge_id): value
+            for unit_id, criterion_id, judge_id, value in Judgment.objects.filter(
+                unit_id__gte=first,
+                unit_id__lte=last,
+                criterion__in=criteria,
+                status=Judgment.Status.OK,
+            ).values_list("unit_id", "criterion_id", "judge_id", "value")
+        }
+        for unit in chunk:
+            text = unit["sentence__text"] if unit["level"] == "sentence" else unit["answer__text"]
+            row = [_cell(ws, unit[name]) for name in fields] + [_cell(ws, text)]
+            for criterion, judge in columns:
+                if judge is None:
+                    value = finals[criterion.pk].get(unit["id"])
+                else:
+                    value = judged.get((unit["id"], criterion.pk, judge.pk))
+                row.append(_cell(ws, value, INTEGER))
+            ws.append(row)
+
+
+def _history(wb: Workbook, campaign: Campaign) -> None:
+    ws = wb.create_sheet("Label history")
+    ws.freeze_panes = "A2"
+    headers = ["label", "unit", "criterion", "user", "stage", "value", "comment", "time (UTC)"]
+    ws.append(_header(ws, headers))
+    rows = (
+        Label.objects.filter(unit__campaign=campaign)
+        .order_by("created_at", "id")
+        .values_list(
+            "id", "unit_id", "criterion__name", "user__username", "stage", "value", "comment", "created_at"
+        )
+    )
+    for label_id, unit_id, criterion, user, stage, value, comment, created in rows.iterator(chunk_size=5000):
+        ws.append(
+            [
+                _cell(ws, label_id, INTEGER),
+                _cell(ws, unit_id, INTEGER),
+                _cell(ws, criterion),
+                _cell(ws, user or ""),
+                _cell(ws, stage),
+                _cell(ws, value, INTEGER),
+                _cell(ws, comment),
+                _cell(ws, created, "yyyy-mm-dd hh:mm:ss"),
+            ]
+        )
+
+
+def build_workbook(*, campaign: Campaign, criteria_reports: Sequence[Report], path_or_buffer: Any) -> None:
+    """Write the campaign's workbook to ``path_or_buffer`` (a path or a binary file object).
+
+    Sheets: Summary (overall figures per criterion), Automatic metrics (or a note when the
+    metrics module is absent), one sheet per report (estimates and agreement per theme and
+    overall, a bar chart with the PPI++ intervals as error bars), Units (every unit, its text,
+    final human label and each judge's label per reported criterion) and Label history (every
+    human label row). Numbers are numbers with formats, header rows are frozen.
+    """
+    wb = Workbook(write_only=True)
+    taken = {"summary", "automatic metrics", "units", "label history"}
+    _summary(wb, campaign, criteria_reports)
+    _metrics(wb, campaign)
+    for report in criteria_reports:
+        _criterion_sheet(wb, report, taken)
+    names = list(dict.fromkeys(report.criterion for report in criteria_reports))
+    by_name = {c.name: c for c in Criterion.objects.filter(campaign=campaign, name__in=names)}
+    _units(wb, campaign, [by_name[name] for name in names if name in by_name])
+    _history(wb, campaign)
+    wb.save(path_or_buffer)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{100 * value:5.1f}"
+
+
+def _dec(value: float | None, digits: int) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _ci(interval: Any) -> str:
+    return f"{_pct(interval.mean)} [{_pct(interval.lo)}, {_pct(interval.hi)}]"
+
+
+def table_lines(*, report: Report) -> list[str]:
+    """The report as fixed-width text lines (rates in percent), one row per group."""
+    level = 100 * (1 - report.alpha)
+    lines = [
+        f"{report.campaign} / {report.criterion} / judge {report.judge}: "
+        f"method {report.method}, {level:g}% intervals, rates in %",
+        f"{'theme':<20} {'n_hum':>6} {'n_judge':>8} {'human':>22} {'judge':>22} {'PPI++':>22} "
+        f"{'lambda':>6} {'agree':>6} {'kappa':>6} {'n_eff':>7} {'missing':>7}",
+    ]
+    for group in report_groups(report=report):
+        name = group.theme if group.difficulty is None else f"{group.theme}/{group.difficulty}"
+        agreement = group.agreement
+        lines.append(
+            f"{name[:20]:<20} {group.n_human:>6} {group.n_judge:>8} {_ci(group.human):>22} "
+            f"{_ci(group.judge):>22} {_ci(group.ppi):>22} {_dec(group.ppi.lam, 2):>6} "
+            f"{_pct(agreement.observed if agreement else None):>6} "
+            f"{_dec(agreement.kappa if agreement else None, 2):>6} "
+            f"{_dec(group.effective_n, 0):>7} {len(group.missing_judgments):>7}"
+        )
+    return lines

@@ -1,0 +1,47 @@
+"""Starting, cancelling and resuming background jobs; enqueued after the transaction commits."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from annotation.models import Criterion
+from evaluation.judge import runs
+from evaluation.models import Judge, JudgeRun
+from evaluation.tasks import dispatch_run
+
+
+def start_judge_run(
+    *,
+    criterion: Criterion,
+    judge: Judge,
+    scope: str = JudgeRun.Scope.ALL,
+    concurrency: int | None = None,
+    token_budget: int | None = None,
+    user=None,
+) -> JudgeRun:
+    """Create a run and hand its batches to the workers once the run is committed."""
+    with transaction.atomic():
+        run = runs.create_run(
+            criterion=criterion,
+            judge=judge,
+            scope=scope,
+            concurrency=concurrency,
+            token_budget=token_budget,
+            user=user,
+        )
+        if run.is_active:
+            dispatch_run.delay_on_commit(run.pk)
+    return run
+
+
+def cancel_judge_run(*, run_id: int) -> JudgeRun:
+    """Cancel a run (pending batches stop; batches being judged finish)."""
+    return runs.cancel_run(run_id=run_id)
+
+
+def resume_judge_run(*, run_id: int, token_budget: int | None = None) -> JudgeRun:
+    """Resume a cancelled, budget-stopped or partly failed run and dispatch its work again."""
+    with transaction.atomic():
+        run = runs.resume_run(run_id=run_id, token_budget=token_budget)
+        dispatch_run.delay_on_commit(run.pk)
+    return run

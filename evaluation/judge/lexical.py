@@ -1,0 +1,234 @@
+"""The offline lexical judge: deterministic, instant, and a WEAK baseline.
+
+It needs no model and no network, so the app can run a judge anywhere, and it gives a floor any
+LLM judge should beat. It only counts shared words; it cannot see negations, paraphrases,
+contradictions or off-topic passages. Never read its labels as a substitute for a real judge.
+
+Text analysis, the same for sentences, sources, questions and answers:
+
+- citation markers such as ``[^4ca822^]`` and list markers are removed;
+- numbers are read from the original text and normalised: thin, narrow and non-breaking spaces
+  group thousands, ``,`` or ``.`` is the decimal mark, units and signs are ignored, so
+  ``66,5 %``, ``66.5%`` and ``66,50`` are the same number, ``1 234`` is ``1234`` and
+  ``12,4 M€`` is ``12.4``; an ambiguous ``1,234`` matches both ``1.234`` and ``1234``;
+- words are lower-cased and accent-folded (``é`` -> ``e``, ``œ`` -> ``oe``); French and English
+  stopwords, politeness and transition words, and words under 3 letters are dropped; the rest
+  are stemmed by dropping a plural ``s``/``x`` and truncating to 6 letters (``financières`` and
+  ``financier`` share ``financ``).
+
+Veracity (sentence level): 1 when at least ``VERACITY_THRESHOLD`` of the sentence's content
+words occur in the cited sources AND every number of the sentence does; a sentence with no
+content word and no number (filler, politeness) is 1; a sentence with content that cites no
+source is 0.
+
+Relevance (answer level): 1 when at least ``RELEVANCE_THRESHOLD`` of the question's content words
+and numbers occur in the answer. Abstentions get no special treatment: one that restates the
+question's terms counts as relevant, one that does not as off-topic.
+
+Source texts are analysed once and cached, so judging the sentences of an answer that share
+their sources is fast (well over 20,000 sentences a second).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import NamedTuple
+
+VERACITY_THRESHOLD = 0.6
+RELEVANCE_THRESHOLD = 0.5
+STEM_LENGTH = 6
+MIN_WORD_LENGTH = 3
+
+_FRENCH_STOPWORDS = """
+a afin ai aie aient ainsi alors apres as au aucun aucune auquel aura aurai auraient aurait aussi
+autre autres aux auxquelles auxquels avaient avais avait avant avec avez aviez avions avoir avons
+ayant bien c ca car ce ceci cela celle celles celui ces cet cette ceux chacun chaque chez ci comme
+comment concernant contre d dans de depuis des desquelles desquels dessous dessus deux devrait doit
+donc dont du duquel durant elle elles en encore entre es est et etaient etais etait etant ete etes
+etre eu eue eues eurent eus eut eux faire fait faut fois font hormis il ils j je jusqu jusque l la
+laquelle le lequel les lesquelles lesquels leur leurs lors lorsque lui m ma mais me meme memes mes
+moi mon n ne ni non nos notamment notre nous on ont ou par parce parmi pas pendant peu peut peuvent
+peux plupart plus plusieurs pour pourquoi pourrait pres puis puisque qu quand que quel quelle
+quelles quels qui quoi s sa sans se selon ses seulement si sien sienne soi soient sois soit sommes
+son sont sous soyez suis sur t ta tandis te tel telle telles tels tes toi ton tous tout toute
+toutes tres tu un une unes uns vers via voici voila vos votre vous y egalement neanmoins toutefois
+cependant ailleurs afin ainsi donc enfin outre autant quant certains certaines certain certaine
+"""
+
+_ENGLISH_STOPWORDS = """
+a about above after again against all also am an and any are as at be because been before being
+below between both but by can could did do does doing done down during each either else etc few
+for from further had has have having he her here hers herself him himself his how however i if in
+into is it its itself just may me might more most must my myself no nor not now of off on once
+only or other our ours ourselves out over own per same shall she should so some such than that
+the their theirs them themselves then there these they this those through thus to too under until
+up upon very via was we were what when where whether which while who whom whose why will with
+within without would yet you your yours yourself yourselves
+"""
+
+# Words that frame an answer without stating a fact: a sentence made only of them is filler.
+_FILLER_WORDS = """
+bonjour merci cordialement hesitez hesiter souhaitez souhaite souhaiter besoin aide aider
+question questions demande demandes demandee demandees information informations detail details
+suivant suivante suivants suivantes resume resumer synthese dessous voir trouverez
+trouver reponse preciser precisions ensemble elements element concerne concernant
+hello thanks thank please hope helps help feel free ask following summary information details
+answer below find here note
+"""
+
+_STOPWORDS = frozenset((_FRENCH_STOPWORDS + _ENGLISH_STOPWORDS + _FILLER_WORDS).split())
+
+_CITATION = re.compile(r"\[\^[^\]\s]*\^\]")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+", re.MULTILINE)
+_GROUP_SPACES = "\u0020\u00a0\u202f\u2009"
+_NUMBER = re.compile(
+    r"(?<![\w.,])"  # not glued to a word or to another number
+    rf"(?:\d{{1,3}}(?:[{_GROUP_SPACES}]\d{{3}})+(?!\d)|\d+)"  # integer part, maybe grouped by spaces
+    r"(?:[.,]\d+)*"  # decimal part, or groups of thousands
+)
+_SPACES = re.compile(rf"[{_GROUP_SPACES}]")
+_WORD = re.compile(r"[a-z]+")
+# Non-ASCII marks that separate words; folding to ASCII would otherwise glue the words together.
+_NON_ASCII_BREAKS = re.compile(
+    "[\u2019\u2018\u02bc\u00ab\u00bb\u201c\u201d\u2014\u2013\u2026\u00a0\u202f\u2009]"
+)
+_LIGATURES = (("\u0153", "oe"), ("\u00e6", "ae"), ("\u00df", "ss"))
+
+
+class _Analysis(NamedTuple):
+    stems: frozenset[str]
+    numbers: tuple[tuple[str, frozenset[str]], ...]  # (as written, normalised forms)
+
+
+class _Profile(NamedTuple):
+    stems: frozenset[str]
+    numbers: frozenset[str]
+
+
+def _canonical(integer: str, fraction: str = "") -> str:
+    integer = integer.lstrip("0") or "0"
+    fraction = fraction.rstrip("0")
+    return f"{integer}.{fraction}" if fraction else integer
+
+
+@lru_cache(maxsize=65536)
+def number_forms(raw: str) -> frozenset[str]:
+    """The normalised values a written number may stand for (two when ``,``/``.`` is ambiguous)."""
+    text = _SPACES.sub("", raw)
+    parts = re.split(r"[.,]", text)
+    separators = [c for c in text if c in ".,"]
+    if not separators:
+        return frozenset({_canonical(text)})
+    forms = set()
+    middle_are_groups = all(len(p) == 3 for p in parts[1:-1])
+    same_group_mark = len(set(separators[:-1])) <= 1 and (
+        len(separators) == 1 or separators[-1] != separators[0]
+    )
+    if middle_are_groups and same_group_mark:
+        forms.add(_canonical("".join(parts[:-1]), parts[-1]))
+    if len(set(separators)) == 1 and all(len(p) == 3 for p in parts[1:]):
+        forms.add(_canonical("".join(parts)))
+    return frozenset(forms or {text})
+
+
+def _fold(text: str) -> str:
+    text = text.lower()
+    if text.isascii():
+        return text
+    text = _NON_ASCII_BREAKS.sub(" ", text)
+    for ligature, letters in _LIGATURES:
+        if ligature in text:
+            text = text.replace(ligature, letters)
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word[-1] in "sx":
+        word = word[:-1]
+    return word[:STEM_LENGTH]
+
+
+def _analyse(text: str) -> _Analysis:
+    text = _LIST_MARKER.sub("", _CITATION.sub(" ", text))
+    numbers = tuple((m.group(0), number_forms(m.group(0))) for m in _NUMBER.finditer(text))
+    stems = frozenset(
+        _stem(w) for w in _WORD.findall(_fold(text)) if len(w) >= MIN_WORD_LENGTH and w not in _STOPWORDS
+    )
+    return _Analysis(stems=stems, numbers=numbers)
+
+
+def _profile(text: str) -> _Profile:
+    analysis = _analyse(text)
+    return _Profile(
+        stems=analysis.stems, numbers=frozenset(f for _, forms in analysis.numbers for f in forms)
+    )
+
+
+# The sentences of one answer cite the same few sources: analyse each source text once.
+_source_profile = lru_cache(maxsize=8192)(_profile)
+
+
+def content_stems(text: str) -> frozenset[str]:
+    """The stems of the content words of ``text``, as both judges compare them."""
+    return _analyse(text).stems
+
+
+def lexical_veracity(
+    *, sentence: str, sources: list[str], threshold: float = VERACITY_THRESHOLD
+) -> tuple[int, str]:
+    """(label, reasoning) for one sentence against the texts of the sources it cites.
+
+    1 when at least ``threshold`` of its content words and all of its numbers occur in the cited
+    sources; 1 for a sentence with no content word and no number (filler); 0 for a sentence with
+    content that cites no source. See the module docstring for how text is compared.
+    """
+    analysis = _analyse(sentence)
+    stems, numbers = analysis.stems, analysis.numbers
+    if not stems and not numbers:
+        return 1, "lexical: no content word and no number (filler sentence)"
+    profiles = [_source_profile(text) for text in sources if text and text.strip()]
+    if not profiles:
+        return 0, f"lexical: {len(stems)} content word(s) and {len(numbers)} number(s) but no cited source"
+    found = sum(1 for stem in stems if any(stem in p.stems for p in profiles))
+    missing_numbers = [
+        raw for raw, forms in numbers if not any(not forms.isdisjoint(p.numbers) for p in profiles)
+    ]
+    overlap = found / len(stems) if stems else 1.0
+    label = int(overlap >= threshold and not missing_numbers)
+    words = (
+        f"{found}/{len(stems)} content words found in the cited sources "
+        f"({overlap:.0%}, threshold {threshold:.0%})"
+    )
+    if missing_numbers:
+        detail = f"number(s) not found: {', '.join(missing_numbers)}"
+    else:
+        detail = f"all {len(numbers)} number(s) found" if numbers else "no number"
+    return label, f"lexical: {words}; {detail}"
+
+
+def lexical_relevance(
+    *, question: str, answer: str, threshold: float = RELEVANCE_THRESHOLD
+) -> tuple[int, str]:
+    """(label, reasoning) for one answer: does it take up the question's terms?
+
+    1 when at least ``threshold`` of the question's content words and numbers occur in the
+    answer; 1 when the question has none to look for. Abstentions are not special-cased (see the
+    module docstring); off-topic additions are invisible to this judge.
+    """
+    wanted = _analyse(question)
+    terms = len(wanted.stems) + len(wanted.numbers)
+    if terms == 0:
+        return 1, "lexical: the question has no content word to look for"
+    given = _profile(answer)
+    found = sum(1 for stem in wanted.stems if stem in given.stems) + sum(
+        1 for _, forms in wanted.numbers if not forms.isdisjoint(given.numbers)
+    )
+    overlap = found / terms
+    label = int(overlap >= threshold)
+    return (
+        label,
+        f"lexical: {found}/{terms} of the question's terms found in the answer "
+        f"({overlap:.0%}, threshold {threshold:.0%})",
+    )

@@ -1,0 +1,799 @@
+"""Judge runs: which units a run covers, claiming batches, calling the judge, storing judgments.
+
+A run is split into one batch per answer (one prompt carries all the answer's sentences, so the
+sources are sent once). A batch is claimed with a conditional UPDATE, judged outside any
+transaction, and its judgments and the run's counters are written in one transaction that also
+moves the batch from running to done, so a batch processed twice (a retried task, a worker killed
+with kill -9 and restarted) still leaves exactly one judgment per (unit, criterion, judge).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Exists, F, FloatField, OuterRef, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.models import AnswerSource, Campaign, Criterion, Level, Unit
+from evaluation.judge import prompts
+from evaluation.judge.client import (
+    BudgetExceeded,
+    JudgeClient,
+    JudgeClientError,
+    PermanentError,
+    TransientError,
+)
+from evaluation.judge.lexical import lexical_relevance, lexical_veracity
+from evaluation.judge.parsing import Verdict, VerdictError, parse_verdicts
+from evaluation.models import Judge, JudgeBatch, JudgeRun, Judgment
+
+logger = logging.getLogger(__name__)
+
+LEXICAL = "lexical"
+IMPORTED = "imported"
+# A reply whose verdicts do not fit is asked again this many times before the batch fails.
+VERDICT_ATTEMPTS = 3
+ACTIVE = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
+
+
+class RunError(ValueError):
+    """A run cannot be created or changed as asked (the message says why)."""
+
+
+def get_or_create_judge(
+    *,
+    campaign: Campaign,
+    name: str,
+    model: str | None = None,
+    prompt_version: str | None = None,
+    language: str | None = None,
+    base_url: str | None = None,
+) -> Judge:
+    """The campaign's judge called ``name``, created on first use.
+
+    ``lexical`` is the built-in offline judge. Any other name is an OpenAI-compatible judge whose
+    model defaults to ``OPENAI_JUDGE_MODEL``. An existing judge keeps its model and prompt
+    version: asking for different ones is an error, since mixing them would corrupt comparisons.
+    """
+    if name == IMPORTED:
+        raise RunError("judge 'imported' holds imported labels and cannot be run")
+    kind = Judge.Kind.LEXICAL if name == LEXICAL else Judge.Kind.OPENAI
+    defaults = {
+        "kind": kind,
+        "model": "" if kind == Judge.Kind.LEXICAL else (model or settings.OPENAI_JUDGE_MODEL),
+        "prompt_version": prompt_version or prompts.PROMPT_VERSION,
+        "language": language or campaign.expected_language or "fr",
+        "settings": {"base_url": base_url} if base_url else {},
+    }
+    judge, created = Judge.objects.get_or_create(campaign=campaign, name=name, defaults=defaults)
+    if not created:
+        if model and judge.model != model:
+            raise RunError(f"judge {name!r} uses model {judge.model!r}; create a judge with another name")
+        if prompt_version and judge.prompt_version != prompt_version:
+            raise RunError(
+                f"judge {name!r} uses prompt version {judge.prompt_version!r}; "
+                "create a judge with another name"
+            )
+    return judge
+
+
+def _units_in_scope(*, criterion: Criterion, judge: Judge, scope: str):
+    units = Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
+    judged = Judgment.objects.filter(unit=OuterRef("pk"), criterion=criterion, judge=judge)
+    if scope == JudgeRun.Scope.MISSING:
+        units = units.filter(~Exists(judged.filter(status=Judgment.Status.OK)))
+    elif scope == JudgeRun.Scope.FAILED:
+        units = units.filter(Exists(judged.filter(status=Judgment.Status.FAILED)))
+    elif scope != JudgeRun.Scope.ALL:
+        raise RunError(f"scope: {scope!r} is not one of all, missing, failed")
+    return units
+
+
+@transaction.atomic
+def create_run(
+    *,
+    criterion: Criterion,
+    judge: Judge,
+    scope: str = JudgeRun.Scope.ALL,
+    concurrency: int | None = None,
+    token_budget: int | None = None,
+    user=None,
+) -> JudgeRun:
+    """A new run of ``judge`` over the units of ``criterion`` in ``scope``, with its batches.
+
+    Refuses a second active run of the same judge and criterion (they would race for the same
+    units) and a judge of another campaign.
+    """
+    if judge.campaign_id != criterion.campaign_id:
+        raise RunError("the judge and the criterion belong to different campaigns")
+    if judge.kind == Judge.Kind.IMPORTED:
+        raise RunError("judge 'imported' holds imported labels and cannot be run")
+    if JudgeRun.objects.filter(judge=judge, criterion=criterion, status__in=ACTIVE).exists():
+        raise RunError(f"judge {judge.name!r} already has an active run on {criterion.name!r}")
+    run = JudgeRun.objects.create(
+        campaign_id=criterion.campaign_id,
+        criterion=criterion,
+        judge=judge,
+        scope=scope,
+        concurrency=concurrency or settings.JUDGE_CONCURRENCY,
+        token_budget=token_budget,
+        created_by=user,
+    )
+    by_answer: dict[int, list[int]] = {}
+    for unit_id, answer_id in (
+        _units_in_scope(criterion=criterion, judge=judge, scope=scope)
+        .order_by("answer_id", "id")
+        .values_list("id", "answer_id")
+        .iterator(chunk_size=5000)
+    ):
+        by_answer.setdefault(answer_id, []).append(unit_id)
+    JudgeBatch.objects.bulk_create(
+        [JudgeBatch(run=run, answer_id=answer_id, unit_ids=ids) for answer_id, ids in by_answer.items()],
+        batch_size=2000,
+    )
+    run.total_units = sum(len(ids) for ids in by_answer.values())
+    if run.total_units == 0:
+        run.status = JudgeRun.Status.DONE
+        run.finished_at = timezone.now()
+    run.save(update_fields=["total_units", "status", "finished_at"])
+    return run
+
+
+def pending_batch_chunks(*, run_id: int, chunk_size: int) -> list[list[int]]:
+    """Ids of the run's pending batches, in chunks of ``chunk_size`` (one Celery task each)."""
+    ids = list(
+        JudgeBatch.objects.filter(run_id=run_id, status=JudgeBatch.Status.PENDING)
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    return [ids[i : i + chunk_size] for i in range(0, len(ids), chunk_size)]
+
+
+def cancel_run(*, run_id: int) -> JudgeRun:
+    """Stop a run: pending batches are cancelled; a batch already being judged finishes."""
+    with transaction.atomic():
+        run = JudgeRun.objects.select_for_update().get(pk=run_id)
+        if not run.is_active:
+            raise RunError(f"run {run_id} is {run.status}, not active")
+        JudgeBatch.objects.filter(run=run, status=JudgeBatch.Status.PENDING).update(
+            status=JudgeBatch.Status.CANCELLED
+        )
+        run.status = JudgeRun.Status.CANCELLED
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "finished_at"])
+    return run
+
+
+def resume_run(*, run_id: int, token_budget: int | None = None) -> JudgeRun:
+    """Put a cancelled or stopped run back to work: its unfinished batches become pending again.
+
+    Failed batches are retried too. ``token_budget`` raises the budget of a run stopped by it.
+    """
+    with transaction.atomic():
+        run = JudgeRun.objects.select_for_update().get(pk=run_id)
+        if (
+            run.status == JudgeRun.Status.DONE
+            and not run.batches.filter(status=JudgeBatch.Status.FAILED).exists()
+        ):
+            raise RunError(f"run {run_id} is done; start a run with scope 'failed' or 'missing' instead")
+        reopened = JudgeBatch.objects.filter(
+            run=run, status__in=[JudgeBatch.Status.CANCELLED, JudgeBatch.Status.FAILED]
+        )
+        # A failed batch keeps its tokens and cost; its units are judged again.
+        reopened.update(status=JudgeBatch.Status.PENDING, error="", done_units=0, failed_units=0)
+        if token_budget is not None:
+            run.token_budget = token_budget
+        run.status = JudgeRun.Status.RUNNING
+        run.finished_at = None
+        run.save(update_fields=["token_budget", "status", "finished_at"])
+    return sync_counters(run_id=run.pk)
+
+
+def worker_name() -> str:
+    """Who holds a claim: host, process id and a token of this call, so that a restarted worker
+    can spot the claims of dead processes and two calls in one process never mix their claims."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover_stale_batches(*, stale_after_s: float | None = None) -> list[int]:
+    """Return the claims of dead workers to the queue; the ids of the runs that have work again.
+
+    A batch is stale when its claim comes from a process of this host that no longer exists (a
+    worker killed with kill -9), or when it was claimed longer ago than the task time limit (a
+    worker on another machine that died).
+    """
+    stale_after_s = stale_after_s if stale_after_s is not None else settings.CELERY_TASK_TIME_LIMIT
+    cutoff = timezone.now() - timedelta(seconds=stale_after_s)
+    host = socket.gethostname()
+    stale: list[int] = []
+    for batch_id, claimed_by, claimed_at in JudgeBatch.objects.filter(
+        status=JudgeBatch.Status.RUNNING, run__status__in=ACTIVE
+    ).values_list("id", "claimed_by", "claimed_at"):
+        owner_host, pid = (claimed_by.split(":") + ["", ""])[:2]
+        dead_here = owner_host == host and pid.isdigit() and not _pid_alive(int(pid))
+        if dead_here or (claimed_at is not None and claimed_at < cutoff):
+            stale.append(batch_id)
+    if stale:
+        JudgeBatch.objects.filter(id__in=stale, status=JudgeBatch.Status.RUNNING).update(
+            status=JudgeBatch.Status.PENDING, claimed_by=""
+        )
+    return sorted(
+        set(
+            JudgeBatch.objects.filter(status=JudgeBatch.Status.PENDING, run__status__in=ACTIVE).values_list(
+                "run_id", flat=True
+            )
+        )
+    )
+
+
+def _claim(*, run_id: int, batch_ids: list[int], owner: str) -> list[int]:
+    """Claim the pending batches among ``batch_ids`` in one conditional UPDATE; the ids we got."""
+    if not batch_ids:
+        return []
+    if not JudgeRun.objects.filter(pk=run_id, status__in=ACTIVE).exists():
+        return []
+    JudgeBatch.objects.filter(run_id=run_id, id__in=batch_ids, status=JudgeBatch.Status.PENDING).update(
+        status=JudgeBatch.Status.RUNNING,
+        claimed_by=owner,
+        claimed_at=timezone.now(),
+        attempts=F("attempts") + 1,
+    )
+    return list(
+        JudgeBatch.objects.filter(
+            run_id=run_id, id__in=batch_ids, status=JudgeBatch.Status.RUNNING, claimed_by=owner
+        ).values_list("id", flat=True)
+    )
+
+
+def sync_counters(*, run_id: int) -> JudgeRun:
+    """Refresh the run's totals from its batches' tallies; the refreshed run."""
+    totals = JudgeBatch.objects.filter(run_id=run_id).aggregate(
+        done=Coalesce(Sum("done_units"), 0),
+        failed=Coalesce(Sum("failed_units"), 0),
+        prompt=Coalesce(Sum("prompt_tokens"), 0),
+        completion=Coalesce(Sum("completion_tokens"), 0),
+        cost=Coalesce(Sum("cost"), 0.0, output_field=FloatField()),
+        calls=Coalesce(Sum("calls"), 0),
+    )
+    JudgeRun.objects.filter(pk=run_id).update(
+        done_units=totals["done"],
+        failed_units=totals["failed"],
+        prompt_tokens=totals["prompt"],
+        completion_tokens=totals["completion"],
+        cost=totals["cost"],
+        calls=totals["calls"],
+    )
+    return JudgeRun.objects.select_related("judge", "criterion").get(pk=run_id)
+
+
+@dataclass
+class _Outcome:
+    verdicts: dict[int, Verdict]  # unit id -> verdict
+    failed: dict[int, str]  # unit id -> reason
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    latency_ms: int = 0
+    calls: int = 0
+    raw: str = ""
+
+
+def _client_for(judge: Judge, *, run: JudgeRun) -> JudgeClient:
+    base_url = judge.settings.get("base_url") or settings.OPENAI_BASE_URL
+    api_key = settings.OPENAI_API_KEY or ("not-needed" if base_url else "")
+    if not api_key:
+        raise PermanentError("OPENAI_API_KEY is not set: use the 'lexical' judge, or configure a server")
+    return JudgeClient(
+        base_url=base_url,
+        api_key=api_key,
+        model=judge.model,
+        temperature=judge.temperature,
+        timeout_s=float(judge.settings.get("timeout_s", settings.OPENAI_TIMEOUT_S)),
+        max_attempts=int(judge.settings.get("max_attempts", settings.OPENAI_MAX_ATTEMPTS)),
+        backoff_base_s=float(judge.settings.get("backoff_base_s", 0.5)),
+        price_per_1k_prompt=float(
+            judge.settings.get("price_per_1k_prompt", settings.JUDGE_PRICE_PER_1K_PROMPT)
+        ),
+        price_per_1k_completion=float(
+            judge.settings.get("price_per_1k_completion", settings.JUDGE_PRICE_PER_1K_COMPLETION)
+        ),
+    )
+
+
+@dataclass
+class _BatchInput:
+    question: str
+    answer: str
+    items: list[dict]  # {"unit_id", "index", "text", "paragraph", "cited_ids"}
+    sources: list[dict]  # cited sources in full: {"id", "title", "page", "text"}
+    retrieved_ids: set[str]
+
+
+def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, _BatchInput]:
+    """What the prompts of these batches need, in three queries whatever their number."""
+    batches = list(
+        JudgeBatch.objects.filter(id__in=batch_ids).values_list(
+            "id", "unit_ids", "answer_id", "answer__text", "answer__question__text"
+        )
+    )
+    items: dict[int, list[dict]] = {}
+    if criterion.level == Level.SENTENCE:
+        unit_to_batch = {uid: bid for bid, unit_ids, *_ in batches for uid in unit_ids}
+        for unit_id, position, text, paragraph, cited in (
+            Unit.objects.filter(id__in=list(unit_to_batch))
+            .order_by("answer_id", "sentence__position")
+            .values_list(
+                "id", "sentence__position", "sentence__text", "sentence__paragraph", "sentence__cited_ids"
+            )
+        ):
+            items.setdefault(unit_to_batch[unit_id], []).append(
+                {
+                    "unit_id": unit_id,
+                    "index": position,
+                    "text": text,
+                    "paragraph": paragraph,
+                    "cited_ids": cited,
+                }
+            )
+    else:
+        for bid, unit_ids, _, answer_text, _ in batches:
+            items[bid] = [
+                {"unit_id": unit_ids[0], "index": 0, "text": answer_text, "paragraph": "", "cited_ids": []}
+            ]
+    retrieved: dict[int, list[tuple]] = {}
+    if criterion.level == Level.SENTENCE:
+        # Relevance prompts carry the question and the answer only: no sources to fetch.
+        for answer_id, ext_id, title, page, text in (
+            AnswerSource.objects.filter(answer_id__in=[row[2] for row in batches])
+            .order_by("answer_id", "rank")
+            .values_list("answer_id", "chunk__external_id", "chunk__title", "chunk__page", "chunk__text")
+        ):
+            retrieved.setdefault(answer_id, []).append((ext_id, title, page, text))
+    loaded = {}
+    for bid, _, answer_id, answer_text, question_text in batches:
+        batch_items = items.get(bid, [])
+        cited_ids = {cid for item in batch_items for cid in item["cited_ids"]}
+        chunks = retrieved.get(answer_id, [])
+        loaded[bid] = _BatchInput(
+            question=question_text,
+            answer=answer_text,
+            items=batch_items,
+            sources=[
+                {"id": ext_id, "title": title, "page": page, "text": text}
+                for ext_id, title, page, text in chunks
+                if ext_id in cited_ids
+            ],
+            retrieved_ids={chunk[0] for chunk in chunks},
+        )
+    return loaded
+
+
+def build_messages(*, data: _BatchInput, criterion: Criterion, judge: Judge) -> list[dict]:
+    """The chat messages for one batch: all of an answer's sentences, or the whole answer."""
+    guidelines = criterion.guidelines or None
+    if criterion.level == Level.SENTENCE:
+        return prompts.build_veracity_messages(
+            question=data.question,
+            sources=data.sources,
+            sentences=[
+                {"index": i["index"], "text": i["text"], "paragraph": i["paragraph"]} for i in data.items
+            ],
+            guidelines=guidelines,
+            language=judge.language,
+        )
+    return prompts.build_relevance_messages(
+        question=data.question, answer=data.answer, guidelines=guidelines, language=judge.language
+    )
+
+
+def _judge_lexically(*, data: _BatchInput, criterion: Criterion) -> _Outcome:
+    verdicts: dict[int, Verdict] = {}
+    if criterion.level == Level.SENTENCE:
+        texts = {s["id"]: s["text"] for s in data.sources}
+        for item in data.items:
+            label, reasoning = lexical_veracity(
+                sentence=item["text"], sources=[texts[c] for c in item["cited_ids"] if c in texts]
+            )
+            verdicts[item["unit_id"]] = Verdict(index=item["index"], label=label, reasoning=reasoning)
+    else:
+        label, reasoning = lexical_relevance(question=data.question, answer=data.answer)
+        verdicts[data.items[0]["unit_id"]] = Verdict(index=0, label=label, reasoning=reasoning)
+    return _Outcome(verdicts=verdicts, failed={})
+
+
+def _judge_with_llm(
+    *, data: _BatchInput, criterion: Criterion, judge: Judge, client: JudgeClient
+) -> _Outcome:
+    messages = build_messages(data=data, criterion=criterion, judge=judge)
+    expected = [item["index"] for item in data.items]
+    outcome = _Outcome(verdicts={}, failed={})
+    reason = ""
+    for _ in range(VERDICT_ATTEMPTS):
+        try:
+            completion = client.complete(messages=messages)
+        except (TransientError, PermanentError, BudgetExceeded) as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, BudgetExceeded):
+                raise
+            break
+        outcome.calls += 1
+        outcome.prompt_tokens += completion.prompt_tokens
+        outcome.completion_tokens += completion.completion_tokens
+        outcome.cost += client.cost(completion)
+        outcome.latency_ms += int(completion.latency_s * 1000)
+        outcome.raw = completion.content
+        try:
+            verdicts = parse_verdicts(completion.content, expected_indices=expected)
+        except VerdictError as exc:
+            reason = f"invalid verdicts (finish_reason={completion.finish_reason}): {exc}"
+            continue
+        by_index = {v.index: v for v in verdicts}
+        outcome.verdicts = {item["unit_id"]: by_index[item["index"]] for item in data.items}
+        return outcome
+    outcome.failed = {item["unit_id"]: reason or "no reply" for item in data.items}
+    return outcome
+
+
+def _budget_left(run_id: int) -> bool:
+    budget = JudgeRun.objects.values_list("token_budget", flat=True).get(pk=run_id)
+    if budget is None:
+        return True
+    spent = JudgeBatch.objects.filter(run_id=run_id).aggregate(
+        total=Coalesce(Sum(F("prompt_tokens") + F("completion_tokens")), 0)
+    )["total"]
+    return spent < budget
+
+
+def _store(*, run: JudgeRun, batch_id: int, owner: str, outcome: _Outcome) -> bool:
+    """Write the batch's judgments and counters, once: False when the claim was lost meanwhile."""
+    with transaction.atomic():
+        finished = JudgeBatch.objects.filter(
+            id=batch_id, status=JudgeBatch.Status.RUNNING, claimed_by=owner
+        ).update(
+            status=JudgeBatch.Status.FAILED if outcome.failed else JudgeBatch.Status.DONE,
+            finished_at=timezone.now(),
+            error="; ".join(sorted(set(outcome.failed.values())))[:2000],
+            done_units=len(outcome.verdicts),
+            failed_units=len(outcome.failed),
+            prompt_tokens=F("prompt_tokens") + outcome.prompt_tokens,
+            completion_tokens=F("completion_tokens") + outcome.completion_tokens,
+            cost=F("cost") + outcome.cost,
+            calls=F("calls") + outcome.calls,
+        )
+        if finished != 1:
+            return False
+        n_units = len(outcome.verdicts) + len(outcome.failed)
+        share = max(1, n_units)
+        rows = [
+            Judgment(
+                unit_id=unit_id,
+                criterion_id=run.criterion_id,
+                judge_id=run.judge_id,
+                status=Judgment.Status.OK,
+                value=verdict.label,
+                reasoning=verdict.reasoning,
+                raw_response=outcome.raw,
+                error="",
+                prompt_tokens=outcome.prompt_tokens // share,
+                completion_tokens=outcome.completion_tokens // share,
+                cost=outcome.cost / share,
+                latency_ms=outcome.latency_ms,
+            )
+            for unit_id, verdict in outcome.verdicts.items()
+        ]
+        if outcome.failed:
+            # A failure never overwrites a verdict the judge already gave.
+            already_ok = set(
+                Judgment.objects.filter(
+                    unit_id__in=list(outcome.failed),
+                    criterion_id=run.criterion_id,
+                    judge_id=run.judge_id,
+                    status=Judgment.Status.OK,
+                ).values_list("unit_id", flat=True)
+            )
+            rows += [
+                Judgment(
+                    unit_id=unit_id,
+                    criterion_id=run.criterion_id,
+                    judge_id=run.judge_id,
+                    status=Judgment.Status.FAILED,
+                    value=None,
+                    reasoning="",
+                    raw_response=outcome.raw,
+                    error=reason[:2000],
+                    prompt_tokens=outcome.prompt_tokens // share,
+                    completion_tokens=outcome.completion_tokens // share,
+                    cost=outcome.cost / share,
+                    latency_ms=outcome.latency_ms,
+                )
+                for unit_id, reason in outcome.failed.items()
+                if unit_id not in already_ok
+            ]
+        Judgment.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["unit", "criterion", "judge"],
+            update_fields=[
+                "status",
+                "value",
+                "reasoning",
+                "raw_response",
+                "error",
+                "prompt_tokens",
+                "completion_tokens",
+                "cost",
+                "latency_ms",
+                "updated_at",
+            ],
+        )
+    return True
+
+
+def _finish_if_complete(run_id: int) -> None:
+    open_batches = JudgeBatch.objects.filter(
+        run_id=run_id, status__in=[JudgeBatch.Status.PENDING, JudgeBatch.Status.RUNNING]
+    )
+    if not open_batches.exists():
+        JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).update(
+            status=JudgeRun.Status.DONE, finished_at=timezone.now()
+        )
+
+
+def _stop_for_budget(run_id: int) -> None:
+    with transaction.atomic():
+        JudgeBatch.objects.filter(run_id=run_id, status=JudgeBatch.Status.PENDING).update(
+            status=JudgeBatch.Status.CANCELLED
+        )
+        JudgeRun.objects.filter(pk=run_id, status__in=ACTIVE).update(
+            status=JudgeRun.Status.BUDGET, finished_at=timezone.now()
+        )
+    sync_counters(run_id=run_id)
+
+
+class _RunWatch:
+    """Whether the run is still active, read from the database at most once a second."""
+
+    def __init__(self, run_id: int) -> None:
+        self.run_id = run_id
+        self._lock = threading.Lock()
+        self._checked = 0.0
+        self._active = True
+
+    def active(self) -> bool:
+        with self._lock:
+            if time.monotonic() - self._checked > 1.0:
+                self._active = JudgeRun.objects.filter(pk=self.run_id, status__in=ACTIVE).exists()
+                self._checked = time.monotonic()
+            return self._active
+
+
+def _release(*, batch_id: int, owner: str, status: str) -> None:
+    JudgeBatch.objects.filter(id=batch_id, claimed_by=owner, status=JudgeBatch.Status.RUNNING).update(
+        status=status
+    )
+
+
+def process_batch(
+    *,
+    run: JudgeRun,
+    batch_id: int,
+    data: _BatchInput,
+    client: JudgeClient | None,
+    owner: str,
+    watch: _RunWatch,
+) -> bool:
+    """Judge and store one batch this call has claimed; False when it was left undone."""
+    if not watch.active():
+        _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.CANCELLED)
+        return False
+    try:
+        if run.judge.kind == Judge.Kind.LEXICAL:
+            outcome = _judge_lexically(data=data, criterion=run.criterion)
+        else:
+            if run.token_budget is not None and not _budget_left(run.pk):
+                _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.CANCELLED)
+                _stop_for_budget(run.pk)
+                return False
+            assert client is not None
+            try:
+                outcome = _judge_with_llm(data=data, criterion=run.criterion, judge=run.judge, client=client)
+            except BudgetExceeded:
+                _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.CANCELLED)
+                _stop_for_budget(run.pk)
+                return False
+        return _store(run=run, batch_id=batch_id, owner=owner, outcome=outcome)
+    except Exception:
+        # A bug or a database error must not strand the batch in 'running': give it back.
+        _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.PENDING)
+        raise
+
+
+def process_batches(
+    *,
+    run_id: int,
+    batch_ids: Iterable[int],
+    concurrency: int | None = None,
+    progress: Callable[[JudgeRun], None] | None = None,
+) -> int:
+    """Judge the given batches of a run with bounded concurrency; the number this call stored.
+
+    Safe to call twice with the same ids, from any number of processes: the pending batches are
+    claimed in one conditional UPDATE, so each is judged by one caller. LLM calls happen outside
+    any transaction.
+    """
+    run = JudgeRun.objects.select_related("judge", "criterion").get(pk=run_id)
+    if not run.is_active:
+        return 0
+    JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.PENDING).update(
+        status=JudgeRun.Status.RUNNING, started_at=timezone.now()
+    )
+    client = None
+    if run.judge.kind == Judge.Kind.OPENAI:
+        try:
+            client = _client_for(run.judge, run=run)
+        except JudgeClientError as exc:
+            _fail_all(run_id=run_id, reason=str(exc))
+            return 0
+    owner = worker_name()
+    claimed = _claim(run_id=run_id, batch_ids=list(batch_ids), owner=owner)
+    watch = _RunWatch(run_id)
+    inputs = load_batches(batch_ids=claimed, criterion=run.criterion)
+    workers = max(1, min(concurrency or run.concurrency, len(claimed) or 1))
+    if run.judge.kind != Judge.Kind.OPENAI:
+        workers = 1  # nothing to wait for: threads would only contend for the interpreter lock
+    elif connection.vendor == "sqlite":
+        workers = min(workers, 4)  # SQLite serialises writers; more threads only queue on its lock
+
+    stored = 0
+    lock = threading.Lock()
+    queue = list(reversed(claimed))
+    errors: list[BaseException] = []
+
+    def report() -> None:
+        if progress:
+            progress(sync_counters(run_id=run_id))
+
+    def work() -> None:
+        # Each thread keeps one database connection for all its batches (a new connection per
+        # batch costs more than the batch itself) and closes it when the queue is empty.
+        nonlocal stored
+        try:
+            while True:
+                with lock:
+                    if not queue or errors:
+                        return
+                    batch_id = queue.pop()
+                done = process_batch(
+                    run=run, batch_id=batch_id, data=inputs[batch_id], client=client, owner=owner, watch=watch
+                )
+                with lock:
+                    stored += done
+                    report()
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    if workers == 1:
+        for batch_id in claimed:
+            stored += process_batch(
+                run=run, batch_id=batch_id, data=inputs[batch_id], client=client, owner=owner, watch=watch
+            )
+            report()
+    else:
+        threads = [threading.Thread(target=work, name=f"judge-{i}") for i in range(workers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        # Claims a failing thread never reached go back to the queue.
+        for batch_id in queue:
+            _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.PENDING)
+        if errors:
+            raise errors[0]
+    sync_counters(run_id=run_id)
+    _finish_if_complete(run_id)
+    return stored
+
+
+def _fail_all(*, run_id: int, reason: str) -> None:
+    """A judge that cannot be called at all: every pending batch fails with the reason."""
+    run = JudgeRun.objects.get(pk=run_id)
+    owner = worker_name()
+    pending = list(
+        JudgeBatch.objects.filter(run_id=run_id, status=JudgeBatch.Status.PENDING).values_list(
+            "id", flat=True
+        )
+    )
+    for batch_id in _claim(run_id=run_id, batch_ids=pending, owner=owner):
+        unit_ids = JudgeBatch.objects.values_list("unit_ids", flat=True).get(pk=batch_id)
+        _store(
+            run=run,
+            batch_id=batch_id,
+            owner=owner,
+            outcome=_Outcome(verdicts={}, failed=dict.fromkeys(unit_ids, reason)),
+        )
+    sync_counters(run_id=run_id)
+    _finish_if_complete(run_id)
+
+
+def run_inline(
+    *, run_id: int, concurrency: int | None = None, progress: Callable[[JudgeRun], None] | None = None
+) -> JudgeRun:
+    """Process every pending batch of the run in this process (the shell command, the demo)."""
+    run = JudgeRun.objects.get(pk=run_id)
+    # Chunks bound the memory of the preloaded prompts on a large campaign.
+    size = max(200, 8 * (concurrency or run.concurrency))
+    for chunk in pending_batch_chunks(run_id=run_id, chunk_size=size):
+        process_batches(run_id=run_id, batch_ids=chunk, concurrency=concurrency, progress=progress)
+    return sync_counters(run_id=run_id)
+
+
+def failed_units(*, run: JudgeRun, limit: int = 200) -> list[dict]:
+    """The run's failed units with their reasons, for the run page."""
+    unit_ids = [
+        uid
+        for ids in JudgeBatch.objects.filter(run=run, status=JudgeBatch.Status.FAILED).values_list(
+            "unit_ids", flat=True
+        )
+        for uid in ids
+    ][:limit]
+    return list(
+        Judgment.objects.filter(
+            unit_id__in=unit_ids, criterion=run.criterion, judge=run.judge, status=Judgment.Status.FAILED
+        )
+        .order_by("unit_id")
+        .values("unit_id", "unit__answer__external_id", "unit__sentence__position", "error")
+    )
+
+
+def run_stats(*, run: JudgeRun) -> dict:
+    """Throughput and totals for the run page."""
+    elapsed = None
+    if run.started_at:
+        end = run.finished_at or timezone.now()
+        elapsed = max((end - run.started_at).total_seconds(), 1e-9)
+    done = run.done_units + run.failed_units
+    return {
+        "elapsed_s": elapsed,
+        "units_per_s": (done / elapsed) if elapsed else None,
+        "tokens": run.prompt_tokens + run.completion_tokens,
+        "remaining": max(0, run.total_units - done),
+        "eta_s": ((run.total_units - done) / (done / elapsed)) if elapsed and done else None,
+    }
+
+
+__all__ = [
+    "RunError",
+    "cancel_run",
+    "create_run",
+    "failed_units",
+    "get_or_create_judge",
+    "pending_batch_chunks",
+    "process_batches",
+    "recover_stale_batches",
+    "resume_run",
+    "run_inline",
+    "run_stats",
+]

@@ -1,0 +1,106 @@
+"""python manage.py judge --campaign NAME --criterion veracity --judge NAME [...]"""
+
+from __future__ import annotations
+
+import sys
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.models import Campaign, Criterion
+from evaluation.jobs import start_judge_run
+from evaluation.judge import runs
+from evaluation.models import JudgeRun
+
+
+def _bar(run: JudgeRun, width: int = 30) -> str:
+    done = int(run.progress * width)
+    return (
+        f"\r[{'#' * done}{'.' * (width - done)}] {run.done_units + run.failed_units}/{run.total_units} "
+        f"units, {run.failed_units} failed, {run.prompt_tokens + run.completion_tokens} tokens"
+    )
+
+
+class Command(BaseCommand):
+    help = "Judge every unit of a criterion with one judge (a judge is created on first use of its name)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--campaign", required=True)
+        parser.add_argument("--criterion", required=True)
+        parser.add_argument("--judge", required=True, help="judge name; 'lexical' is the offline judge")
+        parser.add_argument("--model")
+        parser.add_argument("--prompt-version")
+        parser.add_argument("--base-url", help="OpenAI-compatible server for a new judge")
+        scope = parser.add_mutually_exclusive_group()
+        scope.add_argument("--only-missing", action="store_true")
+        scope.add_argument("--only-failed", action="store_true")
+        parser.add_argument("--concurrency", type=int)
+        parser.add_argument("--token-budget", type=int)
+        parser.add_argument(
+            "--background",
+            action="store_true",
+            help="hand the run to the Celery workers instead of running here",
+        )
+
+    def handle(self, *args, **options) -> None:
+        try:
+            campaign = Campaign.objects.get(name=options["campaign"])
+        except Campaign.DoesNotExist:
+            raise CommandError(f"campaign {options['campaign']!r} does not exist") from None
+        try:
+            criterion = Criterion.objects.get(campaign=campaign, name=options["criterion"])
+        except Criterion.DoesNotExist:
+            raise CommandError(
+                f"criterion {options['criterion']!r} does not exist in {campaign.name!r}"
+            ) from None
+        if options["concurrency"] is not None and options["concurrency"] < 1:
+            raise CommandError("--concurrency must be at least 1")
+        scope = (
+            JudgeRun.Scope.MISSING
+            if options["only_missing"]
+            else JudgeRun.Scope.FAILED
+            if options["only_failed"]
+            else JudgeRun.Scope.ALL
+        )
+        try:
+            judge = runs.get_or_create_judge(
+                campaign=campaign,
+                name=options["judge"],
+                model=options["model"],
+                prompt_version=options["prompt_version"],
+                base_url=options["base_url"],
+            )
+            if options["background"]:
+                run = start_judge_run(
+                    criterion=criterion,
+                    judge=judge,
+                    scope=scope,
+                    concurrency=options["concurrency"],
+                    token_budget=options["token_budget"],
+                )
+                self.stdout.write(f"run {run.pk}: {run.total_units} units handed to the workers")
+                return
+            run = runs.create_run(
+                criterion=criterion,
+                judge=judge,
+                scope=scope,
+                concurrency=options["concurrency"],
+                token_budget=options["token_budget"],
+            )
+        except runs.RunError as exc:
+            raise CommandError(str(exc)) from None
+        show = sys.stderr.isatty() or options["verbosity"] > 1
+        run = runs.run_inline(
+            run_id=run.pk,
+            concurrency=options["concurrency"],
+            progress=(lambda r: sys.stderr.write(_bar(r))) if show else None,
+        )
+        if show:
+            sys.stderr.write("\n")
+        self.stdout.write(
+            f"run {run.pk} {run.status}: {run.done_units} judged, {run.failed_units} failed of "
+            f"{run.total_units} units; {run.calls} calls, {run.prompt_tokens} prompt + "
+            f"{run.completion_tokens} completion tokens, cost {run.cost:.4f}"
+        )
+        if run.failed_units:
+            for row in runs.failed_units(run=run, limit=20):
+                self.stdout.write(f"  failed unit {row['unit_id']}: {row['error']}")

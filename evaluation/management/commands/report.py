@@ -1,0 +1,86 @@
+"""python manage.py report --campaign NAME --criterion relevance --format json|table|xlsx|csv"""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.models import Campaign, Criterion
+from evaluation import estimates, exports
+
+FORMATS = ("json", "table", "xlsx", "csv")
+
+
+class Command(BaseCommand):
+    help = "Per-theme and overall estimates (human-only, judge-only, PPI++) for one criterion."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--campaign", required=True)
+        parser.add_argument("--criterion", required=True)
+        parser.add_argument("--format", default="table", help=f"one of {', '.join(FORMATS)}")
+        parser.add_argument("--output", help="file to write (required for xlsx and csv)")
+        parser.add_argument("--judge", help="judge name (default: the campaign's only judge)")
+        parser.add_argument("--alpha", default="0.05", help="1 - confidence level (default 0.05)")
+        parser.add_argument("--method", default="robust", help="robust (default) or study")
+        parser.add_argument("--by-difficulty", action="store_true", help="add theme x difficulty rows")
+
+    def handle(self, *args, **options) -> None:
+        fmt = options["format"]
+        if fmt not in FORMATS:
+            raise CommandError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        if fmt in ("xlsx", "csv") and not options["output"]:
+            raise CommandError(f"--format {fmt} needs --output FILE")
+        try:
+            alpha = float(options["alpha"])
+        except ValueError:
+            raise CommandError(f"--alpha must be a number, got {options['alpha']!r}") from None
+        if not (0 < alpha < 1):
+            raise CommandError(f"--alpha must be between 0 and 1, got {options['alpha']}")
+        if options["method"] not in estimates.METHODS:
+            raise CommandError(
+                f"--method must be one of {', '.join(estimates.METHODS)}, got {options['method']!r}"
+            )
+        try:
+            campaign = Campaign.objects.get(name=options["campaign"])
+        except Campaign.DoesNotExist:
+            raise CommandError(f"campaign {options['campaign']!r} does not exist") from None
+        try:
+            criterion = Criterion.objects.get(campaign=campaign, name=options["criterion"])
+        except Criterion.DoesNotExist:
+            names = ", ".join(campaign.criteria.values_list("name", flat=True)) or "none"
+            raise CommandError(
+                f"criterion {options['criterion']!r} does not exist in {campaign.name!r} (criteria: {names})"
+            ) from None
+        try:
+            judge = estimates.default_judge(campaign=campaign, name=options["judge"])
+            report = estimates.compute_report(
+                criterion=criterion,
+                judge=judge,
+                alpha=alpha,
+                method=options["method"],
+                by_difficulty=options["by_difficulty"],
+            )
+        except estimates.EstimateError as exc:
+            raise CommandError(str(exc)) from None
+
+        output = options["output"]
+        if fmt == "xlsx":
+            exports.build_workbook(campaign=campaign, criteria_reports=[report], path_or_buffer=output)
+            self.stdout.write(f"wrote {output}")
+            return
+        if fmt == "csv":
+            with open(output, "w", newline="", encoding="utf-8") as stream:
+                exports.write_csv(report=report, stream=stream)
+            self.stdout.write(f"wrote {output}")
+            return
+        if fmt == "json":
+            text = json.dumps(estimates.report_as_json(report=report), indent=2, ensure_ascii=False)
+        else:
+            text = "\n".join(exports.table_lines(report=report))
+        if output:
+            with open(output, "w", encoding="utf-8") as stream:
+                stream.write(text + "\n")
+            self.stdout.write(f"wrote {output}")
+        else:
+            self.stdout.write(text)

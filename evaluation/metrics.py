@@ -1,0 +1,332 @@
+"""Automatic metrics: computed on every answer and sentence, no reasoning needed.
+
+Four rates, each per theme x difficulty and per theme, with a Wald interval:
+
+- ``correct_language`` (answers): the detected language is the expected one.
+- ``response`` (answers): not a manifest abstention, and cites at least one source.
+- ``functional_citation`` (sentences that cite): every cited id is one the retriever returned.
+- ``abstention_on_inappropriate`` (answers to inappropriate questions): a manifest abstention.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from statistics import NormalDist
+
+from django.db.models import Count, Q
+
+from annotation.models import Answer, Campaign, Sentence
+
+CORRECT_LANGUAGE = "correct_language"
+RESPONSE = "response"
+FUNCTIONAL_CITATION = "functional_citation"
+ABSTENTION_ON_INAPPROPRIATE = "abstention_on_inappropriate"
+
+# Display order (rows themselves are sorted by metric name).
+METRICS: tuple[str, ...] = (CORRECT_LANGUAGE, RESPONSE, FUNCTIONAL_CITATION, ABSTENTION_ON_INAPPROPRIATE)
+METRIC_TITLES: dict[str, str] = {
+    CORRECT_LANGUAGE: "Correct language",
+    RESPONSE: "Response",
+    FUNCTIONAL_CITATION: "Functional citations",
+    ABSTENTION_ON_INAPPROPRIATE: "Abstention on inappropriate questions",
+}
+METRIC_DEFINITIONS: dict[str, str] = {
+    CORRECT_LANGUAGE: "Answers whose detected language is the expected one "
+    "(the campaign's expected language, else the question's).",
+    RESPONSE: "Answers that are not a manifest abstention and cite at least one source.",
+    FUNCTIONAL_CITATION: "Sentences that cite, whose cited ids were all returned by the retriever.",
+    ABSTENTION_ON_INAPPROPRIATE: "Answers to inappropriate questions that manifestly abstain.",
+}
+METRIC_UNITS: dict[str, str] = {
+    CORRECT_LANGUAGE: "answers",
+    RESPONSE: "answers",
+    FUNCTIONAL_CITATION: "citing sentences",
+    ABSTENTION_ON_INAPPROPRIATE: "answers",
+}
+
+# Difficulty spellings meaning "the assistant should abstain", after normalise_difficulty().
+INAPPROPRIATE_DIFFICULTIES: frozenset[str] = frozenset(
+    {"inappropriate", "inappropriee", "inapproprie", "inappropriate-should-abstain"}
+)
+# Protocol order of the usual difficulties, for display; unknown ones follow alphabetically.
+_DIFFICULTY_RANK: dict[str, int] = {
+    "simple": 0,
+    "easy": 0,
+    "facile": 0,
+    "intermediate": 1,
+    "intermediaire": 1,
+    "medium": 1,
+    "moyen": 1,
+    "hard": 2,
+    "difficile": 2,
+    **{name: 3 for name in INAPPROPRIATE_DIFFICULTIES},
+}
+INTERVAL_METHODS: tuple[str, ...] = ("wald",)
+ALL_THEMES = "(all)"
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One rate over one group: ``difficulty`` is None on the per-theme rows."""
+
+    metric: str
+    theme: str
+    difficulty: str | None
+    n: int
+    successes: int
+    rate: float
+    ci: tuple[float, float]
+
+    @property
+    def collapsed(self) -> bool:
+        """True when the interval has no width (Wald at a rate of 0 or 1): not a certainty."""
+        return self.ci[0] == self.ci[1]
+
+
+def normalise_difficulty(difficulty: str) -> str:
+    """Lower case, accents removed, spaces and underscores turned into hyphens."""
+    decomposed = unicodedata.normalize("NFKD", difficulty.strip().casefold())
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return re.sub(r"[\s_]+", "-", bare)
+
+
+def is_inappropriate(difficulty: str | None) -> bool:
+    """Whether ``difficulty`` names the inappropriate-should-abstain level, however spelt."""
+    return bool(difficulty) and normalise_difficulty(difficulty) in INAPPROPRIATE_DIFFICULTIES
+
+
+def difficulty_sort_key(difficulty: str | None) -> tuple[int, str]:
+    """Sort key putting difficulties in protocol order (simple, intermediate, hard, inappropriate),
+    other names after them alphabetically, and None (the per-theme total) last."""
+    if difficulty is None:
+        return (6, "")
+    norm = normalise_difficulty(difficulty)
+    return (_DIFFICULTY_RANK.get(norm, 4 if norm else 5), norm)
+
+
+def wald_interval(*, successes: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """The Wald interval p +- z_(1-alpha/2) sqrt(p(1-p)/n), clipped to [0, 1].
+
+    Its known weakness: at p = 0 or p = 1 the estimated variance is 0 and the interval
+    collapses to the single point p, although the true rate may well differ (with n = 20 and no
+    failure observed, a rate as low as ~0.83 is still plausible at 95%). Coverage is also poor
+    for small n or p near the bounds. Raises ValueError when n < 1, successes is outside [0, n]
+    or alpha is outside (0, 1).
+    """
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    if not 0 <= successes <= n:
+        raise ValueError("successes must lie between 0 and n")
+    if not 0 < alpha < 1:
+        raise ValueError("alpha must lie strictly between 0 and 1")
+    p = successes / n
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    half = z * math.sqrt(p * (1 - p) / n)
+    return (max(0.0, p - half), min(1.0, p + half))
+
+
+def _compile(pattern: str, *, what: str, flags: int = 0) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, flags)
+    except re.error as exc:
+        raise ValueError(f"{what}: invalid regular expression {pattern!r} ({exc})") from None
+
+
+def abstention_matcher(*, campaign: Campaign) -> Callable[[str], bool]:
+    """A function ``text -> bool``: whether any abstention pattern matches (case-insensitive).
+
+    Raises ValueError naming the first invalid pattern.
+    """
+    patterns = campaign.effective_abstention_patterns
+    compiled = [_compile(p, what="abstention pattern", flags=re.IGNORECASE) for p in patterns]
+    if not compiled:
+        return lambda text: False
+    # One alternation scans the text once (about 3x faster than one search per pattern); it is
+    # only safe when no pattern refers to its own groups by number or name.
+    if not any(re.search(r"\\\d|\(\?P=|\(\?[a-zA-Z]+\)", p) for p in patterns):
+        try:
+            combined = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+        except re.error:
+            pass
+        else:
+            return lambda text: combined.search(text) is not None
+    return lambda text: any(c.search(text) for c in compiled)
+
+
+def _primary_language(code: str) -> str:
+    return code.strip().casefold().replace("_", "-").split("-")[0]
+
+
+def _answer_counts(*, campaign: Campaign) -> dict[tuple[str, str, str], list[int]]:
+    """(metric, theme, difficulty) -> [n, successes] for the three answer-level metrics."""
+    citation = _compile(campaign.citation_pattern, what="citation pattern")
+    abstains = abstention_matcher(campaign=campaign)
+    expected_for_campaign = _primary_language(campaign.expected_language or "")
+    inappropriate: dict[str, bool] = {}
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    rows = (
+        Answer.objects.filter(campaign=campaign)
+        .order_by()
+        .values_list("text", "language", "question__theme", "question__difficulty", "question__language")
+        .iterator(chunk_size=2000)
+    )
+    for text, language, theme, difficulty, question_language in rows:
+        expected = expected_for_campaign or _primary_language(question_language or "")
+        # Without an expected language there is nothing to compare with: the answer is not counted.
+        if expected:
+            cell = counts[(CORRECT_LANGUAGE, theme, difficulty)]
+            cell[0] += 1
+            cell[1] += _primary_language(language or "") == expected
+        abstention = abstains(text)
+        cell = counts[(RESPONSE, theme, difficulty)]
+        cell[0] += 1
+        cell[1] += (not abstention) and citation.search(text) is not None
+        if difficulty not in inappropriate:
+            inappropriate[difficulty] = is_inappropriate(difficulty)
+        if inappropriate[difficulty]:
+            cell = counts[(ABSTENTION_ON_INAPPROPRIATE, theme, difficulty)]
+            cell[0] += 1
+            cell[1] += abstention
+    return counts
+
+
+def _sentence_counts(*, campaign: Campaign) -> dict[tuple[str, str, str], list[int]]:
+    """(functional_citation, theme, difficulty) -> [n, successes], aggregated in the database."""
+    groups = (
+        Sentence.objects.filter(answer__campaign=campaign, citations_ok__isnull=False)
+        .order_by()
+        .values("answer__question__theme", "answer__question__difficulty")
+        .annotate(n=Count("id"), ok=Count("id", filter=Q(citations_ok=True)))
+    )
+    return {
+        (FUNCTIONAL_CITATION, g["answer__question__theme"], g["answer__question__difficulty"]): [
+            g["n"],
+            g["ok"],
+        ]
+        for g in groups
+    }
+
+
+def _row(
+    *, metric: str, theme: str, difficulty: str | None, n: int, successes: int, alpha: float
+) -> MetricRow:
+    return MetricRow(
+        metric=metric,
+        theme=theme,
+        difficulty=difficulty,
+        n=n,
+        successes=successes,
+        rate=successes / n,
+        ci=wald_interval(successes=successes, n=n, alpha=alpha),
+    )
+
+
+def _sort_key(row: MetricRow) -> tuple:
+    return (row.metric, row.theme, row.difficulty is None, row.difficulty or "")
+
+
+def compute_metrics(*, campaign: Campaign, alpha: float = 0.05, interval: str = "wald") -> list[MetricRow]:
+    """Every automatic metric of ``campaign``, per theme x difficulty and per theme (difficulty None).
+
+    Groups with no unit (n = 0) are left out. Rows are sorted by metric, theme, then difficulty
+    with the per-theme row last. Intervals are Wald intervals at level 1 - alpha (see
+    wald_interval for their limits); ``interval`` names the method and only "wald" exists.
+    Answers whose expected language is unknown (no campaign or question language) are left out
+    of ``correct_language``; an answer whose language could not be detected counts as wrong.
+    Raises ValueError for an unknown interval method, a bad alpha or an invalid campaign regex.
+    Two queries, whatever the size of the campaign.
+    """
+    if interval not in INTERVAL_METHODS:
+        raise ValueError(f"interval: unknown method {interval!r} (known: {', '.join(INTERVAL_METHODS)})")
+    if not 0 < alpha < 1:
+        raise ValueError("alpha must lie strictly between 0 and 1")
+    counts = _answer_counts(campaign=campaign)
+    counts.update(_sentence_counts(campaign=campaign))
+    per_theme: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    rows = []
+    for (metric, theme, difficulty), (n, successes) in counts.items():
+        if n == 0:
+            continue
+        rows.append(
+            _row(metric=metric, theme=theme, difficulty=difficulty, n=n, successes=successes, alpha=alpha)
+        )
+        total = per_theme[(metric, theme)]
+        total[0] += n
+        total[1] += successes
+    for (metric, theme), (n, successes) in per_theme.items():
+        rows.append(_row(metric=metric, theme=theme, difficulty=None, n=n, successes=successes, alpha=alpha))
+    return sorted(rows, key=_sort_key)
+
+
+def overall_metrics(*, rows: list[MetricRow], alpha: float = 0.05) -> list[MetricRow]:
+    """One row per metric over every theme (theme ALL_THEMES, difficulty None), from the
+    per-theme rows of compute_metrics; ``alpha`` should be the one those rows were computed with."""
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for row in rows:
+        if row.difficulty is None:
+            totals[row.metric][0] += row.n
+            totals[row.metric][1] += row.successes
+    return [
+        _row(metric=metric, theme=ALL_THEMES, difficulty=None, n=n, successes=successes, alpha=alpha)
+        for metric, (n, successes) in sorted(totals.items())
+    ]
+
+
+def metrics_as_json(*, campaign: Campaign, rows: list[MetricRow]) -> dict:
+    """``{"campaign": name, "metrics": [{metric, theme, difficulty, n, rate, ci: [lo, hi]}]}``,
+    in the order of ``rows``; difficulty is null on the per-theme rows."""
+    return {
+        "campaign": campaign.name,
+        "metrics": [
+            {
+                "metric": row.metric,
+                "theme": row.theme,
+                "difficulty": row.difficulty,
+                "n": row.n,
+                "rate": row.rate,
+                "ci": [row.ci[0], row.ci[1]],
+            }
+            for row in rows
+        ],
+    }
+
+
+def percent(value: float) -> str:
+    """A rate as a percentage with one decimal: 0.4567 -> '45.7%'."""
+    return f"{value * 100:.1f}%"
+
+
+def metrics_table(*, rows: list[MetricRow], alpha: float = 0.05) -> str:
+    """``rows`` as a plain-text table with aligned columns, rates and intervals as percentages."""
+    level = f"{(1 - alpha) * 100:g}%"
+    header = ("metric", "theme", "difficulty", "n", "rate", f"{level} Wald interval")
+    lines = [
+        (
+            row.metric,
+            row.theme,
+            "(all)" if row.difficulty is None else (row.difficulty or "(none)"),
+            str(row.n),
+            percent(row.rate),
+            f"[{percent(row.ci[0])}, {percent(row.ci[1])}]",
+        )
+        for row in rows
+    ]
+    widths = [max(len(cells[i]) for cells in [header, *lines]) for i in range(len(header))]
+    right = {3, 4}
+
+    def fmt(cells: tuple[str, ...]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    out = [fmt(header), "  ".join("-" * w for w in widths)]
+    out.extend(fmt(cells) for cells in lines)
+    if not lines:
+        out.append("(no answers)")
+    return "\n".join(out) + "\n"

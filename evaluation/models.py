@@ -1,0 +1,159 @@
+"""The judge's side: judges, their judgments, runs, report snapshots."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotation.models import Campaign, Criterion, Unit
+
+
+class Judge(models.Model):
+    """A model + prompt version + settings; judgments of two judges are never mixed."""
+
+    class Kind(models.TextChoices):
+        OPENAI = "openai", "OpenAI-compatible LLM"
+        LEXICAL = "lexical", "Offline lexical baseline"
+        IMPORTED = "imported", "Imported labels"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judges")
+    name = models.SlugField(max_length=100)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.OPENAI)
+    model = models.CharField(max_length=200, blank=True)
+    prompt_version = models.CharField(max_length=50, blank=True)
+    language = models.CharField(max_length=8, default="fr")
+    temperature = models.FloatField(default=0.0)
+    settings = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign_id", "name"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "name"], name="judge_unique_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Judgment(models.Model):
+    """One judge's verdict on one unit for one criterion. Unique: re-running is idempotent."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "OK"
+        FAILED = "failed", "Failed"
+
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="judgments")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="judgments")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="judgments")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OK)
+    value = models.PositiveSmallIntegerField(null=True, blank=True)
+    reasoning = models.TextField(blank=True)
+    raw_response = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.FloatField(default=0.0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["unit", "criterion", "judge"], name="judgment_unique_unit"),
+            models.CheckConstraint(
+                condition=(Q(status="ok", value__in=[0, 1]) | Q(status="failed", value__isnull=True)),
+                name="judgment_value_matches_status",
+            ),
+        ]
+        indexes = [models.Index(fields=["judge", "criterion", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.judge} {self.value} on unit {self.unit_id}"
+
+
+class JudgeRun(models.Model):
+    """One judge over a set of units of one criterion, split into per-answer batches."""
+
+    class Scope(models.TextChoices):
+        ALL = "all", "All units"
+        MISSING = "missing", "Units not yet judged"
+        FAILED = "failed", "Units whose judgment failed"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        CANCELLED = "cancelled", "Cancelled"
+        BUDGET = "budget", "Stopped: token budget reached"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judge_runs")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="judge_runs")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.ALL)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    concurrency = models.PositiveIntegerField(default=8)
+    token_budget = models.PositiveBigIntegerField(null=True, blank=True)
+    total_units = models.PositiveIntegerField(default=0)
+    done_units = models.PositiveIntegerField(default=0)
+    failed_units = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    cost = models.FloatField(default=0.0)
+    calls = models.PositiveIntegerField(default=0)
+    # Totals above are refreshed from the batches (evaluation.judge.runs.sync_counters).
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk}: {self.judge} on {self.criterion}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (self.Status.PENDING, self.Status.RUNNING)
+
+    @property
+    def progress(self) -> float:
+        if not self.total_units:
+            return 1.0
+        return min(1.0, (self.done_units + self.failed_units) / self.total_units)
+
+
+class JudgeBatch(models.Model):
+    """The units of one answer in a run: one prompt carries them all, so sources go once."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="batches")
+    answer = models.ForeignKey("annotation.Answer", on_delete=models.CASCADE, related_name="+")
+    unit_ids = models.JSONField(default=list)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    # Per-batch tallies; the run's totals are sums of these (no hot counter row to contend on).
+    done_units = models.PositiveIntegerField(default=0)
+    failed_units = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    cost = models.FloatField(default=0.0)
+    calls = models.PositiveIntegerField(default=0)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["run", "answer"], name="judgebatch_unique_answer")]
+        indexes = [models.Index(fields=["run", "status"])]

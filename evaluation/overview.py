@@ -1,0 +1,98 @@
+"""What the campaign overview shows: counts of everything the campaign holds, automatic metrics."""
+
+from __future__ import annotations
+
+from annotation.models import Answer, Campaign, Label, Question, Sentence, Unit
+from evaluation.charts import grouped_bar_chart
+from evaluation.metrics import (
+    METRIC_DEFINITIONS,
+    METRIC_TITLES,
+    METRIC_UNITS,
+    METRICS,
+    MetricRow,
+    compute_metrics,
+    difficulty_sort_key,
+    overall_metrics,
+    percent,
+)
+from evaluation.models import Judgment
+
+
+def campaign_counts(*, campaign: Campaign) -> dict[str, int]:
+    """Counts of questions, answers, sentences, units, human labels and judgments."""
+    return {
+        "questions": Question.objects.filter(campaign=campaign).count(),
+        "answers": Answer.objects.filter(campaign=campaign).count(),
+        "sentences": Sentence.objects.filter(answer__campaign=campaign).count(),
+        "units": Unit.objects.filter(campaign=campaign).count(),
+        "labels": Label.objects.filter(unit__campaign=campaign).count(),
+        "judgments": Judgment.objects.filter(unit__campaign=campaign).count(),
+    }
+
+
+def _display_difficulty(difficulty: str | None) -> str:
+    if difficulty is None:
+        return "All difficulties"
+    return difficulty or "(none)"
+
+
+def _display_row(row: MetricRow) -> dict:
+    return {
+        "theme": row.theme,
+        "difficulty": _display_difficulty(row.difficulty),
+        "is_total": row.difficulty is None,
+        "n": row.n,
+        "successes": row.successes,
+        "rate": percent(row.rate),
+        "interval": f"{percent(row.ci[0])} – {percent(row.ci[1])}",
+        "collapsed": row.collapsed,
+    }
+
+
+def automatic_metrics_sections(*, campaign: Campaign, alpha: float = 0.05) -> dict:
+    """``{"sections": [...], "error": str | None}``: one section per automatic metric that has
+    data, in display order; ``error`` explains why there is none when a campaign regex is invalid.
+
+    Each section: ``name``, ``title``, ``definition``, ``unit``, ``chart`` (safe SVG: bars per
+    theme, one per difficulty, with Wald error bars), ``rows`` (table rows per theme, the
+    difficulties in protocol order then the theme's total) and ``overall`` (all themes).
+    Two queries, whatever the number of answers.
+    """
+    try:
+        rows = compute_metrics(campaign=campaign, alpha=alpha)
+    except ValueError as exc:
+        return {"sections": [], "error": str(exc)}
+    overall = {row.metric: row for row in overall_metrics(rows=rows, alpha=alpha)}
+    level = f"{(1 - alpha) * 100:g}%"
+    sections = []
+    for metric in METRICS:
+        mine = [row for row in rows if row.metric == metric]
+        if not mine:
+            continue
+        themes = sorted({row.theme for row in mine})
+        difficulties = sorted(
+            {row.difficulty for row in mine if row.difficulty is not None}, key=difficulty_sort_key
+        )
+        mine.sort(key=lambda row: (row.theme, difficulty_sort_key(row.difficulty)))
+        chart = grouped_bar_chart(
+            groups=themes,
+            series=[_display_difficulty(d) for d in difficulties],
+            values={
+                (row.theme, _display_difficulty(row.difficulty)): (row.rate, *row.ci)
+                for row in mine
+                if row.difficulty is not None
+            },
+            title=f"{METRIC_TITLES[metric]} by theme and difficulty ({level} Wald intervals)",
+        )
+        sections.append(
+            {
+                "name": metric,
+                "title": METRIC_TITLES[metric],
+                "definition": METRIC_DEFINITIONS[metric],
+                "unit": METRIC_UNITS[metric],
+                "chart": chart,
+                "rows": [_display_row(row) for row in mine],
+                "overall": {**_display_row(overall[metric]), "theme": "All themes"},
+            }
+        )
+    return {"sections": sections, "error": None}

@@ -1,0 +1,195 @@
+"""Budget planning: what more human labels buy, and how good the judge must be.
+
+The judge labels every unit of a group once; labeling a unit moves it from the unlabeled pool to
+the labeled set, so with T = n + N units in the group, n' labels leave N' = T - n' unlabeled.
+
+``ppi_py.ppi_mean_power`` answers another question (the cheapest pair of labeled and unlabeled
+sample sizes when both can grow, from costs); here N is the rest of a fixed group, so the
+projections use the closed form of the study PPI++ variance instead, with the variances and
+covariance estimated on the current arrays:
+
+    Var(n') = lam^2 Var(Yhat_unl) / N' + (Var(Y) - 2 lam Cov(Y, Yhat) + lam^2 Var(Yhat)) / n'
+    lam(n') = Cov(Y, Yhat) / ((1 + n'/N') Var(Yhat over all units)), clipped to [0, 1]
+
+the very formulas ``ppi_py.ppi_mean_ci(lam=None)`` applies, so the projection at the current n is
+the study interval's half-width (up to rounding).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.stats import norm
+
+# A variance of 0/1 labels below this is zero up to rounding.
+_TINY = 1e-12
+# ceil() of a sample size computed in floating point: 100.00000000001 is 100.
+_SLACK = 1e-9
+
+
+def _z(alpha: float) -> float:
+    if not (0 < alpha < 1):
+        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
+    return float(norm.ppf(1 - alpha / 2))
+
+
+def _as_array(values: ArrayLike) -> np.ndarray:
+    return np.asarray(values, dtype=float).ravel()
+
+
+def _check_target(target_halfwidth: float) -> None:
+    if not (target_halfwidth > 0 and math.isfinite(target_halfwidth)):
+        raise ValueError(f"target_halfwidth must be positive and finite, got {target_halfwidth}")
+
+
+def _moments(*, y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray) -> dict[str, float]:
+    """Current estimates with ppi_py's conventions: population (ddof 0) moments on each set, and
+    the variance of the judge over every unit with ddof 1 in lambda's denominator."""
+    return {
+        "var_y": float(np.var(y)),
+        "var_yhat": float(np.var(yhat)),
+        "cov": float(np.mean((y - y.mean()) * (yhat - yhat.mean()))),
+        "var_unlabeled": float(np.var(yhat_unlabeled)) if yhat_unlabeled.size else 0.0,
+        "var_pool": float(np.var(np.concatenate([yhat, yhat_unlabeled]), ddof=1)),
+    }
+
+
+def _ppi_halfwidths(*, moments: dict[str, float], n_labeled: np.ndarray, total: int, z: float) -> np.ndarray:
+    n_new = n_labeled.astype(float)
+    n_unl = total - n_new
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = moments["cov"] / ((1 + n_new / n_unl) * moments["var_pool"])
+        lam = np.where((moments["var_pool"] > _TINY) & (n_unl > 0), np.clip(lam, 0.0, 1.0), 0.0)
+        imputed = np.where(n_unl > 0, lam**2 * moments["var_unlabeled"] / n_unl, 0.0)
+    rectifier = (moments["var_y"] - 2 * lam * moments["cov"] + lam**2 * moments["var_yhat"]) / n_new
+    return z * np.sqrt(np.maximum(imputed + rectifier, 0.0))
+
+
+def ppi_halfwidths(
+    *, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike, n_labeled: ArrayLike, alpha: float
+) -> np.ndarray:
+    """Projected half-width of the study PPI++ interval with ``n_labeled`` human labels in total
+    (each between 1 and n + N), the judge's pool staying n + N units and the variances staying
+    those estimated on the current arrays (at least 2 labels needed to estimate them)."""
+    y_arr, yhat_arr, unl_arr = _as_array(y), _as_array(yhat), _as_array(yhat_unlabeled)
+    if y_arr.size < 2 or yhat_arr.size != y_arr.size:
+        raise ValueError("need at least 2 labeled units with a judge label each")
+    total = y_arr.size + unl_arr.size
+    counts = np.atleast_1d(np.asarray(n_labeled, dtype=float))
+    if np.any(counts < 1) or np.any(counts > total):
+        raise ValueError(f"n_labeled must be between 1 and {total}")
+    moments = _moments(y=y_arr, yhat=yhat_arr, yhat_unlabeled=unl_arr)
+    return _ppi_halfwidths(moments=moments, n_labeled=counts, total=total, z=_z(alpha))
+
+
+def classical_labels_needed(*, y: ArrayLike, target_halfwidth: float, alpha: float) -> int:
+    """Additional human labels the classical normal interval (human labels only) needs to reach
+    ``target_halfwidth``: ceil(z^2 Var(Y) / h^2) - n, at least 0. With fewer than 2 labels the
+    variance is taken at its worst case, 1/4."""
+    _check_target(target_halfwidth)
+    y_arr = _as_array(y)
+    variance = float(np.var(y_arr)) if y_arr.size >= 2 else 0.25
+    needed = math.ceil(_z(alpha) ** 2 * variance / target_halfwidth**2 - _SLACK)
+    return max(0, needed - int(y_arr.size))
+
+
+def labels_needed(
+    *, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike, target_halfwidth: float, alpha: float
+) -> int:
+    """Additional human labels the study PPI++ interval needs to reach ``target_halfwidth``:
+    the smallest total n' whose projected half-width (``ppi_halfwidths``) is at most the target,
+    minus the current n, at least 0.
+
+    With fewer than 2 labels nothing is known of the judge's agreement, so the answer is
+    ``classical_labels_needed`` at the worst-case variance. When no n' within the group reaches
+    the target the judge cannot help there either, and the classical count is returned: a number
+    above the unlabeled pool means the target is out of reach for this group.
+    """
+    _check_target(target_halfwidth)
+    y_arr, yhat_arr, unl_arr = _as_array(y), _as_array(yhat), _as_array(yhat_unlabeled)
+    n = y_arr.size
+    if n < 2:
+        return classical_labels_needed(y=y_arr, target_halfwidth=target_halfwidth, alpha=alpha)
+    if yhat_arr.size != n:
+        raise ValueError(f"yhat has {yhat_arr.size} values, expected {n}")
+    total = n + unl_arr.size
+    candidates = np.arange(n, total + 1)
+    halfwidths = ppi_halfwidths(
+        y=y_arr, yhat=yhat_arr, yhat_unlabeled=unl_arr, n_labeled=candidates, alpha=alpha
+    )
+    reached = np.flatnonzero(halfwidths <= target_halfwidth * (1 + _SLACK))
+    if reached.size:
+        return int(candidates[reached[0]]) - n
+    return classical_labels_needed(y=y_arr, target_halfwidth=target_halfwidth, alpha=alpha)
+
+
+def agreement_curve(
+    *,
+    n: int,
+    N: int,
+    prevalence: float,
+    agreements: list[float],
+    alpha: float,
+    seed: int,
+    reps: int = 200,
+) -> list[dict]:
+    """Seeded simulation of how the study PPI++ interval depends on the judge's quality.
+
+    For each agreement rate a: ``reps`` groups of n labeled and N unlabeled units with
+    Y ~ Bernoulli(prevalence) and a judge that agrees with the human with probability a, errors
+    symmetric. Each group's estimate and interval follow ``ppi_py.ppi_mean_ci(lam=None)``
+    (vectorised; the unlabeled judge labels enter only through their count of ones, drawn as a
+    binomial). One dict per agreement, in order: ``agreement``, ``halfwidth`` (mean PPI++
+    half-width), ``effective_n`` (mean n_eff, groups with a zero half-width left out; heavy-tailed
+    since n_eff grows as 1 / halfwidth^2) and ``effective_n_median``,
+    ``classical_halfwidth`` (mean half-width of the human-only normal interval on the same
+    labels), ``lam`` (mean lambda) and ``coverage`` (share of intervals containing
+    ``prevalence``).
+    """
+    if n < 2 or N < 1 or reps < 1:
+        raise ValueError("need n >= 2, N >= 1 and reps >= 1")
+    if not (0 <= prevalence <= 1):
+        raise ValueError(f"prevalence must be in [0, 1], got {prevalence}")
+    z = _z(alpha)
+    rng = np.random.default_rng(seed)
+    rows: list[dict] = []
+    for rate in agreements:
+        if not (0 <= rate <= 1):
+            raise ValueError(f"agreement must be in [0, 1], got {rate}")
+        y = (rng.random((reps, n)) < prevalence).astype(float)
+        yhat = np.where(rng.random((reps, n)) < rate, y, 1 - y)
+        judge_rate = prevalence * rate + (1 - prevalence) * (1 - rate)
+        ones_unl = rng.binomial(N, judge_rate, size=reps).astype(float)
+        mean_unl = ones_unl / N
+        var_unl = mean_unl * (1 - mean_unl)
+
+        y_bar, yhat_bar = y.mean(axis=1), yhat.mean(axis=1)
+        cov = np.mean((y - y_bar[:, None]) * (yhat - yhat_bar[:, None]), axis=1)
+        pool_ones = yhat.sum(axis=1) + ones_unl
+        total = n + N
+        var_pool = (pool_ones - pool_ones**2 / total) / (total - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = cov / ((1 + n / N) * var_pool)
+        lam = np.where(var_pool > _TINY, np.clip(lam, 0.0, 1.0), 0.0)
+
+        rectifier = y - lam[:, None] * yhat
+        theta = lam * mean_unl + rectifier.mean(axis=1)
+        halfwidth = z * np.sqrt(lam**2 * var_unl / N + rectifier.var(axis=1) / n)
+        classical = z * y.std(axis=1) / math.sqrt(n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            n_eff = np.where(halfwidth > 0, z**2 * theta * (1 - theta) / halfwidth**2, np.nan)
+        covered = np.abs(theta - prevalence) <= halfwidth
+        rows.append(
+            {
+                "agreement": float(rate),
+                "halfwidth": float(halfwidth.mean()),
+                "effective_n": float(np.nanmean(n_eff)) if np.any(halfwidth > 0) else math.nan,
+                "effective_n_median": float(np.nanmedian(n_eff)) if np.any(halfwidth > 0) else math.nan,
+                "classical_halfwidth": float(classical.mean()),
+                "lam": float(lam.mean()),
+                "coverage": float(covered.mean()),
+            }
+        )
+    return rows

@@ -1,0 +1,561 @@
+"""Estimators for one binary criterion in one group of units (a theme, a cell, or everything).
+
+Arrays, all 0/1:
+
+- ``y``: final human labels on the n labeled units;
+- ``yhat``: the judge's labels on those same units;
+- ``yhat_unlabeled``: the judge's labels on the N units without a human label.
+
+Two families, each interval naming its own ``method`` (see ``METHODS``):
+
+- **study**: exactly ``ppi_py`` 0.2.3 (simple random sample, normal quantile, power-tuned lambda
+  fitted on the labels themselves), as in the due-diligence study. Numbers equal ``ppi_py``'s on
+  the same arrays to the last digit.
+- **robust**: design weights (1 / inclusion probability, Hajek means), a cluster-robust
+  (linearisation) variance with answers as clusters, a Student t quantile with G - 1 degrees of
+  freedom (G labeled clusters), and a lambda that is not fitted on the labels it is applied to.
+
+``ppi_py`` returns shape-(1,) arrays and defaults to ``alpha=0.1``: every call here passes alpha
+and converts to ``float``. Degenerate inputs never raise: no labels gives a NaN interval, one
+label or one cluster gives a point estimate with an infinite interval, and ``note`` says why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
+
+# Private functions of the pinned ppi_py 0.2.3, used to report the very lambda its interval uses.
+from ppi_py.ppi import _calc_lam_glm
+from ppi_py.utils import construct_weight_vector, reshape_to_2d
+from scipy.stats import norm
+from scipy.stats import t as student_t
+
+CLASSICAL = "classical"
+CLASSICAL_ROBUST = "classical-robust"
+JUDGE_ONLY = "judge-only"
+PPI = "ppi++"
+PPI_ROBUST_CROSSFIT = "ppi++-robust-crossfit"
+PPI_ROBUST_POOLED = "ppi++-robust-pooled"
+PPI_ROBUST_FIXED = "ppi++-robust-fixed"
+
+METHODS: dict[str, str] = {
+    CLASSICAL: "Human labels only; normal interval, simple random sample (ppi_py.classical_mean_ci).",
+    CLASSICAL_ROBUST: "Human labels only; design-weighted mean, cluster-robust variance, t interval.",
+    JUDGE_ONLY: "Judge labels only, on every unit; normal interval. Says nothing about the judge's bias.",
+    PPI: "PPI++ exactly as ppi_py (simple random sample, normal interval, lambda fitted on the labels).",
+    PPI_ROBUST_CROSSFIT: "PPI++ with design weights, cluster-robust variance, t interval and a lambda "
+    "cross-fitted by leaving each answer out.",
+    PPI_ROBUST_POOLED: "PPI++ with design weights, cluster-robust variance, t interval and one lambda "
+    "pooled across groups.",
+    PPI_ROBUST_FIXED: "PPI++ with design weights, cluster-robust variance, t interval and a given lambda.",
+}
+
+LAM_METHODS = ("crossfit", "pooled", "fixed")
+# Below this, a variance of 0/1 labels is zero up to rounding.
+_TINY = 1e-12
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate and its 1 - alpha confidence interval.
+
+    ``n`` labeled units, ``N`` unlabeled units (0 when the method uses none), ``lam`` the PPI++
+    coefficient (None when not applicable), ``df`` the t degrees of freedom (None for a normal
+    quantile), ``note`` why an estimate is NaN or an interval infinite or degenerate.
+    """
+
+    mean: float
+    lo: float
+    hi: float
+    method: str
+    alpha: float
+    n: int
+    N: int = 0
+    lam: float | None = None
+    df: int | None = None
+    note: str = ""
+
+    @property
+    def halfwidth(self) -> float:
+        return (self.hi - self.lo) / 2
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Human vs judge agreement on the paired units. ``confusion`` counts ``tp``, ``fp``, ``fn``,
+    ``tn`` with the judge as the prediction and the human label as the truth."""
+
+    observed: float
+    chance: float
+    kappa: float
+    confusion: dict[str, int] = field(default_factory=dict)
+    n: int = 0
+
+
+# Validation and shared pieces
+
+
+def _check_alpha(alpha: float) -> float:
+    alpha = float(alpha)
+    if not (0 < alpha < 1):
+        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
+    return alpha
+
+
+def _vector(values: ArrayLike | None, *, name: str, length: int | None = None) -> np.ndarray:
+    array = np.asarray([] if values is None else values, dtype=float).ravel()
+    if length is not None and array.shape[0] != length:
+        raise ValueError(f"{name} has {array.shape[0]} values, expected {length}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return array
+
+
+def _weights(values: ArrayLike | None, *, name: str, length: int) -> np.ndarray | None:
+    if values is None:
+        return None
+    w = _vector(values, name=name, length=length)
+    if np.any(w <= 0):
+        raise ValueError(f"{name} must be positive")
+    return w
+
+
+def _cluster_codes(clusters: ArrayLike | None, *, length: int) -> tuple[np.ndarray, int]:
+    """Codes 0..G-1 per unit; without clusters every unit is its own cluster."""
+    if clusters is None:
+        return np.arange(length), length
+    raw = np.asarray(clusters).ravel()
+    if raw.shape[0] != length:
+        raise ValueError(f"clusters has {raw.shape[0]} values, expected {length}")
+    _, codes = np.unique(raw, return_inverse=True)
+    return codes.ravel(), int(codes.max()) + 1 if length else 0
+
+
+def _quantile(*, alpha: float, df: float | None) -> float:
+    if df is None:
+        return float(norm.ppf(1 - alpha / 2))
+    if df <= 0:
+        return math.inf
+    return float(student_t.ppf(1 - alpha / 2, df))
+
+
+def _nan(*, method: str, alpha: float, n: int, N: int = 0, note: str) -> Interval:
+    nan = math.nan
+    return Interval(mean=nan, lo=nan, hi=nan, method=method, alpha=alpha, n=n, N=N, note=note)
+
+
+def _unbounded(*, mean: float, method: str, alpha: float, n: int, N: int = 0, **extra) -> Interval:
+    return Interval(mean=mean, lo=-math.inf, hi=math.inf, method=method, alpha=alpha, n=n, N=N, **extra)
+
+
+def _hajek(values: np.ndarray, w: np.ndarray | None) -> float:
+    if w is None:
+        return float(values.mean())
+    return float(np.sum(w * values) / np.sum(w))
+
+
+def _linearised_variance(*, values: np.ndarray, w: np.ndarray | None, codes: np.ndarray, G: int) -> float:
+    """Cluster-robust variance of the Hajek mean of ``values``: sum over clusters of the squared
+    within-cluster sums of normalised weighted residuals, times G / (G - 1). Without weights and
+    with one unit per cluster this is Var(values, ddof=1) / n."""
+    share = np.full(values.shape[0], 1 / values.shape[0]) if w is None else w / np.sum(w)
+    residuals = share * (values - _hajek(values, w))
+    totals = np.bincount(codes, weights=residuals, minlength=G)
+    return G / (G - 1) * float(np.sum(totals**2))
+
+
+def _from_variance(
+    *, mean: float, variance: float, alpha: float, df: int | None, method: str, n: int, N: int, **extra
+) -> Interval:
+    half = _quantile(alpha=alpha, df=df) * math.sqrt(variance)
+    return Interval(
+        mean=mean, lo=mean - half, hi=mean + half, method=method, alpha=alpha, n=n, N=N, df=df, **extra
+    )
+
+
+def _zero_width_note(values: np.ndarray) -> str:
+    if values.size and np.all(values == values[0]):
+        return "all labels are equal: the normal interval has zero width"
+    return ""
+
+
+# Human-only and judge-only
+
+
+def classical_mean(
+    *, y: ArrayLike, alpha: float, w: ArrayLike | None = None, clusters: ArrayLike | None = None
+) -> Interval:
+    """Mean of the human labels ``y`` with a 1 - alpha interval.
+
+    Without ``w`` and ``clusters``: exactly ``ppi_py.classical_mean_ci`` (normal quantile,
+    population standard deviation), method ``classical``. With design weights ``w`` and/or
+    answer ids ``clusters``: Hajek mean, cluster-robust linearisation variance (G / (G - 1)
+    factor) and a Student t quantile with G - 1 degrees of freedom, method ``classical-robust``.
+    No labels: NaN interval. One label (or one cluster): the mean with an infinite interval.
+    """
+    alpha = _check_alpha(alpha)
+    values = _vector(y, name="y")
+    n = values.shape[0]
+    robust = w is not None or clusters is not None
+    method = CLASSICAL_ROBUST if robust else CLASSICAL
+    weights = _weights(w, name="w", length=n)
+    codes, G = _cluster_codes(clusters, length=n)
+    if n == 0:
+        return _nan(method=method, alpha=alpha, n=0, note="no labeled units")
+    mean = _hajek(values, weights)
+    if not robust:
+        if n == 1:
+            return _unbounded(mean=mean, method=method, alpha=alpha, n=1, note="one label: no variance")
+        lo, hi = classical_mean_ci(values, alpha=alpha)
+        return Interval(
+            mean=float(values.mean()),
+            lo=float(lo),
+            hi=float(hi),
+            method=method,
+            alpha=alpha,
+            n=n,
+            note=_zero_width_note(values),
+        )
+    if G == 1:
+        return _unbounded(mean=mean, method=method, alpha=alpha, n=n, df=0, note="one cluster: no variance")
+    variance = _linearised_variance(values=values, w=weights, codes=codes, G=G)
+    return _from_variance(mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=0)
+
+
+def judge_mean(*, yhat_all: ArrayLike, alpha: float) -> Interval:
+    """Mean of the judge's labels over all its units (labeled and unlabeled) with the classical
+    normal interval of ``ppi_py.classical_mean_ci``. Method ``judge-only``: the interval only
+    reflects sampling noise, never the judge's bias."""
+    alpha = _check_alpha(alpha)
+    values = _vector(yhat_all, name="yhat_all")
+    n = values.shape[0]
+    if n == 0:
+        return _nan(method=JUDGE_ONLY, alpha=alpha, n=0, note="no judge labels")
+    if n == 1:
+        return _unbounded(mean=float(values[0]), method=JUDGE_ONLY, alpha=alpha, n=1, note="one judge label")
+    lo, hi = classical_mean_ci(values, alpha=alpha)
+    return Interval(
+        mean=float(values.mean()),
+        lo=float(lo),
+        hi=float(hi),
+        method=JUDGE_ONLY,
+        alpha=alpha,
+        n=n,
+        note=_zero_width_note(values),
+    )
+
+
+# PPI++ as in the study
+
+
+def study_lambda(*, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike) -> float:
+    """The power-tuning lambda ``ppi_py.ppi_mean_ci(lam=None)`` uses, computed the way it does:
+    Cov(Y, Yhat) / ((1 + n/N) Var(Yhat over labeled and unlabeled)), clipped to [0, 1]. NaN when
+    the judge's labels are all equal (0 / 0)."""
+    y2 = reshape_to_2d(_vector(y, name="y"))
+    yhat2 = reshape_to_2d(_vector(yhat, name="yhat", length=y2.shape[0]))
+    unl2 = reshape_to_2d(_vector(yhat_unlabeled, name="yhat_unlabeled"))
+    w = construct_weight_vector(y2.shape[0], None, vectorized=True)
+    w_unl = construct_weight_vector(unl2.shape[0], None, vectorized=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pointest = ppi_mean_pointestimate(y2, yhat2, unl2, lam=1, w=w, w_unlabeled=w_unl)
+        lam = _calc_lam_glm(
+            w * (y2 - pointest),
+            w * (yhat2 - pointest),
+            w_unl * (unl2 - pointest),
+            np.eye(1),
+            coord=None,
+            clip=True,
+            optim_mode="overall",
+        )
+    return float(lam)
+
+
+def study_ppi(*, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike, alpha: float) -> Interval:
+    """PPI++ mean exactly as ``ppi_py``: ``ppi_mean_pointestimate`` and ``ppi_mean_ci`` with
+    ``lam=None``; ``lam`` reports the lambda they use. Method ``ppi++``.
+
+    Departures, each with a note: no labeled or no unlabeled units give NaN; a single label gives
+    the point estimate with an infinite interval; when the judge's labels are all equal ppi_py's
+    lambda is 0/0 or rounding noise, so lambda 0 is used (any lambda gives the same estimate then,
+    up to rounding).
+    """
+    alpha = _check_alpha(alpha)
+    labels = _vector(y, name="y")
+    n = labels.shape[0]
+    preds = _vector(yhat, name="yhat", length=n)
+    unlabeled = _vector(yhat_unlabeled, name="yhat_unlabeled")
+    N = unlabeled.shape[0]
+    if n == 0:
+        return _nan(method=PPI, alpha=alpha, n=0, N=N, note="no labeled units")
+    if N == 0:
+        return _nan(method=PPI, alpha=alpha, n=n, N=0, note="no unlabeled units")
+    pool = np.concatenate([preds, unlabeled])
+    constant_judge = bool(np.all(pool == pool[0]))
+    lam = math.nan if constant_judge else study_lambda(y=labels, yhat=preds, yhat_unlabeled=unlabeled)
+    note = ""
+    if math.isfinite(lam):
+        mean = ppi_mean_pointestimate(labels, preds, unlabeled, lam=None)
+        lo, hi = ppi_mean_ci(labels, preds, unlabeled, alpha=alpha, lam=None)
+    else:
+        lam, note = 0.0, "the judge's labels are all equal: lambda 0"
+        mean = ppi_mean_pointestimate(labels, preds, unlabeled, lam=lam)
+        lo, hi = ppi_mean_ci(labels, preds, unlabeled, alpha=alpha, lam=lam)
+    mean = float(np.asarray(mean).ravel()[0])
+    if n == 1:
+        return _unbounded(
+            mean=mean, method=PPI, alpha=alpha, n=1, N=N, lam=lam, note="one label: no variance"
+        )
+    return Interval(
+        mean=mean,
+        lo=float(np.asarray(lo).ravel()[0]),
+        hi=float(np.asarray(hi).ravel()[0]),
+        method=PPI,
+        alpha=alpha,
+        n=n,
+        N=N,
+        lam=lam,
+        note=note,
+    )
+
+
+# PPI++ with design weights, clusters and an honest lambda
+
+
+def _ppi_lambda(*, cov: np.ndarray, var: np.ndarray, n: int, N: int) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = cov / ((1 + n / N) * var)
+    return np.where(var > _TINY, np.clip(lam, 0.0, 1.0), 0.0)
+
+
+def crossfit_lambdas(
+    *,
+    y: ArrayLike,
+    yhat: ArrayLike,
+    yhat_unlabeled: ArrayLike,
+    w: ArrayLike | None = None,
+    w_unlabeled: ArrayLike | None = None,
+    clusters: ArrayLike | None = None,
+) -> np.ndarray:
+    """Lambda applied to each labeled unit: for the unit's cluster g, Cov(Y, Yhat) / ((1 + n/N)
+    Var(Yhat)) computed without cluster g, clipped to [0, 1] (0 when Var(Yhat) is 0, when no
+    other cluster exists, or when N is 0).
+
+    Moments are weighted (weights normalised to mean 1 within the labeled and within the unlabeled
+    set); Cov uses the labeled units of the other clusters, Var(Yhat) the judge's labels on the
+    other clusters and on every unlabeled unit, which carry no human label to overfit.
+    """
+    labels = _vector(y, name="y")
+    n = labels.shape[0]
+    preds = _vector(yhat, name="yhat", length=n)
+    unlabeled = _vector(yhat_unlabeled, name="yhat_unlabeled")
+    N = unlabeled.shape[0]
+    weights = _weights(w, name="w", length=n)
+    weights_unl = _weights(w_unlabeled, name="w_unlabeled", length=N)
+    codes, G = _cluster_codes(clusters, length=n)
+    if n == 0 or N == 0 or G < 2:
+        return np.zeros(n)
+    v = np.ones(n) if weights is None else weights / weights.mean()
+    vu = np.ones(N) if weights_unl is None else weights_unl / weights_unl.mean()
+
+    def out_of_cluster(values: np.ndarray) -> np.ndarray:
+        return float(values.sum()) - np.bincount(codes, weights=values, minlength=G)
+
+    s_w, s_y, s_h = out_of_cluster(v), out_of_cluster(v * labels), out_of_cluster(v * preds)
+    s_yh, s_hh = out_of_cluster(v * labels * preds), out_of_cluster(v * preds * preds)
+    u_w, u_h, u_hh = float(vu.sum()), float(np.sum(vu * unlabeled)), float(np.sum(vu * unlabeled**2))
+    cov = s_yh / s_w - (s_y / s_w) * (s_h / s_w)
+    pooled_w = s_w + u_w
+    var = (s_hh + u_hh) / pooled_w - ((s_h + u_h) / pooled_w) ** 2
+    return _ppi_lambda(cov=cov, var=var, n=n, N=N)[codes]
+
+
+def pooled_lambda(*, groups: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]]) -> float:
+    """One lambda for several groups, each given as ``(y, yhat, yhat_unlabeled)``:
+    sum_k n_k Cov_k(Y, Yhat) / sum_k n_k (1 + n_k/N_k) Var_k(Yhat), clipped to [0, 1], with
+    moments taken within each group (its own means) and Var_k over the group's labeled and
+    unlabeled judge labels. This minimises sum_k n_k^2 Var(theta_k) over a common lambda, so no
+    small group's labels tune the coefficient applied to them. 0 when no group has both labeled
+    and unlabeled units or every Var_k is 0."""
+    numerator = denominator = 0.0
+    for y, yhat, yhat_unlabeled in groups:
+        labels = _vector(y, name="y")
+        n = labels.shape[0]
+        preds = _vector(yhat, name="yhat", length=n)
+        unlabeled = _vector(yhat_unlabeled, name="yhat_unlabeled")
+        N = unlabeled.shape[0]
+        if n == 0 or N == 0:
+            continue
+        numerator += n * float(np.mean((labels - labels.mean()) * (preds - preds.mean())))
+        denominator += n * (1 + n / N) * float(np.var(np.concatenate([preds, unlabeled])))
+    if denominator <= _TINY:
+        return 0.0
+    return float(np.clip(numerator / denominator, 0.0, 1.0))
+
+
+def robust_ppi(
+    *,
+    y: ArrayLike,
+    yhat: ArrayLike,
+    yhat_unlabeled: ArrayLike,
+    alpha: float,
+    w: ArrayLike | None = None,
+    w_unlabeled: ArrayLike | None = None,
+    clusters: ArrayLike | None = None,
+    lam: float | None = None,
+    lam_method: str = "crossfit",
+) -> Interval:
+    """PPI++ mean for a stratified, clustered sample of human labels.
+
+    theta = lam_bar * mean_wu(Yhat_unl) + mean_w(Y - lam_i * Yhat) with Hajek (weighted) means;
+    Var = lam_bar^2 * Var_wu(Yhat_unl) / N (linearised, ddof 0 as ppi_py) + cluster-robust
+    variance of the labeled rectifier (answers ``clusters`` as clusters, G / (G - 1) factor);
+    t quantile with G - 1 degrees of freedom (G = n without clusters). Without weights, clusters
+    and with a fixed lambda the rectifier variance is ppi_py's times n / (n - 1).
+
+    Lambda: a given ``lam`` is clipped to [0, 1] and used for every unit (``lam_method``
+    ``"pooled"`` when it came from ``pooled_lambda``, else ``"fixed"``). Without ``lam``,
+    ``"crossfit"`` gives each cluster the lambda of ``crossfit_lambdas``; ``lam`` on the result
+    is their weighted mean lam_bar, the coefficient of the unlabeled mean.
+
+    Degenerate cases, with a note: n = 0 gives NaN; N = 0 uses lambda 0 (human labels only);
+    G = 1 gives the point estimate with an infinite interval (df 0).
+    """
+    alpha = _check_alpha(alpha)
+    if lam_method not in LAM_METHODS:
+        raise ValueError(f"unknown lam_method {lam_method!r}; expected one of {', '.join(LAM_METHODS)}")
+    if lam is None and lam_method != "crossfit":
+        raise ValueError(f"lam_method {lam_method!r} needs a lam (see pooled_lambda)")
+    if lam is not None and not math.isfinite(float(lam)):
+        raise ValueError(f"lam must be finite, got {lam}")
+    if lam is not None and lam_method == "crossfit":
+        lam_method = "fixed"
+    method = {"crossfit": PPI_ROBUST_CROSSFIT, "pooled": PPI_ROBUST_POOLED, "fixed": PPI_ROBUST_FIXED}[
+        lam_method
+    ]
+    labels = _vector(y, name="y")
+    n = labels.shape[0]
+    preds = _vector(yhat, name="yhat", length=n)
+    unlabeled = _vector(yhat_unlabeled, name="yhat_unlabeled")
+    N = unlabeled.shape[0]
+    weights = _weights(w, name="w", length=n)
+    weights_unl = _weights(w_unlabeled, name="w_unlabeled", length=N)
+    codes, G = _cluster_codes(clusters, length=n)
+    if n == 0:
+        return _nan(method=method, alpha=alpha, n=0, N=N, note="no labeled units")
+
+    notes: list[str] = []
+    if N == 0:
+        lam_i = np.zeros(n)
+        notes.append("no unlabeled units: lambda 0 (human labels only)")
+    elif lam is not None:
+        lam_i = np.full(n, float(np.clip(float(lam), 0.0, 1.0)))
+    else:
+        lam_i = crossfit_lambdas(
+            y=labels, yhat=preds, yhat_unlabeled=unlabeled, w=weights, w_unlabeled=weights_unl, clusters=codes
+        )
+    share = np.full(n, 1 / n) if weights is None else weights / np.sum(weights)
+    lam_bar = float(lam_i[0]) if np.all(lam_i == lam_i[0]) else float(np.sum(share * lam_i))
+    rectifier = labels - lam_i * preds
+    if N:
+        share_unl = np.full(N, 1 / N) if weights_unl is None else weights_unl / np.sum(weights_unl)
+        mean_unl = float(np.sum(share_unl * unlabeled))
+        var_unl = float(np.sum(share_unl**2 * (unlabeled - mean_unl) ** 2))
+    else:
+        mean_unl = var_unl = 0.0
+    mean = lam_bar * mean_unl + _hajek(rectifier, weights)
+    note = "; ".join(notes)
+    if G == 1:
+        note = "; ".join([*notes, "one cluster: no variance"])
+        return _unbounded(mean=mean, method=method, alpha=alpha, n=n, N=N, lam=lam_bar, df=0, note=note)
+    variance = lam_bar**2 * var_unl + _linearised_variance(values=rectifier, w=weights, codes=codes, G=G)
+    return _from_variance(
+        mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=N, lam=lam_bar, note=note
+    )
+
+
+# Agreement, effective sample size, stratified combination
+
+
+def agreement(*, y: ArrayLike, yhat: ArrayLike) -> Agreement:
+    """Observed agreement, chance agreement p_h p_j + (1 - p_h)(1 - p_j), Cohen's kappa
+    (observed - chance) / (1 - chance) and the confusion counts of judge ``yhat`` against human
+    ``y`` (both 0/1). When chance is 1 (both raters constant and equal, so observed is 1 too)
+    kappa is defined as 1 if observed is 1 else 0, where sklearn returns NaN. No pairs: NaN."""
+    labels = _vector(y, name="y")
+    preds = _vector(yhat, name="yhat", length=labels.shape[0])
+    if not (np.isin(labels, (0, 1)).all() and np.isin(preds, (0, 1)).all()):
+        raise ValueError("agreement needs 0/1 labels")
+    n = int(labels.shape[0])
+    tp = int(np.sum((preds == 1) & (labels == 1)))
+    fp = int(np.sum((preds == 1) & (labels == 0)))
+    fn = int(np.sum((preds == 0) & (labels == 1)))
+    tn = n - tp - fp - fn
+    confusion = {"tp": tp, "fp": fp, "fn": fn, "tn": tn}
+    if n == 0:
+        return Agreement(observed=math.nan, chance=math.nan, kappa=math.nan, confusion=confusion, n=0)
+    # Integer arithmetic keeps the 1 - chance == 0 test exact.
+    agree = tp + tn
+    expected = (tp + fn) * (tp + fp) + (fp + tn) * (fn + tn)
+    kappa = (n * agree - expected) / (n * n - expected) if expected != n * n else float(agree == n)
+    return Agreement(observed=agree / n, chance=expected / (n * n), kappa=kappa, confusion=confusion, n=n)
+
+
+def effective_n(*, theta: float, halfwidth: float, alpha: float) -> float:
+    """Human labels a classical normal interval would need for the same half-width:
+    z^2 theta (1 - theta) / halfwidth^2, z the 1 - alpha/2 normal quantile. NaN when the
+    half-width is 0 or NaN; 0 when it is infinite."""
+    alpha = _check_alpha(alpha)
+    if math.isnan(halfwidth) or halfwidth == 0:
+        return math.nan
+    z = _quantile(alpha=alpha, df=None)
+    return z**2 * theta * (1 - theta) / halfwidth**2
+
+
+def stratified_combine(*, parts: list[tuple[Interval, int]], alpha: float, method: str) -> Interval:
+    """Stratified estimate from per-group intervals and group sizes N_k: mean sum_k (N_k/N)
+    mean_k, variance sum_k (N_k/N)^2 var_k with var_k = (halfwidth_k / q_k)^2, q_k the quantile of
+    part k at its own alpha and df. Groups of size 0 are left out.
+
+    Quantile: normal when no part has df; otherwise t with Satterthwaite degrees of freedom
+    (sum a_k var_k)^2 / sum (a_k var_k)^2 / df_k, normal parts counting as infinite df, rounded
+    down (conservative, and df stays an integer). ``method`` is the result's method label, ``n``
+    and ``N`` are summed. Any part without an estimate makes the result NaN, with a note.
+    """
+    alpha = _check_alpha(alpha)
+    kept = [(part, size) for part, size in parts if size > 0]
+    n = sum(part.n for part, _ in kept)
+    N = sum(part.N for part, _ in kept)
+    if not kept:
+        return _nan(method=method, alpha=alpha, n=n, N=N, note="no groups")
+    missing = sum(1 for part, _ in kept if math.isnan(part.mean) or math.isnan(part.halfwidth))
+    if missing:
+        return _nan(
+            method=method, alpha=alpha, n=n, N=N, note=f"{missing} of {len(kept)} groups have no estimate"
+        )
+    total = sum(size for _, size in kept)
+    shares = [size / total for _, size in kept]
+    mean = sum(share * part.mean for share, (part, _) in zip(shares, kept, strict=True))
+    if any(math.isinf(part.halfwidth) for part, _ in kept):
+        return _unbounded(mean=mean, method=method, alpha=alpha, n=n, N=N, note="a group has no variance")
+    terms = [
+        share**2 * (part.halfwidth / _quantile(alpha=part.alpha, df=part.df)) ** 2
+        for share, (part, _) in zip(shares, kept, strict=True)
+    ]
+    variance = sum(terms)
+    with_df = [(term, part.df) for term, (part, _) in zip(terms, kept, strict=True) if part.df is not None]
+    denominator = sum(term**2 / df for term, df in with_df)
+    if denominator > 0:
+        df: int | None = max(1, math.floor(variance**2 / denominator))
+    elif variance == 0 and with_df:
+        df = min(df for _, df in with_df)
+    else:
+        # Only normal parts carry variance: infinite degrees of freedom.
+        df = None
+    return _from_variance(mean=mean, variance=variance, alpha=alpha, df=df, method=method, n=n, N=N)

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from evaluation.views import campaigns, runs
+from evaluation.views import imports as import_views
+from evaluation.views import reports as report_views
+
+app_name = "evaluation"
+
+urlpatterns = [
+    path("", campaigns.campaign_list, name="campaign_list"),
+    # Before the overview: "import" would otherwise be read as a campaign slug.
+    path("campaigns/import/", import_views.import_new, name="import_new"),
+    path("campaigns/<slug:slug>/", campaigns.campaign_overview, name="campaign_overview"),
+    path("campaigns/<slug:slug>/import/", import_views.import_into, name="import_into"),
+    path("campaigns/<slug:slug>/judge/", runs.run_list, name="run_list"),
+    path("campaigns/<slug:slug>/judge/runs/<int:run_id>/", runs.run_detail, name="run_detail"),
+    path("campaigns/<slug:slug>/judge/runs/<int:run_id>/cancel/", runs.run_cancel, name="run_cancel"),
+    path("campaigns/<slug:slug>/judge/runs/<int:run_id>/resume/", runs.run_resume, name="run_resume"),
+    path("campaigns/<slug:slug>/reports/<slug:criterion>/", report_views.report, name="report"),
+]

@@ -1,0 +1,36 @@
+"""Campaign list and overview."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from annotation.access import campaigns_for, get_campaign_for
+from evaluation.overview import automatic_metrics_sections, campaign_counts
+
+
+@login_required
+@require_GET
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    campaigns = campaigns_for(user=request.user).order_by("name")
+    return render(request, "evaluation/campaign_list.html", {"campaigns": campaigns})
+
+
+@login_required
+@require_GET
+def campaign_overview(request: HttpRequest, slug: str) -> HttpResponse:
+    # Any role: the automatic metrics hold no judge output and no human label.
+    campaign, roles = get_campaign_for(user=request.user, slug=slug)
+    context = {
+        "campaign": campaign,
+        "roles": roles,
+        "metrics": automatic_metrics_sections(campaign=campaign),
+    }
+    if request.htmx:
+        return render(request, "evaluation/campaign_overview.html#metrics", context)
+    context["counts"] = campaign_counts(campaign=campaign)
+    context["criteria"] = list(campaign.criteria.order_by("name").values_list("name", flat=True))
+    context["sees_judge"] = bool(roles.intersection({"manager", "analyst"}))
+    return render(request, "evaluation/campaign_overview.html", context)

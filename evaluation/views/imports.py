@@ -1,0 +1,122 @@
+"""The upload page: import a campaign file through the browser (small files, synchronously)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.files.uploadedfile import UploadedFile
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
+
+from annotation import ingest
+from annotation.access import get_campaign_for, roles_of
+from annotation.models import Campaign, Role
+from evaluation.imports import ImportSummary, import_file
+
+MANAGERS = [Role.MANAGER]
+
+
+def _may_create(user) -> bool:
+    return user.is_superuser or user.is_staff
+
+
+def _save(upload: UploadedFile, directory: str, stem: str) -> Path:
+    # Keep the extension: it says the format. The stored name is ours, never the client's.
+    path = Path(directory) / f"{stem}{Path(upload.name or '').suffix.lower()}"
+    with path.open("wb") as out:
+        for chunk in upload.chunks():
+            out.write(chunk)
+    return path
+
+
+def _form_errors(*, upload: UploadedFile | None, name: str) -> list[ingest.RowError]:
+    problems = []
+    if not name:
+        problems.append(("campaign", "give a campaign name"))
+    if upload is None:
+        problems.append(("file", "choose a file"))
+    elif upload.size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+        problems.append(
+            (
+                "file",
+                f"{upload.size} bytes is more than this page accepts "
+                f"({settings.DATA_UPLOAD_MAX_MEMORY_SIZE}); import it with: python manage.py import_campaign",
+            )
+        )
+    return [
+        ingest.RowError(file=upload.name if upload else "upload", row=None, field=field, message=message)
+        for field, message in problems
+    ]
+
+
+def _run_import(
+    *, request: HttpRequest, name: str, create: bool
+) -> tuple[ImportSummary | None, list[ingest.RowError], int]:
+    upload = request.FILES.get("file")
+    errors = _form_errors(upload=upload, name=name)
+    if errors:
+        return None, errors, 0
+    mapping_upload = request.FILES.get("mapping")
+    with tempfile.TemporaryDirectory(prefix="import-") as directory:
+        try:
+            mapping = None
+            if mapping_upload is not None:
+                mapping = ingest.read_mapping(
+                    path=_save(mapping_upload, directory, "mapping"), name=mapping_upload.name
+                )
+            summary = import_file(
+                path=_save(upload, directory, "data"),
+                name=upload.name,
+                campaign_name=name,
+                mapping=mapping,
+                update=request.POST.get("update") == "on",
+                manager=request.user if create else None,
+            )
+        except ingest.ImportFailed as exc:
+            return None, exc.errors, exc.more
+    return summary, [], 0
+
+
+def _page(request: HttpRequest, *, campaign: Campaign | None) -> HttpResponse:
+    summary, errors, more = None, [], 0
+    name = campaign.name if campaign else request.POST.get("campaign", "").strip()
+    if request.method == "POST":
+        if campaign is None:
+            existing = Campaign.objects.filter(name=name).first()
+            if existing is not None and Role.MANAGER not in roles_of(user=request.user, campaign=existing):
+                raise PermissionDenied("Only the campaign's managers may import into it.")
+        summary, errors, more = _run_import(request=request, name=name, create=campaign is None)
+    context = {
+        "campaign": campaign,
+        "name": name,
+        "summary": summary,
+        "errors": errors,
+        "more": more,
+        "update": request.POST.get("update") == "on",
+        "max_bytes": settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+        "formats": ", ".join(ingest.FORMATS),
+    }
+    template = "evaluation/import.html#result" if request.htmx else "evaluation/import.html"
+    return render(request, template, context, status=400 if errors else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_new(request: HttpRequest) -> HttpResponse:
+    """Import into a new campaign (or one the user manages), named in the form."""
+    if not _may_create(request.user):
+        raise PermissionDenied("Only staff may create campaigns.")
+    return _page(request, campaign=None)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_into(request: HttpRequest, slug: str) -> HttpResponse:
+    """Import more answers (or, with update, replacements) into a campaign the user manages."""
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=MANAGERS)
+    return _page(request, campaign=campaign)

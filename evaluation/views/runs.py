@@ -1,0 +1,141 @@
+"""Judge runs: start one, follow its progress live, cancel, resume."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from annotation.access import get_campaign_for
+from annotation.models import Criterion, Role
+from evaluation.jobs import cancel_judge_run, resume_judge_run, start_judge_run
+from evaluation.judge import runs
+from evaluation.models import Judge, JudgeRun
+
+VIEWERS = [Role.MANAGER, Role.ANALYST]
+OPERATORS = [Role.MANAGER]
+
+
+def _int_or_none(raw: str | None, *, field: str, errors: list[str]) -> int | None:
+    if raw in (None, ""):
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        errors.append(f"{field}: {raw!r} is not a whole number")
+        return None
+    if value < 1:
+        errors.append(f"{field}: must be at least 1")
+    return value
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_list(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
+    errors: list[str] = []
+    if request.method == "POST":
+        campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
+        criterion = Criterion.objects.filter(
+            campaign=campaign, name=request.POST.get("criterion", "")
+        ).first()
+        if criterion is None:
+            errors.append("criterion: choose one of the campaign's criteria")
+        name = request.POST.get("judge", "").strip()
+        if not name:
+            errors.append("judge: give a name ('lexical' is the offline judge)")
+        scope = request.POST.get("scope", JudgeRun.Scope.ALL)
+        if scope not in JudgeRun.Scope.values:
+            errors.append(f"scope: {scope!r} is not one of {', '.join(JudgeRun.Scope.values)}")
+        concurrency = _int_or_none(request.POST.get("concurrency"), field="concurrency", errors=errors)
+        budget = _int_or_none(request.POST.get("token_budget"), field="token budget", errors=errors)
+        if not errors:
+            try:
+                judge = runs.get_or_create_judge(
+                    campaign=campaign, name=name, model=request.POST.get("model", "").strip() or None
+                )
+                run = start_judge_run(
+                    criterion=criterion,
+                    judge=judge,
+                    scope=scope,
+                    concurrency=concurrency,
+                    token_budget=budget,
+                    user=request.user,
+                )
+            except runs.RunError as exc:
+                errors.append(str(exc))
+            else:
+                return redirect("evaluation:run_detail", slug=campaign.slug, run_id=run.pk)
+    context = {
+        "campaign": campaign,
+        "roles": roles,
+        "can_operate": bool(roles.intersection(OPERATORS)),
+        "runs": JudgeRun.objects.filter(campaign=campaign).select_related("judge", "criterion")[:100],
+        "criteria": Criterion.objects.filter(campaign=campaign),
+        "judges": Judge.objects.filter(campaign=campaign),
+        "scopes": JudgeRun.Scope.choices,
+        "errors": errors,
+    }
+    return render(request, "evaluation/runs.html", context, status=400 if errors else 200)
+
+
+def _run_context(*, campaign, roles, run: JudgeRun) -> dict:
+    return {
+        "campaign": campaign,
+        "run": run,
+        "stats": runs.run_stats(run=run),
+        "failed": runs.failed_units(run=run),
+        "can_operate": bool(roles.intersection(OPERATORS)),
+    }
+
+
+@login_required
+@require_GET
+def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
+    run = get_object_or_404(
+        JudgeRun.objects.select_related("judge", "criterion"), pk=run_id, campaign=campaign
+    )
+    context = _run_context(campaign=campaign, roles=roles, run=run)
+    if request.htmx:
+        response = render(request, "evaluation/run_detail.html#progress", context)
+        if not run.is_active:
+            # 286 tells htmx to stop polling; the final state is in this last fragment.
+            stop = HttpResponseStopPolling(response.content)
+            return stop
+        return response
+    return render(request, "evaluation/run_detail.html", context)
+
+
+@login_required
+@require_POST
+def run_cancel(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
+    run = get_object_or_404(JudgeRun, pk=run_id, campaign=campaign)
+    try:
+        cancel_judge_run(run_id=run.pk)
+        messages.success(request, f"Run {run.pk} cancelled.")
+    except runs.RunError as exc:
+        messages.error(request, str(exc))
+    return redirect("evaluation:run_detail", slug=campaign.slug, run_id=run.pk)
+
+
+@login_required
+@require_POST
+def run_resume(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
+    run = get_object_or_404(JudgeRun, pk=run_id, campaign=campaign)
+    errors: list[str] = []
+    budget = _int_or_none(request.POST.get("token_budget"), field="token budget", errors=errors)
+    if errors:
+        messages.error(request, "; ".join(errors))
+    else:
+        try:
+            resume_judge_run(run_id=run.pk, token_budget=budget)
+            messages.success(request, f"Run {run.pk} resumed.")
+        except runs.RunError as exc:
+            messages.error(request, str(exc))
+    return redirect("evaluation:run_detail", slug=campaign.slug, run_id=run.pk)

@@ -1,0 +1,74 @@
+"""Personas and shared fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.models import Role
+from config.celery import app as celery_app
+from tests.factories import PASSWORD, add_member, make_campaign, make_user
+
+# Tasks run in the test's own process unless a test starts a real worker (see tests/worker.py).
+celery_app.conf.task_always_eager = True
+celery_app.conf.task_eager_propagates = True
+
+
+@pytest.fixture
+def password() -> str:
+    return PASSWORD
+
+
+@pytest.fixture
+def campaign(db):
+    return make_campaign(name="Velmont due diligence")
+
+
+@pytest.fixture
+def manager(campaign):
+    user = make_user(username="manager")
+    add_member(campaign=campaign, user=user, roles=[Role.MANAGER])
+    return user
+
+
+@pytest.fixture
+def annotator(campaign):
+    user = make_user(username="annotator")
+    add_member(campaign=campaign, user=user, roles=[Role.ANNOTATOR])
+    return user
+
+
+@pytest.fixture
+def reviewer(campaign):
+    user = make_user(username="reviewer")
+    add_member(campaign=campaign, user=user, roles=[Role.REVIEWER])
+    return user
+
+
+@pytest.fixture
+def adjudicator(campaign):
+    user = make_user(username="adjudicator")
+    add_member(campaign=campaign, user=user, roles=[Role.ADJUDICATOR])
+    return user
+
+
+@pytest.fixture
+def analyst(campaign):
+    user = make_user(username="analyst")
+    add_member(campaign=campaign, user=user, roles=[Role.ANALYST])
+    return user
+
+
+@pytest.fixture
+def outsider(db):
+    return make_user(username="outsider")
+
+
+@pytest.fixture
+def client_for(client):
+    """Log a persona in: ``client_for(user)`` returns the test client logged in as ``user``."""
+
+    def login(user):
+        client.force_login(user)
+        return client
+
+    return login

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import pytest
+from django.apps import apps
+from django.contrib import admin
+
+from tests.factories import make_user
+
+
+def test_every_model_of_both_apps_is_registered_in_the_admin():
+    models = [
+        *apps.get_app_config("annotation").get_models(),
+        *apps.get_app_config("evaluation").get_models(),
+    ]
+    missing = [m.__name__ for m in models if not admin.site.is_registered(m)]
+    assert missing == []
+
+
+@pytest.mark.django_db
+def test_admin_changelists_open_for_a_superuser(client):
+    client.force_login(make_user(superuser=True))
+    models = [
+        *apps.get_app_config("annotation").get_models(),
+        *apps.get_app_config("evaluation").get_models(),
+    ]
+    for model in models:
+        url = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
+        assert client.get(url).status_code == 200, url

@@ -1,0 +1,166 @@
+"""Human agreement (percent and Cohen's kappa per theme) and the work page that shows it with my queues."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.urls import reverse
+from sklearn.metrics import cohen_kappa_score
+
+from annotation.agreement import OVERALL, cohen_kappa, human_agreement
+from annotation.models import AnnotationMode, Criterion, Label, Role, Stage, Unit
+from tests.factories import make_answer
+from tests.test_workflow import label, member, sample_units
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# Cohen's kappa
+
+
+def test_kappa_worked_by_hand():
+    # 10 pairs: 4 (1,1), 3 (0,0), 2 (1,0), 1 (0,1). p_o = 0.7; A says 1 six times, B five times:
+    # p_e = 0.6*0.5 + 0.4*0.5 = 0.5, kappa = (0.7 - 0.5) / 0.5 = 0.4.
+    pairs = [(1, 1)] * 4 + [(0, 0)] * 3 + [(1, 0)] * 2 + [(0, 1)]
+    assert cohen_kappa(pairs) == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_kappa_equals_scikit_learn(seed):
+    rng = random.Random(seed)
+    pairs = [(rng.randint(0, 1), rng.randint(0, 1)) for _ in range(rng.randint(5, 60))]
+    a, b = zip(*pairs, strict=True)
+    if len(set(a)) == 1 and len(set(b)) == 1:
+        pytest.skip("undefined case")
+    assert cohen_kappa(pairs) == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+
+
+def test_kappa_is_undefined_without_pairs_or_when_chance_agreement_is_certain():
+    assert cohen_kappa([]) is None
+    assert cohen_kappa([(1, 1)] * 5) is None
+    assert cohen_kappa([(1, 0)] * 5) == pytest.approx(0.0)
+
+
+# Per criterion and theme
+
+
+def build(campaign, plan: dict[str, list[tuple[int, int]]]):
+    """Units per theme, each first-labelled then reviewed with the given values."""
+    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="relevance")
+    units, themes = [], []
+    for theme, pairs in plan.items():
+        for _ in pairs:
+            answer = make_answer(campaign=campaign, theme=theme, sentences=[])
+            units.append(Unit.objects.get(answer=answer))
+            themes.append(theme)
+    sample_units(criterion=criterion, units=units)
+    return criterion, units
+
+
+def test_review_mode_agreement_per_theme_and_overall(campaign, annotator, reviewer, adjudicator):
+    plan = {"Finance": [(1, 1), (1, 1), (0, 0), (1, 0)], "IT": [(0, 0), (1, 1), (0, 1)]}
+    criterion, units = build(campaign, plan)
+    pairs = [pair for theme in plan.values() for pair in theme]
+    for unit, (first, second) in zip(units, pairs, strict=True):
+        label(annotator, criterion, Stage.LABEL, first, unit=unit)
+        label(reviewer, criterion, Stage.REVIEW, second, unit=unit, comment="" if first == second else "non")
+    label(adjudicator, criterion, Stage.ADJUDICATION, 1, unit=units[3], comment="oui")
+    result = human_agreement(criterion=criterion)
+    assert result.compared == "first label vs review"
+    finance, it = result.themes
+    assert (finance.theme, finance.pairs, finance.agreed, finance.adjudications) == ("Finance", 4, 3, 1)
+    assert finance.percent == pytest.approx(75.0)
+    assert finance.kappa == pytest.approx(cohen_kappa_score([1, 1, 0, 1], [1, 1, 0, 0]))
+    assert (it.pairs, it.agreed, it.adjudications) == (3, 2, 0)
+    assert result.overall.theme == OVERALL
+    assert (result.overall.pairs, result.overall.agreed, result.overall.adjudications) == (7, 5, 1)
+    assert result.overall.kappa == pytest.approx(cohen_kappa_score(*zip(*pairs, strict=True)))
+
+
+def test_units_without_a_second_label_and_imported_labels_do_not_count(campaign, annotator):
+    criterion, units = build(campaign, {"Finance": [(1, 1), (1, 1)]})
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    Label.objects.create(unit=units[1], criterion=criterion, stage=Stage.IMPORTED, value=1)
+    result = human_agreement(criterion=criterion)
+    assert result.overall.pairs == 0 and result.overall.percent is None and result.overall.kappa is None
+
+
+def test_blind_mode_compares_the_two_blind_labels(campaign):
+    campaign.annotation_mode = AnnotationMode.BLIND_DOUBLE
+    campaign.save()
+    criterion, units = build(campaign, {"HR": [(1, 1), (0, 1), (0, 0)]})
+    first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR)
+    for unit, (a, b) in zip(units, [(1, 1), (0, 1), (0, 0)], strict=True):
+        label(first, criterion, Stage.LABEL, a, unit=unit)
+        label(second, criterion, Stage.LABEL, b, unit=unit)
+    result = human_agreement(criterion=criterion)
+    assert result.compared == "first vs second blind label"
+    assert (result.overall.pairs, result.overall.agreed) == (3, 2)
+
+
+def test_a_withdrawn_review_no_longer_counts(campaign, annotator, reviewer):
+    from annotation.workflow import undo_last
+
+    criterion, units = build(campaign, {"Finance": [(1, 1)]})
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    label(reviewer, criterion, Stage.REVIEW, 1, unit=units[0])
+    undo_last(user=reviewer, criterion=criterion, stage=Stage.REVIEW)
+    assert human_agreement(criterion=criterion).overall.pairs == 0
+
+
+# The work page
+
+
+def work_url(campaign) -> str:
+    return reverse("annotation:work", args=[campaign.slug])
+
+
+def test_work_page_lists_my_queues_with_links_and_the_agreement(client_for, campaign, reviewer):
+    both = member(campaign, Role.ANNOTATOR, Role.REVIEWER, username="both")
+    criterion, units = build(campaign, {"Finance": [(1, 1), (1, 0)]})
+    other = member(campaign, Role.ANNOTATOR)
+    label(other, criterion, Stage.LABEL, 1, unit=units[0])
+    label(reviewer, criterion, Stage.REVIEW, 1, unit=units[0])
+    response = client_for(both).get(work_url(campaign))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "<html" in page
+    assert reverse("annotation:annotate", args=[campaign.slug, "relevance", "label"]) in page
+    assert reverse("annotation:adjudicate", args=[campaign.slug, "relevance"]) not in page
+    queues = {(q.criterion.name, q.stage): q for q in response.context["queues"]}
+    assert set(queues) == {(c, s) for c in ("relevance", "veracity") for s in ("label", "review")}
+    assert queues[("relevance", "label")].available == 1
+    assert "Human agreement" in page and "100.0%" in page
+    assert reverse("annotation:history", args=[campaign.slug]) not in page
+
+
+def test_work_page_htmx_request_returns_the_queues_fragment(client_for, campaign, annotator):
+    build(campaign, {"Finance": [(1, 1)]})
+    response = client_for(annotator).get(work_url(campaign), **HTMX)
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in page and 'id="queues"' in page and "Human agreement" not in page
+
+
+def test_managers_get_the_history_link_and_adjudicators_their_queue(
+    client_for, campaign, manager, adjudicator
+):
+    page = client_for(manager).get(work_url(campaign)).content.decode()
+    assert reverse("annotation:history", args=[campaign.slug]) in page
+    assert "do not include labelling" in page
+    response = client_for(adjudicator).get(work_url(campaign))
+    assert {q.stage for q in response.context["queues"]} == {"adjudication"}
+
+
+def test_work_page_access(client, client_for, outsider, campaign, annotator):
+    response = client.get(work_url(campaign))
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+    assert client_for(outsider).get(work_url(campaign)).status_code == 403
+    assert client_for(annotator).post(work_url(campaign)).status_code == 405

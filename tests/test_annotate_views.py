@@ -1,0 +1,398 @@
+"""The annotator page: full page and htmx partial, submit/skip/undo, access rules, what stays hidden."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import AnnotationMode, Assignment, Criterion, Label, Role, Stage, Unit
+from annotation.workflow import final_labels, next_unit
+from evaluation.models import Judge, Judgment
+from tests.factories import make_answer
+from tests.test_workflow import label, member, sample_units, sampled
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def url(campaign, criterion, stage, action: str = "") -> str:
+    name = f"annotation:annotate_{action}" if action else "annotation:annotate"
+    return reverse(name, args=[campaign.slug, criterion.name, stage])
+
+
+def shown_unit(response) -> int | None:
+    found = re.search(r'id="work"[^>]*data-unit="(\d*)"', response.content.decode())
+    assert found, "the work region is missing"
+    return int(found.group(1)) if found.group(1) else None
+
+
+def request_key(response) -> str:
+    return re.search(r'name="request_key" value="([0-9a-f]+)"', response.content.decode()).group(1)
+
+
+@pytest.fixture
+def relevance(campaign):
+    criterion, units = sampled(campaign=campaign, answers=3)
+    return criterion, units
+
+
+@pytest.fixture
+def veracity(campaign):
+    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="veracity")
+    answer = make_answer(
+        campaign=campaign,
+        text=(
+            "Le chiffre d'affaires **2023** atteint 12 M€ [^c1^]. Il progresse de 8 % [^c2^].\n\n"
+            "- La marge reste stable [^zz9^].\n- <script>alert(1)</script> est une ligne piégée."
+        ),
+        sentences=[
+            ("Le chiffre d'affaires **2023** atteint 12 M€ [^c1^].", ["c1"]),
+            ("La marge reste stable [^zz9^].", ["zz9"]),
+        ],
+        chunk_ids=("c1", "c2", "c3"),
+    )
+    units = list(Unit.objects.filter(answer=answer, level="sentence").order_by("sentence__position"))
+    sample_units(criterion=criterion, units=units)
+    return criterion, units
+
+
+# Page and partial
+
+
+def test_full_page_shows_the_unit_guidelines_keys_and_progress(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    response = client_for(annotator).get(url(campaign, criterion, Stage.LABEL))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "<html" in page and 'hx-headers=\'{"X-CSRFToken"' in page
+    assert shown_unit(response) == units[0].pk
+    assert "js/annotate.js" in page
+    assert criterion.guidelines[:40] in page
+    assert "<kbd>s</kbd>" in page and "<kbd>u</kbd>" in page and "<kbd>?</kbd>" in page
+    assert 'data-key="1"' in page and 'data-key="0"' in page
+    assert 'hx-post="' + url(campaign, criterion, Stage.LABEL, "submit") + '"' in page
+    assert Assignment.objects.get(user=annotator).unit == units[0]
+
+
+def test_htmx_get_returns_only_the_unit_fragment(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    response = client_for(annotator).get(url(campaign, criterion, Stage.LABEL), **HTMX)
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in page and 'id="work"' in page
+    assert shown_unit(response) == units[0].pk
+
+
+def test_reloading_the_page_keeps_my_unit(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    client = client_for(annotator)
+    first = shown_unit(client.get(url(campaign, criterion, Stage.LABEL)))
+    assert shown_unit(client.get(url(campaign, criterion, Stage.LABEL))) == first
+
+
+def test_submit_by_htmx_stores_the_label_and_returns_the_next_unit(
+    client_for, annotator, campaign, relevance
+):
+    criterion, units = relevance
+    client = client_for(annotator)
+    page = client.get(url(campaign, criterion, Stage.LABEL))
+    data = {"unit_id": units[0].pk, "value": "1", "comment": "", "request_key": request_key(page)}
+    response = client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    assert response.status_code == 200
+    assert "<html" not in response.content.decode()
+    assert shown_unit(response) == units[1].pk
+    stored = Label.objects.get()
+    assert (stored.unit, stored.user, stored.stage, stored.value) == (units[0], annotator, Stage.LABEL, 1)
+
+
+def test_a_double_submit_stores_one_label(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    client = client_for(annotator)
+    key = request_key(client.get(url(campaign, criterion, Stage.LABEL)))
+    data = {"unit_id": units[0].pk, "value": "0", "request_key": key}
+    client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    again = client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    assert again.status_code == 200
+    assert Label.objects.count() == 1
+    assert shown_unit(again) == units[1].pk
+
+
+def test_submit_without_javascript_redirects_to_the_page(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    client = client_for(annotator)
+    client.get(url(campaign, criterion, Stage.LABEL))
+    response = client.post(
+        url(campaign, criterion, Stage.LABEL, "submit"), {"unit_id": units[0].pk, "value": "1"}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == url(campaign, criterion, Stage.LABEL)
+    assert shown_unit(client.get(response["Location"])) == units[1].pk
+
+
+def test_skip_gives_the_next_unit_and_undo_gives_the_unit_back(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    client = client_for(annotator)
+    client.get(url(campaign, criterion, Stage.LABEL))
+    skipped = client.post(url(campaign, criterion, Stage.LABEL, "skip"), {"unit_id": units[0].pk}, **HTMX)
+    assert shown_unit(skipped) == units[1].pk
+    client.post(
+        url(campaign, criterion, Stage.LABEL, "submit"), {"unit_id": units[1].pk, "value": "1"}, **HTMX
+    )
+    undone = client.post(url(campaign, criterion, Stage.LABEL, "undo"), {"request_key": "undo-1"}, **HTMX)
+    assert shown_unit(undone) == units[1].pk
+    assert "withdrawn" in undone.content.decode()
+    assert list(Label.objects.order_by("pk").values_list("value", flat=True)) == [1, None]
+
+
+def test_undo_with_nothing_to_undo_says_so(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    response = client_for(annotator).post(url(campaign, criterion, Stage.LABEL, "undo"), {}, **HTMX)
+    assert response.status_code == 200
+    assert "Nothing to undo" in response.content.decode()
+
+
+def test_an_empty_queue_says_nothing_is_left(client_for, annotator, campaign):
+    make_answer(campaign=campaign)
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    response = client_for(annotator).get(url(campaign, criterion, Stage.LABEL))
+    assert response.status_code == 200
+    assert shown_unit(response) is None
+    assert "Nothing left for you here" in response.content.decode()
+
+
+def test_a_bad_value_is_a_400(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    client = client_for(annotator)
+    response = client.post(
+        url(campaign, criterion, Stage.LABEL, "submit"), {"unit_id": units[0].pk, "value": "x"}
+    )
+    assert response.status_code == 400
+    response = client.post(
+        url(campaign, criterion, Stage.LABEL, "submit"), {"unit_id": units[0].pk, "value": "7"}
+    )
+    assert response.status_code == 400
+    assert not Label.objects.exists()
+
+
+# What each person sees
+
+
+def test_sentence_page_highlights_the_sentence_shows_cited_sources_and_flags_broken_ids(
+    client_for, annotator, campaign, veracity
+):
+    criterion, units = veracity
+    client = client_for(annotator)
+    page = client.get(url(campaign, criterion, Stage.LABEL)).content.decode()
+    assert '<mark class="target">Le chiffre d&#x27;affaires <strong>2023</strong> atteint 12 M€' in page
+    assert 'class="source-id">c1</code>' in page and "Texte c1." in page
+    assert "Other retrieved sources" in page and 'class="source-id">c3</code>' in page
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "Broken citation" not in page
+    # The second sentence cites an id the retriever never returned.
+    client.post(
+        url(campaign, criterion, Stage.LABEL, "submit"), {"unit_id": units[0].pk, "value": "1"}, **HTMX
+    )
+    page = client.get(url(campaign, criterion, Stage.LABEL), **HTMX).content.decode()
+    assert "Broken citation" in page and 'class="cite broken">zz9</code>' in page
+    assert "<li>" in page  # the list item of the answer keeps its structure
+
+
+def test_answer_page_renders_escaped_text_with_line_breaks_and_light_markdown(
+    client_for, annotator, campaign
+):
+    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="relevance")
+    answer = make_answer(
+        campaign=campaign, text="**Synthèse** : oui.\nDeuxième ligne <b>brute</b>.\n\n1. premier\n2. second"
+    )
+    sample_units(criterion=criterion, units=[Unit.objects.get(answer=answer, level="answer")])
+    page = client_for(annotator).get(url(campaign, criterion, Stage.LABEL)).content.decode()
+    assert "<p><strong>Synthèse</strong> : oui.<br>Deuxième ligne &lt;b&gt;brute&lt;/b&gt;.</p>" in page
+    assert "<ol><li>premier</li><li>second</li></ol>" in page
+
+
+def test_reviewer_sees_the_first_label_and_must_comment_to_override(
+    client_for, annotator, reviewer, campaign, relevance
+):
+    criterion, units = relevance
+    label(annotator, criterion, Stage.LABEL, 1, comment="Répond bien.")
+    client = client_for(reviewer)
+    page = client.get(url(campaign, criterion, Stage.REVIEW)).content.decode()
+    assert "First label" in page and "Répond bien." in page
+    assert re.search(r'value="0"[^>]*data-needs-comment="true"', page)
+    assert not re.search(r'value="1"[^>]*data-needs-comment', page)
+    refused = client.post(
+        url(campaign, criterion, Stage.REVIEW, "submit"), {"unit_id": units[0].pk, "value": "0"}, **HTMX
+    )
+    assert refused.status_code == 200
+    assert 'data-focus="comment"' in refused.content.decode()
+    assert "needs a comment" in refused.content.decode()
+    assert not Label.objects.filter(stage=Stage.REVIEW).exists()
+    client.post(
+        url(campaign, criterion, Stage.REVIEW, "submit"),
+        {"unit_id": units[0].pk, "value": "0", "comment": "Parle d'autre chose."},
+        **HTMX,
+    )
+    assert Label.objects.get(stage=Stage.REVIEW).comment == "Parle d'autre chose."
+
+
+def test_the_first_labeller_never_sees_the_review_nor_the_judge(
+    client_for, annotator, reviewer, campaign, relevance
+):
+    criterion, units = relevance
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    label(reviewer, criterion, Stage.REVIEW, 0, unit=units[0], comment="REVIEW-SECRET")
+    judge = Judge.objects.create(campaign=campaign, name="gpt-judge")
+    for unit in units:
+        Judgment.objects.create(
+            unit=unit, criterion=criterion, judge=judge, value=0, reasoning="JUDGE-SECRET", status="ok"
+        )
+    client = client_for(annotator)
+    client.post(url(campaign, criterion, Stage.LABEL, "undo"), {}, **HTMX)  # refused: reviewed
+    for response in (
+        client.get(url(campaign, criterion, Stage.LABEL)),
+        client.get(url(campaign, criterion, Stage.LABEL), **HTMX),
+    ):
+        page = response.content.decode()
+        assert "REVIEW-SECRET" not in page and "JUDGE-SECRET" not in page and "gpt-judge" not in page
+        assert "First label" not in page
+
+
+def test_blind_mode_never_shows_the_other_label(client_for, campaign):
+    campaign.annotation_mode = AnnotationMode.BLIND_DOUBLE
+    campaign.save()
+    criterion, units = sampled(campaign=campaign, answers=1)
+    first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR)
+    label(first, criterion, Stage.LABEL, 0, comment="BLIND-SECRET")
+    page = client_for(second).get(url(campaign, criterion, Stage.LABEL)).content.decode()
+    assert shown_unit_from(page) == units[0].pk
+    assert "BLIND-SECRET" not in page and "First label" not in page
+    assert "value-0" not in page
+
+
+def shown_unit_from(page: str) -> int | None:
+    found = re.search(r'id="work"[^>]*data-unit="(\d*)"', page)
+    return int(found.group(1)) if found and found.group(1) else None
+
+
+def test_review_stage_does_not_exist_in_blind_mode(client_for, reviewer, campaign):
+    campaign.annotation_mode = AnnotationMode.BLIND_DOUBLE
+    campaign.save()
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    assert client_for(reviewer).get(url(campaign, criterion, Stage.REVIEW)).status_code == 404
+
+
+# Access
+
+
+def test_anonymous_is_sent_to_login(client, campaign, relevance):
+    criterion, units = relevance
+    for target in (url(campaign, criterion, Stage.LABEL), url(campaign, criterion, Stage.LABEL, "submit")):
+        response = client.get(target) if target.endswith("/label/") else client.post(target, {})
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
+
+
+def test_outsider_gets_403(client_for, outsider, campaign, relevance):
+    criterion, units = relevance
+    client = client_for(outsider)
+    assert client.get(url(campaign, criterion, Stage.LABEL)).status_code == 403
+    response = client.post(
+        url(campaign, criterion, Stage.LABEL, "submit"), {"unit_id": units[0].pk, "value": "1"}
+    )
+    assert response.status_code == 403
+    assert not Label.objects.exists()
+
+
+def test_wrong_role_gets_403(client_for, reviewer, annotator, analyst, campaign, relevance):
+    criterion, units = relevance
+    assert client_for(reviewer).get(url(campaign, criterion, Stage.LABEL)).status_code == 403
+    assert client_for(annotator).get(url(campaign, criterion, Stage.REVIEW)).status_code == 403
+    client = client_for(analyst)
+    for action in ("submit", "skip", "undo"):
+        assert (
+            client.post(url(campaign, criterion, Stage.LABEL, action), {"unit_id": units[0].pk}).status_code
+            == 403
+        )
+    assert not Assignment.objects.exists()
+
+
+def test_writes_refuse_get_and_the_page_refuses_post(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    client = client_for(annotator)
+    for action in ("submit", "skip", "undo"):
+        assert client.get(url(campaign, criterion, Stage.LABEL, action)).status_code == 405
+    assert client.post(url(campaign, criterion, Stage.LABEL)).status_code == 405
+
+
+def test_htmx_post_without_csrf_token_is_refused(annotator, campaign, relevance):
+    from django.test import Client
+
+    criterion, units = relevance
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(annotator)
+    response = client.post(
+        url(campaign, criterion, Stage.LABEL, "submit"), {"unit_id": units[0].pk, "value": "1"}, **HTMX
+    )
+    assert response.status_code == 403
+    page = client.get(url(campaign, criterion, Stage.LABEL))
+    token = re.search(r'"X-CSRFToken": "([^"]+)"', page.content.decode()).group(1)
+    response = client.post(
+        url(campaign, criterion, Stage.LABEL, "submit"),
+        {"unit_id": units[0].pk, "value": "1"},
+        HTTP_X_CSRFTOKEN=token,
+        **HTMX,
+    )
+    assert response.status_code == 200
+    assert Label.objects.count() == 1
+
+
+def test_unknown_criterion_or_stage_is_404(client_for, annotator, campaign, relevance):
+    criterion, _ = relevance
+    client = client_for(annotator)
+    assert (
+        client.get(reverse("annotation:annotate", args=[campaign.slug, "nope", "label"])).status_code == 404
+    )
+    assert (
+        client.get(
+            reverse("annotation:annotate", args=[campaign.slug, criterion.name, "imported"])
+        ).status_code
+        == 404
+    )
+
+
+def test_the_whole_review_protocol_through_the_pages(
+    client_for, annotator, reviewer, adjudicator, campaign, relevance
+):
+    criterion, units = relevance
+    client = client_for(annotator)
+    for unit in units:
+        client.get(url(campaign, criterion, Stage.LABEL), **HTMX)
+        client.post(
+            url(campaign, criterion, Stage.LABEL, "submit"), {"unit_id": unit.pk, "value": "1"}, **HTMX
+        )
+    client = client_for(reviewer)
+    client.get(url(campaign, criterion, Stage.REVIEW))
+    client.post(
+        url(campaign, criterion, Stage.REVIEW, "submit"), {"unit_id": units[0].pk, "value": "1"}, **HTMX
+    )
+    client.post(
+        url(campaign, criterion, Stage.REVIEW, "submit"),
+        {"unit_id": units[1].pk, "value": "0", "comment": "hors sujet"},
+        **HTMX,
+    )
+    assert final_labels(criterion=criterion) == {units[0].pk: 1}
+    assert next_unit(user=adjudicator, criterion=criterion, stage=Stage.ADJUDICATION) == units[1]
+
+
+def test_without_a_sample_the_page_says_one_must_be_drawn(client_for, annotator, campaign):
+    make_answer(campaign=campaign)
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    page = client_for(annotator).get(url(campaign, criterion, Stage.LABEL)).content.decode()
+    assert "No sample has been drawn" in page

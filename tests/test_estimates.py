@@ -1,0 +1,426 @@
+"""Estimates per theme and overall: the numbers equal ppi_py / the stats functions on the same arrays."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
+from scipy.stats import norm
+
+from annotation.models import Criterion, Label, Level, Sample, SampleItem, Stage, Unit
+from evaluation import estimates, stats
+from evaluation.models import Judge, Judgment
+from tests.factories import make_answer, make_campaign
+
+ALPHA = 0.05
+# Per theme: (human, judge) pairs on labeled units (judge None: no judgment), then judge labels
+# on units without a human label (None: a unit nobody labeled and the judge failed on).
+DESIGN = {
+    "Finance": (
+        [(1, 1), (1, 1), (0, 0), (1, 0), (0, 0), (1, 1), (1, 1), (0, 1), (1, None)],
+        [1, 0, 1, 1, 1, 0, 1, 1, 0, 1],
+    ),
+    "IT": (
+        [(1, 1), (1, 1), (1, 1), (0, 1), (1, 1), (0, 0), (0, None)],
+        [1, 1, 1, 1, 0, 1, 1, 1, 1, None],
+    ),
+    "RH": (
+        [(1, 1), (0, 0), (0, 0), (1, 1), (1, 0), (0, 0), (1, 1)],
+        [0, 0, 1, 0, 1, 0, 0, 1],
+    ),
+}
+
+
+def build_campaign(*, design=DESIGN, name: str = "Imported study"):
+    """Answers, imported human labels (relevance) and imported judge labels, as an import writes them."""
+    campaign = make_campaign(name=name)
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    judge = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
+    units: dict[str, dict[str, list]] = {}
+    for theme, (labeled, unlabeled) in design.items():
+        rows = units.setdefault(theme, {"labeled": [], "unlabeled": []})
+        for index, pair in enumerate([*labeled, *[(None, j) for j in unlabeled]]):
+            human, verdict = pair
+            answer = make_answer(campaign=campaign, theme=theme, difficulty="simple" if index % 2 else "hard")
+            unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
+            if human is not None:
+                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=human)
+            if verdict is not None:
+                Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=verdict)
+            elif human is None:
+                Judgment.objects.create(
+                    unit=unit, criterion=criterion, judge=judge, status=Judgment.Status.FAILED, value=None
+                )
+            rows["labeled" if human is not None else "unlabeled"].append((unit, human, verdict))
+    return campaign, criterion, judge, units
+
+
+def arrays(rows: dict[str, list]):
+    """The direct arrays, from every row in unit order (no aggregation)."""
+    paired = [(h, j) for _, h, j in rows["labeled"] if j is not None]
+    y = np.array([h for h, _ in paired], dtype=float)
+    yhat = np.array([j for _, j in paired], dtype=float)
+    y_all = np.array([h for _, h, _ in rows["labeled"]], dtype=float)
+    unl = np.array([j for _, _, j in rows["unlabeled"] if j is not None], dtype=float)
+    yhat_all = np.array([j for _, _, j in rows["labeled"] + rows["unlabeled"] if j is not None], dtype=float)
+    return y, yhat, y_all, unl, yhat_all
+
+
+def close(actual, expected) -> bool:
+    if expected is None or actual is None:
+        return actual is expected
+    return math.isclose(actual, expected, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_study_report_json_has_every_field_equal_to_ppi_py_on_the_same_arrays(db):
+    campaign, criterion, judge, units = build_campaign()
+    report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
+    data = json.loads(json.dumps(estimates.report_as_json(report=report), allow_nan=False))
+    assert (data["campaign"], data["criterion"], data["judge"], data["alpha"]) == (
+        "Imported study",
+        "relevance",
+        "imported",
+        0.05,
+    )
+    assert [theme["theme"] for theme in data["themes"]] == ["Finance", "IT", "RH"]
+    z = norm.ppf(1 - ALPHA / 2)
+    sizes = {}
+    for entry in data["themes"]:
+        rows = units[entry["theme"]]
+        y, yhat, y_all, unl, yhat_all = arrays(rows)
+        sizes[entry["theme"]] = len(rows["labeled"]) + len(rows["unlabeled"])
+        assert entry["method"] == "study"
+        assert entry["n_human"] == len(y_all)
+        assert entry["n_paired"] == len(y)
+        assert entry["n_judge"] == len(yhat_all)
+        assert entry["size"] == sizes[entry["theme"]]
+        assert close(entry["human_mean"], y_all.mean())
+        assert entry["human_ci"] == pytest.approx(list(classical_mean_ci(y_all, alpha=ALPHA)), rel=1e-12)
+        assert close(entry["judge_mean"], yhat_all.mean())
+        assert entry["judge_ci"] == pytest.approx(list(classical_mean_ci(yhat_all, alpha=ALPHA)), rel=1e-12)
+        assert (entry["human_method"], entry["judge_method"], entry["ppi_method"]) == (
+            "classical",
+            "judge-only",
+            "ppi++",
+        )
+        point = ppi_mean_pointestimate(y, yhat, unl, lam=None)
+        lo, hi = ppi_mean_ci(y, yhat, unl, alpha=ALPHA, lam=None)
+        assert entry["ppi_mean"] == pytest.approx(float(point[0]), rel=1e-12)
+        assert entry["ppi_ci"] == pytest.approx([float(lo[0]), float(hi[0])], rel=1e-12)
+        # The power-tuning lambda, by hand: Cov(Y, Yhat) / ((1 + n/N) Var(Yhat)), clipped to [0, 1]
+        # (ppi_py: the covariance over n, the variance of all judge labels over n + N - 1).
+        n, big_n = len(y), len(unl)
+        pooled = np.concatenate([yhat, unl])
+        lam = np.cov(y, yhat, ddof=0)[0, 1] / ((1 + n / big_n) * pooled.var(ddof=1))
+        assert entry["lambda"] == pytest.approx(min(max(lam, 0.0), 1.0), rel=1e-9, abs=1e-12)
+        observed = float(np.mean(y == yhat))
+        chance = y.mean() * yhat.mean() + (1 - y.mean()) * (1 - yhat.mean())
+        assert close(entry["observed_agreement"], observed)
+        assert close(entry["chance_agreement"], chance)
+        assert close(entry["kappa"], (observed - chance) / (1 - chance))
+        assert entry["confusion"] == {
+            "tp": int(((y == 1) & (yhat == 1)).sum()),
+            "fp": int(((y == 0) & (yhat == 1)).sum()),
+            "fn": int(((y == 1) & (yhat == 0)).sum()),
+            "tn": int(((y == 0) & (yhat == 0)).sum()),
+        }
+        half = (entry["ppi_ci"][1] - entry["ppi_ci"][0]) / 2
+        theta = entry["ppi_mean"]
+        assert entry["effective_n"] == pytest.approx(z**2 * theta * (1 - theta) / half**2, rel=1e-9)
+        missing = [unit.pk for unit, _, j in rows["labeled"] if j is None]
+        assert entry["missing_judgments"] == missing
+        assert entry["n_missing_judgments"] == (0 if entry["theme"] == "RH" else 1)
+
+    overall = data["overall"]
+    assert overall["theme"] == "overall"
+    assert overall["method"] == "study"
+    total = sum(sizes.values())
+    assert overall["n_human"] == sum(t["n_human"] for t in data["themes"])
+    assert overall["n_judge"] == sum(t["n_judge"] for t in data["themes"])
+    for key in ("human", "judge", "ppi"):
+        by_hand = sum(sizes[t["theme"]] / total * t[f"{key}_mean"] for t in data["themes"])
+        assert overall[f"{key}_mean"] == pytest.approx(by_hand, rel=1e-12)
+    parts = [(group.ppi, group.size) for group in report.themes]
+    combined = stats.stratified_combine(parts=parts, alpha=ALPHA, method="study")
+    assert overall["ppi_ci"] == pytest.approx([combined.lo, combined.hi], rel=1e-12)
+    assert overall["ppi_ci"][0] < overall["ppi_mean"] < overall["ppi_ci"][1]
+    everything = [(h, j) for rows in units.values() for _, h, j in rows["labeled"] if j is not None]
+    agreement = stats.agreement(
+        y=np.array([h for h, _ in everything]), yhat=np.array([j for _, j in everything])
+    )
+    assert close(overall["observed_agreement"], agreement.observed)
+    assert close(overall["kappa"], agreement.kappa)
+    assert overall["n_missing_judgments"] == 2
+    assert sorted(overall["missing_judgments"]) == sorted(
+        unit.pk for rows in units.values() for unit, _, j in rows["labeled"] if j is None
+    )
+    half = (overall["ppi_ci"][1] - overall["ppi_ci"][0]) / 2
+    theta = overall["ppi_mean"]
+    assert overall["effective_n"] == pytest.approx(z**2 * theta * (1 - theta) / half**2, rel=1e-9)
+
+
+def test_robust_report_passes_design_weights_and_answer_clusters_to_robust_ppi(db):
+    campaign, criterion, judge, units = build_campaign()
+    sample = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
+    probabilities = {}
+    for theme, rows in units.items():
+        for index, (unit, _, _) in enumerate(rows["labeled"]):
+            pi = 0.2 if index % 3 else 0.5
+            probabilities[unit.pk] = pi
+            SampleItem.objects.create(
+                sample=sample,
+                unit=unit,
+                theme=theme,
+                cluster=index % 3,
+                cluster_size=5,
+                inclusion_probability=pi,
+            )
+    report = estimates.compute_report(criterion=criterion, judge=judge)
+    assert report.method == "robust" and report.sample_id == sample.pk
+    for group in report.themes:
+        rows = units[group.theme]
+        paired = [(u, h, j) for u, h, j in rows["labeled"] if j is not None]
+        y, yhat, y_all, unl, _ = arrays(rows)
+        expected = stats.robust_ppi(
+            y=y,
+            yhat=yhat,
+            yhat_unlabeled=unl,
+            alpha=ALPHA,
+            w=np.array([1 / probabilities[u.pk] for u, _, _ in paired]),
+            w_unlabeled=None,
+            clusters=np.array([u.answer_id for u, _, _ in paired]),
+        )
+        assert group.weighted
+        assert group.ppi.mean == pytest.approx(expected.mean, rel=1e-12)
+        assert (group.ppi.lo, group.ppi.hi) == pytest.approx((expected.lo, expected.hi), rel=1e-12)
+        assert group.ppi.method == expected.method
+        human = stats.classical_mean(
+            y=y_all,
+            alpha=ALPHA,
+            w=np.array([1 / probabilities[u.pk] for u, _, _ in rows["labeled"]]),
+            clusters=np.array([u.answer_id for u, _, _ in rows["labeled"]]),
+        )
+        assert (group.human.mean, group.human.lo, group.human.hi) == pytest.approx(
+            (human.mean, human.lo, human.hi), rel=1e-12
+        )
+
+
+def test_robust_report_without_a_sample_uses_equal_weights_and_says_so(db):
+    _, criterion, judge, units = build_campaign()
+    report = estimates.compute_report(criterion=criterion, judge=judge, method="robust")
+    finance = report.themes[0]
+    y, yhat, _, unl, _ = arrays(units["Finance"])
+    paired = [u for u, _, j in units["Finance"]["labeled"] if j is not None]
+    expected = stats.robust_ppi(
+        y=y, yhat=yhat, yhat_unlabeled=unl, alpha=ALPHA, clusters=np.array([u.answer_id for u in paired])
+    )
+    assert not finance.weighted
+    assert any("no completed sample" in note for note in finance.notes)
+    assert (finance.ppi.mean, finance.ppi.lo, finance.ppi.hi) == pytest.approx(
+        (expected.mean, expected.lo, expected.hi), rel=1e-12
+    )
+
+
+def test_sentence_level_criterion_clusters_sentences_by_answer(db):
+    campaign = make_campaign(name="Sentences")
+    criterion = Criterion.objects.get(campaign=campaign, name="veracity")
+    judge = Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
+    labeled, unlabeled_values = [], []
+    for index in range(12):
+        answer = make_answer(campaign=campaign, theme="Finance")
+        for position, unit in enumerate(Unit.objects.filter(answer=answer, level=Level.SENTENCE)):
+            verdict = (index + position) % 3 != 0
+            Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=int(verdict))
+            if index < 6:
+                human = int(index % 4 != 0)
+                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=human)
+                labeled.append((unit.answer_id, human, int(verdict)))
+            else:
+                unlabeled_values.append(int(verdict))
+    report = estimates.compute_report(criterion=criterion, judge=judge)
+    group = report.themes[0]
+    assert (group.n_human, group.n_judge, group.size) == (12, 24, 24)
+    expected = stats.robust_ppi(
+        y=np.array([h for _, h, _ in labeled], dtype=float),
+        yhat=np.array([j for _, _, j in labeled], dtype=float),
+        yhat_unlabeled=np.array(unlabeled_values, dtype=float),
+        alpha=ALPHA,
+        clusters=np.array([a for a, _, _ in labeled]),
+    )
+    assert (group.ppi.mean, group.ppi.lo, group.ppi.hi) == pytest.approx(
+        (expected.mean, expected.lo, expected.hi), rel=1e-12
+    )
+
+
+def test_aggregated_unlabeled_array_gives_the_same_ppi_numbers_as_the_real_array():
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, 40).astype(float)
+    yhat = np.where(rng.random(40) < 0.85, y, 1 - y)
+    real = (rng.random(5003) < 0.63).astype(float)
+    shortcut = estimates._ones_zeros(ones=int(real.sum()), count=len(real))
+    assert shortcut.mean() == real.mean()
+    assert shortcut.var(ddof=1) == pytest.approx(real.var(ddof=1), rel=1e-13)
+    for lam in (None, 1.0):
+        assert ppi_mean_pointestimate(y, yhat, shortcut, lam=lam)[0] == pytest.approx(
+            ppi_mean_pointestimate(y, yhat, real, lam=lam)[0], rel=1e-13
+        )
+        lo_s, hi_s = ppi_mean_ci(y, yhat, shortcut, alpha=ALPHA, lam=lam)
+        lo_r, hi_r = ppi_mean_ci(y, yhat, real, alpha=ALPHA, lam=lam)
+        assert (lo_s[0], hi_s[0]) == pytest.approx((lo_r[0], hi_r[0]), rel=1e-13)
+    robust_s = stats.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=shortcut, alpha=ALPHA)
+    robust_r = stats.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=real, alpha=ALPHA)
+    assert (robust_s.mean, robust_s.lo, robust_s.hi) == pytest.approx(
+        (robust_r.mean, robust_r.lo, robust_r.hi), rel=1e-12
+    )
+
+
+def test_report_from_sql_aggregates_equals_ppi_py_on_arrays_read_row_by_row(db):
+    _, criterion, judge, _ = build_campaign()
+    report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
+    finals = estimates.final_labels_of(criterion=criterion)
+    verdicts = dict(
+        Judgment.objects.filter(judge=judge, criterion=criterion, status="ok").values_list("unit_id", "value")
+    )
+    for group in report.themes:
+        ids = (
+            Unit.objects.filter(theme=group.theme, level=Level.ANSWER)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        y = np.array([finals[i] for i in ids if i in finals and i in verdicts], dtype=float)
+        yhat = np.array([verdicts[i] for i in ids if i in finals and i in verdicts], dtype=float)
+        unl = np.array([verdicts[i] for i in ids if i not in finals and i in verdicts], dtype=float)
+        lo, hi = ppi_mean_ci(y, yhat, unl, alpha=ALPHA, lam=None)
+        assert group.ppi.mean == pytest.approx(ppi_mean_pointestimate(y, yhat, unl, lam=None)[0], rel=1e-13)
+        assert (group.ppi.lo, group.ppi.hi) == pytest.approx((lo[0], hi[0]), rel=1e-13)
+
+
+def test_hand_computed_case_with_a_perfect_judge():
+    # A judge that always agrees: with lambda clipped at 1, PPI++ is the judge's mean over all units.
+    y = np.array([1, 1, 0, 1, 0, 1, 1, 0], dtype=float)
+    unl = np.array([1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 1, 1], dtype=float)
+    interval = stats.study_ppi(y=y, yhat=y.copy(), yhat_unlabeled=unl, alpha=ALPHA)
+    # lambda = Var(y) / ((1 + 8/12) Var(all judge labels)) = 0.234375 / (1.6667 * 0.2395) < 1.
+    pooled = np.concatenate([y, unl])
+    lam = y.var(ddof=0) / ((1 + 8 / 12) * pooled.var(ddof=1))
+    assert interval.lam == pytest.approx(lam, rel=1e-9)
+    assert interval.mean == pytest.approx(lam * unl.mean() + (1 - lam) * y.mean() + 0.0, rel=1e-9)
+    agreement = stats.agreement(y=y, yhat=y.copy())
+    assert agreement.observed == 1.0
+    assert agreement.chance == pytest.approx((5 / 8) ** 2 + (3 / 8) ** 2)
+    assert agreement.kappa == pytest.approx(1.0)
+
+
+def test_missing_judgments_are_counted_listed_and_left_out_of_ppi(db):
+    _, criterion, judge, units = build_campaign()
+    unit = units["RH"]["labeled"][0][0]
+    Judgment.objects.filter(unit=unit, criterion=criterion).update(status="failed", value=None)
+    report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
+    rh = next(group for group in report.themes if group.theme == "RH")
+    assert rh.missing_judgments == [unit.pk]
+    assert (rh.n_human, rh.n_paired) == (7, 6)
+    assert unit.pk in report.overall.missing_judgments
+    assert len(report.overall.missing_judgments) == 3
+    assert any("no judgment" in note for note in rh.notes)
+
+
+def test_by_difficulty_adds_one_group_per_theme_and_difficulty(db):
+    _, criterion, judge, units = build_campaign()
+    report = estimates.compute_report(criterion=criterion, judge=judge, method="study", by_difficulty=True)
+    cells = {(group.theme, group.difficulty): group for group in report.by_difficulty}
+    assert set(cells) == {(t, d) for t in DESIGN for d in ("hard", "simple")}
+    for theme in DESIGN:
+        assert cells[(theme, "hard")].n_judge + cells[(theme, "simple")].n_judge == next(
+            group.n_judge for group in report.themes if group.theme == theme
+        )
+    data = estimates.report_as_json(report=report)
+    assert {entry["difficulty"] for entry in data["by_difficulty"]} == {"hard", "simple"}
+
+
+def test_a_theme_without_human_labels_gets_null_estimates_not_an_error(db):
+    design = {**DESIGN, "Juridique": ([], [1, 0, 1])}
+    _, criterion, judge, _ = build_campaign(design=design)
+    report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
+    data = json.loads(json.dumps(estimates.report_as_json(report=report)))
+    legal = next(entry for entry in data["themes"] if entry["theme"] == "Juridique")
+    assert legal["n_human"] == 0 and legal["n_judge"] == 3
+    assert legal["ppi_mean"] is None and legal["ppi_ci"] == [None, None]
+    assert legal["kappa"] is None and legal["effective_n"] is None
+    assert legal["judge_mean"] == pytest.approx(2 / 3)
+    assert data["overall"]["ppi_mean"] is None
+
+
+def test_alpha_changes_the_interval_width(db):
+    _, criterion, judge, _ = build_campaign()
+    wide = estimates.compute_report(criterion=criterion, judge=judge, alpha=0.05, method="study")
+    narrow = estimates.compute_report(criterion=criterion, judge=judge, alpha=0.2, method="study")
+    assert narrow.themes[0].ppi.halfwidth < wide.themes[0].ppi.halfwidth
+    assert narrow.themes[0].ppi.alpha == 0.2
+
+
+def test_bad_method_alpha_or_foreign_judge_are_refused(db):
+    _, criterion, judge, _ = build_campaign()
+    with pytest.raises(estimates.EstimateError, match="method"):
+        estimates.compute_report(criterion=criterion, judge=judge, method="bayes")
+    with pytest.raises(estimates.EstimateError, match="alpha"):
+        estimates.compute_report(criterion=criterion, judge=judge, alpha=1.5)
+    other = Judge.objects.create(
+        campaign=make_campaign(name="Other"), name="lexical", kind=Judge.Kind.LEXICAL
+    )
+    with pytest.raises(estimates.EstimateError, match="another campaign"):
+        estimates.compute_report(criterion=criterion, judge=other)
+
+
+def test_default_judge_prefers_the_only_run_judge_then_the_imported_one(db):
+    campaign = make_campaign(name="Judges")
+    with pytest.raises(estimates.EstimateError, match="no judge"):
+        estimates.default_judge(campaign=campaign)
+    imported = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
+    assert estimates.default_judge(campaign=campaign) == imported
+    lexical = Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
+    assert estimates.default_judge(campaign=campaign) == lexical
+    Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
+    with pytest.raises(estimates.EstimateError, match="gpt, imported, lexical"):
+        estimates.default_judge(campaign=campaign)
+    assert estimates.default_judge(campaign=campaign, name="imported") == imported
+
+
+def test_a_theme_with_one_label_has_a_point_estimate_and_null_bounds(db):
+    design = {**DESIGN, "Juridique": ([(1, 1)], [1, 0, 1])}
+    _, criterion, judge, _ = build_campaign(design=design)
+    report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
+    data = json.loads(json.dumps(estimates.report_as_json(report=report), allow_nan=False))
+    legal = next(entry for entry in data["themes"] if entry["theme"] == "Juridique")
+    assert legal["human_mean"] == 1.0 and legal["human_ci"] == [None, None]
+    assert legal["ppi_ci"] == [None, None] and legal["ppi_mean"] is not None
+    assert any("one label" in note for note in legal["notes"])
+    assert data["overall"]["ppi_ci"] == [None, None]
+
+
+def test_labels_partly_outside_the_sample_fall_back_to_equal_weights_and_study_ignores_the_sample(db):
+    campaign, criterion, judge, units = build_campaign()
+    sample = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
+    unit = units["Finance"]["labeled"][0][0]
+    SampleItem.objects.create(
+        sample=sample, unit=unit, theme="Finance", cluster=0, cluster_size=4, inclusion_probability=0.25
+    )
+    robust = estimates.compute_report(criterion=criterion, judge=judge)
+    finance = robust.themes[0]
+    assert not finance.weighted
+    assert any("not all from the latest sample" in note for note in finance.notes)
+    study = estimates.compute_report(criterion=criterion, judge=judge, method="study")
+    assert study.sample_id is None and not study.themes[0].weighted
+
+
+def test_final_labels_take_the_latest_imported_label_of_each_unit(db):
+    _, criterion, judge, units = build_campaign()
+    unit, human, _ = units["Finance"]["labeled"][0]
+    Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=1 - human)
+    finals = estimates.final_labels_of(criterion=criterion)
+    assert finals[unit.pk] == 1 - human
+    assert len(finals) == sum(len(rows["labeled"]) for rows in units.values())
+    report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
+    assert report.overall.n_human == len(finals)

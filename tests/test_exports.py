@@ -1,0 +1,161 @@
+"""The XLSX workbook and the CSV table of a report."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from openpyxl import load_workbook
+
+from annotation.models import Criterion, Label, Level, Stage, Unit
+from evaluation import estimates, exports
+from evaluation.models import Judgment
+from tests.factories import make_answer, make_user
+from tests.test_estimates import build_campaign
+
+
+@pytest.fixture
+def reports(db):
+    campaign, criterion, judge, units = build_campaign()
+    veracity = Criterion.objects.get(campaign=campaign, name="veracity")
+    for unit in Unit.objects.filter(campaign=campaign, level=Level.SENTENCE)[:30]:
+        Judgment.objects.create(unit=unit, criterion=veracity, judge=judge, value=unit.pk % 2)
+    for unit in Unit.objects.filter(campaign=campaign, level=Level.SENTENCE)[:12]:
+        Label.objects.create(unit=unit, criterion=veracity, stage=Stage.IMPORTED, value=1 - unit.pk % 3 // 2)
+    relevance = estimates.compute_report(criterion=criterion, judge=judge, by_difficulty=True)
+    veracity_report = estimates.compute_report(criterion=veracity, judge=judge)
+    return campaign, [relevance, veracity_report], units
+
+
+def _workbook(campaign, reports):
+    buffer = io.BytesIO()
+    exports.build_workbook(campaign=campaign, criteria_reports=reports, path_or_buffer=buffer)
+    buffer.seek(0)
+    return load_workbook(buffer)
+
+
+def test_workbook_has_the_summary_metrics_criteria_units_and_history_sheets(reports):
+    campaign, criteria_reports, _ = reports
+    wb = _workbook(campaign, criteria_reports)
+    assert wb.sheetnames == [
+        "Summary",
+        "Automatic metrics",
+        "relevance",
+        "veracity",
+        "Units",
+        "Label history",
+    ]
+    summary = wb["Summary"]
+    assert summary["B1"].value == campaign.name
+    assert [summary.cell(row=4, column=c).value for c in (1, 3, 4)] == ["relevance", "imported", "robust"]
+    assert summary.cell(row=4, column=11).value == pytest.approx(criteria_reports[0].overall.ppi.mean)
+
+
+def test_each_criterion_sheet_has_a_bar_chart_with_error_bars_and_numbers_as_numbers(reports):
+    campaign, criteria_reports, _ = reports
+    wb = _workbook(campaign, criteria_reports)
+    for report in criteria_reports:
+        ws = wb[report.criterion]
+        assert len(ws._charts) == 1
+        chart = ws._charts[0]
+        assert chart.series[0].errBars is not None
+        assert chart.series[0].errBars.plus.numRef.f.startswith(f"'{report.criterion}'!") or (
+            report.criterion in chart.series[0].errBars.plus.numRef.f
+        )
+        assert ws.freeze_panes == "B2"
+        headers = [cell.value for cell in ws[1]]
+        assert headers == exports.HEADERS
+        col = headers.index("ppi_mean") + 1
+        first = ws.cell(row=2, column=col)
+        assert first.data_type == "n"
+        assert first.number_format == "0.0%"
+        assert first.value == pytest.approx(report.themes[0].ppi.mean)
+        n_col = headers.index("n_human") + 1
+        assert ws.cell(row=2, column=n_col).value == report.themes[0].n_human
+        last = ws.max_row
+        assert ws.cell(row=last, column=1).value == "overall"
+    relevance = wb["relevance"]
+    rows = [row[0].value for row in relevance.iter_rows(min_row=2)]
+    assert rows == ["Finance", "IT", "RH"] + ["Finance", "Finance", "IT", "IT", "RH", "RH"] + ["overall"]
+
+
+def test_units_sheet_lists_every_unit_with_final_human_and_judge_labels(reports):
+    campaign, criteria_reports, units = reports
+    wb = _workbook(campaign, criteria_reports)
+    ws = wb["Units"]
+    headers = [cell.value for cell in ws[1]]
+    assert headers[:7] == ["unit", "level", "answer", "sentence", "theme", "difficulty", "text"]
+    assert "relevance: human" in headers and "relevance: imported" in headers
+    assert ws.max_row == 1 + Unit.objects.filter(campaign=campaign).count()
+    assert ws.freeze_panes == "B2"
+    unit, human, verdict = units["Finance"]["labeled"][3]
+    row = next(r for r in ws.iter_rows(min_row=2, values_only=True) if r[0] == unit.pk)
+    assert row[headers.index("relevance: human")] == human
+    assert row[headers.index("relevance: imported")] == verdict
+    assert row[headers.index("theme")] == "Finance"
+    assert row[headers.index("text")] == unit.answer.text
+
+
+def test_untrusted_text_starting_with_equals_stays_text(db):
+    campaign, criterion, judge, _ = build_campaign(design={"Finance": ([(1, 1), (0, 0)], [1])})
+    make_answer(campaign=campaign, theme="Finance", text='=HYPERLINK("http://evil")\x07')
+    report = estimates.compute_report(criterion=criterion, judge=judge)
+    wb = _workbook(campaign, [report])
+    texts = [row[6] for row in wb["Units"].iter_rows(min_row=2, values_only=True)]
+    assert '=HYPERLINK("http://evil")' in texts
+
+
+def test_label_history_has_every_label_row(reports):
+    campaign, criteria_reports, units = reports
+    user = make_user(username="reviewer-history")
+    unit = units["IT"]["labeled"][0][0]
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    Label.objects.create(
+        unit=unit, criterion=relevance, user=user, stage=Stage.REVIEW, value=0, comment="non"
+    )
+    wb = _workbook(campaign, criteria_reports)
+    ws = wb["Label history"]
+    assert ws.max_row == 1 + Label.objects.filter(unit__campaign=campaign).count()
+    last = [cell.value for cell in ws[ws.max_row]]
+    assert last[1:7] == [unit.pk, "relevance", "reviewer-history", "review", 0, "non"]
+    assert last[7].tzinfo is None
+
+
+def test_automatic_metrics_sheet_has_rates_as_percent_numbers(reports):
+    campaign, criteria_reports, _ = reports
+    ws = _workbook(campaign, criteria_reports)["Automatic metrics"]
+    headers = [cell.value for cell in ws[1]]
+    assert {"metric", "theme", "n", "rate", "ci_lo", "ci_hi"} <= set(headers)
+    rates = [row[headers.index("rate")] for row in ws.iter_rows(min_row=2)]
+    assert rates and all(cell.data_type == "n" and cell.number_format == "0.0%" for cell in rates)
+    assert {row[headers.index("metric")].value for row in ws.iter_rows(min_row=2)} >= {
+        "response",
+        "functional_citation",
+    }
+
+
+def test_csv_has_one_row_per_group_with_fractions(reports):
+    _, criteria_reports, _ = reports
+    report = criteria_reports[0]
+    stream = io.StringIO()
+    exports.write_csv(report=report, stream=stream)
+    rows = list(csv.DictReader(io.StringIO(stream.getvalue())))
+    assert [row["theme"] for row in rows] == ["Finance", "IT", "RH"] + [
+        "Finance",
+        "Finance",
+        "IT",
+        "IT",
+        "RH",
+        "RH",
+    ] + ["overall"]
+    assert float(rows[0]["ppi_mean"]) == pytest.approx(report.themes[0].ppi.mean)
+    assert rows[0]["criterion"] == "relevance" and rows[0]["alpha"] == "0.05"
+    assert rows[-1]["missing_judgments"] == "2"
+
+
+def test_table_lines_show_each_theme_and_overall(reports):
+    _, criteria_reports, _ = reports
+    lines = exports.table_lines(report=criteria_reports[1])
+    assert "veracity" in lines[0] and "95% intervals" in lines[0]
+    assert lines[-1].startswith("overall")

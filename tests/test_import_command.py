@@ -1,0 +1,186 @@
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation.models import Answer, Campaign, Label, Membership, Question, Role, SourceChunk, Unit
+from evaluation.imports import DEMO_CAMPAIGN, DEMO_FILE, DEMO_MEMBERS
+from evaluation.models import Judge, Judgment
+from tests.test_ingest import DATA, JSONL, RECORDS, table_counts, write_jsonl
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> str:
+    out = io.StringIO()
+    call_command("import_campaign", *args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def test_command_imports_a_file_and_prints_a_summary():
+    output = run(str(JSONL), "--campaign", "Velmont")
+    campaign = Campaign.objects.get(name="Velmont")
+    assert Answer.objects.filter(campaign=campaign).count() == 4
+    assert "imported into a new campaign 'Velmont'" in output
+    assert "answers: 4 new, 0 replaced" in output
+    assert "imported labels: 2 human, 3 judge ('imported')" in output
+
+
+def test_command_prints_every_error_as_file_row_field_message(tmp_path):
+    records = [dict(r) for r in RECORDS]
+    records[1]["answer"] = ""
+    records[3]["labels"] = {"relevance": {"llm": 3}}
+    path = write_jsonl(tmp_path / "bad.jsonl", records)
+    before = table_counts()
+    with pytest.raises(CommandError) as failure:
+        run(str(path), "--campaign", "Velmont")
+    message = str(failure.value)
+    assert "2 errors; nothing was imported" in message
+    assert f"{path}:2: answer: must not be empty" in message
+    assert f"{path}:4: labels.relevance.llm: must be 0, 1 or empty, not 3" in message
+    assert table_counts() == before
+
+
+def test_a_bad_row_in_the_middle_of_2000_answers_imports_nothing(tmp_path):
+    records = []
+    for i in range(1, 2001):
+        records.append(
+            {
+                "question_id": f"Q{(i - 1) // 20 + 1}",
+                "question": f"Question numéro {(i - 1) // 20 + 1} sur les comptes ?",
+                "theme": ["Finance", "RH", "IT"][((i - 1) // 20) % 3],
+                "difficulty": "simple",
+                "answer": f"Réponse {i} : {i} k€ [^c{i % 25}^]. Il progresse [^c{i % 25 + 1}^].",
+                "sources": [
+                    {"id": f"c{k}", "title": f"doc{k}.pdf", "page": k, "text": f"Texte du chunk {k}."}
+                    for k in range(i % 25, i % 25 + 5)
+                ],
+            }
+        )
+    records[999]["answer"] = ""  # line 1000
+    bad = write_jsonl(tmp_path / "big-bad.jsonl", records)
+    before = table_counts()
+    with pytest.raises(CommandError) as failure:
+        run(str(bad), "--campaign", "Big")
+    assert f"{bad}:1000: answer: must not be empty" in str(failure.value)
+    assert "1 error;" in str(failure.value)
+    assert table_counts() == before
+
+    # The same file without the bad row imports: the row was the only reason.
+    records[999]["answer"] = "Réponse corrigée."
+    run(str(write_jsonl(tmp_path / "big-good.jsonl", records)), "--campaign", "Big")
+    assert Answer.objects.filter(campaign__name="Big").count() == 2000
+
+
+def test_command_reads_a_mapping_file():
+    run(str(DATA / "mapped.csv"), "--campaign", "Mapped", "--mapping", str(DATA / "mapping.json"))
+    assert Question.objects.filter(campaign__name="Mapped").count() == 2
+    assert Label.objects.filter(unit__campaign__name="Mapped").count() == 2
+
+
+def test_command_refuses_a_second_import_of_the_same_answers_unless_update():
+    run(str(JSONL), "--campaign", "Velmont")
+    with pytest.raises(CommandError) as failure:
+        run(str(JSONL), "--campaign", "Velmont")
+    assert f"{JSONL}:1: answer_id: 'Q1-1' is already in the campaign" in str(failure.value)
+    output = run(str(JSONL), "--campaign", "Velmont", "--update")
+    assert "answers: 0 new, 4 replaced" in output
+    assert "lost 2 earlier imported labels and 3 judgments" in output
+    assert Answer.objects.filter(campaign__name="Velmont").count() == 4
+    assert Judgment.objects.filter(unit__campaign__name="Velmont").count() == 3
+
+
+def test_command_shows_progress_on_stderr_when_asked():
+    err = io.StringIO()
+    call_command(
+        "import_campaign", str(JSONL), "--campaign", "Velmont", verbosity=2, stdout=io.StringIO(), stderr=err
+    )
+    assert "importing: 4/4 answers" in err.getvalue()
+
+
+# load_demo
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    # Demo users get real passwords; the default hasher would make these tests slow.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def _demo_expectations() -> dict[str, int]:
+    records = [
+        json.loads(line) for line in Path(DEMO_FILE).read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+    human = llm = 0
+    for record in records:
+        pairs = list(record.get("labels", {}).values())
+        for sentence in record.get("sentences") or []:
+            if isinstance(sentence, dict):
+                pairs.extend(sentence.get("labels", {}).values())
+        human += sum(pair.get("human") is not None for pair in pairs)
+        llm += sum(pair.get("llm") is not None for pair in pairs)
+    return {
+        "answers": len(records),
+        "questions": len({str(r["question_id"]) for r in records}),
+        "labels": human,
+        "judgments": llm,
+    }
+
+
+def test_load_demo_imports_the_demo_file_and_creates_its_people():
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    campaign = Campaign.objects.get(name=DEMO_CAMPAIGN)
+    expected = _demo_expectations()
+    assert campaign.expected_language == "fr"
+    assert Answer.objects.filter(campaign=campaign).count() == expected["answers"]
+    assert Question.objects.filter(campaign=campaign).count() == expected["questions"]
+    assert Label.objects.filter(unit__campaign=campaign).count() == expected["labels"]
+    assert (
+        Judgment.objects.filter(unit__campaign=campaign, judge__name="imported").count()
+        == expected["judgments"]
+    )
+    assert SourceChunk.objects.filter(campaign=campaign).exists()
+    assert Unit.objects.filter(campaign=campaign).count() > expected["answers"]
+    User = get_user_model()
+    for username, roles in DEMO_MEMBERS.items():
+        user = User.objects.get(username=username)
+        assert user.check_password("demo")
+        assert set(
+            Membership.objects.filter(campaign=campaign, user=user).values_list("role", flat=True)
+        ) == set(roles)
+    assert set(
+        Membership.objects.filter(campaign=campaign, user__username="annotator2").values_list(
+            "role", flat=True
+        )
+    ) == {
+        Role.ANNOTATOR,
+        Role.REVIEWER,
+    }
+    admin = User.objects.get(username="admin")
+    assert admin.is_superuser and admin.check_password("demo")
+    assert "password 'demo'" in out.getvalue()
+
+
+def test_load_demo_twice_changes_nothing_and_says_so():
+    call_command("load_demo", stdout=io.StringIO())
+    before = table_counts()
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    assert table_counts() == before
+    assert "already loaded: nothing changed" in out.getvalue()
+
+
+def test_load_demo_leaves_an_existing_user_s_password_alone():
+    User = get_user_model()
+    User.objects.create_user(username="manager", password="my-own-password")
+    call_command("load_demo", stdout=io.StringIO())
+    assert User.objects.get(username="manager").check_password("my-own-password")
+    names = sorted(Judge.objects.filter(campaign__name=DEMO_CAMPAIGN).values_list("name", flat=True))
+    assert names == ["imported", "lexical"]

@@ -1,0 +1,176 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotation.models import Answer, Campaign, Membership, Role
+from tests.factories import make_user
+from tests.test_ingest import DATA, JSONL, RECORDS, table_counts
+
+pytestmark = pytest.mark.django_db
+
+
+def upload(name: str = "answers.jsonl", content: bytes | None = None) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, JSONL.read_bytes() if content is None else content)
+
+
+def bad_content() -> bytes:
+    records = [dict(r) for r in RECORDS]
+    records[2]["answer"] = ""
+    return "".join(json.dumps(r) + "\n" for r in records).encode()
+
+
+@pytest.fixture
+def url(campaign):
+    return reverse("evaluation:import_into", args=[campaign.slug])
+
+
+@pytest.fixture
+def staff(db):
+    user = make_user(username="staff")
+    user.is_staff = True
+    user.save()
+    return user
+
+
+def test_manager_sees_the_upload_form_with_the_campaign_name(client_for, manager, campaign, url):
+    response = client_for(manager).get(url)
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" in page
+    assert 'type="file" name="file"' in page
+    assert 'name="mapping"' in page
+    assert 'name="update"' in page
+    assert f'value="{campaign.name}" readonly' in page
+
+
+def test_manager_imports_a_file_and_sees_the_summary(client_for, manager, campaign, url):
+    response = client_for(manager).post(url, {"file": upload()})
+    assert response.status_code == 200
+    assert Answer.objects.filter(campaign=campaign).count() == 4
+    summary = response.context["summary"]
+    assert summary.answers_created == 4
+    assert "New answers" in response.content.decode()
+
+
+def test_the_campaign_name_posted_to_a_campaign_page_is_ignored(client_for, manager, campaign, url):
+    client_for(manager).post(url, {"file": upload(), "campaign": "Somewhere else"})
+    assert not Campaign.objects.filter(name="Somewhere else").exists()
+    assert Answer.objects.filter(campaign=campaign).count() == 4
+
+
+def test_errors_are_listed_with_file_row_and_field_and_nothing_is_written(client_for, manager, url):
+    client = client_for(manager)
+    before = table_counts()
+    response = client.post(url, {"file": upload(content=bad_content())})
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert table_counts() == before
+    assert [(e.file, e.row, e.field) for e in response.context["errors"]] == [("answers.jsonl", 3, "answer")]
+    assert "Nothing was imported" in page
+    assert "<code>answer</code>" in page
+
+
+def test_an_htmx_post_gets_only_the_result_fragment(client_for, manager, url):
+    response = client_for(manager).post(
+        url, {"file": upload(content=bad_content())}, headers={"HX-Request": "true"}
+    )
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert "<html" not in page
+    assert 'id="import-result"' in page
+    assert "must not be empty" in page
+
+
+def test_mapping_and_update_come_from_the_form(client_for, manager, campaign, url):
+    client = client_for(manager)
+    mapped = SimpleUploadedFile("export.csv", (DATA / "mapped.csv").read_bytes())
+    mapping = SimpleUploadedFile("columns.json", (DATA / "mapping.json").read_bytes())
+    assert client.post(url, {"file": mapped, "mapping": mapping}).status_code == 200
+    again = client.post(url, {"file": upload(), "update": "on"})
+    assert again.status_code == 200
+    assert again.context["summary"].answers_replaced == 4
+
+
+def test_a_file_over_the_page_limit_is_sent_to_the_command(client_for, manager, url, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    response = client_for(manager).post(url, {"file": upload()})
+    assert response.status_code == 400
+    assert "import_campaign" in response.content.decode()
+
+
+def test_a_post_without_a_file_is_an_error(client_for, manager, url):
+    response = client_for(manager).post(url, {})
+    assert response.status_code == 400
+    assert [e.field for e in response.context["errors"]] == ["file"]
+
+
+def test_anonymous_is_sent_to_login(client, url):
+    for response in (client.get(url), client.post(url, {"file": upload()})):
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
+    assert not Answer.objects.exists()
+
+
+def test_outsider_is_forbidden(client_for, outsider, url):
+    assert client_for(outsider).get(url).status_code == 403
+
+
+@pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator", "analyst"])
+def test_members_who_are_not_managers_are_forbidden(client_for, request, persona, url):
+    client = client_for(request.getfixturevalue(persona))
+    assert client.get(url).status_code == 403
+    assert client.post(url, {"file": upload()}).status_code == 403
+    assert not Answer.objects.exists()
+
+
+def test_wrong_method_is_refused(client_for, manager, url):
+    client = client_for(manager)
+    assert client.put(url).status_code == 405
+    assert client.delete(url).status_code == 405
+
+
+def test_new_campaign_page_is_for_staff_only(client_for, manager, staff):
+    url = reverse("evaluation:import_new")
+    assert client_for(manager).get(url).status_code == 403
+    response = client_for(staff).get(url)
+    assert response.status_code == 200
+    assert 'name="campaign"' in response.content.decode()
+
+
+def test_staff_creates_a_campaign_by_import_and_becomes_its_manager(client_for, staff):
+    response = client_for(staff).post(
+        reverse("evaluation:import_new"), {"file": upload(), "campaign": "Nouvelle"}
+    )
+    assert response.status_code == 200
+    campaign = Campaign.objects.get(name="Nouvelle")
+    assert Answer.objects.filter(campaign=campaign).count() == 4
+    assert Membership.objects.filter(campaign=campaign, user=staff, role=Role.MANAGER).exists()
+
+
+def test_staff_cannot_import_into_an_existing_campaign_they_do_not_manage(client_for, staff, campaign):
+    response = client_for(staff).post(
+        reverse("evaluation:import_new"), {"file": upload(), "campaign": campaign.name}
+    )
+    assert response.status_code == 403
+    assert not Answer.objects.filter(campaign=campaign).exists()
+
+
+def test_superuser_imports_into_an_existing_campaign_by_name(client_for, campaign):
+    admin = make_user(username="root", superuser=True)
+    response = client_for(admin).post(
+        reverse("evaluation:import_new"), {"file": upload(), "campaign": campaign.name}
+    )
+    assert response.status_code == 200
+    assert Answer.objects.filter(campaign=campaign).count() == 4
+    assert not Membership.objects.filter(campaign=campaign, user=admin).exists()
+
+
+def test_new_campaign_page_needs_a_name(client_for, staff):
+    response = client_for(staff).post(reverse("evaluation:import_new"), {"file": upload(), "campaign": " "})
+    assert response.status_code == 400
+    assert [e.field for e in response.context["errors"]] == ["campaign"]
+    assert not Campaign.objects.exists()

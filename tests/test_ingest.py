@@ -1,0 +1,708 @@
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import openpyxl
+import pytest
+from django.apps import apps
+from django.contrib.auth import get_user_model
+
+from annotation import ingest
+from annotation.ingest.analysis import LANGUAGE_SAMPLE_CHARS, Analysis, TextJob, analyse, language_sample
+from annotation.models import (
+    Answer,
+    AnswerSource,
+    Campaign,
+    Criterion,
+    Label,
+    Level,
+    Question,
+    Sample,
+    SampleItem,
+    Sentence,
+    SourceChunk,
+    Stage,
+    Unit,
+)
+from annotation.text import split_sentences
+from evaluation.imports import import_file
+from evaluation.models import Judge, Judgment
+from tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+DATA = Path(__file__).parent / "data"
+JSONL = DATA / "answers.jsonl"
+RECORDS = [json.loads(line) for line in JSONL.read_text(encoding="utf-8").splitlines()]
+PATTERN = r"\[\^([A-Za-z0-9_-]+)\^\]"
+
+
+def table_counts() -> dict[str, int]:
+    """Rows in every table the import could touch."""
+    models = [
+        *apps.get_app_config("annotation").get_models(),
+        *apps.get_app_config("evaluation").get_models(),
+        get_user_model(),
+    ]
+    return {model._meta.label: model.objects.count() for model in models}
+
+
+def corpus(campaign: Campaign) -> dict[str, list]:
+    """Everything an import wrote for a campaign, without database ids, in a stable order."""
+
+    def rows(queryset, *fields):
+        return sorted(queryset.values_list(*fields), key=repr)
+
+    return {
+        "questions": rows(
+            Question.objects.filter(campaign=campaign),
+            "external_id",
+            "text",
+            "theme",
+            "difficulty",
+            "language",
+        ),
+        "answers": rows(
+            Answer.objects.filter(campaign=campaign),
+            "external_id",
+            "question__external_id",
+            "repetition",
+            "text",
+            "language",
+        ),
+        "sources": rows(
+            AnswerSource.objects.filter(answer__campaign=campaign),
+            "answer__external_id",
+            "rank",
+            "chunk__external_id",
+            "chunk__title",
+            "chunk__page",
+            "chunk__text",
+        ),
+        "sentences": rows(
+            Sentence.objects.filter(answer__campaign=campaign),
+            "answer__external_id",
+            "position",
+            "text",
+            "paragraph",
+            "cited_ids",
+            "citations_ok",
+        ),
+        "units": rows(
+            Unit.objects.filter(campaign=campaign),
+            "answer__external_id",
+            "level",
+            "sentence__position",
+            "theme",
+            "difficulty",
+        ),
+        "labels": rows(
+            Label.objects.filter(unit__campaign=campaign),
+            "unit__answer__external_id",
+            "unit__sentence__position",
+            "criterion__name",
+            "stage",
+            "user",
+            "value",
+        ),
+        "judgments": rows(
+            Judgment.objects.filter(unit__campaign=campaign),
+            "unit__answer__external_id",
+            "unit__sentence__position",
+            "criterion__name",
+            "judge__name",
+            "status",
+            "value",
+        ),
+    }
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def write_xlsx(path: Path, records: list[dict]) -> Path:
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    header = ["question_id", "question", "theme", "difficulty", "answer", "sources", "human:relevance"]
+    header.append("llm:relevance")
+    sheet.append(header)
+    for r in records:
+        label = r.get("labels", {}).get("relevance", {})
+        sheet.append(
+            [
+                r["question_id"],
+                r["question"],
+                r["theme"],
+                r["difficulty"],
+                r["answer"],
+                json.dumps(r["sources"], ensure_ascii=False),
+                label.get("human"),
+                label.get("llm"),
+            ]
+        )
+    workbook.save(path)
+    return path
+
+
+def import_ok(path: Path, name: str = "Import", **options):
+    summary = import_file(path=path, campaign_name=name, **options)
+    return summary, Campaign.objects.get(name=name)
+
+
+def import_fails(path: Path, name: str = "Import", **options) -> list[ingest.RowError]:
+    before = table_counts()
+    with pytest.raises(ingest.ImportFailed) as failure:
+        import_file(path=path, campaign_name=name, **options)
+    assert table_counts() == before, "a failed import must not write anything"
+    return failure.value.errors
+
+
+# Formats
+
+
+def test_jsonl_import_writes_questions_answers_chunks_and_sentences():
+    summary, campaign = import_ok(JSONL)
+    assert summary.campaign_created
+    assert (summary.questions_created, summary.answers_created, summary.chunks_created) == (2, 4, 4)
+    assert set(Criterion.objects.filter(campaign=campaign).values_list("name", "level")) == {
+        ("veracity", Level.SENTENCE),
+        ("relevance", Level.ANSWER),
+    }
+    answers = Answer.objects.filter(campaign=campaign).order_by("external_id")
+    assert [(a.external_id, a.question.external_id, a.repetition) for a in answers] == [
+        ("Q1-1", "Q1", 1),
+        ("Q1-2", "Q1", 2),
+        ("Q2-1", "Q2", 1),
+        ("Q2-2", "Q2", 2),
+    ]
+    assert {a.language for a in answers} == {"fr"}
+    assert set(Question.objects.filter(campaign=campaign).values_list("language", flat=True)) == {"fr"}
+    first = answers[0]
+    assert list(first.sources.values_list("rank", "chunk__external_id")) == [(1, "c1"), (2, "c2"), (3, "c3")]
+    expected = split_sentences(first.text, citation_pattern=PATTERN)
+    stored = list(first.sentences.order_by("position"))
+    assert [(s.text, s.paragraph, list(s.cited_ids)) for s in stored] == [
+        (s.text, s.paragraph, list(s.cited_ids)) for s in expected
+    ]
+    total_sentences = sum(len(split_sentences(r["answer"], citation_pattern=PATTERN)) for r in RECORDS)
+    assert summary.sentences == Sentence.objects.filter(answer__campaign=campaign).count() == total_sentences
+    assert summary.units == Unit.objects.filter(campaign=campaign).count() == 4 + total_sentences
+
+
+def test_units_copy_theme_and_difficulty_one_per_answer_and_per_sentence():
+    _, campaign = import_ok(JSONL)
+    for answer in Answer.objects.filter(campaign=campaign).select_related("question"):
+        units = Unit.objects.filter(answer=answer)
+        assert units.filter(level=Level.ANSWER, sentence=None).count() == 1
+        assert units.filter(level=Level.SENTENCE).count() == answer.sentences.count()
+        assert set(units.values_list("theme", "difficulty")) == {
+            (answer.question.theme, answer.question.difficulty)
+        }
+
+
+def test_citation_check_is_none_without_citation_and_false_for_an_id_not_retrieved():
+    _, campaign = import_ok(JSONL)
+    sentences = Sentence.objects.filter(answer__campaign=campaign)
+    assert sentences.get(text__contains="La marge reste stable").citations_ok is False  # cites c9
+    assert sentences.get(text__startswith="Le chiffre d'affaires 2023").citations_ok is True
+    assert sentences.get(text__startswith="Je ne trouve pas").citations_ok is None
+
+
+def test_human_labels_land_as_final_imported_labels_without_a_person():
+    summary, campaign = import_ok(JSONL)
+    labels = Label.objects.filter(unit__campaign=campaign)
+    assert summary.labels == labels.count() == 2
+    assert set(
+        labels.values_list("unit__answer__external_id", "unit__level", "criterion__name", "value")
+    ) == {
+        ("Q1-1", Level.ANSWER, "relevance", 1),
+        ("Q1-2", Level.ANSWER, "relevance", 0),
+    }
+    assert set(labels.values_list("stage", "user")) == {(Stage.IMPORTED, None)}
+
+
+def test_judge_labels_land_as_ok_judgments_of_the_imported_judge():
+    summary, campaign = import_ok(JSONL)
+    judge = Judge.objects.get(campaign=campaign, name="imported")
+    assert judge.kind == Judge.Kind.IMPORTED
+    judgments = Judgment.objects.filter(judge=judge)
+    assert summary.judgments == judgments.count() == 3
+    assert set(judgments.values_list("unit__answer__external_id", "criterion__name", "status", "value")) == {
+        ("Q1-1", "relevance", Judgment.Status.OK, 1),
+        ("Q1-2", "relevance", Judgment.Status.OK, 1),
+        ("Q2-1", "relevance", Judgment.Status.OK, 0),
+    }
+
+
+def test_no_judge_is_created_when_the_file_has_no_judge_labels(tmp_path):
+    records = [{k: v for k, v in r.items() if k != "labels"} for r in RECORDS]
+    _, campaign = import_ok(write_jsonl(tmp_path / "plain.jsonl", records))
+    assert not Judge.objects.filter(campaign=campaign).exists()
+
+
+def test_json_list_gives_the_same_corpus_as_jsonl(tmp_path):
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps(RECORDS, ensure_ascii=False), encoding="utf-8")
+    _, from_jsonl = import_ok(JSONL, name="From JSONL")
+    _, from_json = import_ok(path, name="From JSON")
+    assert corpus(from_json) == corpus(from_jsonl)
+
+
+def test_csv_with_semicolons_and_a_byte_order_mark_gives_the_same_corpus():
+    _, from_jsonl = import_ok(JSONL, name="From JSONL")
+    _, from_csv = import_ok(DATA / "answers.csv", name="From CSV")
+    assert corpus(from_csv) == corpus(from_jsonl)
+
+
+def test_xlsx_written_by_openpyxl_gives_the_same_corpus(tmp_path):
+    _, from_jsonl = import_ok(JSONL, name="From JSONL")
+    _, from_xlsx = import_ok(write_xlsx(tmp_path / "answers.xlsx", RECORDS), name="From XLSX")
+    assert corpus(from_xlsx) == corpus(from_jsonl)
+
+
+def test_mapping_renames_columns_and_keys_inside_sources():
+    _, from_jsonl = import_ok(JSONL, name="From JSONL")
+    _, mapped = import_ok(DATA / "mapped.csv", name="Mapped", mapping=DATA / "mapping.json")
+    expected = corpus(from_jsonl)
+    got = corpus(mapped)
+    # The mapped file carries no judge labels; everything else is the same.
+    assert got["judgments"] == []
+    assert {k: v for k, v in got.items() if k != "judgments"} == {
+        k: v for k, v in expected.items() if k != "judgments"
+    }
+
+
+def test_mapping_errors_name_the_file_s_own_column(tmp_path):
+    path = tmp_path / "mapped.csv"
+    with (DATA / "mapped.csv").open(encoding="utf-8", newline="") as source:
+        rows = list(csv.reader(source))
+    rows[2][4] = "  "  # second answer: empty "Réponse"
+    with path.open("w", encoding="utf-8", newline="") as out:
+        csv.writer(out).writerows(rows)
+    errors = import_fails(path, mapping=DATA / "mapping.json")
+    assert [(e.row, e.field) for e in errors] == [(3, "Réponse")]
+
+
+def test_an_invalid_mapping_file_is_an_error(tmp_path):
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text('["question_id"]', encoding="utf-8")
+    errors = import_fails(JSONL, mapping=mapping)
+    assert errors[0].file == str(mapping)
+    assert errors[0].field == "mapping"
+
+
+def test_presplit_sentences_are_kept_with_their_labels_and_citations():
+    summary, campaign = import_ok(DATA / "presplit.jsonl")
+    sentences = list(Sentence.objects.filter(answer__campaign=campaign).order_by("position"))
+    assert [(s.position, s.cited_ids, s.citations_ok) for s in sentences] == [
+        (0, ["c1"], True),
+        (1, ["c2", "zz"], False),
+        (2, [], None),
+    ]
+    assert sentences[2].text == "Bonne lecture."
+    assert sentences[2].paragraph == "Bonne lecture."
+    assert sentences[0].paragraph.startswith("Le chiffre d'affaires 2023")
+    veracity = Label.objects.filter(criterion__name="veracity", unit__campaign=campaign)
+    assert sorted(veracity.values_list("unit__sentence__position", "value", "stage")) == [
+        (0, 1, Stage.IMPORTED),
+        (1, 0, Stage.IMPORTED),
+    ]
+    judged = Judgment.objects.filter(criterion__name="veracity", unit__campaign=campaign)
+    assert sorted(judged.values_list("unit__sentence__position", "value")) == [(0, 1), (1, 1)]
+    assert summary.labels == 3 and summary.judgments == 3  # plus relevance on the answer
+
+
+def test_blob_sources_are_parsed_into_the_same_chunks(tmp_path):
+    _, from_blob = import_ok(DATA / "blob.jsonl", name="From blob")
+    _, from_list = import_ok(write_jsonl(tmp_path / "list.jsonl", RECORDS[:2]), name="From list")
+    assert corpus(from_blob) == corpus(from_list)
+    assert corpus(from_blob)["sources"][0][1:] == (
+        1,
+        "c1",
+        "Rapport annuel 2023.pdf",
+        12,
+        RECORDS[0]["sources"][0]["text"],
+    )
+
+
+def test_a_malformed_blob_is_an_error_on_sources(tmp_path):
+    path = _jsonl_with(tmp_path, 1, sources="##### [^c1^] #####\nno source line here\n\ntext")
+    errors = import_fails(path)
+    assert [(e.row, e.field) for e in errors] == [(2, "sources")]
+    assert "Source:" in errors[0].message
+
+
+def test_a_blob_in_a_csv_cell_is_parsed(tmp_path):
+    path = tmp_path / "blob.csv"
+    record = json.loads((DATA / "blob.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    with path.open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["question_id", "question", "theme", "answer", "sources"])
+        writer.writerow(
+            [record["question_id"], record["question"], record["theme"], record["answer"], record["sources"]]
+        )
+    summary, campaign = import_ok(path)
+    assert summary.chunks_created == 3
+    assert list(
+        Answer.objects.get(campaign=campaign).sources.values_list("chunk__external_id", flat=True)
+    ) == [
+        "c1",
+        "c2",
+        "c3",
+    ]
+
+
+def test_worker_processes_analyse_like_this_process(monkeypatch):
+    jobs = [TextJob(answer=r["answer"]) for r in RECORDS * 3]
+    answer = "La société a signé un bail commercial.\n\nLe loyer annuel augmente de trois pour cent [^c1^]."
+    jobs.append(
+        TextJob(answer=answer, sentences=(("Le loyer annuel augmente de trois pour cent [^c1^].", None),))
+    )
+    expected = [analyse(job, citation_pattern=PATTERN) for job in jobs]
+    monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
+    monkeypatch.setattr("annotation.ingest.analysis.CHUNK", 5)
+    monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 3)
+    with Analysis(jobs=jobs, citation_pattern=PATTERN) as analysis:
+        results = list(analysis)
+    assert analysis.workers == 3
+    assert analysis.inline == 0
+    assert results == expected
+    sentence = "Le loyer annuel augmente de trois pour cent [^c1^]."
+    assert expected[-1] == ("fr", [(sentence, sentence, 1, ["c1"])])
+
+
+def test_worker_processes_give_the_same_corpus_as_working_inline(monkeypatch):
+    _, inline = import_ok(JSONL, name="Inline")
+    monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
+    monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 3)
+    _, pooled = import_ok(JSONL, name="Pooled")
+    assert corpus(pooled) == corpus(inline)
+
+
+def test_a_failed_check_stops_the_worker_processes(monkeypatch):
+    import_ok(JSONL)
+    monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
+    monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 3)
+    errors = import_fails(JSONL)
+    assert {e.field for e in errors} == {"answer_id"}
+
+
+def test_progress_is_reported_up_to_the_total(tmp_path, monkeypatch):
+    monkeypatch.setattr("annotation.ingest.load.WRITE_BATCH", 3)
+    records = [dict(RECORDS[0], question_id=f"Q{i}", labels={}) for i in range(7)]
+    calls = []
+    import_ok(
+        write_jsonl(tmp_path / "seven.jsonl", records),
+        progress=lambda done, total: calls.append((done, total)),
+    )
+    assert calls == [(3, 7), (6, 7), (7, 7)]
+
+
+def test_language_is_detected_on_a_bounded_prefix_without_citations():
+    text = "Le chiffre d'affaires progresse [^4ca822^]. " * 100
+    sample = language_sample(text=text, citation_pattern=PATTERN)
+    assert "4ca822" not in sample
+    assert len(sample) <= LANGUAGE_SAMPLE_CHARS
+
+
+# Sharing across records and files
+
+
+def test_chunks_are_shared_by_id_within_the_campaign(tmp_path):
+    import_ok(JSONL)
+    second = [
+        dict(
+            RECORDS[0],
+            question_id="Q9",
+            question="Autre question ?",
+            answer="Autre réponse [^c1^].",
+            labels={},
+        )
+    ]
+    summary, campaign = import_ok(write_jsonl(tmp_path / "more.jsonl", second))
+    assert summary.chunks_created == 0
+    assert SourceChunk.objects.filter(campaign=campaign, external_id="c1").count() == 1
+    chunk = SourceChunk.objects.get(campaign=campaign, external_id="c1")
+    assert AnswerSource.objects.filter(chunk=chunk).count() == 4
+
+
+def test_a_chunk_with_another_title_is_a_warning_and_keeps_the_first(tmp_path):
+    records = [dict(r) for r in RECORDS[:2]]
+    records[1]["sources"] = [dict(records[1]["sources"][0], title="Autre titre.pdf")]
+    summary, campaign = import_ok(write_jsonl(tmp_path / "titles.jsonl", records))
+    assert SourceChunk.objects.get(campaign=campaign, external_id="c1").title == "Rapport annuel 2023.pdf"
+    assert any("c1" in w and "row 1" in w for w in summary.warnings)
+
+
+def test_a_chunk_already_stored_with_another_text_is_an_error(tmp_path):
+    import_ok(JSONL)
+    record = dict(RECORDS[0], question_id="Q9", question="Autre ?", labels={})
+    record["sources"] = [dict(RECORDS[0]["sources"][0], text="Un autre texte.")]
+    errors = import_fails(write_jsonl(tmp_path / "clash.jsonl", [record]))
+    assert [(e.row, e.field) for e in errors] == [(1, "sources[1].text")]
+    assert "already in the campaign" in errors[0].message
+
+
+def test_a_question_already_stored_with_another_theme_is_an_error(tmp_path):
+    import_ok(JSONL)
+    record = dict(RECORDS[0], answer_id="new", theme="Juridique", labels={})
+    errors = import_fails(write_jsonl(tmp_path / "theme.jsonl", [record]))
+    assert [(e.row, e.field) for e in errors] == [(1, "theme")]
+
+
+def test_an_answer_id_already_in_the_campaign_is_an_error_without_update():
+    import_ok(JSONL)
+    errors = import_fails(JSONL)
+    assert [(e.row, e.field) for e in errors] == [
+        (1, "answer_id"),
+        (2, "answer_id"),
+        (3, "answer_id"),
+        (4, "answer_id"),
+    ]
+    assert "update" in errors[0].message
+
+
+# --update
+
+
+def test_update_replaces_the_answer_and_says_what_was_deleted(tmp_path):
+    import_ok(JSONL)
+    changed = [dict(r) for r in RECORDS]
+    changed[0] = dict(changed[0], answer="Réponse corrigée [^c2^]. Deuxième phrase.", labels={})
+    summary, campaign = import_ok(write_jsonl(tmp_path / "fixed.jsonl", changed), update=True)
+    assert (summary.answers_created, summary.answers_replaced) == (0, 4)
+    answer = Answer.objects.get(campaign=campaign, external_id="Q1-1")
+    assert answer.text.startswith("Réponse corrigée")
+    assert [s.text for s in answer.sentences.order_by("position")] == [
+        s.text for s in split_sentences(answer.text, citation_pattern=PATTERN)
+    ]
+    assert Unit.objects.filter(answer=answer, level=Level.SENTENCE).count() == answer.sentences.count()
+    # Q1-1 lost its labels (the file gives none now); the others got theirs back.
+    assert not Label.objects.filter(unit__answer=answer).exists()
+    assert not Judgment.objects.filter(unit__answer=answer).exists()
+    assert Label.objects.filter(unit__campaign=campaign).count() == 1
+    assert (summary.deleted_labels, summary.deleted_judgments) == (2, 3)
+    assert any("lost 2 earlier imported labels and 3 judgments" in line for line in summary.lines())
+    assert Answer.objects.filter(campaign=campaign).count() == 4
+
+
+def test_update_is_refused_for_an_answer_people_labelled_in_the_app(tmp_path):
+    _, campaign = import_ok(JSONL)
+    unit = Unit.objects.get(answer__external_id="Q1-2", level=Level.ANSWER)
+    Label.objects.create(
+        unit=unit,
+        criterion=Criterion.objects.get(campaign=campaign, name="relevance"),
+        user=make_user(),
+        stage=Stage.LABEL,
+        value=1,
+    )
+    errors = import_fails(JSONL, update=True)
+    assert [(e.row, e.field) for e in errors] == [(2, "answer_id")]
+    assert "labels made in the app" in errors[0].message
+
+
+def test_update_is_refused_for_an_answer_in_a_drawn_sample():
+    _, campaign = import_ok(JSONL)
+    unit = Unit.objects.get(answer__external_id="Q2-1", level=Level.ANSWER)
+    sample = Sample.objects.create(
+        campaign=campaign, criterion=Criterion.objects.get(campaign=campaign, name="relevance")
+    )
+    SampleItem.objects.create(
+        sample=sample, unit=unit, theme="RH", cluster=0, cluster_size=1, inclusion_probability=1.0
+    )
+    errors = import_fails(JSONL, update=True)
+    assert [(e.row, e.field) for e in errors] == [(3, "answer_id")]
+
+
+# Validation: every error names file, row and field; nothing is written.
+
+
+def _jsonl_with(tmp_path: Path, index: int, **changes) -> Path:
+    records = [dict(r) for r in RECORDS]
+    records[index].update(changes)
+    for key in [k for k, v in changes.items() if v is _DROP]:
+        del records[index][key]
+    return write_jsonl(tmp_path / "bad.jsonl", records)
+
+
+_DROP = object()
+
+
+@pytest.mark.parametrize(
+    ("index", "changes", "field"),
+    [
+        (1, {"theme": _DROP}, "theme"),
+        (1, {"question_id": "  "}, "question_id"),
+        (2, {"answer": "   "}, "answer"),
+        (2, {"answer": 12.5}, "answer"),
+        (0, {"labels": {"relevance": {"human": 2}}}, "labels.relevance.human"),
+        (0, {"labels": {"relevance": {"human": True}}}, "labels.relevance.human"),
+        (0, {"labels": {"relevance": {"gpt": 1}}}, "labels.relevance.gpt"),
+        (0, {"labels": {"relevance": 1}}, "labels.relevance"),
+        (0, {"labels": {"politeness": {"human": 1}}}, "labels.politeness"),
+        (0, {"labels": {"veracity": {"human": 1}}}, "labels.veracity"),
+        (3, {"sources": 5}, "sources"),
+        (3, {"sources": _DROP}, "sources"),
+        (3, {"sources": ["c1"]}, "sources[1]"),
+        (3, {"sources": [{"title": "x", "text": "y"}]}, "sources[1].id"),
+        (3, {"sources": [{"id": "h1"}]}, "sources[1].text"),
+        (3, {"sources": [dict(RECORDS[3]["sources"][0], page="xii")]}, "sources[1].page"),
+        (3, {"sources": [RECORDS[3]["sources"][0]] * 2}, "sources[2].id"),
+        (3, {"repetition": 0}, "repetition"),
+        (3, {"difficulty": "x" * 51}, "difficulty"),
+        (3, {"sentences": []}, "sentences"),
+        (3, {"sentences": [{"text": ""}]}, "sentences[1].text"),
+        (
+            3,
+            {"sentences": [{"text": "Je ne trouve pas.", "labels": {"veracity": {"human": 5}}}]},
+            "sentences[1].labels.veracity.human",
+        ),
+        (
+            3,
+            {"sentences": [{"text": "Je ne trouve pas.", "labels": {"relevance": {"human": 1}}}]},
+            "sentences[1].labels.relevance",
+        ),
+    ],
+)
+def test_a_bad_field_names_file_row_and_field_and_writes_nothing(tmp_path, index, changes, field):
+    path = _jsonl_with(tmp_path, index, **changes)
+    errors = import_fails(path)
+    assert [(e.file, e.row, e.field) for e in errors] == [(str(path), index + 1, field)]
+
+
+def test_a_duplicate_answer_id_names_both_rows(tmp_path):
+    path = _jsonl_with(tmp_path, 3, answer_id="Q1-1")
+    errors = import_fails(path)
+    assert [(e.row, e.field) for e in errors] == [(4, "answer_id")]
+    assert "row 1" in errors[0].message
+
+
+def test_a_chunk_with_two_texts_in_one_file_names_both_places(tmp_path):
+    path = _jsonl_with(
+        tmp_path, 2, sources=[RECORDS[2]["sources"][0], dict(RECORDS[0]["sources"][0], text="Autre.")]
+    )
+    errors = import_fails(path)
+    assert [(e.row, e.field) for e in errors] == [(3, "sources[2].text")]
+    assert "row 1 (sources[1])" in errors[0].message
+
+
+def test_a_question_with_two_texts_in_one_file_is_an_error(tmp_path):
+    path = _jsonl_with(tmp_path, 1, question="Une autre question ?")
+    errors = import_fails(path)
+    assert [(e.row, e.field) for e in errors] == [(2, "question")]
+
+
+def test_invalid_json_on_a_line_names_the_line(tmp_path):
+    path = tmp_path / "broken.jsonl"
+    lines = JSONL.read_text(encoding="utf-8").splitlines()
+    lines.insert(2, '{"question_id": "Q3", "answer": ')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    errors = import_fails(path)
+    assert [(e.row, e.field) for e in errors] == [(3, "json")]
+
+
+def test_blank_lines_keep_the_line_numbers(tmp_path):
+    path = tmp_path / "gaps.jsonl"
+    lines = JSONL.read_text(encoding="utf-8").splitlines()
+    bad = json.loads(lines[3])
+    bad["answer"] = ""
+    path.write_text("\n\n".join([*lines[:3], json.dumps(bad)]) + "\n", encoding="utf-8")
+    errors = import_fails(path)
+    assert [(e.row, e.field) for e in errors] == [(7, "answer")]
+
+
+def test_every_bad_row_is_reported_up_to_the_limit(tmp_path):
+    records = [
+        dict(RECORDS[0], question_id=f"Q{i}", answer="", labels={}) for i in range(ingest.MAX_ERRORS + 7)
+    ]
+    with pytest.raises(ingest.ImportFailed) as failure:
+        import_file(path=write_jsonl(tmp_path / "many.jsonl", records), campaign_name="Import")
+    assert len(failure.value.errors) == ingest.MAX_ERRORS
+    assert failure.value.more == 7
+    assert [e.row for e in failure.value.errors[:3]] == [1, 2, 3]
+    assert "... and 7 more errors" in str(failure.value)
+
+
+def test_a_json_record_is_numbered_from_one(tmp_path):
+    records = [dict(r) for r in RECORDS]
+    records[1]["answer"] = ""
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    assert [(e.row, e.field) for e in import_fails(path)] == [(2, "answer")]
+
+
+def test_a_json_file_that_is_not_a_list_is_an_error(tmp_path):
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps({"records": RECORDS}), encoding="utf-8")
+    assert [(e.row, e.field) for e in import_fails(path)] == [(None, "json")]
+
+
+def test_a_csv_row_counts_the_header_as_row_one(tmp_path):
+    path = tmp_path / "answers.csv"
+    with (DATA / "answers.csv").open(encoding="utf-8-sig", newline="") as source:
+        rows = list(csv.reader(source, delimiter=";"))
+    rows[2][6] = "oui"  # human:relevance of the second answer
+    with path.open("w", encoding="utf-8", newline="") as out:
+        csv.writer(out, delimiter=";").writerows(rows)
+    errors = import_fails(path)
+    assert [(e.file, e.row, e.field) for e in errors] == [(str(path), 3, "human:relevance")]
+
+
+def test_an_xlsx_row_counts_the_header_as_row_one(tmp_path):
+    records = [dict(r) for r in RECORDS]
+    records[2] = dict(records[2], theme=None)
+    errors = import_fails(write_xlsx(tmp_path / "answers.xlsx", records))
+    assert [(e.row, e.field) for e in errors] == [(4, "theme")]
+
+
+def test_a_file_that_is_not_utf8_is_refused(tmp_path):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(
+        (DATA / "answers.csv").read_text(encoding="utf-8-sig").encode("latin-1", errors="replace")
+    )
+    errors = import_fails(path)
+    assert [(e.row, e.field) for e in errors] == [(2, "encoding")]
+    assert "UTF-8" in errors[0].message
+
+
+def test_an_unknown_extension_is_refused(tmp_path):
+    path = tmp_path / "answers.txt"
+    shutil.copy(JSONL, path)
+    errors = import_fails(path)
+    assert [(e.row, e.field) for e in errors] == [(None, "file")]
+    assert ".jsonl" in errors[0].message
+
+
+def test_a_file_over_the_size_limit_is_refused(tmp_path, settings):
+    settings.IMPORT_MAX_BYTES = 1024
+    errors = import_fails(JSONL)
+    assert [(e.row, e.field) for e in errors] == [(None, "file")]
+    assert "IMPORT_MAX_BYTES" in errors[0].message
+
+
+def test_a_file_that_is_not_a_workbook_is_refused(tmp_path):
+    path = tmp_path / "answers.xlsx"
+    shutil.copy(JSONL, path)
+    assert [(e.row, e.field) for e in import_fails(path)] == [(None, "file")]
+
+
+def test_an_empty_file_is_refused(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n", encoding="utf-8")
+    assert [(e.row, e.field) for e in import_fails(path)] == [(None, "file")]
+
+
+def test_a_blank_campaign_name_is_refused():
+    errors = import_fails(JSONL, name="  ")
+    assert [(e.row, e.field) for e in errors] == [(None, "campaign")]
+
+
+def test_parse_file_touches_no_database(django_assert_num_queries):
+    with django_assert_num_queries(0):
+        parsed = ingest.parse_file(path=JSONL)
+    assert [r.answer_id for r in parsed.records] == ["Q1-1", "Q1-2", "Q2-1", "Q2-2"]

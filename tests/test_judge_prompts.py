@@ -1,0 +1,174 @@
+from __future__ import annotations
+
+import pytest
+
+from evaluation.judge.prompts import (
+    DEFAULT_GUIDELINES,
+    PROMPT_VERSION,
+    VERDICT_JSON_SCHEMA,
+    build_relevance_messages,
+    build_veracity_messages,
+    find_indices,
+    normalise_language,
+)
+from tests.llm_server import expected_indices
+
+LONG_SOURCE = " ".join(
+    f"Paragraphe {i} du rapport annuel de Velmont, marge brute de 66,5 %." for i in range(80)
+)
+SOURCES = [
+    {"id": "4ca822", "title": "Rapport annuel 2023", "page": 12, "text": LONG_SOURCE},
+    {"id": "b71f0e", "title": "Organigramme", "page": None, "text": "Effectif : 1 234 salariés."},
+]
+PARAGRAPH = "Le chiffre d'affaires atteint 12,4 M€ [^4ca822^]. L'effectif compte 1 234 salariés [^b71f0e^]."
+SENTENCES = [
+    {
+        "index": 0,
+        "text": "Bonjour, voici les éléments demandés.",
+        "paragraph": "Bonjour, voici les éléments demandés.",
+    },
+    {"index": 1, "text": "Le chiffre d'affaires atteint 12,4 M€ [^4ca822^].", "paragraph": PARAGRAPH},
+    {"index": 2, "text": "L'effectif compte 1 234 salariés [^b71f0e^].", "paragraph": PARAGRAPH},
+]
+
+
+def veracity(**overrides):
+    options = {"question": "Quel est le chiffre d'affaires ?", "sources": SOURCES, "sentences": SENTENCES}
+    options.update(overrides)
+    return build_veracity_messages(**options)
+
+
+def test_prompt_version_is_v1():
+    assert PROMPT_VERSION == "v1"
+
+
+def test_veracity_messages_are_a_system_then_a_user_message():
+    messages = veracity()
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert all(isinstance(m["content"], str) and m["content"] for m in messages)
+
+
+def test_veracity_user_message_ends_with_the_indices_line():
+    user = veracity()[-1]["content"]
+    assert user.splitlines()[-1] == "INDICES: [0, 1, 2]"
+    assert find_indices(user) == [0, 1, 2]
+
+
+def test_indices_line_keeps_the_given_sentence_positions():
+    sentences = [dict(SENTENCES[1], index=3), dict(SENTENCES[2], index=7)]
+    user = veracity(sentences=sentences)[-1]["content"]
+    assert find_indices(user) == [3, 7]
+    assert '<sentence index="3">' in user and '<sentence index="7">' in user
+
+
+def test_the_scripted_server_reads_the_indices_the_prompt_announces():
+    assert expected_indices({"messages": veracity()}) == [0, 1, 2]
+    assert expected_indices({"messages": build_relevance_messages(question="q", answer="a")}) == [0]
+
+
+def test_every_cited_source_is_sent_in_full_with_its_id_title_and_page():
+    user = veracity()[-1]["content"]
+    assert LONG_SOURCE in user
+    assert "Effectif : 1 234 salariés." in user
+    assert "4ca822" in user and "b71f0e" in user
+    assert "Rapport annuel 2023" in user and "page : 12" in user
+
+
+def test_a_source_without_page_has_no_page_line():
+    user = veracity(sources=[SOURCES[1]])[-1]["content"]
+    assert "page :" not in user
+
+
+def test_no_cited_source_is_said_explicitly():
+    assert "(aucune source citée)" in veracity(sources=[])[-1]["content"]
+    assert "(no source cited)" in veracity(sources=[], language="en")[-1]["content"]
+
+
+def test_each_sentence_is_sent_once_and_a_shared_paragraph_once():
+    user = veracity()[-1]["content"]
+    assert user.count("Le chiffre d'affaires atteint 12,4 M€ [^4ca822^].") == 2  # in the paragraph and alone
+    assert user.count(PARAGRAPH) == 1
+    assert user.count("<sentence index=") == 3
+
+
+def test_cited_ids_are_shown_when_given():
+    sentences = [dict(SENTENCES[1], cited_ids=["4ca822"]), dict(SENTENCES[0], index=5, cited_ids=[])]
+    user = veracity(sentences=sentences)[-1]["content"]
+    assert "(sources citées : 4ca822)" in user
+    assert "(sources citées : -)" in user
+
+
+def test_french_is_the_default_language():
+    system = veracity()[0]["content"]
+    assert DEFAULT_GUIDELINES["veracity"]["fr"] in system
+    assert "Consignes d'annotation" in system
+    assert "QUESTION :" in veracity()[-1]["content"]
+
+
+def test_english_prompt_uses_the_english_guidelines_and_framing():
+    messages = veracity(language="en")
+    assert DEFAULT_GUIDELINES["veracity"]["en"] in messages[0]["content"]
+    assert "Consignes" not in messages[0]["content"]
+    assert "CITED SOURCES (full text):" in messages[-1]["content"]
+    assert messages[-1]["content"].splitlines()[-1] == "INDICES: [0, 1, 2]"
+
+
+@pytest.mark.parametrize(
+    ("language", "expected"), [("fr", "fr"), ("FR-fr", "fr"), ("en_GB", "en"), ("de", "en"), ("", "fr")]
+)
+def test_language_tags_are_reduced_to_a_supported_prompt_language(language, expected):
+    assert normalise_language(language) == expected
+
+
+def test_custom_guidelines_replace_the_default_ones():
+    system = veracity(guidelines="Règle maison : tout chiffre arrondi est faux.")[0]["content"]
+    assert "Règle maison : tout chiffre arrondi est faux." in system
+    assert DEFAULT_GUIDELINES["veracity"]["fr"] not in system
+
+
+def test_prompts_ask_for_step_by_step_reasoning_and_strict_json():
+    for messages in (veracity(), build_relevance_messages(question="q", answer="a")):
+        system = messages[0]["content"]
+        # json_object mode requires the word JSON in the messages.
+        assert "JSON" in system
+        assert '"verdicts"' in system and '"reasoning"' in system and '"label"' in system
+        assert "étape par étape" in system
+
+
+def test_guidelines_define_both_labels_for_both_criteria_in_both_languages():
+    for criterion in ("veracity", "relevance"):
+        for language in ("fr", "en"):
+            text = DEFAULT_GUIDELINES[criterion][language]
+            assert "1" in text and "0" in text
+    assert "politesse" in DEFAULT_GUIDELINES["veracity"]["fr"]
+    assert "politeness" in DEFAULT_GUIDELINES["veracity"]["en"]
+    assert "véracité n'est pas jugée" in DEFAULT_GUIDELINES["relevance"]["fr"].lower()
+
+
+def test_relevance_messages_ask_for_one_verdict_of_index_0_on_the_whole_answer():
+    answer = "Le chiffre d'affaires 2023 est de 12,4 M€ [^4ca822^].\n\nLa météo était clémente."
+    messages = build_relevance_messages(question="Quel est le chiffre d'affaires ?", answer=answer)
+    assert DEFAULT_GUIDELINES["relevance"]["fr"] in messages[0]["content"]
+    assert answer in messages[-1]["content"]
+    assert find_indices(messages[-1]["content"]) == [0]
+
+
+def test_relevance_messages_switch_language():
+    messages = build_relevance_messages(question="What is the revenue?", answer="12.4 M€.", language="en")
+    assert DEFAULT_GUIDELINES["relevance"]["en"] in messages[0]["content"]
+    assert "ANSWER TO JUDGE:" in messages[-1]["content"]
+
+
+def test_duplicate_or_missing_sentences_are_refused():
+    with pytest.raises(ValueError, match="distinct"):
+        veracity(sentences=[SENTENCES[0], SENTENCES[0]])
+    with pytest.raises(ValueError, match="at least one"):
+        veracity(sentences=[])
+
+
+def test_verdict_schema_requires_index_reasoning_and_a_binary_label():
+    item = VERDICT_JSON_SCHEMA["properties"]["verdicts"]["items"]
+    assert VERDICT_JSON_SCHEMA["required"] == ["verdicts"]
+    assert item["required"] == ["index", "reasoning", "label"]
+    assert item["properties"]["label"]["enum"] == [0, 1]
+    assert item["additionalProperties"] is False

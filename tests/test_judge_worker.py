@@ -1,0 +1,62 @@
+"""A real Celery worker judges a run, is killed with kill -9 mid-run, restarts, and finishes."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from annotation.models import Criterion, Unit
+from evaluation.jobs import start_judge_run
+from evaluation.judge import runs
+from evaluation.models import JudgeRun, Judgment
+from tests.factories import make_answer
+from tests.llm_server import ScriptedLLMServer
+from tests.worker import Worker, wait_for
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def worker(tmp_path):
+    w = Worker(tmp_path=tmp_path)
+    w.configure_producer()
+    yield w
+    w.stop()
+    w.restore_producer()
+    shutil.rmtree(tmp_path / "var", ignore_errors=True)
+
+
+def test_worker_killed_mid_run_then_restarted_judges_every_unit_exactly_once(campaign, worker):
+    for i in range(12):
+        make_answer(campaign=campaign, theme=["Finance", "RH", "IT"][i % 3])
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    with ScriptedLLMServer(latency_s=0.25) as server:
+        judge = runs.get_or_create_judge(
+            campaign=campaign, name="gpt", model="scripted", base_url=server.base_url
+        )
+        run = start_judge_run(criterion=relevance, judge=judge, concurrency=1)
+        worker.start()
+
+        def progressed() -> bool:
+            run.refresh_from_db()
+            return run.done_units >= 2
+
+        wait_for(progressed, timeout=20, what=lambda: f"the first judgments (worker log:\n{worker.log()})")
+        worker.kill()
+        run.refresh_from_db()
+        assert run.done_units < run.total_units, "the run finished before the worker could be killed"
+
+        worker.start()
+
+        def finished() -> bool:
+            run.refresh_from_db()
+            return run.status == JudgeRun.Status.DONE
+
+        wait_for(finished, timeout=90, what=lambda: f"the run to finish (worker log:\n{worker.log()})")
+    units = Unit.objects.filter(campaign=campaign, level="answer")
+    ok = Judgment.objects.filter(judge=judge, criterion=relevance, status=Judgment.Status.OK)
+    assert ok.count() == units.count() == 12
+    assert ok.values("unit").distinct().count() == 12
+    assert run.done_units == 12
+    assert run.failed_units == 0

@@ -1,0 +1,129 @@
+"""evaluation.planning: projected half-widths, labels needed, the judge-quality curve."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from evaluation import planning, stats
+
+
+def binary_arrays(
+    *, seed: int, n: int, N: int, prevalence: float, agreement: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < prevalence).astype(float)
+    yhat = np.where(rng.random(n) < agreement, y, 1 - y)
+    y_rest = rng.random(N) < prevalence
+    yhat_unlabeled = np.where(rng.random(N) < agreement, y_rest, ~y_rest).astype(float)
+    return y, yhat, yhat_unlabeled
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_projection_at_the_current_n_is_the_study_ppi_halfwidth(seed):
+    y, yhat, yhat_unlabeled = binary_arrays(seed=seed, n=40, N=3000, prevalence=0.8, agreement=0.9)
+    study = stats.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05)
+    projected = planning.ppi_halfwidths(
+        y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, n_labeled=[40], alpha=0.05
+    )
+    assert projected[0] == pytest.approx(study.halfwidth, rel=1e-10)
+
+
+def test_projected_halfwidth_shrinks_as_labels_are_added():
+    y, yhat, yhat_unlabeled = binary_arrays(seed=3, n=30, N=2000, prevalence=0.7, agreement=0.85)
+    widths = planning.ppi_halfwidths(
+        y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, n_labeled=[30, 60, 120, 500, 2030], alpha=0.05
+    )
+    assert np.all(np.diff(widths) < 0)
+    # With every unit labeled, lambda is 0 and the projection is the classical interval.
+    assert widths[-1] == pytest.approx(norm.ppf(0.975) * np.std(y) / math.sqrt(2030), rel=1e-12)
+
+
+def test_labels_needed_is_the_first_total_reaching_the_target():
+    y, yhat, yhat_unlabeled = binary_arrays(seed=4, n=30, N=5000, prevalence=0.75, agreement=0.9)
+    target = 0.04
+    extra = planning.labels_needed(
+        y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, target_halfwidth=target, alpha=0.05
+    )
+    assert extra > 0
+    at, before = planning.ppi_halfwidths(
+        y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, n_labeled=[30 + extra, 29 + extra], alpha=0.05
+    )
+    assert at <= target < before
+
+
+def test_labels_needed_is_zero_when_the_target_is_already_met():
+    y, yhat, yhat_unlabeled = binary_arrays(seed=5, n=50, N=1000, prevalence=0.6, agreement=0.9)
+    current = stats.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05).halfwidth
+    needed = planning.labels_needed(
+        y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, target_halfwidth=current * 1.01, alpha=0.05
+    )
+    assert needed == 0
+
+
+def test_a_good_judge_needs_fewer_labels_than_humans_alone():
+    y, yhat, yhat_unlabeled = binary_arrays(seed=6, n=30, N=20000, prevalence=0.8, agreement=0.95)
+    with_judge = planning.labels_needed(
+        y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, target_halfwidth=0.03, alpha=0.05
+    )
+    alone = planning.classical_labels_needed(y=y, target_halfwidth=0.03, alpha=0.05)
+    assert 0 < with_judge < alone
+
+
+def test_classical_labels_needed_by_hand():
+    y = np.array([1.0] * 8 + [0.0] * 2)  # Var = 0.16
+    z = norm.ppf(0.975)
+    expected = math.ceil(z**2 * 0.16 / 0.05**2) - 10
+    assert planning.classical_labels_needed(y=y, target_halfwidth=0.05, alpha=0.05) == expected == 236
+    # Fewer than 2 labels: worst-case variance 1/4.
+    assert planning.classical_labels_needed(y=[], target_halfwidth=0.1, alpha=0.05) == math.ceil(
+        z**2 * 0.25 / 0.01
+    )
+
+
+def test_an_unreachable_target_returns_the_classical_count_beyond_the_pool():
+    y, yhat, yhat_unlabeled = binary_arrays(seed=7, n=20, N=100, prevalence=0.5, agreement=0.8)
+    needed = planning.labels_needed(
+        y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, target_halfwidth=0.01, alpha=0.05
+    )
+    assert needed == planning.classical_labels_needed(y=y, target_halfwidth=0.01, alpha=0.05)
+    assert needed > len(yhat_unlabeled)
+
+
+def test_planning_rejects_bad_targets():
+    with pytest.raises(ValueError, match="target_halfwidth"):
+        planning.classical_labels_needed(y=[1.0, 0.0], target_halfwidth=0.0, alpha=0.05)
+    with pytest.raises(ValueError, match="n_labeled"):
+        planning.ppi_halfwidths(
+            y=[1.0, 0.0], yhat=[1.0, 0.0], yhat_unlabeled=[1.0], n_labeled=[4], alpha=0.05
+        )
+
+
+def test_agreement_curve_is_seeded_and_a_better_judge_gives_narrower_intervals():
+    agreements = [0.5, 0.7, 0.9, 0.99]
+    kwargs = dict(n=40, N=5000, prevalence=0.8, agreements=agreements, alpha=0.05, seed=12, reps=300)
+    curve = planning.agreement_curve(**kwargs)
+    assert curve == planning.agreement_curve(**kwargs)
+    assert [row["agreement"] for row in curve] == agreements
+    widths = [row["halfwidth"] for row in curve]
+    assert widths == sorted(widths, reverse=True)
+    assert [row["effective_n_median"] for row in curve] == sorted(row["effective_n_median"] for row in curve)
+    # A coin-flip judge buys nothing: PPI++ is about the classical interval.
+    assert curve[0]["halfwidth"] == pytest.approx(curve[0]["classical_halfwidth"], rel=0.05)
+    assert curve[-1]["halfwidth"] < curve[-1]["classical_halfwidth"] / 2
+    assert all(0 <= row["lam"] <= 1 and 0.7 < row["coverage"] <= 1 for row in curve)
+
+
+def test_agreement_curve_matches_study_ppi_on_one_replication():
+    # One replication with N = 1 is fully determined by the labeled arrays and one judge label.
+    rows = planning.agreement_curve(n=25, N=1, prevalence=0.6, agreements=[0.8], alpha=0.1, seed=3, reps=1)
+    rng = np.random.default_rng(3)
+    y = (rng.random((1, 25)) < 0.6).astype(float)[0]
+    yhat = np.where(rng.random((1, 25)) < 0.8, y, 1 - y)[0]
+    ones = rng.binomial(1, 0.6 * 0.8 + 0.4 * 0.2, size=1)
+    study = stats.study_ppi(y=y, yhat=yhat, yhat_unlabeled=ones.astype(float), alpha=0.1)
+    assert rows[0]["halfwidth"] == pytest.approx(study.halfwidth, rel=1e-10)
+    assert rows[0]["lam"] == pytest.approx(study.lam, rel=1e-10, abs=1e-15)

@@ -1,0 +1,221 @@
+"""The estimates report page: access by role, parameters, numbers equal to compute_report's."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from django.urls import reverse
+from django.utils.html import escape
+
+from annotation.models import Criterion, Label, Level, Stage, Unit
+from evaluation import planning
+from evaluation.estimates import compute_report, report_as_json
+from evaluation.models import Judge, Judgment
+from tests.factories import make_answer
+
+HOSTILE = "<script>alert('x')</script> & RH"
+THEMES = {"Finance": (14, 30), "IT": (12, 20), HOSTILE: (16, 24)}  # (labeled, judge-only) answers
+
+
+def build(campaign, *, second_judge: bool = False) -> tuple[Criterion, Judge, Judge | None]:
+    """Relevance labels imported for a few answers per theme; an imported judge on every answer
+    (wrong about one time in six) and, optionally, a lexical judge wrong one time in three."""
+    rng = np.random.default_rng(7)
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    imported = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
+    lexical = (
+        Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
+        if second_judge
+        else None
+    )
+    for theme, (labeled, unlabeled) in THEMES.items():
+        for index in range(labeled + unlabeled):
+            answer = make_answer(campaign=campaign, theme=theme)
+            unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
+            truth = int(rng.random() < 0.7)
+            if index < labeled:
+                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth)
+            verdict = truth if rng.random() > 1 / 6 else 1 - truth
+            Judgment.objects.create(unit=unit, criterion=criterion, judge=imported, value=verdict)
+            if lexical is not None:
+                verdict = truth if rng.random() > 1 / 3 else 1 - truth
+                Judgment.objects.create(unit=unit, criterion=criterion, judge=lexical, value=verdict)
+    return criterion, imported, lexical
+
+
+def url(campaign, criterion: str = "relevance") -> str:
+    return reverse("evaluation:report", args=[campaign.slug, criterion])
+
+
+def pct(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def row_html(content: str, *, css: str, attribute: str, value: str) -> str:
+    match = re.search(
+        rf'<tr class="{css}[^"]*" data-{attribute}="{re.escape(escape(value))}">(.*?)</tr>', content, re.S
+    )
+    assert match, f"no {css} row for {value!r}"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("persona", ["analyst", "manager"])
+def test_manager_and_analyst_see_chart_table_planner_and_metrics_link(persona, campaign, client_for, request):
+    build(campaign)
+    user = request.getfixturevalue(persona)
+    response = client_for(user).get(url(campaign))
+    content = response.content.decode()
+    assert response.status_code == 200
+    assert "<svg" in content and "Estimates and agreement per theme" in content
+    assert "Per-theme intervals are wide" in content
+    assert "Budget planner" in content and "What a better judge would buy" in content
+    assert reverse("evaluation:campaign_overview", args=[campaign.slug]) + "#automatic-metrics" in content
+    assert "ppi++-robust-crossfit" in content and "alpha = 0.05" in content
+    assert url(campaign, "veracity") in content  # the other criterion's report
+    # One judge only: no comparison.
+    assert "Judges compared" not in content
+
+
+@pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator", "outsider"])
+def test_people_who_label_and_outsiders_get_403_and_never_see_judge_labels(
+    persona, campaign, client_for, request
+):
+    build(campaign)
+    user = request.getfixturevalue(persona)
+    response = client_for(user).get(url(campaign))
+    assert response.status_code == 403
+    assert b"imported" not in response.content
+
+
+def test_anonymous_is_sent_to_login(campaign, client):
+    response = client.get(url(campaign))
+    assert response.status_code == 302
+    assert reverse("login") in response["Location"]
+
+
+def test_post_is_refused_with_405(campaign, analyst, client_for):
+    build(campaign)
+    assert client_for(analyst).post(url(campaign)).status_code == 405
+
+
+def test_unknown_criterion_is_404(campaign, analyst, client_for):
+    build(campaign)
+    assert client_for(analyst).get(url(campaign, "no-such-criterion")).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"alpha": "abc"}, "alpha:"),
+        ({"alpha": "1.5"}, "alpha:"),
+        ({"alpha": "0"}, "alpha:"),
+        ({"method": "bayes"}, "method:"),
+        ({"target": "-1"}, "target:"),
+        ({"judge": "nobody"}, "judge:"),
+    ],
+)
+def test_bad_parameter_is_400_with_a_message_naming_the_field(params, field, campaign, analyst, client_for):
+    build(campaign)
+    response = client_for(analyst).get(url(campaign), params)
+    assert response.status_code == 400
+    assert field in response.content.decode()
+    assert "Estimates and agreement per theme" not in response.content.decode()
+
+
+@pytest.mark.parametrize("method", ["robust", "study"])
+def test_numbers_shown_equal_compute_report(method, campaign, analyst, client_for):
+    criterion, judge, _ = build(campaign)
+    response = client_for(analyst).get(url(campaign), {"method": method, "alpha": "0.1"})
+    content = response.content.decode()
+    assert response.status_code == 200
+    data = report_as_json(report=compute_report(criterion=criterion, judge=judge, alpha=0.1, method=method))
+    assert "alpha = 0.1 (90% intervals)" in content
+    for group in [*data["themes"], data["overall"]]:
+        row = row_html(content, css="(?:total )?estimate-row", attribute="theme", value=group["theme"])
+        for key in ("human", "judge", "ppi"):
+            lo, hi = group[f"{key}_ci"]
+            assert pct(group[f"{key}_mean"]) in row
+            assert f"[{pct(lo)}, {pct(hi)}]" in row
+        assert f"±{(group['ppi_ci'][1] - group['ppi_ci'][0]) / 2 * 100:.1f} pts" in row
+        assert f">{group['n_human']}<" in row and f">{group['n_judge']}<" in row
+        assert pct(group["observed_agreement"]) in row and pct(group["chance_agreement"]) in row
+        assert f"{group['kappa']:.2f}" in row and f"{group['effective_n']:.0f}" in row
+        assert group["ppi_method"] in row
+        if group["theme"] != "overall":
+            assert f"{group['lambda']:.2f}" in row
+
+
+def test_planner_shows_labels_needed_per_theme(campaign, manager, client_for):
+    criterion, judge, _ = build(campaign)
+    response = client_for(manager).get(url(campaign), {"target": "0.1"})
+    content = response.content.decode()
+    assert "±10 points" in content
+    report = compute_report(criterion=criterion, judge=judge, method="robust")
+    for group in report.themes:
+        units = Unit.objects.filter(campaign=campaign, level=Level.ANSWER, theme=group.theme)
+        labeled = {label.unit_id: label.value for label in Label.objects.filter(unit__in=units)}
+        verdicts = dict(Judgment.objects.filter(unit__in=units, judge=judge).values_list("unit_id", "value"))
+        y = [labeled[u] for u in sorted(labeled)]
+        yhat = [verdicts[u] for u in sorted(labeled)]
+        rest = [v for u, v in verdicts.items() if u not in labeled]
+        needed = planning.labels_needed(y=y, yhat=yhat, yhat_unlabeled=rest, target_halfwidth=0.1, alpha=0.05)
+        row = row_html(content, css="plan-row", attribute="theme", value=group.theme)
+        assert re.search(rf'<td class="num">{needed}( <span|</td>)', row), (group.theme, needed, row)
+
+
+def test_theme_names_are_escaped_everywhere(campaign, analyst, client_for):
+    build(campaign)
+    content = client_for(analyst).get(url(campaign)).content.decode()
+    assert HOSTILE not in content
+    assert "<script>alert" not in content
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; RH" in content
+
+
+def test_two_judges_get_a_comparison_table_ranked_by_agreement(campaign, analyst, client_for):
+    criterion, imported, lexical = build(campaign, second_judge=True)
+    response = client_for(analyst).get(url(campaign))
+    content = response.content.decode()
+    assert response.status_code == 200
+    assert "Judges compared" in content
+    # The single non-imported judge is the default.
+    assert '<option value="lexical" selected>' in content
+    rows = re.findall(r'<tr class="judge-row[^"]*" data-judge="([^"]+)">', content)
+    assert rows == ["imported", "lexical"]  # the imported judge is wrong less often
+    for judge in (imported, lexical):
+        overall = compute_report(criterion=criterion, judge=judge).overall
+        row = row_html(content, css="judge-row", attribute="judge", value=judge.name)
+        assert pct(overall.agreement.observed) in row
+        assert f"{overall.agreement.kappa:.2f}" in row
+        assert f"±{overall.ppi.halfwidth * 100:.1f} pts" in row
+
+
+def test_judge_parameter_picks_the_judge(campaign, analyst, client_for):
+    build(campaign, second_judge=True)
+    content = client_for(analyst).get(url(campaign), {"judge": "imported"}).content.decode()
+    assert "Judge <strong>imported</strong>" in content
+
+
+def test_htmx_request_gets_the_results_fragment_only(campaign, analyst, client_for):
+    build(campaign)
+    response = client_for(analyst).get(url(campaign), {"method": "study"}, HTTP_HX_REQUEST="true")
+    content = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in content
+    assert 'id="report-results"' in content and "ppi++" in content
+
+
+def test_campaign_without_judge_says_so(campaign, analyst, client_for):
+    response = client_for(analyst).get(url(campaign))
+    assert response.status_code == 200
+    assert "No judge has labeled this campaign yet" in response.content.decode()
+
+
+def test_htmx_request_with_a_bad_parameter_gets_the_message_in_the_fragment(campaign, analyst, client_for):
+    build(campaign)
+    response = client_for(analyst).get(url(campaign), {"alpha": "2"}, HTTP_HX_REQUEST="true")
+    content = response.content.decode()
+    # htmx swaps only 2xx responses, so the message must come with 200 to be seen.
+    assert response.status_code == 200
+    assert "<html" not in content and "alpha: must be strictly between 0 and 1" in content

@@ -1,0 +1,631 @@
+"""The annotation workflow: modes, final labels, the queue with leases, skip, undo, idempotent submits."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.utils import timezone
+
+from annotation.models import (
+    AnnotationMode,
+    Assignment,
+    Criterion,
+    Label,
+    Role,
+    Sample,
+    SampleItem,
+    Stage,
+    Unit,
+)
+from annotation.workflow import (
+    Status,
+    WorkflowError,
+    final_labels,
+    my_queues,
+    next_unit,
+    skip,
+    stage_progress,
+    submit_label,
+    undo_last,
+    unit_state,
+    unit_states,
+)
+from tests.factories import add_member, make_answer, make_user
+
+pytestmark = pytest.mark.django_db
+_keys = itertools.count(1)
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# Building blocks shared by the workflow test modules
+
+
+def sample_units(*, criterion: Criterion, units: list[Unit], themes: list[str] | None = None) -> Sample:
+    """A finished sample of ``criterion`` holding ``units`` in the given order (one cluster per theme)."""
+    sample = Sample.objects.create(
+        campaign_id=criterion.campaign_id, criterion=criterion, status=Sample.Status.DONE, budget=len(units)
+    )
+    SampleItem.objects.bulk_create(
+        SampleItem(
+            sample=sample,
+            unit=unit,
+            theme=(themes[i] if themes else unit.theme),
+            cluster=0,
+            cluster_size=len(units),
+            inclusion_probability=1.0,
+            rank=i,
+        )
+        for i, unit in enumerate(units)
+    )
+    return sample
+
+
+def sampled(*, campaign, name: str = "relevance", answers: int = 4, theme: str = "Finance"):
+    """``answers`` new answers, the criterion ``name`` and its sampled units (in queue order)."""
+    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name=name)
+    for _ in range(answers):
+        make_answer(campaign=campaign, theme=theme)
+    units = list(Unit.objects.filter(campaign=campaign, level=criterion.level).order_by("pk"))
+    sample_units(criterion=criterion, units=units)
+    return criterion, units
+
+
+def member(campaign, *roles: str, username: str | None = None):
+    user = make_user(username=username)
+    add_member(campaign=campaign, user=user, roles=list(roles))
+    return user
+
+
+def label(user, criterion, stage, value, *, unit=None, comment: str = "", key: str | None = None) -> Label:
+    """Take the next unit (or ``unit``) at ``stage`` and label it."""
+    if unit is None:
+        unit = next_unit(user=user, criterion=criterion, stage=stage)
+        assert unit is not None, f"no unit left for {user} at {stage}"
+    return submit_label(
+        user=user,
+        unit_id=unit.pk,
+        criterion=criterion,
+        stage=stage,
+        value=value,
+        comment=comment,
+        request_key=key or f"k{next(_keys)}",
+    )
+
+
+def blind(campaign):
+    campaign.annotation_mode = AnnotationMode.BLIND_DOUBLE
+    campaign.save()
+    return campaign
+
+
+# Review mode and the final label
+
+
+def test_review_that_confirms_makes_the_first_label_final(campaign, annotator, reviewer):
+    criterion, units = sampled(campaign=campaign, answers=1)
+    first = label(annotator, criterion, Stage.LABEL, 0)
+    assert final_labels(criterion=criterion) == {}
+    assert unit_state(unit_id=first.unit_id, criterion=criterion).status == Status.NEEDS_REVIEW
+    label(reviewer, criterion, Stage.REVIEW, 0)
+    assert final_labels(criterion=criterion) == {units[0].pk: 0}
+    assert unit_state(unit_id=first.unit_id, criterion=criterion).status == Status.FINAL
+
+
+def test_override_needs_adjudication_and_the_adjudicator_decides(campaign, annotator, reviewer, adjudicator):
+    criterion, units = sampled(campaign=campaign, answers=1)
+    label(annotator, criterion, Stage.LABEL, 1)
+    label(reviewer, criterion, Stage.REVIEW, 0, comment="Hors sujet : parle des RH.")
+    state = unit_state(unit_id=units[0].pk, criterion=criterion)
+    assert state.status == Status.NEEDS_ADJUDICATION
+    assert [(c.stage, c.value) for c in state.in_conflict] == [("label", 1), ("review", 0)]
+    assert final_labels(criterion=criterion) == {}
+    label(adjudicator, criterion, Stage.ADJUDICATION, 1, comment="La réponse reste dans le sujet.")
+    assert final_labels(criterion=criterion) == {units[0].pk: 1}
+
+
+def test_override_without_a_comment_is_refused_and_stores_nothing(campaign, annotator, reviewer):
+    criterion, units = sampled(campaign=campaign, answers=1)
+    label(annotator, criterion, Stage.LABEL, 1)
+    unit = next_unit(user=reviewer, criterion=criterion, stage=Stage.REVIEW)
+    with pytest.raises(WorkflowError) as error:
+        submit_label(
+            user=reviewer, unit_id=unit.pk, criterion=criterion, stage=Stage.REVIEW, value=0, comment=" "
+        )
+    assert error.value.code == "comment_required"
+    assert not Label.objects.filter(stage=Stage.REVIEW).exists()
+    # The lease survives the refusal: the reviewer gets the same unit back.
+    assert next_unit(user=reviewer, criterion=criterion, stage=Stage.REVIEW) == unit
+
+
+def test_adjudication_needs_a_reason_and_a_disagreement(campaign, annotator, reviewer, adjudicator):
+    criterion, units = sampled(campaign=campaign, answers=2)
+    label(annotator, criterion, Stage.LABEL, 1)
+    label(annotator, criterion, Stage.LABEL, 1)
+    label(reviewer, criterion, Stage.REVIEW, 1)
+    label(reviewer, criterion, Stage.REVIEW, 0, comment="non")
+    unit = next_unit(user=adjudicator, criterion=criterion, stage=Stage.ADJUDICATION)
+    assert unit == units[1]
+    with pytest.raises(WorkflowError) as error:
+        submit_label(
+            user=adjudicator, unit_id=unit.pk, criterion=criterion, stage=Stage.ADJUDICATION, value=0
+        )
+    assert error.value.code == "comment_required"
+    with pytest.raises(WorkflowError) as error:
+        label(adjudicator, criterion, Stage.ADJUDICATION, 0, unit=units[0], comment="rien à trancher")
+    assert error.value.code == "changed"
+
+
+def test_no_review_in_blind_mode_and_no_adjudication_before_a_disagreement(campaign, reviewer, adjudicator):
+    criterion, _ = sampled(campaign=campaign, answers=1)
+    assert next_unit(user=adjudicator, criterion=criterion, stage=Stage.ADJUDICATION) is None
+    blind(criterion.campaign)
+    with pytest.raises(WorkflowError) as error:
+        next_unit(user=reviewer, criterion=criterion, stage=Stage.REVIEW)
+    assert error.value.code == "stage"
+
+
+# Blind double mode
+
+
+def test_blind_two_agreeing_labels_are_final(campaign):
+    blind(campaign)
+    criterion, units = sampled(campaign=campaign, answers=1)
+    first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR)
+    label(first, criterion, Stage.LABEL, 1)
+    assert final_labels(criterion=criterion) == {}
+    label(second, criterion, Stage.LABEL, 1)
+    assert final_labels(criterion=criterion) == {units[0].pk: 1}
+
+
+def test_blind_differing_labels_go_to_adjudication(campaign, adjudicator):
+    blind(campaign)
+    criterion, units = sampled(campaign=campaign, answers=1)
+    first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR)
+    label(first, criterion, Stage.LABEL, 1)
+    label(second, criterion, Stage.LABEL, 0)
+    assert unit_state(unit_id=units[0].pk, criterion=criterion).status == Status.NEEDS_ADJUDICATION
+    label(adjudicator, criterion, Stage.ADJUDICATION, 0, comment="chiffre absent de la source")
+    assert final_labels(criterion=criterion) == {units[0].pk: 0}
+
+
+def test_blind_slots_go_to_two_different_people(campaign):
+    blind(campaign)
+    criterion, units = sampled(campaign=campaign, answers=1)
+    first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR)
+    assert next_unit(user=first, criterion=criterion, stage=Stage.LABEL) == units[0]
+    # The second slot is free while the first person holds the first one.
+    assert next_unit(user=second, criterion=criterion, stage=Stage.LABEL) == units[0]
+    label(first, criterion, Stage.LABEL, 1, unit=units[0])
+    assert next_unit(user=first, criterion=criterion, stage=Stage.LABEL) is None
+    with pytest.raises(WorkflowError) as error:
+        label(first, criterion, Stage.LABEL, 0, unit=units[0])
+    assert error.value.code == "done"
+    third = member(campaign, Role.ANNOTATOR)
+    assert next_unit(user=third, criterion=criterion, stage=Stage.LABEL) is None
+
+
+# Never two stages of one unit
+
+
+def test_a_person_with_two_roles_never_reviews_their_own_label(campaign, reviewer):
+    both = member(campaign, Role.ANNOTATOR, Role.REVIEWER)
+    criterion, units = sampled(campaign=campaign, answers=2)
+    mine = label(both, criterion, Stage.LABEL, 1)
+    assert next_unit(user=both, criterion=criterion, stage=Stage.REVIEW) is None
+    with pytest.raises(WorkflowError) as error:
+        label(both, criterion, Stage.REVIEW, 1, unit=Unit.objects.get(pk=mine.unit_id))
+    assert error.value.code == "other_stage"
+    assert next_unit(user=reviewer, criterion=criterion, stage=Stage.REVIEW).pk == mine.unit_id
+
+
+def test_a_live_lease_at_one_stage_keeps_the_person_off_the_others(campaign, annotator):
+    everything = member(campaign, Role.ANNOTATOR, Role.REVIEWER, Role.ADJUDICATOR)
+    criterion, units = sampled(campaign=campaign, answers=1)
+    label(annotator, criterion, Stage.LABEL, 1)
+    assert next_unit(user=everything, criterion=criterion, stage=Stage.REVIEW) == units[0]
+    label(everything, criterion, Stage.REVIEW, 0, unit=units[0], comment="non")
+    assert next_unit(user=everything, criterion=criterion, stage=Stage.ADJUDICATION) is None
+
+
+# Roles and values
+
+
+def test_each_stage_needs_its_role(campaign, annotator, reviewer, analyst):
+    criterion, units = sampled(campaign=campaign, answers=1)
+    with pytest.raises(PermissionDenied):
+        next_unit(user=reviewer, criterion=criterion, stage=Stage.LABEL)
+    with pytest.raises(PermissionDenied):
+        next_unit(user=annotator, criterion=criterion, stage=Stage.REVIEW)
+    with pytest.raises(PermissionDenied):
+        submit_label(user=analyst, unit_id=units[0].pk, criterion=criterion, stage=Stage.LABEL, value=1)
+    assert not Assignment.objects.exists()
+
+
+@pytest.mark.parametrize("value", [2, -1, None, "1", True])
+def test_a_label_is_zero_or_one(campaign, annotator, value):
+    criterion, units = sampled(campaign=campaign, answers=1)
+    unit = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    with pytest.raises(WorkflowError) as error:
+        submit_label(user=annotator, unit_id=unit.pk, criterion=criterion, stage=Stage.LABEL, value=value)
+    assert error.value.code == "value"
+    assert not Label.objects.exists()
+
+
+def test_a_unit_of_another_level_or_campaign_is_refused(campaign, annotator):
+    criterion, units = sampled(campaign=campaign, answers=1)
+    sentence_unit = Unit.objects.filter(campaign=campaign, level="sentence").first()
+    with pytest.raises(WorkflowError) as error:
+        label(annotator, criterion, Stage.LABEL, 1, unit=sentence_unit)
+    assert error.value.code == "unit"
+
+
+# The queue and its leases
+
+
+def test_queue_holds_only_the_latest_sample_with_items(campaign, annotator):
+    criterion, units = sampled(campaign=campaign, answers=3)
+    sample_units(criterion=criterion, units=[units[2], units[1]])
+    Sample.objects.create(campaign=campaign, criterion=criterion)  # being drawn: no items yet
+    seen = []
+    while (unit := next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)) is not None:
+        seen.append(unit)
+        label(annotator, criterion, Stage.LABEL, 1, unit=unit)
+    assert seen == [units[2], units[1]]
+
+
+def test_units_without_a_sample_are_not_queued(campaign, annotator):
+    make_answer(campaign=campaign)
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL) is None
+
+
+def test_queue_order_is_theme_then_cluster_then_rank(campaign, annotator):
+    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="relevance")
+    answers = [make_answer(campaign=campaign, theme=t) for t in ("IT", "Finance", "IT", "Finance")]
+    units = [Unit.objects.get(answer=a, level="answer") for a in answers]
+    sample = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
+    for unit, (cluster, rank) in zip(units, [(0, 1), (1, 0), (0, 0), (0, 0)], strict=True):
+        SampleItem.objects.create(
+            sample=sample,
+            unit=unit,
+            theme=unit.theme,
+            cluster=cluster,
+            cluster_size=2,
+            inclusion_probability=1,
+            rank=rank,
+        )
+    order = []
+    while (unit := next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)) is not None:
+        order.append(unit)
+        label(annotator, criterion, Stage.LABEL, 0, unit=unit)
+    assert order == [units[3], units[1], units[2], units[0]]
+
+
+def test_asking_again_returns_my_own_lease(campaign, annotator):
+    criterion, units = sampled(campaign=campaign, answers=3)
+    first = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL) == first
+    assert Assignment.objects.filter(user=annotator).count() == 1
+
+
+def test_next_unit_never_returns_a_unit_leased_by_someone_else(campaign, annotator):
+    other = member(campaign, Role.ANNOTATOR)
+    criterion, units = sampled(campaign=campaign, answers=2)
+    mine = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    theirs = next_unit(user=other, criterion=criterion, stage=Stage.LABEL)
+    assert {mine, theirs} == set(units)
+    third = member(campaign, Role.ANNOTATOR)
+    assert next_unit(user=third, criterion=criterion, stage=Stage.LABEL) is None
+
+
+def test_an_expired_lease_returns_the_unit_to_the_queue(campaign, annotator):
+    other = member(campaign, Role.ANNOTATOR)
+    criterion, units = sampled(campaign=campaign, answers=1)
+    assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL) == units[0]
+    assert next_unit(user=other, criterion=criterion, stage=Stage.LABEL) is None
+    Assignment.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert next_unit(user=other, criterion=criterion, stage=Stage.LABEL) == units[0]
+    # The first holder comes back too late: the slot is someone else's now.
+    with pytest.raises(WorkflowError) as error:
+        label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    assert error.value.code == "taken"
+    assert not Label.objects.exists()
+    label(other, criterion, Stage.LABEL, 0, unit=units[0])
+    assert Label.objects.get().user == other
+
+
+def test_an_expired_lease_nobody_took_can_still_be_submitted(campaign, annotator):
+    criterion, units = sampled(campaign=campaign, answers=1)
+    unit = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    Assignment.objects.update(expires_at=timezone.now() - timedelta(minutes=1))
+    stored = label(annotator, criterion, Stage.LABEL, 1, unit=unit)
+    assert Assignment.objects.get().label == stored
+
+
+def test_an_eligible_unit_can_be_labelled_without_a_lease_but_not_one_outside_the_sample(campaign, annotator):
+    criterion, units = sampled(campaign=campaign, answers=1)
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    outside = Unit.objects.get(answer=make_answer(campaign=campaign), level="answer")
+    with pytest.raises(WorkflowError) as error:
+        label(annotator, criterion, Stage.LABEL, 1, unit=outside)
+    assert error.value.code == "not_queued"
+
+
+def test_a_unit_with_an_imported_label_is_final_and_never_queued(campaign, annotator):
+    criterion, units = sampled(campaign=campaign, answers=2)
+    Label.objects.create(unit=units[0], criterion=criterion, stage=Stage.IMPORTED, value=0)
+    assert final_labels(criterion=criterion) == {units[0].pk: 0}
+    assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL) == units[1]
+    with pytest.raises(WorkflowError) as error:
+        label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    assert error.value.code == "final"
+
+
+# Skip
+
+
+def test_a_skipped_unit_comes_back_after_the_others(campaign, annotator):
+    criterion, units = sampled(campaign=campaign, answers=3)
+    first = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    assert skip(user=annotator, criterion=criterion, stage=Stage.LABEL, unit_id=first.pk)
+    order = []
+    while (unit := next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)) is not None:
+        order.append(unit)
+        label(annotator, criterion, Stage.LABEL, 1, unit=unit)
+    assert order == [units[1], units[2], units[0]]
+
+
+def test_skipped_units_cycle_in_the_order_they_were_skipped(campaign, annotator):
+    criterion, units = sampled(campaign=campaign, answers=2)
+    order = []
+    for _ in range(4):
+        unit = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+        order.append(unit)
+        skip(user=annotator, criterion=criterion, stage=Stage.LABEL, unit_id=unit.pk)
+    assert order == [units[0], units[1], units[0], units[1]]
+
+
+def test_a_skipped_unit_is_free_for_someone_else_at_once(campaign, annotator):
+    other = member(campaign, Role.ANNOTATOR)
+    criterion, units = sampled(campaign=campaign, answers=1)
+    unit = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    skip(user=annotator, criterion=criterion, stage=Stage.LABEL, unit_id=unit.pk)
+    assert next_unit(user=other, criterion=criterion, stage=Stage.LABEL) == unit
+    assert not skip(user=annotator, criterion=criterion, stage=Stage.LABEL, unit_id=unit.pk)
+
+
+# Idempotent submits
+
+
+def test_submitting_the_same_request_twice_stores_one_label(campaign, annotator):
+    criterion, units = sampled(campaign=campaign, answers=2)
+    unit = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    kwargs = {"user": annotator, "unit_id": unit.pk, "criterion": criterion, "stage": Stage.LABEL}
+    once = submit_label(**kwargs, value=1, request_key="click-1")
+    twice = submit_label(**kwargs, value=1, request_key="click-1")
+    assert once.pk == twice.pk
+    assert Label.objects.count() == 1
+    assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL) == units[1]
+
+
+def test_a_request_key_of_another_person_is_refused(campaign, annotator):
+    other = member(campaign, Role.ANNOTATOR)
+    criterion, units = sampled(campaign=campaign, answers=2)
+    label(annotator, criterion, Stage.LABEL, 1, key="shared")
+    with pytest.raises(WorkflowError) as error:
+        label(other, criterion, Stage.LABEL, 1, key="shared")
+    assert error.value.code == "request_key"
+    assert Label.objects.count() == 1
+
+
+# Undo
+
+
+def test_undo_appends_a_withdrawal_and_gives_the_unit_back(campaign, annotator):
+    criterion, units = sampled(campaign=campaign, answers=2)
+    first = label(annotator, criterion, Stage.LABEL, 1)
+    withdrawal = undo_last(user=annotator, criterion=criterion, stage=Stage.LABEL, request_key="undo-1")
+    assert (withdrawal.unit_id, withdrawal.value, withdrawal.user) == (first.unit_id, None, annotator)
+    assert Label.objects.count() == 2
+    assert unit_state(unit_id=first.unit_id, criterion=criterion).first == ()
+    assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL).pk == first.unit_id
+    corrected = label(annotator, criterion, Stage.LABEL, 0)
+    assert corrected.unit_id == first.unit_id
+    assert unit_state(unit_id=first.unit_id, criterion=criterion).first[0].value == 0
+
+
+def test_undo_after_confirmation_is_refused_and_the_final_label_stays(campaign, annotator, reviewer):
+    criterion, units = sampled(campaign=campaign, answers=1)
+    label(annotator, criterion, Stage.LABEL, 1)
+    label(reviewer, criterion, Stage.REVIEW, 1)
+    with pytest.raises(WorkflowError) as error:
+        undo_last(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    assert error.value.code == "built_on"
+    assert final_labels(criterion=criterion) == {units[0].pk: 1}
+
+
+def test_undoing_a_review_withdraws_the_final_label(campaign, annotator, reviewer):
+    criterion, units = sampled(campaign=campaign, answers=1)
+    label(annotator, criterion, Stage.LABEL, 1)
+    label(reviewer, criterion, Stage.REVIEW, 1)
+    undo_last(user=reviewer, criterion=criterion, stage=Stage.REVIEW)
+    assert final_labels(criterion=criterion) == {}
+    assert unit_state(unit_id=units[0].pk, criterion=criterion).status == Status.NEEDS_REVIEW
+
+
+def test_undo_twice_with_the_same_key_withdraws_once(campaign, annotator):
+    criterion, units = sampled(campaign=campaign, answers=2)
+    label(annotator, criterion, Stage.LABEL, 1)
+    label(annotator, criterion, Stage.LABEL, 0)
+    undo_last(user=annotator, criterion=criterion, stage=Stage.LABEL, request_key="u")
+    undo_last(user=annotator, criterion=criterion, stage=Stage.LABEL, request_key="u")
+    assert Label.objects.filter(value__isnull=True).count() == 1
+    assert final_labels(criterion=criterion) == {}
+    assert [s.first[0].value for s in unit_states(criterion=criterion).values() if s.first] == [1]
+
+
+def test_nothing_to_undo(campaign, annotator):
+    criterion, _ = sampled(campaign=campaign, answers=1)
+    with pytest.raises(WorkflowError) as error:
+        undo_last(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    assert error.value.code == "nothing"
+
+
+def test_a_withdrawn_first_label_cannot_be_reviewed(campaign, annotator, reviewer):
+    criterion, units = sampled(campaign=campaign, answers=1)
+    label(annotator, criterion, Stage.LABEL, 1)
+    unit = next_unit(user=reviewer, criterion=criterion, stage=Stage.REVIEW)
+    undo_last(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    with pytest.raises(WorkflowError) as error:
+        label(reviewer, criterion, Stage.REVIEW, 1, unit=unit)
+    assert error.value.code == "changed"
+    assert next_unit(user=reviewer, criterion=criterion, stage=Stage.REVIEW) is None
+
+
+# Final labels over many units
+
+
+def test_final_labels_takes_each_persons_latest_row_and_can_be_restricted(campaign, annotator, reviewer):
+    criterion, units = sampled(campaign=campaign, answers=3)
+    for unit, value in zip(units, (1, 0, 1), strict=True):
+        label(annotator, criterion, Stage.LABEL, value, unit=unit)
+        label(reviewer, criterion, Stage.REVIEW, value, unit=unit)
+    assert final_labels(criterion=criterion) == {units[0].pk: 1, units[1].pk: 0, units[2].pk: 1}
+    assert final_labels(criterion=criterion, unit_ids=[units[1].pk, units[2].pk]) == {
+        units[1].pk: 0,
+        units[2].pk: 1,
+    }
+    veracity = Criterion.objects.get(campaign=campaign, name="veracity")
+    assert final_labels(criterion=veracity) == {}
+
+
+def test_final_labels_runs_in_two_queries_whatever_the_number_of_units(campaign, django_assert_num_queries):
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    for _ in range(30):
+        make_answer(campaign=campaign)
+    units = list(Unit.objects.filter(campaign=campaign, level="answer"))
+    Label.objects.bulk_create(
+        Label(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=unit.pk % 2) for unit in units
+    )
+    criterion = Criterion.objects.get(pk=criterion.pk)
+    with django_assert_num_queries(2):
+        finals = final_labels(criterion=criterion)
+    assert len(finals) == 30
+
+
+# Progress and queues
+
+
+def test_progress_counts_my_labels_and_everyones(campaign, annotator, reviewer):
+    other = member(campaign, Role.ANNOTATOR)
+    criterion, units = sampled(campaign=campaign, answers=4)
+    label(annotator, criterion, Stage.LABEL, 1)
+    label(annotator, criterion, Stage.LABEL, 1)
+    label(other, criterion, Stage.LABEL, 0)
+    progress = stage_progress(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    assert (progress.mine, progress.filled, progress.total, progress.sample_size) == (2, 3, 4, 4)
+    assert progress.percent == 75
+    review = stage_progress(user=reviewer, criterion=criterion, stage=Stage.REVIEW)
+    assert (review.mine, review.filled, review.total) == (0, 0, 3)
+
+
+def test_my_queues_follow_my_roles_and_count_what_is_left_for_me(campaign, annotator):
+    both = member(campaign, Role.ANNOTATOR, Role.REVIEWER)
+    criterion, units = sampled(campaign=campaign, answers=3)
+    label(annotator, criterion, Stage.LABEL, 1)
+    label(both, criterion, Stage.LABEL, 1)
+    queues = {(q.criterion.name, q.stage): q for q in my_queues(user=both, campaign=campaign)}
+    assert set(queues) == {
+        ("relevance", "label"),
+        ("relevance", "review"),
+        ("veracity", "label"),
+        ("veracity", "review"),
+    }
+    assert queues[("relevance", "label")].available == 1
+    assert queues[("relevance", "review")].available == 1  # not the unit they labelled themselves
+    assert queues[("relevance", "label")].progress.mine == 1
+    assert queues[("veracity", "label")].available == 0  # no veracity sample
+
+
+# Query counts do not grow with the campaign
+
+
+@pytest.mark.parametrize("stage", [Stage.LABEL, Stage.REVIEW])
+@pytest.mark.parametrize("answers", [2, 40])
+def test_next_unit_and_submit_query_counts_do_not_grow_with_the_campaign(
+    campaign, stage, answers, django_assert_num_queries
+):
+    criterion, units = sampled(campaign=campaign, answers=answers)
+    annotator, reviewer = member(campaign, Role.ANNOTATOR), member(campaign, Role.REVIEWER)
+    for unit in units[: len(units) // 2]:
+        # Half the sample already done, so the queue has to look past finished units.
+        label(annotator, criterion, Stage.LABEL, 1, unit=unit)
+    user = annotator if stage == Stage.LABEL else reviewer
+    # roles, savepoint, queue query, insert of the lease, unit, release
+    with django_assert_num_queries(6):
+        unit = next_unit(user=user, criterion=criterion, stage=stage)
+    # the same, renewing the lease instead of inserting it
+    with django_assert_num_queries(6):
+        assert next_unit(user=user, criterion=criterion, stage=stage) == unit
+    # roles, savepoint, unit lock with its slots, label insert, slot update, release
+    with django_assert_num_queries(6):
+        submit_label(user=user, unit_id=unit.pk, criterion=criterion, stage=stage, value=1, request_key="q")
+
+
+def test_next_unit_query_count_is_exact(campaign, annotator, django_assert_num_queries):
+    criterion, _ = sampled(campaign=campaign, answers=3)
+    # roles, savepoint, candidate, insert of the lease, unit, release
+    with django_assert_num_queries(6):
+        assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL) is not None
+
+
+def test_a_replayed_submit_after_the_review_returns_the_first_label(campaign, annotator, reviewer):
+    criterion, units = sampled(campaign=campaign, answers=1)
+    first = label(annotator, criterion, Stage.LABEL, 1, key="late-retry")
+    label(reviewer, criterion, Stage.REVIEW, 1)
+    again = submit_label(
+        user=annotator,
+        unit_id=units[0].pk,
+        criterion=criterion,
+        stage=Stage.LABEL,
+        value=1,
+        request_key="late-retry",
+    )
+    assert again.pk == first.pk
+    assert Label.objects.filter(stage=Stage.LABEL).count() == 1
+
+
+def test_the_unit_given_back_by_undo_comes_before_the_one_on_screen(campaign, annotator):
+    criterion, units = sampled(campaign=campaign, answers=3)
+    label(annotator, criterion, Stage.LABEL, 1)
+    assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL) == units[1]
+    undo_last(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL) == units[0]
+    label(annotator, criterion, Stage.LABEL, 0, unit=units[0])
+    assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL) == units[1]
+
+
+def test_blind_queues_count_what_is_left_for_each_person(campaign, adjudicator):
+    blind(campaign)
+    first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR)
+    criterion, units = sampled(campaign=campaign, answers=2)
+    label(first, criterion, Stage.LABEL, 1, unit=units[0])
+    label(second, criterion, Stage.LABEL, 0, unit=units[0])
+    label(first, criterion, Stage.LABEL, 1, unit=units[1])
+    mine = {(q.criterion.name, q.stage): q.available for q in my_queues(user=first, campaign=campaign)}
+    theirs = {(q.criterion.name, q.stage): q.available for q in my_queues(user=second, campaign=campaign)}
+    settling = {
+        (q.criterion.name, q.stage): q.available for q in my_queues(user=adjudicator, campaign=campaign)
+    }
+    assert mine[("relevance", "label")] == 0
+    assert theirs[("relevance", "label")] == 1
+    assert settling == {("relevance", "adjudication"): 1, ("veracity", "adjudication"): 0}
+    progress = stage_progress(user=first, criterion=criterion, stage=Stage.LABEL)
+    assert (progress.mine, progress.filled, progress.total) == (2, 3, 4)
