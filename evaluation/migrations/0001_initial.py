@@ -6,129 +6,282 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('annotation', '0001_initial'),
+        ("annotation", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Judge',
+            name="Judge",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=100)),
-                ('kind', models.CharField(choices=[('openai', 'OpenAI-compatible LLM'), ('lexical', 'Offline lexical baseline'), ('imported', 'Imported labels')], default='openai', max_length=10)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('prompt_version', models.CharField(blank=True, max_length=50)),
-                ('language', models.CharField(default='fr', max_length=8)),
-                ('temperature', models.FloatField(default=0.0)),
-                ('settings', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judges', to='annotation.campaign')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.SlugField(max_length=100)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("openai", "OpenAI-compatible LLM"),
+                            ("lexical", "Offline lexical baseline"),
+                            ("imported", "Imported labels"),
+                        ],
+                        default="openai",
+                        max_length=10,
+                    ),
+                ),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("prompt_version", models.CharField(blank=True, max_length=50)),
+                ("language", models.CharField(default="fr", max_length=8)),
+                ("temperature", models.FloatField(default=0.0)),
+                ("settings", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judges",
+                        to="annotation.campaign",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['campaign_id', 'name'],
+                "ordering": ["campaign_id", "name"],
             },
         ),
         migrations.CreateModel(
-            name='JudgeRun',
+            name="JudgeRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('scope', models.CharField(choices=[('all', 'All units'), ('missing', 'Units not yet judged'), ('failed', 'Units whose judgment failed')], default='all', max_length=10)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('done', 'Done'), ('cancelled', 'Cancelled'), ('budget', 'Stopped: token budget reached')], default='pending', max_length=10)),
-                ('concurrency', models.PositiveIntegerField(default=8)),
-                ('token_budget', models.PositiveBigIntegerField(blank=True, null=True)),
-                ('total_units', models.PositiveIntegerField(default=0)),
-                ('done_units', models.PositiveIntegerField(default=0)),
-                ('failed_units', models.PositiveIntegerField(default=0)),
-                ('prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('cost', models.FloatField(default=0.0)),
-                ('calls', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judge_runs', to='annotation.campaign')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('criterion', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judge_runs', to='annotation.criterion')),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='evaluation.judge')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "scope",
+                    models.CharField(
+                        choices=[
+                            ("all", "All units"),
+                            ("missing", "Units not yet judged"),
+                            ("failed", "Units whose judgment failed"),
+                        ],
+                        default="all",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("cancelled", "Cancelled"),
+                            ("budget", "Stopped: token budget reached"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("concurrency", models.PositiveIntegerField(default=8)),
+                ("token_budget", models.PositiveBigIntegerField(blank=True, null=True)),
+                ("total_units", models.PositiveIntegerField(default=0)),
+                ("done_units", models.PositiveIntegerField(default=0)),
+                ("failed_units", models.PositiveIntegerField(default=0)),
+                ("prompt_tokens", models.PositiveBigIntegerField(default=0)),
+                ("completion_tokens", models.PositiveBigIntegerField(default=0)),
+                ("cost", models.FloatField(default=0.0)),
+                ("calls", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judge_runs",
+                        to="annotation.campaign",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "criterion",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judge_runs",
+                        to="annotation.criterion",
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runs",
+                        to="evaluation.judge",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='JudgeBatch',
+            name="JudgeBatch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('unit_ids', models.JSONField(default=list)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='pending', max_length=10)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('done_units', models.PositiveIntegerField(default=0)),
-                ('failed_units', models.PositiveIntegerField(default=0)),
-                ('prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('cost', models.FloatField(default=0.0)),
-                ('calls', models.PositiveIntegerField(default=0)),
-                ('claimed_by', models.CharField(blank=True, max_length=200)),
-                ('claimed_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('error', models.TextField(blank=True)),
-                ('answer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotation.answer')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='batches', to='evaluation.judgerun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("unit_ids", models.JSONField(default=list)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("done_units", models.PositiveIntegerField(default=0)),
+                ("failed_units", models.PositiveIntegerField(default=0)),
+                ("prompt_tokens", models.PositiveBigIntegerField(default=0)),
+                ("completion_tokens", models.PositiveBigIntegerField(default=0)),
+                ("cost", models.FloatField(default=0.0)),
+                ("calls", models.PositiveIntegerField(default=0)),
+                ("claimed_by", models.CharField(blank=True, max_length=200)),
+                ("claimed_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("error", models.TextField(blank=True)),
+                (
+                    "answer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="annotation.answer"
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="batches",
+                        to="evaluation.judgerun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='Judgment',
+            name="Judgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('ok', 'OK'), ('failed', 'Failed')], default='ok', max_length=10)),
-                ('value', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('reasoning', models.TextField(blank=True)),
-                ('raw_response', models.TextField(blank=True)),
-                ('error', models.TextField(blank=True)),
-                ('prompt_tokens', models.PositiveIntegerField(default=0)),
-                ('completion_tokens', models.PositiveIntegerField(default=0)),
-                ('cost', models.FloatField(default=0.0)),
-                ('latency_ms', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('criterion', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgments', to='annotation.criterion')),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgments', to='evaluation.judge')),
-                ('unit', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgments', to='annotation.unit')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("ok", "OK"), ("failed", "Failed")], default="ok", max_length=10
+                    ),
+                ),
+                ("value", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("reasoning", models.TextField(blank=True)),
+                ("raw_response", models.TextField(blank=True)),
+                ("error", models.TextField(blank=True)),
+                ("prompt_tokens", models.PositiveIntegerField(default=0)),
+                ("completion_tokens", models.PositiveIntegerField(default=0)),
+                ("cost", models.FloatField(default=0.0)),
+                ("latency_ms", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "criterion",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judgments",
+                        to="annotation.criterion",
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judgments",
+                        to="evaluation.judge",
+                    ),
+                ),
+                (
+                    "unit",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judgments",
+                        to="annotation.unit",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.AddConstraint(
-            model_name='judge',
-            constraint=models.UniqueConstraint(fields=('campaign', 'name'), name='judge_unique_name'),
+            model_name="judge",
+            constraint=models.UniqueConstraint(fields=("campaign", "name"), name="judge_unique_name"),
         ),
         migrations.AddIndex(
-            model_name='judgebatch',
-            index=models.Index(fields=['run', 'status'], name='evaluation__run_id_3da2a3_idx'),
+            model_name="judgebatch",
+            index=models.Index(fields=["run", "status"], name="evaluation__run_id_3da2a3_idx"),
         ),
         migrations.AddConstraint(
-            model_name='judgebatch',
-            constraint=models.UniqueConstraint(fields=('run', 'answer'), name='judgebatch_unique_answer'),
+            model_name="judgebatch",
+            constraint=models.UniqueConstraint(fields=("run", "answer"), name="judgebatch_unique_answer"),
         ),
         migrations.AddIndex(
-            model_name='judgment',
-            index=models.Index(fields=['judge', 'criterion', 'status'], name='evaluation__judge_i_3ffa5a_idx'),
+            model_name="judgment",
+            index=models.Index(
+                fields=["judge", "criterion", "status"], name="evaluation__judge_i_3ffa5a_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgment',
-            constraint=models.UniqueConstraint(fields=('unit', 'criterion', 'judge'), name='judgment_unique_unit'),
+            model_name="judgment",
+            constraint=models.UniqueConstraint(
+                fields=("unit", "criterion", "judge"), name="judgment_unique_unit"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgment',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'ok'), ('value__in', [0, 1])), models.Q(('status', 'failed'), ('value__isnull', True)), _connector='OR'), name='judgment_value_matches_status'),
+            model_name="judgment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("status", "ok"), ("value__in", [0, 1])),
+                    models.Q(("status", "failed"), ("value__isnull", True)),
+                    _connector="OR",
+                ),
+                name="judgment_value_matches_status",
+            ),
         ),
     ]
