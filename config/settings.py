@@ -138,6 +138,9 @@ JUDGE_CONCURRENCY = env_int("JUDGE_CONCURRENCY", 8, minimum=1)
 JUDGE_PRICE_PER_1K_PROMPT = env_float("JUDGE_PRICE_PER_1K_PROMPT", 0.0, minimum=0.0)
 JUDGE_PRICE_PER_1K_COMPLETION = env_float("JUDGE_PRICE_PER_1K_COMPLETION", 0.0, minimum=0.0)
 EMBEDDING_BACKEND = env_str("EMBEDDING_BACKEND", "tfidf")
+# Seconds between a human label and the recomputation of the estimates it triggers: labels that
+# arrive meanwhile (an adjudication batch) are covered by the same recomputation.
+ESTIMATES_REFRESH_DELAY_S = env_float("ESTIMATES_REFRESH_DELAY_S", 30.0, minimum=0.0)
 
 LOGGING = {
     "version": 1,

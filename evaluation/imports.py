@@ -20,7 +20,8 @@ from annotation.campaigns import get_or_create_campaign
 from annotation.ingest.bulk import insert_rows
 from annotation.models import Answer, Campaign, Criterion, Membership, Role
 from evaluation.judge.runs import IMPORTED
-from evaluation.models import Judge, Judgment
+from evaluation.models import Judge, Judgment, ReportSnapshot
+from evaluation.tasks import enqueue_refresh
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,9 @@ def import_file(
         judgments = _store_judgments(campaign=result.campaign, labels=result.judge_labels)
         if manager is not None and result.campaign_created:
             Membership.objects.get_or_create(campaign=result.campaign, user=manager, role=Role.MANAGER)
+        if result.labels or judgments:
+            for criterion_id in result.campaign.criteria.values_list("pk", flat=True):
+                enqueue_refresh(criterion_id=criterion_id, trigger=ReportSnapshot.Trigger.IMPORT)
     return ImportSummary(
         file=parsed.name,
         campaign=result.campaign,
@@ -176,7 +180,7 @@ def demo_steps() -> list[Callable[[Campaign], str | None]]:
     it too) and returns a line to print, or None when it had nothing to do. Steps that build on
     the imported corpus, such as judging it with the offline judge, are listed here.
     """
-    return [_judge_demo_offline, _draw_demo_samples]
+    return [_judge_demo_offline, _draw_demo_samples, _snapshot_demo_estimates]
 
 
 def _judge_demo_offline(campaign: Campaign) -> str | None:
@@ -207,6 +211,18 @@ def _draw_demo_samples(campaign: Campaign) -> str | None:
         sample = draw_sample(criterion=criterion, budget=36, seed=7, per_cluster=3)
         drawn.append(f"{sample.items.count()} {criterion.name}")
     return f"drew human samples: {', '.join(drawn)} units" if drawn else None
+
+
+def _snapshot_demo_estimates(campaign: Campaign) -> str | None:
+    """Store the first report snapshots, so the estimates' history starts with the demo."""
+    from evaluation.snapshots import record_snapshots
+
+    stored = [
+        snapshot
+        for criterion in Criterion.objects.filter(campaign=campaign).order_by("name")
+        for snapshot in record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
+    ]
+    return f"stored {len(stored)} report snapshots" if stored else None
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from django.db import transaction
 
 from annotation.models import Criterion
 from evaluation.judge import runs
-from evaluation.models import Judge, JudgeRun
-from evaluation.tasks import dispatch_run
+from evaluation.models import Judge, JudgeRun, ReportSnapshot
+from evaluation.tasks import dispatch_run, enqueue_refresh
 
 
 def start_judge_run(
@@ -45,3 +45,9 @@ def resume_judge_run(*, run_id: int, token_budget: int | None = None) -> JudgeRu
         run = runs.resume_run(run_id=run_id, token_budget=token_budget)
         dispatch_run.delay_on_commit(run.pk)
     return run
+
+
+def request_estimates_refresh(*, criterion: Criterion) -> bool:
+    """Recompute the criterion's estimates now, in the background (the report page's button);
+    False when a recomputation is already due."""
+    return enqueue_refresh(criterion_id=criterion.pk, trigger=ReportSnapshot.Trigger.MANUAL)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from annotation.models import Campaign, Criterion, Unit
 
@@ -157,3 +158,47 @@ class JudgeBatch(models.Model):
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["run", "answer"], name="judgebatch_unique_answer")]
         indexes = [models.Index(fields=["run", "status"])]
+
+
+class ReportSnapshot(models.Model):
+    """The estimates of one criterion x judge x method x alpha at one moment, as they were.
+
+    ``data`` is the report's JSON (``evaluation.estimates.report_as_json``), so a snapshot keeps
+    its numbers even after the labels, the judgments or the estimator change.
+    """
+
+    class Trigger(models.TextChoices):
+        JUDGE_RUN = "judge_run", "Judge run finished"
+        LABELS = "labels", "Human labels changed"
+        IMPORT = "import", "Import"
+        MANUAL = "manual", "On demand"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="report_snapshots")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="report_snapshots")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="report_snapshots")
+    method = models.CharField(max_length=10)
+    alpha = models.FloatField()
+    trigger = models.CharField(max_length=10, choices=Trigger.choices)
+    n_human = models.PositiveIntegerField()
+    n_judge = models.PositiveIntegerField()
+    data = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["criterion", "judge", "method", "alpha", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.criterion} / {self.judge} ({self.method}) at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class EstimateSchedule(models.Model):
+    """Whether a recomputation of a criterion's estimates is already on its way to a worker.
+
+    Taking the empty ``due_at`` with a conditional UPDATE is what keeps a burst of labels from
+    enqueueing one recomputation each.
+    """
+
+    criterion = models.OneToOneField(Criterion, on_delete=models.CASCADE, related_name="+")
+    due_at = models.DateTimeField(null=True, blank=True)
+    trigger = models.CharField(max_length=10, choices=ReportSnapshot.Trigger.choices, blank=True)

@@ -137,12 +137,18 @@ def _cluster_codes(clusters: ArrayLike | None, *, length: int) -> tuple[np.ndarr
     return codes.ravel(), int(codes.max()) + 1 if length else 0
 
 
-def _quantile(*, alpha: float, df: float | None) -> float:
+def quantile(*, alpha: float, df: float | None) -> float:
     if df is None:
         return float(norm.ppf(1 - alpha / 2))
     if df <= 0:
         return math.inf
     return float(student_t.ppf(1 - alpha / 2, df))
+
+
+def standard_error(interval: Interval) -> float:
+    """The standard error behind an interval: its half-width over the quantile it was built
+    with (its own alpha and degrees of freedom)."""
+    return interval.halfwidth / quantile(alpha=interval.alpha, df=interval.df)
 
 
 def _nan(*, method: str, alpha: float, n: int, N: int = 0, note: str) -> Interval:
@@ -173,7 +179,7 @@ def _linearised_variance(*, values: np.ndarray, w: np.ndarray | None, codes: np.
 def _from_variance(
     *, mean: float, variance: float, alpha: float, df: int | None, method: str, n: int, N: int, **extra
 ) -> Interval:
-    half = _quantile(alpha=alpha, df=df) * math.sqrt(variance)
+    half = quantile(alpha=alpha, df=df) * math.sqrt(variance)
     return Interval(
         mean=mean, lo=mean - half, hi=mean + half, method=method, alpha=alpha, n=n, N=N, df=df, **extra
     )
@@ -514,7 +520,7 @@ def effective_n(*, theta: float, halfwidth: float, alpha: float) -> float:
     alpha = _check_alpha(alpha)
     if math.isnan(halfwidth) or halfwidth == 0:
         return math.nan
-    z = _quantile(alpha=alpha, df=None)
+    z = quantile(alpha=alpha, df=None)
     return z**2 * theta * (1 - theta) / halfwidth**2
 
 
@@ -544,10 +550,7 @@ def stratified_combine(*, parts: list[tuple[Interval, int]], alpha: float, metho
     mean = sum(share * part.mean for share, (part, _) in zip(shares, kept, strict=True))
     if any(math.isinf(part.halfwidth) for part, _ in kept):
         return _unbounded(mean=mean, method=method, alpha=alpha, n=n, N=N, note="a group has no variance")
-    terms = [
-        share**2 * (part.halfwidth / _quantile(alpha=part.alpha, df=part.df)) ** 2
-        for share, (part, _) in zip(shares, kept, strict=True)
-    ]
+    terms = [share**2 * standard_error(part) ** 2 for share, (part, _) in zip(shares, kept, strict=True)]
     variance = sum(terms)
     with_df = [(term, part.df) for term, (part, _) in zip(terms, kept, strict=True) if part.df is not None]
     denominator = sum(term**2 / df for term, df in with_df)

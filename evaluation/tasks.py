@@ -7,8 +7,11 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
+from django.db import transaction
 
+from evaluation import snapshots
 from evaluation.judge import runs
+from evaluation.models import JudgeRun, ReportSnapshot
 
 logger = logging.getLogger(__name__)
 
@@ -37,8 +40,35 @@ def dispatch_run(run_id: int) -> int:
     soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
 )
 def judge_batches(run_id: int, batch_ids: list[int]) -> int:
-    """Judge these batches of the run; batches already claimed or done are skipped."""
-    return runs.process_batches(run_id=run_id, batch_ids=batch_ids)
+    """Judge these batches of the run; batches already claimed or done are skipped. The task
+    that finds the run over asks for the estimates to be recomputed."""
+    stored = runs.process_batches(run_id=run_id, batch_ids=batch_ids)
+    over = JudgeRun.objects.filter(pk=run_id).exclude(status__in=runs.ACTIVE)
+    criterion_id = over.values_list("criterion_id", flat=True).first()
+    if criterion_id is not None:
+        enqueue_refresh(criterion_id=criterion_id, trigger=ReportSnapshot.Trigger.JUDGE_RUN)
+    return stored
+
+
+@shared_task(
+    acks_late=True,
+    name="evaluation.refresh_estimates",
+    time_limit=settings.CELERY_TASK_TIME_LIMIT,
+    soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
+)
+def refresh_estimates(criterion_id: int) -> int:
+    """Recompute the criterion's estimates and store the snapshots that changed; how many."""
+    return len(snapshots.refresh_estimates(criterion_id=criterion_id))
+
+
+def enqueue_refresh(*, criterion_id: int, trigger: str, delay_s: float = 0.0) -> bool:
+    """Have a worker recompute the criterion's estimates in ``delay_s`` seconds, once the
+    current transaction commits; False (nothing enqueued) when a recomputation is already due,
+    which it then covers."""
+    if not snapshots.schedule_refresh(criterion_id=criterion_id, trigger=trigger, delay_s=delay_s):
+        return False
+    transaction.on_commit(lambda: refresh_estimates.apply_async((criterion_id,), countdown=delay_s or None))
+    return True
 
 
 @shared_task(acks_late=True, name="evaluation.recover_runs")

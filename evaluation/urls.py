@@ -3,10 +3,13 @@ from __future__ import annotations
 from django.urls import path
 
 from evaluation.views import campaigns, runs
+from evaluation.views import history as history_views
 from evaluation.views import imports as import_views
 from evaluation.views import reports as report_views
 
 app_name = "evaluation"
+
+REPORT = "campaigns/<slug:slug>/reports/<slug:criterion>/"
 
 urlpatterns = [
     path("", campaigns.campaign_list, name="campaign_list"),
@@ -18,5 +21,10 @@ urlpatterns = [
     path("campaigns/<slug:slug>/judge/runs/<int:run_id>/", runs.run_detail, name="run_detail"),
     path("campaigns/<slug:slug>/judge/runs/<int:run_id>/cancel/", runs.run_cancel, name="run_cancel"),
     path("campaigns/<slug:slug>/judge/runs/<int:run_id>/resume/", runs.run_resume, name="run_resume"),
-    path("campaigns/<slug:slug>/reports/<slug:criterion>/", report_views.report, name="report"),
+    path(REPORT, report_views.report, name="report"),
+    path(REPORT + "history/", history_views.history, name="history"),
+    path(REPORT + "refresh/", history_views.refresh, name="refresh_estimates"),
+    path(REPORT + "compare/", history_views.compare, name="compare"),
+    path(REPORT + "export.xlsx", history_views.export_xlsx, name="export_xlsx"),
+    path(REPORT + "export.csv", history_views.export_csv, name="export_csv"),
 ]

@@ -15,6 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from annotation.models import Assignment, Criterion, Label, SampleItem, Stage, Unit
+from annotation.workflow.events import announce_labels_changed
 from annotation.workflow.queue import claim_slot, latest_sample_id, lease_end
 from annotation.workflow.rules import (
     WorkflowError,
@@ -124,7 +125,7 @@ def submit_label(
     # on the key's unique index; the first submit pays no extra query for it.
     try:
         with transaction.atomic():
-            return _record(
+            label = _record(
                 user=user,
                 unit_id=unit_id,
                 criterion=criterion,
@@ -133,6 +134,8 @@ def submit_label(
                 comment=comment,
                 request_key=request_key,
             )
+            announce_labels_changed(criterion=criterion, stage=stage)
+            return label
     except IntegrityError:
         # The same key committed by a concurrent request (a double click), or a lost slot.
         if request_key and (done := Label.objects.filter(request_key=request_key).first()):
@@ -253,7 +256,9 @@ def undo_last(
         return done
     try:
         with transaction.atomic():
-            return _withdraw(user=user, criterion=criterion, stage=stage, request_key=request_key)
+            withdrawal = _withdraw(user=user, criterion=criterion, stage=stage, request_key=request_key)
+            announce_labels_changed(criterion=criterion, stage=stage)
+            return withdrawal
     except IntegrityError:
         if request_key and (done := Label.objects.filter(request_key=request_key).first()):
             return done

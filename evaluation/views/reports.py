@@ -7,6 +7,7 @@ adjudicators must never see.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,42 @@ def _parse_float(
         errors.append(f"{field}: must be strictly between {low:g} and {high:g}, got {raw}")
         return default
     return value
+
+
+@dataclass(frozen=True)
+class ReportParams:
+    """The GET parameters every report view reads, checked; ``errors`` name what was wrong."""
+
+    judge: Judge | None
+    method: str
+    alpha: float
+    target: float
+    errors: list[str]
+
+
+def report_params(*, request: HttpRequest, judges: list[Judge], prefix: str = "") -> ReportParams:
+    """``judge`` (a name; default the only non-imported judge, else the first by name),
+    ``method`` (robust or study), ``alpha`` and the planner's ``target`` (strictly between 0
+    and 1). ``prefix`` reads ``<prefix>judge`` instead of ``judge`` (the other campaign of a
+    comparison)."""
+    errors: list[str] = []
+    method = request.GET.get("method") or "robust"
+    if method not in METHODS:
+        errors.append(f"method: {method!r} is not one of {', '.join(METHODS)}")
+        method = "robust"
+    alpha = _parse_float(
+        request.GET.get("alpha"), field="alpha", default=DEFAULT_ALPHA, low=0, high=1, errors=errors
+    )
+    target = _parse_float(
+        request.GET.get("target"), field="target", default=DEFAULT_TARGET, low=0, high=1, errors=errors
+    )
+    field = f"{prefix}judge"
+    judge_name = request.GET.get(field) or ""
+    judge = next((j for j in judges if j.name == judge_name), None) if judge_name else _default_judge(judges)
+    if judge_name and judge is None:
+        names = ", ".join(j.name for j in judges) or "none"
+        errors.append(f"{field}: {judge_name!r} is not a judge of this campaign (judges: {names})")
+    return ReportParams(judge=judge, method=method, alpha=alpha, target=target, errors=errors)
 
 
 def _default_judge(judges: list[Judge]) -> Judge | None:
@@ -236,23 +273,8 @@ def report(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
     criterion_obj = get_object_or_404(Criterion, campaign=campaign, name=criterion)
     judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
-    errors: list[str] = []
-    method = request.GET.get("method") or "robust"
-    if method not in METHODS:
-        errors.append(f"method: {method!r} is not one of {', '.join(METHODS)}")
-        method = "robust"
-    alpha = _parse_float(
-        request.GET.get("alpha"), field="alpha", default=DEFAULT_ALPHA, low=0, high=1, errors=errors
-    )
-    target = _parse_float(
-        request.GET.get("target"), field="target", default=DEFAULT_TARGET, low=0, high=1, errors=errors
-    )
-    judge_name = request.GET.get("judge") or ""
-    judge = next((j for j in judges if j.name == judge_name), None) if judge_name else _default_judge(judges)
-    if judge_name and judge is None:
-        names = ", ".join(j.name for j in judges) or "none"
-        errors.append(f"judge: {judge_name!r} is not a judge of this campaign (judges: {names})")
-
+    params = report_params(request=request, judges=judges)
+    judge, method, alpha, target = params.judge, params.method, params.alpha, params.target
     context: dict[str, Any] = {
         "campaign": campaign,
         "roles": roles,
@@ -266,11 +288,12 @@ def report(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
         "confidence": f"{(1 - alpha) * 100:g}%",
         "target": target,
         "target_points": f"{target * 100:g}",
-        "errors": errors,
+        "errors": params.errors,
         "method_notes": stats.METHODS,
+        "query": request.GET.urlencode(),
     }
-    status = 400 if errors else 200
-    if not errors and judge is not None:
+    status = 400 if params.errors else 200
+    if not params.errors and judge is not None:
         result = compute_report(criterion=criterion_obj, judge=judge, alpha=alpha, method=method)
         context.update(
             report=result,

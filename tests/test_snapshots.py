@@ -1,0 +1,178 @@
+"""Report snapshots: stored when numbers change, scheduled once per burst of labels, recomputed
+after a judge run and after human labels; two campaigns compared with a hand-checked difference."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from annotation.models import Criterion, Label, Level, Role, Sample, SampleItem, Stage, Unit
+from annotation.workflow import next_unit, submit_label
+from evaluation import snapshots, stats
+from evaluation.estimates import compute_report, report_as_json
+from evaluation.jobs import start_judge_run
+from evaluation.judge import runs
+from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
+from evaluation.snapshots import STALE_SCHEDULE
+from tests.factories import add_member, make_answer, make_campaign, make_user
+from tests.test_report_views import build
+
+
+def test_record_snapshots_stores_both_methods_per_judge_with_the_report_json(campaign):
+    criterion, imported, _ = build(campaign)
+    stored = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.MANUAL)
+    assert sorted(s.method for s in stored) == ["robust", "study"]
+    for snap in stored:
+        report = compute_report(criterion=criterion, judge=imported, alpha=0.05, method=snap.method)
+        assert snap.data == report_as_json(report=report)
+        assert snap.n_human == report.overall.n_human == 42
+        assert snap.n_judge == report.overall.n_judge
+        assert snap.alpha == 0.05 and snap.judge == imported and snap.campaign == campaign
+
+
+def test_nothing_is_stored_again_until_a_number_changes(campaign):
+    criterion, _, _ = build(campaign)
+    first = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.MANUAL)
+    assert len(first) == 2
+    assert snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.MANUAL) == []
+    # One more human label moves the estimates: both methods get a new snapshot.
+    unit = Unit.objects.filter(campaign=campaign, level=Level.ANSWER).exclude(labels__isnull=False).first()
+    Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=1)
+    again = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.LABELS)
+    assert [s.n_human for s in again] == [43, 43]
+    history = snapshots.history(criterion=criterion, judge=again[0].judge, method="robust", alpha=0.05)
+    assert [s.n_human for s in history] == [42, 43]  # oldest first
+
+
+def test_judges_without_a_successful_judgment_of_the_criterion_are_not_snapshotted(campaign):
+    criterion, _, _ = build(campaign)
+    Judge.objects.create(campaign=campaign, name="idle", kind=Judge.Kind.OPENAI)
+    stored = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.MANUAL)
+    assert {s.judge.name for s in stored} == {"imported"}
+
+
+def test_schedule_refresh_is_taken_once_until_released_or_stale(campaign):
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    assert snapshots.schedule_refresh(criterion_id=criterion.pk, trigger="labels", delay_s=30)
+    assert not snapshots.schedule_refresh(criterion_id=criterion.pk, trigger="labels", delay_s=30)
+    # A schedule whose task was lost long ago does not block refreshes forever.
+    EstimateSchedule.objects.filter(criterion=criterion).update(
+        due_at=timezone.now() - STALE_SCHEDULE - STALE_SCHEDULE
+    )
+    assert snapshots.schedule_refresh(criterion_id=criterion.pk, trigger="labels", delay_s=30)
+
+
+def test_refresh_releases_the_schedule_and_records_with_the_scheduled_trigger(campaign):
+    criterion, _, _ = build(campaign)
+    assert snapshots.schedule_refresh(criterion_id=criterion.pk, trigger="import", delay_s=0)
+    stored = snapshots.refresh_estimates(criterion_id=criterion.pk)
+    assert {s.trigger for s in stored} == {"import"}
+    assert EstimateSchedule.objects.get(criterion=criterion).due_at is None
+    # Run twice: nothing new.
+    assert snapshots.refresh_estimates(criterion_id=criterion.pk) == []
+
+
+def test_refresh_of_a_deleted_criterion_does_nothing(campaign):
+    assert snapshots.refresh_estimates(criterion_id=987654) == []
+
+
+@override_settings(ESTIMATES_REFRESH_DELAY_S=0)
+def test_a_burst_of_labels_schedules_one_refresh_that_snapshots_the_new_final_label(
+    campaign, django_capture_on_commit_callbacks
+):
+    """Review mode: a label then a confirming review make a final label; the signal's listener
+    schedules one recomputation, which (eager in tests) stores a snapshot counting it."""
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    judge = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
+    answers = [make_answer(campaign=campaign) for _ in range(4)]
+    for answer in answers:
+        unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
+        Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=1)
+    sample = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
+    for unit in Unit.objects.filter(campaign=campaign, level=Level.ANSWER):
+        SampleItem.objects.create(
+            sample=sample, unit=unit, theme=unit.theme, cluster=0, cluster_size=4, inclusion_probability=1
+        )
+    labeler, reviewer = make_user(username="l1"), make_user(username="r1")
+    add_member(campaign=campaign, user=labeler, roles=[Role.ANNOTATOR])
+    add_member(campaign=campaign, user=reviewer, roles=[Role.REVIEWER])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        unit = next_unit(user=labeler, criterion=criterion, stage=Stage.LABEL)
+        submit_label(user=labeler, unit_id=unit.pk, criterion=criterion, stage=Stage.LABEL, value=1)
+        reviewed = next_unit(user=reviewer, criterion=criterion, stage=Stage.REVIEW)
+        submit_label(user=reviewer, unit_id=reviewed.pk, criterion=criterion, stage=Stage.REVIEW, value=1)
+
+    kept = ReportSnapshot.objects.filter(criterion=criterion)
+    assert {s.trigger for s in kept} == {"labels"}
+    latest = kept.filter(method="study").first()
+    assert latest.n_human == 1 and latest.data["overall"]["n_human"] == 1
+
+
+def test_a_label_rolled_back_sends_nothing(campaign, django_capture_on_commit_callbacks):
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    make_answer(campaign=campaign)
+    user = make_user(username="nobody")  # no role: the submit is refused before anything is written
+    with django_capture_on_commit_callbacks() as callbacks, pytest.raises(Exception):  # noqa: B017
+        submit_label(
+            user=user,
+            unit_id=Unit.objects.filter(level=Level.ANSWER).first().pk,
+            criterion=criterion,
+            stage=Stage.LABEL,
+            value=1,
+        )
+    assert callbacks == []
+
+
+def test_a_finished_judge_run_snapshots_the_estimates(campaign, django_capture_on_commit_callbacks):
+    criterion, _, _ = build(campaign)
+    judge = runs.get_or_create_judge(campaign=campaign, name=runs.LEXICAL)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start_judge_run(criterion=criterion, judge=judge)
+    run.refresh_from_db()
+    assert run.status == "done"
+    lexical = ReportSnapshot.objects.filter(criterion=criterion, judge=judge)
+    assert {s.trigger for s in lexical} == {"judge_run"}
+    assert {s.method for s in lexical} == {"robust", "study"}
+
+
+def test_difference_adds_standard_errors_in_quadrature_by_hand():
+    # Normal interval: 0.6 +- 0.1 at alpha 0.05 -> se = 0.1 / 1.959964; t interval with 9 df:
+    # 0.7 +- 0.2262157 -> se = 0.2262157 / 2.262157 = 0.1.
+    left = stats.Interval(mean=0.6, lo=0.5, hi=0.7, method="a", alpha=0.05, n=10)
+    right = stats.Interval(
+        mean=0.7, lo=0.7 - 0.2262157, hi=0.7 + 0.2262157, method="b", alpha=0.05, n=10, df=9
+    )
+    diff = snapshots.difference(left=left, right=right, alpha=0.05)
+    se = math.hypot(0.1 / 1.959964, 0.1)
+    assert diff.estimate == pytest.approx(0.1)
+    assert diff.hi - diff.estimate == pytest.approx(1.959964 * se, rel=1e-5)
+    assert not diff.excludes_zero
+    unbounded = stats.Interval(mean=0.5, lo=-math.inf, hi=math.inf, method="c", alpha=0.05, n=1)
+    assert snapshots.difference(left=left, right=unbounded, alpha=0.05) is None
+
+
+def test_compare_reports_lines_up_themes_of_either_campaign_then_overall(db):
+    first, second = make_campaign(name="v1"), make_campaign(name="v2")
+    criterion_a, judge_a, _ = build(first)
+    # v2 has one more theme.
+    criterion_b, judge_b, _ = build(second)
+    extra = make_answer(campaign=second, theme="Juridique")
+    Judgment.objects.create(
+        unit=Unit.objects.get(answer=extra, level=Level.ANSWER), criterion=criterion_b, judge=judge_b, value=1
+    )
+    left = compute_report(criterion=criterion_a, judge=judge_a, method="study")
+    right = compute_report(criterion=criterion_b, judge=judge_b, method="study")
+    rows = snapshots.compare_reports(left=left, right=right)
+    assert [row.theme for row in rows][-1] == "overall"
+    juridique = next(row for row in rows if row.theme == "Juridique")
+    assert juridique.left is None and juridique.difference is None
+    finance = next(row for row in rows if row.theme == "Finance")
+    assert finance.difference.estimate == pytest.approx(finance.right.ppi.mean - finance.left.ppi.mean)
+    with pytest.raises(ValueError, match="same alpha"):
+        snapshots.compare_reports(
+            left=left, right=compute_report(criterion=criterion_b, judge=judge_b, alpha=0.1)
+        )
