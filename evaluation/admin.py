@@ -29,3 +29,15 @@ class JudgeBatchAdmin(admin.ModelAdmin):
     list_display = ["id", "run", "answer", "status", "attempts", "claimed_by"]
     list_filter = ["status"]
     raw_id_fields = ["run", "answer"]
+
+
+@admin.register(models.ReportSnapshot)
+class ReportSnapshotAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "campaign", "criterion", "judge", "method", "alpha", "trigger", "n_human"]
+    list_filter = ["campaign", "method", "trigger"]
+    raw_id_fields = ["campaign", "criterion", "judge"]
+
+
+@admin.register(models.EstimateSchedule)
+class EstimateScheduleAdmin(admin.ModelAdmin):
+    list_display = ["criterion", "due_at", "trigger"]
