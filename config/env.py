@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import secrets
+import time
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -62,3 +65,27 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
     if raw is None:
         return list(default or [])
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def local_secret_key(path: Path) -> str:
+    """A random secret key kept in ``path`` (created on first use, readable by its owner only),
+    so that the embedded default needs no configuration yet never runs on a published key.
+    Safe when the web server and a worker start at once: the file is created exclusively."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        # Another process may have created the file an instant ago and be writing it.
+        for _ in range(50):
+            key = path.read_text().strip()
+            if key:
+                break
+            time.sleep(0.1)
+        if len(key) < 32:
+            raise ImproperlyConfigured(
+                f"{path} holds no usable secret key: delete it or set SECRET_KEY"
+            ) from None
+        return key
+    key = secrets.token_urlsafe(50)
+    with os.fdopen(fd, "w") as stream:
+        stream.write(key)
+    return key
