@@ -11,10 +11,18 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from annotation.models import AnnotationMode, Campaign, Criterion, Unit
+from annotation.models import AnnotationMode, Campaign, Criterion, Role, Unit
 from annotation.workflow.state import ID_CHUNK, UnitState, unit_states
 
 OVERALL = "All themes"
+# Who may see agreement figures. Not annotators nor reviewers: on a small campaign, or right after
+# completing a blind pair, a change in the figures tells them the other person's label.
+AGREEMENT_ROLES = frozenset({Role.MANAGER, Role.ADJUDICATOR, Role.ANALYST})
+
+
+def may_see_agreement(*, roles: set[str]) -> bool:
+    """Whether someone holding ``roles`` in a campaign may see its human agreement figures."""
+    return bool(roles.intersection(AGREEMENT_ROLES))
 
 
 def cohen_kappa(pairs: Sequence[tuple[int, int]]) -> float | None:

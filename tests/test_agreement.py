@@ -122,7 +122,7 @@ def work_url(campaign) -> str:
     return reverse("annotation:work", args=[campaign.slug])
 
 
-def test_work_page_lists_my_queues_with_links_and_the_agreement(client_for, campaign, reviewer):
+def test_work_page_lists_my_queues_with_links(client_for, campaign, reviewer):
     both = member(campaign, Role.ANNOTATOR, Role.REVIEWER, username="both")
     criterion, units = build(campaign, {"Finance": [(1, 1), (1, 0)]})
     other = member(campaign, Role.ANNOTATOR)
@@ -137,8 +137,35 @@ def test_work_page_lists_my_queues_with_links_and_the_agreement(client_for, camp
     queues = {(q.criterion.name, q.stage): q for q in response.context["queues"]}
     assert set(queues) == {(c, s) for c in ("relevance", "veracity") for s in ("label", "review")}
     assert queues[("relevance", "label")].available == 1
-    assert "Human agreement" in page and "100.0%" in page
     assert reverse("annotation:history", args=[campaign.slug]) not in page
+
+
+@pytest.mark.parametrize("persona", ["manager", "adjudicator", "analyst"])
+def test_work_page_shows_the_agreement_to_those_who_do_not_label(request, client_for, campaign, persona):
+    annotator, reviewer = member(campaign, Role.ANNOTATOR), member(campaign, Role.REVIEWER)
+    criterion, units = build(campaign, {"Finance": [(1, 1)]})
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    label(reviewer, criterion, Stage.REVIEW, 1, unit=units[0])
+    response = client_for(request.getfixturevalue(persona)).get(work_url(campaign))
+    page = response.content.decode()
+    assert 'id="human-agreement"' in page and "100.0%" in page
+    assert response.context["agreement"][0].overall.pairs == 1
+
+
+def test_blind_annotators_and_reviewers_never_see_the_agreement_on_the_work_page(client_for, campaign):
+    campaign.annotation_mode = AnnotationMode.BLIND_DOUBLE
+    campaign.save()
+    first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR, Role.REVIEWER)
+    criterion, units = build(campaign, {"Finance": [(1, 1)]})
+    label(first, criterion, Stage.LABEL, 0, unit=units[0])
+    label(second, criterion, Stage.LABEL, 1, unit=units[0])
+    for person in (first, second):
+        response = client_for(person).get(work_url(campaign))
+        page = response.content.decode()
+        assert response.status_code == 200
+        # Seeing 0% on the only pair would tell the second annotator the first one's label.
+        assert response.context["agreement"] is None
+        assert "Human agreement" not in page and "0.0%" not in page and "Cohen" not in page
 
 
 def test_work_page_htmx_request_returns_the_queues_fragment(client_for, campaign, annotator):

@@ -7,8 +7,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Question
+from annotation.models import AnnotationMode, Question, Role, Stage
 from tests.factories import make_answer, make_campaign
+from tests.test_agreement import build
+from tests.test_workflow import label, member
 
 pytestmark = pytest.mark.django_db
 
@@ -154,3 +156,50 @@ def test_overview_query_count_does_not_grow_with_the_number_of_answers(
     with django_assert_num_queries(len(small)):
         response = client.get(overview_url(campaign))
     assert response.context["counts"]["answers"] == 20
+
+
+# Human agreement on the overview
+
+
+def labelled_pairs(campaign, mode: str = AnnotationMode.REVIEW):
+    """Two Finance units whose first and second human labels agree on one and differ on the other."""
+    campaign.annotation_mode = mode
+    campaign.save()
+    criterion, units = build(campaign, {"Finance": [(1, 1), (1, 0)]})
+    first = member(campaign, Role.ANNOTATOR)
+    second = member(campaign, Role.ANNOTATOR if mode == AnnotationMode.BLIND_DOUBLE else Role.REVIEWER)
+    second_stage = Stage.LABEL if mode == AnnotationMode.BLIND_DOUBLE else Stage.REVIEW
+    for unit, value in zip(units, (1, 0), strict=True):
+        label(first, criterion, Stage.LABEL, 1, unit=unit)
+        label(second, criterion, second_stage, value, unit=unit, comment="" if value else "non")
+    return criterion, units, first, second
+
+
+@pytest.mark.parametrize("persona", ["manager", "adjudicator", "analyst"])
+def test_overview_shows_the_human_agreement_per_criterion_and_theme(request, client_for, campaign, persona):
+    criterion, units, _, _ = labelled_pairs(campaign)
+    response = client_for(request.getfixturevalue(persona)).get(overview_url(campaign))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="human-agreement"' in page and "Cohen" in page
+    relevance = next(r for r in response.context["agreement"] if r.criterion.name == "relevance")
+    assert (relevance.overall.pairs, relevance.overall.agreed, relevance.overall.adjudications) == (2, 1, 0)
+    assert [row.theme for row in relevance.themes] == ["Finance"]
+    assert "50.0%" in page
+
+
+@pytest.mark.parametrize("persona", ["annotator", "reviewer"])
+def test_labellers_never_see_the_human_agreement_on_the_overview(request, client_for, campaign, persona):
+    labelled_pairs(campaign)
+    response = client_for(request.getfixturevalue(persona)).get(overview_url(campaign))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert response.context["agreement"] is None
+    assert 'id="human-agreement"' not in page and "Cohen" not in page and "50.0%" not in page
+
+
+def test_a_blind_annotator_cannot_read_the_other_label_from_the_overview(client_for, campaign):
+    _, _, first, second = labelled_pairs(campaign, mode=AnnotationMode.BLIND_DOUBLE)
+    for person in (first, second):
+        page = client_for(person).get(overview_url(campaign)).content.decode()
+        assert "Human agreement" not in page and "Cohen" not in page

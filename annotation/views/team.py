@@ -12,7 +12,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from annotation.access import get_campaign_for
-from annotation.agreement import campaign_agreement
+from annotation.agreement import campaign_agreement, may_see_agreement
 from annotation.history import action_of, history_csv_rows, label_history, labellers
 from annotation.models import Campaign, Criterion, Role, Stage
 from annotation.workflow import my_queues
@@ -24,13 +24,13 @@ PAGE_SIZE = 50
 @login_required
 @require_GET
 def work(request: HttpRequest, slug: str) -> HttpResponse:
-    # Any member: agreement figures are aggregates and show nobody's label on any unit.
     campaign, roles = get_campaign_for(user=request.user, slug=slug)
     context = {"campaign": campaign, "queues": my_queues(user=request.user, campaign=campaign)}
     if request.htmx:
         return render(request, "annotation/work.html#queues", context)
     context.update(
-        agreement=campaign_agreement(campaign=campaign),
+        # Labellers never see agreement: a blind pair's outcome would tell them the other label.
+        agreement=campaign_agreement(campaign=campaign) if may_see_agreement(roles=roles) else None,
         can_see_history=bool(roles.intersection(HISTORY_ROLES)),
         roles=sorted(roles),
     )

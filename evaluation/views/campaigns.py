@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from annotation.access import campaigns_for, get_campaign_for
+from annotation.agreement import campaign_agreement, may_see_agreement
 from evaluation.overview import automatic_metrics_sections, campaign_counts
 
 
@@ -33,4 +34,6 @@ def campaign_overview(request: HttpRequest, slug: str) -> HttpResponse:
     context["counts"] = campaign_counts(campaign=campaign)
     context["criteria"] = list(campaign.criteria.order_by("name").values_list("name", flat=True))
     context["sees_judge"] = bool(roles.intersection({"manager", "analyst"}))
+    # Human agreement only for those who do not label: see annotation.agreement.AGREEMENT_ROLES.
+    context["agreement"] = campaign_agreement(campaign=campaign) if may_see_agreement(roles=roles) else None
     return render(request, "evaluation/campaign_overview.html", context)
