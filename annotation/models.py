@@ -10,11 +10,15 @@ DEFAULT_CITATION_PATTERN = r"\[\^([A-Za-z0-9_-]+)\^\]"
 DEFAULT_ABSTENTION_PATTERNS = [
     r"\bje ne (?:trouve|dispose|peux|suis) pas\b",
     r"\baucune information\b",
-    r"\bne (?:contiennent|contient|mentionnent|mentionne|permettent|permet) pas\b",
+    # "The sources do not say": the subject must be the documents, or "Le contrat ne contient pas
+    # de clause de changement de contrôle [^b^]." (a real answer) would count as an abstention.
+    r"\b(?:documents?|sources?|extraits?|passages?|data room|contexte)\b(?:\s+[\w'’-]+){0,4}?\s+"
+    r"ne (?:contiennent|contient|mentionnent|mentionne|permettent|permet) pas\b",
     r"\bpas d['’]information\b",
     r"\bi (?:cannot|can't|could not|couldn't|do not|don't) (?:find|answer|provide)\b",
     r"\bno information\b",
-    r"\b(?:do|does) not (?:contain|mention|provide)\b",
+    r"\b(?:documents?|sources?|excerpts?|passages?|data room|context)\b(?:\s+[\w'’-]+){0,4}?\s+"
+    r"(?:do|does) not (?:contain|mention|provide)\b",
 ]
 
 
@@ -280,6 +284,9 @@ class Sample(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     progress = models.FloatField(default=0.0)
     error = models.TextField(blank=True)
+    # When the sample entered its status: the request (pending) or the worker's claim (running).
+    # A running sample's value is its claim: only the run that set it may finish the sample.
+    status_since = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

@@ -166,7 +166,7 @@ DEMO_MEMBERS: dict[str, list[str]] = {
     "manager": [Role.MANAGER],
     "annotator1": [Role.ANNOTATOR],
     "annotator2": [Role.ANNOTATOR, Role.REVIEWER],
-    "annotator3": [Role.REVIEWER],
+    "annotator3": [Role.ANNOTATOR, Role.REVIEWER],
     "adjudicator": [Role.ADJUDICATOR],
     "analyst": [Role.ANALYST],
 }

@@ -153,6 +153,26 @@ def test_response_needs_no_abstention_and_at_least_one_citation(campaign):
     assert row.ci == pytest.approx((0.0, 0.6743447), abs=1e-6)
 
 
+@pytest.mark.parametrize(
+    ("text", "abstains"),
+    [
+        ("Le contrat ne contient pas de clause de changement de contrôle [^c1^].", False),
+        ("The lease does not contain a break clause [^c1^].", False),
+        ("Le bail ne mentionne pas de garantie autonome [^c1^].", False),
+        ("Les documents fournis ne contiennent pas cette information [^c1^].", True),
+        ("Les extraits de la data room ne permettent pas de conclure [^c1^].", True),
+        ("The provided documents do not mention the lease term [^c1^].", True),
+        ("The context does not provide the figure [^c1^].", True),
+    ],
+)
+def test_a_negative_finding_is_an_answer_but_sources_that_say_nothing_are_an_abstention(
+    campaign, text, abstains
+):
+    answer(campaign, question(campaign), text=text)
+    row = row_of(compute_metrics(campaign=campaign), RESPONSE, "Finance", "simple")
+    assert (row.n, row.successes) == (1, 0 if abstains else 1)
+
+
 def test_abstention_patterns_match_whatever_the_case(campaign):
     answer(campaign, question(campaign), text="AUCUNE INFORMATION sur ce point [^c1^].")
     row = row_of(compute_metrics(campaign=campaign), RESPONSE, "Finance", "simple")
