@@ -1,0 +1,177 @@
+"""History of the estimates, on-demand recomputation, two campaigns compared, report downloads."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import openpyxl
+import pytest
+from django.urls import reverse
+from django.utils.html import escape
+
+from annotation.models import Role
+from evaluation import snapshots
+from evaluation.estimates import compute_report
+from evaluation.models import ReportSnapshot
+from tests.factories import add_member, make_campaign
+from tests.test_report_views import HOSTILE, build, pct
+
+
+def page(name: str, campaign, criterion: str = "relevance") -> str:
+    return reverse(f"evaluation:{name}", args=[campaign.slug, criterion])
+
+
+GET_PAGES = ["history", "compare", "export_xlsx", "export_csv"]
+
+
+@pytest.mark.parametrize("name", GET_PAGES)
+@pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator", "outsider"])
+def test_people_who_label_and_outsiders_get_403(name, persona, campaign, client_for, request):
+    build(campaign)
+    response = client_for(request.getfixturevalue(persona)).get(page(name, campaign))
+    assert response.status_code == 403
+
+
+@pytest.mark.parametrize("name", [*GET_PAGES, "refresh_estimates"])
+def test_anonymous_is_sent_to_login(name, campaign, client):
+    response = client.get(page(name, campaign))
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.parametrize("name", GET_PAGES)
+def test_post_is_refused_on_read_only_pages(name, campaign, analyst, client_for):
+    assert client_for(analyst).post(page(name, campaign)).status_code == 405
+
+
+def test_refresh_needs_post_and_a_viewer_role(campaign, analyst, annotator, client_for):
+    assert client_for(analyst).get(page("refresh_estimates", campaign)).status_code == 405
+    assert client_for(annotator).post(page("refresh_estimates", campaign)).status_code == 403
+
+
+def test_history_lists_snapshots_newest_first_with_their_numbers(campaign, analyst, client_for):
+    criterion, judge, _ = build(campaign)
+    snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
+    report = compute_report(criterion=criterion, judge=judge, method="robust")
+    response = client_for(analyst).get(page("history", campaign))
+    content = response.content.decode()
+    assert response.status_code == 200
+    assert "<svg" in content and "Import" in content
+    rows = re.findall(r'<tr class="snapshot-row" data-snapshot="\d+">(.*?)</tr>', content, re.S)
+    assert len(rows) == 1
+    finance = next(g for g in report.themes if g.theme == "Finance")
+    assert f"{pct(finance.ppi.mean)} [{pct(finance.ppi.lo)}, {pct(finance.ppi.hi)}]" in rows[0]
+    assert f">{report.overall.n_human}<" in rows[0]
+    # Theme names from the data are escaped in the table and in the chart.
+    assert HOSTILE not in content and escape(HOSTILE) in content
+
+
+def test_history_with_a_bad_parameter_is_400_naming_it(campaign, analyst, client_for):
+    build(campaign)
+    response = client_for(analyst).get(page("history", campaign), {"method": "magic"})
+    assert response.status_code == 400
+    assert "method: &#x27;magic&#x27; is not one of robust, study" in response.content.decode()
+
+
+def test_history_without_snapshots_says_so(campaign, manager, client_for):
+    build(campaign)
+    content = client_for(manager).get(page("history", campaign)).content.decode()
+    assert "No snapshot yet" in content
+
+
+def test_recompute_now_stores_a_snapshot_and_comes_back_to_the_history(
+    campaign, analyst, client_for, django_capture_on_commit_callbacks
+):
+    criterion, _, _ = build(campaign)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(analyst).post(page("refresh_estimates", campaign), {"method": "study"})
+    assert response.status_code == 302
+    assert response["Location"] == page("history", campaign) + "?method=study"
+    kept = ReportSnapshot.objects.filter(criterion=criterion)
+    assert {(s.method, s.trigger) for s in kept} == {("robust", "manual"), ("study", "manual")}
+
+
+def test_compare_shows_both_campaigns_and_the_difference(campaign, analyst, client_for):
+    other = make_campaign(name="Velmont v2")
+    add_member(campaign=other, user=analyst, roles=[Role.ANALYST])
+    criterion_a, judge_a, _ = build(campaign)
+    criterion_b, judge_b, _ = build(other)
+    response = client_for(analyst).get(page("compare", campaign), {"other": other.slug, "method": "study"})
+    content = response.content.decode()
+    assert response.status_code == 200, content
+    left = compute_report(criterion=criterion_a, judge=judge_a, method="study")
+    right = compute_report(criterion=criterion_b, judge=judge_b, method="study")
+    rows = snapshots.compare_reports(left=left, right=right)
+    for row in rows:
+        match = re.search(
+            rf'<tr class="compare-row[^"]*" data-theme="{re.escape(escape(row.theme))}">(.*?)</tr>',
+            content,
+            re.S,
+        )
+        assert match, row.theme
+        assert pct(row.left.ppi.mean) in match.group(1) and pct(row.right.ppi.mean) in match.group(1)
+        assert f"{row.difference.estimate * 100:+.1f} pts" in match.group(1)
+    assert "<svg" in content
+
+
+def test_compare_with_a_campaign_i_do_not_analyse_is_403(campaign, analyst, client_for):
+    other = make_campaign(name="Someone else's")
+    build(campaign)
+    response = client_for(analyst).get(page("compare", campaign), {"other": other.slug})
+    assert response.status_code == 403
+
+
+def test_compare_with_a_campaign_without_the_criterion_is_400_naming_it(campaign, analyst, client_for):
+    other = make_campaign(name="Empty v2")
+    add_member(campaign=other, user=analyst, roles=[Role.ANALYST])
+    build(campaign)
+    response = client_for(analyst).get(page("compare", campaign), {"other": other.slug})
+    assert response.status_code == 400
+    assert "no judge has labeled it yet" in response.content.decode()
+
+
+def test_compare_without_another_campaign_shows_the_form(campaign, analyst, client_for):
+    build(campaign)
+    response = client_for(analyst).get(page("compare", campaign))
+    assert response.status_code == 200
+    assert "no other campaign you analyse" in response.content.decode()
+
+
+def test_xlsx_download_has_the_report_sheets_and_the_same_numbers(campaign, analyst, client_for):
+    criterion, judge, _ = build(campaign)
+    response = client_for(analyst).get(page("export_xlsx", campaign), {"method": "study"})
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/vnd.openxmlformats")
+    assert 'filename="velmont-due-diligence-relevance-imported-study.xlsx"' in response["Content-Disposition"]
+    workbook = openpyxl.load_workbook(io.BytesIO(response.content))
+    assert {"Summary", "Automatic metrics", "Units", "Label history"} <= set(workbook.sheetnames)
+    report = compute_report(criterion=criterion, judge=judge, method="study")
+    values = [cell for row in workbook["relevance"].iter_rows(values_only=True) for cell in row]
+    assert pytest.approx(report.overall.ppi.mean) in values
+
+
+def test_csv_download_has_one_row_per_theme_and_overall(campaign, manager, client_for):
+    criterion, judge, _ = build(campaign)
+    response = client_for(manager).get(page("export_csv", campaign))
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    report = compute_report(criterion=criterion, judge=judge)
+    assert len(rows) == len(report.themes) + 1
+    assert all(row["judge"] == "imported" for row in rows)
+
+
+def test_download_with_a_bad_parameter_is_400_naming_it(campaign, analyst, client_for):
+    build(campaign)
+    response = client_for(analyst).get(page("export_csv", campaign), {"alpha": "3"})
+    assert response.status_code == 400
+    assert "alpha" in response.content.decode()
+
+
+def test_report_page_links_to_history_comparison_and_downloads(campaign, analyst, client_for):
+    build(campaign)
+    content = client_for(analyst).get(page("report", campaign)).content.decode()
+    for name in ("history", "compare", "export_xlsx", "export_csv"):
+        assert page(name, campaign) in content
+    # The automatic metrics load into the report when revealed.
+    assert f'hx-get="{reverse("evaluation:campaign_overview", args=[campaign.slug])}"' in content
