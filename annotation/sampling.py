@@ -13,6 +13,13 @@ Two ways to run a draw or a top-up:
   pending sample and enqueue ``annotation.draw_sample`` after commit; the task calls
   :func:`run_sample`, which claims the sample (pending -> running) and records done or failed.
 
+A worker killed in the middle of a draw leaves its sample running. Nothing can tell a dead run
+from a slow one except time: Celery kills a task at its hard time limit, so a run claimed longer
+ago than that (plus a margin for clocks) is dead. Such a stale sample can be claimed again by
+:func:`run_sample` (the redelivered task waits until then, see :func:`seconds_until_stale`) and
+run again from the manager's page (:func:`request_top_up`). The claim's time is also its token:
+a run whose claim was taken over writes nothing.
+
 A top-up never discards a unit drawn before: labels live on units, so every label already made
 still belongs to the sample; the kept items get their new cluster, cluster size and inclusion
 probability in place.
@@ -24,11 +31,13 @@ import logging
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Q
+from django.utils import timezone
 
 from annotation.embeddings import BACKENDS, embed_texts
 from annotation.models import Criterion, Level, Sample, SampleItem, Unit
@@ -45,6 +54,8 @@ MAX_SEED = 2**31 - 1
 EMBEDDED_AT = 0.5
 ERROR_MAX_CHARS = 2000
 FINISHED = (Sample.Status.DONE, Sample.Status.FAILED)
+# Added to the task's hard time limit before a claim counts as dead: clocks of hosts differ.
+STALE_MARGIN = timedelta(minutes=1)
 # Keys of an item in sample_as_json, and where each comes from.
 JSON_FIELDS = {
     "answer_id": "unit__answer__external_id",
@@ -113,7 +124,7 @@ def draw_sample(
         progress=report,
     )
     with transaction.atomic():
-        sample.status, sample.progress = Sample.Status.DONE, 1.0
+        sample.status, sample.progress, sample.status_since = Sample.Status.DONE, 1.0, timezone.now()
         sample.save()
         _store(sample=sample, draws=draws)
     report(1.0)
@@ -179,22 +190,59 @@ def request_sample(
     return sample
 
 
+def stale_after() -> timedelta:
+    """How long after its claim a running sample is certainly no longer being computed."""
+    return timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT) + STALE_MARGIN
+
+
+def _stale(now: datetime) -> Q:
+    """Samples whose status is older than :func:`stale_after` (or of unknown age) at ``now``."""
+    return Q(status_since__isnull=True) | Q(status_since__lte=now - stale_after())
+
+
+def is_stale(*, sample: Sample, now: datetime | None = None) -> bool:
+    """Whether ``sample`` is pending or running for longer than any run lasts: its run died.
+
+    A pending one's task was lost, a running one's worker was killed; either may be run again.
+    """
+    if sample.status not in (Sample.Status.PENDING, Sample.Status.RUNNING):
+        return False
+    now = now or timezone.now()
+    return sample.status_since is None or sample.status_since <= now - stale_after()
+
+
+def seconds_until_stale(*, sample: Sample, now: datetime | None = None) -> float | None:
+    """Seconds until a running sample's claim goes stale (0 when it is); None unless running."""
+    if sample.status != Sample.Status.RUNNING:
+        return None
+    if sample.status_since is None:
+        return 0.0
+    now = now or timezone.now()
+    return max(0.0, (sample.status_since + stale_after() - now).total_seconds())
+
+
 def run_sample(*, sample_id: int) -> Sample:
     """Compute a pending sample (a first draw or a requested top-up) and return it.
 
-    Claims the sample with a conditional update pending -> running; when the claim fails (the
-    sample is running elsewhere, done or failed) nothing happens and the sample is returned as it
-    is, so running this twice is safe. The draw uses the sample's own seed, backend, m and K per
+    Claims the sample with a conditional update from pending, or from a stale running (see
+    :func:`is_stale`: the run that claimed it died), to running; when the claim fails (the sample
+    is running elsewhere, done or failed) nothing happens and the sample is returned as it is,
+    so running this twice is safe. The draw uses the sample's own seed, backend, m and K per
     theme, and keeps every item it already has (see :func:`top_up_sample`). On success the items
     and status done are written in one transaction; on any error the status becomes failed with
-    the error's text and the items stay as they were. Raises Sample.DoesNotExist for an unknown id.
+    the error's text and the items stay as they were; a run whose claim was taken over meanwhile
+    writes nothing. Raises Sample.DoesNotExist for an unknown id.
     """
-    claimed = Sample.objects.filter(pk=sample_id, status=Sample.Status.PENDING).update(
-        status=Sample.Status.RUNNING, progress=0.0, error=""
+    now = timezone.now()
+    claimed = (
+        Sample.objects.filter(pk=sample_id)
+        .filter(Q(status=Sample.Status.PENDING) | (Q(status=Sample.Status.RUNNING) & _stale(now)))
+        .update(status=Sample.Status.RUNNING, status_since=now, progress=0.0, error="")
     )
     sample = Sample.objects.select_related("criterion").get(pk=sample_id)
     if not claimed:
         return sample
+    mine = Q(pk=sample_id, status=Sample.Status.RUNNING, status_since=now)
     try:
         design = _Design(
             budget=sample.budget, per_cluster=sample.per_cluster, k_per_theme=dict(sample.k_per_theme)
@@ -202,16 +250,17 @@ def run_sample(*, sample_id: int) -> Sample:
         _redraw(
             sample=sample,
             design=design,
-            progress=_progress_writer(sample_id=sample_id),
+            progress=_progress_writer(claim=mine),
             expected=(Sample.Status.RUNNING,),
+            claim=now,
         )
     except Sample.DoesNotExist:
         raise
     except Exception as exc:
         # A failed draw must say why on the sample's page, whatever went wrong.
         logger.exception("sample %s failed", sample_id)
-        Sample.objects.filter(pk=sample_id, status=Sample.Status.RUNNING).update(
-            status=Sample.Status.FAILED, error=_describe(exc)
+        Sample.objects.filter(mine).update(
+            status=Sample.Status.FAILED, status_since=timezone.now(), error=_describe(exc)
         )
     sample.refresh_from_db()
     return sample
@@ -270,15 +319,21 @@ def request_top_up(
     be done or failed (a failed sample may be run again, with the same or new numbers). Raises
     ValueError naming the field on bad input or when the sample is pending or running; nothing is
     written then. Until the worker finishes, the items are those of the last successful draw.
+
+    A stale sample (see :func:`is_stale`: its run died) counts as failed: without new numbers it
+    is run again as it stands.
     """
     from annotation.tasks import draw_sample_task
 
+    now = timezone.now()
     design = _plan_top_up(
-        sample=sample, budget=budget, per_cluster=per_cluster, per_theme_budget=per_theme_budget
+        sample=sample, budget=budget, per_cluster=per_cluster, per_theme_budget=per_theme_budget, now=now
     )
     with transaction.atomic():
-        claimed = Sample.objects.filter(pk=sample.pk, status__in=FINISHED).update(
+        active = Q(status__in=(Sample.Status.PENDING, Sample.Status.RUNNING)) & _stale(now)
+        claimed = Sample.objects.filter(Q(status__in=FINISHED) | active, pk=sample.pk).update(
             status=Sample.Status.PENDING,
+            status_since=now,
             progress=0.0,
             error="",
             budget=design.budget,
@@ -430,6 +485,7 @@ def _new_sample(
         k_per_theme=design.k_per_theme,
         embedding_backend=backend,
         status=Sample.Status.PENDING,
+        status_since=timezone.now(),
         progress=0.0,
         created_by=user,
     )
@@ -442,8 +498,10 @@ def _plan_top_up(
     budget: int | None,
     per_cluster: int | None,
     per_theme_budget: Mapping[str, int] | None,
+    now: datetime | None = None,
 ) -> _Design:
-    if sample.status not in FINISHED:
+    stale = is_stale(sample=sample, now=now)
+    if sample.status not in FINISHED and not stale:
         raise ValueError(f"sample: {sample.pk} is {sample.status}; top it up when it is finished")
     new_m = sample.per_cluster if per_cluster is None else per_cluster
     new_budget = sample.budget if budget is None else budget
@@ -459,7 +517,7 @@ def _plan_top_up(
             f"budget: {new_budget} is below the sample's {sample.budget}; a top-up never shrinks a sample"
         )
     grows = new_m > sample.per_cluster or new_budget > sample.budget or per_theme_budget
-    # A failed sample may be run again as it stands.
+    # A failed or stale sample may be run again as it stands.
     if not grows and sample.status == Sample.Status.DONE:
         raise ValueError(
             f"budget: give a budget above {sample.budget} or a per_cluster above {sample.per_cluster} "
@@ -573,11 +631,19 @@ def _compute_draws(
     return draws
 
 
-def _redraw(*, sample: Sample, design: _Design, progress: Progress, expected: tuple[str, ...]) -> bool:
+def _redraw(
+    *,
+    sample: Sample,
+    design: _Design,
+    progress: Progress,
+    expected: tuple[str, ...],
+    claim: datetime | None = None,
+) -> bool:
     """Draw ``design`` keeping the sample's items, store it and mark the sample done.
 
     Computes outside any transaction, then writes under a row lock; returns False (writing nothing)
-    when the sample's status has left ``expected`` meanwhile.
+    when the sample's status has left ``expected`` meanwhile, or when ``claim`` is given and is no
+    longer the sample's (another run took a stale claim over).
     """
     previous = _previous_draws(sample=sample)
     draws = _compute_draws(
@@ -590,7 +656,7 @@ def _redraw(*, sample: Sample, design: _Design, progress: Progress, expected: tu
     )
     with transaction.atomic():
         locked = Sample.objects.select_for_update().get(pk=sample.pk)
-        if locked.status not in expected:
+        if locked.status not in expected or (claim is not None and locked.status_since != claim):
             return False
         _ensure_unchanged(sample=locked, previous=previous)
         _store(sample=locked, draws=draws)
@@ -599,6 +665,7 @@ def _redraw(*, sample: Sample, design: _Design, progress: Progress, expected: tu
             per_cluster=design.per_cluster,
             k_per_theme=design.k_per_theme,
             status=Sample.Status.DONE,
+            status_since=timezone.now(),
             progress=1.0,
             error="",
         )
@@ -655,15 +722,15 @@ def _store(*, sample: Sample, draws: list[Draw]) -> None:
     SampleItem.objects.bulk_create(created, batch_size=1000)
 
 
-def _progress_writer(*, sample_id: int) -> Progress:
-    """A callback that records progress on the sample, at most once per percent."""
+def _progress_writer(*, claim: Q) -> Progress:
+    """A callback that records progress on the sample held by ``claim``, at most once per percent."""
     last = [0.0]
 
     def write(fraction: float) -> None:
         fraction = min(1.0, max(0.0, float(fraction)))
         if fraction - last[0] >= 0.01:
             last[0] = fraction
-            Sample.objects.filter(pk=sample_id, status=Sample.Status.RUNNING).update(progress=fraction)
+            Sample.objects.filter(claim).update(progress=fraction)
 
     return write
 

@@ -5,22 +5,30 @@ from __future__ import annotations
 import shutil
 import socket
 from collections import Counter, defaultdict
+from datetime import timedelta
 
 import numpy as np
 import pytest
+from celery.exceptions import Retry
+from django.utils import timezone
 
 from annotation.models import Criterion, Label, Sample, SampleItem, Stage, Unit
 from annotation.sampling import (
+    STALE_MARGIN,
     cluster_summary,
     create_pending_sample,
     draw_sample,
+    is_stale,
     request_sample,
     request_top_up,
     run_sample,
     sample_as_json,
+    seconds_until_stale,
+    stale_after,
     top_up_sample,
 )
 from annotation.stratified import allocate_clusters
+from annotation.tasks import draw_sample_task
 from tests.factories import make_answer
 from tests.llm_server import ScriptedLLMServer
 from tests.worker import Worker, wait_for
@@ -365,6 +373,67 @@ def test_a_sample_claimed_by_another_worker_is_left_alone(veracity):
     Sample.objects.filter(pk=sample.pk).update(status=Sample.Status.RUNNING)
     assert run_sample(sample_id=sample.pk).status == "running"
     assert not SampleItem.objects.filter(sample=sample).exists()
+
+
+def die_while_running(sample: Sample, *, ago) -> None:
+    """What a worker killed in the middle of a draw leaves: the sample running since ``ago``."""
+    Sample.objects.filter(pk=sample.pk).update(
+        status=Sample.Status.RUNNING, status_since=timezone.now() - ago, progress=0.3
+    )
+
+
+@pytest.mark.django_db
+def test_the_redelivered_task_takes_over_a_sample_whose_worker_died(veracity):
+    sample = create_pending_sample(criterion=veracity, budget=30, seed=3)
+    die_while_running(sample, ago=stale_after() + timedelta(seconds=1))
+    draw_sample_task.apply(args=[sample.pk])
+    sample.refresh_from_db()
+    assert (sample.status, sample.progress, sample.error) == ("done", 1.0, "")
+    assert items_of(sample) == items_of(draw_sample(criterion=veracity, budget=30, seed=3))
+
+
+@pytest.mark.django_db
+def test_a_redelivered_task_comes_back_when_a_live_claim_would_be_stale(veracity):
+    sample = create_pending_sample(criterion=veracity, budget=30)
+    die_while_running(sample, ago=timedelta(minutes=5))
+    with pytest.raises(Retry) as retry:
+        draw_sample_task.apply(args=[sample.pk])
+    expected = (stale_after() - timedelta(minutes=5)).total_seconds()
+    assert expected <= retry.value.when <= expected + 5
+    sample.refresh_from_db()
+    assert sample.status == "running" and not sample.items.exists()
+
+
+@pytest.mark.django_db
+def test_only_pending_or_running_samples_go_stale_and_only_after_the_time_limit(veracity, settings):
+    settings.CELERY_TASK_TIME_LIMIT = 600
+    sample = create_pending_sample(criterion=veracity, budget=30)
+    now = timezone.now()
+    assert not is_stale(sample=sample, now=now)
+    assert is_stale(sample=sample, now=now + timedelta(seconds=600) + STALE_MARGIN)
+    assert seconds_until_stale(sample=sample, now=now) is None
+    done = draw_sample(criterion=veracity, budget=30)
+    assert not is_stale(sample=done, now=now + timedelta(days=1))
+
+
+@pytest.mark.django_db
+def test_a_stale_sample_can_be_requested_again_and_a_live_one_cannot(
+    veracity, django_capture_on_commit_callbacks
+):
+    sample = create_pending_sample(criterion=veracity, budget=30, seed=2)
+    die_while_running(sample, ago=timedelta(minutes=1))
+    sample.refresh_from_db()
+    with pytest.raises(ValueError, match=r"^sample: .*running"):
+        request_top_up(sample=sample)
+    die_while_running(sample, ago=stale_after() + timedelta(minutes=1))
+    sample.refresh_from_db()
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        pending = request_top_up(sample=sample)
+        assert pending.status == "pending" and pending.budget == 30
+    assert len(callbacks) == 1
+    sample.refresh_from_db()
+    assert sample.status == "done"
+    assert items_of(sample) == items_of(draw_sample(criterion=veracity, budget=30, seed=2))
 
 
 @pytest.mark.django_db

@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Criterion, Role, Sample, SampleItem
-from annotation.sampling import create_pending_sample, draw_sample, sample_as_json
+from annotation.sampling import create_pending_sample, draw_sample, sample_as_json, stale_after
 from tests.factories import add_member, make_answer, make_campaign
-from tests.test_sampling import make_corpus
+from tests.test_sampling import die_while_running, make_corpus
 
 pytestmark = pytest.mark.django_db
 
@@ -191,6 +191,41 @@ def test_manager_tops_up_keeping_every_unit(
     done_sample.refresh_from_db()
     assert (done_sample.status, done_sample.budget) == ("done", 48)
     assert before < set(done_sample.items.values_list("unit_id", flat=True))
+
+
+def test_a_sample_whose_worker_died_stops_polling_and_the_manager_runs_it_again(
+    client_for, manager, campaign, veracity, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    sample = create_pending_sample(criterion=veracity, budget=24, seed=4)
+    die_while_running(sample, ago=stale_after() + timedelta(minutes=1))
+    client = client_for(manager)
+    polled = client.get(urls(campaign, sample)["detail"], HTTP_HX_REQUEST="true")
+    assert polled.status_code == 286
+    page = client.get(urls(campaign, sample)["detail"]).content.decode()
+    assert 'id="stale"' in page and 'id="run-again"' in page and 'hx-trigger="every 1s"' not in page
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = client.post(urls(campaign, sample)["top_up"], {})
+    assert response.status_code == 302 and len(callbacks) == 1
+    sample.refresh_from_db()
+    assert (sample.status, sample.items.count()) == ("done", 24)
+
+
+def test_a_live_draw_offers_no_run_again(client_for, manager, campaign, veracity):
+    sample = create_pending_sample(criterion=veracity, budget=24)
+    page = client_for(manager).get(urls(campaign, sample)["detail"]).content.decode()
+    assert 'id="run-again"' not in page and 'hx-trigger="every 1s"' in page
+    assert client_for(manager).post(urls(campaign, sample)["top_up"], {}).status_code == 400
+    sample.refresh_from_db()
+    assert sample.status == "pending"
+
+
+def test_a_failed_sample_offers_run_again_to_managers_only(client_for, manager, analyst, campaign, veracity):
+    sample = create_pending_sample(criterion=veracity, budget=24)
+    Sample.objects.filter(pk=sample.pk).update(status=Sample.Status.FAILED, error="boom")
+    assert 'id="run-again"' in client_for(manager).get(urls(campaign, sample)["detail"]).content.decode()
+    assert 'id="run-again"' not in client_for(analyst).get(urls(campaign, sample)["detail"]).content.decode()
 
 
 def test_top_up_below_the_sample_is_refused_and_changes_nothing(client_for, manager, campaign, done_sample):

@@ -11,7 +11,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from annotation.access import get_campaign_for
 from annotation.models import Campaign, Criterion, Role, Sample, Unit
-from annotation.sampling import cluster_summary, request_sample, request_top_up, sample_as_json
+from annotation.sampling import cluster_summary, is_stale, request_sample, request_top_up, sample_as_json
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 OPERATORS = [Role.MANAGER]
@@ -113,11 +113,14 @@ def sample_draw(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _detail_context(*, campaign: Campaign, roles: set[str], sample: Sample, errors: list[str]) -> dict:
-    finished = sample.status not in ACTIVE
+    # A stale sample's run died: stop polling and offer to run it again.
+    stale = is_stale(sample=sample)
+    finished = sample.status not in ACTIVE or stale
     return {
         "campaign": campaign,
         "sample": sample,
         "active": not finished,
+        "stale": stale,
         "summary": cluster_summary(sample=sample) if finished else [],
         "drawn": sample.items.count(),
         "can_operate": bool(roles.intersection(OPERATORS)),
