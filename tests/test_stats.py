@@ -253,9 +253,29 @@ def test_robust_ppi_with_singleton_clusters_is_ppi_py_variance_times_n_over_n_mi
     ppi_var = ((hi[0] - lo[0]) / 2 / Z95) ** 2
     imputed = lam**2 * np.var(yhat_unlabeled) / N
     robust_var = (robust.halfwidth / student_t.ppf(0.975, n - 1)) ** 2
-    assert robust_var == pytest.approx(imputed + n / (n - 1) * (ppi_var - imputed), rel=1e-10)
+    # Unless the disagreement floor binds (few disagreements), see the test below.
+    rate = (np.sum(np.asarray(y) != np.asarray(yhat)) + Z95**2 / 2) / (n + Z95**2)
+    floor = lam**2 * rate * (1 - rate) / n
+    rectifier = max(n / (n - 1) * (ppi_var - imputed), floor)
+    assert robust_var == pytest.approx(imputed + rectifier, rel=1e-10)
+    assert ("floored" in robust.note) == (floor > n / (n - 1) * (ppi_var - imputed))
     assert robust.mean == pytest.approx(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabeled, lam=lam)[0])
     assert (robust.lo, robust.hi) == pytest.approx((unclustered.lo, unclustered.hi), rel=1e-13)
+
+
+def test_a_judge_that_agrees_with_every_label_gets_the_agresti_coull_floor_by_hand():
+    # 20 labels, the judge agrees with all: the rectifier Y - 1 * Yhat is 0 everywhere, and
+    # without a floor the interval would be the judge-only one. With 0 disagreements among 20,
+    # the smoothed rate is (0 + z^2/2) / (20 + z^2) and the floor lam^2 rate (1 - rate) / G.
+    y = [1.0] * 15 + [0.0] * 5
+    unlabeled = [1.0] * 150 + [0.0] * 50
+    interval = stats.robust_ppi(y=y, yhat=y, yhat_unlabeled=unlabeled, alpha=0.05, lam=1.0)
+    z2 = 1.959963984540054**2
+    rate = (z2 / 2) / (20 + z2)
+    variance = 0.75 * 0.25 / 200 + rate * (1 - rate) / 20
+    assert interval.mean == pytest.approx(0.75)
+    assert interval.halfwidth == pytest.approx(student_t.ppf(0.975, 19) * math.sqrt(variance), rel=1e-12)
+    assert "floored" in interval.note
 
 
 @pytest.mark.parametrize("lam", [None, 0.5])
