@@ -112,6 +112,53 @@ def test_submit_by_htmx_stores_the_label_and_returns_the_next_unit(
     assert (stored.unit, stored.user, stored.stage, stored.value) == (units[0], annotator, Stage.LABEL, 1)
 
 
+def test_prefetch_leases_the_following_unit_to_me_and_nobody_else(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    client = client_for(annotator)
+    assert shown_unit(client.get(url(campaign, criterion, Stage.LABEL))) == units[0].pk
+    ahead = client.get(url(campaign, criterion, Stage.LABEL) + f"?after={units[0].pk}", **HTMX)
+    assert ahead.status_code == 200 and "<html" not in ahead.content.decode()
+    assert shown_unit(ahead) == units[1].pk
+    # Asking again returns the same unit: never a third lease.
+    again = client.get(url(campaign, criterion, Stage.LABEL) + f"?after={units[0].pk}", **HTMX)
+    assert shown_unit(again) == units[1].pk
+    held = Assignment.objects.filter(user=annotator, label__isnull=True).values_list("unit_id", flat=True)
+    assert sorted(held) == [units[0].pk, units[1].pk]
+    other = member(campaign, Role.ANNOTATOR)
+    assert next_unit(user=other, criterion=criterion, stage=Stage.LABEL) == units[2]
+
+
+def test_after_a_submit_the_server_hands_out_the_prefetched_unit(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    client = client_for(annotator)
+    page = client.get(url(campaign, criterion, Stage.LABEL))
+    assert (
+        f'data-prefetch="{url(campaign, criterion, Stage.LABEL)}?after={units[0].pk}"'
+        in page.content.decode()
+    )
+    ahead = client.get(url(campaign, criterion, Stage.LABEL) + f"?after={units[0].pk}", **HTMX)
+    data = {"unit_id": units[0].pk, "value": "1", "request_key": request_key(page)}
+    response = client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    assert shown_unit(response) == shown_unit(ahead) == units[1].pk
+    # The prefetched fragment carries its own request key: its label is stored once, on its unit.
+    data = {"unit_id": units[1].pk, "value": "0", "request_key": request_key(ahead)}
+    client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    assert list(Label.objects.order_by("pk").values_list("unit_id", "value")) == [
+        (units[0].pk, 1),
+        (units[1].pk, 0),
+    ]
+
+
+def test_a_plain_get_ignores_after(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    client = client_for(annotator)
+    client.get(url(campaign, criterion, Stage.LABEL))
+    page = client.get(url(campaign, criterion, Stage.LABEL) + f"?after={units[0].pk}")
+    assert shown_unit(page) == units[0].pk
+    assert Assignment.objects.filter(user=annotator).count() == 1
+
+
 def test_a_double_submit_stores_one_label(client_for, annotator, campaign, relevance):
     criterion, units = relevance
     client = client_for(annotator)

@@ -2,7 +2,9 @@
 
 GET renders the page (or, for htmx, the ``unit`` partial) with the unit ``next_unit`` hands the
 person; each POST (submit, skip, undo) answers with the next unit's partial for htmx, and with a
-redirect to the page without JavaScript. Nothing here reads the judge's labels; the reviewer
+redirect to the page without JavaScript. An htmx GET with ``?after=<unit on screen>`` prefetches
+the following unit: it is leased to the person too, and the page shows it the moment a label is
+given, while the label is saved (see docs/protocol.md). Nothing here reads the judge's labels; the reviewer
 sees the first label in review mode only, and nobody sees another person's blind label.
 """
 
@@ -307,13 +309,15 @@ def respond(
     message: str = "",
     kind: str = "",
     focus: str = "",
+    after: int | None = None,
 ) -> HttpResponse:
     """Hand the user their next unit and render it: the ``unit`` partial for htmx, else the page.
 
     ``extra`` adds the stage's own context (the first label to review, the labels in conflict).
     An error (``kind`` "error") answers 400 to a plain form post, 200 to htmx so that it swaps.
+    ``after``: the unit on screen, to leave out (a prefetch of the one that follows it).
     """
-    unit = next_unit(user=request.user, criterion=criterion, stage=stage)
+    unit = next_unit(user=request.user, criterion=criterion, stage=stage, after=after)
     context = work_context(request=request, campaign=campaign, criterion=criterion, stage=stage, unit=unit)
     context.update(message=message, message_kind=kind, focus=focus)
     if extra is not None:
@@ -374,7 +378,8 @@ def annotate(request: HttpRequest, slug: str, criterion: str, stage: str) -> Htt
     if stage == Stage.ADJUDICATION:
         return redirect("annotation:adjudicate", slug=slug, criterion=criterion)
     campaign, found = open_stage(request=request, slug=slug, criterion=criterion, stage=stage)
-    return respond(request, campaign=campaign, criterion=found, stage=stage, extra=_review_extra)
+    after = _int(request.GET.get("after")) if request.htmx else None
+    return respond(request, campaign=campaign, criterion=found, stage=stage, extra=_review_extra, after=after)
 
 
 @login_required

@@ -121,7 +121,7 @@ def _where(*, mode: str, stage: str) -> str:
 
 
 @functools.cache
-def _candidate_sql(*, mode: str, stage: str, lock: bool) -> str:
+def _candidate_sql(*, mode: str, stage: str, lock: bool, skip_one: bool = False) -> str:
     slots = capacity(mode=mode, stage=stage)
     free_slot = "1" if slots == 1 else f"CASE WHEN si.unit_id IN ({_taken_slot(1)}) THEN 2 ELSE 1 END"
     # Whether the free slot already has a row (an expired lease to take over) or needs an insert.
@@ -130,12 +130,13 @@ def _candidate_sql(*, mode: str, stage: str, lock: bool) -> str:
         f" CASE WHEN si.unit_id IN ({_AT_STAGE} AND slot = {n:d}) THEN 1 ELSE 0 END"
         for n in range(1, slots + 1)
     )
+    where = _where(mode=mode, stage=stage) + (" AND si.unit_id <> %(after)s" if skip_one else "")
     sql = (
         "SELECT si.unit_id,"
         f" CASE WHEN si.unit_id IN ({_LIVE_MINE}) THEN {_mine_latest('updated_at')} END AS mine_at,"
         f" CASE WHEN si.unit_id IN ({_MINE} AND skipped_at IS NOT NULL) THEN {_mine_latest('skipped_at')}"
         f" END AS my_skip, {free_slot} AS free_slot, CASE {has_row} END AS has_row"
-        f" FROM {_SI} si WHERE {_where(mode=mode, stage=stage)}"
+        f" FROM {_SI} si WHERE {where}"
         # The unit given back by an undo, then the one on screen, then the queue; skipped ones last.
         " ORDER BY mine_at DESC NULLS LAST, my_skip ASC NULLS FIRST,"
         " si.theme, si.cluster, si.rank, si.unit_id"
@@ -144,8 +145,11 @@ def _candidate_sql(*, mode: str, stage: str, lock: bool) -> str:
     return sql + (" FOR UPDATE OF si SKIP LOCKED" if lock else "")
 
 
-def _params(*, user: AbstractBaseUser, criterion: Criterion, stage: str, now: datetime) -> dict:
+def _params(
+    *, user: AbstractBaseUser, criterion: Criterion, stage: str, now: datetime, after: int | None = None
+) -> dict:
     return {
+        "after": after,
         "criterion": criterion.pk,
         "stage": stage,
         "user": user.pk,
@@ -155,13 +159,17 @@ def _params(*, user: AbstractBaseUser, criterion: Criterion, stage: str, now: da
     }
 
 
-def _candidate(*, user: AbstractBaseUser, criterion: Criterion, stage: str, now: datetime) -> tuple | None:
+def _candidate(
+    *, user: AbstractBaseUser, criterion: Criterion, stage: str, now: datetime, after: int | None = None
+) -> tuple | None:
     """(unit id, my live lease's time, my skip's time, free slot, whether that slot has a row) of
-    the first eligible unit, row-locked on PostgreSQL."""
+    the first eligible unit other than ``after``, row-locked on PostgreSQL."""
     lock = connection.features.has_select_for_update_skip_locked
-    sql = _candidate_sql(mode=criterion.campaign.annotation_mode, stage=stage, lock=lock)
+    sql = _candidate_sql(
+        mode=criterion.campaign.annotation_mode, stage=stage, lock=lock, skip_one=after is not None
+    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, _params(user=user, criterion=criterion, stage=stage, now=now))
+        cursor.execute(sql, _params(user=user, criterion=criterion, stage=stage, now=now, after=after))
         return cursor.fetchone()
 
 
@@ -176,8 +184,13 @@ def available_count(*, user: AbstractBaseUser, criterion: Criterion, stage: str,
         return cursor.fetchone()[0]
 
 
-def next_unit(*, user: AbstractBaseUser, criterion: Criterion, stage: str) -> Unit | None:
+def next_unit(
+    *, user: AbstractBaseUser, criterion: Criterion, stage: str, after: int | None = None
+) -> Unit | None:
     """The unit ``user`` works on next at ``stage`` for ``criterion``, leased to them; None when done.
+
+    ``after`` leaves that unit out: the page prefetches the unit following the one on screen, so
+    the person then holds two leases (never more: asking again returns the same prefetched one).
 
     The user's own live lease comes back first (and is extended), so asking again never loses
     it. Otherwise the first eligible unit (see the module docstring) is leased for the campaign's
@@ -193,7 +206,7 @@ def next_unit(*, user: AbstractBaseUser, criterion: Criterion, stage: str) -> Un
         until = lease_end(campaign=campaign, now=now)
         try:
             with transaction.atomic():
-                row = _candidate(user=user, criterion=criterion, stage=stage, now=now)
+                row = _candidate(user=user, criterion=criterion, stage=stage, now=now, after=after)
                 if row is None:
                     return None
                 unit_id, mine_at, _, free_slot, has_row = row

@@ -1,9 +1,17 @@
 // Keyboard for the annotation pages: one key per label, s skip, u undo, c comment, ? the keys.
 // The buttons are ordinary form buttons (they work without this file); a key clicks one of them.
+//
+// Prefetch: once a unit is shown, the page asks for the following one (?after=<unit>, leased to
+// this person too) and keeps its fragment. A label then swaps that fragment in at once and saves
+// the label in the background; the server's answer (the unit it hands out next) is checked
+// against what is on screen and replaces it when they differ (an error, a lease lost). A failed
+// save puts the labelled unit back with an alert; its request key makes a retry count once.
 (function () {
   "use strict";
 
   var busy = false;
+  var queued = null; // one key pressed while a label was being saved, replayed after it
+  var prefetched = null; // {after: unit id on screen, html: fragment, at: time fetched}
   var COMMENT_NEEDED = "A comment is required for this choice: type it, press Esc, then the key again.";
 
   function region() {
@@ -40,6 +48,120 @@
     if (dialog && !dialog.open) dialog.showModal();
   }
 
+  function fragment(html) {
+    var holder = document.createElement("div");
+    holder.innerHTML = html;
+    return holder.querySelector("#work");
+  }
+
+  function place(element) {
+    var work = region();
+    if (!work || !element) return;
+    work.replaceWith(element);
+    if (window.htmx) window.htmx.process(element);
+    afterShow();
+  }
+
+  function csrfToken() {
+    var input = document.querySelector("#work input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function prefetch() {
+    var work = region();
+    // Never while a label is being saved: the server would still count the labelled unit as ours.
+    if (busy || !work || !work.dataset.prefetch) return;
+    var after = work.dataset.unit;
+    if (prefetched && prefetched.after === after) return;
+    fetch(work.dataset.prefetch, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+      .then(function (response) {
+        return response.ok ? response.text() : null;
+      })
+      .then(function (html) {
+        var current = region();
+        if (html && current && current.dataset.unit === after && !busy) {
+          prefetched = { after: after, html: html, at: Date.now() };
+          document.documentElement.dataset.prefetched = after;
+        }
+      })
+      .catch(function () {
+        prefetched = null;
+      });
+  }
+
+  function afterShow() {
+    var work = region();
+    if (work && work.dataset.focus === "comment") focusComment(COMMENT_NEEDED);
+    prefetch();
+  }
+
+  // The prefetched fragment of the unit after the one on screen, if its lease is surely still ours.
+  function ready(work) {
+    if (!prefetched || prefetched.after !== work.dataset.unit || !work.dataset.submit) return null;
+    var lease = 1000 * (parseInt(work.dataset.leaseSeconds, 10) || 0);
+    if (Date.now() - prefetched.at > lease - 60000) return null;
+    var next = fragment(prefetched.html);
+    return next && next.dataset.unit ? next : null;
+  }
+
+  function finish() {
+    busy = false;
+    document.documentElement.removeAttribute("data-saving");
+    if (queued) {
+      var event = queued;
+      queued = null;
+      handle(event);
+    } else {
+      prefetch();
+    }
+  }
+
+  // Show the prefetched unit at once and save the label of the unit that was on screen.
+  function labelAhead(button, work, next) {
+    var form = button.form;
+    var data = new FormData(form);
+    data.append(button.name, button.value);
+    busy = true;
+    prefetched = null;
+    document.documentElement.removeAttribute("data-prefetched");
+    document.documentElement.setAttribute("data-saving", "true");
+    alertBox("");
+    var previous = work;
+    place(next);
+    fetch(work.dataset.submit, {
+      method: "POST",
+      body: data,
+      headers: { "HX-Request": "true", "X-CSRFToken": csrfToken() },
+      credentials: "same-origin",
+    })
+      .then(function (response) {
+        if (!response.ok) throw new Error(String(response.status));
+        return response.text();
+      })
+      .then(function (html) {
+        var answer = fragment(html);
+        var shown = region();
+        if (!answer || !shown) return;
+        var refused = answer.querySelector(".msg.error");
+        if (refused || answer.dataset.unit !== shown.dataset.unit) {
+          place(answer);
+          return;
+        }
+        // Same unit: keep what is on screen (a comment may be under way), refresh the counts.
+        var status = answer.querySelector(".work-status");
+        var old = shown.querySelector(".work-status");
+        if (status && old) old.replaceWith(status);
+      })
+      .catch(function (error) {
+        place(previous);
+        alertBox(
+          (error && /^\d+$/.test(error.message) ? "The server answered " + error.message + "." : "No connection.") +
+            " Your last label was not confirmed: press the key again, it will not be counted twice."
+        );
+      })
+      .then(finish, finish);
+  }
+
   function press(button) {
     if (!button || button.disabled) return;
     if (button.dataset.needsComment === "true") {
@@ -48,6 +170,12 @@
         focusComment(COMMENT_NEEDED);
         return;
       }
+    }
+    var work = region();
+    var next = work && button.dataset.value !== undefined && button.form ? ready(work) : null;
+    if (next) {
+      labelAhead(button, work, next);
+      return;
     }
     button.click();
   }
@@ -79,6 +207,10 @@
       }
       return;
     }
+    handle(event);
+  });
+
+  function handle(event) {
     var dialog = document.getElementById("shortcuts-dialog");
     if (dialog && dialog.open) return;
     var work = region();
@@ -89,6 +221,10 @@
       return;
     }
     if (busy) {
+      // Labelling ahead of the save: keep the key for when it is done, rather than lose it.
+      if (document.documentElement.hasAttribute("data-saving")) {
+        queued = { key: event.key, code: event.code, preventDefault: function () {} };
+      }
       event.preventDefault();
       return;
     }
@@ -102,7 +238,7 @@
       event.preventDefault();
       press(button);
     }
-  });
+  }
 
   document.addEventListener("click", function (event) {
     if (event.target.closest && event.target.closest("[data-open-shortcuts]")) openKeys();
@@ -114,10 +250,11 @@
   });
   document.addEventListener("htmx:afterRequest", function () {
     busy = false;
+    prefetch();
   });
   document.addEventListener("htmx:afterSwap", function () {
-    var work = region();
-    if (work && work.dataset.focus === "comment") focusComment(COMMENT_NEEDED);
+    prefetched = null;
+    afterShow();
   });
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail && event.detail.xhr ? event.detail.xhr.status : "an error";
@@ -128,8 +265,5 @@
       "No connection: your last action was not confirmed. Press the key again when the connection is back; it will not be counted twice."
     );
   });
-  document.addEventListener("DOMContentLoaded", function () {
-    var work = region();
-    if (work && work.dataset.focus === "comment") focusComment(COMMENT_NEEDED);
-  });
+  document.addEventListener("DOMContentLoaded", afterShow);
 })();

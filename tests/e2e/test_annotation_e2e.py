@@ -16,6 +16,7 @@ from annotation.campaigns import get_or_create_campaign
 from annotation.models import (
     Answer,
     AnswerSource,
+    Assignment,
     Criterion,
     Label,
     Level,
@@ -217,11 +218,20 @@ def shown(page) -> str:
 
 
 def press_and_wait(page, key: str) -> str:
-    """Press ``key`` and wait until the next unit replaced this one; return the new unit id."""
+    """Press ``key`` and wait until the next unit replaced this one and the label is saved (a
+    prefetched unit shows at once, before the save is confirmed); return the new unit id."""
     before = shown(page)
     page.keyboard.press(key)
     page.wait_for_function("before => document.getElementById('work').dataset.unit !== before", arg=before)
+    page.wait_for_function("() => !document.documentElement.hasAttribute('data-saving')")
     return shown(page)
+
+
+def wait_for_prefetch(page) -> None:
+    """Wait until the page holds the unit after the one on screen, fetched in the background."""
+    page.wait_for_function(
+        "() => document.documentElement.dataset.prefetched === document.getElementById('work').dataset.unit"
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -243,10 +253,16 @@ def test_keyboard_labelling_review_override_and_adjudication(live_server, browse
             # The third sentence claims a 15 % margin; the source says 12.7 %.
             assert page.is_visible("text=15 %")
             page.screenshot(path=str(SCREENSHOT))
+        if n % 2:
+            # Every other unit the next one is already in the page: it shows before the save ends.
+            wait_for_prefetch(page)
         press_and_wait(page, "0" if n == 2 else "1")
     stored = list(Label.objects.filter(user=people["claire"]).order_by("pk").values_list("unit_id", "value"))
     assert stored == [(unit_id, 0 if n == 2 else 1) for n, unit_id in enumerate(labelled)]
     assert labelled == [u.pk for u in units[:10]]
+    # The unit on screen and the prefetched one are leased to the annotator, nothing more.
+    wait_for_prefetch(page)
+    assert Assignment.objects.filter(user=people["claire"], label__isnull=True).count() == 2
 
     # The other keys: ? shows them, u gives the last unit back, s skips.
     page.keyboard.press("?")
@@ -261,6 +277,22 @@ def test_keyboard_labelling_review_override_and_adjudication(live_server, browse
     values = list(Label.objects.filter(user=people["claire"]).order_by("pk").values_list("value", flat=True))
     assert values[-2:] == [None, 1]  # the withdrawal, then the same unit labelled again
     assert errors == []
+
+    # Keys pressed faster than the saves are kept, in order.
+    wait_for_prefetch(page)
+    fast = [int(shown(page))]
+    page.keyboard.press("1")
+    page.wait_for_function(
+        "before => document.getElementById('work').dataset.unit !== before", arg=str(fast[0])
+    )
+    fast.append(int(shown(page)))
+    page.keyboard.press("0")
+    page.wait_for_function(
+        "before => document.getElementById('work').dataset.unit !== before", arg=str(fast[1])
+    )
+    page.wait_for_function("() => !document.documentElement.hasAttribute('data-saving')")
+    quick = list(Label.objects.filter(user=people["claire"]).order_by("pk").values_list("unit_id", "value"))
+    assert quick[-2:] == [(fast[0], 1), (fast[1], 0)]
 
     # The reviewer overrides the first label of the first sentence, which needs a comment.
     reviewer, errors = log_in(browser, live_server, "marc", review)
