@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from annotation import models
+from annotation.campaigns import ensure_builtin_criteria
 
 
 @admin.register(models.Campaign)
@@ -10,6 +11,11 @@ class CampaignAdmin(admin.ModelAdmin):
     list_display = ["name", "annotation_mode", "expected_language", "created_at"]
     prepopulated_fields = {"slug": ["name"]}
     search_fields = ["name"]
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        # Every campaign has veracity and relevance, however it was created.
+        ensure_builtin_criteria(campaign=obj)
 
 
 @admin.register(models.Membership)

@@ -26,3 +26,24 @@ def test_admin_changelists_open_for_a_superuser(client):
     for model in models:
         url = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
         assert client.get(url).status_code == 200, url
+
+
+@pytest.mark.django_db
+def test_a_campaign_created_in_the_admin_gets_the_built_in_criteria(client):
+    from annotation.models import Campaign
+
+    client.force_login(make_user(superuser=True))
+    response = client.post(
+        "/admin/annotation/campaign/add/",
+        {
+            "name": "Made by hand",
+            "slug": "made-by-hand",
+            "citation_pattern": r"\[\^([A-Za-z0-9_-]+)\^\]",
+            "abstention_patterns": "[]",
+            "annotation_mode": "review",
+            "lease_minutes": "15",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    campaign = Campaign.objects.get(slug="made-by-hand")
+    assert sorted(campaign.criteria.values_list("name", flat=True)) == ["relevance", "veracity"]
