@@ -181,3 +181,36 @@ def test_the_annotate_url_for_adjudication_leads_here(client_for, adjudicator, c
         reverse("annotation:annotate", args=[campaign.slug, criterion.name, "adjudication"])
     )
     assert response.status_code == 302 and response["Location"] == url(campaign, criterion)
+
+
+def test_query_count_of_an_adjudication_submit_does_not_grow_with_the_campaign(
+    client, django_assert_num_queries
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import make_campaign
+
+    def prepare(size: int):
+        campaign = make_campaign()
+        criterion, units = sampled(campaign=campaign, answers=size)
+        first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.REVIEWER)
+        for n, unit in enumerate(units):
+            label(first, criterion, Stage.LABEL, 1, unit=unit, comment="oui")
+            label(second, criterion, Stage.REVIEW, n % 2, unit=unit, comment="" if n % 2 else "non")
+        client.force_login(member(campaign, Role.ADJUDICATOR))
+        page = client.get(url(campaign, criterion))
+        key = re.search(r'name="request_key" value="([0-9a-f]+)"', page.content.decode()).group(1)
+        data = {"unit_id": shown_unit(page), "value": "1", "comment": "la source le dit", "request_key": key}
+        return url(campaign, criterion, "submit"), data
+
+    target, data = prepare(4)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.post(target, data, **HTMX)
+    small = len(captured)  # at once: the next request clears the connection's query log
+    assert response.status_code == 200 and shown_unit(response) is not None
+    target, data = prepare(30)
+    with django_assert_num_queries(small):
+        response = client.post(target, data, **HTMX)
+    assert shown_unit(response) is not None
+    assert Label.objects.filter(stage=Stage.ADJUDICATION).count() == 2

@@ -443,3 +443,50 @@ def test_without_a_sample_the_page_says_one_must_be_drawn(client_for, annotator,
     criterion = Criterion.objects.get(campaign=campaign, name="relevance")
     page = client_for(annotator).get(url(campaign, criterion, Stage.LABEL)).content.decode()
     assert "No sample has been drawn" in page
+
+
+# Query counts
+
+
+def campaign_of_size(answers: int):
+    """A new campaign with ``answers`` sampled answers, its relevance criterion and an annotator."""
+    from tests.factories import make_campaign
+
+    campaign = make_campaign()
+    criterion, units = sampled(campaign=campaign, answers=answers)
+    return campaign, criterion, units, member(campaign, Role.ANNOTATOR)
+
+
+def test_query_counts_of_the_page_and_the_submit_do_not_grow_with_the_campaign(
+    client, django_assert_num_queries
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def prepare(size: int):
+        campaign, criterion, units, annotator = campaign_of_size(size)
+        # Labels made by others: the queue and the progress must not read them one by one.
+        for unit in units[2:]:
+            label(member(campaign, Role.ANNOTATOR), criterion, Stage.LABEL, 1, unit=unit)
+        client.force_login(annotator)
+        client.get(url(campaign, criterion, Stage.LABEL))  # takes the lease; the next GETs renew it
+        return campaign, criterion
+
+    campaign, criterion = prepare(3)
+    # Counted at once: the next request clears the connection's query log.
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(url(campaign, criterion, Stage.LABEL))
+    page = len(captured)
+    data = {"unit_id": shown_unit(response), "value": "1", "request_key": request_key(response)}
+    with CaptureQueriesContext(connection) as captured:
+        client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    submit = len(captured)
+
+    campaign, criterion = prepare(40)
+    with django_assert_num_queries(page):
+        response = client.get(url(campaign, criterion, Stage.LABEL))
+    data = {"unit_id": shown_unit(response), "value": "1", "request_key": request_key(response)}
+    with django_assert_num_queries(submit):
+        response = client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    assert shown_unit(response) is not None
+    assert Label.objects.filter(criterion=criterion).count() == 40 - 2 + 1
