@@ -6,8 +6,10 @@ from evaluation.judge.prompts import (
     DEFAULT_GUIDELINES,
     PROMPT_VERSION,
     VERDICT_JSON_SCHEMA,
+    build_criterion_messages,
     build_relevance_messages,
     build_veracity_messages,
+    check_version,
     find_indices,
     normalise_language,
 )
@@ -172,3 +174,35 @@ def test_verdict_schema_requires_index_reasoning_and_a_binary_label():
     assert item["required"] == ["index", "reasoning", "label"]
     assert item["properties"]["label"]["enum"] == [0, 1]
     assert item["additionalProperties"] is False
+
+
+def test_unknown_prompt_versions_are_refused_naming_the_known_ones():
+    assert check_version(None) == PROMPT_VERSION
+    assert check_version("v1") == "v1"
+    with pytest.raises(ValueError, match="prompt version 'v0' is unknown; known versions: v1"):
+        veracity(version="v0")
+
+
+def test_a_criterions_own_prompt_replaces_the_framing_but_not_the_output_contract():
+    system = veracity(instructions="Tu es un juriste.", guidelines="Règle maison.")[0]["content"]
+    assert system.startswith("Tu es un juriste.")
+    assert "Règle maison." in system
+    assert "étape par étape" not in system.split("Règle maison.")[0]
+    assert '{"verdicts"' in system
+
+
+@pytest.mark.parametrize("level", ["sentence", "answer"])
+def test_a_campaign_criterion_gets_a_generic_prompt_around_its_guidelines(level):
+    messages = build_criterion_messages(
+        title="Ton",
+        level=level,
+        question="Q ?",
+        answer="Réponse.",
+        sources=SOURCES,
+        sentences=SENTENCES,
+        guidelines="1 : ton neutre.",
+    )
+    system, user = (m["content"] for m in messages)
+    assert "« Ton »" in system and "1 : ton neutre." in system
+    assert "véracité" not in system.lower() and "pertinence" not in system.lower()
+    assert find_indices(user) == ([0, 1, 2] if level == "sentence" else [0])
