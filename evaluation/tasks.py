@@ -21,9 +21,10 @@ BATCHES_PER_TASK_FACTOR = 4
 
 @shared_task(acks_late=True, name="evaluation.dispatch_run")
 def dispatch_run(run_id: int) -> int:
-    """Fan a run's pending batches out into tasks of bounded size; how many tasks were sent."""
-    from evaluation.models import JudgeRun
+    """Fan a run's pending batches out into tasks of bounded size; how many tasks were sent.
 
+    Batches left claimed by dead workers are returned to pending first, so they are sent too."""
+    runs.recover_run(run_id=run_id)
     run = JudgeRun.objects.get(pk=run_id)
     chunks = runs.pending_batch_chunks(
         run_id=run_id, chunk_size=max(1, run.concurrency * BATCHES_PER_TASK_FACTOR)
@@ -40,9 +41,14 @@ def dispatch_run(run_id: int) -> int:
     soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
 )
 def judge_batches(run_id: int, batch_ids: list[int]) -> int:
-    """Judge these batches of the run; batches already claimed or done are skipped. The task
-    that finds the run over asks for the estimates to be recomputed."""
-    stored = runs.process_batches(run_id=run_id, batch_ids=batch_ids)
+    """Judge these batches of the run; batches already claimed or done are skipped. Batches of
+    the run left claimed by dead workers (a prefork child killed mid-task) are taken over. The
+    task that finds the run over asks for the estimates to be recomputed."""
+    recovered = runs.recover_run(run_id=run_id)
+    mine = set(batch_ids)
+    stored = runs.process_batches(
+        run_id=run_id, batch_ids=list(batch_ids) + [b for b in recovered if b not in mine]
+    )
     over = JudgeRun.objects.filter(pk=run_id).exclude(status__in=runs.ACTIVE)
     criterion_id = over.values_list("criterion_id", flat=True).first()
     if criterion_id is not None:

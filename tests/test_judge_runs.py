@@ -1,16 +1,21 @@
 from __future__ import annotations
 
+import os
 import socket
+import time
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from annotation.models import Criterion, Unit
 from evaluation.judge import runs
-from evaluation.models import Judge, JudgeBatch, JudgeRun, Judgment
+from evaluation.models import Judge, JudgeBatch, JudgeCall, JudgeRun, Judgment
 from tests.factories import make_answer
-from tests.llm_server import ScriptedLLMServer
+from tests.llm_server import RateLimited, ScriptedLLMServer
 
 pytestmark = pytest.mark.django_db
 
@@ -227,3 +232,234 @@ def test_judge_command_runs_with_the_lexical_judge_and_reports(campaign, capsys)
 def test_judge_command_names_an_unknown_criterion(campaign):
     with pytest.raises(CommandError, match="criterion 'nope' does not exist"):
         call_command("judge", campaign=campaign.name, criterion="nope", judge="lexical")
+
+
+def test_an_error_mid_run_returns_the_claimed_batches_to_pending(campaign, monkeypatch):
+    _corpus(campaign)
+    monkeypatch.setattr(runs, "SYNC_INTERVAL_S", 0.0)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    judge = runs.get_or_create_judge(campaign=campaign, name="lexical")
+    run = runs.create_run(criterion=relevance, judge=judge)
+    calls = []
+
+    def interrupted(refreshed: JudgeRun) -> None:
+        calls.append(refreshed.done_units)
+        if len(calls) == 2:  # say, Ctrl-C or a soft time limit after the first batch
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        runs.run_inline(run_id=run.pk, progress=interrupted)
+    assert not run.batches.filter(status=JudgeBatch.Status.RUNNING).exists()
+    assert run.batches.filter(status=JudgeBatch.Status.PENDING).count() == 2
+    run = runs.run_inline(run_id=run.pk)
+    assert run.status == JudgeRun.Status.DONE
+    assert _ok_counts(relevance, judge) == (3, 3)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_error_in_one_thread_returns_every_unstarted_claim(campaign, monkeypatch):
+    _corpus(campaign, answers=8)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    monkeypatch.setattr(runs, "SYNC_INTERVAL_S", 0.0)
+    with ScriptedLLMServer(latency_s=0.05) as server:
+        judge = _llm_judge(campaign, server)
+        run = runs.create_run(criterion=relevance, judge=judge, concurrency=2)
+
+        def interrupted(refreshed: JudgeRun) -> None:
+            if refreshed.done_units >= 2:
+                raise RuntimeError("interrupted")
+
+        with pytest.raises(RuntimeError, match="interrupted"):
+            runs.run_inline(run_id=run.pk, progress=interrupted)
+        assert not run.batches.filter(status=JudgeBatch.Status.RUNNING).exists()
+        run = runs.run_inline(run_id=run.pk)
+    assert run.status == JudgeRun.Status.DONE
+    assert _ok_counts(relevance, judge) == (8, 8)
+
+
+def test_resume_returns_claims_older_than_the_time_limit(campaign):
+    _corpus(campaign)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    judge = runs.get_or_create_judge(campaign=campaign, name="lexical")
+    run = runs.create_run(criterion=relevance, judge=judge)
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING)
+    stale, live = run.batches.order_by("id")[:2]
+    # A worker on another machine that died long ago, and one of this process still working.
+    JudgeBatch.objects.filter(pk=stale.pk).update(
+        status=JudgeBatch.Status.RUNNING,
+        claimed_by="elsewhere:123:abcd",
+        claimed_at=timezone.now() - timedelta(hours=2),
+    )
+    JudgeBatch.objects.filter(pk=live.pk).update(
+        status=JudgeBatch.Status.RUNNING,
+        claimed_by=f"{socket.gethostname()}:{os.getpid()}:live",
+        claimed_at=timezone.now(),
+    )
+    runs.resume_run(run_id=run.pk)
+    assert JudgeBatch.objects.get(pk=stale.pk).status == JudgeBatch.Status.PENDING
+    assert JudgeBatch.objects.get(pk=live.pk).status == JudgeBatch.Status.RUNNING
+    runs.run_inline(run_id=run.pk)
+    assert JudgeBatch.objects.get(pk=live.pk).status == JudgeBatch.Status.RUNNING
+    assert _ok_counts(relevance, judge) == (2, 2)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_token_budget_is_checked_between_attempts_at_the_verdicts(campaign):
+    _corpus(campaign, answers=2)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    with ScriptedLLMServer() as server:
+        judge = _llm_judge(campaign, server)
+        server.enqueue("wrong_count", "wrong_count")
+        run = runs.run_inline(
+            run_id=runs.create_run(criterion=relevance, judge=judge, token_budget=10, concurrency=1).pk
+        )
+        assert len(server.requests) == 1  # the rejected reply spent the budget: no second attempt
+    assert run.status == JudgeRun.Status.BUDGET
+    assert run.calls == 1
+    assert run.prompt_tokens + run.completion_tokens > 10
+    call = JudgeCall.objects.get(run=run)
+    assert not call.accepted
+    assert "invalid verdicts" in call.error
+    assert not Judgment.objects.filter(judge=judge).exists()
+    assert set(run.batches.values_list("status", flat=True)) == {JudgeBatch.Status.CANCELLED}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_token_budget_overshoots_by_at_most_one_call_per_thread(campaign):
+    _corpus(campaign, answers=24)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    threads, budget = 4, 2000
+    with ScriptedLLMServer(latency_s=0.05) as server:
+        judge = _llm_judge(campaign, server)
+        run = runs.run_inline(
+            run_id=runs.create_run(
+                criterion=relevance, judge=judge, token_budget=budget, concurrency=threads
+            ).pk
+        )
+        requests = len(server.requests)
+    assert run.status == JudgeRun.Status.BUDGET
+    spent = run.prompt_tokens + run.completion_tokens
+    per_call = [c.prompt_tokens + c.completion_tokens for c in JudgeCall.objects.filter(run=run)]
+    assert len(per_call) == run.calls == requests
+    assert sum(per_call) == spent
+    assert budget <= spent < budget + threads * max(per_call)
+    assert 0 < run.done_units < 24
+    assert _ok_counts(relevance, judge) == (run.done_units, run.done_units)
+    assert run.batches.filter(status=JudgeBatch.Status.CANCELLED).count() == 24 - run.done_units
+
+
+def test_the_database_refuses_two_active_runs_of_one_judge_on_one_criterion(campaign):
+    _corpus(campaign, answers=1)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    judge = runs.get_or_create_judge(campaign=campaign, name="lexical")
+    first = runs.create_run(criterion=relevance, judge=judge)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        JudgeRun.objects.create(campaign=campaign, criterion=relevance, judge=judge)
+    runs.cancel_run(run_id=first.pk)
+    second = runs.create_run(criterion=relevance, judge=judge)
+    with pytest.raises(runs.RunError, match="already has an active run"):
+        runs.resume_run(run_id=first.pk)
+    first.refresh_from_db()
+    assert first.status == JudgeRun.Status.CANCELLED
+    assert second.is_active
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_reply_is_kept_and_judgments_share_the_spend_exactly(campaign):
+    _corpus(campaign)
+    veracity = Criterion.objects.get(campaign=campaign, name="veracity")
+    with ScriptedLLMServer() as server:
+        judge = _llm_judge(campaign, server)
+        judge.settings.update({"price_per_1k_prompt": 0.7, "price_per_1k_completion": 2.1})
+        judge.save()
+        server.enqueue("wrong_count")
+        run = runs.run_inline(run_id=runs.create_run(criterion=veracity, judge=judge, concurrency=1).pk)
+    assert (run.status, run.done_units, run.calls) == (JudgeRun.Status.DONE, 9, 4)
+    calls = list(JudgeCall.objects.filter(run=run))
+    assert [c.accepted for c in calls] == [False, True, True, True]
+    assert "invalid verdicts" in calls[0].error
+    assert calls[0].raw_response["choices"][0]["message"]["content"]
+    assert all(c.latency_ms >= 0 and c.http_attempts == 1 for c in calls)
+    assert sum(c.prompt_tokens for c in calls) == run.prompt_tokens
+    assert sum(c.completion_tokens for c in calls) == run.completion_tokens
+    assert sum(c.cost for c in calls) == pytest.approx(run.cost, rel=1e-12)
+    judgments = Judgment.objects.filter(judge=judge, criterion=veracity)
+    assert sum(j.prompt_tokens for j in judgments) == run.prompt_tokens
+    assert sum(j.completion_tokens for j in judgments) == run.completion_tokens
+    assert sum(j.cost for j in judgments) == pytest.approx(run.cost, rel=1e-12)
+    assert run.cost > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_replies_slower_than_the_timeout_are_retried_and_every_unit_judged_once(campaign):
+    _corpus(campaign, answers=4)
+    veracity = Criterion.objects.get(campaign=campaign, name="veracity")
+    with ScriptedLLMServer(slow_s=1.0) as server:
+        judge = _llm_judge(campaign, server)
+        judge.settings.update({"timeout_s": 0.3})
+        judge.save()
+        server.enqueue("slow", "slow")
+        run = runs.run_inline(run_id=runs.create_run(criterion=veracity, judge=judge, concurrency=2).pk)
+        faults = [call.fault for call in server.calls]
+    assert faults.count("slow") == 2
+    assert len(faults) == 6
+    assert (run.status, run.done_units, run.failed_units, run.calls) == (JudgeRun.Status.DONE, 12, 0, 4)
+    assert sum(JudgeCall.objects.filter(run=run).values_list("http_attempts", flat=True)) == 6
+    assert _ok_counts(veracity, judge) == (12, 12)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_429_with_retry_after_at_concurrency_4_judges_every_unit_once(campaign):
+    _corpus(campaign, answers=8)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    with ScriptedLLMServer(latency_s=0.02) as server:
+        judge = _llm_judge(campaign, server)
+        # Our own backoff is 10 ms: only the server's Retry-After can make the run last 0.4 s.
+        judge.settings.update({"max_attempts": 6})
+        judge.save()
+        server.enqueue(*[RateLimited(retry_after_s=0.4)] * 4)
+        started = time.monotonic()
+        run = runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge, concurrency=4).pk)
+        elapsed = time.monotonic() - started
+        calls = server.calls
+    assert 2 <= server.max_in_flight <= 4
+    assert [c.fault for c in calls] == ["429"] * 4 + [None] * 8
+    assert elapsed >= 0.4
+    assert (run.status, run.done_units, run.failed_units) == (JudgeRun.Status.DONE, 8, 0)
+    assert _ok_counts(relevance, judge) == (8, 8)
+
+
+def test_a_criterion_of_the_campaign_is_judged_with_its_own_guidelines_and_prompt(campaign):
+    _corpus(campaign, answers=1)
+    tone = Criterion.objects.create(
+        campaign=campaign,
+        name="tone",
+        title="Ton professionnel",
+        level="sentence",
+        guidelines="1 : ton neutre et professionnel. 0 : familiarité.",
+        judge_prompt="Tu relis le ton des phrases d'un assistant pour un cabinet d'avocats.",
+    )
+    language = Criterion.objects.create(
+        campaign=campaign, name="politeness", title="Politesse", level="answer", guidelines="1 : poli."
+    )
+    with ScriptedLLMServer() as server:
+        judge = _llm_judge(campaign, server)
+        runs.run_inline(run_id=runs.create_run(criterion=tone, judge=judge).pk)
+        runs.run_inline(run_id=runs.create_run(criterion=language, judge=judge).pk)
+        tone_system, language_system = (r["messages"][0]["content"] for r in server.requests)
+        tone_user = server.requests[0]["messages"][1]["content"]
+    assert tone_system.startswith("Tu relis le ton des phrases")
+    assert "1 : ton neutre et professionnel." in tone_system
+    assert "véracité" not in tone_system.lower()
+    assert "INDICES: [0, 1, 2]" in tone_user
+    assert "« Politesse »" in language_system
+    assert "1 : poli." in language_system
+    assert "pertinence" not in language_system.lower()
+    assert Judgment.objects.filter(judge=judge, criterion=tone, status="ok").count() == 3
+    assert Judgment.objects.filter(judge=judge, criterion=language, status="ok").count() == 1
+
+
+def test_an_unknown_prompt_version_is_refused_naming_the_known_ones(campaign):
+    with pytest.raises(CommandError, match="prompt version 'v9' is unknown; known versions: v1"):
+        call_command("judge", campaign=campaign.name, criterion="veracity", judge="gpt", prompt_version="v9")
+    assert runs.get_or_create_judge(campaign=campaign, name="gpt", prompt_version="v1").prompt_version == "v1"

@@ -29,8 +29,10 @@ def test_manager_starts_a_run_and_it_is_processed_after_commit(
             url, {"criterion": "veracity", "judge": "lexical", "scope": "all"}
         )
     assert response.status_code == 302
-    assert len(callbacks) == 1  # dispatched once, after commit
     run = JudgeRun.objects.get()
+    # Dispatched once, after commit; the run, over at once here, then asks for the estimates.
+    assert len(callbacks) == 2
+    assert callbacks[0].args == (run.pk,)
     assert response["Location"] == reverse("evaluation:run_detail", args=[campaign.slug, run.pk])
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.DONE

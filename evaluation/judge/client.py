@@ -81,6 +81,13 @@ class TokenBudget:
             if self._spent >= self.limit:
                 raise BudgetExceeded(f"token budget used up: {self._spent} of {self.limit} tokens spent")
 
+    def observe(self, total: int) -> int:
+        """Raise the count to ``total`` when others spent more than we know (other processes
+        of the same run); the new count, which never goes down."""
+        with self._lock:
+            self._spent = max(self._spent, int(total))
+            return self._spent
+
     def record(self, tokens: int) -> int:
         """Count ``tokens`` already spent, whatever the limit; the new total."""
         with self._lock:

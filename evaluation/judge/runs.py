@@ -15,12 +15,13 @@ import socket
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, FloatField, OuterRef, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -32,11 +33,12 @@ from evaluation.judge.client import (
     JudgeClient,
     JudgeClientError,
     PermanentError,
+    TokenBudget,
     TransientError,
 )
 from evaluation.judge.lexical import lexical_relevance, lexical_veracity
 from evaluation.judge.parsing import Verdict, VerdictError, parse_verdicts
-from evaluation.models import Judge, JudgeBatch, JudgeRun, Judgment
+from evaluation.models import Judge, JudgeBatch, JudgeCall, JudgeRun, Judgment
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +47,9 @@ IMPORTED = "imported"
 # A reply whose verdicts do not fit is asked again this many times before the batch fails.
 VERDICT_ATTEMPTS = 3
 ACTIVE = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
+# A run's counters (and what other processes spent of its budget) are refreshed from its batches
+# at most this often by each process working on it: live progress without a query per batch.
+SYNC_INTERVAL_S = 1.0
 
 
 class RunError(ValueError):
@@ -68,6 +73,11 @@ def get_or_create_judge(
     """
     if name == IMPORTED:
         raise RunError("judge 'imported' holds imported labels and cannot be run")
+    if prompt_version is not None:
+        try:
+            prompts.check_version(prompt_version)
+        except ValueError as exc:
+            raise RunError(str(exc)) from None
     kind = Judge.Kind.LEXICAL if name == LEXICAL else Judge.Kind.OPENAI
     defaults = {
         "kind": kind,
@@ -113,23 +123,26 @@ def create_run(
     """A new run of ``judge`` over the units of ``criterion`` in ``scope``, with its batches.
 
     Refuses a second active run of the same judge and criterion (they would race for the same
-    units) and a judge of another campaign.
+    units; a unique constraint on active runs settles two requests that arrive together) and a
+    judge of another campaign.
     """
     if judge.campaign_id != criterion.campaign_id:
         raise RunError("the judge and the criterion belong to different campaigns")
     if judge.kind == Judge.Kind.IMPORTED:
         raise RunError("judge 'imported' holds imported labels and cannot be run")
-    if JudgeRun.objects.filter(judge=judge, criterion=criterion, status__in=ACTIVE).exists():
-        raise RunError(f"judge {judge.name!r} already has an active run on {criterion.name!r}")
-    run = JudgeRun.objects.create(
-        campaign_id=criterion.campaign_id,
-        criterion=criterion,
-        judge=judge,
-        scope=scope,
-        concurrency=concurrency or settings.JUDGE_CONCURRENCY,
-        token_budget=token_budget,
-        created_by=user,
-    )
+    try:
+        with transaction.atomic():
+            run = JudgeRun.objects.create(
+                campaign_id=criterion.campaign_id,
+                criterion=criterion,
+                judge=judge,
+                scope=scope,
+                concurrency=concurrency or settings.JUDGE_CONCURRENCY,
+                token_budget=token_budget,
+                created_by=user,
+            )
+    except IntegrityError:
+        raise RunError(f"judge {judge.name!r} already has an active run on {criterion.name!r}") from None
     by_answer: dict[int, list[int]] = {}
     for unit_id, answer_id in (
         _units_in_scope(criterion=criterion, judge=judge, scope=scope)
@@ -178,8 +191,10 @@ def cancel_run(*, run_id: int) -> JudgeRun:
 def resume_run(*, run_id: int, token_budget: int | None = None) -> JudgeRun:
     """Put a cancelled or stopped run back to work: its unfinished batches become pending again.
 
-    Failed batches are retried too. ``token_budget`` raises the budget of a run stopped by it.
+    Failed batches are retried too, and batches left claimed by a dead worker are returned.
+    ``token_budget`` raises the budget of a run stopped by it.
     """
+    recover_run(run_id=run_id)
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().get(pk=run_id)
         if (
@@ -196,7 +211,13 @@ def resume_run(*, run_id: int, token_budget: int | None = None) -> JudgeRun:
             run.token_budget = token_budget
         run.status = JudgeRun.Status.RUNNING
         run.finished_at = None
-        run.save(update_fields=["token_budget", "status", "finished_at"])
+        try:
+            with transaction.atomic():
+                run.save(update_fields=["token_budget", "status", "finished_at"])
+        except IntegrityError:
+            raise RunError(
+                f"judge {run.judge.name!r} already has an active run on {run.criterion.name!r}"
+            ) from None
     return sync_counters(run_id=run.pk)
 
 
@@ -216,6 +237,38 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _return_stale_batches(*, run_id: int | None, stale_after_s: float | None) -> list[int]:
+    stale_after_s = stale_after_s if stale_after_s is not None else settings.CELERY_TASK_TIME_LIMIT
+    cutoff = timezone.now() - timedelta(seconds=stale_after_s)
+    host = socket.gethostname()
+    running = JudgeBatch.objects.filter(status=JudgeBatch.Status.RUNNING, run__status__in=ACTIVE)
+    if run_id is not None:
+        running = running.filter(run_id=run_id)
+    stale: list[tuple[int, str]] = []
+    for batch_id, claimed_by, claimed_at in running.values_list("id", "claimed_by", "claimed_at"):
+        owner_host, pid = (claimed_by.split(":") + ["", ""])[:2]
+        dead_here = owner_host == host and pid.isdigit() and not _pid_alive(int(pid))
+        if dead_here or (claimed_at is not None and claimed_at < cutoff):
+            stale.append((batch_id, claimed_by))
+    returned = []
+    for batch_id, claimed_by in stale:
+        # Conditional on the claim we judged stale: a claim renewed meanwhile is left alone.
+        if JudgeBatch.objects.filter(
+            id=batch_id, status=JudgeBatch.Status.RUNNING, claimed_by=claimed_by
+        ).update(status=JudgeBatch.Status.PENDING, claimed_by=""):
+            returned.append(batch_id)
+    return returned
+
+
+def recover_run(*, run_id: int, stale_after_s: float | None = None) -> list[int]:
+    """Return the run's batches claimed by dead workers to pending; their ids.
+
+    Stale as in ``recover_stale_batches``. Safe at any time: a live worker's claim is never taken,
+    and a batch whose claim is taken anyway (past the time limit) is stored by one claimant only.
+    """
+    return _return_stale_batches(run_id=run_id, stale_after_s=stale_after_s)
+
+
 def recover_stale_batches(*, stale_after_s: float | None = None) -> list[int]:
     """Return the claims of dead workers to the queue; the ids of the runs that have work again.
 
@@ -223,21 +276,7 @@ def recover_stale_batches(*, stale_after_s: float | None = None) -> list[int]:
     worker killed with kill -9), or when it was claimed longer ago than the task time limit (a
     worker on another machine that died).
     """
-    stale_after_s = stale_after_s if stale_after_s is not None else settings.CELERY_TASK_TIME_LIMIT
-    cutoff = timezone.now() - timedelta(seconds=stale_after_s)
-    host = socket.gethostname()
-    stale: list[int] = []
-    for batch_id, claimed_by, claimed_at in JudgeBatch.objects.filter(
-        status=JudgeBatch.Status.RUNNING, run__status__in=ACTIVE
-    ).values_list("id", "claimed_by", "claimed_at"):
-        owner_host, pid = (claimed_by.split(":") + ["", ""])[:2]
-        dead_here = owner_host == host and pid.isdigit() and not _pid_alive(int(pid))
-        if dead_here or (claimed_at is not None and claimed_at < cutoff):
-            stale.append(batch_id)
-    if stale:
-        JudgeBatch.objects.filter(id__in=stale, status=JudgeBatch.Status.RUNNING).update(
-            status=JudgeBatch.Status.PENDING, claimed_by=""
-        )
+    _return_stale_batches(run_id=None, stale_after_s=stale_after_s)
     return sorted(
         set(
             JudgeBatch.objects.filter(status=JudgeBatch.Status.PENDING, run__status__in=ACTIVE).values_list(
@@ -297,9 +336,13 @@ class _Outcome:
     latency_ms: int = 0
     calls: int = 0
     raw: str = ""
+    # One entry per reply of the server, accepted or rejected (JudgeCall fields).
+    log: list[dict] = field(default_factory=list)
+    # The token budget ran out before the batch could be judged.
+    budget_stopped: bool = False
 
 
-def _client_for(judge: Judge, *, run: JudgeRun) -> JudgeClient:
+def _client_for(judge: Judge, *, budget: TokenBudget | None = None) -> JudgeClient:
     base_url = judge.settings.get("base_url") or settings.OPENAI_BASE_URL
     api_key = settings.OPENAI_API_KEY or ("not-needed" if base_url else "")
     if not api_key:
@@ -318,6 +361,7 @@ def _client_for(judge: Judge, *, run: JudgeRun) -> JudgeClient:
         price_per_1k_completion=float(
             judge.settings.get("price_per_1k_completion", settings.JUDGE_PRICE_PER_1K_COMPLETION)
         ),
+        budget=budget,
     )
 
 
@@ -390,20 +434,46 @@ def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, _Ba
 
 
 def build_messages(*, data: _BatchInput, criterion: Criterion, judge: Judge) -> list[dict]:
-    """The chat messages for one batch: all of an answer's sentences, or the whole answer."""
+    """The chat messages for one batch: all of an answer's sentences, or the whole answer.
+
+    Veracity and relevance get the built-in prompts of the judge's prompt version; any other
+    criterion a generic prompt around its own guidelines. A criterion's ``judge_prompt``, when not
+    blank, replaces the framing of either.
+    """
     guidelines = criterion.guidelines or None
+    instructions = criterion.judge_prompt.strip() or None
+    version = judge.prompt_version or prompts.PROMPT_VERSION
+    sentences = [{"index": i["index"], "text": i["text"], "paragraph": i["paragraph"]} for i in data.items]
+    if prompts.BUILTIN_LEVELS.get(criterion.name) != criterion.level:
+        return prompts.build_criterion_messages(
+            title=criterion.title or criterion.name,
+            level=criterion.level,
+            question=data.question,
+            answer=data.answer,
+            sources=data.sources,
+            sentences=sentences,
+            guidelines=guidelines,
+            instructions=instructions,
+            language=judge.language,
+            version=version,
+        )
     if criterion.level == Level.SENTENCE:
         return prompts.build_veracity_messages(
             question=data.question,
             sources=data.sources,
-            sentences=[
-                {"index": i["index"], "text": i["text"], "paragraph": i["paragraph"]} for i in data.items
-            ],
+            sentences=sentences,
             guidelines=guidelines,
             language=judge.language,
+            version=version,
+            instructions=instructions,
         )
     return prompts.build_relevance_messages(
-        question=data.question, answer=data.answer, guidelines=guidelines, language=judge.language
+        question=data.question,
+        answer=data.answer,
+        guidelines=guidelines,
+        language=judge.language,
+        version=version,
+        instructions=instructions,
     )
 
 
@@ -431,23 +501,40 @@ def _judge_with_llm(
     reason = ""
     for _ in range(VERDICT_ATTEMPTS):
         try:
+            # The budget is checked before every request, so also between the attempts below.
             completion = client.complete(messages=messages)
-        except (TransientError, PermanentError, BudgetExceeded) as exc:
+        except BudgetExceeded:
+            outcome.budget_stopped = True
+            return outcome
+        except (TransientError, PermanentError) as exc:
             reason = f"{type(exc).__name__}: {exc}"
-            if isinstance(exc, BudgetExceeded):
-                raise
             break
+        cost = client.cost(completion)
         outcome.calls += 1
         outcome.prompt_tokens += completion.prompt_tokens
         outcome.completion_tokens += completion.completion_tokens
-        outcome.cost += client.cost(completion)
+        outcome.cost += cost
         outcome.latency_ms += int(completion.latency_s * 1000)
         outcome.raw = completion.content
+        call = {
+            "accepted": False,
+            "error": "",
+            "finish_reason": completion.finish_reason or "",
+            "prompt_tokens": completion.prompt_tokens,
+            "completion_tokens": completion.completion_tokens,
+            "cost": cost,
+            "latency_ms": int(completion.latency_s * 1000),
+            "http_attempts": completion.attempts,
+            "raw_response": completion.raw,
+        }
+        outcome.log.append(call)
         try:
             verdicts = parse_verdicts(completion.content, expected_indices=expected)
         except VerdictError as exc:
             reason = f"invalid verdicts (finish_reason={completion.finish_reason}): {exc}"
+            call["error"] = reason[:2000]
             continue
+        call["accepted"] = True
         by_index = {v.index: v for v in verdicts}
         outcome.verdicts = {item["unit_id"]: by_index[item["index"]] for item in data.items}
         return outcome
@@ -455,18 +542,41 @@ def _judge_with_llm(
     return outcome
 
 
-def _budget_left(run_id: int) -> bool:
-    budget = JudgeRun.objects.values_list("token_budget", flat=True).get(pk=run_id)
-    if budget is None:
-        return True
-    spent = JudgeBatch.objects.filter(run_id=run_id).aggregate(
-        total=Coalesce(Sum(F("prompt_tokens") + F("completion_tokens")), 0)
-    )["total"]
-    return spent < budget
+def _split(total: int, parts: int) -> list[int]:
+    """``total`` in ``parts`` whole shares that differ by at most one and sum to ``total``."""
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def _split_cost(total: float, parts: int) -> list[float]:
+    """``total`` in ``parts`` equal shares, the last taking the rounding, so they sum to ``total``."""
+    share = total / parts
+    return [share] * (parts - 1) + [total - share * (parts - 1)]
+
+
+def _spend(outcome: _Outcome) -> dict:
+    """The batch-row increments for what ``outcome`` spent."""
+    return {
+        "prompt_tokens": F("prompt_tokens") + outcome.prompt_tokens,
+        "completion_tokens": F("completion_tokens") + outcome.completion_tokens,
+        "cost": F("cost") + outcome.cost,
+        "calls": F("calls") + outcome.calls,
+    }
+
+
+def _log_calls(*, run_id: int, batch_id: int, outcome: _Outcome) -> None:
+    if outcome.log:
+        JudgeCall.objects.bulk_create(
+            [JudgeCall(run_id=run_id, batch_id=batch_id, **call) for call in outcome.log]
+        )
 
 
 def _store(*, run: JudgeRun, batch_id: int, owner: str, outcome: _Outcome) -> bool:
-    """Write the batch's judgments and counters, once: False when the claim was lost meanwhile."""
+    """Write the batch's judgments, calls and counters, once: False when the claim was lost meanwhile.
+
+    The batch's tokens and cost are shared among its units' judgments so that, for a batch
+    judged once, the judgments sum exactly to the batch (and so to the run).
+    """
     with transaction.atomic():
         finished = JudgeBatch.objects.filter(
             id=batch_id, status=JudgeBatch.Status.RUNNING, claimed_by=owner
@@ -476,35 +586,21 @@ def _store(*, run: JudgeRun, batch_id: int, owner: str, outcome: _Outcome) -> bo
             error="; ".join(sorted(set(outcome.failed.values())))[:2000],
             done_units=len(outcome.verdicts),
             failed_units=len(outcome.failed),
-            prompt_tokens=F("prompt_tokens") + outcome.prompt_tokens,
-            completion_tokens=F("completion_tokens") + outcome.completion_tokens,
-            cost=F("cost") + outcome.cost,
-            calls=F("calls") + outcome.calls,
+            **_spend(outcome),
         )
         if finished != 1:
             return False
-        n_units = len(outcome.verdicts) + len(outcome.failed)
-        share = max(1, n_units)
-        rows = [
-            Judgment(
-                unit_id=unit_id,
-                criterion_id=run.criterion_id,
-                judge_id=run.judge_id,
-                status=Judgment.Status.OK,
-                value=verdict.label,
-                reasoning=verdict.reasoning,
-                raw_response=outcome.raw,
-                error="",
-                prompt_tokens=outcome.prompt_tokens // share,
-                completion_tokens=outcome.completion_tokens // share,
-                cost=outcome.cost / share,
-                latency_ms=outcome.latency_ms,
-            )
-            for unit_id, verdict in outcome.verdicts.items()
-        ]
-        if outcome.failed:
-            # A failure never overwrites a verdict the judge already gave.
-            already_ok = set(
+        _log_calls(run_id=run.pk, batch_id=batch_id, outcome=outcome)
+        results: list[tuple[int, Verdict | None, str]] = [
+            (unit_id, verdict, "") for unit_id, verdict in outcome.verdicts.items()
+        ] + [(unit_id, None, reason) for unit_id, reason in outcome.failed.items()]
+        n_units = max(1, len(results))
+        prompt_shares = _split(outcome.prompt_tokens, n_units)
+        completion_shares = _split(outcome.completion_tokens, n_units)
+        cost_shares = _split_cost(outcome.cost, n_units)
+        # A failure never overwrites a verdict the judge already gave.
+        already_ok = (
+            set(
                 Judgment.objects.filter(
                     unit_id__in=list(outcome.failed),
                     criterion_id=run.criterion_id,
@@ -512,24 +608,27 @@ def _store(*, run: JudgeRun, batch_id: int, owner: str, outcome: _Outcome) -> bo
                     status=Judgment.Status.OK,
                 ).values_list("unit_id", flat=True)
             )
-            rows += [
-                Judgment(
-                    unit_id=unit_id,
-                    criterion_id=run.criterion_id,
-                    judge_id=run.judge_id,
-                    status=Judgment.Status.FAILED,
-                    value=None,
-                    reasoning="",
-                    raw_response=outcome.raw,
-                    error=reason[:2000],
-                    prompt_tokens=outcome.prompt_tokens // share,
-                    completion_tokens=outcome.completion_tokens // share,
-                    cost=outcome.cost / share,
-                    latency_ms=outcome.latency_ms,
-                )
-                for unit_id, reason in outcome.failed.items()
-                if unit_id not in already_ok
-            ]
+            if outcome.failed
+            else set()
+        )
+        rows = [
+            Judgment(
+                unit_id=unit_id,
+                criterion_id=run.criterion_id,
+                judge_id=run.judge_id,
+                status=Judgment.Status.OK if verdict is not None else Judgment.Status.FAILED,
+                value=verdict.label if verdict is not None else None,
+                reasoning=verdict.reasoning if verdict is not None else "",
+                raw_response=outcome.raw,
+                error=reason[:2000],
+                prompt_tokens=prompt_shares[i],
+                completion_tokens=completion_shares[i],
+                cost=cost_shares[i],
+                latency_ms=outcome.latency_ms,
+            )
+            for i, (unit_id, verdict, reason) in enumerate(results)
+            if verdict is not None or unit_id not in already_ok
+        ]
         Judgment.objects.bulk_create(
             rows,
             update_conflicts=True,
@@ -571,27 +670,68 @@ def _stop_for_budget(run_id: int) -> None:
     sync_counters(run_id=run_id)
 
 
-class _RunWatch:
-    """Whether the run is still active, read from the database at most once a second."""
+class _RunMonitor:
+    """What one process working on a run learns from the database, at most once per
+    ``SYNC_INTERVAL_S``: it refreshes the run's counters from the batches (live progress), reads
+    whether the run is still active (cancel), and raises the token budget's count to what the whole
+    run has spent (other processes included)."""
 
-    def __init__(self, run_id: int) -> None:
+    def __init__(
+        self,
+        run_id: int,
+        *,
+        budget: TokenBudget | None = None,
+        progress: Callable[[JudgeRun], None] | None = None,
+    ) -> None:
         self.run_id = run_id
+        self.budget = budget
+        self.progress = progress
         self._lock = threading.Lock()
-        self._checked = 0.0
+        self._checked = float("-inf")
         self._active = True
 
+    def sync(self) -> None:
+        """Refresh now; one thread at a time, the others go on with what is known."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._checked = time.monotonic()
+            run = sync_counters(run_id=self.run_id)
+            self._active = run.is_active
+            if self.budget is not None:
+                self.budget.observe(run.prompt_tokens + run.completion_tokens)
+            if self.progress is not None:
+                self.progress(run)
+        finally:
+            self._lock.release()
+
+    def tick(self) -> None:
+        """Refresh when the last refresh is older than ``SYNC_INTERVAL_S``."""
+        if time.monotonic() - self._checked >= SYNC_INTERVAL_S:
+            self.sync()
+
     def active(self) -> bool:
-        with self._lock:
-            if time.monotonic() - self._checked > 1.0:
-                self._active = JudgeRun.objects.filter(pk=self.run_id, status__in=ACTIVE).exists()
-                self._checked = time.monotonic()
-            return self._active
+        self.tick()
+        return self._active
 
 
-def _release(*, batch_id: int, owner: str, status: str) -> None:
-    JudgeBatch.objects.filter(id=batch_id, claimed_by=owner, status=JudgeBatch.Status.RUNNING).update(
-        status=status
-    )
+def _release(*, batch_id: int, owner: str, status: str, outcome: _Outcome | None = None) -> None:
+    """Give a claimed batch up; what it spent before giving up stays counted and logged."""
+    with transaction.atomic():
+        released = JudgeBatch.objects.filter(
+            id=batch_id, claimed_by=owner, status=JudgeBatch.Status.RUNNING
+        ).update(status=status, **(_spend(outcome) if outcome else {}))
+        if released and outcome is not None:
+            run_id = JudgeBatch.objects.values_list("run_id", flat=True).get(pk=batch_id)
+            _log_calls(run_id=run_id, batch_id=batch_id, outcome=outcome)
+
+
+def _unclaim(*, batch_ids: list[int], owner: str) -> None:
+    """Return batches this caller claimed but never started to pending."""
+    if batch_ids:
+        JudgeBatch.objects.filter(
+            id__in=batch_ids, claimed_by=owner, status=JudgeBatch.Status.RUNNING
+        ).update(status=JudgeBatch.Status.PENDING, claimed_by="")
 
 
 def process_batch(
@@ -601,32 +741,33 @@ def process_batch(
     data: _BatchInput,
     client: JudgeClient | None,
     owner: str,
-    watch: _RunWatch,
+    monitor: _RunMonitor,
 ) -> bool:
     """Judge and store one batch this call has claimed; False when it was left undone."""
-    if not watch.active():
-        _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.CANCELLED)
-        return False
     try:
+        if not monitor.active():
+            _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.CANCELLED)
+            return False
         if run.judge.kind == Judge.Kind.LEXICAL:
             outcome = _judge_lexically(data=data, criterion=run.criterion)
         else:
-            if run.token_budget is not None and not _budget_left(run.pk):
-                _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.CANCELLED)
-                _stop_for_budget(run.pk)
-                return False
             assert client is not None
-            try:
-                outcome = _judge_with_llm(data=data, criterion=run.criterion, judge=run.judge, client=client)
-            except BudgetExceeded:
-                _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.CANCELLED)
+            outcome = _judge_with_llm(data=data, criterion=run.criterion, judge=run.judge, client=client)
+            if outcome.budget_stopped:
+                _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.CANCELLED, outcome=outcome)
                 _stop_for_budget(run.pk)
                 return False
         return _store(run=run, batch_id=batch_id, owner=owner, outcome=outcome)
-    except Exception:
-        # A bug or a database error must not strand the batch in 'running': give it back.
+    except BaseException:
+        # A bug, a database error or an interruption must not strand the batch in 'running'.
         _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.PENDING)
         raise
+
+
+def _spent_tokens(run_id: int) -> int:
+    return JudgeBatch.objects.filter(run_id=run_id).aggregate(
+        total=Coalesce(Sum(F("prompt_tokens") + F("completion_tokens")), 0)
+    )["total"]
 
 
 def process_batches(
@@ -635,12 +776,17 @@ def process_batches(
     batch_ids: Iterable[int],
     concurrency: int | None = None,
     progress: Callable[[JudgeRun], None] | None = None,
+    load_size: int | None = None,
 ) -> int:
     """Judge the given batches of a run with bounded concurrency; the number this call stored.
 
     Safe to call twice with the same ids, from any number of processes: the pending batches are
-    claimed in one conditional UPDATE, so each is judged by one caller. LLM calls happen outside
-    any transaction.
+    claimed with a conditional UPDATE, so each is judged by one caller. Batches are claimed and
+    loaded ``load_size`` at a time (a bound on memory and on what a dead process holds), while the
+    threads keep working. LLM calls happen outside any transaction. The run's counters are
+    refreshed while it works (``SYNC_INTERVAL_S``) and ``progress`` is called with the refreshed
+    run. On any exception (a soft time limit included) the batches claimed but not started are
+    returned to pending before it propagates.
     """
     run = JudgeRun.objects.select_related("judge", "criterion").get(pk=run_id)
     if not run.is_active:
@@ -648,72 +794,117 @@ def process_batches(
     JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.PENDING).update(
         status=JudgeRun.Status.RUNNING, started_at=timezone.now()
     )
-    client = None
+    ids = list(batch_ids)
+    workers = max(1, min(concurrency or run.concurrency, len(ids) or 1))
+    client = budget = None
     if run.judge.kind == Judge.Kind.OPENAI:
+        if run.token_budget is not None:
+            budget = TokenBudget(run.token_budget, spent=_spent_tokens(run_id))
+            if budget.remaining == 0:
+                _stop_for_budget(run_id)
+                return 0
         try:
-            client = _client_for(run.judge, run=run)
+            client = _client_for(run.judge, budget=budget)
         except JudgeClientError as exc:
             _fail_all(run_id=run_id, reason=str(exc))
             return 0
-    owner = worker_name()
-    claimed = _claim(run_id=run_id, batch_ids=list(batch_ids), owner=owner)
-    watch = _RunWatch(run_id)
-    inputs = load_batches(batch_ids=claimed, criterion=run.criterion)
-    workers = max(1, min(concurrency or run.concurrency, len(claimed) or 1))
-    if run.judge.kind != Judge.Kind.OPENAI:
+    else:
         workers = 1  # nothing to wait for: threads would only contend for the interpreter lock
-    elif connection.vendor == "sqlite":
+    if connection.vendor == "sqlite":
         workers = min(workers, 4)  # SQLite serialises writers; more threads only queue on its lock
+    owner = worker_name()
+    monitor = _RunMonitor(run_id, budget=budget, progress=progress)
+    size = max(1, load_size or max(200, 8 * workers))
+    chunks = deque(ids[i : i + size] for i in range(0, len(ids), size))
 
     stored = 0
     lock = threading.Lock()
-    queue = list(reversed(claimed))
+    loading = threading.Lock()
+    queue: deque[tuple[int, _BatchInput]] = deque()
+    stop = threading.Event()
     errors: list[BaseException] = []
 
-    def report() -> None:
-        if progress:
-            progress(sync_counters(run_id=run_id))
+    def refill() -> None:
+        # Called with ``loading`` held: claim and load chunks until the queue has a batch per thread.
+        # The chunk leaves ``chunks`` only once its batches are queued: a thread that finds both
+        # empty may stop.
+        while chunks and len(queue) < workers and not stop.is_set():
+            claimed = _claim(run_id=run_id, batch_ids=chunks[0], owner=owner)
+            try:
+                inputs = load_batches(batch_ids=claimed, criterion=run.criterion)
+            except BaseException:
+                _unclaim(batch_ids=claimed, owner=owner)
+                raise
+            with lock:
+                queue.extend((batch_id, inputs[batch_id]) for batch_id in claimed)
+                chunks.popleft()
+
+    def next_batch() -> tuple[int, _BatchInput] | None:
+        while True:
+            with lock:
+                if stop.is_set() or (not queue and not chunks):
+                    return None
+                low = len(queue) < workers and bool(chunks)
+                if queue and not low:
+                    return queue.popleft()
+            # The queue runs low: one thread loads the next chunk while the others keep working.
+            if low and loading.acquire(blocking=False):
+                try:
+                    refill()
+                finally:
+                    loading.release()
+                continue
+            with lock:
+                if queue:
+                    return queue.popleft()
+            with loading:  # nothing queued: wait for the thread that is loading
+                pass
 
     def work() -> None:
+        nonlocal stored
+        while (item := next_batch()) is not None:
+            batch_id, data = item
+            done = process_batch(
+                run=run, batch_id=batch_id, data=data, client=client, owner=owner, monitor=monitor
+            )
+            with lock:
+                stored += done
+            monitor.tick()
+
+    def thread_work() -> None:
         # Each thread keeps one database connection for all its batches (a new connection per
         # batch costs more than the batch itself) and closes it when the queue is empty.
-        nonlocal stored
         try:
-            while True:
-                with lock:
-                    if not queue or errors:
-                        return
-                    batch_id = queue.pop()
-                done = process_batch(
-                    run=run, batch_id=batch_id, data=inputs[batch_id], client=client, owner=owner, watch=watch
-                )
-                with lock:
-                    stored += done
-                    report()
+            work()
         except BaseException as exc:
             errors.append(exc)
+            stop.set()
         finally:
             connection.close()
 
-    if workers == 1:
-        for batch_id in claimed:
-            stored += process_batch(
-                run=run, batch_id=batch_id, data=inputs[batch_id], client=client, owner=owner, watch=watch
-            )
-            report()
-    else:
-        threads = [threading.Thread(target=work, name=f"judge-{i}") for i in range(workers)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        # Claims a failing thread never reached go back to the queue.
-        for batch_id in queue:
-            _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.PENDING)
-        if errors:
-            raise errors[0]
-    sync_counters(run_id=run_id)
+    try:
+        if workers == 1:
+            work()
+        else:
+            threads = [threading.Thread(target=thread_work, name=f"judge-{i}") for i in range(workers)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            if errors:
+                raise errors[0]
+    finally:
+        # Claims no thread started on go back to the queue, whatever stopped us (an error, a soft
+        # time limit): left 'running', they would wait for a recovery.
+        stop.set()
+        with loading, lock:
+            leftover = [batch_id for batch_id, _ in queue]
+            queue.clear()
+        _unclaim(batch_ids=leftover, owner=owner)
+        if client is not None:
+            client.close()
     _finish_if_complete(run_id)
+    monitor.sync()
     return stored
 
 
@@ -742,11 +933,14 @@ def run_inline(
     *, run_id: int, concurrency: int | None = None, progress: Callable[[JudgeRun], None] | None = None
 ) -> JudgeRun:
     """Process every pending batch of the run in this process (the shell command, the demo)."""
-    run = JudgeRun.objects.get(pk=run_id)
-    # Chunks bound the memory of the preloaded prompts on a large campaign.
-    size = max(200, 8 * (concurrency or run.concurrency))
-    for chunk in pending_batch_chunks(run_id=run_id, chunk_size=size):
-        process_batches(run_id=run_id, batch_ids=chunk, concurrency=concurrency, progress=progress)
+    process_batches(
+        run_id=run_id,
+        batch_ids=JudgeBatch.objects.filter(run_id=run_id, status=JudgeBatch.Status.PENDING)
+        .order_by("id")
+        .values_list("id", flat=True),
+        concurrency=concurrency,
+        progress=progress,
+    )
     return sync_counters(run_id=run_id)
 
 
