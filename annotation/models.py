@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
@@ -178,6 +179,11 @@ class Sentence(models.Model):
         return f"{self.answer_id}#{self.position}"
 
 
+# Keys the annotation pages already give a meaning to (skip, undo, comment, help); the JavaScript
+# compares keys without case, so neither case of these may label.
+RESERVED_KEYS = ("s", "u", "c", "?", "S", "U", "C")
+
+
 class Criterion(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="criteria")
     name = models.SlugField(max_length=100)
@@ -195,10 +201,35 @@ class Criterion(models.Model):
         verbose_name_plural = "criteria"
         constraints = [
             models.UniqueConstraint(fields=["campaign", "name"], name="criterion_unique_name"),
+            models.CheckConstraint(
+                condition=~Q(positive_key="")
+                & ~Q(negative_key="")
+                & ~Q(positive_key__in=RESERVED_KEYS)
+                & ~Q(negative_key__in=RESERVED_KEYS)
+                & ~Q(positive_key__iexact=models.F("negative_key")),
+                name="criterion_keys_usable",
+                violation_error_message=(
+                    "The label keys must be two different single characters, none of s, u, c or ?."
+                ),
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        """Name the key at fault (the check constraint only says that one is)."""
+        errors = {}
+        for field in ("positive_key", "negative_key"):
+            key = getattr(self, field) or ""
+            if len(key) != 1 or key.isspace():
+                errors[field] = "A label key is one visible character."
+            elif key in RESERVED_KEYS:
+                errors[field] = f"{key!r} is taken: s skips, u undoes, c comments and ? shows the keys."
+        if not errors and self.positive_key.lower() == self.negative_key.lower():
+            errors["negative_key"] = "The two label keys must differ."
+        if errors:
+            raise ValidationError(errors)
 
 
 class Unit(models.Model):
