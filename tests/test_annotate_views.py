@@ -490,3 +490,36 @@ def test_query_counts_of_the_page_and_the_submit_do_not_grow_with_the_campaign(
         response = client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
     assert shown_unit(response) is not None
     assert Label.objects.filter(criterion=criterion).count() == 40 - 2 + 1
+
+
+# Progress of the whole campaign
+
+
+def test_the_page_shows_the_progress_of_the_whole_criterion_every_stage_counted(
+    client_for, annotator, reviewer, adjudicator, campaign, relevance
+):
+    criterion, units = relevance
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    label(reviewer, criterion, Stage.REVIEW, 1, unit=units[0])
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[1])
+    label(reviewer, criterion, Stage.REVIEW, 0, unit=units[1], comment="non")
+    client = client_for(annotator)
+    page = client.get(url(campaign, criterion, Stage.LABEL)).content.decode()
+    assert "campaign 1 / 3 final" in page
+    label(adjudicator, criterion, Stage.ADJUDICATION, 0, unit=units[1], comment="hors sujet")
+    assert (
+        "campaign 2 / 3 final" in client.get(url(campaign, criterion, Stage.LABEL), **HTMX).content.decode()
+    )
+
+
+@pytest.mark.parametrize("second", [0, 1])
+def test_blind_progress_counts_units_labelled_twice_whatever_the_values(client_for, campaign, second):
+    campaign.annotation_mode = AnnotationMode.BLIND_DOUBLE
+    campaign.save()
+    criterion, units = sampled(campaign=campaign, answers=2)
+    first_person, second_person = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR)
+    label(first_person, criterion, Stage.LABEL, 1, unit=units[0])
+    label(second_person, criterion, Stage.LABEL, second, unit=units[0])
+    page = client_for(second_person).get(url(campaign, criterion, Stage.LABEL)).content.decode()
+    # The same figure whether the two agreed or not: it says nothing of the other label.
+    assert "campaign 1 / 2 labelled twice" in page

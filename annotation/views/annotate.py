@@ -46,6 +46,7 @@ from annotation.workflow import (
     submit_label,
     undo_last,
 )
+from annotation.workflow.queue import criterion_progress
 
 TEMPLATE = "annotation/annotate.html"
 STAGE_TITLES = {Stage.LABEL: "Label", Stage.REVIEW: "Review", Stage.ADJUDICATION: "Adjudication"}
@@ -255,6 +256,7 @@ def work_context(
         "unit": unit,
         "view": unit_view(unit=unit, campaign=campaign) if unit else None,
         "progress": stage_progress(user=request.user, criterion=criterion, stage=stage),
+        "overall": criterion_progress(criterion=criterion),
         "choices": [
             {"value": 1, "key": criterion.positive_key or "1", "name": names[1], "meaning": names[1]},
             {"value": 0, "key": criterion.negative_key or "0", "name": names[0], "meaning": names[0]},
