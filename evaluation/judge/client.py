@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import threading
 import time
@@ -153,6 +154,24 @@ def _mentions_response_format(exc: openai.APIStatusError) -> bool:
     return "response_format" in f"{exc.message} {exc.body}"
 
 
+_SHARED: dict[tuple, openai.OpenAI] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_openai(*, base_url: str | None, api_key: str, timeout_s: float) -> openai.OpenAI:
+    # Building an SDK client loads the CA bundle (~0.2 s): once per process and server, not once
+    # per task. The process id is in the key because a forked child must not reuse its parent's
+    # connections.
+    key = (os.getpid(), base_url, api_key, timeout_s)
+    with _SHARED_LOCK:
+        client = _SHARED.get(key)
+        if client is None:
+            client = _SHARED[key] = openai.OpenAI(
+                base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0
+            )
+        return client
+
+
 class JudgeClient:
     """Chat completions from one model on one OpenAI-compatible server, with retries and accounting."""
 
@@ -173,7 +192,9 @@ class JudgeClient:
         price_per_1k_completion: float = 0.0,
         budget: TokenBudget | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        shared: bool = False,
     ) -> None:
+        """``shared``: use this process's connection pool to the server, kept open across clients."""
         if response_format not in RESPONSE_FORMATS:
             raise ValueError(
                 f"response_format: {response_format!r} is not one of {', '.join(RESPONSE_FORMATS)}"
@@ -185,7 +206,12 @@ class JudgeClient:
         if not model:
             raise PermanentError("no judge model configured")
         try:
-            self._openai = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
+            if shared:
+                self._openai = _shared_openai(base_url=base_url, api_key=api_key, timeout_s=timeout_s)
+            else:
+                self._openai = openai.OpenAI(
+                    base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0
+                )
         except openai.OpenAIError as exc:
             raise PermanentError(f"cannot configure the LLM client: {_short(exc)}") from exc
         self.model = model
@@ -203,10 +229,12 @@ class JudgeClient:
         self._lock = threading.Lock()
         self._random = random.Random()
         self._send_response_format = response_format != "none"
+        self._shared = shared
 
     def close(self) -> None:
-        """Close the client's connections."""
-        self._openai.close()
+        """Close the client's connections (a shared pool stays open for the next client)."""
+        if not self._shared:
+            self._openai.close()
 
     def __enter__(self) -> JudgeClient:
         return self

@@ -362,6 +362,7 @@ def _client_for(judge: Judge, *, budget: TokenBudget | None = None) -> JudgeClie
             judge.settings.get("price_per_1k_completion", settings.JUDGE_PRICE_PER_1K_COMPLETION)
         ),
         budget=budget,
+        shared=True,
     )
 
 
