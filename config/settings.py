@@ -146,6 +146,10 @@ JUDGE_CONCURRENCY = env_int("JUDGE_CONCURRENCY", 8, minimum=1)
 JUDGE_PRICE_PER_1K_PROMPT = env_float("JUDGE_PRICE_PER_1K_PROMPT", 0.0, minimum=0.0)
 JUDGE_PRICE_PER_1K_COMPLETION = env_float("JUDGE_PRICE_PER_1K_COMPLETION", 0.0, minimum=0.0)
 EMBEDDING_BACKEND = env_str("EMBEDDING_BACKEND", "tfidf")
+# The languages an import tells answers and questions apart among (plus each campaign's expected
+# language): langdetect weighs every profile it has, so fewer candidates make imports several
+# times faster. Texts none of them can read (another script) are decided among all 55 profiles.
+LANGUAGE_CANDIDATES = env_list("LANGUAGE_CANDIDATES", ["fr", "en", "de", "es", "it", "nl", "pt"])
 # Seconds between a human label and the recomputation of the estimates it triggers: labels that
 # arrive meanwhile (an adjudication batch) are covered by the same recomputation.
 ESTIMATES_REFRESH_DELAY_S = env_float("ESTIMATES_REFRESH_DELAY_S", 30.0, minimum=0.0)

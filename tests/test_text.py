@@ -636,3 +636,36 @@ def test_detect_language_ignores_citation_ids():
     # Ids made of letters would otherwise outweigh a short sentence.
     text = "La marge baisse fortement cette année [^zzqxwk^][^qwkzzy^][^wkqzzx^][^kwzzyq^]."
     assert detect_language(text) == "fr"
+
+
+CANDIDATES = ("de", "en", "es", "fr", "it", "nl", "pt")
+
+
+@pytest.mark.parametrize(("text", "code"), [(FRENCH, "fr"), (ENGLISH, "en")])
+def test_detect_language_among_candidates_agrees_with_all_profiles(text, code):
+    assert detect_language(text, candidates=CANDIDATES) == detect_language(text) == code
+
+
+def test_a_text_in_another_script_is_decided_among_all_profiles():
+    japanese = "当社の連結売上高は2023年に482億円に達し、前年比6%増加しました。営業利益率は安定しています。"
+    russian = "Консолидированная выручка компании в 2023 году составила 48,2 миллиона евро."
+    assert detect_language(japanese, candidates=CANDIDATES) == "ja"
+    assert detect_language(russian, candidates=CANDIDATES) == "ru"
+
+
+def test_candidates_name_the_languages_a_text_is_told_apart_among():
+    polish = (
+        "Skonsolidowane przychody spółki wyniosły w 2023 roku 48,2 mln euro, o 6% więcej niż rok wcześniej."
+    )
+    assert detect_language(polish) == "pl"
+    assert detect_language(polish, candidates=("fr", "pl")) == "pl"
+    # Unknown codes are ignored rather than failing.
+    assert detect_language(FRENCH, candidates=("xx", "fr")) == "fr"
+
+
+def test_import_candidates_are_the_setting_plus_the_expected_language(settings):
+    from annotation.ingest.load import language_candidates
+
+    settings.LANGUAGE_CANDIDATES = ["fr", "en"]
+    assert language_candidates() == ("en", "fr")
+    assert language_candidates(expected="pl") == ("en", "fr", "pl")

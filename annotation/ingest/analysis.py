@@ -20,7 +20,7 @@ from annotation.text import detect_language, find_citations, split_sentences
 
 # langdetect's cost grows with the text; a prefix this long (citations removed) decides the
 # language as well for answers of a few paragraphs.
-LANGUAGE_SAMPLE_CHARS = 600
+LANGUAGE_SAMPLE_CHARS = 250
 # Below this many answers, starting worker processes costs more than it saves.
 POOL_MIN_ANSWERS = 1000
 POOL_MAX_WORKERS = 4
@@ -54,14 +54,19 @@ def _paragraphs(text: str) -> list[str]:
     return [p.strip() for p in re.split(r"\n\s*\n", text.replace("\r\n", "\n")) if p.strip()]
 
 
-def analyse(job: TextJob, *, citation_pattern: str) -> tuple[str, list[SentenceRow]]:
-    """The text's language and, unless ``language_only``, its sentences.
+def analyse(
+    job: TextJob, *, citation_pattern: str, candidates: tuple[str, ...] = ()
+) -> tuple[str, list[SentenceRow]]:
+    """The text's language (among ``candidates`` when given, see ``detect_language``) and,
+    unless ``language_only``, its sentences.
 
     Without given sentences the answer is split with ``split_sentences``. Given sentences are
     kept; each one's paragraph is its own when given, else the answer's paragraph containing it
     (else the sentence itself), and its cited ids are found in its text.
     """
-    language = detect_language(language_sample(text=job.answer, citation_pattern=citation_pattern))
+    language = detect_language(
+        language_sample(text=job.answer, citation_pattern=citation_pattern), candidates=candidates
+    )
     if job.language_only:
         return language, []
     if job.sentences is None:
@@ -78,9 +83,11 @@ def analyse(job: TextJob, *, citation_pattern: str) -> tuple[str, list[SentenceR
     return language, rows
 
 
-def _analyse_chunk(payload: tuple[list[TextJob], str]) -> list[tuple[str, list[SentenceRow]]]:
-    jobs, citation_pattern = payload
-    return [analyse(job, citation_pattern=citation_pattern) for job in jobs]
+def _analyse_chunk(
+    payload: tuple[list[TextJob], str, tuple[str, ...]],
+) -> list[tuple[str, list[SentenceRow]]]:
+    jobs, citation_pattern, candidates = payload
+    return [analyse(job, citation_pattern=citation_pattern, candidates=candidates) for job in jobs]
 
 
 def _workers(count: int) -> int:
@@ -101,16 +108,19 @@ class Analysis:
     ``workers`` is the number of worker processes started; ``inline`` counts the jobs done here.
     """
 
-    def __init__(self, *, jobs: list[TextJob], citation_pattern: str) -> None:
+    def __init__(
+        self, *, jobs: list[TextJob], citation_pattern: str, candidates: tuple[str, ...] = ()
+    ) -> None:
         self.jobs = jobs
         self.citation_pattern = citation_pattern
+        self.candidates = candidates
         self.done = 0
         self.inline = 0
         self._pool: ProcessPoolExecutor | None = None
         self._results: Iterator[list[tuple[str, list[SentenceRow]]]] | None = None
         self.workers = _workers(len(jobs))
         if self.workers > 0:
-            chunks = [(jobs[i : i + CHUNK], citation_pattern) for i in range(0, len(jobs), CHUNK)]
+            chunks = [(jobs[i : i + CHUNK], citation_pattern, candidates) for i in range(0, len(jobs), CHUNK)]
             try:
                 self._pool = ProcessPoolExecutor(
                     max_workers=self.workers, mp_context=multiprocessing.get_context("forkserver")
@@ -132,7 +142,7 @@ class Analysis:
         for job in islice(self.jobs, self.done, None):
             self.done += 1
             self.inline += 1
-            yield analyse(job, citation_pattern=self.citation_pattern)
+            yield analyse(job, citation_pattern=self.citation_pattern, candidates=self.candidates)
 
     def close(self) -> None:
         """Stop the workers; when the caller stopped early, without waiting for queued work."""

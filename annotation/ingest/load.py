@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
+from django.conf import settings
 from django.db import transaction
 
 from annotation.campaigns import get_or_create_campaign
@@ -71,6 +72,12 @@ class LoadResult:
 def _batches(items: list, size: int) -> Iterator[list]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def language_candidates(*, expected: str = "") -> tuple[str, ...]:
+    """The languages texts are told apart among: ``LANGUAGE_CANDIDATES`` and the campaign's
+    expected language."""
+    return tuple(sorted({*settings.LANGUAGE_CANDIDATES, *([expected] if expected else [])}))
 
 
 def _first_per_key(records: list[AnswerRecord], key: Callable[[AnswerRecord], str]) -> dict:
@@ -440,7 +447,8 @@ def load_parsed(
             for record in parsed.records
         ]
         # Text work starts now, beside the checks below, and is consumed batch by batch.
-        with Analysis(jobs=jobs, citation_pattern=pattern) as analysis:
+        candidates = language_candidates(expected=campaign.expected_language if campaign else "")
+        with Analysis(jobs=jobs, citation_pattern=pattern, candidates=candidates) as analysis:
             analysed = iter(analysis)
             check = _Check(parsed=parsed, campaign=campaign, update=update)
             check.criteria()
