@@ -13,6 +13,8 @@ thread one person with its own database connection:
    POST is recorded.
 
 Prints p50 / p95 / max in milliseconds per phase (target p95: under 50 ms) and drops the database.
+Then runs ``bench/sampling_bench.py`` (its own database: a 140-unit stratified sample drawn over
+100,000 sentence units, target under 30 s) unless ``--no-sampling``, and prints its figures.
 It asserts nothing: timings belong here, never in tests.
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import subprocess
 import sys
 import threading
 import time
@@ -345,6 +348,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=2_000)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-sampling", action="store_true", help="skip bench/sampling_bench.py")
     args = parser.parse_args()
     # Persistent connections, as a production server would keep them.
     os.environ.setdefault("DB_CONN_MAX_AGE", "600")
@@ -378,6 +382,10 @@ def main() -> None:
         first, reviews = labels.filter(stage=Stage.LABEL).count(), labels.filter(stage=Stage.REVIEW).count()
         finals = len(final_labels(criterion=criterion))
         print(f"labels: {first} first, {reviews} reviews; final labels {finals} of {args.sample}")
+    if not args.no_sampling:
+        # Its own process: Django is configured once per process, for one database.
+        print("sampling:", flush=True)
+        subprocess.run([sys.executable, str(ROOT / "bench" / "sampling_bench.py")], check=True)
 
 
 if __name__ == "__main__":
