@@ -162,39 +162,16 @@ class JudgeBatch(models.Model):
     claimed_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
+    # Every reply of the LLM server for this batch, accepted or rejected, kept for audit: one
+    # object per reply with accepted, error, finish_reason, prompt_tokens, completion_tokens,
+    # cost, latency_ms, http_attempts (retried 429/5xx/timeouts included) and raw_response. The
+    # tallies above are their sums.
+    llm_calls = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["run", "answer"], name="judgebatch_unique_answer")]
         indexes = [models.Index(fields=["run", "status"])]
-
-
-class JudgeCall(models.Model):
-    """One reply of the LLM server for a batch, kept for audit: accepted or rejected.
-
-    The batch's tallies (and so the run's totals) are sums of its calls. ``http_attempts`` counts
-    the requests behind this reply, retried 429/5xx/timeouts included (those carry no tokens).
-    """
-
-    batch = models.ForeignKey(JudgeBatch, on_delete=models.CASCADE, related_name="llm_calls")
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="llm_calls")
-    accepted = models.BooleanField()
-    error = models.TextField(blank=True)
-    finish_reason = models.CharField(max_length=50, blank=True)
-    prompt_tokens = models.PositiveIntegerField(default=0)
-    completion_tokens = models.PositiveIntegerField(default=0)
-    cost = models.FloatField(default=0.0)
-    latency_ms = models.PositiveIntegerField(default=0)
-    http_attempts = models.PositiveIntegerField(default=1)
-    raw_response = models.JSONField(default=dict)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["id"]
-        indexes = [models.Index(fields=["run", "batch"])]
-
-    def __str__(self) -> str:
-        return f"call {self.pk} of batch {self.batch_id} ({'accepted' if self.accepted else 'rejected'})"
 
 
 class ReportSnapshot(models.Model):

@@ -4,6 +4,7 @@ import os
 import socket
 import time
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.core.management import call_command
@@ -13,7 +14,7 @@ from django.utils import timezone
 
 from annotation.models import Criterion, Unit
 from evaluation.judge import runs
-from evaluation.models import Judge, JudgeBatch, JudgeCall, JudgeRun, Judgment
+from evaluation.models import Judge, JudgeBatch, JudgeRun, Judgment
 from tests.factories import make_answer
 from tests.llm_server import RateLimited, ScriptedLLMServer
 
@@ -39,6 +40,15 @@ def _llm_judge(campaign, server: ScriptedLLMServer, name: str = "gpt") -> Judge:
     judge.settings.update({"timeout_s": 2.0, "max_attempts": 3, "backoff_base_s": 0.01})
     judge.save()
     return judge
+
+
+def _calls(run: JudgeRun) -> list[SimpleNamespace]:
+    """Every reply the run's batches kept, in batch order."""
+    return [
+        SimpleNamespace(**call)
+        for calls in run.batches.order_by("id").values_list("llm_calls", flat=True)
+        for call in calls
+    ]
 
 
 def _ok_counts(criterion, judge) -> tuple[int, int]:
@@ -317,7 +327,7 @@ def test_token_budget_is_checked_between_attempts_at_the_verdicts(campaign):
     assert run.status == JudgeRun.Status.BUDGET
     assert run.calls == 1
     assert run.prompt_tokens + run.completion_tokens > 10
-    call = JudgeCall.objects.get(run=run)
+    (call,) = _calls(run)
     assert not call.accepted
     assert "invalid verdicts" in call.error
     assert not Judgment.objects.filter(judge=judge).exists()
@@ -339,7 +349,7 @@ def test_token_budget_overshoots_by_at_most_one_call_per_thread(campaign):
         requests = len(server.requests)
     assert run.status == JudgeRun.Status.BUDGET
     spent = run.prompt_tokens + run.completion_tokens
-    per_call = [c.prompt_tokens + c.completion_tokens for c in JudgeCall.objects.filter(run=run)]
+    per_call = [c.prompt_tokens + c.completion_tokens for c in _calls(run)]
     assert len(per_call) == run.calls == requests
     assert sum(per_call) == spent
     assert budget <= spent < budget + threads * max(per_call)
@@ -375,7 +385,7 @@ def test_every_reply_is_kept_and_judgments_share_the_spend_exactly(campaign):
         server.enqueue("wrong_count")
         run = runs.run_inline(run_id=runs.create_run(criterion=veracity, judge=judge, concurrency=1).pk)
     assert (run.status, run.done_units, run.calls) == (JudgeRun.Status.DONE, 9, 4)
-    calls = list(JudgeCall.objects.filter(run=run))
+    calls = _calls(run)
     assert [c.accepted for c in calls] == [False, True, True, True]
     assert "invalid verdicts" in calls[0].error
     assert calls[0].raw_response["choices"][0]["message"]["content"]
@@ -404,7 +414,7 @@ def test_replies_slower_than_the_timeout_are_retried_and_every_unit_judged_once(
     assert faults.count("slow") == 2
     assert len(faults) == 6
     assert (run.status, run.done_units, run.failed_units, run.calls) == (JudgeRun.Status.DONE, 12, 0, 4)
-    assert sum(JudgeCall.objects.filter(run=run).values_list("http_attempts", flat=True)) == 6
+    assert sum(c.http_attempts for c in _calls(run)) == 6
     assert _ok_counts(veracity, judge) == (12, 12)
 
 

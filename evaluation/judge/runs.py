@@ -38,7 +38,7 @@ from evaluation.judge.client import (
 )
 from evaluation.judge.lexical import lexical_relevance, lexical_veracity
 from evaluation.judge.parsing import Verdict, VerdictError, parse_verdicts
-from evaluation.models import Judge, JudgeBatch, JudgeCall, JudgeRun, Judgment
+from evaluation.models import Judge, JudgeBatch, JudgeRun, Judgment
 
 logger = logging.getLogger(__name__)
 
@@ -336,7 +336,7 @@ class _Outcome:
     latency_ms: int = 0
     calls: int = 0
     raw: str = ""
-    # One entry per reply of the server, accepted or rejected (JudgeCall fields).
+    # One entry per reply of the server, accepted or rejected (JudgeBatch.llm_calls).
     log: list[dict] = field(default_factory=list)
     # The token budget ran out before the batch could be judged.
     budget_stopped: bool = False
@@ -565,11 +565,12 @@ def _spend(outcome: _Outcome) -> dict:
     }
 
 
-def _log_calls(*, run_id: int, batch_id: int, outcome: _Outcome) -> None:
+def _log_calls(*, batch_id: int, outcome: _Outcome) -> None:
+    # Called in the transaction that moves the batch out of 'running' under our claim: no one
+    # else writes the row meanwhile.
     if outcome.log:
-        JudgeCall.objects.bulk_create(
-            [JudgeCall(run_id=run_id, batch_id=batch_id, **call) for call in outcome.log]
-        )
+        kept = JudgeBatch.objects.values_list("llm_calls", flat=True).get(pk=batch_id)
+        JudgeBatch.objects.filter(pk=batch_id).update(llm_calls=[*kept, *outcome.log])
 
 
 def _store(*, run: JudgeRun, batch_id: int, owner: str, outcome: _Outcome) -> bool:
@@ -591,7 +592,7 @@ def _store(*, run: JudgeRun, batch_id: int, owner: str, outcome: _Outcome) -> bo
         )
         if finished != 1:
             return False
-        _log_calls(run_id=run.pk, batch_id=batch_id, outcome=outcome)
+        _log_calls(batch_id=batch_id, outcome=outcome)
         results: list[tuple[int, Verdict | None, str]] = [
             (unit_id, verdict, "") for unit_id, verdict in outcome.verdicts.items()
         ] + [(unit_id, None, reason) for unit_id, reason in outcome.failed.items()]
@@ -723,8 +724,7 @@ def _release(*, batch_id: int, owner: str, status: str, outcome: _Outcome | None
             id=batch_id, claimed_by=owner, status=JudgeBatch.Status.RUNNING
         ).update(status=status, **(_spend(outcome) if outcome else {}))
         if released and outcome is not None:
-            run_id = JudgeBatch.objects.values_list("run_id", flat=True).get(pk=batch_id)
-            _log_calls(run_id=run_id, batch_id=batch_id, outcome=outcome)
+            _log_calls(batch_id=batch_id, outcome=outcome)
 
 
 def _unclaim(*, batch_ids: list[int], owner: str) -> None:
