@@ -373,13 +373,15 @@ class _BatchInput:
     items: list[dict]  # {"unit_id", "index", "text", "paragraph", "cited_ids"}
     sources: list[dict]  # cited sources in full: {"id", "title", "page", "text"}
     retrieved_ids: set[str]
+    # Replies kept from earlier attempts at this batch (JudgeBatch.llm_calls), read with the claim.
+    llm_calls: list[dict] = field(default_factory=list)
 
 
 def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, _BatchInput]:
     """What the prompts of these batches need, in three queries whatever their number."""
     batches = list(
         JudgeBatch.objects.filter(id__in=batch_ids).values_list(
-            "id", "unit_ids", "answer_id", "answer__text", "answer__question__text"
+            "id", "unit_ids", "answer_id", "answer__text", "answer__question__text", "llm_calls"
         )
     )
     items: dict[int, list[dict]] = {}
@@ -402,7 +404,7 @@ def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, _Ba
                 }
             )
     else:
-        for bid, unit_ids, _, answer_text, _ in batches:
+        for bid, unit_ids, _, answer_text, _, _ in batches:
             items[bid] = [
                 {"unit_id": unit_ids[0], "index": 0, "text": answer_text, "paragraph": "", "cited_ids": []}
             ]
@@ -416,7 +418,7 @@ def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, _Ba
         ):
             retrieved.setdefault(answer_id, []).append((ext_id, title, page, text))
     loaded = {}
-    for bid, _, answer_id, answer_text, question_text in batches:
+    for bid, _, answer_id, answer_text, question_text, llm_calls in batches:
         batch_items = items.get(bid, [])
         cited_ids = {cid for item in batch_items for cid in item["cited_ids"]}
         chunks = retrieved.get(answer_id, [])
@@ -430,6 +432,7 @@ def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, _Ba
                 if ext_id in cited_ids
             ],
             retrieved_ids={chunk[0] for chunk in chunks},
+            llm_calls=llm_calls or [],
         )
     return loaded
 
@@ -555,25 +558,23 @@ def _split_cost(total: float, parts: int) -> list[float]:
     return [share] * (parts - 1) + [total - share * (parts - 1)]
 
 
-def _spend(outcome: _Outcome) -> dict:
-    """The batch-row increments for what ``outcome`` spent."""
-    return {
+def _spend(outcome: _Outcome, *, kept: list[dict]) -> dict:
+    """The batch-row changes for what ``outcome`` spent; ``kept``: the batch's earlier replies
+    (the caller holds the claim, so no one else changed them)."""
+    changes = {
         "prompt_tokens": F("prompt_tokens") + outcome.prompt_tokens,
         "completion_tokens": F("completion_tokens") + outcome.completion_tokens,
         "cost": F("cost") + outcome.cost,
         "calls": F("calls") + outcome.calls,
     }
-
-
-def _log_calls(*, batch_id: int, outcome: _Outcome) -> None:
-    # Called in the transaction that moves the batch out of 'running' under our claim: no one
-    # else writes the row meanwhile.
     if outcome.log:
-        kept = JudgeBatch.objects.values_list("llm_calls", flat=True).get(pk=batch_id)
-        JudgeBatch.objects.filter(pk=batch_id).update(llm_calls=[*kept, *outcome.log])
+        changes["llm_calls"] = [*kept, *outcome.log]
+    return changes
 
 
-def _store(*, run: JudgeRun, batch_id: int, owner: str, outcome: _Outcome) -> bool:
+def _store(
+    *, run: JudgeRun, batch_id: int, owner: str, outcome: _Outcome, kept: list[dict] | None = None
+) -> bool:
     """Write the batch's judgments, calls and counters, once: False when the claim was lost meanwhile.
 
     The batch's tokens and cost are shared among its units' judgments so that, for a batch
@@ -588,11 +589,10 @@ def _store(*, run: JudgeRun, batch_id: int, owner: str, outcome: _Outcome) -> bo
             error="; ".join(sorted(set(outcome.failed.values())))[:2000],
             done_units=len(outcome.verdicts),
             failed_units=len(outcome.failed),
-            **_spend(outcome),
+            **_spend(outcome, kept=kept or []),
         )
         if finished != 1:
             return False
-        _log_calls(batch_id=batch_id, outcome=outcome)
         results: list[tuple[int, Verdict | None, str]] = [
             (unit_id, verdict, "") for unit_id, verdict in outcome.verdicts.items()
         ] + [(unit_id, None, reason) for unit_id, reason in outcome.failed.items()]
@@ -717,14 +717,18 @@ class _RunMonitor:
         return self._active
 
 
-def _release(*, batch_id: int, owner: str, status: str, outcome: _Outcome | None = None) -> None:
-    """Give a claimed batch up; what it spent before giving up stays counted and logged."""
-    with transaction.atomic():
-        released = JudgeBatch.objects.filter(
-            id=batch_id, claimed_by=owner, status=JudgeBatch.Status.RUNNING
-        ).update(status=status, **(_spend(outcome) if outcome else {}))
-        if released and outcome is not None:
-            _log_calls(batch_id=batch_id, outcome=outcome)
+def _release(
+    *,
+    batch_id: int,
+    owner: str,
+    status: str,
+    outcome: _Outcome | None = None,
+    kept: list[dict] | None = None,
+) -> None:
+    """Give a claimed batch up; what it spent before giving up stays counted and kept."""
+    JudgeBatch.objects.filter(id=batch_id, claimed_by=owner, status=JudgeBatch.Status.RUNNING).update(
+        status=status, **(_spend(outcome, kept=kept or []) if outcome else {})
+    )
 
 
 def _unclaim(*, batch_ids: list[int], owner: str) -> None:
@@ -755,10 +759,16 @@ def process_batch(
             assert client is not None
             outcome = _judge_with_llm(data=data, criterion=run.criterion, judge=run.judge, client=client)
             if outcome.budget_stopped:
-                _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.CANCELLED, outcome=outcome)
+                _release(
+                    batch_id=batch_id,
+                    owner=owner,
+                    status=JudgeBatch.Status.CANCELLED,
+                    outcome=outcome,
+                    kept=data.llm_calls,
+                )
                 _stop_for_budget(run.pk)
                 return False
-        return _store(run=run, batch_id=batch_id, owner=owner, outcome=outcome)
+        return _store(run=run, batch_id=batch_id, owner=owner, outcome=outcome, kept=data.llm_calls)
     except BaseException:
         # A bug, a database error or an interruption must not strand the batch in 'running'.
         _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.PENDING)
