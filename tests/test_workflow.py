@@ -629,3 +629,44 @@ def test_blind_queues_count_what_is_left_for_each_person(campaign, adjudicator):
     assert settling == {("relevance", "adjudication"): 1, ("veracity", "adjudication"): 0}
     progress = stage_progress(user=first, criterion=criterion, stage=Stage.LABEL)
     assert (progress.mine, progress.filled, progress.total) == (2, 3, 4)
+
+
+# Progress of the whole criterion
+
+
+def test_criterion_progress_counts_final_labels_in_review_mode(campaign, annotator, reviewer, adjudicator):
+    from annotation.workflow.queue import criterion_progress
+
+    criterion, units = sampled(campaign=campaign, answers=5)
+    Label.objects.create(unit=units[4], criterion=criterion, stage=Stage.IMPORTED, value=1)
+    assert (
+        criterion_progress(criterion=criterion).settled,
+        criterion_progress(criterion=criterion).total,
+    ) == (
+        1,
+        5,
+    )
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[1])
+    label(annotator, criterion, Stage.LABEL, 0, unit=units[2])
+    assert criterion_progress(criterion=criterion).settled == 1  # first labels alone are not final
+    label(reviewer, criterion, Stage.REVIEW, 1, unit=units[0])  # confirms: final
+    label(reviewer, criterion, Stage.REVIEW, 0, unit=units[1], comment="Non.")  # overrides: not yet
+    assert criterion_progress(criterion=criterion).settled == 2
+    label(adjudicator, criterion, Stage.ADJUDICATION, 0, unit=units[1], comment="Le relecteur a raison.")
+    progress = criterion_progress(criterion=criterion)
+    assert (progress.settled, progress.total, progress.percent, progress.blind) == (3, 5, 60, False)
+    assert len(final_labels(criterion=criterion)) == progress.settled
+
+
+def test_criterion_progress_in_blind_mode_counts_pairs_whatever_their_values(campaign):
+    from annotation.workflow.queue import criterion_progress
+
+    blind(campaign)
+    criterion, units = sampled(campaign=campaign, answers=3)
+    first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR)
+    label(first, criterion, Stage.LABEL, 1, unit=units[0])
+    label(second, criterion, Stage.LABEL, 0, unit=units[0])  # a disagreement, still labelled twice
+    label(first, criterion, Stage.LABEL, 1, unit=units[1])
+    progress = criterion_progress(criterion=criterion)
+    assert (progress.settled, progress.total, progress.blind) == (1, 3, True)

@@ -352,36 +352,33 @@ class CriterionProgress:
 
 @functools.cache
 def _settled_sql(*, mode: str) -> str:
-    filled = (
-        f"SELECT unit_id FROM {_A} WHERE criterion_id = %(criterion)s AND stage = '{{stage}}'"
-        " AND slot = {slot} AND label_id IS NOT NULL"
-    )
+    # One pass over the criterion's filled slots grouped by unit, joined to the sample by hash:
+    # linear whatever the planner believes. (Membership tests built from self-joins of the slot
+    # table took 28 s per page on a fresh 200,000-sentence campaign whose statistics were stale.)
+    def value(stage: str, slot: int) -> str:
+        return f"MAX(CASE WHEN a.stage = '{stage}' AND a.slot = {slot} THEN la.value END)"
+
+    label, review, adjudication = Stage.LABEL.value, Stage.REVIEW.value, Stage.ADJUDICATION.value
     if mode == AnnotationMode.BLIND_DOUBLE:
         # Both blind labels given, whatever their values: counting agreements would tell whoever
         # gave the second label what the first one was.
-        done = (
-            f"si.unit_id IN ({filled.format(stage=Stage.LABEL.value, slot=1)})"
-            f" AND si.unit_id IN ({filled.format(stage=Stage.LABEL.value, slot=2)})"
-        )
+        done = f"COUNT(DISTINCT CASE WHEN a.stage = '{label}' THEN a.slot END) = 2"
     else:
         # The filled slots hold the labels in force (an undo empties its slot): a review that
         # agrees with the first label, or an adjudication, makes a final label.
-        agreed = (
-            f"SELECT a.unit_id FROM {_A} a JOIN {_L} la ON la.id = a.label_id"
-            f" JOIN {_A} b ON b.unit_id = a.unit_id AND b.criterion_id = a.criterion_id"
-            f" AND b.stage = '{Stage.REVIEW.value}' AND b.slot = 1"
-            f" JOIN {_L} lb ON lb.id = b.label_id"
-            " WHERE a.criterion_id = %(criterion)s AND a.stage = %(first)s AND a.slot = 1"
-            " AND la.value = lb.value"
-        )
         done = (
-            f"si.unit_id IN ({agreed})"
-            f" OR si.unit_id IN ({filled.format(stage=Stage.ADJUDICATION.value, slot=1)})"
+            f"COUNT(CASE WHEN a.stage = '{adjudication}' THEN 1 END) > 0"
+            f" OR {value(label, 1)} = {value(review, 1)}"
         )
-    imported = f"SELECT unit_id FROM {_L} WHERE criterion_id = %(criterion)s AND stage = %(imported)s"
+    settled = (
+        f"SELECT a.unit_id FROM {_A} a JOIN {_L} la ON la.id = a.label_id"
+        f" WHERE a.criterion_id = %(criterion)s GROUP BY a.unit_id HAVING {done}"
+        f" UNION SELECT unit_id FROM {_L} WHERE criterion_id = %(criterion)s AND stage = %(imported)s"
+    )
     return (
-        f"SELECT COUNT(*), COALESCE(SUM(CASE WHEN {done} OR si.unit_id IN ({imported})"
-        f" THEN 1 ELSE 0 END), 0) FROM {_SI} si WHERE si.sample_id = {_LATEST}"
+        "SELECT COUNT(*), COUNT(d.unit_id)"
+        f" FROM {_SI} si LEFT JOIN ({settled}) d ON d.unit_id = si.unit_id"
+        f" WHERE si.sample_id = {_LATEST}"
     )
 
 
@@ -394,7 +391,7 @@ def criterion_progress(*, criterion: Criterion) -> CriterionProgress:
     with connection.cursor() as cursor:
         cursor.execute(
             _settled_sql(mode=criterion.campaign.annotation_mode),
-            {"criterion": criterion.pk, "first": Stage.LABEL.value, "imported": Stage.IMPORTED.value},
+            {"criterion": criterion.pk, "imported": Stage.IMPORTED.value},
         )
         total, settled = (int(n) for n in cursor.fetchone())
     blind = criterion.campaign.annotation_mode == AnnotationMode.BLIND_DOUBLE
