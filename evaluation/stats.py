@@ -231,7 +231,15 @@ def classical_mean(
     if G == 1:
         return _unbounded(mean=mean, method=method, alpha=alpha, n=n, df=0, note="one cluster: no variance")
     variance = _linearised_variance(values=values, w=weights, codes=codes, G=G)
-    return _from_variance(mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=0)
+    note = ""
+    if variance <= _TINY:
+        # Every label equal: ~12 labels all 1 do not make a theme surely at 100%. The variance
+        # of the smoothed rate, as robust_ppi's rectifier floor gives it.
+        variance = _smoothed_variance(count=float(np.sum(values)), n=n, alpha=alpha) / G
+        note = "all labels are equal: variance of the smoothed rate"
+    return _from_variance(
+        mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=0, note=note
+    )
 
 
 def judge_mean(*, yhat_all: ArrayLike, alpha: float) -> Interval:
@@ -481,29 +489,39 @@ def robust_ppi(
         note = "; ".join([*notes, "one cluster: no variance"])
         return _unbounded(mean=mean, method=method, alpha=alpha, n=n, N=N, lam=lam_bar, df=0, note=note)
     rectifier_variance = _linearised_variance(values=rectifier, w=weights, codes=codes, G=G)
-    floor = _disagreement_floor(labels=labels, preds=preds, lam=lam_bar, alpha=alpha, G=G)
+    floor = _rectifier_floor(labels=labels, preds=preds, lam=lam_bar, alpha=alpha, G=G)
     if floor > rectifier_variance:
         rectifier_variance = floor
-        note = "; ".join([*notes, "few human/judge disagreements: rectifier variance floored"])
+        note = "; ".join([*notes, "rare disagreements or equal labels: rectifier variance floored"])
     variance = lam_bar**2 * var_unl + rectifier_variance
     return _from_variance(
         mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=N, lam=lam_bar, note=note
     )
 
 
-def _disagreement_floor(*, labels: np.ndarray, preds: np.ndarray, lam: float, alpha: float, G: int) -> float:
-    """The least variance the labeled rectifier may claim: lam^2 p (1 - p) / G, with p the
-    human/judge disagreement rate smoothed as Agresti and Coull smooth a proportion (z^2 / 2
-    pseudo-disagreements and as many pseudo-agreements).
+def _smoothed_variance(*, count: float, n: int, alpha: float) -> float:
+    """p (1 - p) of a 0/1 variable seen ``count`` times in ``n``, with p smoothed as Agresti and
+    Coull smooth a proportion (z^2 / 2 pseudo-successes and as many pseudo-failures)."""
+    z2 = quantile(alpha=alpha, df=None) ** 2
+    rate = (count + z2 / 2) / (n + z2)
+    return rate * (1 - rate)
+
+
+def _rectifier_floor(*, labels: np.ndarray, preds: np.ndarray, lam: float, alpha: float, G: int) -> float:
+    """The least variance the labeled rectifier ``Y - lam * Yhat = (1 - lam) Y + lam (Y - Yhat)``
+    may claim: ((1 - lam)^2 v_Y + lam^2 v_D) / G, with v_Y and v_D the smoothed variances of the
+    human labels and of the human/judge disagreements.
 
     With ~30 labels a judge that errs 8% of the time agrees with all of them about one time in
     ten; the rectifier then has no variance, the interval shrinks to the judge-only one and misses
-    the judge's bias (28% coverage in bench/coverage_bench.py). Zero observed disagreements do not
-    show a perfect judge, only a rare error: the floor gives them the width of a rare error."""
-    z2 = quantile(alpha=alpha, df=None) ** 2
+    the judge's bias (28% coverage in bench/coverage_bench.py). Likewise a theme whose ~12 labels
+    are all 1 is not a theme where the rate is surely 100%. Zero observed disagreements (or
+    zeros) do not show a perfect judge (or a perfect theme), only a rare event: the floor gives
+    them the width of one."""
     n = labels.shape[0]
-    rate = (float(np.sum(labels != preds)) + z2 / 2) / (n + z2)
-    return lam**2 * rate * (1 - rate) / G
+    v_labels = _smoothed_variance(count=float(np.sum(labels)), n=n, alpha=alpha)
+    v_disagreements = _smoothed_variance(count=float(np.sum(labels != preds)), n=n, alpha=alpha)
+    return ((1 - lam) ** 2 * v_labels + lam**2 * v_disagreements) / G
 
 
 # Agreement, effective sample size, stratified combination

@@ -253,9 +253,14 @@ def test_robust_ppi_with_singleton_clusters_is_ppi_py_variance_times_n_over_n_mi
     ppi_var = ((hi[0] - lo[0]) / 2 / Z95) ** 2
     imputed = lam**2 * np.var(yhat_unlabeled) / N
     robust_var = (robust.halfwidth / student_t.ppf(0.975, n - 1)) ** 2
+
     # Unless the disagreement floor binds (few disagreements), see the test below.
-    rate = (np.sum(np.asarray(y) != np.asarray(yhat)) + Z95**2 / 2) / (n + Z95**2)
-    floor = lam**2 * rate * (1 - rate) / n
+    def smoothed(count):  # Agresti-Coull: z^2/2 pseudo-successes and as many pseudo-failures
+        rate = (count + Z95**2 / 2) / (n + Z95**2)
+        return rate * (1 - rate)
+
+    labels, preds = np.asarray(y), np.asarray(yhat)
+    floor = ((1 - lam) ** 2 * smoothed(labels.sum()) + lam**2 * smoothed(np.sum(labels != preds))) / n
     rectifier = max(n / (n - 1) * (ppi_var - imputed), floor)
     assert robust_var == pytest.approx(imputed + rectifier, rel=1e-10)
     assert ("floored" in robust.note) == (floor > n / (n - 1) * (ppi_var - imputed))
@@ -276,6 +281,22 @@ def test_a_judge_that_agrees_with_every_label_gets_the_agresti_coull_floor_by_ha
     assert interval.mean == pytest.approx(0.75)
     assert interval.halfwidth == pytest.approx(student_t.ppf(0.975, 19) * math.sqrt(variance), rel=1e-12)
     assert "floored" in interval.note
+
+
+def test_twelve_labels_all_1_do_not_make_a_zero_width_robust_interval():
+    # Every label 1, every judge label 1: lambda is 0 (the judge's labels do not vary) and the
+    # rectifier is Y, constant. The floor is the smoothed rate's variance over G = 12 clusters.
+    y = [1.0] * 12
+    z2 = 1.959963984540054**2
+    rate = (12 + z2 / 2) / (12 + z2)
+    expected = student_t.ppf(0.975, 11) * math.sqrt(rate * (1 - rate) / 12)
+    ppi = stats.robust_ppi(y=y, yhat=y, yhat_unlabeled=[1.0] * 50, alpha=0.05, clusters=list(range(12)))
+    human = stats.classical_mean(y=y, alpha=0.05, clusters=list(range(12)))
+    assert ppi.lam == 0 and ppi.mean == human.mean == 1.0
+    assert ppi.halfwidth == pytest.approx(expected, rel=1e-12) and "floored" in ppi.note
+    assert human.halfwidth == pytest.approx(expected, rel=1e-12) and "all labels are equal" in human.note
+    # The study method stays exactly ppi_py's, zero width included.
+    assert stats.classical_mean(y=y, alpha=0.05).halfwidth == 0
 
 
 @pytest.mark.parametrize("lam", [None, 0.5])
