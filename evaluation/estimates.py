@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 from django.db.models import Count, Sum
 
-from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Stage, Unit
+from annotation.models import Campaign, Criterion, Sample, SampleItem, Unit
+from annotation.workflow import final_labels
 from evaluation import stats
 from evaluation.models import Judge, Judgment
 
@@ -96,28 +97,6 @@ class _Labeled:
 def _chunks(ids: list[int]) -> Iterator[list[int]]:
     for start in range(0, len(ids), ID_CHUNK):
         yield ids[start : start + ID_CHUNK]
-
-
-def _imported_final_labels(*, criterion: Criterion) -> dict[int, int]:
-    # Without annotation.workflow only imported labels are known to be final: the latest
-    # imported row with a value wins for each unit.
-    rows = (
-        Label.objects.filter(criterion=criterion, stage=Stage.IMPORTED, value__isnull=False)
-        .order_by("created_at", "id")
-        .values_list("unit_id", "value")
-    )
-    return {unit_id: int(value) for unit_id, value in rows}
-
-
-def final_labels_of(*, criterion: Criterion) -> dict[int, int]:
-    """Final human label per unit id for ``criterion``, as ``annotation.workflow.final_labels``
-    derives it from the append-only history; where that module is absent, the latest imported
-    label of each unit (the only stage that is final by itself)."""
-    try:
-        from annotation.workflow import final_labels
-    except ImportError:
-        return _imported_final_labels(criterion=criterion)
-    return final_labels(criterion=criterion)
 
 
 def default_judge(*, campaign: Campaign, name: str | None = None) -> Judge:
@@ -282,7 +261,7 @@ def _labeled_units(
     *, criterion: Criterion, judge: Judge, sample: Sample | None
 ) -> dict[int, tuple[str, str, _Labeled]]:
     """Theme, difficulty and row of every unit (of the criterion's level) with a final label."""
-    finals = final_labels_of(criterion=criterion)
+    finals = final_labels(criterion=criterion)
     rows: dict[int, tuple[str, str, _Labeled]] = {}
     ids = sorted(finals)
     for chunk in _chunks(ids):

@@ -25,7 +25,8 @@ from openpyxl.chart.error_bar import ErrorBars
 from openpyxl.styles import Font
 
 from annotation.models import Campaign, Criterion, Label, Unit
-from evaluation.estimates import GroupEstimate, Report, final_labels_of
+from annotation.workflow import final_labels
+from evaluation.estimates import GroupEstimate, Report
 from evaluation.models import Judge, Judgment
 
 PERCENT = "0.0%"
@@ -262,7 +263,7 @@ def _units(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> None:
     ws = wb.create_sheet("Units")
     ws.freeze_panes = "B2"
     judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
-    finals = {criterion.pk: final_labels_of(criterion=criterion) for criterion in criteria}
+    finals = {criterion.pk: final_labels(criterion=criterion) for criterion in criteria}
     columns = [(criterion, None) for criterion in criteria]
     columns += [(criterion, judge) for criterion in criteria for judge in judges]
     headers = ["unit", "level", "answer", "sentence", "theme", "difficulty", "text"]

@@ -11,6 +11,7 @@ from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from scipy.stats import norm
 
 from annotation.models import Criterion, Label, Level, Sample, SampleItem, Stage, Unit
+from annotation.workflow import final_labels
 from evaluation import estimates, stats
 from evaluation.models import Judge, Judgment
 from tests.factories import make_answer, make_campaign
@@ -280,7 +281,7 @@ def test_aggregated_unlabeled_array_gives_the_same_ppi_numbers_as_the_real_array
 def test_report_from_sql_aggregates_equals_ppi_py_on_arrays_read_row_by_row(db):
     _, criterion, judge, _ = build_campaign()
     report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
-    finals = estimates.final_labels_of(criterion=criterion)
+    finals = final_labels(criterion=criterion)
     verdicts = dict(
         Judgment.objects.filter(judge=judge, criterion=criterion, status="ok").values_list("unit_id", "value")
     )
@@ -419,7 +420,7 @@ def test_final_labels_take_the_latest_imported_label_of_each_unit(db):
     _, criterion, judge, units = build_campaign()
     unit, human, _ = units["Finance"]["labeled"][0]
     Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=1 - human)
-    finals = estimates.final_labels_of(criterion=criterion)
+    finals = final_labels(criterion=criterion)
     assert finals[unit.pk] == 1 - human
     assert len(finals) == sum(len(rows["labeled"]) for rows in units.values())
     report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
