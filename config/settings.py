@@ -107,7 +107,8 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
 X_FRAME_OPTIONS = "DENY"
 
 # Celery: an embedded broker that needs no server (kombu's filesystem transport) by default.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+# A host name, though the filesystem transport ignores it: without one kombu warns at every send.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://localhost/")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue_dir = VAR_DIR / "celery" / "queue"
     _processed_dir = VAR_DIR / "celery" / "processed"
