@@ -82,22 +82,21 @@ def record_snapshots(
     return stored
 
 
-def refresh_estimates(*, criterion_id: int, trigger: str | None = None) -> list[ReportSnapshot]:
-    """Recompute and snapshot the estimates of a criterion (the background job's body).
+def refresh_estimates(*, criterion_id: int) -> list[ReportSnapshot]:
+    """Recompute and snapshot the estimates of a criterion (the background job's body), under
+    the trigger that scheduled it.
 
     The schedule is released first, so labels that arrive during the computation schedule the
     next one. Safe to run twice: the second run finds nothing new and stores nothing.
     """
+    schedule = EstimateSchedule.objects.filter(criterion_id=criterion_id)
     with transaction.atomic():
-        schedule = EstimateSchedule.objects.select_for_update().filter(criterion_id=criterion_id).first()
-        scheduled_trigger = schedule.trigger if schedule else ""
-        EstimateSchedule.objects.filter(criterion_id=criterion_id).update(due_at=None, trigger="")
+        trigger = schedule.select_for_update().values_list("trigger", flat=True).first()
+        schedule.update(due_at=None, trigger="")
     criterion = Criterion.objects.filter(pk=criterion_id).first()
     if criterion is None:  # deleted since the job was enqueued
         return []
-    return record_snapshots(
-        criterion=criterion, trigger=trigger or scheduled_trigger or ReportSnapshot.Trigger.MANUAL
-    )
+    return record_snapshots(criterion=criterion, trigger=trigger or ReportSnapshot.Trigger.MANUAL)
 
 
 def history(*, criterion: Criterion, judge: Judge, method: str, alpha: float) -> list[ReportSnapshot]:
