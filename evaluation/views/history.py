@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
@@ -24,20 +24,18 @@ from evaluation import exports, snapshots
 from evaluation.charts import interval_chart
 from evaluation.estimates import OVERALL, Report, compute_report
 from evaluation.jobs import request_estimates_refresh
-from evaluation.models import Judge
-from evaluation.views.reports import VIEWERS, _halfwidth, _interval, _pct, report_params
+from evaluation.views.reports import (
+    VIEWERS,
+    _halfwidth,
+    _interval,
+    _pct,
+    campaign_judges,
+    criterion_page,
+    report_params,
+)
 
 # Snapshots drawn in the history chart (the table lists them all).
 CHART_SNAPSHOTS = 20
-
-
-def _criterion_page(request: HttpRequest, slug: str, criterion: str) -> tuple[Campaign, set[str], Criterion]:
-    campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
-    return campaign, roles, get_object_or_404(Criterion, campaign=campaign, name=criterion)
-
-
-def _judges(campaign: Campaign) -> list[Judge]:
-    return list(Judge.objects.filter(campaign=campaign).order_by("name"))
 
 
 def _snapshot_interval(group: dict[str, Any]) -> tuple[float | None, float | None, float | None]:
@@ -59,8 +57,7 @@ def history(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
     """The stored snapshots of the criterion's estimates for one judge, method and alpha, oldest
     first: a chart of the PPI++ intervals per theme as labels arrived, and a table of them all.
     Same GET parameters as the report; a bad one gives 400 naming it."""
-    campaign, roles, criterion_obj = _criterion_page(request, slug, criterion)
-    judges = _judges(campaign)
+    campaign, roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     params = report_params(request=request, judges=judges)
     context: dict[str, Any] = {
         "campaign": campaign,
@@ -114,7 +111,7 @@ def history(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
 @require_POST
 def refresh(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
     """Ask a worker to recompute and snapshot the criterion's estimates now."""
-    _, _, criterion_obj = _criterion_page(request, slug, criterion)
+    _, _, criterion_obj, _ = criterion_page(request=request, slug=slug, criterion=criterion)
     if request_estimates_refresh(criterion=criterion_obj):
         messages.success(request, "The estimates are being recomputed; the new snapshot appears here.")
     else:
@@ -167,15 +164,15 @@ def compare(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
     GET: ``other`` (the other campaign's slug; the user must be its manager or analyst too),
     ``judge`` and ``other_judge`` (defaults as on the report), ``method``, ``alpha``.
     """
-    campaign, roles, criterion_obj = _criterion_page(request, slug, criterion)
-    params = report_params(request=request, judges=_judges(campaign))
+    campaign, roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
+    params = report_params(request=request, judges=judges)
     errors = list(params.errors)
     context: dict[str, Any] = {
         "campaign": campaign,
         "roles": roles,
         "criterion": criterion_obj,
         "candidates": _comparable_campaigns(request, campaign),
-        "judges": _judges(campaign),
+        "judges": judges,
         "judge": params.judge,
         "method": params.method,
         "alpha": params.alpha,
@@ -185,7 +182,7 @@ def compare(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
     if other_slug:
         other, _ = get_campaign_for(user=request.user, slug=other_slug, roles=VIEWERS)
         other_criterion = Criterion.objects.filter(campaign=other, name=criterion_obj.name).first()
-        other_judges = _judges(other)
+        other_judges = campaign_judges(campaign=other)
         other_params = report_params(request=request, judges=other_judges, prefix="other_")
         errors.extend(e for e in other_params.errors if e.startswith("other_"))
         context.update(other=other, other_judges=other_judges, other_judge=other_params.judge)
@@ -242,8 +239,8 @@ def _comparison_context(
 
 
 def _export_report(request: HttpRequest, slug: str, criterion: str) -> tuple[Campaign, Report] | HttpResponse:
-    campaign, _, criterion_obj = _criterion_page(request, slug, criterion)
-    params = report_params(request=request, judges=_judges(campaign))
+    campaign, _, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
+    params = report_params(request=request, judges=judges)
     if params.errors or params.judge is None:
         message = "; ".join(params.errors) or "no judge has labeled this campaign yet"
         return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
@@ -286,7 +283,5 @@ def export_csv(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
     campaign, report = found
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{_filename(campaign, report, "csv")}"'
-    stream = io.StringIO()
-    exports.write_csv(report=report, stream=stream)
-    response.write(stream.getvalue())
+    exports.write_csv(report=report, stream=response)
     return response

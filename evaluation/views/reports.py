@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from annotation.access import get_campaign_for
-from annotation.models import Criterion, Role
+from annotation.models import Campaign, Criterion, Role
 from evaluation import planning, stats
 from evaluation.charts import interval_chart
 from evaluation.estimates import METHODS, GroupEstimate, Report, compute_report
@@ -108,6 +108,20 @@ def report_params(*, request: HttpRequest, judges: list[Judge], prefix: str = ""
         names = ", ".join(j.name for j in judges) or "none"
         errors.append(f"{field}: {judge_name!r} is not a judge of this campaign (judges: {names})")
     return ReportParams(judge=judge, method=method, alpha=alpha, target=target, errors=errors)
+
+
+def criterion_page(
+    *, request: HttpRequest, slug: str, criterion: str
+) -> tuple[Campaign, set[str], Criterion, list[Judge]]:
+    """The campaign (403 unless the user is its manager or analyst), the user's roles, the
+    criterion by name (404) and the campaign's judges by name: what every report page reads."""
+    campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
+    criterion_obj = get_object_or_404(Criterion, campaign=campaign, name=criterion)
+    return campaign, roles, criterion_obj, campaign_judges(campaign=campaign)
+
+
+def campaign_judges(*, campaign: Campaign) -> list[Judge]:
+    return list(Judge.objects.filter(campaign=campaign).order_by("name"))
 
 
 def _default_judge(judges: list[Judge]) -> Judge | None:
@@ -270,9 +284,7 @@ def report(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
     message naming it. An htmx request gets the results region only, with status 200 even when
     it shows errors: htmx does not swap 4xx responses, and the region is where they belong.
     """
-    campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
-    criterion_obj = get_object_or_404(Criterion, campaign=campaign, name=criterion)
-    judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
+    campaign, roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     params = report_params(request=request, judges=judges)
     judge, method, alpha, target = params.judge, params.method, params.alpha, params.target
     context: dict[str, Any] = {
