@@ -4,7 +4,11 @@ Run with ``.venv/bin/python bench/judge_bench.py``. Prints, it asserts nothing.
 
 1. judgments/s at concurrency 1, 4, 16, 64 with a fixed 100 ms server latency, as a share of the
    ideal (concurrency / latency); relevance units, so one request is one judgment, stored in
-   PostgreSQL through the real run code path (claim, call, store).
+   PostgreSQL through the real run code path (claim, call, store). Each level is a run of
+   ``--per-thread`` judgments per thread (100: a run long enough for its steady rate to show, not
+   only its start). Beside it, "client alone": the share reached by the bare SDK client making the
+   same number of calls at the same concurrency against the same server, with none of the app's
+   work: the ceiling this machine allows (the server, in its own process, shares its CPUs).
 2. prompt tokens per sentence judged on the demo campaign, one prompt per answer (what the app
    does) vs one prompt per sentence; tokens estimated as characters / 4, the server's own rule.
 """
@@ -70,17 +74,54 @@ def _make_campaign(n_answers: int):
     return campaign
 
 
-def throughput(concurrencies: list[int], per_level: int) -> None:
+def client_alone(*, base_url: str, concurrency: int, n: int) -> float:
+    """Seconds for ``n`` bare chat completions from ``concurrency`` threads sharing one SDK
+    client, with none of the app's work: what this machine and this server allow at best."""
+    import threading
+
+    import openai
+
+    client = openai.OpenAI(base_url=base_url, api_key="bench", max_retries=0)
+    messages = [
+        {"role": "system", "content": "Réponds en JSON."},
+        {"role": "user", "content": "Le CA est de 12 M€.\nINDICES: [0]"},
+    ]
+    left = [n]
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                if left[0] == 0:
+                    return
+                left[0] -= 1
+            client.chat.completions.create(
+                model="m", messages=messages, temperature=0, response_format={"type": "json_object"}
+            )
+
+    threads = [threading.Thread(target=work) for _ in range(concurrency)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - start
+    client.close()
+    return seconds
+
+
+def throughput(concurrencies: list[int], per_thread: int) -> None:
     from annotation.models import Criterion
     from evaluation.judge import runs
 
-    print(f"judge throughput, server latency {LATENCY_S * 1000:.0f} ms")
+    print(f"judge throughput, server latency {LATENCY_S * 1000:.0f} ms, {per_thread} calls per thread")
     print(
-        f"{'concurrency':>11} {'judgments':>9} {'seconds':>8} {'judgments/s':>11} {'ideal/s':>8} {'share':>6}"
+        f"{'concurrency':>11} {'judgments':>9} {'seconds':>8} {'judgments/s':>11} {'ideal/s':>8} "
+        f"{'share':>6} {'client alone':>12}"
     )
     with ServerProcess(LATENCY_S) as server:
         for concurrency in concurrencies:
-            n = max(per_level, concurrency * 16)
+            n = concurrency * per_thread
             campaign = _make_campaign(n)
             relevance = Criterion.objects.get(campaign=campaign, name="relevance")
             judge = runs.get_or_create_judge(
@@ -93,8 +134,10 @@ def throughput(concurrencies: list[int], per_level: int) -> None:
             assert run.done_units == n, run.status
             rate = n / seconds
             ideal = concurrency / LATENCY_S
+            alone = n / client_alone(base_url=server.base_url, concurrency=concurrency, n=n)
             print(
-                f"{concurrency:>11} {n:>9} {seconds:>8.2f} {rate:>11.1f} {ideal:>8.0f} {rate / ideal:>6.0%}"
+                f"{concurrency:>11} {n:>9} {seconds:>8.2f} {rate:>11.1f} {ideal:>8.0f} "
+                f"{rate / ideal:>6.0%} {alone / ideal:>12.0%}"
             )
 
 
@@ -141,12 +184,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 4, 16, 64])
     parser.add_argument(
-        "--judgments", type=int, default=64, help="judgments per level (at least 8 per thread)"
+        "--per-thread",
+        type=int,
+        default=100,
+        help="judgments per thread at each level (100: about 10 s of ideal time per level)",
     )
     args = parser.parse_args()
     with bench_database("attest_bench_judge") as engine:
         print(f"database: {engine}")
-        throughput(args.concurrency, args.judgments)
+        throughput(args.concurrency, args.per_thread)
         prompt_tokens()
 
 

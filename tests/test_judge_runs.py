@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.utils import timezone
 
 from annotation.models import Criterion, Unit
@@ -473,3 +473,75 @@ def test_an_unknown_prompt_version_is_refused_naming_the_known_ones(campaign):
     with pytest.raises(CommandError, match="prompt version 'v9' is unknown; known versions: v1"):
         call_command("judge", campaign=campaign.name, criterion="veracity", judge="gpt", prompt_version="v9")
     assert runs.get_or_create_judge(campaign=campaign, name="gpt", prompt_version="v1").prompt_version == "v1"
+
+
+def test_storing_judged_batches_together_writes_only_those_still_claimed(campaign):
+    _corpus(campaign)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    judge = runs.get_or_create_judge(campaign=campaign, name="lexical")
+    run = runs.create_run(criterion=relevance, judge=judge)
+    batches = list(run.batches.order_by("id"))
+    claimed = runs._claim(run_id=run.pk, batch_ids=[b.pk for b in batches], owner="me")
+    assert claimed == [b.pk for b in batches]
+    # The last claim was taken over meanwhile (as a stale one would be).
+    JudgeBatch.objects.filter(pk=batches[2].pk).update(claimed_by="someone-else")
+    verdict = runs.Verdict(index=0, label=1, reasoning="ok")
+    judged = [
+        (
+            batch.pk,
+            runs._Outcome(
+                verdicts={batch.unit_ids[0]: verdict},
+                failed={},
+                prompt_tokens=10 + i,
+                completion_tokens=3,
+                cost=0.5,
+                calls=1,
+                log=[{"accepted": True, "call": i}],
+            ),
+            [{"accepted": False, "earlier": True}],
+        )
+        for i, batch in enumerate(batches)
+    ]
+    stored = runs._store_many(run=run, owner="me", judged=judged)
+    assert stored == {batches[0].pk, batches[1].pk}
+    rows = {b.pk: b for b in JudgeBatch.objects.filter(run=run)}
+    for i in (0, 1):
+        row = rows[batches[i].pk]
+        assert row.status == JudgeBatch.Status.DONE
+        assert (row.done_units, row.failed_units, row.prompt_tokens, row.calls) == (1, 0, 10 + i, 1)
+        assert row.llm_calls == [{"accepted": False, "earlier": True}, {"accepted": True, "call": i}]
+        assert row.finished_at is not None
+    assert rows[batches[2].pk].status == JudgeBatch.Status.RUNNING
+    assert rows[batches[2].pk].done_units == 0
+    judged_units = set(Judgment.objects.filter(judge=judge).values_list("unit_id", flat=True))
+    assert judged_units == {batches[0].unit_ids[0], batches[1].unit_ids[0]}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_database_error_while_storing_gives_every_judged_batch_back(campaign, monkeypatch):
+    _corpus(campaign, answers=12)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    real_store = runs._store_many
+    stores = []
+
+    def failing_store(**kwargs):
+        stores.append(len(kwargs["judged"]))
+        if len(stores) == 2:
+            raise OperationalError("connection lost")
+        return real_store(**kwargs)
+
+    monkeypatch.setattr(runs, "_store_many", failing_store)
+    with ScriptedLLMServer(latency_s=0.02) as server:
+        judge = _llm_judge(campaign, server)
+        run = runs.create_run(criterion=relevance, judge=judge, concurrency=4)
+        with pytest.raises(OperationalError, match="connection lost"):
+            runs.run_inline(run_id=run.pk)
+        assert not run.batches.filter(status=JudgeBatch.Status.RUNNING).exists()
+        stored_first = stores[0]
+        assert run.batches.filter(status=JudgeBatch.Status.DONE).count() == stored_first
+        assert Judgment.objects.filter(judge=judge).count() == stored_first
+        monkeypatch.setattr(runs, "_store_many", real_store)
+        run = runs.run_inline(run_id=run.pk)
+    assert run.status == JudgeRun.Status.DONE
+    assert (run.done_units, run.failed_units) == (12, 0)
+    assert _ok_counts(relevance, judge) == (12, 12)

@@ -50,6 +50,8 @@ ACTIVE = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
 # A run's counters (and what other processes spent of its budget) are refreshed from its batches
 # at most this often by each process working on it: live progress without a query per batch.
 SYNC_INTERVAL_S = 1.0
+# Judged batches stored together, in one transaction, by a run's storing thread.
+STORE_GROUP = 50
 
 
 class RunError(ValueError):
@@ -575,64 +577,115 @@ def _spend(outcome: _Outcome, *, kept: list[dict]) -> dict:
 def _store(
     *, run: JudgeRun, batch_id: int, owner: str, outcome: _Outcome, kept: list[dict] | None = None
 ) -> bool:
-    """Write the batch's judgments, calls and counters, once: False when the claim was lost meanwhile.
+    """Write one batch's judgments, calls and counters, once: False when the claim was lost meanwhile."""
+    return bool(_store_many(run=run, owner=owner, judged=[(batch_id, outcome, kept or [])]))
 
-    The batch's tokens and cost are shared among its units' judgments so that, for a batch
-    judged once, the judgments sum exactly to the batch (and so to the run).
-    """
-    with transaction.atomic():
-        finished = JudgeBatch.objects.filter(
-            id=batch_id, status=JudgeBatch.Status.RUNNING, claimed_by=owner
-        ).update(
-            status=JudgeBatch.Status.FAILED if outcome.failed else JudgeBatch.Status.DONE,
-            finished_at=timezone.now(),
-            error="; ".join(sorted(set(outcome.failed.values())))[:2000],
-            done_units=len(outcome.verdicts),
-            failed_units=len(outcome.failed),
-            **_spend(outcome, kept=kept or []),
+
+def _finish_batches(*, judged: list[tuple[int, _Outcome, list[dict]]], owner: str) -> set[int]:
+    """Move judged batches from running to done or failed, each with its own tallies and replies,
+    only while ``owner`` holds the claim; the ids moved. One statement per batch, sent together
+    (``executemany``: a single round trip on PostgreSQL)."""
+    table = connection.ops.quote_name(JudgeBatch._meta.db_table)
+    replies_field = JudgeBatch._meta.get_field("llm_calls")
+    finished_at = timezone.now()
+    sql = (
+        f"UPDATE {table} SET status = %s, finished_at = %s, error = %s, done_units = %s, "
+        "failed_units = %s, prompt_tokens = prompt_tokens + %s, "
+        "completion_tokens = completion_tokens + %s, cost = cost + %s, calls = calls + %s, "
+        "llm_calls = COALESCE(%s, llm_calls) WHERE id = %s AND status = %s AND claimed_by = %s"
+    )
+    stamp = JudgeBatch._meta.get_field("finished_at").get_db_prep_save(finished_at, connection)
+    rows = [
+        (
+            JudgeBatch.Status.FAILED.value if outcome.failed else JudgeBatch.Status.DONE.value,
+            stamp,
+            "; ".join(sorted(set(outcome.failed.values())))[:2000],
+            len(outcome.verdicts),
+            len(outcome.failed),
+            outcome.prompt_tokens,
+            outcome.completion_tokens,
+            outcome.cost,
+            outcome.calls,
+            replies_field.get_db_prep_save([*kept, *outcome.log], connection) if outcome.log else None,
+            batch_id,
+            JudgeBatch.Status.RUNNING.value,
+            owner,
         )
-        if finished != 1:
-            return False
-        results: list[tuple[int, Verdict | None, str]] = [
-            (unit_id, verdict, "") for unit_id, verdict in outcome.verdicts.items()
-        ] + [(unit_id, None, reason) for unit_id, reason in outcome.failed.items()]
-        n_units = max(1, len(results))
-        prompt_shares = _split(outcome.prompt_tokens, n_units)
-        completion_shares = _split(outcome.completion_tokens, n_units)
-        cost_shares = _split_cost(outcome.cost, n_units)
+        for batch_id, outcome, kept in judged
+    ]
+    ids = [batch_id for batch_id, _, _ in judged]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
+        updated = cursor.rowcount
+    if updated == len(ids):
+        return set(ids)
+    # Claims lost meanwhile (taken over as stale): the batches these statements finished.
+    return set(
+        JudgeBatch.objects.filter(id__in=ids, claimed_by=owner, finished_at=finished_at).values_list(
+            "id", flat=True
+        )
+    )
+
+
+def _judgment_rows(*, run: JudgeRun, outcome: _Outcome, already_ok: set[int]) -> list[Judgment]:
+    """One batch's judgments; its tokens and cost are shared among them so that they sum exactly
+    to the batch (and so to the run)."""
+    results: list[tuple[int, Verdict | None, str]] = [
+        (unit_id, verdict, "") for unit_id, verdict in outcome.verdicts.items()
+    ] + [(unit_id, None, reason) for unit_id, reason in outcome.failed.items()]
+    n_units = max(1, len(results))
+    prompt_shares = _split(outcome.prompt_tokens, n_units)
+    completion_shares = _split(outcome.completion_tokens, n_units)
+    cost_shares = _split_cost(outcome.cost, n_units)
+    return [
+        Judgment(
+            unit_id=unit_id,
+            criterion_id=run.criterion_id,
+            judge_id=run.judge_id,
+            status=Judgment.Status.OK if verdict is not None else Judgment.Status.FAILED,
+            value=verdict.label if verdict is not None else None,
+            reasoning=verdict.reasoning if verdict is not None else "",
+            raw_response=outcome.raw,
+            error=reason[:2000],
+            prompt_tokens=prompt_shares[i],
+            completion_tokens=completion_shares[i],
+            cost=cost_shares[i],
+            latency_ms=outcome.latency_ms,
+        )
+        for i, (unit_id, verdict, reason) in enumerate(results)
         # A failure never overwrites a verdict the judge already gave.
+        if verdict is not None or unit_id not in already_ok
+    ]
+
+
+def _store_many(*, run: JudgeRun, owner: str, judged: list[tuple[int, _Outcome, list[dict]]]) -> set[int]:
+    """Write judged batches (id, outcome, replies kept from earlier attempts) in one transaction:
+    each batch moves from running to done or failed with its tallies and replies, and its
+    judgments are written, only while this caller still holds its claim. The ids stored."""
+    if not judged:
+        return set()
+    with transaction.atomic():
+        stored = _finish_batches(judged=judged, owner=owner)
+        kept = [(batch_id, outcome) for batch_id, outcome, _ in judged if batch_id in stored]
+        failed_units = [unit_id for _, outcome in kept for unit_id in outcome.failed]
         already_ok = (
             set(
                 Judgment.objects.filter(
-                    unit_id__in=list(outcome.failed),
+                    unit_id__in=failed_units,
                     criterion_id=run.criterion_id,
                     judge_id=run.judge_id,
                     status=Judgment.Status.OK,
                 ).values_list("unit_id", flat=True)
             )
-            if outcome.failed
+            if failed_units
             else set()
         )
-        rows = [
-            Judgment(
-                unit_id=unit_id,
-                criterion_id=run.criterion_id,
-                judge_id=run.judge_id,
-                status=Judgment.Status.OK if verdict is not None else Judgment.Status.FAILED,
-                value=verdict.label if verdict is not None else None,
-                reasoning=verdict.reasoning if verdict is not None else "",
-                raw_response=outcome.raw,
-                error=reason[:2000],
-                prompt_tokens=prompt_shares[i],
-                completion_tokens=completion_shares[i],
-                cost=cost_shares[i],
-                latency_ms=outcome.latency_ms,
-            )
-            for i, (unit_id, verdict, reason) in enumerate(results)
-            if verdict is not None or unit_id not in already_ok
-        ]
         Judgment.objects.bulk_create(
-            rows,
+            [
+                row
+                for _, outcome in kept
+                for row in _judgment_rows(run=run, outcome=outcome, already_ok=already_ok)
+            ],
             update_conflicts=True,
             unique_fields=["unit", "criterion", "judge"],
             update_fields=[
@@ -648,7 +701,7 @@ def _store(
                 "updated_at",
             ],
         )
-    return True
+    return stored
 
 
 def _finish_if_complete(run_id: int) -> None:
@@ -739,6 +792,74 @@ def _unclaim(*, batch_ids: list[int], owner: str) -> None:
         ).update(status=JudgeBatch.Status.PENDING, claimed_by="")
 
 
+class _StoreQueue:
+    """Stores judged batches from one thread of its own, in the order they were judged, up to
+    ``STORE_GROUP`` per transaction (all that were waiting).
+
+    With many threads calling the judge, each one writing its own judgments would queue for the
+    database and, between round trips, for the interpreter lock: the calls in flight would drop
+    below the run's concurrency. Here the threads hand their outcome over and go back to the judge
+    at once. A batch handed over stays claimed ('running') until it is stored, so a process killed
+    meanwhile leaves it to the stale-claim recovery like a batch cut off mid-call. ``close`` stores
+    what is left and stops; after a database error the rest is given back as pending and the error
+    is raised by ``close``.
+    """
+
+    def __init__(self, *, run: JudgeRun, owner: str) -> None:
+        self.run = run
+        self.owner = owner
+        self.stored = 0
+        self.error: BaseException | None = None
+        self._items: deque[tuple[int, _Outcome, list[dict]]] = deque()
+        self._ready = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._work, name="judge-store", daemon=True)
+        self._thread.start()
+
+    def put(self, *, batch_id: int, outcome: _Outcome, kept: list[dict]) -> bool:
+        """Hand a judged batch over; False (the batch given back as pending) once storing failed."""
+        with self._ready:
+            if self.error is None:
+                self._items.append((batch_id, outcome, kept))
+                self._ready.notify()
+                return True
+        _release(batch_id=batch_id, owner=self.owner, status=JudgeBatch.Status.PENDING)
+        return False
+
+    def _take(self) -> list[tuple[int, _Outcome, list[dict]]]:
+        with self._ready:
+            while not self._items and not self._closed:
+                self._ready.wait()
+            return [self._items.popleft() for _ in range(min(STORE_GROUP, len(self._items)))]
+
+    def _work(self) -> None:
+        try:
+            while judged := self._take():
+                try:
+                    self.stored += len(_store_many(run=self.run, owner=self.owner, judged=judged))
+                except BaseException as exc:
+                    with self._ready:
+                        self.error = exc
+                        left = [item[0] for item in judged] + [item[0] for item in self._items]
+                        self._items.clear()
+                    for batch_id in left:
+                        _release(batch_id=batch_id, owner=self.owner, status=JudgeBatch.Status.PENDING)
+                    return
+        except BaseException as exc:  # a failure to give the batches back: they wait for recovery
+            self.error = self.error or exc
+        finally:
+            connection.close()
+
+    def close(self) -> None:
+        """Store what is queued, stop the thread, and raise the error that stopped it, if any."""
+        with self._ready:
+            self._closed = True
+            self._ready.notify()
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+
+
 def process_batch(
     *,
     run: JudgeRun,
@@ -747,8 +868,13 @@ def process_batch(
     client: JudgeClient | None,
     owner: str,
     monitor: _RunMonitor,
+    store: _StoreQueue | None = None,
 ) -> bool:
-    """Judge and store one batch this call has claimed; False when it was left undone."""
+    """Judge and store one batch this call has claimed; False when it was left undone.
+
+    With ``store``, the outcome is handed over to it instead (True: handed over; it counts what
+    it stores).
+    """
     try:
         if not monitor.active():
             _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.CANCELLED)
@@ -768,6 +894,8 @@ def process_batch(
                 )
                 _stop_for_budget(run.pk)
                 return False
+        if store is not None:
+            return store.put(batch_id=batch_id, outcome=outcome, kept=data.llm_calls)
         return _store(run=run, batch_id=batch_id, owner=owner, outcome=outcome, kept=data.llm_calls)
     except BaseException:
         # A bug, a database error or an interruption must not strand the batch in 'running'.
@@ -876,10 +1004,17 @@ def process_batches(
         while (item := next_batch()) is not None:
             batch_id, data = item
             done = process_batch(
-                run=run, batch_id=batch_id, data=data, client=client, owner=owner, monitor=monitor
+                run=run,
+                batch_id=batch_id,
+                data=data,
+                client=client,
+                owner=owner,
+                monitor=monitor,
+                store=store,
             )
-            with lock:
-                stored += done
+            if store is None:
+                with lock:
+                    stored += done
             monitor.tick()
 
     def thread_work() -> None:
@@ -893,6 +1028,8 @@ def process_batches(
         finally:
             connection.close()
 
+    # An LLM judge's threads hand their outcomes to one storing thread and go back to the judge.
+    store = _StoreQueue(run=run, owner=owner) if client is not None and workers > 1 else None
     try:
         if workers == 1:
             work()
@@ -914,6 +1051,9 @@ def process_batches(
         _unclaim(batch_ids=leftover, owner=owner)
         if client is not None:
             client.close()
+        if store is not None:
+            store.close()
+            stored += store.stored
     _finish_if_complete(run_id)
     monitor.sync()
     return stored
