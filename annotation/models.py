@@ -89,7 +89,8 @@ class Membership(models.Model):
 
 
 class Question(models.Model):
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="questions")
+    # Indexed by the constraint and the index below, which both start with it.
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="questions", db_index=False)
     external_id = models.CharField(max_length=200)
     text = models.TextField()
     theme = models.CharField(max_length=200)
@@ -110,7 +111,8 @@ class Question(models.Model):
 class SourceChunk(models.Model):
     """A retrieved chunk; shared by every answer of the campaign that retrieved it."""
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="chunks")
+    # Indexed by chunk_unique_external_id, which starts with it.
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="chunks", db_index=False)
     external_id = models.CharField(max_length=200)
     title = models.TextField(blank=True)
     page = models.IntegerField(null=True, blank=True)
@@ -126,7 +128,8 @@ class SourceChunk(models.Model):
 
 
 class Answer(models.Model):
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="answers")
+    # Indexed by answer_unique_external_id, which starts with it.
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="answers", db_index=False)
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
     external_id = models.CharField(max_length=200)
     repetition = models.PositiveIntegerField(default=1)
@@ -147,7 +150,8 @@ class Answer(models.Model):
 class AnswerSource(models.Model):
     """A chunk the retriever returned for an answer, with its rank (1 = first)."""
 
-    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="sources")
+    # Indexed by both constraints below, which start with it.
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="sources", db_index=False)
     chunk = models.ForeignKey(SourceChunk, on_delete=models.CASCADE, related_name="+")
     rank = models.PositiveIntegerField()
 
@@ -160,7 +164,8 @@ class AnswerSource(models.Model):
 
 
 class Sentence(models.Model):
-    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="sentences")
+    # Indexed by sentence_unique_position, which starts with it.
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="sentences", db_index=False)
     position = models.PositiveIntegerField()
     text = models.TextField()
     paragraph = models.TextField(blank=True)
@@ -235,7 +240,8 @@ class Criterion(models.Model):
 class Unit(models.Model):
     """What receives one label per criterion: an answer, or one of its sentences."""
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="units")
+    # Indexed by the (campaign, level, theme) index below.
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="units", db_index=False)
     level = models.CharField(max_length=10, choices=Level.choices)
     answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="units")
     sentence = models.OneToOneField(
