@@ -6,10 +6,10 @@ from collections.abc import Iterable
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 
-from annotation.models import Campaign, Membership, Role
+from annotation.models import Campaign, Criterion, Membership, Role
 
 
 def roles_of(*, user: AbstractBaseUser | AnonymousUser, campaign: Campaign) -> set[str]:
@@ -39,6 +39,30 @@ def get_campaign_for(
     if roles is not None and not held.intersection(roles):
         raise PermissionDenied("Your role in this campaign does not allow this.")
     return campaign, held
+
+
+def get_criterion_for(
+    *, user: AbstractBaseUser | AnonymousUser, slug: str, name: str, role: str
+) -> Criterion:
+    """The campaign's criterion ``name``, its campaign loaded, when the user holds ``role`` there.
+
+    Raises Http404 and PermissionDenied as :func:`get_campaign_for` does (campaign first, then
+    membership and role), and Http404 when the campaign has no such criterion. One query when
+    all is well: it runs on every label.
+    """
+    found = (
+        Criterion.objects.select_related("campaign")
+        .filter(campaign__slug=slug, name=name)
+        .annotate(
+            holds=Exists(Membership.objects.filter(campaign=OuterRef("campaign"), user_id=user.pk, role=role))
+        )
+        .first()
+    )
+    if found is not None and user.is_authenticated and (found.holds or user.is_superuser):
+        return found
+    # Something is refused: say what, in the same order as every other page.
+    get_campaign_for(user=user, slug=slug, roles=[role])
+    raise Http404("No such criterion.")
 
 
 def campaigns_for(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campaign]:

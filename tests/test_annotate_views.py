@@ -400,6 +400,23 @@ def test_htmx_post_without_csrf_token_is_refused(annotator, campaign, relevance)
     assert Label.objects.count() == 1
 
 
+def test_a_member_removed_between_two_posts_is_refused_at_once(client_for, annotator, campaign, relevance):
+    from annotation.models import Membership
+
+    criterion, _ = relevance
+    client = client_for(annotator)
+    response = client.get(url(campaign, criterion, Stage.LABEL), **HTMX)
+    data = {"unit_id": shown_unit(response), "value": "1", "request_key": request_key(response)}
+    Membership.objects.filter(campaign=campaign, user=annotator).delete()
+    assert client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX).status_code == 403
+    assert not Label.objects.exists()
+
+
+def test_an_outsider_learns_nothing_about_criteria_either(client_for, outsider, campaign, relevance):
+    response = client_for(outsider).get(reverse("annotation:annotate", args=[campaign.slug, "nope", "label"]))
+    assert response.status_code == 403
+
+
 def test_unknown_criterion_or_stage_is_404(client_for, annotator, campaign, relevance):
     criterion, _ = relevance
     client = client_for(annotator)
@@ -481,6 +498,12 @@ def test_query_counts_of_the_page_and_the_submit_do_not_grow_with_the_campaign(
     with CaptureQueriesContext(connection) as captured:
         client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
     submit = len(captured)
+    # session, user, criterion with its campaign and the role; the lease: savepoint, queue, lease
+    # renewed, unit, release; sources; both progress figures in one query
+    assert page == 10
+    # session, user, criterion with its campaign and the role; the label: savepoint, unit lock
+    # with its slots, label, slot, release; then the lease and the page's figures, as above
+    assert submit == 8 + 7
 
     campaign, criterion = prepare(40)
     with django_assert_num_queries(page):

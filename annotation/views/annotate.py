@@ -18,16 +18,15 @@ from dataclasses import dataclass, field
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.access import get_campaign_for
+from annotation.access import get_criterion_for
 from annotation.models import (
     DEFAULT_CITATION_PATTERN,
-    AnnotationMode,
     AnswerSource,
     Assignment,
     Campaign,
@@ -41,12 +40,11 @@ from annotation.workflow import (
     WorkflowError,
     next_unit,
     skip,
-    stage_progress,
     stages_for,
     submit_label,
     undo_last,
 )
-from annotation.workflow.queue import criterion_progress
+from annotation.workflow.queue import work_progress
 
 TEMPLATE = "annotation/annotate.html"
 STAGE_TITLES = {Stage.LABEL: "Label", Stage.REVIEW: "Review", Stage.ADJUDICATION: "Adjudication"}
@@ -227,15 +225,26 @@ def unit_view(*, unit: Unit, campaign: Campaign) -> UnitView:
 
 
 def open_stage(*, request: HttpRequest, slug: str, criterion: str, stage: str) -> tuple[Campaign, Criterion]:
-    """The campaign and criterion if the user holds the stage's role; 403 / 404 otherwise."""
+    """The campaign and criterion if the user holds the stage's role; 403 / 404 otherwise.
+
+    The role it checked is noted on the request, so that the workflow functions this request
+    calls next do not read it again (see :func:`checked_roles`).
+    """
     if stage not in STAGE_ROLE:
         raise Http404("No such stage.")
-    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=[STAGE_ROLE[stage]])
+    found = get_criterion_for(user=request.user, slug=slug, name=criterion, role=STAGE_ROLE[stage])
+    campaign = found.campaign
     if stage not in stages_for(mode=campaign.annotation_mode):
         raise Http404("This campaign's annotation mode has no such stage.")
-    found = get_object_or_404(Criterion, campaign=campaign, name=criterion)
-    found.campaign = campaign
+    request.checked_roles = (campaign.pk, frozenset({STAGE_ROLE[stage]}))  # type: ignore[attr-defined]
     return campaign, found
+
+
+def checked_roles(request: HttpRequest, criterion: Criterion) -> frozenset[str] | None:
+    """The roles :func:`open_stage` checked in this request for the criterion's campaign; None
+    (the workflow then reads them itself) when it did not."""
+    campaign_id, roles = getattr(request, "checked_roles", (None, None))
+    return roles if campaign_id == criterion.campaign_id else None
 
 
 def value_names(criterion: Criterion) -> dict[int, str]:
@@ -248,6 +257,7 @@ def work_context(
 ) -> dict:
     """Context of the work region: the unit, progress, keys, a fresh request key."""
     names = value_names(criterion)
+    progress, overall = work_progress(user=request.user, criterion=criterion, stage=stage)
     return {
         "campaign": campaign,
         "criterion": criterion,
@@ -255,8 +265,8 @@ def work_context(
         "stage_title": STAGE_TITLES[stage],
         "unit": unit,
         "view": unit_view(unit=unit, campaign=campaign) if unit else None,
-        "progress": stage_progress(user=request.user, criterion=criterion, stage=stage),
-        "overall": criterion_progress(criterion=criterion),
+        "progress": progress,
+        "overall": overall,
         "choices": [
             {"value": 1, "key": criterion.positive_key or "1", "name": names[1], "meaning": names[1]},
             {"value": 0, "key": criterion.negative_key or "0", "name": names[0], "meaning": names[0]},
@@ -285,7 +295,7 @@ Extra = Callable[[dict], None]
 def _review_extra(context: dict) -> None:
     """In review mode the reviewer sees the first label and confirms or overrides it."""
     unit, criterion = context["unit"], context["criterion"]
-    if unit is None or context["campaign"].annotation_mode != AnnotationMode.REVIEW:
+    if unit is None or context["stage"] != Stage.REVIEW:
         return
     first = _first_label(unit=unit, criterion=criterion)
     context["first"] = first
@@ -319,7 +329,13 @@ def respond(
     An error (``kind`` "error") answers 400 to a plain form post, 200 to htmx so that it swaps.
     ``after``: the unit on screen, to leave out (a prefetch of the one that follows it).
     """
-    unit = next_unit(user=request.user, criterion=criterion, stage=stage, after=after)
+    unit = next_unit(
+        user=request.user,
+        criterion=criterion,
+        stage=stage,
+        after=after,
+        roles=checked_roles(request, criterion),
+    )
     context = work_context(request=request, campaign=campaign, criterion=criterion, stage=stage, unit=unit)
     context.update(message=message, message_kind=kind, focus=focus)
     if extra is not None:
@@ -416,6 +432,7 @@ def submit_from_post(*, request: HttpRequest, criterion: Criterion, stage: str) 
             value=value,
             comment=request.POST.get("comment", ""),
             request_key=request.POST.get("request_key"),
+            roles=checked_roles(request, criterion),
         )
     except WorkflowError as exc:
         focus = "comment" if exc.code == "comment_required" else ""
@@ -428,7 +445,13 @@ def skip_from_post(*, request: HttpRequest, criterion: Criterion, stage: str) ->
     unit_id = _int(request.POST.get("unit_id"))
     if unit_id is None:
         return HttpResponseBadRequest("unit_id is required")
-    skip(user=request.user, criterion=criterion, stage=stage, unit_id=unit_id)
+    skip(
+        user=request.user,
+        criterion=criterion,
+        stage=stage,
+        unit_id=unit_id,
+        roles=checked_roles(request, criterion),
+    )
     return {}
 
 
@@ -436,7 +459,11 @@ def undo_from_post(*, request: HttpRequest, criterion: Criterion, stage: str) ->
     """Withdraw the user's last label at the stage; the outcome to show."""
     try:
         undo_last(
-            user=request.user, criterion=criterion, stage=stage, request_key=request.POST.get("request_key")
+            user=request.user,
+            criterion=criterion,
+            stage=stage,
+            request_key=request.POST.get("request_key"),
+            roles=checked_roles(request, criterion),
         )
     except WorkflowError as exc:
         return {"message": str(exc).capitalize() + ".", "kind": "error"}

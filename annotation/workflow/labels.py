@@ -7,6 +7,7 @@ submit or undo can change before this transaction commits (leases taken concurre
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -105,6 +106,7 @@ def submit_label(
     value: int,
     comment: str = "",
     request_key: str | None = None,
+    roles: Collection[str] | None = None,
 ) -> Label:
     """Record ``user``'s label ``value`` (0 or 1) on the unit at ``stage``; return the Label row.
 
@@ -115,11 +117,12 @@ def submit_label(
     (nor both blind slots); a review that overrides the first label needs a comment; an
     adjudication needs a reason (the comment) and a disagreement to settle. The lease becomes the
     filled slot. Raises WorkflowError (with a ``code``) when a rule refuses, PermissionDenied
-    without the stage's role; nothing is written then.
+    without the stage's role (``roles``: the user's roles already read in this request, see
+    :func:`~annotation.workflow.rules.require_stage_role`); nothing is written then.
     """
     value = check_value(value)
     request_key = check_request_key(request_key)
-    require_stage_role(user=user, campaign=criterion.campaign, stage=stage)
+    require_stage_role(user=user, campaign=criterion.campaign, stage=stage, roles=roles)
     comment = (comment or "").strip()
     # A replayed request is recognised where it fails: on the filled slot, on a refused rule, or
     # on the key's unique index; the first submit pays no extra query for it.
@@ -238,18 +241,24 @@ def _check_prerequisite(*, slots: list[_Slot], mode: str, stage: str, value: int
 
 
 def undo_last(
-    *, user: AbstractBaseUser, criterion: Criterion, stage: str, request_key: str | None = None
+    *,
+    user: AbstractBaseUser,
+    criterion: Criterion,
+    stage: str,
+    request_key: str | None = None,
+    roles: Collection[str] | None = None,
 ) -> Label:
     """Withdraw ``user``'s most recent label at ``stage``; return the withdrawal row (value None).
 
     The withdrawn unit comes back to the user under a fresh lease, so ``next_unit`` hands it to
     them again. Refused (WorkflowError) when nothing is left to undo or when a later stage has
     already labelled the unit (a review of a first label, an adjudication). Idempotent by
-    ``request_key`` like :func:`submit_label`. PermissionDenied without the stage's role.
+    ``request_key`` like :func:`submit_label`. PermissionDenied without the stage's role
+    (``roles`` as in :func:`submit_label`).
     """
     request_key = check_request_key(request_key)
     campaign = criterion.campaign
-    require_stage_role(user=user, campaign=campaign, stage=stage)
+    require_stage_role(user=user, campaign=campaign, stage=stage, roles=roles)
     if request_key and (done := Label.objects.filter(request_key=request_key).first()):
         if done.user_id != user.pk or done.value is not None:
             raise WorkflowError("this request key belongs to another label", code="request_key")

@@ -16,6 +16,7 @@ units instead of colliding. SQLite runs every transaction as IMMEDIATE, which se
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -185,7 +186,12 @@ def available_count(*, user: AbstractBaseUser, criterion: Criterion, stage: str,
 
 
 def next_unit(
-    *, user: AbstractBaseUser, criterion: Criterion, stage: str, after: int | None = None
+    *,
+    user: AbstractBaseUser,
+    criterion: Criterion,
+    stage: str,
+    after: int | None = None,
+    roles: Collection[str] | None = None,
 ) -> Unit | None:
     """The unit ``user`` works on next at ``stage`` for ``criterion``, leased to them; None when done.
 
@@ -196,11 +202,12 @@ def next_unit(
     it. Otherwise the first eligible unit (see the module docstring) is leased for the campaign's
     ``lease_minutes``; an expired lease frees its slot for anyone. The unit comes with its answer,
     question and sentence loaded. Raises PermissionDenied without the stage's role and
-    WorkflowError for a stage the campaign's mode does not have. A constant number of queries,
+    WorkflowError for a stage the campaign's mode does not have (``roles``: the user's roles
+    already read in this request, see :func:`require_stage_role`). A constant number of queries,
     whatever the size of the campaign.
     """
     campaign = criterion.campaign
-    require_stage_role(user=user, campaign=campaign, stage=stage)
+    require_stage_role(user=user, campaign=campaign, stage=stage, roles=roles)
     for _ in range(CLAIM_ATTEMPTS):
         now = timezone.now()
         until = lease_end(campaign=campaign, now=now)
@@ -267,13 +274,20 @@ def claim_slot(
     Assignment.objects.create(unit_id=unit_id, criterion=criterion, stage=stage, slot=slot, **fields)
 
 
-def skip(*, user: AbstractBaseUser, criterion: Criterion, stage: str, unit_id: int) -> bool:
+def skip(
+    *,
+    user: AbstractBaseUser,
+    criterion: Criterion,
+    stage: str,
+    unit_id: int,
+    roles: Collection[str] | None = None,
+) -> bool:
     """Give back ``user``'s lease on the unit; it comes back to them only after every other unit.
 
     Others may take the unit at once. False when the user held no live lease on it (already
-    skipped, expired or labelled): nothing changes then.
+    skipped, expired or labelled): nothing changes then. ``roles`` as in :func:`next_unit`.
     """
-    require_stage_role(user=user, campaign=criterion.campaign, stage=stage)
+    require_stage_role(user=user, campaign=criterion.campaign, stage=stage, roles=roles)
     now = timezone.now()
     released = Assignment.objects.filter(
         unit_id=unit_id,
@@ -313,19 +327,9 @@ _PROGRESS_SQL = (
 )
 
 
-def stage_progress(*, user: AbstractBaseUser, criterion: Criterion, stage: str) -> StageProgress:
-    """Progress of ``stage`` on the criterion's current sample, in one query.
-
-    ``mine``: slots the user filled at the stage; ``filled``: slots filled by anyone; ``total``:
-    the slots the stage will have (sample size x slots for the first stage, one review per first
-    label), None for adjudication (it depends on disagreements still to come).
-    """
+def _stage_progress(*, criterion: Criterion, stage: str, row: tuple) -> StageProgress:
     mode = criterion.campaign.annotation_mode
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _PROGRESS_SQL, _params(user=user, criterion=criterion, stage=stage, now=timezone.now())
-        )
-        size, mine, filled, first = (int(n) for n in cursor.fetchone())
+    size, mine, filled, first = (int(n) for n in row)
     if stage == Stage.LABEL:
         total: int | None = size * capacity(mode=mode, stage=stage)
     elif stage == Stage.REVIEW:
@@ -333,6 +337,21 @@ def stage_progress(*, user: AbstractBaseUser, criterion: Criterion, stage: str) 
     else:
         total = None
     return StageProgress(stage=stage, mine=mine, filled=filled, total=total, sample_size=size)
+
+
+def stage_progress(*, user: AbstractBaseUser, criterion: Criterion, stage: str) -> StageProgress:
+    """Progress of ``stage`` on the criterion's current sample, in one query.
+
+    ``mine``: slots the user filled at the stage; ``filled``: slots filled by anyone; ``total``:
+    the slots the stage will have (sample size x slots for the first stage, one review per first
+    label), None for adjudication (it depends on disagreements still to come).
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _PROGRESS_SQL, _params(user=user, criterion=criterion, stage=stage, now=timezone.now())
+        )
+        row = cursor.fetchone()
+    return _stage_progress(criterion=criterion, stage=stage, row=row)
 
 
 @dataclass(frozen=True)
@@ -382,6 +401,12 @@ def _settled_sql(*, mode: str) -> str:
     )
 
 
+def _criterion_progress(*, criterion: Criterion, row: tuple) -> CriterionProgress:
+    total, settled = (int(n) for n in row)
+    blind = criterion.campaign.annotation_mode == AnnotationMode.BLIND_DOUBLE
+    return CriterionProgress(settled=settled, total=total, blind=blind)
+
+
 def criterion_progress(*, criterion: Criterion) -> CriterionProgress:
     """Units of the criterion's current sample that are done, and the sample's size.
 
@@ -393,9 +418,24 @@ def criterion_progress(*, criterion: Criterion) -> CriterionProgress:
             _settled_sql(mode=criterion.campaign.annotation_mode),
             {"criterion": criterion.pk, "imported": Stage.IMPORTED.value},
         )
-        total, settled = (int(n) for n in cursor.fetchone())
-    blind = criterion.campaign.annotation_mode == AnnotationMode.BLIND_DOUBLE
-    return CriterionProgress(settled=settled, total=total, blind=blind)
+        row = cursor.fetchone()
+    return _criterion_progress(criterion=criterion, row=row)
+
+
+def work_progress(
+    *, user: AbstractBaseUser, criterion: Criterion, stage: str
+) -> tuple[StageProgress, CriterionProgress]:
+    """:func:`stage_progress` and :func:`criterion_progress` together, in one round trip (the
+    annotator page shows both after every label)."""
+    settled = _settled_sql(mode=criterion.campaign.annotation_mode)
+    sql = f"SELECT * FROM ({_PROGRESS_SQL}) p CROSS JOIN ({settled}) d"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, _params(user=user, criterion=criterion, stage=stage, now=timezone.now()))
+        row = cursor.fetchone()
+    return (
+        _stage_progress(criterion=criterion, stage=stage, row=row[:4]),
+        _criterion_progress(criterion=criterion, row=row[4:]),
+    )
 
 
 @dataclass(frozen=True)

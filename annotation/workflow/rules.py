@@ -8,6 +8,8 @@ both first-stage slots of a blind unit.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 
@@ -59,13 +61,22 @@ def check_stage(*, campaign: Campaign, stage: str) -> None:
         )
 
 
-def require_stage_role(*, user: AbstractBaseUser | AnonymousUser, campaign: Campaign, stage: str) -> None:
+def require_stage_role(
+    *,
+    user: AbstractBaseUser | AnonymousUser,
+    campaign: Campaign,
+    stage: str,
+    roles: Collection[str] | None = None,
+) -> None:
     """Check the stage exists in the campaign's mode and the user holds its role.
 
-    Raises WorkflowError for an unknown stage and PermissionDenied when the role is missing.
+    ``roles``: roles of the user in the campaign that the caller read in this same request (a
+    view checks them on every request); None reads them from the database. Raises WorkflowError
+    for an unknown stage and PermissionDenied when the role is missing.
     """
     check_stage(campaign=campaign, stage=stage)
-    if STAGE_ROLE[stage] not in roles_of(user=user, campaign=campaign):
+    held = roles_of(user=user, campaign=campaign) if roles is None else roles
+    if STAGE_ROLE[stage] not in held:
         raise PermissionDenied(f"The {stage} stage needs the {STAGE_ROLE[stage]} role in this campaign.")
 
 
