@@ -32,10 +32,15 @@ def schedule_refresh(*, criterion_id: int, trigger: str, delay_s: float) -> bool
 
     True when the caller must enqueue the recomputation; False when one is already due, so a
     burst of labels (an adjudication batch) costs one recomputation. Safe under concurrency:
-    the due time is taken with a conditional UPDATE.
+    the due time is taken with a conditional UPDATE. One read when a recomputation is already
+    due (every label of a burst after the first).
     """
     now = timezone.now()
-    EstimateSchedule.objects.get_or_create(criterion_id=criterion_id)
+    due = list(EstimateSchedule.objects.filter(criterion_id=criterion_id).values_list("due_at", flat=True))
+    if due and due[0] is not None and due[0] >= now - STALE_SCHEDULE:
+        return False
+    if not due:
+        EstimateSchedule.objects.get_or_create(criterion_id=criterion_id)
     free = EstimateSchedule.objects.filter(
         Q(due_at__isnull=True) | Q(due_at__lt=now - STALE_SCHEDULE), criterion_id=criterion_id
     )
