@@ -1,16 +1,24 @@
 """Time submit-and-next under 8 concurrent annotators on a 200,000-sentence campaign (PostgreSQL).
 
-Run with ``.venv/bin/python bench/annotation_bench.py [--sentences N] [--sample S] [--threads T]``.
-Creates the database ``attest_bench_annotation`` on 127.0.0.1:5432 (user postgres), fills it with
-bulk_create (answers of 5 sentences, 3 retrieved chunks each), draws a plain random sample of
-``--sample`` sentence units for veracity, then runs two phases with ``--threads`` threads, each
-thread one person with its own database connection:
+Run with ``.venv/bin/python bench/annotation_bench.py [--sentences N] [--sample S] [--clients C]
+[--threads]``. Creates the database ``attest_bench_annotation`` on 127.0.0.1:5432 (user
+postgres), fills it with bulk_create (answers of 5 sentences, 3 retrieved chunks each), draws a
+plain random sample of ``--sample`` sentence units for veracity, then runs two phases with
+``--clients`` concurrent clients, each one person with its own database connection, sending its
+next request as soon as the previous one is answered (no reading time):
 
 1. domain: annotators call ``submit_label`` then ``next_unit`` until the first-stage queue is
    empty; the time of each submit-and-next pair is recorded;
 2. pages: reviewers go through the review stage with the Django test client in-process (an htmx
-   POST to the submit view, whose response is the next unit's rendered partial); the time of each
-   POST is recorded.
+   POST to the submit view, whose response is the next unit's rendered partial, through the
+   whole middleware stack); the time of each POST is recorded.
+
+By default each client is its own process (forked once Django is set up, before any database
+connection is opened), as with a WSGI server running one worker process per client: the figures
+are then the server time per request when 8 requests compete for the machine's cores and its
+PostgreSQL, with no interpreter lock shared between them. ``--threads`` runs the clients as
+threads of one process instead, as a single worker process with 8 threads would: there the
+requests also queue on that process's interpreter lock.
 
 Prints p50 / p95 / max in milliseconds per phase (target p95: under 50 ms) and drops the database.
 Then runs ``bench/sampling_bench.py`` (its own database: a 140-unit stratified sample drawn over
@@ -21,6 +29,7 @@ It asserts nothing: timings belong here, never in tests.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import random
 import subprocess
@@ -275,14 +284,58 @@ def in_threads(work, users) -> list[float]:
     return times
 
 
-def domain_phase(*, criterion, users) -> list[float]:
+def _process_client(work, user, start, results) -> None:
+    from django.db import connection
+
+    times: list[float] = []
+    try:
+        start.wait()
+        work(user, times)
+        results.put((times, None))
+    except BaseException as exc:  # reported by the parent
+        results.put((times, f"{exc.__class__.__name__}: {exc}"))
+    finally:
+        connection.close()
+
+
+def in_processes(work, users) -> list[float]:
+    """Run ``work(user, times)`` in one forked process per user; the times (ms) they all recorded.
+
+    The parent's connections are closed before the fork, so each child opens its own.
+    """
+    from django.db import connections
+
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    start, results = context.Barrier(len(users)), context.Queue()
+    children = [context.Process(target=_process_client, args=(work, user, start, results)) for user in users]
+    for child in children:
+        child.start()
+    times: list[float] = []
+    errors: list[str] = []
+    for _ in children:  # read before joining: a child blocks until its results are consumed
+        recorded, error = results.get()
+        times.extend(recorded)
+        if error:
+            errors.append(error)
+    for child in children:
+        child.join()
+    if errors:
+        raise RuntimeError(f"{len(errors)} client(s) failed; first: {errors[0]}")
+    return times
+
+
+def concurrently(work, users, *, threads: bool) -> list[float]:
+    return in_threads(work, users) if threads else in_processes(work, users)
+
+
+def domain_phase(*, criterion, users, threads: bool) -> list[float]:
     """Annotators label the first stage through the domain functions."""
     from annotation.models import Stage
     from annotation.workflow import WorkflowError, next_unit, submit_label
 
-    refused: list[str] = []
-
     def work(user, times: list[float]) -> None:
+        refused: list[str] = []
         unit = next_unit(user=user, criterion=criterion, stage=Stage.LABEL)
         while unit is not None:
             began = time.perf_counter()
@@ -299,14 +352,13 @@ def domain_phase(*, criterion, users) -> list[float]:
                 refused.append(exc.code)
             unit = next_unit(user=user, criterion=criterion, stage=Stage.LABEL)
             times.append(1000 * (time.perf_counter() - began))
+        if refused:
+            print(f"  {user.username}: refused submits: {len(refused)} ({', '.join(sorted(set(refused)))})")
 
-    times = in_threads(work, users)
-    if refused:
-        print(f"  refused submits: {len(refused)} ({', '.join(sorted(set(refused)))})")
-    return times
+    return concurrently(work, users, threads=threads)
 
 
-def pages_phase(*, campaign, criterion, users) -> list[float]:
+def pages_phase(*, campaign, criterion, users, threads: bool) -> list[float]:
     """Reviewers confirm every first label through the submit view (htmx), in-process."""
     import re
 
@@ -330,7 +382,7 @@ def pages_phase(*, campaign, criterion, users) -> list[float]:
             times.append(1000 * (time.perf_counter() - began))
             html = response.content.decode()
 
-    return in_threads(work, users)
+    return concurrently(work, users, threads=threads)
 
 
 def report(name: str, times: list[float]) -> None:
@@ -346,7 +398,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=200_000)
     parser.add_argument("--sample", type=int, default=2_000)
-    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--clients", type=int, default=8, help="concurrent clients (people)")
+    parser.add_argument(
+        "--threads", action="store_true", help="clients as threads of one process instead of processes"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-sampling", action="store_true", help="skip bench/sampling_bench.py")
     args = parser.parse_args()
@@ -364,18 +419,19 @@ def main() -> None:
             f"{engine}: built {units} sentence units, sample of {args.sample}, "
             f"in {time.perf_counter() - began:.1f} s; cores available: {len(os.sched_getaffinity(0))}"
         )
-        annotators = people(campaign=campaign, role=Role.ANNOTATOR, count=args.threads)
-        reviewers = people(campaign=campaign, role=Role.REVIEWER, count=args.threads)
+        annotators = people(campaign=campaign, role=Role.ANNOTATOR, count=args.clients)
+        reviewers = people(campaign=campaign, role=Role.REVIEWER, count=args.clients)
+        clients = f"{args.clients} " + ("threads in one process" if args.threads else "processes")
 
         began = time.perf_counter()
         report(
-            f"submit_label + next_unit, {args.threads} threads",
-            domain_phase(criterion=criterion, users=annotators),
+            f"submit_label + next_unit, {clients}",
+            domain_phase(criterion=criterion, users=annotators, threads=args.threads),
         )
         print(f"  first stage done in {time.perf_counter() - began:.1f} s")
         began = time.perf_counter()
-        times = pages_phase(campaign=campaign, criterion=criterion, users=reviewers)
-        report(f"POST submit (review) rendering the next unit, {args.threads} threads", times)
+        times = pages_phase(campaign=campaign, criterion=criterion, users=reviewers, threads=args.threads)
+        report(f"POST submit (review) rendering the next unit, {clients}", times)
         print(f"  review stage done in {time.perf_counter() - began:.1f} s")
 
         labels = Label.objects.filter(criterion=criterion)
