@@ -13,8 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from langdetect.detector import Detector
 from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
-from langdetect.lang_detect_exception import LangDetectException
+from langdetect.lang_detect_exception import ErrorCode, LangDetectException
+from langdetect.utils.ngram import NGram
 
 DEFAULT_CITATION_PATTERN = r"\[\^([A-Za-z0-9_-]+)\^\]"
 
@@ -412,8 +414,52 @@ def _mostly_latin(text: str) -> bool:
     return bool(letters) and len(_LATIN_LETTER.findall(text)) >= 0.9 * letters
 
 
+@lru_cache(maxsize=4096)
+def _normalized(ch: str) -> str:
+    return NGram.normalize(ch)
+
+
+class _Detector(Detector):
+    """langdetect's detector with its n-gram extraction written to cost half as much, with the
+    very same result (a test compares both detectors on many texts in many languages): each
+    character's normalisation is looked up once per process instead of at every occurrence, and
+    NGram.add_char is inlined."""
+
+    def _extract_ngrams(self) -> list[str]:
+        known = self.word_lang_prob_map
+        result: list[str] = []
+        grams, capitalword = " ", False
+        for raw in self.text:
+            # NGram.add_char, inlined.
+            ch = _normalized(raw)
+            last_char = grams[-1]
+            if last_char == " ":
+                grams, capitalword = " ", False
+                if ch == " ":
+                    continue
+            elif len(grams) >= NGram.N_GRAM:
+                grams = grams[1:]
+            grams += ch
+            if ch.isupper():
+                if last_char.isupper():
+                    capitalword = True
+            else:
+                capitalword = False
+            if capitalword:
+                continue
+            for n in (1, 2, 3):
+                if len(grams) < n:
+                    break
+                w = grams[-n:]
+                if w and w != " " and w in known:
+                    result.append(w)
+        return result
+
+
 def _detect(factory: DetectorFactory, cleaned: str) -> str:
-    detector = factory.create()
+    if not factory.langlist:
+        raise LangDetectException(ErrorCode.NeedLoadProfileError, "Need to load profiles.")
+    detector = _Detector(factory)
     detector.append(cleaned)
     return detector.detect().split("-", 1)[0]
 

@@ -669,3 +669,43 @@ def test_import_candidates_are_the_setting_plus_the_expected_language(settings):
     settings.LANGUAGE_CANDIDATES = ["fr", "en"]
     assert language_candidates() == ("en", "fr")
     assert language_candidates(expected="pl") == ("en", "fr", "pl")
+
+
+def _translations() -> list[str]:
+    """Texts in about a hundred languages and a dozen scripts: the translated messages Django
+    ships, a few hundred characters per language."""
+    import glob
+    from pathlib import Path
+
+    import django
+
+    texts = []
+    for path in sorted(glob.glob(str(Path(django.__file__).parent / "conf/locale/*/LC_MESSAGES/django.po"))):
+        messages = re.findall(r'^msgstr "(.+)"$', Path(path).read_text(encoding="utf-8"), re.M)
+        texts.append(" ".join(messages[:15])[:300])
+    return texts
+
+
+@pytest.mark.parametrize("candidates", [None, frozenset(CANDIDATES)])
+def test_the_faster_detector_gives_exactly_langdetects_probabilities(candidates):
+    from langdetect.detector import Detector
+    from langdetect.lang_detect_exception import LangDetectException
+
+    from annotation.text import _Detector, _detector_factory
+
+    factory = _detector_factory(candidates)
+
+    def probabilities(detector_class, text):
+        detector = detector_class(factory)
+        detector.append(text)
+        try:
+            return [(language.lang, language.prob) for language in detector.get_probabilities()]
+        except LangDetectException as exc:
+            return str(exc)
+
+    texts = [*_translations(), FRENCH, ENGLISH, "Transport logistique import export", "ÉTAT DES LIEUX."]
+    assert len(texts) > 90
+    detected = [probabilities(_Detector, text) for text in texts]
+    assert detected == [probabilities(Detector, text) for text in texts]
+    # The texts do tell languages apart (the comparison is not between empty results).
+    assert len({result[0][0] for result in detected if isinstance(result, list)}) >= (7 if candidates else 40)

@@ -9,6 +9,7 @@ field's default, and auto_now / auto_now_add fields the current time, as the ORM
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
@@ -58,6 +59,10 @@ def _filled_columns(model: type[models.Model], columns: Sequence[str]) -> tuple[
     return names, values
 
 
+def _plain_json(field: models.Field) -> bool:
+    return isinstance(field, models.JSONField) and field.encoder is None
+
+
 def _max_params() -> int:
     if connection.vendor == "sqlite":
         try:
@@ -85,8 +90,15 @@ def insert_rows(
     ]
     if prepare:
         rows = [list(row) for row in rows]
-        for row in rows:
-            for index, field in prepare:
+        for index, field in prepare:
+            if connection.vendor == "postgresql" and _plain_json(field):
+                # JSON text, as COPY takes it (the ORM's way, a Jsonb wrapper per value through
+                # Django's field API, costs ten times more).
+                for row in rows:
+                    if row[index] is not None:
+                        row[index] = json.dumps(row[index])
+                continue
+            for row in rows:
                 row[index] = field.get_db_prep_save(row[index], connection)
     extra_names, extra_values = _filled_columns(model, columns)
     names = [field.column for field in fields] + extra_names

@@ -128,6 +128,10 @@ class _Row:
         self, value: object, path: str, *, required: bool, max_length: int | None = None, numbers: bool = True
     ) -> str:
         """Trimmed text; ``numbers`` accepts a number for it (ids and codes, as spreadsheets store them)."""
+        if type(value) is str:  # the usual case, checked first: imports call this for every field
+            result = value.strip()
+            if result and (max_length is None or len(result) <= max_length):
+                return result
         if value is None:
             if required:
                 self.error(path, "missing")
@@ -146,6 +150,8 @@ class _Row:
         return result
 
     def integer(self, value: object, path: str, *, minimum: int | None = None) -> int | None:
+        if type(value) is int and (minimum is None or value >= minimum):  # the usual case
+            return value
         if value is None or (isinstance(value, str) and not value.strip()):
             return None
         number: int | None = None
@@ -225,6 +231,29 @@ class _Row:
         first_rank: dict[str, int] = {}
         for rank, item in enumerate(value, start=1):
             where = f"sources[{rank}]"
+            if type(item) is dict and not mapping:
+                # The usual well-formed source, accepted without the field-by-field checks below.
+                chunk_id, title, page, text = (
+                    item.get("id"),
+                    item.get("title"),
+                    item.get("page"),
+                    item.get("text"),
+                )
+                if (
+                    type(chunk_id) is str
+                    and type(text) is str
+                    and (title is None or type(title) is str)
+                    and (page is None or type(page) is int)
+                ):
+                    chunk_id = chunk_id.strip()
+                    if chunk_id and len(chunk_id) <= MAX_ID and chunk_id not in first_rank:
+                        first_rank[chunk_id] = rank
+                        result.append(
+                            SourceRecord(
+                                id=chunk_id, title=(title or "").strip(), page=page, text=text, field=where
+                            )
+                        )
+                        continue
             if not isinstance(item, dict):
                 self.error(where, "must be an object with id, title, page, text")
                 continue
