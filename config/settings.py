@@ -74,6 +74,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # the pid keeps concurrent test runs apart.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
     DATABASES["default"]["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
+elif env_bool("DB_PREPARED_STATEMENTS", True):
+    # PostgreSQL plans a statement that a connection runs again from its prepared plan: the work
+    # queue's query costs as much to plan as to run. Not through a transaction-pooling proxy
+    # (pgbouncer in transaction mode), which cannot keep a connection's prepared statements.
+    DATABASES["default"]["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 5}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
