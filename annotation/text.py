@@ -420,10 +420,11 @@ def _normalized(ch: str) -> str:
 
 
 class _Detector(Detector):
-    """langdetect's detector with its n-gram extraction written to cost half as much, with the
-    very same result (a test compares both detectors on many texts in many languages): each
-    character's normalisation is looked up once per process instead of at every occurrence, and
-    NGram.add_char is inlined."""
+    """langdetect's detector with its inner loops written to cost about half as much, with the
+    very same results: the same n-grams, the same random draws, the same floating-point
+    operations in the same order (a test compares both detectors on texts in about a hundred
+    languages). Each character's normalisation is looked up once per process instead of at every
+    occurrence, NGram.add_char is inlined, and so are the probability updates of each trial."""
 
     def _extract_ngrams(self) -> list[str]:
         known = self.word_lang_prob_map
@@ -454,6 +455,40 @@ class _Detector(Detector):
                 if w and w != " " and w in known:
                     result.append(w)
         return result
+
+    def _detect_block(self) -> None:
+        self.cleaning_text()
+        ngrams = self._extract_ngrams()
+        if not ngrams:
+            raise LangDetectException(ErrorCode.CantDetectError, "No features in text.")
+        self.langprob = [0.0] * len(self.langlist)
+        self.random.seed(self.seed)
+        # Each drawn n-gram's probabilities (every extracted n-gram has some); drawing from this
+        # list of the same length takes the same random numbers as drawing the n-gram.
+        tables = [self.word_lang_prob_map[ngram] for ngram in ngrams]
+        choice = self.random.choice
+        languages = range(len(self.langlist))
+        for _ in range(self.n_trial):
+            prob = self._init_probability()
+            alpha = self.alpha + self.random.gauss(0.0, 1.0) * self.ALPHA_WIDTH
+            weight = alpha / self.BASE_FREQ
+            i = 0
+            while True:
+                table = choice(tables)  # _update_lang_prob
+                for j in languages:
+                    prob[j] *= weight + table[j]
+                if i % 5 == 0:  # _normalize_prob
+                    maxp, sump = 0.0, sum(prob)
+                    for j in languages:
+                        p = prob[j] / sump
+                        if maxp < p:
+                            maxp = p
+                        prob[j] = p
+                    if maxp > self.CONV_THRESHOLD or i >= self.ITERATION_LIMIT:
+                        break
+                i += 1
+            for j in languages:
+                self.langprob[j] += prob[j] / self.n_trial
 
 
 def _detect(factory: DetectorFactory, cleaned: str) -> str:
