@@ -8,7 +8,9 @@ script drops and creates before the run and drops after it; and when PostgreSQL 
 reached, a SQLite file in a temporary directory (the script says so).
 
 Prints answers/s for the import (reading, checking, splitting, language detection and writing,
-in one transaction), then times the automatic metrics when they exist.
+in one transaction) and the CPU time per answer of its parts (the importing process, the
+PostgreSQL backend when it is local, and the text work, timed alone since it runs in worker
+processes), then times the automatic metrics when they exist.
 """
 
 from __future__ import annotations
@@ -117,8 +119,44 @@ def choose_database(tmp: Path) -> tuple[str, bool]:
     return f"postgres://postgres@127.0.0.1:5432/{BENCH_DB}", True
 
 
-def bench_import(*, path: Path, campaign_name: str, answers: int) -> float:
-    """Import ``path`` and print answers/s; return the seconds it took."""
+def _backend_cpu_s() -> float | None:
+    """CPU seconds used so far by this connection's PostgreSQL backend, when it runs on this
+    machine (read from /proc); None otherwise."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _analysis_cpu_s(path: Path) -> float:
+    """CPU seconds of the text work alone (language and sentences of every answer), in this
+    process: during an import it runs in worker processes, whose time the importing process
+    cannot read."""
+    from annotation.ingest import parse_file
+    from annotation.ingest.analysis import TextJob, analyse
+    from annotation.ingest.load import language_candidates
+    from annotation.models import Campaign
+
+    pattern = Campaign._meta.get_field("citation_pattern").default
+    records = parse_file(path=path).records
+    jobs = [TextJob(answer=record.answer) for record in records]
+    started = time.process_time()
+    for job in jobs:
+        analyse(job, citation_pattern=pattern, candidates=language_candidates())
+    return time.process_time() - started
+
+
+def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = False) -> float:
+    """Import ``path`` and print answers/s; return the seconds it took. With ``cpu``, also the
+    CPU time per answer of the importing process, of the PostgreSQL backend and of the text work."""
     from evaluation.imports import import_file
 
     def progress(done: int, total: int) -> None:
@@ -126,13 +164,31 @@ def bench_import(*, path: Path, campaign_name: str, answers: int) -> float:
         if done == total:
             sys.stderr.write("\n")
 
+    backend_before = _backend_cpu_s() if cpu else None
+    cpu_before = time.process_time()
     started = time.perf_counter()
     summary = import_file(path=path, campaign_name=campaign_name, progress=progress)
     seconds = time.perf_counter() - started
+    own = time.process_time() - cpu_before
     print(
         f"import: {answers} answers, {summary.sentences} sentences, {summary.chunks_created} chunks "
         f"in {seconds:.2f} s = {answers / seconds:.0f} answers/s"
     )
+    if cpu:
+        backend_after = _backend_cpu_s()
+        analysis = _analysis_cpu_s(path)
+        parts = [("importing process", own), ("text work (languages, sentences)", analysis)]
+        if backend_before is not None and backend_after is not None:
+            parts.append(("PostgreSQL backend", backend_after - backend_before))
+        total = sum(value for _, value in parts)
+        cores = os.cpu_count() or 1
+        print(
+            "CPU per answer: " + ", ".join(f"{name} {value / answers * 1000:.2f} ms" for name, value in parts)
+        )
+        print(
+            f"  in all {total / answers * 1000:.2f} ms: {cores} cores at full use would import at most "
+            f"{cores * answers / total:.0f} answers/s"
+        )
     return seconds
 
 
@@ -191,7 +247,10 @@ def main() -> None:
             path = write_jsonl(tmp / "answers.jsonl", synthetic_records(answers=args.answers, seed=args.seed))
             print(f"file: {path.stat().st_size / 1e6:.1f} MB")
             bench_import(
-                path=path, campaign_name=f"import bench {args.seed} {time.time():.0f}", answers=args.answers
+                path=path,
+                campaign_name=f"import bench {args.seed} {time.time():.0f}",
+                answers=args.answers,
+                cpu=True,
             )
             if args.metrics_answers:
                 bench_metrics(tmp=tmp, answers=args.metrics_answers, seed=args.seed)
