@@ -5,7 +5,9 @@ Run with ``.venv/bin/python bench/annotation_bench.py [--sentences N] [--sample 
 postgres), fills it with bulk_create (answers of 5 sentences, 3 retrieved chunks each), draws a
 plain random sample of ``--sample`` sentence units for veracity, then runs two phases with
 ``--clients`` concurrent clients, each one person with its own database connection, sending its
-next request as soon as the previous one is answered (no reading time):
+next request as soon as the previous one is answered (no reading time: the machine saturated),
+or, with ``--reading-s S``, after reading the unit for S seconds on average (uniform between S/2
+and 3S/2; people at work, whose requests rarely meet):
 
 1. domain: annotators call ``submit_label`` then ``next_unit`` until the first-stage queue is
    empty; the time of each submit-and-next pair is recorded;
@@ -347,15 +349,24 @@ def concurrently(work, users, *, threads: bool) -> list[float]:
     return in_threads(work, users) if threads else in_processes(work, users)
 
 
-def domain_phase(*, criterion, users, threads: bool) -> list[float]:
+def _reader(user, reading_s: float):
+    """A pause before each label: the person reading the unit, uniform between half and one and
+    a half times ``reading_s`` (none when 0), from a generator of the person's own."""
+    rng = random.Random(user.pk)
+    return lambda: time.sleep(rng.uniform(0.5, 1.5) * reading_s) if reading_s > 0 else None
+
+
+def domain_phase(*, criterion, users, threads: bool, reading_s: float = 0.0) -> list[float]:
     """Annotators label the first stage through the domain functions."""
     from annotation.models import Stage
     from annotation.workflow import WorkflowError, next_unit, submit_label
 
     def work(user, times: list[float]) -> None:
         refused: list[str] = []
+        read = _reader(user, reading_s)
         unit = next_unit(user=user, criterion=criterion, stage=Stage.LABEL)
         while unit is not None:
+            read()
             began = time.perf_counter()
             try:
                 submit_label(
@@ -376,7 +387,7 @@ def domain_phase(*, criterion, users, threads: bool) -> list[float]:
     return concurrently(work, users, threads=threads)
 
 
-def pages_phase(*, campaign, criterion, users, threads: bool) -> list[float]:
+def pages_phase(*, campaign, criterion, users, threads: bool, reading_s: float = 0.0) -> list[float]:
     """Reviewers confirm every first label through the submit view (htmx), in-process."""
     import re
 
@@ -391,8 +402,10 @@ def pages_phase(*, campaign, criterion, users, threads: bool) -> list[float]:
     def work(user, times: list[float]) -> None:
         client = Client()
         client.force_login(user)
+        read = _reader(user, reading_s)
         html = client.get(page, HTTP_HX_REQUEST="true").content.decode()
         while (unit := unit_re.search(html).group(1)) != "":
+            read()
             value = str(int(unit) % 2)  # the first label's value: a confirmation
             data = {"unit_id": unit, "value": value, "request_key": key_re.search(html).group(1)}
             began = time.perf_counter()
@@ -419,6 +432,12 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients (people)")
     parser.add_argument(
         "--threads", action="store_true", help="clients as threads of one process instead of processes"
+    )
+    parser.add_argument(
+        "--reading-s",
+        type=float,
+        default=0.0,
+        help="mean seconds each person reads a unit before labelling it (0: requests back to back)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-sampling", action="store_true", help="skip bench/sampling_bench.py")
@@ -447,15 +466,24 @@ def main() -> None:
         annotators = people(campaign=campaign, role=Role.ANNOTATOR, count=args.clients)
         reviewers = people(campaign=campaign, role=Role.REVIEWER, count=args.clients)
         clients = f"{args.clients} " + ("threads in one process" if args.threads else "processes")
+        clients += f", reading {args.reading_s:g} s a unit" if args.reading_s else ", back to back"
 
         began = time.perf_counter()
         report(
             f"submit_label + next_unit, {clients}",
-            domain_phase(criterion=criterion, users=annotators, threads=args.threads),
+            domain_phase(
+                criterion=criterion, users=annotators, threads=args.threads, reading_s=args.reading_s
+            ),
         )
         print(f"  first stage done in {time.perf_counter() - began:.1f} s")
         began = time.perf_counter()
-        times = pages_phase(campaign=campaign, criterion=criterion, users=reviewers, threads=args.threads)
+        times = pages_phase(
+            campaign=campaign,
+            criterion=criterion,
+            users=reviewers,
+            threads=args.threads,
+            reading_s=args.reading_s,
+        )
         report(f"POST submit (review) rendering the next unit, {clients}", times)
         print(f"  review stage done in {time.perf_counter() - began:.1f} s")
 
