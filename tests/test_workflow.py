@@ -670,3 +670,49 @@ def test_criterion_progress_in_blind_mode_counts_pairs_whatever_their_values(cam
     label(first, criterion, Stage.LABEL, 1, unit=units[1])
     progress = criterion_progress(criterion=criterion)
     assert (progress.settled, progress.total, progress.blind) == (1, 3, True)
+
+
+def test_work_progress_is_stage_and_criterion_progress_in_one_query(
+    campaign, annotator, reviewer, adjudicator, django_assert_num_queries
+):
+    """The annotator page reads both figures with work_progress: the same as the two functions."""
+    from annotation.workflow.queue import criterion_progress, work_progress
+
+    criterion, units = sampled(campaign=campaign, answers=4)
+
+    def check(user, stage) -> None:
+        with django_assert_num_queries(1):
+            together = work_progress(user=user, criterion=criterion, stage=stage)
+        assert together == (
+            stage_progress(user=user, criterion=criterion, stage=stage),
+            criterion_progress(criterion=criterion),
+        )
+
+    check(annotator, Stage.LABEL)
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[1])
+    check(annotator, Stage.LABEL)
+    check(reviewer, Stage.REVIEW)
+    label(reviewer, criterion, Stage.REVIEW, 0, unit=units[1], comment="Non.")
+    check(reviewer, Stage.REVIEW)
+    check(adjudicator, Stage.ADJUDICATION)
+    label(adjudicator, criterion, Stage.ADJUDICATION, 0, unit=units[1], comment="Le relecteur a raison.")
+    check(adjudicator, Stage.ADJUDICATION)
+    assert work_progress(user=annotator, criterion=criterion, stage=Stage.LABEL)[1].settled == 1
+
+
+def test_work_progress_in_blind_mode_matches_the_two_functions(campaign):
+    from annotation.workflow.queue import criterion_progress, work_progress
+
+    blind(campaign)
+    criterion, units = sampled(campaign=campaign, answers=3)
+    first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR)
+    label(first, criterion, Stage.LABEL, 1, unit=units[0])
+    label(second, criterion, Stage.LABEL, 0, unit=units[0])
+    label(first, criterion, Stage.LABEL, 1, unit=units[1])
+    for user in (first, second):
+        assert work_progress(user=user, criterion=criterion, stage=Stage.LABEL) == (
+            stage_progress(user=user, criterion=criterion, stage=Stage.LABEL),
+            criterion_progress(criterion=criterion),
+        )
+    assert work_progress(user=first, criterion=criterion, stage=Stage.LABEL)[1].settled == 1
