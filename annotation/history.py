@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from annotation.models import Campaign, Label
+from annotation.spreadsheets import neutralise
 
 CSV_HEADER = [
     "label_id",
@@ -32,8 +33,6 @@ CSV_HEADER = [
     "sentence",
     "theme",
 ]
-# A cell starting with one of these is a formula for Excel and LibreOffice.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def label_history(
@@ -86,8 +85,7 @@ def labellers(*, campaign: Campaign) -> QuerySet:
 
 
 def _safe(value: object) -> str:
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(FORMULA_START) else text
+    return neutralise("" if value is None else str(value))
 
 
 def history_csv_rows(

@@ -25,6 +25,7 @@ from openpyxl.chart.error_bar import ErrorBars
 from openpyxl.styles import Font
 
 from annotation.models import Campaign, Criterion, Label, Unit
+from annotation.spreadsheets import neutralise, neutralise_row
 from annotation.workflow import final_labels
 from evaluation.estimates import GroupEstimate, Report
 from evaluation.models import Judge, Judgment
@@ -103,12 +104,14 @@ def write_csv(*, report: Report, stream: IO[str]) -> None:
     for group in report_groups(report=report):
         values = [value(group) for _, value, _ in COLUMNS]
         writer.writerow(
-            [report.criterion, report.judge, report.alpha, *("" if v is None else v for v in values)]
+            neutralise_row(
+                [report.criterion, report.judge, report.alpha, *("" if v is None else v for v in values)]
+            )
         )
 
 
 def _text(value: Any) -> str:
-    text = ILLEGAL_CHARACTERS_RE.sub("", str(value))
+    text = neutralise(ILLEGAL_CHARACTERS_RE.sub("", str(value)))
     return text[:EXCEL_TEXT_LIMIT]
 
 
@@ -120,7 +123,8 @@ def _cell(ws, value: Any, number_format: str | None = None, bold: bool = False) 
     text = isinstance(value, str)
     cell = WriteOnlyCell(ws, value=_text(value) if text else value)
     if text:
-        # Untrusted text (answers, LLM output) starting with "=" must never become a formula.
+        # Untrusted text (answers, LLM output) must never become a formula: a string cell, and
+        # neutralised by _text for the spreadsheets that re-read strings (and CSV round trips).
         cell.data_type = "s"
     if number_format and not text:
         cell.number_format = number_format

@@ -97,13 +97,55 @@ def test_units_sheet_lists_every_unit_with_final_human_and_judge_labels(reports)
     assert row[headers.index("text")] == unit.answer.text
 
 
-def test_untrusted_text_starting_with_equals_stays_text(db):
+FORMULA = '=HYPERLINK("http://evil","x")'
+
+
+def test_untrusted_text_starting_with_equals_stays_inert_text(db):
     campaign, criterion, judge, _ = build_campaign(design={"Finance": ([(1, 1), (0, 0)], [1])})
     make_answer(campaign=campaign, theme="Finance", text='=HYPERLINK("http://evil")\x07')
     report = estimates.compute_report(criterion=criterion, judge=judge)
     wb = _workbook(campaign, [report])
-    texts = [row[6] for row in wb["Units"].iter_rows(min_row=2, values_only=True)]
-    assert '=HYPERLINK("http://evil")' in texts
+    cells = [row[6] for row in wb["Units"].iter_rows(min_row=2)]
+    hostile = next(cell for cell in cells if "HYPERLINK" in str(cell.value))
+    assert hostile.value == '\'=HYPERLINK("http://evil")' and hostile.data_type == "s"
+
+
+@pytest.fixture
+def hostile_report(db):
+    """A theme and a judge name that a spreadsheet would run as formulas."""
+    campaign, criterion, judge, _ = build_campaign(design={FORMULA: ([(1, 1), (0, 0), (1, 0)], [1, 0])})
+    judge.name = "-cmd|' /C calc'!A0"
+    judge.save()
+    return campaign, estimates.compute_report(criterion=criterion, judge=judge)
+
+
+def test_csv_text_cells_cannot_run_as_formulas_and_numbers_stay_numbers(hostile_report):
+    _, report = hostile_report
+    stream = io.StringIO()
+    exports.write_csv(report=report, stream=stream)
+    rows = list(csv.reader(io.StringIO(stream.getvalue())))
+    cells = [cell for row in rows[1:] for cell in row]
+    assert "'" + FORMULA in cells and "'-cmd|' /C calc'!A0" in cells
+    assert not any(cell.startswith(("=", "+", "@", "\t", "\r")) for cell in cells)
+    first = dict(zip(rows[0], rows[1], strict=True))
+    assert first["theme"] == "'" + FORMULA
+    assert float(first["ppi_mean"]) == pytest.approx(report.themes[0].ppi.mean)
+    assert float(first["n_human"]) == 3
+
+
+def test_xlsx_text_cells_cannot_run_as_formulas_and_numbers_stay_numbers(hostile_report):
+    campaign, report = hostile_report
+    wb = _workbook(campaign, [report])
+    cells = [cell for ws in wb.worksheets for row in ws.iter_rows() for cell in row]
+    texts = [cell.value for cell in cells if isinstance(cell.value, str)]
+    assert "'" + FORMULA in texts and "'-cmd|' /C calc'!A0" in texts
+    assert not any(text.startswith(("=", "+", "-", "@", "\t", "\r")) for text in texts)
+    assert not any(cell.data_type == "f" for cell in cells)
+    sheet = wb["relevance"]
+    header = [cell.value for cell in sheet[1]]
+    first = [cell.value for cell in sheet[2]]
+    assert first[header.index("theme")] == "'" + FORMULA
+    assert first[header.index("ppi_mean")] == pytest.approx(report.themes[0].ppi.mean)
 
 
 def test_label_history_has_every_label_row(reports):

@@ -23,6 +23,7 @@ def page(name: str, campaign, criterion: str = "relevance") -> str:
     return reverse(f"evaluation:{name}", args=[campaign.slug, criterion])
 
 
+FORMULA = '=HYPERLINK("http://evil","x")'
 GET_PAGES = ["history", "compare", "export_xlsx", "export_csv"]
 
 
@@ -159,6 +160,17 @@ def test_csv_download_has_one_row_per_theme_and_overall(campaign, manager, clien
     report = compute_report(criterion=criterion, judge=judge)
     assert len(rows) == len(report.themes) + 1
     assert all(row["judge"] == "imported" for row in rows)
+
+
+def test_csv_download_neutralises_formulas_in_text_cells(campaign, manager, client_for):
+    build(campaign)
+    # A theme is whatever the import file said.
+    campaign.questions.filter(theme="IT").update(theme=FORMULA)
+    campaign.units.filter(theme="IT").update(theme=FORMULA)
+    response = client_for(manager).get(page("export_csv", campaign))
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert "'" + FORMULA in [row["theme"] for row in rows]
+    assert FORMULA not in [row["theme"] for row in rows]
 
 
 def test_download_with_a_bad_parameter_is_400_naming_it(campaign, analyst, client_for):

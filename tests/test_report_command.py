@@ -72,6 +72,15 @@ def test_csv_and_xlsx_are_written_to_the_output_file(imported, tmp_path):
     assert "relevance" in load_workbook(book).sheetnames
 
 
+def test_csv_file_cannot_carry_a_formula(db, tmp_path):
+    build_campaign(name="Hostile", design={'=HYPERLINK("http://evil","x")': ([(1, 1), (0, 1)], [0])})
+    target = tmp_path / "relevance.csv"
+    run("--campaign", "Hostile", "--criterion", "relevance", "--format", "csv", "--output", str(target))
+    rows = list(csv.DictReader(target.open(encoding="utf-8")))
+    assert rows[0]["theme"] == '\'=HYPERLINK("http://evil","x")'
+    assert float(rows[0]["human_mean"]) == 0.5
+
+
 def test_json_can_go_to_a_file(imported, tmp_path):
     target = tmp_path / "r.json"
     run("--campaign", "Velmont", "--criterion", "relevance", "--format", "json", "--output", str(target))
