@@ -1,13 +1,53 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import transaction
 
 from annotation import models
+from annotation.append_only import label_deletion_allowed
 from annotation.campaigns import ensure_builtin_criteria
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows that are evidence (human labels, judgments): shown, never added, changed or deleted
+    one by one here. A correction is a new label made in the app; a judgment changes only by a
+    judge run. They go only with the campaign, answer or unit they belong to."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class DeletesLabelsAdmin(admin.ModelAdmin):
+    """An object whose deletion takes label rows with it (its confirmation page lists them):
+    the one place besides ``import --update`` where label rows may be deleted."""
+
+    def get_deleted_objects(self, objs, request):
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        # Read-only rows cannot be deleted alone, but they do not block deleting what owns them.
+        read_only = {
+            model._meta.verbose_name
+            for model, model_admin in self.admin_site._registry.items()
+            if isinstance(model_admin, ReadOnlyAdmin)
+        }
+        return deleted, counts, perms_needed - read_only, protected
+
+    def delete_model(self, request, obj) -> None:
+        with transaction.atomic(), label_deletion_allowed():
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request, queryset) -> None:
+        with transaction.atomic(), label_deletion_allowed():
+            super().delete_queryset(request, queryset)
+
+
 @admin.register(models.Campaign)
-class CampaignAdmin(admin.ModelAdmin):
+class CampaignAdmin(DeletesLabelsAdmin):
     list_display = ["name", "annotation_mode", "expected_language", "created_at"]
     prepopulated_fields = {"slug": ["name"]}
     search_fields = ["name"]
@@ -26,7 +66,7 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(DeletesLabelsAdmin):
     list_display = ["external_id", "campaign", "theme", "difficulty", "language"]
     list_filter = ["campaign", "theme", "difficulty"]
     search_fields = ["external_id", "text"]
@@ -46,7 +86,7 @@ class AnswerSourceInline(admin.TabularInline):
 
 
 @admin.register(models.Answer)
-class AnswerAdmin(admin.ModelAdmin):
+class AnswerAdmin(DeletesLabelsAdmin):
     list_display = ["external_id", "campaign", "question", "repetition", "language"]
     list_filter = ["campaign", "language"]
     search_fields = ["external_id", "text"]
@@ -61,28 +101,28 @@ class AnswerSourceAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Sentence)
-class SentenceAdmin(admin.ModelAdmin):
+class SentenceAdmin(DeletesLabelsAdmin):
     list_display = ["answer", "position", "text", "citations_ok"]
     raw_id_fields = ["answer"]
     search_fields = ["text"]
 
 
 @admin.register(models.Criterion)
-class CriterionAdmin(admin.ModelAdmin):
+class CriterionAdmin(DeletesLabelsAdmin):
     list_display = ["name", "campaign", "level", "prompt_version", "builtin"]
     list_filter = ["campaign", "level"]
 
 
 @admin.register(models.Unit)
-class UnitAdmin(admin.ModelAdmin):
+class UnitAdmin(DeletesLabelsAdmin):
     list_display = ["id", "campaign", "level", "theme", "difficulty"]
     list_filter = ["campaign", "level", "theme"]
     raw_id_fields = ["answer", "sentence"]
 
 
 @admin.register(models.Label)
-class LabelAdmin(admin.ModelAdmin):
-    list_display = ["unit", "criterion", "user", "stage", "value", "created_at"]
+class LabelAdmin(ReadOnlyAdmin):
+    list_display = ["id", "unit", "criterion", "user", "stage", "value", "created_at"]
     list_filter = ["stage", "criterion__campaign"]
     raw_id_fields = ["unit", "criterion", "user"]
 

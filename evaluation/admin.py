@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from annotation.admin import ReadOnlyAdmin
 from evaluation import models
 
 
@@ -12,7 +13,7 @@ class JudgeAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
+class JudgmentAdmin(ReadOnlyAdmin):
     list_display = ["unit", "criterion", "judge", "status", "value", "prompt_tokens", "latency_ms"]
     list_filter = ["status", "judge"]
     raw_id_fields = ["unit", "criterion", "judge"]

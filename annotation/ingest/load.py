@@ -10,6 +10,7 @@ from itertools import islice
 from django.conf import settings
 from django.db import transaction
 
+from annotation.append_only import label_deletion_allowed
 from annotation.campaigns import get_or_create_campaign
 from annotation.guidelines import BUILTIN_CRITERIA
 from annotation.ingest.analysis import Analysis, SentenceRow, TextJob
@@ -281,6 +282,11 @@ class _Writer:
     def clear(self, *, answer_pks: Iterable[int]) -> None:
         """Remove what replaced answers held: units (with their labels and judgments), sentences, sources."""
         deleted: Counter[str] = Counter()
+        with label_deletion_allowed():
+            self._clear(answer_pks=answer_pks, deleted=deleted)
+        self.result.deleted = {label: count for label, count in sorted(deleted.items()) if count}
+
+    def _clear(self, *, answer_pks: Iterable[int], deleted: Counter[str]) -> None:
         for pks in _batches(list(answer_pks), LOOKUP_BATCH):
             for queryset in (
                 Unit.objects.filter(answer_id__in=pks),
@@ -289,7 +295,6 @@ class _Writer:
             ):
                 _, per_model = queryset.delete()
                 deleted.update(per_model)
-        self.result.deleted = {label: count for label, count in sorted(deleted.items()) if count}
 
     def _labels(self, unit_id: int, labels: Iterable[LabelRecord], out: list[tuple]) -> None:
         for label in labels:
