@@ -8,9 +8,9 @@ pairs, percent agreement, Cohen's kappa and the number of adjudications.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass
 
+from annotation.kappa import cohen_kappa
 from annotation.models import AnnotationMode, Campaign, Criterion, Role, Unit
 from annotation.workflow.state import ID_CHUNK, UnitState, unit_states
 
@@ -23,25 +23,6 @@ AGREEMENT_ROLES = frozenset({Role.MANAGER, Role.ADJUDICATOR, Role.ANALYST})
 def may_see_agreement(*, roles: set[str]) -> bool:
     """Whether someone holding ``roles`` in a campaign may see its human agreement figures."""
     return bool(roles.intersection(AGREEMENT_ROLES))
-
-
-def cohen_kappa(pairs: Sequence[tuple[int, int]]) -> float | None:
-    """Cohen's kappa of two raters' binary labels given as (a, b) pairs.
-
-    kappa = (p_o - p_e) / (1 - p_e) with p_e from each rater's own share of 1s. None when there
-    are no pairs or when chance agreement is certain (both raters always gave the same single
-    value): kappa is undefined there.
-    """
-    n = len(pairs)
-    if n == 0:
-        return None
-    observed = sum(a == b for a, b in pairs) / n
-    share_a = sum(a for a, _ in pairs) / n
-    share_b = sum(b for _, b in pairs) / n
-    chance = share_a * share_b + (1 - share_a) * (1 - share_b)
-    if chance >= 1.0:
-        return None
-    return (observed - chance) / (1 - chance)
 
 
 @dataclass(frozen=True)
@@ -84,7 +65,7 @@ def _group(theme: str, pairs: list[tuple[int, int]], adjudications: int) -> Agre
         theme=theme,
         pairs=len(pairs),
         agreed=sum(a == b for a, b in pairs),
-        kappa=cohen_kappa(pairs),
+        kappa=cohen_kappa([a for a, _ in pairs], [b for _, b in pairs]),
         adjudications=adjudications,
     )
 

@@ -36,6 +36,8 @@ from ppi_py.utils import construct_weight_vector, reshape_to_2d
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
+from annotation.kappa import cohen_kappa
+
 CLASSICAL = "classical"
 CLASSICAL_ROBUST = "classical-robust"
 JUDGE_ONLY = "judge-only"
@@ -529,9 +531,9 @@ def _rectifier_floor(*, labels: np.ndarray, preds: np.ndarray, lam: float, alpha
 
 def agreement(*, y: ArrayLike, yhat: ArrayLike) -> Agreement:
     """Observed agreement, chance agreement p_h p_j + (1 - p_h)(1 - p_j), Cohen's kappa
-    (observed - chance) / (1 - chance) and the confusion counts of judge ``yhat`` against human
-    ``y`` (both 0/1). When chance is 1 (both raters constant and equal, so observed is 1 too)
-    kappa is defined as 1 if observed is 1 else 0, where sklearn returns NaN. No pairs: NaN."""
+    (observed - chance) / (1 - chance) (``annotation.kappa``: NaN where undefined, that is with no
+    pairs or when chance is 1) and the confusion counts of judge ``yhat`` against human ``y``
+    (both 0/1)."""
     labels = _vector(y, name="y")
     preds = _vector(yhat, name="yhat", length=labels.shape[0])
     if not (np.isin(labels, (0, 1)).all() and np.isin(preds, (0, 1)).all()):
@@ -544,11 +546,16 @@ def agreement(*, y: ArrayLike, yhat: ArrayLike) -> Agreement:
     confusion = {"tp": tp, "fp": fp, "fn": fn, "tn": tn}
     if n == 0:
         return Agreement(observed=math.nan, chance=math.nan, kappa=math.nan, confusion=confusion, n=0)
-    # Integer arithmetic keeps the 1 - chance == 0 test exact.
     agree = tp + tn
     expected = (tp + fn) * (tp + fp) + (fp + tn) * (fn + tn)
-    kappa = (n * agree - expected) / (n * n - expected) if expected != n * n else float(agree == n)
-    return Agreement(observed=agree / n, chance=expected / (n * n), kappa=kappa, confusion=confusion, n=n)
+    kappa = cohen_kappa(labels.astype(int).tolist(), preds.astype(int).tolist())
+    return Agreement(
+        observed=agree / n,
+        chance=expected / (n * n),
+        kappa=math.nan if kappa is None else kappa,
+        confusion=confusion,
+        n=n,
+    )
 
 
 def effective_n(*, theta: float, halfwidth: float, alpha: float) -> float:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.agreement import OVERALL, cohen_kappa, human_agreement
+from annotation.agreement import OVERALL, human_agreement
 from annotation.models import AnnotationMode, Criterion, Label, Role, Stage, Unit
 from tests.factories import make_answer
 from tests.test_workflow import label, member, sample_units
@@ -20,32 +18,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 @pytest.fixture(autouse=True)
 def fast_passwords(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-# Cohen's kappa
-
-
-def test_kappa_worked_by_hand():
-    # 10 pairs: 4 (1,1), 3 (0,0), 2 (1,0), 1 (0,1). p_o = 0.7; A says 1 six times, B five times:
-    # p_e = 0.6*0.5 + 0.4*0.5 = 0.5, kappa = (0.7 - 0.5) / 0.5 = 0.4.
-    pairs = [(1, 1)] * 4 + [(0, 0)] * 3 + [(1, 0)] * 2 + [(0, 1)]
-    assert cohen_kappa(pairs) == pytest.approx(0.4)
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_kappa_equals_scikit_learn(seed):
-    rng = random.Random(seed)
-    pairs = [(rng.randint(0, 1), rng.randint(0, 1)) for _ in range(rng.randint(5, 60))]
-    a, b = zip(*pairs, strict=True)
-    if len(set(a)) == 1 and len(set(b)) == 1:
-        pytest.skip("undefined case")
-    assert cohen_kappa(pairs) == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
-
-
-def test_kappa_is_undefined_without_pairs_or_when_chance_agreement_is_certain():
-    assert cohen_kappa([]) is None
-    assert cohen_kappa([(1, 1)] * 5) is None
-    assert cohen_kappa([(1, 0)] * 5) == pytest.approx(0.0)
 
 
 # Per criterion and theme

@@ -488,9 +488,12 @@ def test_agreement_confusion_takes_the_judge_as_prediction_and_chance_by_hand():
     assert result.kappa == pytest.approx((6 / 8 - chance) / (1 - chance), rel=1e-14)
 
 
-def test_agreement_defines_kappa_when_chance_agreement_is_one():
+def test_agreement_leaves_kappa_undefined_when_chance_agreement_is_one():
     both_one = stats.agreement(y=[1, 1, 1], yhat=[1, 1, 1])
-    assert (both_one.observed, both_one.chance, both_one.kappa) == (1.0, 1.0, 1.0)
+    assert (both_one.observed, both_one.chance) == (1.0, 1.0) and math.isnan(both_one.kappa)
+    assert math.isnan(stats.agreement(y=[0, 0], yhat=[0, 0]).kappa)
+    opposite = stats.agreement(y=[1, 1], yhat=[0, 0])
+    assert (opposite.observed, opposite.chance, opposite.kappa) == (0.0, 0.0, 0.0)
     judge_constant = stats.agreement(y=[1, 0, 1], yhat=[1, 1, 1])
     assert judge_constant.kappa == pytest.approx(cohen_kappa_score([1, 0, 1], [1, 1, 1]), abs=1e-15)
     nothing = stats.agreement(y=[], yhat=[])
