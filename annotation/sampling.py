@@ -9,16 +9,17 @@ Two ways to run a draw or a top-up:
 
 - inline: :func:`draw_sample` and :func:`top_up_sample` compute, then write everything in one
   transaction (nothing is written when they raise);
-- in the background, for big campaigns: :func:`request_sample` and :func:`request_top_up` record a
-  pending sample and enqueue ``annotation.draw_sample`` after commit; the task calls
-  :func:`run_sample`, which claims the sample (pending -> running) and records done or failed.
+- in the background, for big campaigns: :func:`create_pending_sample` and
+  :func:`schedule_top_up` record a pending sample, and ``annotation.jobs`` enqueues
+  ``annotation.draw_sample`` after commit; the task calls :func:`run_sample`, which claims the
+  sample (pending -> running) and records done or failed.
 
 A worker killed in the middle of a draw leaves its sample running. Nothing can tell a dead run
 from a slow one except time: Celery kills a task at its hard time limit, so a run claimed longer
 ago than that (plus a margin for clocks) is dead. Such a stale sample can be claimed again by
 :func:`run_sample` (the redelivered task waits until then, see :func:`seconds_until_stale`) and
-run again from the manager's page (:func:`request_top_up`). The claim's time is also its token:
-a run whose claim was taken over writes nothing.
+run again from the manager's page (``annotation.jobs.request_top_up``). The claim's time is also
+its token: a run whose claim was taken over writes nothing.
 
 A top-up never discards a unit drawn before: labels live on units, so every label already made
 still belongs to the sample; the kept items get their new cluster, cluster size and inclusion
@@ -159,37 +160,6 @@ def create_pending_sample(
     return sample
 
 
-def request_sample(
-    *,
-    criterion: Criterion,
-    budget: int,
-    seed: int = 0,
-    per_cluster: int = 3,
-    per_theme_budget: Mapping[str, int] | None = None,
-    backend: str | None = None,
-    user=None,
-) -> Sample:
-    """Create a pending sample and enqueue its draw once the transaction commits; return it.
-
-    Arguments and errors as in :func:`create_pending_sample`. The worker runs :func:`run_sample`.
-    """
-    # annotation.tasks imports this module; importing it here keeps the import graph acyclic.
-    from annotation.tasks import draw_sample_task
-
-    with transaction.atomic():
-        sample = create_pending_sample(
-            criterion=criterion,
-            budget=budget,
-            seed=seed,
-            per_cluster=per_cluster,
-            per_theme_budget=per_theme_budget,
-            backend=backend,
-            user=user,
-        )
-        draw_sample_task.delay_on_commit(sample.pk)
-    return sample
-
-
 def stale_after() -> timedelta:
     """How long after its claim a running sample is certainly no longer being computed."""
     return timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT) + STALE_MARGIN
@@ -306,43 +276,40 @@ def top_up_sample(
     return sample
 
 
-def request_top_up(
+def schedule_top_up(
     *,
     sample: Sample,
     budget: int | None = None,
     per_cluster: int | None = None,
     per_theme_budget: Mapping[str, int] | None = None,
 ) -> Sample:
-    """Record a top-up on ``sample`` (status pending, new budget, m and K) and enqueue it after commit.
+    """Record a top-up on ``sample`` (status pending, new budget, m and K) for :func:`run_sample`
+    to compute; the caller enqueues that (``annotation.jobs.request_top_up``).
 
-    Arguments and rules as in :func:`top_up_sample`; :func:`run_sample` computes it. The sample must
-    be done or failed (a failed sample may be run again, with the same or new numbers). Raises
-    ValueError naming the field on bad input or when the sample is pending or running; nothing is
-    written then. Until the worker finishes, the items are those of the last successful draw.
+    Arguments and rules as in :func:`top_up_sample`. The sample must be done or failed (a failed
+    sample may be run again, with the same or new numbers). Raises ValueError naming the field
+    on bad input or when the sample is pending or running; nothing is written then. Until the
+    worker finishes, the items are those of the last successful draw.
 
     A stale sample (see :func:`is_stale`: its run died) counts as failed: without new numbers it
     is run again as it stands.
     """
-    from annotation.tasks import draw_sample_task
-
     now = timezone.now()
     design = _plan_top_up(
         sample=sample, budget=budget, per_cluster=per_cluster, per_theme_budget=per_theme_budget, now=now
     )
-    with transaction.atomic():
-        active = Q(status__in=(Sample.Status.PENDING, Sample.Status.RUNNING)) & _stale(now)
-        claimed = Sample.objects.filter(Q(status__in=FINISHED) | active, pk=sample.pk).update(
-            status=Sample.Status.PENDING,
-            status_since=now,
-            progress=0.0,
-            error="",
-            budget=design.budget,
-            per_cluster=design.per_cluster,
-            k_per_theme=design.k_per_theme,
-        )
-        if not claimed:
-            raise ValueError(f"sample: {sample.pk} is being drawn; top it up when it is finished")
-        draw_sample_task.delay_on_commit(sample.pk)
+    active = Q(status__in=(Sample.Status.PENDING, Sample.Status.RUNNING)) & _stale(now)
+    claimed = Sample.objects.filter(Q(status__in=FINISHED) | active, pk=sample.pk).update(
+        status=Sample.Status.PENDING,
+        status_since=now,
+        progress=0.0,
+        error="",
+        budget=design.budget,
+        per_cluster=design.per_cluster,
+        k_per_theme=design.k_per_theme,
+    )
+    if not claimed:
+        raise ValueError(f"sample: {sample.pk} is being drawn; top it up when it is finished")
     sample.refresh_from_db()
     return sample
 

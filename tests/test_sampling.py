@@ -12,6 +12,7 @@ import pytest
 from celery.exceptions import Retry
 from django.utils import timezone
 
+from annotation.jobs import request_sample, request_top_up
 from annotation.models import Criterion, Label, Sample, SampleItem, Stage, Unit
 from annotation.sampling import (
     STALE_MARGIN,
@@ -19,8 +20,6 @@ from annotation.sampling import (
     create_pending_sample,
     draw_sample,
     is_stale,
-    request_sample,
-    request_top_up,
     run_sample,
     sample_as_json,
     seconds_until_stale,

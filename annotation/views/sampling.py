@@ -10,8 +10,9 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from annotation.access import get_campaign_for
+from annotation.jobs import request_sample, request_top_up
 from annotation.models import Campaign, Criterion, Role, Sample, Unit
-from annotation.sampling import cluster_summary, is_stale, request_sample, request_top_up, sample_as_json
+from annotation.sampling import cluster_summary, is_stale, sample_as_json
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 OPERATORS = [Role.MANAGER]
