@@ -16,10 +16,10 @@ as on the real array, without a million rows ever reaching Python.
 Two methods, each interval labelled with its own: ``study`` is exactly ``ppi_py`` with a simple
 random sample assumption (as in the due-diligence study); ``robust`` adds design weights
 (1 / inclusion probability, when every labeled unit of the group belongs to the criterion's
-latest stratified sample), a cluster-robust variance with answers as clusters, a t quantile and a
-cross-fitted lambda. Units outside the sample have no inclusion probability, so the unlabeled
-judge labels get equal weights (``w_unlabeled=None``). The overall figures combine the theme
-estimates with weights N_k / N (stratified estimator).
+current sample, see ``annotation.current_sample``), a cluster-robust variance with answers as
+clusters, a t quantile and a cross-fitted lambda. Units outside the sample have no inclusion
+probability, so the unlabeled judge labels get equal weights (``w_unlabeled=None``). The overall
+figures combine the theme estimates with weights N_k / N (stratified estimator).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from django.db.models import Count, Sum
 
+from annotation.current_sample import current_sample
 from annotation.models import Campaign, Criterion, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
 from evaluation import stats
@@ -119,15 +120,6 @@ def default_judge(*, campaign: Campaign, name: str | None = None) -> Judge:
     raise EstimateError(f"campaign {campaign.name!r} has several judges; pick one with --judge: {names}")
 
 
-def latest_sample(*, criterion: Criterion) -> Sample | None:
-    """The criterion's most recent completed stratified sample, or None."""
-    return (
-        Sample.objects.filter(criterion=criterion, status=Sample.Status.DONE)
-        .order_by("-created_at", "-id")
-        .first()
-    )
-
-
 def _ones_zeros(*, ones: int, count: int) -> np.ndarray:
     """A 0/1 array with ``ones`` ones and ``count - ones`` zeros: same mean and variance as any
     binary array with those counts, which is all the estimators read from it."""
@@ -159,9 +151,9 @@ def _group(
     weighted = method == "robust" and bool(labeled) and all(row.pi is not None for row in labeled)
     if method == "robust" and labeled and not weighted:
         notes.append(
-            "labeled units are not all from the latest sample: equal weights"
+            "labeled units are not all from the current sample: equal weights"
             if sample_id is not None
-            else "no completed sample for this criterion: equal weights"
+            else "no sample drawn for this criterion: equal weights"
         )
 
     def weights(rows: list[_Labeled]) -> np.ndarray | None:
@@ -329,7 +321,7 @@ def compute_report(
         .annotate(n=Count("id"), ones=Sum("value"))
         .order_by()
     }
-    sample = latest_sample(criterion=criterion) if method == "robust" else None
+    sample = current_sample(criterion=criterion) if method == "robust" else None
     labeled = _labeled_units(criterion=criterion, judge=judge, sample=sample)
     cells: dict[tuple[str, str], list[_Labeled]] = defaultdict(list)
     for theme, difficulty, row in labeled.values():

@@ -219,7 +219,7 @@ def test_robust_report_without_a_sample_uses_equal_weights_and_says_so(db):
         y=y, yhat=yhat, yhat_unlabeled=unl, alpha=ALPHA, clusters=np.array([u.answer_id for u in paired])
     )
     assert not finance.weighted
-    assert any("no completed sample" in note for note in finance.notes)
+    assert any("no sample drawn" in note for note in finance.notes)
     assert (finance.ppi.mean, finance.ppi.lo, finance.ppi.hi) == pytest.approx(
         (expected.mean, expected.lo, expected.hi), rel=1e-12
     )
@@ -411,7 +411,7 @@ def test_labels_partly_outside_the_sample_fall_back_to_equal_weights_and_study_i
     robust = estimates.compute_report(criterion=criterion, judge=judge)
     finance = robust.themes[0]
     assert not finance.weighted
-    assert any("not all from the latest sample" in note for note in finance.notes)
+    assert any("not all from the current sample" in note for note in finance.notes)
     study = estimates.compute_report(criterion=criterion, judge=judge, method="study")
     assert study.sample_id is None and not study.themes[0].weighted
 

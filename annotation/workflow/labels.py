@@ -15,9 +15,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from annotation.current_sample import current_sample_id
 from annotation.models import Assignment, Criterion, Label, SampleItem, Stage, Unit
 from annotation.workflow.events import announce_labels_changed
-from annotation.workflow.queue import claim_slot, latest_sample_id, lease_end
+from annotation.workflow.queue import claim_slot, lease_end
 from annotation.workflow.rules import (
     WorkflowError,
     capacity,
@@ -192,7 +193,7 @@ def _record(
             raise WorkflowError(TAKEN, code="taken")
         return label
     if not SampleItem.objects.filter(
-        sample_id=latest_sample_id(criterion=criterion), unit_id=unit_id
+        sample_id=current_sample_id(criterion=criterion), unit_id=unit_id
     ).exists():
         raise WorkflowError("this unit is not in the criterion's current sample", code="not_queued")
     taken = {s.slot for s in slots if s.stage == stage and s.counts}

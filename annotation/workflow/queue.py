@@ -22,17 +22,16 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from annotation.access import roles_of
+from annotation.current_sample import CURRENT_SAMPLE_SQL
 from annotation.models import (
     AnnotationMode,
     Assignment,
     Campaign,
     Criterion,
     Label,
-    Sample,
     SampleItem,
     Stage,
     Unit,
@@ -47,30 +46,16 @@ def lease_end(*, campaign: Campaign, now: datetime) -> datetime:
     return now + timedelta(minutes=campaign.lease_minutes)
 
 
-def latest_sample_id(*, criterion: Criterion) -> Subquery:
-    """A subquery: the id of the criterion's most recent sample that has items."""
-    return Subquery(
-        criterion.samples.filter(Exists(SampleItem.objects.filter(sample_id=OuterRef("pk"))))
-        .order_by("-created_at", "-pk")
-        .values("pk")[:1]
-    )
-
-
 # The queue is one hand-written query: it runs on every label, and building the equivalent ORM
 # expression cost more Python time than the database spent answering it. Every per-person and
 # per-slot condition is an uncorrelated ``IN`` list, which both databases evaluate once and hash,
 # so its cost stays linear in the sample whatever the table statistics say.
 _A, _L = Assignment._meta.db_table, Label._meta.db_table
-_S, _SI = Sample._meta.db_table, SampleItem._meta.db_table
+_SI = SampleItem._meta.db_table
 _TAKEN = "(label_id IS NOT NULL OR expires_at > %(now)s)"
 _AT_STAGE = f"SELECT unit_id FROM {_A} WHERE criterion_id = %(criterion)s AND stage = %(stage)s"
 _MINE = _AT_STAGE + " AND user_id = %(user)s"
 _LIVE_MINE = _MINE + " AND label_id IS NULL AND expires_at > %(now)s"
-_LATEST = (
-    f"(SELECT s.id FROM {_S} s WHERE s.criterion_id = %(criterion)s"
-    f" AND EXISTS (SELECT 1 FROM {_SI} x WHERE x.sample_id = s.id)"
-    " ORDER BY s.created_at DESC, s.id DESC LIMIT 1)"
-)
 
 
 def _mine_latest(column: str) -> str:
@@ -91,7 +76,7 @@ def _where(*, mode: str, stage: str) -> str:
         f"si.unit_id NOT IN ({_taken_slot(n)})" for n in range(1, capacity(mode=mode, stage=stage) + 1)
     )
     conditions = [
-        f"si.sample_id = {_LATEST}",
+        f"si.sample_id = {CURRENT_SAMPLE_SQL}",
         f"si.unit_id NOT IN (SELECT unit_id FROM {_L}"
         " WHERE criterion_id = %(criterion)s AND stage = %(imported)s)",
         f"si.unit_id NOT IN (SELECT unit_id FROM {_A} WHERE criterion_id = %(criterion)s"
@@ -318,12 +303,12 @@ class StageProgress:
 
 
 _PROGRESS_SQL = (
-    "SELECT (SELECT COUNT(*) FROM " + _SI + " WHERE sample_id = " + _LATEST + "),"
+    "SELECT (SELECT COUNT(*) FROM " + _SI + " WHERE sample_id = " + CURRENT_SAMPLE_SQL + "),"
     " COALESCE(SUM(CASE WHEN a.stage = %(stage)s AND a.user_id = %(user)s THEN 1 ELSE 0 END), 0),"
     " COALESCE(SUM(CASE WHEN a.stage = %(stage)s THEN 1 ELSE 0 END), 0),"
     " COALESCE(SUM(CASE WHEN a.stage = %(first)s THEN 1 ELSE 0 END), 0)"
     f" FROM {_A} a WHERE a.criterion_id = %(criterion)s AND a.label_id IS NOT NULL"
-    f" AND (a.unit_id IN (SELECT unit_id FROM {_SI} WHERE sample_id = {_LATEST})) IS TRUE"
+    f" AND (a.unit_id IN (SELECT unit_id FROM {_SI} WHERE sample_id = {CURRENT_SAMPLE_SQL})) IS TRUE"
 )
 
 
@@ -397,7 +382,7 @@ def _settled_sql(*, mode: str) -> str:
     return (
         "SELECT COUNT(*), COUNT(d.unit_id)"
         f" FROM {_SI} si LEFT JOIN ({settled}) d ON d.unit_id = si.unit_id"
-        f" WHERE si.sample_id = {_LATEST}"
+        f" WHERE si.sample_id = {CURRENT_SAMPLE_SQL}"
     )
 
 
