@@ -115,8 +115,11 @@ def test_anonymous_is_sent_to_login(client, url):
     assert not Answer.objects.exists()
 
 
-def test_outsider_is_forbidden(client_for, outsider, url):
-    assert client_for(outsider).get(url).status_code == 403
+def test_outsider_gets_404(client_for, outsider, url):
+    client = client_for(outsider)
+    assert client.get(url).status_code == 404
+    assert client.post(url, {"file": upload()}).status_code == 404
+    assert not Answer.objects.exists()
 
 
 @pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator", "analyst"])
