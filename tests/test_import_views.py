@@ -162,7 +162,9 @@ def test_staff_cannot_import_into_an_existing_campaign_they_do_not_manage(client
     response = client_for(staff).post(
         reverse("evaluation:import_new"), {"file": upload(), "campaign": campaign.name}
     )
-    assert response.status_code == 403
+    assert response.status_code == 400
+    assert [e.field for e in response.context["errors"]] == ["campaign"]
+    assert "choose another name" in response.content.decode()
     assert not Answer.objects.filter(campaign=campaign).exists()
 
 

@@ -88,11 +88,19 @@ def _page(request: HttpRequest, *, campaign: Campaign | None) -> HttpResponse:
     summary, errors, more = None, [], 0
     name = campaign.name if campaign else request.POST.get("campaign", "").strip()
     if request.method == "POST":
-        if campaign is None:
-            existing = Campaign.objects.filter(name=name).first()
-            if existing is not None and Role.MANAGER not in roles_of(user=request.user, campaign=existing):
-                raise PermissionDenied("Only the campaign's managers may import into it.")
-        summary, errors, more = _run_import(request=request, name=name, create=campaign is None)
+        existing = Campaign.objects.filter(name=name).first() if campaign is None else None
+        if existing is not None and Role.MANAGER not in roles_of(user=request.user, campaign=existing):
+            # A form error, not 403: the name is taken (names are unique), whoever holds it.
+            errors = [
+                ingest.RowError(
+                    file="upload",
+                    row=None,
+                    field="campaign",
+                    message="this name is taken by a campaign you do not manage: choose another name",
+                )
+            ]
+        else:
+            summary, errors, more = _run_import(request=request, name=name, create=campaign is None)
     context = {
         "campaign": campaign,
         "name": name,
