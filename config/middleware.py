@@ -58,12 +58,22 @@ class RequestBodyLimitMiddleware:
             length = declared_length(request=request)
         except ValueError:
             message = _("The request's Content-Length header is not a number of bytes.")
-            return render(request, "errors/request_body.html", {"message": message}, status=400)
+            return _refusal(request, message, status=400)
         limit = body_limit(path=request.path_info)
         if length is not None and length > limit:
             message = _("This request is %(length)s bytes; this page accepts at most %(limit)s bytes.") % {
                 "length": length,
                 "limit": limit,
             }
-            return render(request, "errors/request_body.html", {"message": message}, status=413)
+            return _refusal(request, message, status=413)
         return self.get_response(request)
+
+
+def _refusal(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
+    response = render(request, "errors/request_body.html", {"message": message}, status=status)
+    if request.headers.get("HX-Request") == "true":
+        # An htmx form (the import page) shows the refusal in place of the page's content.
+        response["HX-Retarget"] = "main"
+        response["HX-Reswap"] = "outerHTML"
+        response["HX-Reselect"] = "main"
+    return response

@@ -106,3 +106,20 @@ def test_a_live_server_answers_413_without_waiting_for_the_body(live_server):
                 break
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+
+
+def test_an_htmx_form_gets_the_refusal_in_place_of_the_page_content(client, settings):
+    settings.IMPORT_MAX_BYTES = 1024
+    response = client.post(
+        reverse("evaluation:import_new"),
+        data="x",
+        content_type="multipart/form-data; boundary=b",
+        CONTENT_LENGTH=str(10**9),
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 413
+    assert (response["HX-Retarget"], response["HX-Reswap"], response["HX-Reselect"]) == (
+        "main",
+        "outerHTML",
+        "main",
+    )

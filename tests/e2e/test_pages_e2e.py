@@ -240,3 +240,37 @@ def test_login_and_lockout_pages_in_english_and_french_at_desktop_and_phone_widt
     assert navigation.value.status == 429
     context.close()
     assert all((SCREENSHOTS / name).stat().st_size > 1000 for name in shots)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_import_page_shows_refusals_and_errors_in_place(live_server, browser, settings, tmp_path):
+    """With JavaScript on (the form posts through htmx), a file over the limit gets the refusal
+    (413, the body unread) and a bad file the table of its errors (400); nothing is imported."""
+    from annotation.models import Answer
+    from tests.test_import_views import bad_content
+
+    campaign, _, _, _ = build_campaign()
+    manager = make_user(username="manon")
+    add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
+    context, page, problems = open_context(browser, live_server, user=manager)
+    url = live_server.url + reverse("evaluation:import_into", args=[campaign.slug])
+    answers = Answer.objects.count()
+    page.goto(url)
+    bad = tmp_path / "answers.jsonl"
+    bad.write_bytes(bad_content())
+    page.set_input_files("#file", str(bad))
+    page.click("main button[type=submit]")
+    page.wait_for_selector("text=Nothing was imported")
+    settings.IMPORT_MAX_BYTES = 1024
+    settings.REQUEST_MAX_BYTES = 1024
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"{}\n" * 2000)
+    page.goto(url)
+    page.set_input_files("#file", str(big))
+    page.click("main button[type=submit]")
+    page.wait_for_selector("text=Request refused")
+    assert "this page accepts at most 2048 bytes" in page.inner_text("main")
+    assert page.evaluate("window.__violations") == []
+    assert Answer.objects.count() == answers
+    assert [p for p in problems if "400" not in p and "413" not in p] == []
+    context.close()
