@@ -1,4 +1,8 @@
-"""The one access helper every view uses: login, campaign membership and role."""
+"""The one access helper every view uses: login, campaign membership and role.
+
+Outsiders learn nothing: a campaign the user is not a member of answers 404, exactly as one
+that does not exist. 403 is only for members whose role does not allow the page.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,24 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 
 from annotation.models import Campaign, Criterion, Membership, Role
+
+# Who sees the counts of human labels and judgments (the overview's totals): people who label
+# must not learn how far the others or the judge have gone.
+COUNT_VIEWERS = frozenset({Role.MANAGER, Role.ANALYST})
+# Who may ask for a recomputation of a criterion's estimates (the button on the estimates'
+# history page). Recomputations also follow, on their own, every finished judge run and every
+# change of human labels; nobody else can start one. See docs/access.md.
+ESTIMATE_REFRESHERS = frozenset({Role.MANAGER, Role.ANALYST})
+
+
+def may_see_counts(*, roles: Iterable[str]) -> bool:
+    """Whether a member holding ``roles`` sees the campaign's label and judgment counts."""
+    return bool(COUNT_VIEWERS.intersection(roles))
+
+
+def may_refresh_estimates(*, roles: Iterable[str]) -> bool:
+    """Whether a member holding ``roles`` may ask for a recomputation of the estimates."""
+    return bool(ESTIMATE_REFRESHERS.intersection(roles))
 
 
 def roles_of(*, user: AbstractBaseUser | AnonymousUser, campaign: Campaign) -> set[str]:
@@ -26,16 +48,14 @@ def get_campaign_for(
 ) -> tuple[Campaign, set[str]]:
     """The campaign and the user's roles in it.
 
-    Raises Http404 when the campaign does not exist, and PermissionDenied (403) when the user
-    is not a member or holds none of ``roles`` (None: any role will do).
+    Raises Http404 when the campaign does not exist or the user is not a member of it (the two
+    cannot be told apart), and PermissionDenied (403) when a member holds none of ``roles``
+    (None: any role will do).
     """
-    try:
-        campaign = Campaign.objects.get(slug=slug)
-    except Campaign.DoesNotExist:
-        raise Http404("No such campaign.") from None
-    held = roles_of(user=user, campaign=campaign)
+    campaign = Campaign.objects.filter(slug=slug).first()
+    held = roles_of(user=user, campaign=campaign) if campaign is not None else set()
     if not held:
-        raise PermissionDenied("You are not a member of this campaign.")
+        raise Http404("No such campaign.")
     if roles is not None and not held.intersection(roles):
         raise PermissionDenied("Your role in this campaign does not allow this.")
     return campaign, held
@@ -46,8 +66,8 @@ def get_criterion_for(
 ) -> Criterion:
     """The campaign's criterion ``name``, its campaign loaded, when the user holds ``role`` there.
 
-    Raises Http404 and PermissionDenied as :func:`get_campaign_for` does (campaign first, then
-    membership and role), and Http404 when the campaign has no such criterion. One query when
+    Raises Http404 and PermissionDenied as :func:`get_campaign_for` does (404 to outsiders,
+    403 to members lacking the role), and Http404 when the campaign has no such criterion. One query when
     all is well: it runs on every label.
     """
     found = (

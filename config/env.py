@@ -67,6 +67,32 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+# Values copied from an example rather than made for the deployment.
+_PLACEHOLDER_KEYS = {"change-me", "changeme", "secret", "django-insecure"}
+SECRET_KEY_MIN_LENGTH = 50
+
+
+def env_secret_key(name: str) -> str:
+    """A secret key set in the environment, or "" when unset or empty. A placeholder (such as
+    the ``change-me`` of .env.example) or a key shorter than 50 characters is an error: signed
+    sessions and tokens would be forgeable."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return ""
+    if raw.lower() in _PLACEHOLDER_KEYS or raw.lower().startswith("django-insecure"):
+        raise ImproperlyConfigured(
+            f"{name} is a placeholder: set a random value of at least {SECRET_KEY_MIN_LENGTH} "
+            "characters (python -c 'import secrets; print(secrets.token_urlsafe(50))'), "
+            "or unset it to use var/secret_key"
+        )
+    if len(raw) < SECRET_KEY_MIN_LENGTH:
+        raise ImproperlyConfigured(
+            f"{name} is {len(raw)} characters long: it needs at least {SECRET_KEY_MIN_LENGTH} "
+            "(python -c 'import secrets; print(secrets.token_urlsafe(50))')"
+        )
+    return raw
+
+
 def local_secret_key(path: Path) -> str:
     """A random secret key kept in ``path`` (created on first use, readable by its owner only),
     so that the embedded default needs no configuration yet never runs on a published key.

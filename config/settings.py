@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 
-from config.env import env_bool, env_float, env_int, env_list, env_str, local_secret_key
+from config.env import env_bool, env_float, env_int, env_list, env_secret_key, env_str, local_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -16,7 +17,8 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 DEBUG = env_bool("DEBUG", False)
 # The embedded default must start with no configuration: without SECRET_KEY, a random key is
 # made once and kept in var/ (a deployment with several hosts sets SECRET_KEY on each).
-SECRET_KEY = env_str("SECRET_KEY", "") or local_secret_key(VAR_DIR / "secret_key")
+# A key that is set must be a real one: a placeholder or a short key stops the app at start.
+SECRET_KEY = env_secret_key("SECRET_KEY") or local_secret_key(VAR_DIR / "secret_key")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -29,16 +31,21 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "axes",
     "annotation",
     "evaluation",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     # Static files from the app server itself, DEBUG or not: `make run` and a plain gunicorn
     # serve the stylesheet, htmx and our scripts with no web server in front.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    # Before anything reads a body (the CSRF middleware reads POST): see config/middleware.py.
+    "config.middleware.RequestBodyLimitMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -46,6 +53,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -82,13 +91,39 @@ elif env_bool("DB_PREPARED_STATEMENTS", True):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": env_int("PASSWORD_MIN_LENGTH", 12, minimum=8)},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# django-axes checks every login (the app's and the admin's) before Django's own backend.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Locked out after AXES_FAILURE_LIMIT failures for one username, or from one address, for
+# AXES_COOLOFF_MINUTES; a success clears the count. Attempts are listed in the admin.
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "config.lockout.locked_out"
+AXES_HTTP_RESPONSE_CODE = 429
+# The client address axes counts failures by: REMOTE_ADDR, or behind TRUSTED_PROXY_COUNT
+# proxies the address those proxies saw (config/client_ip.py).
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
+CLIENT_IP_HEADER = env_str("CLIENT_IP_HEADER", "HTTP_X_FORWARDED_FOR")
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "evaluation:campaign_list"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("fr", "Français")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
@@ -105,11 +140,45 @@ MEDIA_ROOT = VAR_DIR / "media"
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1024)
+# Any request but an import declaring a larger body is refused (413) before it is read.
+REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", 1024 * 1024, minimum=1024)
 
+# HTTPS: all off by default (`make run` serves plain HTTP on 127.0.0.1); see the README for a
+# production environment, which `manage.py check --deploy` passes without a warning.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Behind a proxy that ends TLS: the header it sets, such as X-Forwarded-Proto (only when the
+# proxy always sets or overwrites it, or clients could claim HTTPS).
+_proxy_ssl_header = env_str("SECURE_PROXY_SSL_HEADER", "")
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https") if _proxy_ssl_header else None
+)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
 X_FRAME_OPTIONS = "DENY"
+# Every page runs under this policy: scripts, styles and everything else from our own origin
+# only, no inline script or style (htmx's indicator style is in our stylesheet).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+if env_bool("CSP_REPORT_ONLY", False):
+    CONTENT_SECURITY_POLICY_REPORT_ONLY, CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY, None
 
 # Celery: an embedded broker that needs no server (kombu's filesystem transport) by default.
 # A host name, though the filesystem transport ignores it: without one kombu warns at every send.
@@ -166,7 +235,9 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # One line per HTTP request to the LLM server drowns everything else.
+    # (and django-axes' banner at every start; its lines about failed logins stay).
     "loggers": {
-        name: {"level": "WARNING"} for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai")
+        name: {"level": "WARNING"}
+        for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "axes.apps")
     },
 }

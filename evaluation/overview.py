@@ -18,16 +18,19 @@ from evaluation.metrics import (
 from evaluation.models import Judgment
 
 
-def campaign_counts(*, campaign: Campaign) -> dict[str, int]:
-    """Counts of questions, answers, sentences, units, human labels and judgments."""
-    return {
+def campaign_counts(*, campaign: Campaign, with_work: bool) -> dict[str, int]:
+    """Counts of questions, answers, sentences and units; with ``with_work``, of human labels
+    and judgments too (see annotation.access.COUNT_VIEWERS for who sees those)."""
+    counts = {
         "questions": Question.objects.filter(campaign=campaign).count(),
         "answers": Answer.objects.filter(campaign=campaign).count(),
         "sentences": Sentence.objects.filter(answer__campaign=campaign).count(),
         "units": Unit.objects.filter(campaign=campaign).count(),
-        "labels": Label.objects.filter(unit__campaign=campaign).count(),
-        "judgments": Judgment.objects.filter(unit__campaign=campaign).count(),
     }
+    if with_work:
+        counts["labels"] = Label.objects.filter(unit__campaign=campaign).count()
+        counts["judgments"] = Judgment.objects.filter(unit__campaign=campaign).count()
+    return counts
 
 
 def _display_difficulty(difficulty: str | None) -> str:

@@ -160,11 +160,17 @@ def test_annotator_gets_403(client_for, annotator, campaign, conflict):
     assert not Label.objects.filter(stage=Stage.ADJUDICATION).exists()
 
 
-def test_outsider_gets_403_and_anonymous_goes_to_login(client, client_for, outsider, campaign, conflict):
-    criterion, _ = conflict
+def test_outsider_gets_404_and_anonymous_goes_to_login(client, client_for, outsider, campaign, conflict):
+    criterion, units = conflict
     anonymous = client.get(url(campaign, criterion))
     assert anonymous.status_code == 302 and anonymous["Location"].startswith(reverse("login"))
-    assert client_for(outsider).get(url(campaign, criterion)).status_code == 403
+    outside = client_for(outsider)
+    assert outside.get(url(campaign, criterion)).status_code == 404
+    response = outside.post(
+        url(campaign, criterion, "submit"), {"unit_id": units[1].pk, "value": "1", "comment": "x"}
+    )
+    assert response.status_code == 404
+    assert not Label.objects.filter(stage=Stage.ADJUDICATION).exists()
 
 
 def test_wrong_methods_are_405(client_for, adjudicator, campaign, conflict):

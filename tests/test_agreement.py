@@ -161,5 +161,5 @@ def test_managers_get_the_history_link_and_adjudicators_their_queue(
 def test_work_page_access(client, client_for, outsider, campaign, annotator):
     response = client.get(work_url(campaign))
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
-    assert client_for(outsider).get(work_url(campaign)).status_code == 403
+    assert client_for(outsider).get(work_url(campaign)).status_code == 404
     assert client_for(annotator).post(work_url(campaign)).status_code == 405

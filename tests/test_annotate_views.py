@@ -346,14 +346,14 @@ def test_anonymous_is_sent_to_login(client, campaign, relevance):
         assert response["Location"].startswith(reverse("login"))
 
 
-def test_outsider_gets_403(client_for, outsider, campaign, relevance):
+def test_outsider_gets_404(client_for, outsider, campaign, relevance):
     criterion, units = relevance
     client = client_for(outsider)
-    assert client.get(url(campaign, criterion, Stage.LABEL)).status_code == 403
+    assert client.get(url(campaign, criterion, Stage.LABEL)).status_code == 404
     response = client.post(
         url(campaign, criterion, Stage.LABEL, "submit"), {"unit_id": units[0].pk, "value": "1"}
     )
-    assert response.status_code == 403
+    assert response.status_code == 404
     assert not Label.objects.exists()
 
 
@@ -408,13 +408,16 @@ def test_a_member_removed_between_two_posts_is_refused_at_once(client_for, annot
     response = client.get(url(campaign, criterion, Stage.LABEL), **HTMX)
     data = {"unit_id": shown_unit(response), "value": "1", "request_key": request_key(response)}
     Membership.objects.filter(campaign=campaign, user=annotator).delete()
-    assert client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX).status_code == 403
+    # No longer a member: the campaign is as unknown to them as any other.
+    assert client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX).status_code == 404
     assert not Label.objects.exists()
 
 
 def test_an_outsider_learns_nothing_about_criteria_either(client_for, outsider, campaign, relevance):
-    response = client_for(outsider).get(reverse("annotation:annotate", args=[campaign.slug, "nope", "label"]))
-    assert response.status_code == 403
+    client = client_for(outsider)
+    unknown = client.get(reverse("annotation:annotate", args=[campaign.slug, "nope", "label"]))
+    known = client.get(reverse("annotation:annotate", args=[campaign.slug, "relevance", "label"]))
+    assert unknown.status_code == known.status_code == 404
 
 
 def test_unknown_criterion_or_stage_is_404(client_for, annotator, campaign, relevance):

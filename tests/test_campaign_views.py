@@ -46,9 +46,26 @@ def test_overview_shows_counts_to_a_member(client_for, analyst, campaign):
     }
 
 
-def test_overview_is_forbidden_to_an_outsider(client_for, outsider, campaign):
-    response = client_for(outsider).get(reverse("evaluation:campaign_overview", args=[campaign.slug]))
-    assert response.status_code == 403
+@pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator"])
+def test_overview_hides_label_and_judgment_counts_from_people_who_label(
+    client_for, campaign, persona, request
+):
+    make_answer(campaign=campaign)
+    response = client_for(request.getfixturevalue(persona)).get(
+        reverse("evaluation:campaign_overview", args=[campaign.slug])
+    )
+    assert response.status_code == 200
+    assert response.context["counts"] == {"questions": 1, "answers": 1, "sentences": 2, "units": 3}
+    page = response.content.decode()
+    assert "Labels" not in page and "Judgments" not in page
+
+
+def test_overview_is_404_to_an_outsider_as_for_a_campaign_that_does_not_exist(client_for, outsider, campaign):
+    client = client_for(outsider)
+    existing = client.get(reverse("evaluation:campaign_overview", args=[campaign.slug]))
+    missing = client.get(reverse("evaluation:campaign_overview", args=["no-such-campaign"]))
+    assert existing.status_code == missing.status_code == 404
+    assert existing.content == missing.content
 
 
 def test_overview_of_an_unknown_campaign_is_404(client_for, analyst):

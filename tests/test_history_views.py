@@ -11,10 +11,11 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
+from annotation.access import ESTIMATE_REFRESHERS
 from annotation.models import Role
 from evaluation import snapshots
 from evaluation.estimates import compute_report
-from evaluation.models import ReportSnapshot
+from evaluation.models import EstimateSchedule, ReportSnapshot
 from tests.factories import add_member, make_campaign
 from tests.test_report_views import HOSTILE, build, pct
 
@@ -28,11 +29,21 @@ GET_PAGES = ["history", "compare", "export_xlsx", "export_csv"]
 
 
 @pytest.mark.parametrize("name", GET_PAGES)
-@pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator", "outsider"])
-def test_people_who_label_and_outsiders_get_403(name, persona, campaign, client_for, request):
+@pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator"])
+def test_people_who_label_get_403(name, persona, campaign, client_for, request):
     build(campaign)
     response = client_for(request.getfixturevalue(persona)).get(page(name, campaign))
     assert response.status_code == 403
+
+
+@pytest.mark.parametrize("name", [*GET_PAGES, "refresh_estimates"])
+def test_outsiders_get_404(name, campaign, outsider, client_for):
+    build(campaign)
+    client = client_for(outsider)
+    send = client.post if name == "refresh_estimates" else client.get
+    response = send(page(name, campaign))
+    assert response.status_code == 404
+    assert not EstimateSchedule.objects.exists()
 
 
 @pytest.mark.parametrize("name", [*GET_PAGES, "refresh_estimates"])
@@ -46,9 +57,22 @@ def test_post_is_refused_on_read_only_pages(name, campaign, analyst, client_for)
     assert client_for(analyst).post(page(name, campaign)).status_code == 405
 
 
-def test_refresh_needs_post_and_a_viewer_role(campaign, analyst, annotator, client_for):
+@pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator"])
+def test_refresh_needs_post_and_a_refresher_role(campaign, analyst, persona, client_for, request):
+    build(campaign)
     assert client_for(analyst).get(page("refresh_estimates", campaign)).status_code == 405
-    assert client_for(annotator).post(page("refresh_estimates", campaign)).status_code == 403
+    refused = client_for(request.getfixturevalue(persona)).post(page("refresh_estimates", campaign))
+    assert refused.status_code == 403
+    assert not EstimateSchedule.objects.exists()
+
+
+@pytest.mark.parametrize("persona", sorted(ESTIMATE_REFRESHERS))
+def test_the_roles_of_the_rule_may_refresh_and_see_the_button(campaign, persona, client_for, request):
+    build(campaign)
+    client = client_for(request.getfixturevalue(persona))
+    assert "Recompute now" in client.get(page("history", campaign)).content.decode()
+    assert client.post(page("refresh_estimates", campaign)).status_code == 302
+    assert EstimateSchedule.objects.exists()
 
 
 def test_history_lists_snapshots_newest_first_with_their_numbers(campaign, analyst, client_for):
@@ -116,11 +140,17 @@ def test_compare_shows_both_campaigns_and_the_difference(campaign, analyst, clie
     assert "<svg" in content
 
 
-def test_compare_with_a_campaign_i_do_not_analyse_is_403(campaign, analyst, client_for):
+def test_compare_with_a_campaign_i_do_not_analyse_is_400_as_with_one_that_does_not_exist(
+    campaign, analyst, client_for
+):
     other = make_campaign(name="Someone else's")
     build(campaign)
-    response = client_for(analyst).get(page("compare", campaign), {"other": other.slug})
-    assert response.status_code == 403
+    client = client_for(analyst)
+    mine = client.get(page("compare", campaign), {"other": other.slug})
+    missing = client.get(page("compare", campaign), {"other": "no-such-campaign"})
+    assert mine.status_code == missing.status_code == 400
+    assert mine.context["errors"] == [f"other: {other.slug!r} is not a campaign you manage or analyse"]
+    assert missing.context["errors"] == ["other: 'no-such-campaign' is not a campaign you manage or analyse"]
 
 
 def test_compare_with_a_campaign_without_the_criterion_is_400_naming_it(campaign, analyst, client_for):

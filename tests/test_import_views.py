@@ -95,11 +95,15 @@ def test_mapping_and_update_come_from_the_form(client_for, manager, campaign, ur
     assert again.context["summary"].answers_replaced == 4
 
 
-def test_a_file_over_the_page_limit_is_sent_to_the_command(client_for, manager, url, settings):
-    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
-    response = client_for(manager).post(url, {"file": upload()})
-    assert response.status_code == 400
-    assert "import_campaign" in response.content.decode()
+def test_a_file_over_the_import_limit_is_refused_before_it_is_read(client_for, manager, url, settings):
+    settings.IMPORT_MAX_BYTES = 1024
+    settings.REQUEST_MAX_BYTES = 1024
+    content = JSONL.read_bytes()
+    assert len(content) > 2048
+    response = client_for(manager).post(url, {"file": upload(content=content)})
+    assert response.status_code == 413
+    assert "at most 2048 bytes" in response.content.decode()
+    assert not Answer.objects.exists()
 
 
 def test_a_post_without_a_file_is_an_error(client_for, manager, url):
@@ -115,8 +119,11 @@ def test_anonymous_is_sent_to_login(client, url):
     assert not Answer.objects.exists()
 
 
-def test_outsider_is_forbidden(client_for, outsider, url):
-    assert client_for(outsider).get(url).status_code == 403
+def test_outsider_gets_404(client_for, outsider, url):
+    client = client_for(outsider)
+    assert client.get(url).status_code == 404
+    assert client.post(url, {"file": upload()}).status_code == 404
+    assert not Answer.objects.exists()
 
 
 @pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator", "analyst"])
@@ -155,7 +162,9 @@ def test_staff_cannot_import_into_an_existing_campaign_they_do_not_manage(client
     response = client_for(staff).post(
         reverse("evaluation:import_new"), {"file": upload(), "campaign": campaign.name}
     )
-    assert response.status_code == 403
+    assert response.status_code == 400
+    assert [e.field for e in response.context["errors"]] == ["campaign"]
+    assert "choose another name" in response.content.decode()
     assert not Answer.objects.filter(campaign=campaign).exists()
 
 

@@ -79,13 +79,13 @@ def test_manager_and_analyst_see_chart_table_planner_and_metrics_link(persona, c
 
 
 @pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator", "outsider"])
-def test_people_who_label_and_outsiders_get_403_and_never_see_judge_labels(
+def test_people_who_label_get_403_outsiders_404_and_never_see_judge_labels(
     persona, campaign, client_for, request
 ):
     build(campaign)
     user = request.getfixturevalue(persona)
     response = client_for(user).get(url(campaign))
-    assert response.status_code == 403
+    assert response.status_code == (404 if persona == "outsider" else 403)
     assert b"imported" not in response.content
 
 

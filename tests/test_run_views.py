@@ -59,12 +59,16 @@ def test_analyst_sees_runs_but_cannot_start_one(client_for, analyst, campaign):
 
 
 @pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator", "outsider"])
-def test_people_who_must_not_see_judge_output_get_403(request, client_for, campaign, finished_run, persona):
+def test_people_who_must_not_see_judge_output_get_403_outsiders_404(
+    request, client_for, campaign, finished_run, persona
+):
     user = request.getfixturevalue(persona)
     client = client_for(user)
-    assert client.get(reverse("evaluation:run_list", args=[campaign.slug])).status_code == 403
+    status = 404 if persona == "outsider" else 403
+    assert client.get(reverse("evaluation:run_list", args=[campaign.slug])).status_code == status
     assert (
-        client.get(reverse("evaluation:run_detail", args=[campaign.slug, finished_run.pk])).status_code == 403
+        client.get(reverse("evaluation:run_detail", args=[campaign.slug, finished_run.pk])).status_code
+        == status
     )
 
 

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from annotation.access import campaigns_for, get_campaign_for
+from annotation.access import campaigns_for, get_campaign_for, may_see_counts
 from annotation.agreement import campaign_agreement, may_see_agreement
 from evaluation.overview import automatic_metrics_sections, campaign_counts
 
@@ -31,7 +31,7 @@ def campaign_overview(request: HttpRequest, slug: str) -> HttpResponse:
     }
     if request.htmx:
         return render(request, "evaluation/campaign_overview.html#metrics", context)
-    context["counts"] = campaign_counts(campaign=campaign)
+    context["counts"] = campaign_counts(campaign=campaign, with_work=may_see_counts(roles=roles))
     context["criteria"] = list(campaign.criteria.order_by("name").values_list("name", flat=True))
     context["sees_judge"] = bool(roles.intersection({"manager", "analyst"}))
     # Human agreement only for those who do not label: see annotation.agreement.AGREEMENT_ROLES.

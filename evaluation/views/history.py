@@ -13,12 +13,12 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.access import campaigns_for, get_campaign_for
+from annotation.access import ESTIMATE_REFRESHERS, campaigns_for, get_campaign_for, may_refresh_estimates
 from annotation.models import Campaign, Criterion, Membership
 from evaluation import exports, snapshots
 from evaluation.charts import interval_chart
@@ -69,6 +69,7 @@ def history(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
         "alpha": params.alpha,
         "errors": params.errors,
         "confidence": f"{(1 - params.alpha) * 100:g}%",
+        "may_refresh": may_refresh_estimates(roles=roles),
     }
     if params.errors:
         return render(request, "evaluation/history.html", context, status=400)
@@ -110,8 +111,10 @@ def history(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
 @login_required
 @require_POST
 def refresh(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
-    """Ask a worker to recompute and snapshot the criterion's estimates now."""
-    _, _, criterion_obj, _ = criterion_page(request=request, slug=slug, criterion=criterion)
+    """Ask a worker to recompute and snapshot the criterion's estimates now (the roles of
+    annotation.access.ESTIMATE_REFRESHERS)."""
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=ESTIMATE_REFRESHERS)
+    criterion_obj = get_object_or_404(Criterion, campaign=campaign, name=criterion)
     if request_estimates_refresh(criterion=criterion_obj):
         messages.success(request, "The estimates are being recomputed; the new snapshot appears here.")
     else:
@@ -179,8 +182,11 @@ def compare(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
         "confidence": f"{(1 - params.alpha) * 100:g}%",
     }
     other_slug = request.GET.get("other") or ""
-    if other_slug:
-        other, _ = get_campaign_for(user=request.user, slug=other_slug, roles=VIEWERS)
+    other = next((c for c in context["candidates"] if c.slug == other_slug), None)
+    if other_slug and other is None:
+        # The same answer whether the campaign exists or not: outsiders learn nothing.
+        errors.append(f"other: {other_slug!r} is not a campaign you manage or analyse")
+    elif other is not None:
         other_criterion = Criterion.objects.filter(campaign=other, name=criterion_obj.name).first()
         other_judges = campaign_judges(campaign=other)
         other_params = report_params(request=request, judges=other_judges, prefix="other_")

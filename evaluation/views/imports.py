@@ -40,12 +40,14 @@ def _form_errors(*, upload: UploadedFile | None, name: str) -> list[ingest.RowEr
         problems.append(("campaign", "give a campaign name"))
     if upload is None:
         problems.append(("file", "choose a file"))
-    elif upload.size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+    elif upload.size > settings.IMPORT_MAX_BYTES:
+        # A body declaring more is refused before it is read (config/middleware.py); this
+        # catches a file sent without a Content-Length.
         problems.append(
             (
                 "file",
-                f"{upload.size} bytes is more than this page accepts "
-                f"({settings.DATA_UPLOAD_MAX_MEMORY_SIZE}); import it with: python manage.py import_campaign",
+                f"{upload.size} bytes is more than the limit of {settings.IMPORT_MAX_BYTES} bytes "
+                "(IMPORT_MAX_BYTES)",
             )
         )
     return [
@@ -86,11 +88,19 @@ def _page(request: HttpRequest, *, campaign: Campaign | None) -> HttpResponse:
     summary, errors, more = None, [], 0
     name = campaign.name if campaign else request.POST.get("campaign", "").strip()
     if request.method == "POST":
-        if campaign is None:
-            existing = Campaign.objects.filter(name=name).first()
-            if existing is not None and Role.MANAGER not in roles_of(user=request.user, campaign=existing):
-                raise PermissionDenied("Only the campaign's managers may import into it.")
-        summary, errors, more = _run_import(request=request, name=name, create=campaign is None)
+        existing = Campaign.objects.filter(name=name).first() if campaign is None else None
+        if existing is not None and Role.MANAGER not in roles_of(user=request.user, campaign=existing):
+            # A form error, not 403: the name is taken (names are unique), whoever holds it.
+            errors = [
+                ingest.RowError(
+                    file="upload",
+                    row=None,
+                    field="campaign",
+                    message="this name is taken by a campaign you do not manage: choose another name",
+                )
+            ]
+        else:
+            summary, errors, more = _run_import(request=request, name=name, create=campaign is None)
     context = {
         "campaign": campaign,
         "name": name,
@@ -98,7 +108,7 @@ def _page(request: HttpRequest, *, campaign: Campaign | None) -> HttpResponse:
         "errors": errors,
         "more": more,
         "update": request.POST.get("update") == "on",
-        "max_bytes": settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+        "max_bytes": settings.IMPORT_MAX_BYTES,
         "formats": ", ".join(ingest.FORMATS),
     }
     template = "evaluation/import.html#result" if request.htmx else "evaluation/import.html"

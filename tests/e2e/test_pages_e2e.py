@@ -1,0 +1,276 @@
+"""Every page, as the persona who uses it, in a real Chromium under the Content-Security-Policy
+(DEBUG off): no policy violation, no console error, no 4xx/5xx; then the login and lockout pages
+in English and French at 1440 and 390 px.
+
+Skipped when /usr/bin/chromium is missing. Screenshots go to var/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connections
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Criterion, Role, Sample
+from evaluation import snapshots
+from evaluation.judge import runs
+from evaluation.models import ReportSnapshot
+from tests import factories
+from tests.e2e.test_annotation_e2e import ANSWERS, CHROMIUM, LAUNCH_ARGS, build_campaign
+from tests.factories import PASSWORD, add_member, make_campaign, make_user
+from tests.test_report_views import build as build_report
+
+SCREENSHOTS = Path(settings.VAR_DIR) / "screenshots"
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium"),
+]
+
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+# Runs before any script of the page: the policy's violations, whatever their source.
+WATCH_VIOLATIONS = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation", (event) => {
+  window.__violations.push(event.violatedDirective + " " + (event.blockedURI || "inline"));
+});
+"""
+
+
+@pytest.fixture
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
+        connections.close_all()
+
+
+def build_everything():
+    """A campaign with a sample, labels, an imported judge, a finished lexical run and report
+    snapshots; another campaign to compare with; one person per role, plus a superuser."""
+    campaign, veracity, _, people = build_campaign()
+    # build_campaign names its questions Q1 to Q4; the factories' numbering must not reuse them.
+    while next(factories._seq) <= len(ANSWERS):
+        pass
+    build_report(campaign)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    judge = runs.get_or_create_judge(campaign=campaign, name="lexical")
+    run = runs.run_inline(run_id=runs.create_run(criterion=veracity, judge=judge).pk)
+    snapshots.record_snapshots(criterion=relevance, trigger=ReportSnapshot.Trigger.IMPORT)
+    other = make_campaign(name="Velmont v2 (e2e)")
+    build_report(other)
+    for username, role in (("manon", Role.MANAGER), ("anna", Role.ANALYST)):
+        people[username] = make_user(username=username)
+        add_member(campaign=campaign, user=people[username], roles=[role])
+        add_member(campaign=other, user=people[username], roles=[role])
+    people["manon"].is_staff = True
+    people["manon"].save()
+    people["root"] = make_user(username="root", superuser=True)
+    return campaign, other, run, people
+
+
+def pages(campaign, other, run, people) -> list[tuple[str, str]]:
+    """(persona, path) for every page of config/urls.py and the apps' urls.py that renders HTML."""
+    slug = campaign.slug
+    sample = Sample.objects.filter(campaign=campaign).order_by("pk").first()
+    return [
+        ("claire", reverse("evaluation:campaign_list")),
+        ("claire", reverse("evaluation:campaign_overview", args=[slug])),
+        ("claire", reverse("annotation:work", args=[slug])),
+        ("claire", reverse("annotation:annotate", args=[slug, "veracity", "label"])),
+        ("marc", reverse("annotation:annotate", args=[slug, "veracity", "review"])),
+        ("sophie", reverse("annotation:adjudicate", args=[slug, "veracity"])),
+        ("manon", reverse("evaluation:campaign_overview", args=[slug])),
+        ("manon", reverse("evaluation:import_new")),
+        ("manon", reverse("evaluation:import_into", args=[slug])),
+        ("manon", reverse("annotation:sampling", args=[slug])),
+        ("manon", reverse("annotation:sample_detail", args=[slug, sample.pk])),
+        ("manon", reverse("evaluation:run_list", args=[slug])),
+        ("manon", reverse("evaluation:run_detail", args=[slug, run.pk])),
+        ("manon", reverse("annotation:history", args=[slug])),
+        ("anna", reverse("evaluation:report", args=[slug, "relevance"])),
+        ("anna", reverse("evaluation:history", args=[slug, "relevance"])),
+        ("anna", reverse("evaluation:compare", args=[slug, "relevance"]) + f"?other={other.slug}"),
+        ("root", reverse("admin:index")),
+        ("root", reverse("admin:axes_accessattempt_changelist")),
+        ("root", reverse("admin:auth_user_change", args=[people["claire"].pk])),
+    ]
+
+
+def session_for(user) -> str:
+    client = Client()
+    client.force_login(user)
+    return client.cookies[settings.SESSION_COOKIE_NAME].value
+
+
+def open_context(browser, live_server, *, width: int = 1440, locale: str = "en-GB", user=None):
+    context = browser.new_context(viewport={"width": width, "height": 900}, locale=locale)
+    context.add_init_script(WATCH_VIOLATIONS)
+    if user is not None:
+        context.add_cookies(
+            [{"name": settings.SESSION_COOKIE_NAME, "value": session_for(user), "url": live_server.url}]
+        )
+    page = context.new_page()
+    problems: list[str] = []
+    page.on(
+        "console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+    )
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on(
+        "response",
+        lambda r: (
+            problems.append(f"{r.status} {r.url}")
+            if r.status >= 400 and not r.url.endswith("/login/")
+            else None
+        ),
+    )
+    return context, page, problems
+
+
+def visit(page, url: str, problems: list[str], *, expected: int = 200) -> None:
+    response = page.goto(url)
+    assert response.status == expected, url
+    assert "default-src 'self'" in response.headers["content-security-policy"], url
+    page.wait_for_load_state("networkidle")
+    violations = page.evaluate("window.__violations")
+    assert violations == [], (url, violations)
+    assert problems == [], (url, problems)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_page_runs_under_the_policy_without_violation_or_error(live_server, browser):
+    assert not settings.DEBUG
+    campaign, other, run, people = build_everything()
+    contexts = {}
+    for persona, path in pages(campaign, other, run, people):
+        if persona not in contexts:
+            contexts[persona] = open_context(browser, live_server, user=people[persona])
+        _, page, problems = contexts[persona]
+        visit(page, live_server.url + path, problems)
+        if path == reverse("annotation:work", args=[campaign.slug]):
+            # An htmx swap: the queues come back as a fragment (htmx's indicator style is ours).
+            with page.expect_response(lambda r: r.request.headers.get("hx-request") == "true"):
+                page.click("#queues button")
+            page.wait_for_load_state("networkidle")
+            assert page.evaluate("window.__violations") == [] and problems == []
+        if path.endswith("/annotate/veracity/label/"):
+            # The annotation script and its htmx requests: one label by keyboard.
+            before = page.get_attribute("#work", "data-unit")
+            page.keyboard.press("1")
+            page.wait_for_function(
+                "before => document.getElementById('work').dataset.unit !== before", arg=before
+            )
+            page.wait_for_function("() => !document.documentElement.hasAttribute('data-saving')")
+            assert page.evaluate("window.__violations") == [] and problems == []
+    for context, _, _ in contexts.values():
+        context.close()
+
+    # Anonymous pages: the two login forms, a wrong password on each (200 with an error), the
+    # lockout page (429) after five failures.
+    context, page, problems = open_context(browser, live_server)
+    for login in (reverse("login"), reverse("admin:login")):
+        visit(page, live_server.url + login, problems)
+        page.fill("#id_username", "nobody")
+        page.fill("#id_password", "wrong password")
+        with page.expect_navigation():
+            page.click("[type=submit]")
+        assert page.evaluate("window.__violations") == [] and problems == []
+    locked = lock_out(page, live_server)
+    assert locked.status == 429
+    assert "Too many failed logins" in page.content()
+    assert page.evaluate("window.__violations") == []
+    assert [p for p in problems if not p.startswith("console error: Failed to load resource")] == []
+    context.close()
+
+
+def lock_out(page, live_server, username: str = "nobody"):
+    """Wrong passwords on the login page until the lockout page answers; its response."""
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        page.goto(live_server.url + reverse("login"))
+        page.fill("#id_username", username)
+        page.fill("#id_password", "wrong password")
+        with page.expect_navigation() as navigation:
+            page.click("[type=submit]")
+        if navigation.value.status == 429:
+            return navigation.value
+    return navigation.value
+
+
+@pytest.mark.django_db(transaction=True)
+def test_login_and_lockout_pages_in_english_and_french_at_desktop_and_phone_widths(live_server, browser):
+    make_user(username="claire")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shots = []
+    for locale, heading, lockout in (
+        ("en-GB", "Log in", "Too many failed logins"),
+        ("fr-FR", "Se connecter", "Trop d’échecs de connexion"),
+    ):
+        for width in (1440, 390):
+            context, page, _ = open_context(browser, live_server, width=width, locale=locale)
+            page.goto(live_server.url + reverse("login"))
+            assert page.locator("h1").inner_text() == heading
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            name = f"login-{locale[:2]}-{width}.png"
+            page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+            shots.append(name)
+            assert lock_out(page, live_server, "claire").status == 429
+            assert page.locator("h1").inner_text() == lockout
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            name = f"lockout-{locale[:2]}-{width}.png"
+            page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+            shots.append(name)
+            assert page.evaluate("window.__violations") == []
+            context.close()
+    # Locked out, even the right password gets the lockout page.
+    context, page, _ = open_context(browser, live_server)
+    page.goto(live_server.url + reverse("login"))
+    page.fill("#id_username", "claire")
+    page.fill("#id_password", PASSWORD)
+    with page.expect_navigation() as navigation:
+        page.click("[type=submit]")
+    assert navigation.value.status == 429
+    context.close()
+    assert all((SCREENSHOTS / name).stat().st_size > 1000 for name in shots)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_import_page_shows_refusals_and_errors_in_place(live_server, browser, settings, tmp_path):
+    """With JavaScript on (the form posts through htmx), a file over the limit gets the refusal
+    (413, the body unread) and a bad file the table of its errors (400); nothing is imported."""
+    from annotation.models import Answer
+    from tests.test_import_views import bad_content
+
+    campaign, _, _, _ = build_campaign()
+    manager = make_user(username="manon")
+    add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
+    context, page, problems = open_context(browser, live_server, user=manager)
+    url = live_server.url + reverse("evaluation:import_into", args=[campaign.slug])
+    answers = Answer.objects.count()
+    page.goto(url)
+    bad = tmp_path / "answers.jsonl"
+    bad.write_bytes(bad_content())
+    page.set_input_files("#file", str(bad))
+    page.click("main button[type=submit]")
+    page.wait_for_selector("text=Nothing was imported")
+    settings.IMPORT_MAX_BYTES = 1024
+    settings.REQUEST_MAX_BYTES = 1024
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"{}\n" * 2000)
+    page.goto(url)
+    page.set_input_files("#file", str(big))
+    page.click("main button[type=submit]")
+    page.wait_for_selector("text=Request refused")
+    assert "this page accepts at most 2048 bytes" in page.inner_text("main")
+    assert page.evaluate("window.__violations") == []
+    assert Answer.objects.count() == answers
+    assert [p for p in problems if "400" not in p and "413" not in p] == []
+    context.close()
