@@ -6,6 +6,7 @@ answer always gives the same sentences and the same language, in any process.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import threading
@@ -40,6 +41,12 @@ def _citation(pattern: str) -> re.Pattern[str]:
 def find_citations(text: str, *, citation_pattern: str = DEFAULT_CITATION_PATTERN) -> list[str]:
     """Ids cited in ``text`` (group 1 of ``citation_pattern``), in order of first appearance, once each."""
     return list(dict.fromkeys(m.group(1) for m in _citation(citation_pattern).finditer(text)))
+
+
+def chunk_text_hash(text: str) -> str:
+    """The digest that tells a chunk's texts apart (SourceChunk.text_hash): SHA-256 of its UTF-8
+    text, in hex."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # --- Sentence splitting -------------------------------------------------------------------------
