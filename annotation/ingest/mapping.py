@@ -158,7 +158,7 @@ def check_mapping(*, mapping: object, name: str) -> ImportMapping:
             ]
         )
     problems: list[RowError] = []
-    if not any(isinstance(value, dict) for value in mapping.values()):
+    if not any(isinstance(value, dict | list) for value in mapping.values()):
         result = ImportMapping(columns=_names(value=mapping, name=name, key="mapping", problems=problems))
     else:
         for key in mapping:

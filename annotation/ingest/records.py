@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -282,14 +283,15 @@ class _Row:
                     chunk_id = chunk_id.strip()
                     if chunk_id and len(chunk_id) <= MAX_ID and chunk_id not in first_rank:
                         first_rank[chunk_id] = rank
-                        digest = chunk_text_hash(text)
+                        # Ids, titles and digests repeat across answers: interned, each is held once.
+                        digest = sys.intern(chunk_text_hash(text))
                         result.append(
                             SourceRecord(
-                                id=chunk_id,
-                                title=(title or "").strip(),
+                                id=sys.intern(chunk_id),
+                                title=sys.intern((title or "").strip()),
                                 page=page,
                                 text=self.texts.setdefault(digest, text),
-                                field=where,
+                                field=sys.intern(where),
                                 text_hash=digest,
                             )
                         )
