@@ -42,7 +42,8 @@ MAX_DIFFICULTY = 50
 MAX_DEPTH = 8
 
 
-@dataclass(frozen=True)
+# Records are slotted: an import holds one per source of every answer until all are written.
+@dataclass(frozen=True, slots=True)
 class SourceRecord:
     id: str
     title: str
@@ -53,7 +54,7 @@ class SourceRecord:
     text_hash: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LabelRecord:
     """The labels one unit carries for one criterion: a human's and a judge's (either may be None)."""
 
@@ -63,7 +64,7 @@ class LabelRecord:
     field: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SentenceRecord:
     text: str
     paragraph: str | None
@@ -71,7 +72,7 @@ class SentenceRecord:
     field: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AnswerRecord:
     row: int
     question_id: str
