@@ -180,9 +180,10 @@ def _peak_mb() -> float:
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
-def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = False) -> float:
-    """Import ``path`` and print answers/s; return the seconds it took. With ``cpu``, also the
-    CPU time per answer of the importing process, of the PostgreSQL backend and of the text work."""
+def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = False) -> tuple[float, float]:
+    """Import ``path`` and print answers/s; return the seconds it took and this process's peak
+    memory in MB right after it. With ``cpu``, also the CPU time per answer of the importing
+    process, of the PostgreSQL backend and of the text work."""
     from django.conf import settings
 
     from evaluation.imports import import_file
@@ -201,6 +202,7 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
     summary = import_file(path=path, campaign_name=campaign_name, progress=progress)
     seconds = time.perf_counter() - started
     own = time.process_time() - cpu_before
+    peak = _peak_mb()  # before the CPU parts below read the file again
     print(
         f"import: {answers} answers, {summary.sentences} sentences, {summary.chunks_created} chunks "
         f"in {seconds:.2f} s = {answers / seconds:.0f} answers/s"
@@ -220,7 +222,7 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
             f"  in all {total / answers * 1000:.2f} ms: {cores} cores at full use would import at most "
             f"{cores * answers / total:.0f} answers/s"
         )
-    return seconds
+    return seconds, peak
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,9 +273,8 @@ def _child(args: argparse.Namespace) -> None:
     connection.ensure_connection()
     before = _resident_mb()
     path = Path(args.child)
-    bench_import(path=path, campaign_name=args.campaign, answers=args.answers, cpu=args.cpu)
+    _, peak = bench_import(path=path, campaign_name=args.campaign, answers=args.answers, cpu=args.cpu)
     size = path.stat().st_size / 1e6
-    peak = _peak_mb()
     print(
         f"peak memory (ru_maxrss of the importing process): {peak:.0f} MB for a {size:.0f} MB file, "
         f"{peak - before:.0f} MB above the {before:.0f} MB it had before importing"
