@@ -7,6 +7,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from annotation.text import chunk_text_hash
+
 DEFAULT_CITATION_PATTERN = r"\[\^([A-Za-z0-9_-]+)\^\]"
 DEFAULT_ABSTENTION_PATTERNS = [
     r"\bje ne (?:trouve|dispose|peux|suis) pas\b",
@@ -56,7 +58,14 @@ class Campaign(models.Model):
         max_length=8, blank=True, help_text="ISO 639-1 code; blank: the question's language."
     )
     citation_pattern = models.CharField(max_length=300, default=DEFAULT_CITATION_PATTERN)
-    abstention_patterns = models.JSONField(default=list, blank=True)
+    # None: the built-in DEFAULT_ABSTENTION_PATTERNS; a list (even empty) replaces them, so []
+    # means no abstention detection at all (the response rate is then "cites a source" alone).
+    abstention_patterns = models.JSONField(
+        null=True,
+        blank=True,
+        default=None,
+        help_text="Regular expressions. null: the built-in patterns; []: none.",
+    )
     annotation_mode = models.CharField(
         max_length=20, choices=AnnotationMode.choices, default=AnnotationMode.REVIEW
     )
@@ -71,7 +80,11 @@ class Campaign(models.Model):
 
     @property
     def effective_abstention_patterns(self) -> list[str]:
-        return list(self.abstention_patterns) or list(DEFAULT_ABSTENTION_PATTERNS)
+        """The patterns in force: the built-in ones when none are set (None), else the campaign's
+        own, which may be none at all ([])."""
+        if self.abstention_patterns is None:
+            return list(DEFAULT_ABSTENTION_PATTERNS)
+        return list(self.abstention_patterns)
 
 
 class Membership(models.Model):
@@ -109,22 +122,39 @@ class Question(models.Model):
 
 
 class SourceChunk(models.Model):
-    """A retrieved chunk; shared by every answer of the campaign that retrieved it."""
+    """A retrieved chunk's text under its id, shared by every answer that was given this text.
 
-    # Indexed by chunk_unique_external_id, which starts with it.
+    Real exports give one id several texts (numbers anonymised per answer, re-chunking, OCR):
+    each distinct text is a row of its own, and an answer links the row with the text it was
+    given, so what the assistant saw is what annotators and the judge read. ``text_hash`` is
+    ``chunk_text_hash(text)``, kept by save(); bulk inserts must fill it the same way.
+    """
+
+    # Indexed by chunk_unique_text, which starts with it.
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="chunks", db_index=False)
     external_id = models.CharField(max_length=200)
     title = models.TextField(blank=True)
     page = models.IntegerField(null=True, blank=True)
     text = models.TextField(blank=True)
+    # A digest rather than the text in the unique key: chunk texts outgrow what a btree index takes.
+    text_hash = models.CharField(max_length=64, editable=False)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["campaign", "external_id"], name="chunk_unique_external_id"),
+            models.UniqueConstraint(
+                fields=["campaign", "external_id", "text_hash"], name="chunk_unique_text"
+            ),
         ]
 
     def __str__(self) -> str:
         return self.external_id
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        self.text_hash = chunk_text_hash(self.text)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "text" in update_fields:
+            kwargs["update_fields"] = {*update_fields, "text_hash"}
+        super().save(*args, **kwargs)
 
 
 class Answer(models.Model):

@@ -6,6 +6,7 @@ answer always gives the same sentences and the same language, in any process.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import threading
@@ -42,6 +43,12 @@ def find_citations(text: str, *, citation_pattern: str = DEFAULT_CITATION_PATTER
     return list(dict.fromkeys(m.group(1) for m in _citation(citation_pattern).finditer(text)))
 
 
+def chunk_text_hash(text: str) -> str:
+    """The digest that tells a chunk's texts apart (SourceChunk.text_hash): SHA-256 of its UTF-8
+    text, in hex."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 # --- Sentence splitting -------------------------------------------------------------------------
 
 # A period after these never ends a sentence: they announce what follows (a name, a number, an
@@ -49,16 +56,19 @@ def find_citations(text: str, *, citation_pattern: str = DEFAULT_CITATION_PATTER
 # fmt: off
 _TITLES = frozenset({
     "M", "MM", "Mme", "Mmes", "Mlle", "Mlles", "Mgr", "Me", "Dr", "Drs", "Pr", "Pres", "Prof", "Mr",
-    "Mrs", "Ms", "Messrs", "St", "Ste", "Sen", "Gen", "Gov", "Rev"
+    "Mrs", "Ms", "Messrs", "St", "Ste", "Sté", "Stés", "Sen", "Gen", "Gov", "Rev"
 })
 _PREFIXES = frozenset({
     "cf", "p", "pp", "ch", "chap", "env", "approx", "ex", "n°", "nº", "réf", "ref", "av", "bd", "vs",
     "tél", "éd", "ed", "eq", "sect", "para", "resp", "e.g", "i.e", "c.-à-d", "c-à-d", "c.à.d", "n.b",
     "a.k.a", "p.ex", "viz"
 })
-# Also ordinary words ("No.", "le vol.", "l'art."): an abbreviation only before a number or a code.
+# Also ordinary words ("No.", "le vol.", "l'art.", "sept."): an abbreviation only before a number
+# or a code. Month abbreviations belong here: "au 31 déc. 2022" goes on, "arrivé en sept. Le" ends.
 _BEFORE_NUMBER = frozenset({
-    "no", "nos", "vol", "art", "fig", "figs"
+    "no", "nos", "vol", "art", "arts", "fig", "figs", "tab", "tabl",
+    "janv", "févr", "fév", "mars", "avr", "juil", "sept", "oct", "nov", "déc",
+    "jan", "feb", "apr", "jun", "jul", "aug", "sep", "dec"
 })
 # May end a sentence: they do when the next word is capitalised ("... Acme Inc. The deal ...").
 _SUFFIXES = frozenset({
@@ -67,6 +77,8 @@ _SUFFIXES = frozenset({
 })
 # fmt: on
 
+# French elision glued to the abbreviation: "l'art.", "d'art.", "qu'av." are "art." and "av.".
+_ELISION = re.compile(r"^(?:[ldjmnstc]|qu|jusqu|lorsqu|puisqu)['’]", re.IGNORECASE)
 _INITIALS = re.compile(r"(?:[A-ZÀ-ÖØ-Þ]\.-?)*[A-ZÀ-ÖØ-Þ]")
 _REFERENCE = re.compile(r"\d|[IVXLC]+\b|[A-Z]{1,3}[.\-\d]")
 _NEXT = re.compile(r"[\s«“‘\"'(\[*_]*(\S)")
@@ -100,6 +112,9 @@ def _patterns(citation_pattern: str) -> _Patterns:
         rf"(?:[\s\u00a0]*{cite})*"  # markers after the period belong to this sentence
         r"[.!?…]*(?:[»”\"'’)*_])*"
         r"(?=\s|$)"
+        # A marker, the period, then the next sentence with no space ("personnes[^j^].Elle"): the
+        # missing space is a typing slip, not an abbreviation, since a marker ends a statement.
+        rf"|{cite}(?P<glued>[.!?…]+)(?=[A-ZÀ-ÖØ-Þ])"
     )
     return _Patterns(
         citation=_citation(citation_pattern),
@@ -119,10 +134,10 @@ def _is_boundary(unit: str, start: int, match: re.Match[str]) -> bool:
     if not _LETTER.search(unit, start, match.start()):
         return False  # "1." or "[^a^]." alone is not a sentence yet
     if match.group("punct") != ".":
-        return True
+        return True  # "?", "!", "…", or a period glued between a marker and a capital
     point = match.start()
     window = unit[max(start, point - 16) : point].rsplit(None, 1)
-    token = window[-1].lstrip(_OPENERS) if window else ""
+    token = _ELISION.sub("", window[-1].lstrip(_OPENERS)) if window else ""
     if not token:
         return True
     if token in _TITLES:
@@ -221,8 +236,9 @@ def split_sentences(text: str, *, citation_pattern: str = DEFAULT_CITATION_PATTE
     ``paragraph_index`` counts non-blank blocks). A markdown heading is one sentence, without its
     ``#``; each list item is split on its own and loses its bullet or number; other lines of a block
     are joined, except after a line ending with a colon, or with a citation marker when the next
-    line is capitalised. Sentences end at ``. ! ? …`` followed by space, unless the next word starts
-    in lowercase or the period closes an abbreviation, an initial or a decimal number. Markers (and
+    line is capitalised. Sentences end at ``. ! ? …`` followed by space (or, right after a citation
+    marker, by a capital: ``[^a^].Elle``), unless the next word starts in lowercase or the period
+    closes an abbreviation (elided too: ``l'art. 3``), an initial or a decimal number. Markers (and
     closing quotes) right after the final punctuation stay with the sentence; a piece made only of
     markers joins the previous sentence (the next one if none). Pieces without a letter or digit
     are dropped; ``text`` is stripped, with line breaks as spaces. ``cited_ids`` lists each id

@@ -126,22 +126,23 @@ def build(*, sentences: int, sample: int, seed: int):
         SourceChunk,
         Unit,
     )
+    from annotation.text import chunk_text_hash
 
     rng = random.Random(seed)
     campaign, _ = get_or_create_campaign(name="Annotation bench")
-    chunks = SourceChunk.objects.bulk_create(
-        [
-            SourceChunk(
-                campaign=campaign,
-                external_id=f"c{n:05d}",
-                title=f"Document {n}.pdf",
-                page=rng.randint(1, 80),
-                text=" ".join(rng.choices(WORDS, k=180)),
-            )
-            for n in range(CHUNKS)
-        ],
-        batch_size=2000,
-    )
+    made = [
+        SourceChunk(
+            campaign=campaign,
+            external_id=f"c{n:05d}",
+            title=f"Document {n}.pdf",
+            page=rng.randint(1, 80),
+            text=" ".join(rng.choices(WORDS, k=180)),
+        )
+        for n in range(CHUNKS)
+    ]
+    for chunk in made:
+        chunk.text_hash = chunk_text_hash(chunk.text)  # bulk_create skips save(), which sets it
+    chunks = SourceChunk.objects.bulk_create(made, batch_size=2000)
     n_answers = sentences // SENTENCES_PER_ANSWER
     n_questions = max(1, n_answers // REPETITIONS)
     questions = Question.objects.bulk_create(

@@ -1,6 +1,7 @@
-"""Import speed: synthetic answers (about 10 sentences and 15 sources each) into a fresh database.
+"""Import speed and memory: synthetic answers (about 10 sentences and 15 sources each) into a
+fresh database.
 
-    python bench/import_bench.py [--answers 2000] [--seed 0]
+    python bench/import_bench.py [--answers 2000] [--memory-answers 15000] [--seed 0]
 
 The database: DATABASE_URL when it is set (used as it is: migrated, never dropped); otherwise a
 PostgreSQL database ``attest_bench`` on 127.0.0.1:5432 (user postgres, trust auth) that this
@@ -8,9 +9,15 @@ script drops and creates before the run and drops after it; and when PostgreSQL 
 reached, a SQLite file in a temporary directory (the script says so).
 
 Prints answers/s for the import (reading, checking, splitting, language detection and writing,
-in one transaction) and the CPU time per answer of its parts (the importing process, the
-PostgreSQL backend when it is local, and the text work, timed alone since it runs in worker
-processes), then times the automatic metrics when they exist.
+in one transaction), its peak memory, and the CPU time per answer of its parts (the importing
+process, the PostgreSQL backend when it is local, and the text work, timed alone since it runs in
+worker processes); then imports a bigger file (``--memory-answers``, about 10 kB per answer) to
+show how peak memory follows file size; then times the automatic metrics when they exist.
+
+Peak memory is the importing process's ``ru_maxrss`` (resource.getrusage: the most resident
+memory it ever had, Django and the modules included, worker processes not): each import runs in a
+fresh child process, so the figure is that import's alone; the line also gives the resident
+memory the child had before importing.
 """
 
 from __future__ import annotations
@@ -19,9 +26,12 @@ import argparse
 import json
 import os
 import random
+import resource
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,17 +55,17 @@ def _sentence(rng: random.Random, cited: list[str]) -> str:
     return f"{text} {marks}." if marks else f"{text}."
 
 
-def synthetic_records(*, answers: int, seed: int = 0, repetitions: int = 20) -> list[dict]:
-    """``answers`` records: questions asked ``repetitions`` times, 15 sources drawn per answer
-    from the question's pool of 40 chunks, about 10 sentences in 3 paragraphs, and relevance
-    labels (human and judge) on one answer in ten."""
+def synthetic_records(*, answers: int, seed: int = 0, repetitions: int = 20) -> Iterator[dict]:
+    """``answers`` records, made one at a time: questions asked ``repetitions`` times, 15 sources
+    drawn per answer from the question's pool of 40 chunks, about 10 sentences in 3 paragraphs,
+    and relevance labels (human and judge) on one answer in ten."""
     rng = random.Random(seed)
-    records = []
     pools: dict[int, list[dict]] = {}
     questions: dict[int, str] = {}
     for index in range(answers):
         q = index // repetitions
         if q not in pools:
+            pools.pop(q - 1, None)  # a question's answers are consecutive: its pool is done
             questions[q] = f"Question {q} : que disent les documents sur {rng.choice(WORDS)} ?"
             pools[q] = [
                 {
@@ -88,11 +98,10 @@ def synthetic_records(*, answers: int, seed: int = 0, repetitions: int = 20) -> 
         }
         if index % 10 == 0:
             record["labels"] = {"relevance": {"human": rng.randint(0, 1), "llm": rng.randint(0, 1)}}
-        records.append(record)
-    return records
+        yield record
 
 
-def write_jsonl(path: Path, records: list[dict]) -> Path:
+def write_jsonl(path: Path, records: Iterable[dict]) -> Path:
     with path.open("w", encoding="utf-8") as out:
         for record in records:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -146,7 +155,7 @@ def _analysis_cpu_s(path: Path) -> float:
     from annotation.models import Campaign
 
     pattern = Campaign._meta.get_field("citation_pattern").default
-    records = parse_file(path=path).records
+    records = parse_file(path=path, max_bytes=path.stat().st_size).records
     jobs = [TextJob(answer=record.answer) for record in records]
     started = time.process_time()
     for job in jobs:
@@ -154,10 +163,33 @@ def _analysis_cpu_s(path: Path) -> float:
     return time.process_time() - started
 
 
-def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = False) -> float:
-    """Import ``path`` and print answers/s; return the seconds it took. With ``cpu``, also the
-    CPU time per answer of the importing process, of the PostgreSQL backend and of the text work."""
+def _resident_mb() -> float:
+    """This process's resident memory now (VmRSS), in MB; its peak so far where /proc is missing."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return _peak_mb()
+
+
+def _peak_mb() -> float:
+    # ru_maxrss is in kilobytes on Linux (bytes on macOS).
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = False) -> tuple[float, float]:
+    """Import ``path`` and print answers/s; return the seconds it took and this process's peak
+    memory in MB right after it. With ``cpu``, also the CPU time per answer of the importing
+    process, of the PostgreSQL backend and of the text work."""
+    from django.conf import settings
+
     from evaluation.imports import import_file
+
+    # The bigger files of the memory run pass the default IMPORT_MAX_BYTES of a server.
+    settings.IMPORT_MAX_BYTES = max(settings.IMPORT_MAX_BYTES, path.stat().st_size)
 
     def progress(done: int, total: int) -> None:
         sys.stderr.write(f"\r  importing: {done}/{total} answers")
@@ -170,6 +202,7 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
     summary = import_file(path=path, campaign_name=campaign_name, progress=progress)
     seconds = time.perf_counter() - started
     own = time.process_time() - cpu_before
+    peak = _peak_mb()  # before the CPU parts below read the file again
     print(
         f"import: {answers} answers, {summary.sentences} sentences, {summary.chunks_created} chunks "
         f"in {seconds:.2f} s = {answers / seconds:.0f} answers/s"
@@ -189,7 +222,7 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
             f"  in all {total / answers * 1000:.2f} ms: {cores} cores at full use would import at most "
             f"{cores * answers / total:.0f} answers/s"
         )
-    return seconds
+    return seconds, peak
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,14 +252,55 @@ def bench_metrics(*, tmp: Path, answers: int, seed: int) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+def bench_import_in_child(*, path: Path, campaign_name: str, answers: int, cpu: bool) -> None:
+    """Run ``bench_import`` in a fresh Python process and print its lines and its peak memory."""
+    command = [sys.executable, __file__, "--child", str(path), "--campaign", campaign_name]
+    command += ["--answers", str(answers)] + (["--cpu"] if cpu else [])
+    subprocess.run(command, check=True, env=os.environ.copy())
+
+
+def _child(args: argparse.Namespace) -> None:
+    """The child side of bench_import_in_child: DATABASE_URL is set and migrated by the parent."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    import evaluation.imports  # noqa: F401 - its modules (Celery, the judge's clients) come before the mark
+
+    connection.ensure_connection()
+    before = _resident_mb()
+    path = Path(args.child)
+    _, peak = bench_import(path=path, campaign_name=args.campaign, answers=args.answers, cpu=args.cpu)
+    size = path.stat().st_size / 1e6
+    print(
+        f"peak memory (ru_maxrss of the importing process): {peak:.0f} MB for a {size:.0f} MB file, "
+        f"{peak - before:.0f} MB above the {before:.0f} MB it had before importing"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--answers", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--memory-answers",
+        type=int,
+        default=15000,
+        help="answers of the bigger file whose import's peak memory is measured too (0 skips it)",
+    )
     parser.add_argument("--metrics-answers", type=int, default=20000, help="0 skips the metrics part")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--campaign", help=argparse.SUPPRESS)
+    parser.add_argument("--cpu", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        _child(args)
+        return
 
     with tempfile.TemporaryDirectory(prefix="attest-bench-") as directory:
         tmp = Path(directory)
@@ -244,14 +318,20 @@ def main() -> None:
         try:
             call_command("migrate", verbosity=0)
             print(f"database: {connection.vendor} ({connection.settings_dict['NAME']})")
-            path = write_jsonl(tmp / "answers.jsonl", synthetic_records(answers=args.answers, seed=args.seed))
-            print(f"file: {path.stat().st_size / 1e6:.1f} MB")
-            bench_import(
-                path=path,
-                campaign_name=f"import bench {args.seed} {time.time():.0f}",
-                answers=args.answers,
-                cpu=True,
-            )
+            connections.close_all()
+            runs = [(args.answers, True)] + ([(args.memory_answers, False)] if args.memory_answers else [])
+            for answers, cpu in runs:
+                path = write_jsonl(
+                    tmp / f"answers-{answers}.jsonl", synthetic_records(answers=answers, seed=args.seed)
+                )
+                print(f"file: {answers} answers, {path.stat().st_size / 1e6:.1f} MB")
+                bench_import_in_child(
+                    path=path,
+                    campaign_name=f"import bench {args.seed} {answers} {time.time():.0f}",
+                    answers=answers,
+                    cpu=cpu,
+                )
+                path.unlink()
             if args.metrics_answers:
                 bench_metrics(tmp=tmp, answers=args.metrics_answers, seed=args.seed)
         finally:

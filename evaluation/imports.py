@@ -71,12 +71,12 @@ class ImportSummary:
         return lines
 
 
-def _mapping(mapping: Mapping[str, str] | str | Path | None) -> dict[str, str] | None:
+def _mapping(mapping: ingest.ImportMapping | Mapping | str | Path | None) -> ingest.ImportMapping | None:
     if mapping is None:
         return None
     if isinstance(mapping, str | Path):
         return ingest.read_mapping(path=Path(mapping), name=str(mapping))
-    return ingest.check_mapping(mapping=dict(mapping), name="mapping")
+    return ingest.check_mapping(mapping=mapping, name="mapping")
 
 
 def _store_judgments(*, campaign: Campaign, labels: list[ingest.JudgeLabel]) -> int:
@@ -112,7 +112,7 @@ def import_file(
     *,
     path: str | Path,
     campaign_name: str,
-    mapping: Mapping[str, str] | str | Path | None = None,
+    mapping: ingest.ImportMapping | Mapping | str | Path | None = None,
     update: bool = False,
     progress: ingest.ProgressCallback | None = None,
     name: str | None = None,
@@ -120,7 +120,8 @@ def import_file(
 ) -> ImportSummary:
     """Import the file at ``path`` into the campaign ``campaign_name`` (created on first use).
 
-    ``mapping`` renames the file's columns (a dict, or the path of a JSON object); ``name`` is
+    ``mapping`` renames the file's columns and translates its values (an ImportMapping, its JSON
+    as a dict, or the path of a JSON file; see annotation.ingest.mapping); ``name`` is
     how errors call the file (default: ``path``); ``manager`` becomes the manager of a campaign
     this import creates. Human labels become final imported labels, judge labels judgments of
     the ``imported`` judge. Any problem raises ``annotation.ingest.ImportFailed`` and nothing is

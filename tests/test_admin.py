@@ -47,3 +47,24 @@ def test_a_campaign_created_in_the_admin_gets_the_built_in_criteria(client):
     assert response.status_code == 302, response.content.decode()[:2000]
     campaign = Campaign.objects.get(slug="made-by-hand")
     assert sorted(campaign.criteria.values_list("name", flat=True)) == ["relevance", "veracity"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("posted", "stored"), [("", None), ("null", None), ("[]", [])])
+def test_the_admin_tells_built_in_abstention_patterns_from_none(client, posted, stored):
+    from annotation.models import Campaign
+
+    client.force_login(make_user(superuser=True))
+    response = client.post(
+        "/admin/annotation/campaign/add/",
+        {
+            "name": "Patterns",
+            "slug": "patterns",
+            "citation_pattern": r"\[\^([A-Za-z0-9_-]+)\^\]",
+            "abstention_patterns": posted,
+            "annotation_mode": "review",
+            "lease_minutes": "15",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Campaign.objects.get(slug="patterns").abstention_patterns == stored

@@ -184,3 +184,67 @@ def test_load_demo_leaves_an_existing_user_s_password_alone():
     assert User.objects.get(username="manager").check_password("my-own-password")
     names = sorted(Judge.objects.filter(campaign__name=DEMO_CAMPAIGN).values_list("name", flat=True))
     assert names == ["imported", "lexical"]
+
+
+def test_command_prints_the_warning_about_chunk_ids_with_several_texts(tmp_path):
+    records = [dict(r) for r in RECORDS[:2]]
+    records[1]["sources"] = [dict(records[1]["sources"][0], text="Chiffre d'affaires 2023 : [MONTANT].")]
+    path = write_jsonl(tmp_path / "variants.jsonl", records)
+    output = run(str(path), "--campaign", "Variants")
+    assert "answers: 2 new, 0 replaced" in output
+    assert (
+        f"warning: {path}: 1 chunk id came with several texts (such as 'c1': rows 1 and 2); "
+        "each answer keeps the text it was given"
+    ) in output
+    again = run(str(path), "--campaign", "Variants", "--update")
+    assert "answers: 0 new, 2 replaced" in again
+    assert "chunks: 0 new" in again
+    texts = {
+        answer.external_id: answer.sources.get(chunk__external_id="c1").chunk.text
+        for answer in Answer.objects.filter(campaign__name="Variants")
+    }
+    assert texts == {
+        "Q1-1": RECORDS[0]["sources"][0]["text"],
+        "Q1-2": "Chiffre d'affaires 2023 : [MONTANT].",
+    }
+
+
+def test_command_reads_a_mapping_of_values(tmp_path):
+    records = [dict(r, theme={"Finance": "Financial", "RH": "People"}[r["theme"]]) for r in RECORDS]
+    for record in records[2:]:  # the two answers to Q2
+        record.pop("difficulty")
+    mapping = tmp_path / "vocabulary.json"
+    mapping.write_text(
+        json.dumps(
+            {"values": {"theme": {"Financial": "Finance", "People": "RH"}, "difficulty": {"": "hard"}}}
+        ),
+        encoding="utf-8",
+    )
+    run(str(write_jsonl(tmp_path / "own.jsonl", records)), "--campaign", "Values", "--mapping", str(mapping))
+    assert sorted(Question.objects.filter(campaign__name="Values").values_list("theme", "difficulty")) == [
+        ("Finance", "simple"),
+        ("RH", "hard"),
+    ]
+
+
+def test_command_names_the_mapping_file_and_key_at_fault(tmp_path):
+    mapping = tmp_path / "vocabulary.json"
+    mapping.write_text(json.dumps({"values": {"language": {"French": "fr"}}}), encoding="utf-8")
+    before = table_counts()
+    with pytest.raises(CommandError) as failure:
+        run(str(JSONL), "--campaign", "Values", "--mapping", str(mapping))
+    assert f"{mapping}: values['language']: only the values of theme and difficulty can be mapped" in str(
+        failure.value
+    )
+    assert table_counts() == before
+
+
+def test_command_refuses_deeply_nested_json_with_file_row_and_field(tmp_path):
+    path = tmp_path / "deep.jsonl"
+    # 4 kB: one record whose labels nest 2,000 lists deep.
+    path.write_text(json.dumps(RECORDS[0]) + "\n" + '{"labels": ' + "[" * 2000 + "]" * 2000 + "}\n")
+    before = table_counts()
+    with pytest.raises(CommandError) as failure:
+        run(str(path), "--campaign", "Deep")
+    assert f"{path}:2: json: nested too deeply" in str(failure.value)
+    assert table_counts() == before

@@ -183,3 +183,48 @@ def test_new_campaign_page_needs_a_name(client_for, staff):
     assert response.status_code == 400
     assert [e.field for e in response.context["errors"]] == ["campaign"]
     assert not Campaign.objects.exists()
+
+
+def test_deeply_nested_json_is_an_error_naming_file_row_and_field(client_for, manager, url):
+    content = (json.dumps(RECORDS[0]) + "\n" + '{"labels": ' + "[" * 2000 + "]" * 2000 + "}\n").encode()
+    before = table_counts()
+    response = client_for(manager).post(url, {"file": upload(content=content)})
+    assert response.status_code == 400
+    assert table_counts() == before
+    assert [(e.file, e.row, e.field) for e in response.context["errors"]] == [("answers.jsonl", 2, "json")]
+    assert "nested too deeply" in response.content.decode()
+
+
+def test_a_mapping_of_values_from_the_form_translates_as_the_command_does(client_for, manager, campaign, url):
+    records = [dict(r, theme={"Finance": "Financial", "RH": "People"}[r["theme"]]) for r in RECORDS]
+    content = "".join(json.dumps(r) + "\n" for r in records).encode()
+    mapping = SimpleUploadedFile(
+        "vocabulary.json",
+        json.dumps({"values": {"theme": {"Financial": "Finance", "People": "RH"}}}).encode(),
+    )
+    response = client_for(manager).post(url, {"file": upload(content=content), "mapping": mapping})
+    assert response.status_code == 200
+    assert set(campaign.questions.values_list("theme", flat=True)) == {"Finance", "RH"}
+
+
+def test_a_bad_mapping_from_the_form_names_the_file_and_key(client_for, manager, url):
+    mapping = SimpleUploadedFile("vocabulary.json", json.dumps({"values": {"theme": {"A": ""}}}).encode())
+    before = table_counts()
+    response = client_for(manager).post(url, {"file": upload(), "mapping": mapping})
+    assert response.status_code == 400
+    assert table_counts() == before
+    assert [(e.file, e.field) for e in response.context["errors"]] == [
+        ("vocabulary.json", "values['theme']['A']")
+    ]
+
+
+def test_the_page_shows_the_warning_about_chunk_ids_with_several_texts(client_for, manager, url):
+    records = [dict(r) for r in RECORDS[:2]]
+    records[1]["sources"] = [dict(records[1]["sources"][0], text="Chiffre d'affaires 2023 : [MONTANT].")]
+    content = "".join(json.dumps(r) + "\n" for r in records).encode()
+    response = client_for(manager).post(url, {"file": upload(content=content)})
+    assert response.status_code == 200
+    assert (
+        "1 chunk id came with several texts (such as &#x27;c1&#x27;: rows 1 and 2)"
+        in response.content.decode()
+    )

@@ -439,13 +439,17 @@ def test_a_chunk_with_another_title_is_a_warning_and_keeps_the_first(tmp_path):
     assert any("c1" in w and "row 1" in w for w in summary.warnings)
 
 
-def test_a_chunk_already_stored_with_another_text_is_an_error(tmp_path):
+def test_a_chunk_already_stored_with_another_text_gets_a_row_of_its_own(tmp_path):
     import_ok(JSONL)
     record = dict(RECORDS[0], question_id="Q9", question="Autre ?", labels={})
     record["sources"] = [dict(RECORDS[0]["sources"][0], text="Un autre texte.")]
-    errors = import_fails(write_jsonl(tmp_path / "clash.jsonl", [record]))
-    assert [(e.row, e.field) for e in errors] == [(1, "sources[1].text")]
-    assert "already in the campaign" in errors[0].message
+    summary, campaign = import_ok(write_jsonl(tmp_path / "variant.jsonl", [record]))
+    assert summary.chunks_created == 1
+    c1 = SourceChunk.objects.filter(campaign=campaign, external_id="c1")
+    assert set(c1.values_list("text", flat=True)) == {RECORDS[0]["sources"][0]["text"], "Un autre texte."}
+    assert any("1 chunk id came with several texts" in w and "in the campaign" in w for w in summary.warnings)
+    new = Answer.objects.get(campaign=campaign, external_id="Q9-1")
+    assert new.sources.get().chunk.text == "Un autre texte."
 
 
 def test_a_question_already_stored_with_another_theme_is_an_error(tmp_path):
@@ -582,13 +586,16 @@ def test_a_duplicate_answer_id_names_both_rows(tmp_path):
     assert "row 1" in errors[0].message
 
 
-def test_a_chunk_with_two_texts_in_one_file_names_both_places(tmp_path):
+def test_a_chunk_with_two_texts_in_one_file_is_a_warning_naming_both_rows(tmp_path):
     path = _jsonl_with(
         tmp_path, 2, sources=[RECORDS[2]["sources"][0], dict(RECORDS[0]["sources"][0], text="Autre.")]
     )
-    errors = import_fails(path)
-    assert [(e.row, e.field) for e in errors] == [(3, "sources[2].text")]
-    assert "row 1 (sources[1])" in errors[0].message
+    summary, campaign = import_ok(path)
+    assert [w for w in summary.warnings if "several texts" in w] == [
+        f"{path}: 1 chunk id came with several texts (such as 'c1': rows 1 and 3); "
+        "each answer keeps the text it was given"
+    ]
+    assert SourceChunk.objects.filter(campaign=campaign, external_id="c1").count() == 2
 
 
 def test_a_question_with_two_texts_in_one_file_is_an_error(tmp_path):
@@ -706,3 +713,276 @@ def test_parse_file_touches_no_database(django_assert_num_queries):
     with django_assert_num_queries(0):
         parsed = ingest.parse_file(path=JSONL)
     assert [r.answer_id for r in parsed.records] == ["Q1-1", "Q1-2", "Q2-1", "Q2-2"]
+
+
+# One chunk id, several texts (anonymisation, re-chunking, OCR): each answer keeps its own
+
+
+def _variant_records() -> list[dict]:
+    """Two answers to two questions, both citing chunk 'k7', each given another text for it."""
+    source = {"id": "k7", "title": "Bail.pdf", "page": 3}
+    return [
+        {
+            "question_id": "QA",
+            "question": "Quel est le loyer annuel ?",
+            "theme": "Immobilier",
+            "answer": "Le loyer annuel est de 120 000 € [^k7^].",
+            "sources": [dict(source, text="Loyer annuel : 120 000 € hors taxes (société [ANON-1]).")],
+        },
+        {
+            "question_id": "QB",
+            "question": "Qui est le bailleur ?",
+            "theme": "Immobilier",
+            "answer": "Le bailleur est la société [ANON-2] [^k7^].",
+            "sources": [dict(source, text="Loyer annuel : 120 000 € hors taxes (société [ANON-2]).")],
+        },
+    ]
+
+
+def _shown_to_annotator_and_judge(campaign: Campaign, answer_id: str) -> tuple[list[str], str]:
+    """The cited chunk texts the annotator page shows for the answer's first sentence, and the
+    text of the veracity prompt the judge would be sent for the answer."""
+    from annotation.views.annotate import unit_view
+    from evaluation.judge import runs
+
+    unit = Unit.objects.get(answer__external_id=answer_id, answer__campaign=campaign, sentence__position=0)
+    shown = [source.chunk.text for source in unit_view(unit=unit, campaign=campaign).cited]
+    veracity = Criterion.objects.get(campaign=campaign, name="veracity")
+    judge = runs.get_or_create_judge(campaign=campaign, name=runs.LEXICAL)
+    run = runs.create_run(criterion=veracity, judge=judge)
+    batch = run.batches.get(answer__external_id=answer_id)
+    data = runs.load_batches(batch_ids=[batch.pk], criterion=veracity)[batch.pk]
+    messages = runs.build_messages(data=data, criterion=veracity, judge=judge)
+    run.delete()
+    return shown, "\n".join(str(message["content"]) for message in messages)
+
+
+def test_one_chunk_id_with_two_texts_in_two_answers_keeps_each_answer_s_own_text(tmp_path):
+    first, second = _variant_records()
+    summary, campaign = import_ok(write_jsonl(tmp_path / "variants.jsonl", [first, second]))
+    assert summary.answers_created == 2
+    assert summary.chunks_created == 2
+    assert [w for w in summary.warnings if "several texts" in w] == [
+        f"{tmp_path / 'variants.jsonl'}: 1 chunk id came with several texts (such as 'k7': rows 1 and 2); "
+        "each answer keeps the text it was given"
+    ]
+    for record, answer_id in ((first, "QA-1"), (second, "QB-1")):
+        own, other = (
+            record["sources"][0]["text"],
+            ({first["sources"][0]["text"], second["sources"][0]["text"]}),
+        )
+        other = (other - {own}).pop()
+        shown, prompt = _shown_to_annotator_and_judge(campaign, answer_id)
+        assert shown == [own]
+        assert own in prompt and other not in prompt
+    # The citation still resolves by id within each answer's own sources.
+    assert list(
+        Sentence.objects.filter(answer__campaign=campaign).values_list("citations_ok", flat=True)
+    ) == [
+        True,
+        True,
+    ]
+
+
+def test_identical_texts_of_an_id_share_one_chunk_row(tmp_path):
+    first, second = _variant_records()
+    second["sources"] = first["sources"]
+    summary, campaign = import_ok(write_jsonl(tmp_path / "same.jsonl", [first, second]))
+    assert summary.chunks_created == 1
+    assert not [w for w in summary.warnings if "several texts" in w]
+    assert SourceChunk.objects.filter(campaign=campaign, external_id="k7").count() == 1
+
+
+def test_update_with_a_chunk_id_carrying_two_texts_keeps_each_answer_s_text(tmp_path):
+    first, second = _variant_records()
+    import_ok(write_jsonl(tmp_path / "v1.jsonl", [first, second]))
+    # The second answer comes back with a third text for k7; the first answer is unchanged.
+    second = dict(second, sources=[dict(second["sources"][0], text="Loyer : 120 000 € HT ([ANON-3]).")])
+    summary, campaign = import_ok(write_jsonl(tmp_path / "v2.jsonl", [first, second]), update=True)
+    assert (summary.answers_created, summary.answers_replaced, summary.chunks_created) == (0, 2, 1)
+    assert any("1 chunk id came with several texts" in w for w in summary.warnings)
+    assert _shown_to_annotator_and_judge(campaign, "QA-1")[0] == [first["sources"][0]["text"]]
+    assert _shown_to_annotator_and_judge(campaign, "QB-1")[0] == ["Loyer : 120 000 € HT ([ANON-3])."]
+    # The text no answer was given any more is gone; the two in use stay.
+    assert set(
+        SourceChunk.objects.filter(campaign=campaign, external_id="k7").values_list("text", flat=True)
+    ) == {first["sources"][0]["text"], "Loyer : 120 000 € HT ([ANON-3])."}
+
+
+def test_a_stored_chunk_s_text_hash_follows_its_text(db):
+    from annotation.text import chunk_text_hash
+
+    campaign = Campaign.objects.create(name="Hashes", slug="hashes")
+    chunk = SourceChunk.objects.create(campaign=campaign, external_id="k1", text="Un.")
+    chunk.text = "Deux."
+    chunk.save(update_fields=["text"])
+    chunk.refresh_from_db()
+    assert chunk.text_hash == chunk_text_hash("Deux.") != chunk_text_hash("Un.")
+
+
+# Value mappings
+
+
+def _vocabulary_records() -> list[dict]:
+    base = {"Réponse": "Le loyer est de 10 k€ [^c1^].", "sources": [{"id": "c1", "text": "Loyer : 10 k€."}]}
+    return [
+        dict(
+            base, **{"QID": "Q1", "Question": "Le loyer ?", "Thème": "Financial", "Niveau": "intermédiaire"}
+        ),
+        dict(base, **{"QID": "Q2", "Question": "Les RTT ?", "Thème": "Human resources", "Niveau": "facile"}),
+        dict(base, **{"QID": "Q3", "Question": "Ton avis politique ?", "Thème": "Financial"}),
+        dict(base, **{"QID": "Q4", "Question": "Et la météo ?", "Thème": "Other", "Niveau": ""}),
+    ]
+
+
+VOCABULARY_MAPPING = {
+    "columns": {
+        "QID": "question_id",
+        "Question": "question",
+        "Thème": "theme",
+        "Niveau": "difficulty",
+        "Réponse": "answer",
+    },
+    "values": {
+        "theme": {"Financial": "Finance", "Human resources": "RH"},
+        "difficulty": {"intermédiaire": "intermediate", "facile": "simple", "": "inappropriate"},
+    },
+}
+
+
+def test_a_mapping_translates_themes_difficulties_and_what_an_empty_difficulty_means(tmp_path):
+    mapping = tmp_path / "vocabulary.json"
+    mapping.write_text(json.dumps(VOCABULARY_MAPPING, ensure_ascii=False), encoding="utf-8")
+    _, campaign = import_ok(write_jsonl(tmp_path / "own.jsonl", _vocabulary_records()), mapping=mapping)
+    assert sorted(
+        Question.objects.filter(campaign=campaign).values_list("external_id", "theme", "difficulty")
+    ) == [
+        ("Q1", "Finance", "intermediate"),
+        ("Q2", "RH", "simple"),
+        ("Q3", "Finance", "inappropriate"),
+        ("Q4", "Other", "inappropriate"),
+    ]
+    assert set(Unit.objects.filter(campaign=campaign).values_list("theme", flat=True)) == {
+        "Finance",
+        "RH",
+        "Other",
+    }
+
+
+def test_a_value_mapping_can_give_a_missing_theme(tmp_path):
+    records = [dict(r) for r in RECORDS]
+    for record in records:
+        del record["theme"]
+    _, campaign = import_ok(
+        write_jsonl(tmp_path / "no-theme.jsonl", records), mapping={"values": {"theme": {"": "Général"}}}
+    )
+    assert set(Question.objects.filter(campaign=campaign).values_list("theme", flat=True)) == {"Général"}
+
+
+def test_values_a_mapping_does_not_list_are_kept(tmp_path):
+    _, campaign = import_ok(JSONL, mapping={"values": {"theme": {"Juridique": "Legal"}}})
+    assert set(Question.objects.filter(campaign=campaign).values_list("theme", flat=True)) == {
+        r["theme"] for r in RECORDS
+    }
+
+
+@pytest.mark.parametrize(
+    ("mapping", "key", "message"),
+    [
+        ({"columns": {"A": "question_id"}, "value": {}}, "value", "unknown key"),
+        ({"values": {"answer": {"x": "y"}}}, "values['answer']", "only the values of theme and difficulty"),
+        ({"values": {"theme": ["Finance"]}}, "values['theme']", "must be an object"),
+        ({"values": {"theme": {"Financial": 1}}}, "values['theme']['Financial']", "non-empty string"),
+        ({"values": {"difficulty": {"": ""}}}, "values['difficulty']['']", "non-empty string"),
+        ({"columns": {"A": ""}, "values": {}}, "columns['A']", "non-empty strings"),
+        ({"values": []}, "values", "must be an object"),
+        ({"Question ID": 3}, "mapping['Question ID']", "non-empty strings"),
+    ],
+)
+def test_a_bad_mapping_file_names_the_file_and_the_key_and_writes_nothing(tmp_path, mapping, key, message):
+    path = tmp_path / "map.json"
+    path.write_text(json.dumps(mapping), encoding="utf-8")
+    errors = import_fails(JSONL, mapping=path)
+    assert [(e.file, e.row, e.field) for e in errors] == [(str(path), None, key)]
+    assert message in errors[0].message
+
+
+def test_a_mapped_value_too_long_for_its_column_is_an_error(tmp_path):
+    errors = import_fails(JSONL, mapping={"values": {"difficulty": {"simple": "x" * 51}}})
+    assert {(e.row, e.field) for e in errors} == {(1, "difficulty"), (2, "difficulty")}
+    assert "mapped to a value longer than 50" in errors[0].message
+
+
+# Hostile nesting and big files
+
+
+def _deep(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def test_deeply_nested_json_on_a_jsonl_line_names_file_row_and_field(tmp_path):
+    path = tmp_path / "deep.jsonl"
+    lines = [json.dumps(RECORDS[0]), '{"question_id": "Q9", "labels": ' + _deep(100_000) + "}"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    errors = import_fails(path)
+    assert [(e.file, e.row, e.field) for e in errors] == [(str(path), 2, "json")]
+    assert "nested too deeply" in errors[0].message
+
+
+def test_nesting_the_decoder_reads_but_no_record_needs_is_refused_on_its_field(tmp_path):
+    record = dict(RECORDS[0], labels={"relevance": {"human": json.loads(_deep(200))}})
+    errors = import_fails(write_jsonl(tmp_path / "deep.jsonl", [record]))
+    assert [(e.row, e.field) for e in errors] == [(1, "labels")]
+    assert "nested too deeply" in errors[0].message
+
+
+def test_deeply_nested_json_in_a_json_list_names_the_record(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text(
+        "[" + json.dumps(RECORDS[0]) + ",\n" + '{"sources": ' + _deep(100_000) + "}]", encoding="utf-8"
+    )
+    errors = import_fails(path)
+    assert [(e.file, e.row, e.field) for e in errors] == [(str(path), 2, "json")]
+    assert "nested too deeply" in errors[0].message and "(line 2)" in errors[0].message
+
+
+def test_deeply_nested_json_in_a_csv_cell_names_row_and_column(tmp_path):
+    path = tmp_path / "deep.csv"
+    with path.open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["question_id", "question", "theme", "answer", "sources", "labels"])
+        # 2,000 levels in 4 kB: past the JSON decoder's recursion limit, within csv's cell limit.
+        writer.writerow(["Q1", "Le loyer ?", "Finance", "Dix k€.", "[]", _deep(2000)])
+        writer.writerow(["Q2", "Le loyer ?", "Finance", "Dix k€.", _deep(2000), ""])
+    errors = import_fails(path)
+    assert [(e.row, e.field) for e in errors] == [(2, "labels"), (3, "sources")]
+    assert all("nested too deeply" in e.message for e in errors)
+
+
+def test_a_jsonl_file_is_read_a_line_at_a_time(tmp_path):
+    from annotation.ingest.errors import ErrorLog
+    from annotation.ingest.readers import read_rows
+
+    path = tmp_path / "stream.jsonl"
+    path.write_bytes(JSONL.read_bytes() + b'{"answer": "caf\xe9"}\n')
+    rows = read_rows(path=path, name="stream.jsonl", errors=ErrorLog(file="stream.jsonl"), max_bytes=10**6)
+    # The first rows come before the bad bytes of line 5 are even read.
+    assert [next(rows).row for _ in range(4)] == [1, 2, 3, 4]
+    with pytest.raises(ingest.ImportFailed) as failure:
+        next(rows)
+    assert [(e.row, e.field) for e in failure.value.errors] == [(5, "encoding")]
+
+
+def test_a_csv_file_is_read_a_row_at_a_time_with_quoted_line_breaks(tmp_path):
+    from annotation.ingest.errors import ErrorLog
+    from annotation.ingest.readers import read_rows
+
+    path = tmp_path / "stream.csv"
+    path.write_bytes(b'question_id;answer\nQ1;"Ligne un.\nLigne deux."\nQ2;Trois.\n\xff;x\n')
+    rows = read_rows(path=path, name="stream.csv", errors=ErrorLog(file="stream.csv"), max_bytes=10**6)
+    first, second = next(rows), next(rows)
+    assert (first.row, first.data) == (2, {"question_id": "Q1", "answer": "Ligne un.\nLigne deux."})
+    assert second.data == {"question_id": "Q2", "answer": "Trois."}
+    with pytest.raises(ingest.ImportFailed) as failure:
+        next(rows)
+    assert [(e.row, e.field) for e in failure.value.errors] == [(5, "encoding")]

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from annotation.models import Answer, Question
+from annotation.models import DEFAULT_ABSTENTION_PATTERNS, Answer, Question
 from evaluation.metrics import (
     ABSTENTION_ON_INAPPROPRIATE,
     ALL_THEMES,
@@ -195,6 +195,34 @@ def test_campaign_abstention_patterns_replace_the_default_ones(db):
     answer(campaign, q, text="Je ne trouve pas cette information [^c1^].")  # a default pattern only
     row = row_of(compute_metrics(campaign=campaign), RESPONSE, "Finance", None)
     assert (row.n, row.successes) == (2, 1)
+
+
+@pytest.mark.parametrize(
+    ("patterns", "successes"),
+    [
+        # None: the built-in patterns; the abstention citing a source is not a response.
+        (None, 1),
+        # []: no patterns at all; the response rate is "cites at least one source" alone.
+        ([], 2),
+    ],
+    ids=["null_means_the_built_in_patterns", "empty_list_means_no_patterns"],
+)
+def test_no_abstention_patterns_is_distinct_from_the_default_ones(db, patterns, successes):
+    campaign = make_campaign(name=f"Patterns {patterns!r}", abstention_patterns=patterns)
+    campaign.refresh_from_db()
+    assert campaign.abstention_patterns == patterns
+    q = question(campaign)
+    answer(campaign, q, text="Le CA est de 12 M€ [^c1^].")
+    answer(campaign, q, text="Je ne trouve pas cette information [^c1^].")
+    answer(campaign, q, text="Aucune information sur ce point.")  # no citation: never a response
+    row = row_of(compute_metrics(campaign=campaign), RESPONSE, "Finance", None)
+    assert (row.n, row.successes) == (3, successes)
+
+
+def test_a_new_campaign_uses_the_built_in_abstention_patterns(db):
+    campaign = make_campaign(name="Defaults")
+    assert campaign.abstention_patterns is None
+    assert campaign.effective_abstention_patterns == DEFAULT_ABSTENTION_PATTERNS
 
 
 def test_patterns_with_backreferences_or_inline_flags_still_match_each_on_its_own(db):

@@ -391,6 +391,48 @@ SPLIT_CASES = {
         "[^a^] La marge baisse.",
         [("[^a^] La marge baisse.", ("a",))],
     ),
+    # Elided abbreviations, French months, "Tab." and "Sté." are no sentence ends.
+    "fr_elided_article_abbreviation_goes_on": (
+        "Selon l'art. 3 du contrat, le prix est ferme [^a^]. Il est payable à 30 jours.",
+        [("Selon l'art. 3 du contrat, le prix est ferme [^a^].", ("a",)), ("Il est payable à 30 jours.", ())],
+    ),
+    "fr_elided_article_abbreviation_with_a_typographic_apostrophe_goes_on": (
+        "Les clauses d’art. 12 et d'art. 14 s'appliquent. Le reste est caduc.",
+        [("Les clauses d’art. 12 et d'art. 14 s'appliquent.", ()), ("Le reste est caduc.", ())],
+    ),
+    "fr_month_abbreviation_before_a_year_goes_on": (
+        "Le bail court au 31 déc. 2022 [^a^]. Il a été signé le 3 janv. 2019 et révisé le 4 févr. 2021.",
+        [
+            ("Le bail court au 31 déc. 2022 [^a^].", ("a",)),
+            ("Il a été signé le 3 janv. 2019 et révisé le 4 févr. 2021.", ()),
+        ],
+    ),
+    "fr_every_month_abbreviation_before_a_year_goes_on": (
+        "Les échéances : 1er mars. 2021, avr. 2021, juil. 2021, sept. 2021, oct. 2021 et nov. 2021.",
+        [("Les échéances : 1er mars. 2021, avr. 2021, juil. 2021, sept. 2021, oct. 2021 et nov. 2021.", ())],
+    ),
+    "fr_month_abbreviation_before_a_capital_ends_the_sentence": (
+        "Le paiement est arrivé en sept. La banque l'a confirmé.",
+        [("Le paiement est arrivé en sept.", ()), ("La banque l'a confirmé.", ())],
+    ),
+    "fr_table_abbreviation_goes_on": (
+        "Le détail figure dans le Tab. 3 du rapport [^a^]. Il est complet.",
+        [("Le détail figure dans le Tab. 3 du rapport [^a^].", ("a",)), ("Il est complet.", ())],
+    ),
+    "fr_societe_abbreviation_in_parentheses_goes_on": (
+        "Le prêteur (Sté. Générale) a signé [^a^]. Il a versé les fonds.",
+        [("Le prêteur (Sté. Générale) a signé [^a^].", ("a",)), ("Il a versé les fonds.", ())],
+    ),
+    # "[^x^]. Elle" is cut, and so is the same with the space forgotten: a marker then a period
+    # ends a statement, and a capital right after it starts the next one.
+    "fr_marker_period_and_capital_without_space_is_cut_as_with_a_space": (
+        "L'effectif compte 312 personnes[^j^].Elle recrute encore [^k^].",
+        [("L'effectif compte 312 personnes[^j^].", ("j",)), ("Elle recrute encore [^k^].", ("k",))],
+    ),
+    "fr_initials_glued_to_a_capital_are_not_cut": (
+        "La société Velmont S.A.Elle est cotée.",
+        [("La société Velmont S.A.Elle est cotée.", ())],
+    ),
 }
 
 

@@ -22,9 +22,10 @@ _EXPORTS = {
     "ProgressCallback": "load",
     "load_parsed": "load",
     "FORMATS": "readers",
-    "check_mapping": "readers",
+    "ImportMapping": "mapping",
+    "check_mapping": "mapping",
     "file_format": "readers",
-    "read_mapping": "readers",
+    "read_mapping": "mapping",
     "AnswerRecord": "records",
     "ParsedFile": "records",
     "parse_file": "records",
@@ -34,6 +35,7 @@ __all__ = [
     "FORMATS",
     "MAX_ERRORS",
     "AnswerRecord",
+    "ImportMapping",
     "ImportFailed",
     "JudgeLabel",
     "LoadResult",
@@ -50,7 +52,8 @@ __all__ = [
 if TYPE_CHECKING:
     from annotation.ingest.errors import MAX_ERRORS, ImportFailed, RowError
     from annotation.ingest.load import JudgeLabel, LoadResult, ProgressCallback, load_parsed
-    from annotation.ingest.readers import FORMATS, check_mapping, file_format, read_mapping
+    from annotation.ingest.mapping import ImportMapping, check_mapping, read_mapping
+    from annotation.ingest.readers import FORMATS, file_format
     from annotation.ingest.records import AnswerRecord, ParsedFile, parse_file
 
 

@@ -158,34 +158,52 @@ class _Check:
                         )
         return found
 
-    def chunks(self) -> dict[str, int]:
-        """Pks of the file's chunks already in the campaign; another text is an error."""
-        if self.campaign is None:
-            return {}
-        first: dict[str, tuple[int, object]] = {}
+    def chunks(self) -> dict[tuple[str, str], int]:
+        """Pks of the file's chunks already in the campaign, by (id, text hash).
+
+        A text already stored under the id is shared; another text is a new row, not an error.
+        Warns once about the ids that come with several texts, in the file and the campaign.
+        """
+        first: dict[tuple[str, str], tuple[int, SourceRecord]] = {}
         for record in self.parsed.records:
             for source in record.sources:
-                first.setdefault(source.id, (record.row, source))
-        found: dict[str, int] = {}
-        for ids in _batches(list(first), LOOKUP_BATCH):
-            rows = SourceChunk.objects.filter(campaign=self.campaign, external_id__in=ids).values_list(
-                "external_id", "pk", "text", "title", "page"
+                first.setdefault((source.id, source.text_hash), (record.row, source))
+        variants = {chunk_id: set(texts) for chunk_id, texts in self.parsed.chunk_texts.items()}
+        stored_only: dict[str, bool] = {}
+        found: dict[tuple[str, str], int] = {}
+        if self.campaign is not None:
+            for ids in _batches(list(self.parsed.chunk_texts), LOOKUP_BATCH):
+                rows = SourceChunk.objects.filter(campaign=self.campaign, external_id__in=ids).values_list(
+                    "external_id", "text_hash", "pk", "title", "page"
+                )
+                for external_id, text_hash, pk, title, page in rows:
+                    variants[external_id].add(text_hash)
+                    seen = first.get((external_id, text_hash))
+                    if seen is None:
+                        stored_only[external_id] = True
+                        continue
+                    found[(external_id, text_hash)] = pk
+                    row, source = seen
+                    if (source.title, source.page) != (title, page):
+                        self.warnings.append(
+                            f"{self.parsed.name}:{row}: {self.parsed.field_name(source.field)}: chunk "
+                            f"{external_id!r} is already in the campaign with this text and another "
+                            "title or page; the stored one is kept"
+                        )
+        several = [chunk_id for chunk_id, texts in variants.items() if len(texts) > 1]
+        if several:
+            example = several[0]
+            rows = sorted(self.parsed.chunk_texts[example].values())
+            where = (
+                f"rows {', '.join(map(str, rows[:-1]))} and {rows[-1]}" if len(rows) > 1 else f"row {rows[0]}"
             )
-            for external_id, pk, text, title, page in rows:
-                found[external_id] = pk
-                row, source = first[external_id]
-                if source.text != text:
-                    self.error(
-                        row=row,
-                        path=f"{source.field}.text",
-                        message=f"chunk {external_id!r} is already in the campaign with another text",
-                    )
-                elif (source.title, source.page) != (title, page):
-                    self.warnings.append(
-                        f"{self.parsed.name}:{row}: {self.parsed.field_name(source.field)}: chunk "
-                        f"{external_id!r} is already in the campaign with another title or page; "
-                        "the stored one is kept"
-                    )
+            if stored_only.get(example):
+                where += " and in the campaign"
+            self.warnings.append(
+                f"{self.parsed.name}: {len(several)} chunk id{'s' if len(several) > 1 else ''} "
+                f"came with several texts (such as {example!r}: {where}); "
+                "each answer keeps the text it was given"
+            )
         return found
 
     def answers(self) -> dict[str, int]:
@@ -265,29 +283,35 @@ class _Writer:
         self.result.questions_created = len(new)
         return existing | {record.question_id: pk for record, pk in zip(new, ids, strict=True)}
 
-    def chunks(self, *, existing: dict[str, int]) -> dict[str, int]:
-        new: dict[str, SourceRecord] = {}
+    def chunks(self, *, existing: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+        """Pks of every (id, text hash) of the file: the stored ones, and new rows for the rest."""
+        new: dict[tuple[str, str], SourceRecord] = {}
         for record in self.parsed.records:
             for source in record.sources:
-                if source.id not in existing:
-                    new.setdefault(source.id, source)
+                key = (source.id, source.text_hash)
+                if key not in existing:
+                    new.setdefault(key, source)
         ids = insert_rows(
             model=SourceChunk,
-            columns=["campaign", "external_id", "title", "page", "text"],
-            rows=[(self.campaign.pk, s.id, s.title, s.page, s.text) for s in new.values()],
+            columns=["campaign", "external_id", "title", "page", "text", "text_hash"],
+            rows=[(self.campaign.pk, s.id, s.title, s.page, s.text, s.text_hash) for s in new.values()],
         )
         self.result.chunks_created = len(new)
         return existing | dict(zip(new, ids, strict=True))
 
-    def clear(self, *, answer_pks: Iterable[int]) -> None:
-        """Remove what replaced answers held: units (with their labels and judgments), sentences, sources."""
+    def clear(self, *, answer_pks: Iterable[int]) -> set[int]:
+        """Remove what replaced answers held: units (with their labels and judgments), sentences,
+        sources. Returns the pks of the chunks they linked, for ``drop_unused_chunks``."""
         deleted: Counter[str] = Counter()
+        linked: set[int] = set()
         with label_deletion_allowed():
-            self._clear(answer_pks=answer_pks, deleted=deleted)
+            self._clear(answer_pks=answer_pks, deleted=deleted, linked=linked)
         self.result.deleted = {label: count for label, count in sorted(deleted.items()) if count}
+        return linked
 
-    def _clear(self, *, answer_pks: Iterable[int], deleted: Counter[str]) -> None:
+    def _clear(self, *, answer_pks: Iterable[int], deleted: Counter[str], linked: set[int]) -> None:
         for pks in _batches(list(answer_pks), LOOKUP_BATCH):
+            linked.update(AnswerSource.objects.filter(answer_id__in=pks).values_list("chunk_id", flat=True))
             for queryset in (
                 Unit.objects.filter(answer_id__in=pks),
                 Sentence.objects.filter(answer_id__in=pks),
@@ -295,6 +319,19 @@ class _Writer:
             ):
                 _, per_model = queryset.delete()
                 deleted.update(per_model)
+
+    def drop_unused_chunks(self, *, pks: set[int]) -> None:
+        """Delete those of ``pks`` no answer links any more: the texts replaced answers no longer
+        have (a chunk is kept while any answer, old or new, was given its text)."""
+        unused: list[int] = []
+        for batch in _batches(sorted(pks), LOOKUP_BATCH):
+            used = set(AnswerSource.objects.filter(chunk_id__in=batch).values_list("chunk_id", flat=True))
+            unused.extend(pk for pk in batch if pk not in used)
+        for batch in _batches(unused, LOOKUP_BATCH):
+            SourceChunk.objects.filter(pk__in=batch).delete()
+        if unused:
+            label = SourceChunk._meta.label
+            self.result.deleted = dict(sorted({**self.result.deleted, label: len(unused)}.items()))
 
     def _labels(self, unit_id: int, labels: Iterable[LabelRecord], out: list[tuple]) -> None:
         for label in labels:
@@ -312,7 +349,7 @@ class _Writer:
         records: list[AnswerRecord],
         analysed: list[tuple[str, list[SentenceRow]]],
         questions: dict[str, int],
-        chunks: dict[str, int],
+        chunks: dict[tuple[str, str], int],
         replaced: dict[str, int],
     ) -> None:
         campaign_id = self.campaign.pk
@@ -347,7 +384,8 @@ class _Writer:
         for record, (_, items) in zip(records, analysed, strict=True):
             pk = answer_pk[record.answer_id]
             source_rows.extend(
-                (pk, chunks[source.id], rank) for rank, source in enumerate(record.sources, start=1)
+                (pk, chunks[(source.id, source.text_hash)], rank)
+                for rank, source in enumerate(record.sources, start=1)
             )
             retrieved = {source.id for source in record.sources}
             counts.append(len(items))
@@ -470,8 +508,7 @@ def load_parsed(
             result = LoadResult(campaign=campaign, campaign_created=created)
             result.warnings = parsed.warnings + check.warnings
             writer = _Writer(campaign=campaign, parsed=parsed, result=result)
-            if replaced:
-                writer.clear(answer_pks=replaced.values())
+            previous_chunks = writer.clear(answer_pks=replaced.values()) if replaced else set()
             question_languages = {
                 question_id: language
                 for question_id, (language, _) in zip(
@@ -493,4 +530,6 @@ def load_parsed(
                 done += len(records)
                 if progress is not None:
                     progress(done, total)
+            if previous_chunks:
+                writer.drop_unused_chunks(pks=previous_chunks)
     return result

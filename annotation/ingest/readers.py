@@ -5,18 +5,23 @@ Readers only decode the file; what the fields mean and whether they are valid is
 
 from __future__ import annotations
 
+import codecs
 import csv
-import io
+import itertools
 import json
 import os
+import re
+import sys
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from annotation.ingest.errors import ErrorLog, ImportFailed, RowError
 
 FORMATS = (".jsonl", ".json", ".csv", ".xlsx")
+# What the JSON decoder's RecursionError means to a person: records need a few levels at most.
+TOO_DEEP = "nested too deeply to read (a record needs a few levels of lists and objects at most)"
 CSV_DELIMITERS = (",", ";", "\t")
 
 
@@ -51,29 +56,51 @@ def _check_size(*, path: Path, name: str, max_bytes: int) -> None:
         )
 
 
+def _decode_error(*, data: bytes, start: int, line: int, name: str) -> ImportFailed:
+    return _fail(
+        file=name,
+        row=line,
+        field="encoding",
+        message=(
+            f"byte 0x{data[start]:02x} on line {line} is not UTF-8; "
+            "save the file as UTF-8 (a byte order mark is accepted)"
+        ),
+    )
+
+
 def _decode(*, data: bytes, name: str) -> str:
     """The UTF-8 text of ``data`` (a UTF-8 byte order mark is dropped); any other encoding fails."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise _fail(
-            file=name,
-            row=line,
-            field="encoding",
-            message=(
-                f"byte 0x{data[exc.start]:02x} on line {line} is not UTF-8; "
-                "save the file as UTF-8 (a byte order mark is accepted)"
-            ),
-        ) from None
+        raise _decode_error(data=data, start=exc.start, line=line, name=name) from None
 
 
-def read_rows(*, path: Path, name: str, errors: ErrorLog, max_bytes: int) -> list[RawRow]:
+def _lines(*, path: Path, name: str) -> Iterator[tuple[int, str]]:
+    """The file's lines as (1-based number, text with its line end), read one at a time.
+
+    Reading line by line keeps memory flat whatever the file's size; a line that is not UTF-8
+    makes the whole file unreadable (ImportFailed naming the line).
+    """
+    with Path(path).open("rb") as stream:
+        for number, data in enumerate(stream, start=1):
+            if number == 1 and data.startswith(codecs.BOM_UTF8):
+                data = data[len(codecs.BOM_UTF8) :]
+            try:
+                yield number, data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _decode_error(data=data, start=exc.start, line=number, name=name) from None
+
+
+def read_rows(*, path: Path, name: str, errors: ErrorLog, max_bytes: int) -> Iterator[RawRow]:
     """The records of the file at ``path`` (shown as ``name`` in errors), in file order.
 
     Problems that make the whole file unreadable (unknown extension, too big, not UTF-8, not
-    JSON, not a workbook) raise ImportFailed at once; a bad line or row is logged in ``errors``
-    and skipped so that reading goes on and reports the other problems too.
+    JSON, not a workbook) raise ImportFailed, the first two at once, the others when reading
+    reaches them; a bad line or row is logged in ``errors`` and skipped so that reading goes on
+    and reports the other problems too. JSONL, CSV and XLSX are read a row at a time, so the
+    caller holds at most the rows it keeps; a JSON list is read whole.
     """
     fmt = file_format(name)
     if fmt is None:
@@ -84,17 +111,15 @@ def read_rows(*, path: Path, name: str, errors: ErrorLog, max_bytes: int) -> lis
     _check_size(path=path, name=name, max_bytes=max_bytes)
     if fmt == ".xlsx":
         return _read_xlsx(path=path, name=name, errors=errors)
-    text = _decode(data=Path(path).read_bytes(), name=name)
     if fmt == ".jsonl":
-        return _read_jsonl(text=text, errors=errors)
+        return _read_jsonl(lines=_lines(path=path, name=name), errors=errors)
     if fmt == ".json":
-        return _read_json(text=text, name=name, errors=errors)
-    return _read_csv(text=text, name=name, errors=errors)
+        return _read_json(text=_decode(data=Path(path).read_bytes(), name=name), name=name, errors=errors)
+    return _read_csv(lines=_lines(path=path, name=name), name=name, errors=errors)
 
 
-def _read_jsonl(*, text: str, errors: ErrorLog) -> list[RawRow]:
-    rows = []
-    for number, line in enumerate(text.split("\n"), start=1):
+def _read_jsonl(*, lines: Iterable[tuple[int, str]], errors: ErrorLog) -> Iterator[RawRow]:
+    for number, line in lines:
         if not line.strip():
             continue
         try:
@@ -102,14 +127,38 @@ def _read_jsonl(*, text: str, errors: ErrorLog) -> list[RawRow]:
         except json.JSONDecodeError as exc:
             errors.add(row=number, field="json", message=f"invalid JSON at column {exc.colno}: {exc.msg}")
             continue
+        except RecursionError:
+            errors.add(row=number, field="json", message=TOO_DEEP)
+            continue
         if not isinstance(data, dict):
             errors.add(row=number, field="json", message="a line must hold one JSON object")
             continue
-        rows.append(RawRow(row=number, data=data))
-    return rows
+        yield RawRow(row=number, data=data)
 
 
-def _read_json(*, text: str, name: str, errors: ErrorLog) -> list[RawRow]:
+def _too_deep_record(text: str) -> tuple[int, int]:
+    """(record number, line) where the JSON list ``text`` nests deeper than the decoder goes.
+
+    Only called once decoding failed: brackets are counted outside strings, commas at the
+    list's own level count the records.
+    """
+    depth, record, limit = 0, 1, sys.getrecursionlimit() // 2
+    for match in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{},]', text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                break
+        elif token in "]}":
+            depth -= 1
+        elif token == "," and depth == 1:
+            record += 1
+    else:
+        return record, 1
+    return record, text.count("\n", 0, match.start()) + 1
+
+
+def _read_json(*, text: str, name: str, errors: ErrorLog) -> Iterator[RawRow]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -118,15 +167,22 @@ def _read_json(*, text: str, name: str, errors: ErrorLog) -> list[RawRow]:
             field="json",
             message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
         ) from None
+    except RecursionError:
+        record, line = _too_deep_record(text)
+        raise _fail(file=name, row=record, field="json", message=f"{TOO_DEEP} (line {line})") from None
+    del text
     if not isinstance(data, list):
         raise _fail(file=name, field="json", message="the file must hold a JSON list of records")
-    rows = []
-    for number, record in enumerate(data, start=1):
+    # Records leave the list as they are read, so that only the kept ones stay in memory.
+    data.reverse()
+    number = 0
+    while data:
+        record = data.pop()
+        number += 1
         if not isinstance(record, dict):
             errors.add(row=number, field="json", message="a record must be a JSON object")
             continue
-        rows.append(RawRow(row=number, data=record))
-    return rows
+        yield RawRow(row=number, data=record)
 
 
 def _header(*, cells: Iterable[object], name: str) -> list[str | None]:
@@ -151,9 +207,14 @@ def _sniff_delimiter(first_line: str) -> str:
     return max(CSV_DELIMITERS, key=first_line.count)
 
 
-def _read_csv(*, text: str, name: str, errors: ErrorLog) -> list[RawRow]:
-    first_line = text.split("\n", 1)[0]
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_sniff_delimiter(first_line))
+def _read_csv(*, lines: Iterator[tuple[int, str]], name: str, errors: ErrorLog) -> Iterator[RawRow]:
+    first = next(lines, None)
+    if first is None:
+        raise _fail(file=name, field="file", message="the file is empty")
+    # csv.reader pulls more lines for a quoted cell that spans several; line_num counts them.
+    reader = csv.reader(
+        (line for _, line in itertools.chain([first], lines)), delimiter=_sniff_delimiter(first[1])
+    )
     try:
         header_cells = next(reader)
     except StopIteration:
@@ -161,7 +222,6 @@ def _read_csv(*, text: str, name: str, errors: ErrorLog) -> list[RawRow]:
     except csv.Error as exc:
         raise _fail(file=name, row=1, field="csv", message=str(exc)) from None
     columns = _header(cells=header_cells, name=name)
-    rows = []
     number = 1
     while True:
         number += 1
@@ -186,8 +246,7 @@ def _read_csv(*, text: str, name: str, errors: ErrorLog) -> list[RawRow]:
             for column, cell in zip(columns, cells, strict=False)
             if column is not None and cell != ""
         }
-        rows.append(RawRow(row=number, data=data))
-    return rows
+        yield RawRow(row=number, data=data)
 
 
 def _cell(value: object) -> object:
@@ -199,7 +258,7 @@ def _cell(value: object) -> object:
     return str(value)
 
 
-def _read_xlsx(*, path: Path, name: str, errors: ErrorLog) -> list[RawRow]:
+def _read_xlsx(*, path: Path, name: str, errors: ErrorLog) -> Iterator[RawRow]:
     import openpyxl
 
     try:
@@ -213,7 +272,6 @@ def _read_xlsx(*, path: Path, name: str, errors: ErrorLog) -> list[RawRow]:
             columns = _header(cells=next(lines), name=name)
         except StopIteration:
             raise _fail(file=name, field="file", message="the first sheet is empty") from None
-        rows = []
         for number, cells in enumerate(lines, start=2):
             data = {
                 column: _cell(value)
@@ -221,44 +279,6 @@ def _read_xlsx(*, path: Path, name: str, errors: ErrorLog) -> list[RawRow]:
                 if column is not None and value is not None and value != ""
             }
             if data:
-                rows.append(RawRow(row=number, data=data))
-        return rows
+                yield RawRow(row=number, data=data)
     finally:
         workbook.close()
-
-
-def read_mapping(*, path: Path, name: str) -> dict[str, str]:
-    """The column renaming in the JSON file at ``path``: an object of file name -> our name.
-
-    Raises ImportFailed (naming ``name``) when the file is not UTF-8 JSON holding an object of
-    non-empty strings.
-    """
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise _fail(file=name, field="mapping", message=f"cannot be read: {exc.strerror or exc}") from None
-    try:
-        mapping = json.loads(_decode(data=data, name=name))
-    except json.JSONDecodeError as exc:
-        raise _fail(
-            file=name,
-            field="mapping",
-            message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-        ) from None
-    return check_mapping(mapping=mapping, name=name)
-
-
-def check_mapping(*, mapping: object, name: str) -> dict[str, str]:
-    """``mapping`` if it is a dict of non-empty strings to non-empty strings; else ImportFailed."""
-    if not isinstance(mapping, dict):
-        raise _fail(
-            file=name, field="mapping", message='must be a JSON object such as {"Question ID": "question_id"}'
-        )
-    problems = [
-        RowError(file=name, row=None, field=f"mapping[{key!r}]", message="names must be non-empty strings")
-        for key, value in mapping.items()
-        if not (isinstance(key, str) and key.strip() and isinstance(value, str) and value.strip())
-    ]
-    if problems:
-        raise ImportFailed(problems)
-    return {key.strip(): value.strip() for key, value in mapping.items()}

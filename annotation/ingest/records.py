@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from django.conf import settings
 
 from annotation.ingest.errors import ErrorLog
-from annotation.ingest.readers import RawRow, read_rows
-from annotation.text import parse_source_blob
+from annotation.ingest.mapping import ImportMapping, check_mapping
+from annotation.ingest.readers import TOO_DEEP, RawRow, read_rows
+from annotation.text import chunk_text_hash, parse_source_blob
 
 RECORD_FIELDS = (
     "question_id",
@@ -34,18 +37,24 @@ MAX_WARNINGS = 50
 MAX_ID = 200
 MAX_THEME = 200
 MAX_DIFFICULTY = 50
+# Lists and objects a record may nest (record > sources > chunk is 3): deeper is refused before
+# any code walks it, so that nothing recurses out of the stack on a hostile file.
+MAX_DEPTH = 8
 
 
-@dataclass(frozen=True)
+# Records are slotted: an import holds one per source of every answer until all are written.
+@dataclass(frozen=True, slots=True)
 class SourceRecord:
     id: str
     title: str
     page: int | None
     text: str
     field: str
+    # chunk_text_hash(text): with the id, what tells the campaign's chunk rows apart.
+    text_hash: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LabelRecord:
     """The labels one unit carries for one criterion: a human's and a judge's (either may be None)."""
 
@@ -55,7 +64,7 @@ class LabelRecord:
     field: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SentenceRecord:
     text: str
     paragraph: str | None
@@ -63,7 +72,7 @@ class SentenceRecord:
     field: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AnswerRecord:
     row: int
     question_id: str
@@ -88,6 +97,8 @@ class ParsedFile:
     warnings: list[str] = field(default_factory=list)
     # Our field name -> the name the file uses, when a mapping renamed it (for messages).
     renamed: dict[str, str] = field(default_factory=dict)
+    # Chunk id -> {text hash: first row giving that text}, over the whole file.
+    chunk_texts: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def field_name(self, path: str) -> str:
         """``path`` ("sources[2].page") spelled with the file's own top-level name."""
@@ -114,10 +125,12 @@ class _Warnings:
 class _Row:
     """Validation of one raw row; problems go to the shared error log with this row's number."""
 
-    def __init__(self, *, raw: RawRow, parsed: ParsedFile, errors: ErrorLog) -> None:
+    def __init__(self, *, raw: RawRow, parsed: ParsedFile, errors: ErrorLog, texts: dict[str, str]) -> None:
         self.number = raw.row
         self.parsed = parsed
         self.errors = errors
+        # Chunk texts already read, by hash: a text repeated in many answers is held once.
+        self.texts = texts
         self.ok = True
 
     def error(self, path: str, message: str) -> None:
@@ -182,15 +195,38 @@ class _Row:
         self.error(path, f"must be 0, 1 or empty, not {value!r}")
         return None
 
+    def json_text(self, value: str, path: str) -> tuple[bool, object]:
+        """(True, the decoded JSON ``value``), or (False, None) with the problem logged at ``path``."""
+        try:
+            decoded = json.loads(value)
+        except json.JSONDecodeError as exc:
+            self.error(path, f"invalid JSON at column {exc.colno}: {exc.msg}")
+            return False, None
+        except RecursionError:
+            self.error(path, TOO_DEEP)
+            return False, None
+        if _too_deep(decoded):
+            self.error(path, TOO_DEEP)
+            return False, None
+        return True, decoded
+
+    def mapped(
+        self, value: object, path: str, *, values: dict[str, str], required: bool, max_length: int
+    ) -> str:
+        """Trimmed text as ``text`` gives it, translated by ``values`` ("" for an empty value)."""
+        result = self.text(value, path, required=required and "" not in values, max_length=max_length)
+        translated = values.get(result, result)
+        if translated is not result and len(translated) > max_length:
+            self.error(path, f"{result!r} is mapped to a value longer than {max_length} characters")
+        return translated
+
     def labels(self, value: object, path: str) -> dict[str, LabelRecord]:
         """``{"criterion": {"human": 0|1|null, "llm": 0|1|null}}`` (or its JSON text) as label records."""
         if value is None:
             return {}
         if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError as exc:
-                self.error(path, f"invalid JSON at column {exc.colno}: {exc.msg}")
+            ok, value = self.json_text(value, path)
+            if not ok:
                 return {}
         if not isinstance(value, dict):
             self.error(path, 'must be an object such as {"relevance": {"human": 1, "llm": 0}}')
@@ -248,9 +284,16 @@ class _Row:
                     chunk_id = chunk_id.strip()
                     if chunk_id and len(chunk_id) <= MAX_ID and chunk_id not in first_rank:
                         first_rank[chunk_id] = rank
+                        # Ids, titles and digests repeat across answers: interned, each is held once.
+                        digest = sys.intern(chunk_text_hash(text))
                         result.append(
                             SourceRecord(
-                                id=chunk_id, title=(title or "").strip(), page=page, text=text, field=where
+                                id=sys.intern(chunk_id),
+                                title=sys.intern((title or "").strip()),
+                                page=page,
+                                text=self.texts.setdefault(digest, text),
+                                field=sys.intern(where),
+                                text_hash=digest,
                             )
                         )
                         continue
@@ -270,13 +313,16 @@ class _Row:
                 self.error(f"{where}.id", f"{chunk_id!r} is already sources[{first_rank[chunk_id]}]")
                 continue
             first_rank[chunk_id] = rank
+            text = item["text"] if isinstance(item.get("text"), str) else ""
+            digest = chunk_text_hash(text)
             result.append(
                 SourceRecord(
                     id=chunk_id,
                     title=self.text(item.get("title"), f"{where}.title", required=False),
                     page=self.integer(item.get("page"), f"{where}.page"),
-                    text=item["text"] if isinstance(item.get("text"), str) else "",
+                    text=self.texts.setdefault(digest, text),
                     field=where,
+                    text_hash=digest,
                 )
             )
         return tuple(result)
@@ -288,7 +334,13 @@ class _Row:
                 decoded = json.loads(stripped)
             except json.JSONDecodeError:
                 decoded = None
+            except RecursionError:
+                self.error("sources", TOO_DEEP)
+                return None
             if isinstance(decoded, list):
+                if _too_deep(decoded):
+                    self.error("sources", TOO_DEEP)
+                    return None
                 return decoded
         try:
             return parse_source_blob(value)
@@ -300,10 +352,8 @@ class _Row:
         if value is None:
             return None
         if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError as exc:
-                self.error("sentences", f"invalid JSON at column {exc.colno}: {exc.msg}")
+            ok, value = self.json_text(value, "sentences")
+            if not ok:
                 return None
         if not isinstance(value, list):
             self.error("sentences", "must be a list of {text, labels}")
@@ -333,6 +383,21 @@ class _Row:
         return tuple(result)
 
 
+def _too_deep(value: object) -> bool:
+    """Whether ``value`` nests lists and objects more than MAX_DEPTH levels (without recursing)."""
+    level = [value]
+    for _ in range(MAX_DEPTH):
+        level = [
+            item
+            for container in level
+            if isinstance(container, list | dict)
+            for item in (container.values() if isinstance(container, dict) else container)
+        ]
+        if not level:
+            return False
+    return any(isinstance(item, list | dict) for item in level)
+
+
 def _rename(*, raw: RawRow, mapping: dict[str, str], row: _Row) -> dict[str, object]:
     data: dict[str, object] = {}
     for key, value in raw.data.items():
@@ -345,11 +410,23 @@ def _rename(*, raw: RawRow, mapping: dict[str, str], row: _Row) -> dict[str, obj
 
 
 def _record(
-    *, raw: RawRow, parsed: ParsedFile, errors: ErrorLog, mapping: dict[str, str], unused: set[str]
+    *,
+    raw: RawRow,
+    parsed: ParsedFile,
+    errors: ErrorLog,
+    mapping: ImportMapping,
+    unused: set[str],
+    texts: dict[str, str],
 ) -> tuple[AnswerRecord, int | None] | None:
     """The record of one row and its explicit repetition (None: from the order), or None if bad."""
-    row = _Row(raw=raw, parsed=parsed, errors=errors)
-    data = _rename(raw=raw, mapping=mapping, row=row)
+    row = _Row(raw=raw, parsed=parsed, errors=errors, texts=texts)
+    data = _rename(raw=raw, mapping=mapping.columns, row=row)
+    for key, value in data.items():
+        if isinstance(value, list | dict) and _too_deep(value):
+            row.error(key, TOO_DEEP)
+    if not row.ok:
+        return None
+    columns = mapping.columns
     labels = row.labels(data.get("labels"), "labels")
     for key, value in data.items():
         match = LABEL_COLUMN.match(key)
@@ -366,15 +443,25 @@ def _record(
     record_fields = {
         "question_id": question_id,
         "question": row.text(data.get("question"), "question", required=True, numbers=False),
-        "theme": row.text(data.get("theme"), "theme", required=True, max_length=MAX_THEME),
-        "difficulty": row.text(
-            data.get("difficulty"), "difficulty", required=False, max_length=MAX_DIFFICULTY
+        "theme": row.mapped(
+            data.get("theme"),
+            "theme",
+            values=mapping.values.get("theme", {}),
+            required=True,
+            max_length=MAX_THEME,
+        ),
+        "difficulty": row.mapped(
+            data.get("difficulty"),
+            "difficulty",
+            values=mapping.values.get("difficulty", {}),
+            required=False,
+            max_length=MAX_DIFFICULTY,
         ),
         "answer_id": row.text(data.get("answer_id"), "answer_id", required=False, max_length=MAX_ID),
         "answer": row.text(data.get("answer"), "answer", required=True, numbers=False),
-        "sources": row.sources(data.get("sources"), mapping),
+        "sources": row.sources(data.get("sources"), columns),
         "labels": tuple(labels.values()),
-        "sentences": row.sentences(data.get("sentences"), mapping),
+        "sentences": row.sentences(data.get("sentences"), columns),
     }
     repetition = row.integer(data.get("repetition"), "repetition", minimum=1)
     if not row.ok:
@@ -383,10 +470,12 @@ def _record(
 
 
 def _check_across_rows(*, parsed: ParsedFile, errors: ErrorLog, warnings: _Warnings) -> None:
-    """Answer ids unique; one text, theme and difficulty per question; one text per chunk."""
+    """Answer ids unique; one text, theme and difficulty per question. Chunks: an id may come
+    with several texts (each answer keeps its own); one text of an id should keep its title
+    and page (a warning otherwise). Fills ``parsed.chunk_texts``."""
     answers: dict[str, int] = {}
     questions: dict[str, AnswerRecord] = {}
-    chunks: dict[str, tuple[int, SourceRecord]] = {}
+    chunks: dict[tuple[str, str], tuple[int, SourceRecord]] = {}
     for record in parsed.records:
         if record.answer_id in answers:
             errors.add(
@@ -410,45 +499,49 @@ def _check_across_rows(*, parsed: ParsedFile, errors: ErrorLog, warnings: _Warni
                     ),
                 )
         for source in record.sources:
-            seen = chunks.get(source.id)
+            key = (source.id, source.text_hash)
+            seen = chunks.get(key)
             if seen is None:
-                chunks[source.id] = (record.row, source)
+                chunks[key] = (record.row, source)
+                parsed.chunk_texts.setdefault(source.id, {})[source.text_hash] = record.row
                 continue
             first_row, first_source = seen
-            if first_source.text != source.text:
-                errors.add(
-                    row=record.row,
-                    field=parsed.field_name(f"{source.field}.text"),
-                    message=(
-                        f"chunk {source.id!r} has another text than at row {first_row} "
-                        f"({parsed.field_name(first_source.field)})"
-                    ),
-                )
-            elif (first_source.title, first_source.page) != (source.title, source.page):
+            if (first_source.title, first_source.page) != (source.title, source.page):
                 warnings.add(
                     f"{parsed.name}:{record.row}: {parsed.field_name(source.field)}: chunk {source.id!r} "
-                    f"has another title or page than at row {first_row}; the first is kept"
+                    f"has another title or page than with the same text at row {first_row}; the first is kept"
                 )
 
 
 def parse_rows(
-    *, rows: list[RawRow], name: str, mapping: dict[str, str] | None = None, errors: ErrorLog | None = None
+    *,
+    rows: Iterable[RawRow],
+    name: str,
+    mapping: ImportMapping | dict[str, str] | None = None,
+    errors: ErrorLog | None = None,
 ) -> ParsedFile:
     """Validate raw rows into answer records; raise ImportFailed listing every problem found.
 
-    Problems already in ``errors`` (from reading the file) are reported along with these.
+    Rows are consumed one at a time and only their compact records are kept. Problems already
+    in ``errors`` (from reading the file) are reported along with these. ``mapping`` renames
+    columns and translates values (see annotation.ingest.mapping; a dict renames columns).
 
     A missing ``repetition`` is the record's rank among the file's answers to the same
     question (1, 2, ...); a missing ``answer_id`` is ``f"{question_id}-{repetition}"``.
     """
-    mapping = dict(mapping or {})
+    mapping = check_mapping(mapping=mapping or {}, name="mapping")
     errors = errors if errors is not None else ErrorLog(file=name)
     warnings = _Warnings()
-    parsed = ParsedFile(name=name, records=[], renamed={target: key for key, target in mapping.items()})
+    parsed = ParsedFile(
+        name=name, records=[], renamed={target: key for key, target in mapping.columns.items()}
+    )
     unused: set[str] = set()
+    texts: dict[str, str] = {}
     seen_per_question: dict[str, int] = {}
+    any_row = False
     for raw in rows:
-        outcome = _record(raw=raw, parsed=parsed, errors=errors, mapping=mapping, unused=unused)
+        any_row = True
+        outcome = _record(raw=raw, parsed=parsed, errors=errors, mapping=mapping, unused=unused, texts=texts)
         if outcome is None:
             continue
         record, repetition = outcome
@@ -456,7 +549,7 @@ def parse_rows(
         repetition = repetition or order
         answer_id = record.answer_id or f"{record.question_id}-{repetition}"
         parsed.records.append(replace(record, repetition=repetition, answer_id=answer_id))
-    if not rows and not errors:
+    if not any_row and not errors:
         errors.add(row=None, field="file", message="no records found")
     _check_across_rows(parsed=parsed, errors=errors, warnings=warnings)
     errors.raise_if_any()
@@ -470,7 +563,7 @@ def parse_file(
     *,
     path: Path | str,
     name: str | None = None,
-    mapping: dict[str, str] | None = None,
+    mapping: ImportMapping | dict[str, str] | None = None,
     max_bytes: int | None = None,
 ) -> ParsedFile:
     """Read and validate the file at ``path`` (called ``name`` in messages; default: the path).

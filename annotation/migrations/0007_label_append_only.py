@@ -45,7 +45,7 @@ def _run(statements):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0004_drop_indexes_covered_by_composites"),
+        ("annotation", "0005_chunk_text_variants_and_no_abstention"),
     ]
 
     operations = [migrations.RunPython(_run(CREATE), _run(DROP), elidable=False)]
