@@ -69,7 +69,7 @@ def current_version(*, criterion: Criterion) -> CriterionVersion:
     points to, that version is returned without a query (load ``current_version`` with
     ``select_related``); otherwise the next version is recorded from them and the criterion points
     to it. Versions are never changed afterwards. Safe when two requests see the same edit: the
-    second finds the first one's version.
+    second finds the first one's version. ``criterion`` itself is not changed.
     """
     version = criterion.current_version if criterion.current_version_id else None
     if _matches(version, criterion):
@@ -90,7 +90,8 @@ def current_version(*, criterion: Criterion) -> CriterionVersion:
                     )
             except IntegrityError:
                 continue  # another request recorded this number first: read it again
+        # The instance is left as it was read: were the enclosing transaction rolled back (a run
+        # refused), a version cached on it would name a row that no longer exists.
         Criterion.objects.filter(pk=criterion.pk).update(current_version=version)
-        criterion.current_version = version
         return version
     raise RuntimeError(f"could not record a version of criterion {criterion.pk}")

@@ -330,6 +330,12 @@ class ScriptedLLMServer:
             return self._served_prompt_tokens, self._served_completion_tokens
 
     @property
+    def in_flight(self) -> int:
+        """Requests being answered now."""
+        with self._lock:
+            return self._in_flight
+
+    @property
     def max_in_flight(self) -> int:
         """The most requests ever being answered at the same time."""
         with self._lock:
