@@ -48,6 +48,13 @@ def prompt_sha256(messages: list[dict]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_INSERT_SQL = (
+    f"INSERT INTO {LLMCall._meta.db_table} (run_id, batch_id, owner, prompt_sha256, "
+    "estimated_prompt_tokens, outcome, used, error, sent_at) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+)
+
+
 class BatchCallLog:
     """The ``CallLog`` of one batch's requests (see ``evaluation.judge.client.CallLog``).
 
@@ -64,14 +71,24 @@ class BatchCallLog:
         self.estimate = estimate_tokens(messages)
 
     def sent(self) -> int:
-        return LLMCall.objects.create(
-            run_id=self.run_id,
-            batch_id=self.batch_id,
-            owner=self.owner,
-            prompt_sha256=self.sha256,
-            estimated_prompt_tokens=self.estimate,
-            sent_at=timezone.now(),
-        ).pk
+        # A plain INSERT ... RETURNING: the ORM's save machinery costs the judging threads more
+        # interpreter time than the statement itself.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _INSERT_SQL,
+                (
+                    self.run_id,
+                    self.batch_id,
+                    self.owner,
+                    self.sha256,
+                    self.estimate,
+                    LLMCall.Outcome.SENT.value,
+                    False,
+                    "",
+                    connection.ops.adapt_datetimefield_value(timezone.now()),
+                ),
+            )
+            return cursor.fetchone()[0]
 
     def refused(self, call_id: int, *, error: str) -> None:
         LLMCall.objects.filter(pk=call_id).update(
