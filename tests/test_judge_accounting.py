@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
@@ -114,10 +115,16 @@ def test_the_token_budget_counts_calls_whose_replies_were_not_used(campaign):
 def test_calls_are_recorded_before_they_are_sent(campaign):
     relevance = _answers(campaign, 1)
     seen: list[int] = []
-    with ScriptedLLMServer(labeler=lambda index, body: seen.append(LLMCall.objects.count()) or 1) as server:
+
+    def labeler(index: int, body: dict) -> int:
+        # The server, answering, already finds the call's row, committed.
+        seen.append(LLMCall.objects.count())
+        connection.close()  # the server's thread: no session left behind
+        return 1
+
+    with ScriptedLLMServer(labeler=labeler) as server:
         judge = _judge(campaign, server)
         runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge).pk)
-    # The server, answering, already finds the call's row, committed.
     assert seen == [1]
 
 

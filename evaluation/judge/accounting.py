@@ -48,10 +48,20 @@ def prompt_sha256(messages: list[dict]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_COLUMNS = "run_id, batch_id, owner, prompt_sha256, estimated_prompt_tokens, outcome, used, error, sent_at"
 _INSERT_SQL = (
-    f"INSERT INTO {LLMCall._meta.db_table} (run_id, batch_id, owner, prompt_sha256, "
-    "estimated_prompt_tokens, outcome, used, error, sent_at) "
+    f"INSERT INTO {LLMCall._meta.db_table} ({_COLUMNS}) "
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+)
+# PostgreSQL, in autocommit: the same INSERT committed asynchronously (its own transaction only).
+# A synchronous commit waits for the WAL to reach the disk: 3 ms per call on the project's
+# machines against 0.15 ms, on every request of every judging thread. An asynchronous commit is
+# visible at once and survives the worker (what the row is for: a worker killed mid-call); only a
+# crash of the database server itself within a fraction of a second could lose it.
+_INSERT_ASYNC_SQL = (
+    f"INSERT INTO {LLMCall._meta.db_table} ({_COLUMNS}) "
+    "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s "
+    "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS local_setting RETURNING id"
 )
 
 
@@ -60,7 +70,8 @@ class BatchCallLog:
 
     ``sent`` is one INSERT in autocommit, in the calling thread, before the request: the only
     write on the hot path, and it cannot wait for a batch of writes, since a row written after
-    the request went out would miss the calls of a worker killed meanwhile.
+    the request went out would miss the calls of a worker killed meanwhile. On PostgreSQL it is
+    committed asynchronously (see ``_INSERT_ASYNC_SQL``).
     """
 
     def __init__(self, *, run_id: int, batch_id: int, owner: str, messages: list[dict]) -> None:
@@ -73,9 +84,10 @@ class BatchCallLog:
     def sent(self) -> int:
         # A plain INSERT ... RETURNING: the ORM's save machinery costs the judging threads more
         # interpreter time than the statement itself.
+        asynchronous = connection.vendor == "postgresql" and not connection.in_atomic_block
         with connection.cursor() as cursor:
             cursor.execute(
-                _INSERT_SQL,
+                _INSERT_ASYNC_SQL if asynchronous else _INSERT_SQL,
                 (
                     self.run_id,
                     self.batch_id,
