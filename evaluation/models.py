@@ -194,8 +194,11 @@ class LLMCall(models.Model):
         REFUSED = "refused", "Refused by the server (not billed)"
         LOST = "lost", "No reply within the timeout, or the connection broke"
 
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="llm_call_records")
-    batch = models.ForeignKey(JudgeBatch, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # Indexed by the two indexes below, which start with it.
+    run = models.ForeignKey(
+        JudgeRun, on_delete=models.CASCADE, related_name="llm_call_records", db_index=False
+    )
+    batch = models.ForeignKey(JudgeBatch, on_delete=models.CASCADE, related_name="+")
     owner = models.CharField(max_length=200)
     prompt_sha256 = models.CharField(max_length=64)
     # Characters / 4 of the messages sent: the estimate when no reply to this prompt is known.

@@ -149,7 +149,6 @@ class Migration(migrations.Migration):
                 (
                     "batch",
                     models.ForeignKey(
-                        db_index=False,
                         on_delete=django.db.models.deletion.CASCADE,
                         related_name="+",
                         to="evaluation.judgebatch",
@@ -158,6 +157,7 @@ class Migration(migrations.Migration):
                 (
                     "run",
                     models.ForeignKey(
+                        db_index=False,
                         on_delete=django.db.models.deletion.CASCADE,
                         related_name="llm_call_records",
                         to="evaluation.judgerun",
