@@ -169,3 +169,30 @@ def test_reports_name_the_guidelines_and_prompt_versions_they_rest_on(
     assert header.startswith("criterion,judge,alpha,human_guidelines,judge_prompt,")
     assert f'none,"guidelines v1, sha256 {binding.sha256}"' in first
     assert CriterionVersion.objects.filter(criterion=relevance).count() == 1
+
+
+def test_the_report_page_and_workbook_name_the_versions_too(
+    client_for, analyst, campaign, relevance, server, tmp_path
+):
+    from openpyxl import load_workbook
+
+    judge = _judge(campaign, server)
+    runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge).pk)
+    binding = JudgePrompt.objects.get()
+    page = (
+        client_for(analyst)
+        .get(reverse("evaluation:report", args=[campaign.slug, "relevance"]), {"judge": "gpt"})
+        .content.decode()
+    )
+    assert "Human labels given under guidelines" in page and "(no human labels)" in page
+    assert f"Judge prompt from guidelines version 1, sha256 {binding.sha256[:12]}." in page
+    out = tmp_path / "report.xlsx"
+    call_command(
+        "report", campaign=campaign.name, criterion="relevance", judge="gpt", format="xlsx", output=str(out)
+    )
+    summary = load_workbook(out)["Summary"]
+    rows = list(summary.iter_rows(values_only=True))
+    header = next(row for row in rows if row and row[0] == "criterion")
+    values = dict(zip(header, rows[rows.index(header) + 1], strict=False))
+    assert values["human_guidelines"] == "none"
+    assert values["judge_prompt"] == f"guidelines v1, sha256 {binding.sha256}"
