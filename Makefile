@@ -5,7 +5,7 @@ PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser run web worker migrate demo test test-fast lint format bench clean
+.PHONY: install browser run web worker migrate demo test test-fast lint format bench clean messages
 
 install: $(VENV)/.installed
 
@@ -51,6 +51,11 @@ bench: install
 	$(PY) bench/judge_bench.py
 	$(PY) bench/coverage_bench.py
 	$(PY) bench/report_bench.py
+
+# The French catalogue (locale/fr): new strings extracted, then compiled (needs GNU gettext).
+messages: install
+	$(PY) manage.py makemessages --locale fr --ignore ".venv/*" --ignore "var/*"
+	$(PY) manage.py compilemessages --locale fr --ignore ".venv/*"
 
 clean:
 	rm -rf var/celery var/test-*.sqlite3

@@ -64,14 +64,15 @@ def get_campaign_for(
 def get_criterion_for(
     *, user: AbstractBaseUser | AnonymousUser, slug: str, name: str, role: str
 ) -> Criterion:
-    """The campaign's criterion ``name``, its campaign loaded, when the user holds ``role`` there.
+    """The campaign's criterion ``name``, its campaign and current guidelines version loaded, when
+    the user holds ``role`` there.
 
     Raises Http404 and PermissionDenied as :func:`get_campaign_for` does (404 to outsiders,
     403 to members lacking the role), and Http404 when the campaign has no such criterion. One query when
     all is well: it runs on every label.
     """
     found = (
-        Criterion.objects.select_related("campaign")
+        Criterion.objects.select_related("campaign", "current_version")
         .filter(campaign__slug=slug, name=name)
         .annotate(
             holds=Exists(Membership.objects.filter(campaign=OuterRef("campaign"), user_id=user.pk, role=role))

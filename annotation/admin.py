@@ -6,6 +6,7 @@ from django.db import transaction
 from annotation import models
 from annotation.append_only import label_deletion_allowed
 from annotation.campaigns import ensure_builtin_criteria
+from annotation.guidelines import current_version
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -107,10 +108,33 @@ class SentenceAdmin(DeletesLabelsAdmin):
     search_fields = ["text"]
 
 
+class CriterionVersionInline(admin.TabularInline):
+    """The recorded versions, read-only: an edit of the criterion records a new one."""
+
+    model = models.CriterionVersion
+    fields = ["number", "guidelines", "judge_prompt", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(models.Criterion)
 class CriterionAdmin(DeletesLabelsAdmin):
     list_display = ["name", "campaign", "level", "prompt_version", "builtin"]
     list_filter = ["campaign", "level"]
+    exclude = ["current_version"]
+    inlines = [CriterionVersionInline]
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        # An edit of the guidelines or the judge prompt becomes a new version now, dated now.
+        current_version(criterion=obj)
 
 
 @admin.register(models.Unit)
@@ -144,3 +168,18 @@ class AssignmentAdmin(admin.ModelAdmin):
     list_display = ["unit", "criterion", "stage", "slot", "user", "label", "expires_at", "skipped_at"]
     list_filter = ["stage", "criterion__campaign"]
     raw_id_fields = ["unit", "criterion", "user", "label"]
+
+
+@admin.register(models.CriterionVersion)
+class CriterionVersionAdmin(admin.ModelAdmin):
+    """Versions are recorded by edits of their criterion and never changed."""
+
+    list_display = ["criterion", "number", "created_at"]
+    list_filter = ["criterion__campaign"]
+    raw_id_fields = ["criterion"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -230,6 +230,12 @@ class Criterion(models.Model):
     positive_key = models.CharField(max_length=1, default="1")
     negative_key = models.CharField(max_length=1, default="0")
     builtin = models.BooleanField(default=False)
+    # The version of ``guidelines`` and ``judge_prompt`` above as last recorded; the texts above
+    # are the editable draft, the versions are what labels and judges rest on (see
+    # annotation.guidelines.current_version, which records a new version after an edit).
+    current_version = models.ForeignKey(
+        "CriterionVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ["campaign_id", "name"]
@@ -265,6 +271,27 @@ class Criterion(models.Model):
             errors["negative_key"] = "The two label keys must differ."
         if errors:
             raise ValidationError(errors)
+
+
+class CriterionVersion(models.Model):
+    """One version of a criterion's guidelines and judge prompt. Immutable: an edit of the
+    criterion makes a new version (numbered from 1), so what a label's author saw and what a
+    judge sent stay known."""
+
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    guidelines = models.TextField(blank=True)
+    judge_prompt = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["criterion_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["criterion", "number"], name="criterionversion_unique_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.criterion} v{self.number}"
 
 
 class Unit(models.Model):
@@ -313,6 +340,10 @@ class Label(models.Model):
     value = models.PositiveSmallIntegerField(null=True, blank=True)
     comment = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The guidelines its author was shown (None: an imported label, written outside Attest).
+    guidelines_version = models.ForeignKey(
+        CriterionVersion, on_delete=models.RESTRICT, null=True, blank=True, related_name="+"
+    )
     # A client-generated key: a retried or double-clicked submit is stored once.
     request_key = models.CharField(max_length=64, null=True, blank=True, unique=True)
 

@@ -43,6 +43,7 @@ MIDDLEWARE = [
     # serve the stylesheet, htmx and our scripts with no web server in front.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The page's language from the browser's Accept-Language (English, French).
     "django.middleware.locale.LocaleMiddleware",
     # Before anything reads a body (the CSRF middleware reads POST): see config/middleware.py.
     "config.middleware.RequestBodyLimitMiddleware",
@@ -123,6 +124,7 @@ LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("fr", "Français")]
+# The French catalogue: `make messages` extracts and compiles it.
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
 USE_I18N = True

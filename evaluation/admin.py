@@ -42,3 +42,26 @@ class ReportSnapshotAdmin(admin.ModelAdmin):
 @admin.register(models.EstimateSchedule)
 class EstimateScheduleAdmin(admin.ModelAdmin):
     list_display = ["criterion", "due_at", "trigger"]
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records nobody edits by hand: what was sent and what a judge is bound to."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(models.LLMCall)
+class LLMCallAdmin(ReadOnlyAdmin):
+    list_display = ["id", "run", "batch", "outcome", "used", "prompt_tokens", "completion_tokens", "sent_at"]
+    list_filter = ["outcome", "used"]
+    raw_id_fields = ["run", "batch"]
+
+
+@admin.register(models.JudgePrompt)
+class JudgePromptAdmin(ReadOnlyAdmin):
+    list_display = ["judge", "criterion", "version", "sha256", "created_at"]
+    raw_id_fields = ["judge", "criterion", "version"]

@@ -34,10 +34,10 @@ import numpy as np
 from django.db.models import Count, Sum
 
 from annotation.current_sample import current_sample
-from annotation.models import Campaign, Criterion, Sample, SampleItem, Unit
+from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
 from evaluation import stats
-from evaluation.models import Judge, Judgment
+from evaluation.models import Judge, JudgePrompt, Judgment
 
 METHODS = ("robust", "study")
 OVERALL = "overall"
@@ -84,6 +84,8 @@ class Report:
     themes: list[GroupEstimate]
     overall: GroupEstimate
     by_difficulty: list[GroupEstimate] | None = None
+    # Which texts the numbers rest on (``text_versions``).
+    versions: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -360,7 +362,37 @@ def compute_report(
         themes=themes,
         overall=overall,
         by_difficulty=cells_estimates,
+        versions=text_versions(criterion=criterion, judge=judge),
     )
+
+
+def text_versions(*, criterion: Criterion, judge: Judge) -> dict[str, Any]:
+    """The versions of the criterion's texts that a report's numbers rest on.
+
+    ``human_labels``: the guidelines versions the human labels were given under, with how many
+    labels each (``guidelines_version`` None: imported labels, written outside Attest, or labels
+    from before versions were recorded). ``judge_prompt``: the guidelines version and the SHA-256
+    of the prompt the judge sends for the criterion; None for a judge that sends none (lexical,
+    imported) or has not run on it.
+    """
+    human = [
+        {"guidelines_version": number, "labels": n}
+        for number, n in Label.objects.filter(criterion=criterion, value__isnull=False)
+        .values_list("guidelines_version__number")
+        .annotate(n=Count("id"))
+        .order_by("guidelines_version__number")
+    ]
+    binding = (
+        JudgePrompt.objects.filter(judge=judge, criterion=criterion)
+        .values_list("version__number", "sha256")
+        .first()
+    )
+    return {
+        "human_labels": human,
+        "judge_prompt": (
+            {"guidelines_version": binding[0], "sha256": binding[1]} if binding is not None else None
+        ),
+    }
 
 
 def _num(value: Any) -> float | None:
@@ -420,6 +452,7 @@ def report_as_json(*, report: Report) -> dict[str, Any]:
         "sample_id": report.sample_id,
         "themes": [group_as_json(group=group) for group in report.themes],
         "overall": group_as_json(group=report.overall),
+        "versions": report.versions,
     }
     if report.by_difficulty is not None:
         data["by_difficulty"] = [group_as_json(group=group) for group in report.by_difficulty]

@@ -95,17 +95,45 @@ def report_groups(*, report: Report) -> list[GroupEstimate]:
     return [*report.themes, *(report.by_difficulty or []), report.overall]
 
 
+def guidelines_text(versions: dict[str, Any]) -> str:
+    """The guidelines versions of a report's human labels, as text: ``v1 (12 labels); v2 (3
+    labels)`` (``unknown`` for imported labels); ``none`` without labels."""
+    parts = [
+        f"{'v' + str(row['guidelines_version']) if row['guidelines_version'] else 'unknown'} "
+        f"({row['labels']} labels)"
+        for row in versions.get("human_labels", [])
+    ]
+    return "; ".join(parts) or "none"
+
+
+def prompt_text(versions: dict[str, Any]) -> str:
+    """The prompt a report's judge labels rest on, as text: ``guidelines v1, sha256 <hex>``;
+    ``none`` for a judge that sends no prompt."""
+    prompt = versions.get("judge_prompt")
+    if not prompt:
+        return "none"
+    return f"guidelines v{prompt['guidelines_version']}, sha256 {prompt['sha256']}"
+
+
 def write_csv(*, report: Report, stream: IO[str]) -> None:
-    """Write one criterion's estimates to ``stream`` as CSV: a header row (``HEADERS``), then one
-    row per theme, per theme x difficulty cell when present, and overall. Rates are fractions
-    (0.5, not 50); a missing number is an empty field."""
+    """Write one criterion's estimates to ``stream`` as CSV: a header row (``HEADERS`` after the
+    criterion, the judge, alpha and the texts the numbers rest on), then one row per theme, per
+    theme x difficulty cell when present, and overall. Rates are fractions (0.5, not 50); a
+    missing number is an empty field."""
     writer = csv.writer(stream)
-    writer.writerow(["criterion", "judge", "alpha", *HEADERS])
+    writer.writerow(["criterion", "judge", "alpha", "human_guidelines", "judge_prompt", *HEADERS])
+    texts = [guidelines_text(report.versions), prompt_text(report.versions)]
     for group in report_groups(report=report):
         values = [value(group) for _, value, _ in COLUMNS]
         writer.writerow(
             neutralise_row(
-                [report.criterion, report.judge, report.alpha, *("" if v is None else v for v in values)]
+                [
+                    report.criterion,
+                    report.judge,
+                    report.alpha,
+                    *texts,
+                    *("" if v is None else v for v in values),
+                ]
             )
         )
 
@@ -157,7 +185,7 @@ def _summary(wb: Workbook, campaign: Campaign, reports: Sequence[Report]) -> Non
     headers = [
         "criterion", "level", "judge", "method", "alpha", "N", "n_human", "n_judge",
         "human_mean", "judge_mean", "ppi_mean", "ppi_lo", "ppi_hi", "kappa", "effective_n",
-        "missing_judgments",
+        "missing_judgments", "human_guidelines", "judge_prompt",
     ]  # fmt: skip
     ws.append(_header(ws, headers))
     for report in reports:
@@ -180,6 +208,8 @@ def _summary(wb: Workbook, campaign: Campaign, reports: Sequence[Report]) -> Non
                 _cell(ws, _agreement(overall, "kappa"), DECIMAL),
                 _cell(ws, _finite(overall.effective_n), "0.0"),
                 _cell(ws, len(overall.missing_judgments), INTEGER),
+                _cell(ws, guidelines_text(report.versions)),
+                _cell(ws, prompt_text(report.versions)),
             ]
         )
 
@@ -385,4 +415,8 @@ def table_lines(*, report: Report) -> list[str]:
             f"{_dec(agreement.kappa if agreement else None, 2):>6} "
             f"{_dec(group.effective_n, 0):>7} {len(group.missing_judgments):>7}"
         )
+    lines.append(
+        f"human labels under guidelines {guidelines_text(report.versions)}; "
+        f"judge prompt {prompt_text(report.versions)}"
+    )
     return lines

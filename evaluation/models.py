@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import Campaign, Criterion, Unit
+from annotation.models import Campaign, Criterion, CriterionVersion, Unit
 
 
 class Judge(models.Model):
@@ -102,7 +102,14 @@ class JudgeRun(models.Model):
     completion_tokens = models.PositiveBigIntegerField(default=0)
     cost = models.FloatField(default=0.0)
     calls = models.PositiveIntegerField(default=0)
-    # Totals above are refreshed from the batches (evaluation.judge.runs.sync_counters).
+    # Of the totals above, what went on calls whose replies were never stored in a batch (a reply
+    # after the client's timeout, a call in flight when its worker died): see LLMCall.
+    unused_calls = models.PositiveIntegerField(default=0)
+    unused_prompt_tokens = models.PositiveBigIntegerField(default=0)
+    unused_completion_tokens = models.PositiveBigIntegerField(default=0)
+    unused_cost = models.FloatField(default=0.0)
+    # Totals above are refreshed from the batches and the calls
+    # (evaluation.judge.accounting.sync_counters).
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -172,6 +179,68 @@ class JudgeBatch(models.Model):
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["run", "answer"], name="judgebatch_unique_answer")]
         indexes = [models.Index(fields=["run", "status"])]
+
+
+class LLMCall(models.Model):
+    """One request to the LLM server, recorded before it is sent, outside the transaction that
+    stores its batch: a call whose reply never got stored (the worker died, the client timed out)
+    still counts. ``prompt_tokens`` and ``completion_tokens`` are the server's usage once a reply
+    came back and was handed to storing; until then the call counts as estimated (see
+    evaluation.judge.accounting). ``used``: its reply is in its batch's tallies."""
+
+    class Outcome(models.TextChoices):
+        SENT = "sent", "Sent, no reply seen"
+        REPLIED = "replied", "Replied"
+        REFUSED = "refused", "Refused by the server (not billed)"
+        LOST = "lost", "No reply within the timeout, or the connection broke"
+
+    # Indexed by the two indexes below, which start with it.
+    run = models.ForeignKey(
+        JudgeRun, on_delete=models.CASCADE, related_name="llm_call_records", db_index=False
+    )
+    batch = models.ForeignKey(JudgeBatch, on_delete=models.CASCADE, related_name="+")
+    owner = models.CharField(max_length=200)
+    prompt_sha256 = models.CharField(max_length=64)
+    # Characters / 4 of the messages sent: the estimate when no reply to this prompt is known.
+    estimated_prompt_tokens = models.PositiveIntegerField()
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.SENT)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    used = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    sent_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(fields=["run", "used"]),
+            models.Index(fields=["run", "prompt_sha256"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"call {self.pk} of run {self.run_id} ({self.outcome})"
+
+
+class JudgePrompt(models.Model):
+    """The exact prompt a judge sends for a criterion: the system prompt rendered from one version
+    of the criterion's guidelines and judge prompt, and its SHA-256. A judge keeps one prompt per
+    criterion, so its labels never mix two."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="prompts")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="+")
+    version = models.ForeignKey(CriterionVersion, on_delete=models.RESTRICT, related_name="+")
+    sha256 = models.CharField(max_length=64)
+    system_prompt = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judge_id", "criterion_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "criterion"], name="judgeprompt_unique_criterion"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge} on {self.criterion}: {self.sha256[:12]}"
 
 
 class ReportSnapshot(models.Model):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.utils import translation
 
 from annotation.models import Role
 from config.celery import app as celery_app
@@ -11,6 +12,14 @@ from tests.factories import PASSWORD, add_member, make_campaign, make_user
 # Tasks run in the test's own process unless a test starts a real worker (see tests/worker.py).
 celery_app.conf.task_always_eager = True
 celery_app.conf.task_eager_propagates = True
+
+
+@pytest.fixture(autouse=True)
+def _english_after_each_test():
+    """A request in French leaves French active in the test's thread: the next test starts in
+    the default language again."""
+    yield
+    translation.activate("en")
 
 
 @pytest.fixture

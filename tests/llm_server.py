@@ -253,6 +253,8 @@ class ScriptedLLMServer:
         self._calls: list[RecordedCall] = []
         self._in_flight = 0
         self._max_in_flight = 0
+        self._served_prompt_tokens = 0
+        self._served_completion_tokens = 0
         self._serial = 0
         self._closing = threading.Event()
         self._httpd: _HTTPServer | None = None
@@ -318,6 +320,20 @@ class ScriptedLLMServer:
     def requests(self) -> list[dict]:
         """The JSON bodies of every request received, in arrival order."""
         return [call.body for call in self.calls]
+
+    @property
+    def served_tokens(self) -> tuple[int, int]:
+        """(prompt, completion) tokens of every chat completion the server generated, counted when
+        the reply is written, whether or not the client is still there to read it (a provider
+        bills a reply its client gave up on)."""
+        with self._lock:
+            return self._served_prompt_tokens, self._served_completion_tokens
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered now."""
+        with self._lock:
+            return self._in_flight
 
     @property
     def max_in_flight(self) -> int:
@@ -418,6 +434,9 @@ class ScriptedLLMServer:
             content = document
         prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
         prompt_tokens, completion_tokens = max(1, prompt_chars // 4), max(1, len(content) // 4)
+        with self._lock:
+            self._served_prompt_tokens += prompt_tokens
+            self._served_completion_tokens += completion_tokens
         handler.send_json(
             200,
             {

@@ -68,3 +68,38 @@ def test_the_admin_tells_built_in_abstention_patterns_from_none(client, posted, 
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     assert Campaign.objects.get(slug="patterns").abstention_patterns == stored
+
+
+def test_an_edit_in_the_admin_records_a_new_guidelines_version(client, campaign):
+    from annotation.guidelines import current_version
+    from annotation.models import Criterion
+
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    current_version(criterion=criterion)
+    client.force_login(make_user(superuser=True))
+    response = client.post(
+        f"/admin/annotation/criterion/{criterion.pk}/change/",
+        {
+            "campaign": campaign.pk,
+            "name": "relevance",
+            "title": criterion.title,
+            "level": "answer",
+            "guidelines": "Edited in the admin.",
+            "judge_prompt": "",
+            "prompt_version": "v1",
+            "positive_key": "1",
+            "negative_key": "0",
+            "builtin": "on",
+            "versions-TOTAL_FORMS": "1",
+            "versions-INITIAL_FORMS": "1",
+            "versions-MIN_NUM_FORMS": "0",
+            "versions-MAX_NUM_FORMS": "1000",
+            "versions-0-id": criterion.current_version_id or criterion.versions.get().pk,
+            "versions-0-criterion": criterion.pk,
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:3000]
+    criterion.refresh_from_db()
+    assert [v.number for v in criterion.versions.all()] == [1, 2]
+    assert criterion.current_version.guidelines == "Edited in the admin."
+    assert criterion.versions.get(number=1).guidelines != "Edited in the admin."

@@ -549,3 +549,65 @@ def test_blind_progress_counts_units_labelled_twice_whatever_the_values(client_f
     page = client_for(second_person).get(url(campaign, criterion, Stage.LABEL)).content.decode()
     # The same figure whether the two agreed or not: it says nothing of the other label.
     assert "campaign 1 / 2 labelled twice" in page
+
+
+# Guidelines versions
+
+
+def _shown_version(response) -> str:
+    return re.search(
+        r'name="guidelines_version" value="(\d+)" form="decision"', response.content.decode()
+    ).group(1)
+
+
+def test_a_label_records_the_guidelines_version_its_author_was_shown(
+    client_for, annotator, campaign, relevance
+):
+    criterion, units = relevance
+    client = client_for(annotator)
+    page = client.get(url(campaign, criterion, Stage.LABEL))
+    shown = _shown_version(page)
+    assert "version 1" in page.content.decode()
+    # The guidelines are edited while the page is open: the label still rests on what was shown.
+    criterion.guidelines = "New guidelines, written after the page was shown."
+    criterion.save()
+    client.post(
+        url(campaign, criterion, Stage.LABEL, "submit"),
+        {"unit_id": units[0].pk, "value": 1, "request_key": request_key(page), "guidelines_version": shown},
+    )
+    label = Label.objects.get()
+    assert (label.guidelines_version_id, label.guidelines_version.number) == (int(shown), 1)
+    again = client.get(url(campaign, criterion, Stage.LABEL))
+    assert "New guidelines, written after the page was shown." in again.content.decode()
+    assert "version 2" in again.content.decode()
+    assert _shown_version(again) != shown
+
+
+def test_a_label_without_a_version_records_the_current_one(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    client_for(annotator).post(
+        url(campaign, criterion, Stage.LABEL, "submit"), {"unit_id": units[0].pk, "value": 0}
+    )
+    assert Label.objects.get().guidelines_version.number == 1
+
+
+def test_a_bad_guidelines_version_is_refused_and_changes_nothing(client_for, annotator, campaign, relevance):
+    criterion, units = relevance
+    client = client_for(annotator)
+    other = Criterion.objects.get(campaign=campaign, name="veracity")
+    from annotation.guidelines import current_version
+
+    foreign = current_version(criterion=other)
+    response = client.post(
+        url(campaign, criterion, Stage.LABEL, "submit"),
+        {"unit_id": units[0].pk, "value": 1, "guidelines_version": foreign.pk},
+        **HTMX,
+    )
+    assert f"Guidelines version {foreign.pk} is not a version of relevance" in response.content.decode()
+    response = client.post(
+        url(campaign, criterion, Stage.LABEL, "submit"),
+        {"unit_id": units[0].pk, "value": 1, "guidelines_version": "v1"},
+    )
+    assert response.status_code == 400
+    assert b"guidelines_version must be a whole number" in response.content
+    assert not Label.objects.exists()

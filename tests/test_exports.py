@@ -200,4 +200,6 @@ def test_table_lines_show_each_theme_and_overall(reports):
     _, criteria_reports, _ = reports
     lines = exports.table_lines(report=criteria_reports[1])
     assert "veracity" in lines[0] and "95% intervals" in lines[0]
-    assert lines[-1].startswith("overall")
+    assert lines[-2].startswith("overall")
+    # The last line names the texts the numbers rest on.
+    assert lines[-1].startswith("human labels under guidelines ")

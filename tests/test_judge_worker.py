@@ -9,7 +9,7 @@ import pytest
 from annotation.models import Criterion, Unit
 from evaluation.jobs import start_judge_run
 from evaluation.judge import runs
-from evaluation.models import JudgeRun, Judgment
+from evaluation.models import JudgeRun, Judgment, LLMCall
 from tests.factories import make_answer
 from tests.llm_server import ScriptedLLMServer
 from tests.worker import Worker, wait_for
@@ -60,3 +60,49 @@ def test_worker_killed_mid_run_then_restarted_judges_every_unit_exactly_once(cam
     assert ok.values("unit").distinct().count() == 12
     assert run.done_units == 12
     assert run.failed_units == 0
+
+
+def test_after_a_kill_9_mid_call_the_tokens_recorded_equal_the_tokens_the_server_served(campaign, worker):
+    for i in range(24):
+        make_answer(campaign=campaign, theme=["Finance", "RH", "IT"][i % 3])
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    with ScriptedLLMServer(latency_s=0.3) as server:
+        judge = runs.get_or_create_judge(
+            campaign=campaign, name="gpt", model="scripted", base_url=server.base_url
+        )
+        run = start_judge_run(criterion=relevance, judge=judge, concurrency=4)
+        worker.start()
+
+        def busy() -> bool:
+            # Every thread waiting for a reply: the kill cuts four calls off mid-flight.
+            run.refresh_from_db()
+            return run.done_units >= 4 and server.in_flight == 4
+
+        wait_for(busy, timeout=30, interval=0.01, what=lambda: f"calls in flight (log:\n{worker.log()})")
+        worker.kill()
+        requests_at_kill = len(server.calls)
+        worker.start()
+
+        def finished() -> bool:
+            run.refresh_from_db()
+            return run.status == JudgeRun.Status.DONE
+
+        wait_for(finished, timeout=90, what=lambda: f"the run to finish (worker log:\n{worker.log()})")
+        # The replies to the calls cut off are generated (and billed) all the same.
+        wait_for(lambda: server.in_flight == 0, timeout=10, what=lambda: "the last replies")
+        served = server.served_tokens
+        requests = len(server.calls)
+    run = runs.sync_counters(run_id=run.pk)
+    assert requests > requests_at_kill
+    # Every request the server got was recorded before it was sent, and nothing else was.
+    assert LLMCall.objects.filter(run=run).count() == requests
+    assert run.unused_calls == 4
+    assert run.unused_prompt_tokens > 0 and run.unused_completion_tokens > 0
+    assert (run.prompt_tokens, run.completion_tokens) == served
+    ok = Judgment.objects.filter(judge=judge, criterion=relevance, status=Judgment.Status.OK)
+    assert ok.count() == 24
+    print(
+        f"\nkill -9 mid-run: {requests} requests, {run.unused_calls} cut off; tokens recorded "
+        f"{run.prompt_tokens}+{run.completion_tokens}, served {served[0]}+{served[1]}; "
+        f"{run.unused_prompt_tokens + run.unused_completion_tokens} on replies not used"
+    )

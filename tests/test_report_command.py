@@ -57,7 +57,8 @@ def test_alpha_method_and_difficulty_options_reach_the_report(imported):
 def test_table_is_the_default_format(imported):
     out = run("--campaign", "Velmont", "--criterion", "relevance")
     assert "PPI++" in out
-    assert [line.split()[0] for line in out.splitlines()[2:]] == ["Finance", "IT", "RH", "overall"]
+    assert [line.split()[0] for line in out.splitlines()[2:-1]] == ["Finance", "IT", "RH", "overall"]
+    assert out.splitlines()[-1].startswith("human labels under guidelines ")
 
 
 def test_csv_and_xlsx_are_written_to_the_output_file(imported, tmp_path):

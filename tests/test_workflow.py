@@ -567,6 +567,9 @@ def test_next_unit_and_submit_query_counts_do_not_grow_with_the_campaign(
     for unit in units[: len(units) // 2]:
         # Half the sample already done, so the queue has to look past finished units.
         label(annotator, criterion, Stage.LABEL, 1, unit=unit)
+    # Loaded as the annotator's request loads it (annotation.access.get_criterion_for): with its
+    # current guidelines version, which a label records without a query.
+    criterion = Criterion.objects.select_related("campaign", "current_version").get(pk=criterion.pk)
     user = annotator if stage == Stage.LABEL else reviewer
     # roles, savepoint, queue query, insert of the lease, unit, release
     with django_assert_num_queries(6):

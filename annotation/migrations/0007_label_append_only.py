@@ -45,7 +45,7 @@ def _run(statements):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0005_chunk_text_variants_and_no_abstention"),
+        ("annotation", "0006_criterion_versions"),
     ]
 
     operations = [migrations.RunPython(_run(CREATE), _run(DROP), elidable=False)]

@@ -25,6 +25,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.access import get_criterion_for
+from annotation.guidelines import current_version
 from annotation.models import (
     DEFAULT_CITATION_PATTERN,
     AnswerSource,
@@ -271,6 +272,8 @@ def work_context(
             {"value": 1, "key": criterion.positive_key or "1", "name": names[1], "meaning": names[1]},
             {"value": 0, "key": criterion.negative_key or "0", "name": names[0], "meaning": names[0]},
         ],
+        # The guidelines on screen; a label submitted from this page records this version.
+        "guidelines_version": current_version(criterion=criterion),
         "request_key": uuid.uuid4().hex,
         "undo_key": uuid.uuid4().hex,
         "message": "",
@@ -423,6 +426,9 @@ def submit_from_post(*, request: HttpRequest, criterion: Criterion, stage: str) 
     unit_id, value = _int(request.POST.get("unit_id")), _int(request.POST.get("value"))
     if unit_id is None or value is None:
         return HttpResponseBadRequest("unit_id and value are required whole numbers")
+    shown = request.POST.get("guidelines_version")
+    if shown not in (None, "") and _int(shown) is None:
+        return HttpResponseBadRequest("guidelines_version must be a whole number")
     try:
         submit_label(
             user=request.user,
@@ -433,6 +439,7 @@ def submit_from_post(*, request: HttpRequest, criterion: Criterion, stage: str) 
             comment=request.POST.get("comment", ""),
             request_key=request.POST.get("request_key"),
             roles=checked_roles(request, criterion),
+            guidelines_version_id=_int(shown),
         )
     except WorkflowError as exc:
         focus = "comment" if exc.code == "comment_required" else ""

@@ -16,7 +16,8 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from annotation.current_sample import current_sample_id
-from annotation.models import Assignment, Criterion, Label, SampleItem, Stage, Unit
+from annotation.guidelines import current_version
+from annotation.models import Assignment, Criterion, CriterionVersion, Label, SampleItem, Stage, Unit
 from annotation.workflow.events import announce_labels_changed
 from annotation.workflow.queue import claim_slot, lease_end
 from annotation.workflow.rules import (
@@ -108,8 +109,13 @@ def submit_label(
     comment: str = "",
     request_key: str | None = None,
     roles: Collection[str] | None = None,
+    guidelines_version_id: int | None = None,
 ) -> Label:
     """Record ``user``'s label ``value`` (0 or 1) on the unit at ``stage``; return the Label row.
+
+    The label records ``guidelines_version_id``, the version of the criterion's guidelines its
+    author was shown (the page sends it), else the current one; a version of another criterion is
+    refused (WorkflowError, code ``guidelines_version``).
 
     Idempotent by ``request_key``: a retried or double-clicked submit carrying the same key
     returns the row stored the first time and stores nothing. The user must hold the unit's lease
@@ -124,6 +130,7 @@ def submit_label(
     value = check_value(value)
     request_key = check_request_key(request_key)
     require_stage_role(user=user, campaign=criterion.campaign, stage=stage, roles=roles)
+    version_id = _shown_version(criterion=criterion, version_id=guidelines_version_id)
     comment = (comment or "").strip()
     # A replayed request is recognised where it fails: on the filled slot, on a refused rule, or
     # on the key's unique index; the first submit pays no extra query for it.
@@ -137,6 +144,7 @@ def submit_label(
                 value=value,
                 comment=comment,
                 request_key=request_key,
+                version_id=version_id,
             )
             announce_labels_changed(criterion=criterion, stage=stage)
             return label
@@ -151,6 +159,20 @@ def submit_label(
         raise
 
 
+def _shown_version(*, criterion: Criterion, version_id: int | None) -> int:
+    """The guidelines version a label records: the one its author was shown, checked to be the
+    criterion's (no query when it is the current one), else the current one."""
+    current = current_version(criterion=criterion)
+    if version_id is None or version_id == current.pk:
+        return current.pk
+    if not CriterionVersion.objects.filter(pk=version_id, criterion=criterion).exists():
+        raise WorkflowError(
+            f"guidelines version {version_id} is not a version of {criterion.name}'s guidelines",
+            code="guidelines_version",
+        )
+    return version_id
+
+
 def _record(
     *,
     user: AbstractBaseUser,
@@ -160,6 +182,7 @@ def _record(
     value: int,
     comment: str,
     request_key: str | None,
+    version_id: int,
 ) -> Label:
     mode = criterion.campaign.annotation_mode
     now = timezone.now()
@@ -181,6 +204,7 @@ def _record(
         value=value,
         comment=comment,
         request_key=request_key,
+        guidelines_version_id=version_id,
     )
     if mine is not None:
         # The user's lease, even expired: still theirs, so nobody took the slot over.
@@ -292,7 +316,13 @@ def _withdraw(*, user: AbstractBaseUser, criterion: Criterion, stage: str, reque
         raise WorkflowError("this label was already built on by a later stage; it stays", code="built_on")
     now = timezone.now()
     withdrawal = Label.objects.create(
-        unit_id=last, criterion=criterion, user=user, stage=stage, value=None, request_key=request_key
+        unit_id=last,
+        criterion=criterion,
+        user=user,
+        stage=stage,
+        value=None,
+        request_key=request_key,
+        guidelines_version=current_version(criterion=criterion),
     )
     Assignment.objects.filter(pk=row).update(
         label=None,

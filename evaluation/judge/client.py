@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Protocol
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -108,6 +109,29 @@ class TokenBudget:
             return self._spent
 
 
+def estimate_tokens(messages: list[dict]) -> int:
+    """Prompt tokens of ``messages`` when no server has counted them: about 4 characters a token."""
+    return sum(len(str(m.get("content") or "")) for m in messages) // 4
+
+
+class CallLog(Protocol):
+    """Where ``complete`` records each HTTP request before sending it, and how it ended when no
+    usable reply came back (the caller records the usage of the replies it gets)."""
+
+    def sent(self) -> int:
+        """Record a request about to be sent; its id."""
+        ...
+
+    def refused(self, call_id: int, *, error: str) -> None:
+        """The server answered with an error status: nothing was generated, nothing billed."""
+        ...
+
+    def lost(self, call_id: int, *, error: str) -> None:
+        """No reply came back (timeout, broken connection, unreadable body): the server may have
+        generated and billed one."""
+        ...
+
+
 @dataclass
 class Completion:
     content: str
@@ -120,6 +144,8 @@ class Completion:
     finish_reason: str | None
     # The server's response as JSON-able data, for audit.
     raw: dict
+    # The id the call log gave the request that got this reply (None without a log).
+    call_id: int | None = None
 
 
 def _short(text: object) -> str:
@@ -278,7 +304,7 @@ class JudgeClient:
         # the same errors and timeouts, goes through the client's generic ``post`` instead.
         return self._openai.post("/chat/completions", body=kwargs, cast_to=ChatCompletion)
 
-    def complete(self, *, messages: list[dict]) -> Completion:
+    def complete(self, *, messages: list[dict], log: CallLog | None = None) -> Completion:
         """One chat completion for ``messages``, retried on transient failures.
 
         Retries 429 (after ``Retry-After`` when given, capped by ``backoff_max_s``), 408, 5xx,
@@ -286,7 +312,8 @@ class JudgeClient:
         ``TransientError``. A 400/422 that names ``response_format`` is retried once without it,
         and the client stops sending it. Any other refusal raises ``PermanentError`` at once.
         With a budget, raises ``BudgetExceeded`` before sending when it is used up; the tokens of
-        every completion are counted in it.
+        every completion are counted in it. With a ``log``, every HTTP request is recorded in it
+        before it is sent, and one that got no usable reply says how it ended.
         """
         started = time.monotonic()
         attempts = failures = 0
@@ -297,12 +324,15 @@ class JudgeClient:
             with_format = self.sends_response_format
             attempts += 1
             retry_after: float | None = None
+            call_id = log.sent() if log is not None else None
             try:
                 response = self._request(messages=messages, with_format=with_format)
                 break
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 detail = f"HTTP {status}: {_server_message(exc)}"
+                if log is not None:
+                    log.refused(call_id, error=detail)
                 if with_format and status in (400, 422) and _mentions_response_format(exc):
                     # Servers without structured outputs (older vLLM, llama.cpp, proxies) say so
                     # with a 400; the prompt alone still asks for JSON.
@@ -322,10 +352,15 @@ class JudgeClient:
             except openai.APIConnectionError as exc:
                 last_error, cause = f"connection failed: {_short(exc)}", exc
             except openai.OpenAIError as exc:
+                if log is not None:
+                    log.lost(call_id, error=_short(exc))
                 raise PermanentError(f"LLM request failed: {_short(exc)}") from exc
             except json.JSONDecodeError as exc:
                 # A 200 whose body is not JSON: a body cut in transit or a proxy's error page.
                 last_error, cause = f"reply body is not JSON ({exc.msg})", exc
+            if log is not None and not isinstance(cause, openai.APIStatusError):
+                # The server may have generated (and billed) a reply nobody will read.
+                log.lost(call_id, error=last_error)
             failures += 1
             if failures >= self.max_attempts:
                 raise TransientError(
@@ -335,10 +370,16 @@ class JudgeClient:
             logger.info("LLM request failed (%s); retry %d in %.2f s", last_error, failures, delay)
             self._sleep(delay)
         return self._completion(
-            response, messages=messages, attempts=attempts, latency_s=time.monotonic() - started
+            response,
+            messages=messages,
+            attempts=attempts,
+            latency_s=time.monotonic() - started,
+            call_id=call_id,
         )
 
-    def _completion(self, response, *, messages: list[dict], attempts: int, latency_s: float) -> Completion:
+    def _completion(
+        self, response, *, messages: list[dict], attempts: int, latency_s: float, call_id: int | None = None
+    ) -> Completion:
         if not getattr(response, "choices", None):
             raise PermanentError(f"LLM server returned no choice: {_short(response)}")
         choice = response.choices[0]
@@ -348,7 +389,7 @@ class JudgeClient:
             prompt_tokens, completion_tokens = usage.prompt_tokens or 0, usage.completion_tokens or 0
         else:
             # Some servers omit usage; an estimate (about 4 characters a token) keeps budgets honest.
-            prompt_tokens = sum(len(str(m.get("content") or "")) for m in messages) // 4
+            prompt_tokens = estimate_tokens(messages)
             completion_tokens = len(content) // 4
         if self.budget is not None:
             # Recorded, never refused: these tokens are spent and the reply is worth keeping.
@@ -361,6 +402,7 @@ class JudgeClient:
             attempts=attempts,
             finish_reason=choice.finish_reason,
             raw=response.to_dict(mode="json"),
+            call_id=call_id,
         )
 
     def complete_many(

@@ -465,3 +465,30 @@ def build_criterion_messages(
         ),
         {"role": "user", "content": user},
     ]
+
+
+def system_prompt(
+    *,
+    name: str,
+    level: str,
+    title: str = "",
+    guidelines: str | None = None,
+    instructions: str | None = None,
+    language: str = DEFAULT_LANGUAGE,
+    version: str = PROMPT_VERSION,
+) -> str:
+    """The system message sent for criterion ``name`` (at ``level``), as the builders above write
+    it: the prompt's template of ``version`` in ``language`` around ``guidelines`` (None or blank:
+    the built-in ones) and ``instructions`` (None or blank: the built-in framing). A built-in
+    criterion at its own level gets its own prompt; any other one the generic prompt of its level."""
+    kind = name if BUILTIN_LEVELS.get(name) == level else level
+    if kind not in ("veracity", "relevance", "sentence", "answer"):
+        raise ValueError(f"level: {level!r} is not one of sentence, answer")
+    return _system_message(
+        criterion=kind,
+        guidelines=guidelines or None,
+        lang=normalise_language(language),
+        version=version,
+        instructions=(instructions or "").strip() or None,
+        title=title or name,
+    )["content"]

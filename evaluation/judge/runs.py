@@ -22,12 +22,22 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, F, FloatField, OuterRef, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
-from annotation.models import AnswerSource, Campaign, Criterion, Level, Unit
-from evaluation.judge import prompts
+from annotation.models import AnswerSource, Campaign, Criterion, CriterionVersion, Level, Unit
+from evaluation.judge import bindings, prompts
+from evaluation.judge.accounting import (
+    BatchCallLog,
+    batch_spend,
+    judge_prices,
+    record_replies,
+    replies_of,
+    spent_tokens,
+    split,
+    split_cost,
+    sync_counters,
+)
 from evaluation.judge.client import (
     BudgetExceeded,
     JudgeClient,
@@ -100,6 +110,14 @@ def get_or_create_judge(
     return judge
 
 
+def _check_prompt(*, judge: Judge, criterion: Criterion) -> None:
+    """Bind the judge to its prompt for the criterion, or refuse (RunError) when it changed."""
+    try:
+        bindings.bind(judge=judge, criterion=criterion)
+    except bindings.PromptChanged as exc:
+        raise RunError(str(exc)) from None
+
+
 def _units_in_scope(*, criterion: Criterion, judge: Judge, scope: str):
     units = Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
     judged = Judgment.objects.filter(unit=OuterRef("pk"), criterion=criterion, judge=judge)
@@ -125,13 +143,15 @@ def create_run(
     """A new run of ``judge`` over the units of ``criterion`` in ``scope``, with its batches.
 
     Refuses a second active run of the same judge and criterion (they would race for the same
-    units; a unique constraint on active runs settles two requests that arrive together) and a
-    judge of another campaign.
+    units; a unique constraint on active runs settles two requests that arrive together), a
+    judge of another campaign, and an LLM judge whose prompt for the criterion would differ from
+    the one it is bound to (see ``evaluation.judge.bindings``).
     """
     if judge.campaign_id != criterion.campaign_id:
         raise RunError("the judge and the criterion belong to different campaigns")
     if judge.kind == Judge.Kind.IMPORTED:
         raise RunError("judge 'imported' holds imported labels and cannot be run")
+    _check_prompt(judge=judge, criterion=criterion)
     try:
         with transaction.atomic():
             run = JudgeRun.objects.create(
@@ -194,8 +214,11 @@ def resume_run(*, run_id: int, token_budget: int | None = None) -> JudgeRun:
     """Put a cancelled or stopped run back to work: its unfinished batches become pending again.
 
     Failed batches are retried too, and batches left claimed by a dead worker are returned.
-    ``token_budget`` raises the budget of a run stopped by it.
+    ``token_budget`` raises the budget of a run stopped by it. Refused (RunError) when the judge's
+    prompt for the criterion changed since it was bound.
     """
+    run = JudgeRun.objects.select_related("judge", "criterion").get(pk=run_id)
+    _check_prompt(judge=run.judge, criterion=run.criterion)
     recover_run(run_id=run_id)
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().get(pk=run_id)
@@ -307,27 +330,6 @@ def _claim(*, run_id: int, batch_ids: list[int], owner: str) -> list[int]:
     )
 
 
-def sync_counters(*, run_id: int) -> JudgeRun:
-    """Refresh the run's totals from its batches' tallies; the refreshed run."""
-    totals = JudgeBatch.objects.filter(run_id=run_id).aggregate(
-        done=Coalesce(Sum("done_units"), 0),
-        failed=Coalesce(Sum("failed_units"), 0),
-        prompt=Coalesce(Sum("prompt_tokens"), 0),
-        completion=Coalesce(Sum("completion_tokens"), 0),
-        cost=Coalesce(Sum("cost"), 0.0, output_field=FloatField()),
-        calls=Coalesce(Sum("calls"), 0),
-    )
-    JudgeRun.objects.filter(pk=run_id).update(
-        done_units=totals["done"],
-        failed_units=totals["failed"],
-        prompt_tokens=totals["prompt"],
-        completion_tokens=totals["completion"],
-        cost=totals["cost"],
-        calls=totals["calls"],
-    )
-    return JudgeRun.objects.select_related("judge", "criterion").get(pk=run_id)
-
-
 @dataclass
 class _Outcome:
     verdicts: dict[int, Verdict]  # unit id -> verdict
@@ -349,6 +351,7 @@ def _client_for(judge: Judge, *, budget: TokenBudget | None = None) -> JudgeClie
     api_key = settings.OPENAI_API_KEY or ("not-needed" if base_url else "")
     if not api_key:
         raise PermanentError("OPENAI_API_KEY is not set: use the 'lexical' judge, or configure a server")
+    prices = judge_prices(judge)
     return JudgeClient(
         base_url=base_url,
         api_key=api_key,
@@ -357,12 +360,8 @@ def _client_for(judge: Judge, *, budget: TokenBudget | None = None) -> JudgeClie
         timeout_s=float(judge.settings.get("timeout_s", settings.OPENAI_TIMEOUT_S)),
         max_attempts=int(judge.settings.get("max_attempts", settings.OPENAI_MAX_ATTEMPTS)),
         backoff_base_s=float(judge.settings.get("backoff_base_s", 0.5)),
-        price_per_1k_prompt=float(
-            judge.settings.get("price_per_1k_prompt", settings.JUDGE_PRICE_PER_1K_PROMPT)
-        ),
-        price_per_1k_completion=float(
-            judge.settings.get("price_per_1k_completion", settings.JUDGE_PRICE_PER_1K_COMPLETION)
-        ),
+        price_per_1k_prompt=prices[0],
+        price_per_1k_completion=prices[1],
         budget=budget,
         shared=True,
     )
@@ -439,15 +438,20 @@ def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, _Ba
     return loaded
 
 
-def build_messages(*, data: _BatchInput, criterion: Criterion, judge: Judge) -> list[dict]:
+def build_messages(
+    *, data: _BatchInput, criterion: Criterion, judge: Judge, texts: CriterionVersion | None = None
+) -> list[dict]:
     """The chat messages for one batch: all of an answer's sentences, or the whole answer.
 
     Veracity and relevance get the built-in prompts of the judge's prompt version; any other
     criterion a generic prompt around its own guidelines. A criterion's ``judge_prompt``, when not
-    blank, replaces the framing of either.
+    blank, replaces the framing of either. ``texts``: the version of the criterion's guidelines and
+    judge prompt to send (a run sends the one its judge is bound to); the criterion's current
+    texts when None. The system message is ``prompts.system_prompt`` of the same arguments.
     """
-    guidelines = criterion.guidelines or None
-    instructions = criterion.judge_prompt.strip() or None
+    source = texts if texts is not None else criterion
+    guidelines = source.guidelines or None
+    instructions = source.judge_prompt.strip() or None
     version = judge.prompt_version or prompts.PROMPT_VERSION
     sentences = [{"index": i["index"], "text": i["text"], "paragraph": i["paragraph"]} for i in data.items]
     if prompts.BUILTIN_LEVELS.get(criterion.name) != criterion.level:
@@ -499,16 +503,25 @@ def _judge_lexically(*, data: _BatchInput, criterion: Criterion) -> _Outcome:
 
 
 def _judge_with_llm(
-    *, data: _BatchInput, criterion: Criterion, judge: Judge, client: JudgeClient
+    *,
+    data: _BatchInput,
+    criterion: Criterion,
+    judge: Judge,
+    client: JudgeClient,
+    calls: Callable[[list[dict]], BatchCallLog] | None = None,
+    texts: CriterionVersion | None = None,
 ) -> _Outcome:
-    messages = build_messages(data=data, criterion=criterion, judge=judge)
+    """Ask the judge about one batch, again when its verdicts do not fit. ``calls`` makes the log
+    that records each request before it is sent; ``texts`` as for ``build_messages``."""
+    messages = build_messages(data=data, criterion=criterion, judge=judge, texts=texts)
+    log = calls(messages) if calls is not None else None
     expected = [item["index"] for item in data.items]
     outcome = _Outcome(verdicts={}, failed={})
     reason = ""
     for _ in range(VERDICT_ATTEMPTS):
         try:
             # The budget is checked before every request, so also between the attempts below.
-            completion = client.complete(messages=messages)
+            completion = client.complete(messages=messages, log=log)
         except BudgetExceeded:
             outcome.budget_stopped = True
             return outcome
@@ -532,6 +545,7 @@ def _judge_with_llm(
             "latency_ms": int(completion.latency_s * 1000),
             "http_attempts": completion.attempts,
             "raw_response": completion.raw,
+            "call_id": completion.call_id,
         }
         outcome.log.append(call)
         try:
@@ -546,32 +560,6 @@ def _judge_with_llm(
         return outcome
     outcome.failed = {item["unit_id"]: reason or "no reply" for item in data.items}
     return outcome
-
-
-def _split(total: int, parts: int) -> list[int]:
-    """``total`` in ``parts`` whole shares that differ by at most one and sum to ``total``."""
-    base, extra = divmod(total, parts)
-    return [base + (1 if i < extra else 0) for i in range(parts)]
-
-
-def _split_cost(total: float, parts: int) -> list[float]:
-    """``total`` in ``parts`` equal shares, the last taking the rounding, so they sum to ``total``."""
-    share = total / parts
-    return [share] * (parts - 1) + [total - share * (parts - 1)]
-
-
-def _spend(outcome: _Outcome, *, kept: list[dict]) -> dict:
-    """The batch-row changes for what ``outcome`` spent; ``kept``: the batch's earlier replies
-    (the caller holds the claim, so no one else changed them)."""
-    changes = {
-        "prompt_tokens": F("prompt_tokens") + outcome.prompt_tokens,
-        "completion_tokens": F("completion_tokens") + outcome.completion_tokens,
-        "cost": F("cost") + outcome.cost,
-        "calls": F("calls") + outcome.calls,
-    }
-    if outcome.log:
-        changes["llm_calls"] = [*kept, *outcome.log]
-    return changes
 
 
 def _store(
@@ -634,9 +622,9 @@ def _judgment_rows(*, run: JudgeRun, outcome: _Outcome, already_ok: set[int]) ->
         (unit_id, verdict, "") for unit_id, verdict in outcome.verdicts.items()
     ] + [(unit_id, None, reason) for unit_id, reason in outcome.failed.items()]
     n_units = max(1, len(results))
-    prompt_shares = _split(outcome.prompt_tokens, n_units)
-    completion_shares = _split(outcome.completion_tokens, n_units)
-    cost_shares = _split_cost(outcome.cost, n_units)
+    prompt_shares = split(outcome.prompt_tokens, n_units)
+    completion_shares = split(outcome.completion_tokens, n_units)
+    cost_shares = split_cost(outcome.cost, n_units)
     return [
         Judgment(
             unit_id=unit_id,
@@ -666,6 +654,13 @@ def _store_many(*, run: JudgeRun, owner: str, judged: list[tuple[int, _Outcome, 
         return set()
     with transaction.atomic():
         stored = _finish_batches(judged=judged, owner=owner)
+        record_replies(
+            replies=[
+                reply
+                for batch_id, outcome, _ in judged
+                for reply in replies_of(outcome.log, used=batch_id in stored)
+            ]
+        )
         kept = [(batch_id, outcome) for batch_id, outcome, _ in judged if batch_id in stored]
         failed_units = [unit_id for _, outcome in kept for unit_id in outcome.failed]
         already_ok = (
@@ -779,9 +774,22 @@ def _release(
     kept: list[dict] | None = None,
 ) -> None:
     """Give a claimed batch up; what it spent before giving up stays counted and kept."""
-    JudgeBatch.objects.filter(id=batch_id, claimed_by=owner, status=JudgeBatch.Status.RUNNING).update(
-        status=status, **(_spend(outcome, kept=kept or []) if outcome else {})
-    )
+    changes: dict = {}
+    if outcome is not None:
+        changes = batch_spend(
+            prompt_tokens=outcome.prompt_tokens,
+            completion_tokens=outcome.completion_tokens,
+            cost=outcome.cost,
+            calls=outcome.calls,
+        )
+        if outcome.log:
+            changes["llm_calls"] = [*(kept or []), *outcome.log]
+    with transaction.atomic():
+        released = JudgeBatch.objects.filter(
+            id=batch_id, claimed_by=owner, status=JudgeBatch.Status.RUNNING
+        ).update(status=status, **changes)
+        if outcome is not None:
+            record_replies(replies=replies_of(outcome.log, used=bool(released)))
 
 
 def _unclaim(*, batch_ids: list[int], owner: str) -> None:
@@ -869,11 +877,12 @@ def process_batch(
     owner: str,
     monitor: _RunMonitor,
     store: _StoreQueue | None = None,
+    texts: CriterionVersion | None = None,
 ) -> bool:
     """Judge and store one batch this call has claimed; False when it was left undone.
 
     With ``store``, the outcome is handed over to it instead (True: handed over; it counts what
-    it stores).
+    it stores). ``texts``: the guidelines version the judge is bound to (what its prompt says).
     """
     try:
         if not monitor.active():
@@ -883,7 +892,16 @@ def process_batch(
             outcome = _judge_lexically(data=data, criterion=run.criterion)
         else:
             assert client is not None
-            outcome = _judge_with_llm(data=data, criterion=run.criterion, judge=run.judge, client=client)
+            outcome = _judge_with_llm(
+                data=data,
+                criterion=run.criterion,
+                judge=run.judge,
+                client=client,
+                texts=texts,
+                calls=lambda messages: BatchCallLog(
+                    run_id=run.pk, batch_id=batch_id, owner=owner, messages=messages
+                ),
+            )
             if outcome.budget_stopped:
                 _release(
                     batch_id=batch_id,
@@ -901,12 +919,6 @@ def process_batch(
         # A bug, a database error or an interruption must not strand the batch in 'running'.
         _release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.PENDING)
         raise
-
-
-def _spent_tokens(run_id: int) -> int:
-    return JudgeBatch.objects.filter(run_id=run_id).aggregate(
-        total=Coalesce(Sum(F("prompt_tokens") + F("completion_tokens")), 0)
-    )["total"]
 
 
 def process_batches(
@@ -935,10 +947,10 @@ def process_batches(
     )
     ids = list(batch_ids)
     workers = max(1, min(concurrency or run.concurrency, len(ids) or 1))
-    client = budget = None
+    client = budget = texts = None
     if run.judge.kind == Judge.Kind.OPENAI:
         if run.token_budget is not None:
-            budget = TokenBudget(run.token_budget, spent=_spent_tokens(run_id))
+            budget = TokenBudget(run.token_budget, spent=spent_tokens(run=run))
             if budget.remaining == 0:
                 _stop_for_budget(run_id)
                 return 0
@@ -947,6 +959,10 @@ def process_batches(
         except JudgeClientError as exc:
             _fail_all(run_id=run_id, reason=str(exc))
             return 0
+        # The bound texts, whatever the criterion says now: an edit made while the run works
+        # must not change what its judge sends.
+        binding = bindings.binding_of(judge=run.judge, criterion=run.criterion)
+        texts = binding.version if binding is not None else None
     else:
         workers = 1  # nothing to wait for: threads would only contend for the interpreter lock
     if connection.vendor == "sqlite":
@@ -1011,6 +1027,7 @@ def process_batches(
                 owner=owner,
                 monitor=monitor,
                 store=store,
+                texts=texts,
             )
             if store is None:
                 with lock:
@@ -1113,22 +1130,6 @@ def failed_units(*, run: JudgeRun, limit: int = 200) -> list[dict]:
     )
 
 
-def run_stats(*, run: JudgeRun) -> dict:
-    """Throughput and totals for the run page."""
-    elapsed = None
-    if run.started_at:
-        end = run.finished_at or timezone.now()
-        elapsed = max((end - run.started_at).total_seconds(), 1e-9)
-    done = run.done_units + run.failed_units
-    return {
-        "elapsed_s": elapsed,
-        "units_per_s": (done / elapsed) if elapsed else None,
-        "tokens": run.prompt_tokens + run.completion_tokens,
-        "remaining": max(0, run.total_units - done),
-        "eta_s": ((run.total_units - done) / (done / elapsed)) if elapsed and done else None,
-    }
-
-
 __all__ = [
     "RunError",
     "cancel_run",
@@ -1140,5 +1141,5 @@ __all__ = [
     "recover_stale_batches",
     "resume_run",
     "run_inline",
-    "run_stats",
+    "sync_counters",
 ]

@@ -12,7 +12,7 @@ from django_htmx.http import HttpResponseStopPolling
 from annotation.access import get_campaign_for
 from annotation.models import Criterion, Role
 from evaluation.jobs import cancel_judge_run, resume_judge_run, start_judge_run
-from evaluation.judge import runs
+from evaluation.judge import accounting, bindings, runs
 from evaluation.models import Judge, JudgeRun
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
@@ -86,7 +86,8 @@ def _run_context(*, campaign, roles, run: JudgeRun) -> dict:
     return {
         "campaign": campaign,
         "run": run,
-        "stats": runs.run_stats(run=run),
+        "stats": accounting.run_stats(run=run),
+        "binding": bindings.binding_of(judge=run.judge, criterion=run.criterion),
         "failed": runs.failed_units(run=run),
         "can_operate": bool(roles.intersection(OPERATORS)),
     }

@@ -1,0 +1,250 @@
+"""What judge runs spend: every call recorded when sent, the batches' tallies, the runs' totals.
+
+Every HTTP request to the LLM server is an ``LLMCall`` row, written (autocommit, outside the
+transaction that stores results) before the request goes out. When a reply comes back and its
+batch is stored, the storing transaction writes the reply's usage on the row and marks it used:
+its tokens are then in the batch's tallies, like before. A row never marked used is a call whose
+reply was not used: a reply that came after the client's timeout, a call in flight when its worker
+was killed, a reply whose batch was taken over. A run's totals are its batches' tallies plus those
+calls, counted as:
+
+- the server's usage, when the reply reached us;
+- else the usage of a reply to the same prompt (same SHA-256 of the messages) in the same run:
+  at temperature 0 the server generated the same reply, and a batch cut off is sent again with the
+  same prompt when its run goes on;
+- else an estimate: the prompt's characters / 4 (the client's rule for servers that omit usage)
+  and no completion tokens.
+
+A request the server answered with an error status (429, 5xx, 4xx) generated nothing and counts
+nothing. The token budget counts the whole run, so also calls still in flight (at their estimate).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Count, F, FloatField, OuterRef, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from evaluation.judge.client import estimate_tokens
+from evaluation.models import Judge, JudgeBatch, JudgeRun, LLMCall
+
+
+def judge_prices(judge: Judge) -> tuple[float, float]:
+    """The judge's prices per 1,000 prompt and completion tokens (its settings, else the site's)."""
+    return (
+        float(judge.settings.get("price_per_1k_prompt", settings.JUDGE_PRICE_PER_1K_PROMPT)),
+        float(judge.settings.get("price_per_1k_completion", settings.JUDGE_PRICE_PER_1K_COMPLETION)),
+    )
+
+
+def prompt_sha256(messages: list[dict]) -> str:
+    """The SHA-256 of the messages as sent (a call's prompt, to find replies to the same one)."""
+    text = json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+_COLUMNS = "run_id, batch_id, owner, prompt_sha256, estimated_prompt_tokens, outcome, used, error, sent_at"
+_INSERT_SQL = (
+    f"INSERT INTO {LLMCall._meta.db_table} ({_COLUMNS}) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+)
+# PostgreSQL, in autocommit: the same INSERT committed asynchronously (its own transaction only).
+# A synchronous commit waits for the WAL to reach the disk: 3 ms per call on the project's
+# machines against 0.15 ms, on every request of every judging thread. An asynchronous commit is
+# visible at once and survives the worker (what the row is for: a worker killed mid-call); only a
+# crash of the database server itself within a fraction of a second could lose it.
+_INSERT_ASYNC_SQL = (
+    f"INSERT INTO {LLMCall._meta.db_table} ({_COLUMNS}) "
+    "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s "
+    "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS local_setting RETURNING id"
+)
+
+
+class BatchCallLog:
+    """The ``CallLog`` of one batch's requests (see ``evaluation.judge.client.CallLog``).
+
+    ``sent`` is one INSERT in autocommit, in the calling thread, before the request: the only
+    write on the hot path, and it cannot wait for a batch of writes, since a row written after
+    the request went out would miss the calls of a worker killed meanwhile. On PostgreSQL it is
+    committed asynchronously (see ``_INSERT_ASYNC_SQL``).
+    """
+
+    def __init__(self, *, run_id: int, batch_id: int, owner: str, messages: list[dict]) -> None:
+        self.run_id = run_id
+        self.batch_id = batch_id
+        self.owner = owner
+        self.sha256 = prompt_sha256(messages)
+        self.estimate = estimate_tokens(messages)
+
+    def sent(self) -> int:
+        # A plain INSERT ... RETURNING: the ORM's save machinery costs the judging threads more
+        # interpreter time than the statement itself.
+        asynchronous = connection.vendor == "postgresql" and not connection.in_atomic_block
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _INSERT_ASYNC_SQL if asynchronous else _INSERT_SQL,
+                (
+                    self.run_id,
+                    self.batch_id,
+                    self.owner,
+                    self.sha256,
+                    self.estimate,
+                    LLMCall.Outcome.SENT.value,
+                    False,
+                    "",
+                    connection.ops.adapt_datetimefield_value(timezone.now()),
+                ),
+            )
+            return cursor.fetchone()[0]
+
+    def refused(self, call_id: int, *, error: str) -> None:
+        LLMCall.objects.filter(pk=call_id).update(
+            outcome=LLMCall.Outcome.REFUSED, prompt_tokens=0, completion_tokens=0, error=error[:2000]
+        )
+
+    def lost(self, call_id: int, *, error: str) -> None:
+        LLMCall.objects.filter(pk=call_id).update(outcome=LLMCall.Outcome.LOST, error=error[:2000])
+
+
+def record_replies(*, replies: list[tuple[int, int, int, bool]]) -> None:
+    """Write the usage of replies (call id, prompt tokens, completion tokens, used) on their calls.
+
+    Called by the transaction that stores their batches, so ``used`` is true exactly when the
+    reply's tokens went into a batch's tallies. One statement per call, sent together.
+    """
+    if not replies:
+        return
+    table = connection.ops.quote_name(LLMCall._meta.db_table)
+    sql = (
+        f"UPDATE {table} SET outcome = %s, prompt_tokens = %s, completion_tokens = %s, used = %s "
+        "WHERE id = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            sql,
+            [
+                (LLMCall.Outcome.REPLIED.value, prompt, completion, used, call_id)
+                for call_id, prompt, completion, used in replies
+            ],
+        )
+
+
+def replies_of(log: list[dict], *, used: bool) -> list[tuple[int, int, int, bool]]:
+    """``record_replies`` rows for the entries of a batch's ``llm_calls`` that name their call."""
+    return [
+        (entry["call_id"], entry["prompt_tokens"], entry["completion_tokens"], used)
+        for entry in log
+        if entry.get("call_id")
+    ]
+
+
+def unused_spend(*, run_id: int) -> dict:
+    """Calls of the run whose replies were not used: {"calls", "prompt", "completion"}, counted as
+    the module says (the server's usage, else a reply to the same prompt, else the estimate)."""
+    same_prompt = (
+        LLMCall.objects.filter(
+            run_id=OuterRef("run_id"), prompt_sha256=OuterRef("prompt_sha256"), prompt_tokens__isnull=False
+        )
+        .exclude(outcome=LLMCall.Outcome.REFUSED)
+        .order_by("id")
+    )
+    return (
+        LLMCall.objects.filter(run_id=run_id, used=False)
+        .exclude(outcome=LLMCall.Outcome.REFUSED)
+        .annotate(
+            p=Coalesce(
+                "prompt_tokens",
+                Subquery(same_prompt.values("prompt_tokens")[:1]),
+                "estimated_prompt_tokens",
+            ),
+            c=Coalesce("completion_tokens", Subquery(same_prompt.values("completion_tokens")[:1]), Value(0)),
+        )
+        .aggregate(calls=Count("id"), prompt=Coalesce(Sum("p"), 0), completion=Coalesce(Sum("c"), 0))
+    )
+
+
+def run_totals(*, run: JudgeRun) -> dict:
+    """The run's counters: its batches' tallies plus the calls whose replies were not used."""
+    totals = JudgeBatch.objects.filter(run_id=run.pk).aggregate(
+        done=Coalesce(Sum("done_units"), 0),
+        failed=Coalesce(Sum("failed_units"), 0),
+        prompt=Coalesce(Sum("prompt_tokens"), 0),
+        completion=Coalesce(Sum("completion_tokens"), 0),
+        cost=Coalesce(Sum("cost"), 0.0, output_field=FloatField()),
+        calls=Coalesce(Sum("calls"), 0),
+    )
+    unused = unused_spend(run_id=run.pk)
+    price_prompt, price_completion = judge_prices(run.judge)
+    unused_cost = (unused["prompt"] * price_prompt + unused["completion"] * price_completion) / 1000
+    return {
+        "done_units": totals["done"],
+        "failed_units": totals["failed"],
+        "prompt_tokens": totals["prompt"] + unused["prompt"],
+        "completion_tokens": totals["completion"] + unused["completion"],
+        "cost": totals["cost"] + unused_cost,
+        "calls": totals["calls"] + unused["calls"],
+        "unused_calls": unused["calls"],
+        "unused_prompt_tokens": unused["prompt"],
+        "unused_completion_tokens": unused["completion"],
+        "unused_cost": unused_cost,
+    }
+
+
+def sync_counters(*, run_id: int) -> JudgeRun:
+    """Refresh the run's totals from its batches and calls; the refreshed run."""
+    run = JudgeRun.objects.select_related("judge", "criterion").get(pk=run_id)
+    totals = run_totals(run=run)
+    JudgeRun.objects.filter(pk=run_id).update(**totals)
+    for name, value in totals.items():
+        setattr(run, name, value)
+    return run
+
+
+def spent_tokens(*, run: JudgeRun) -> int:
+    """Every token the run spent so far, calls in flight and replies never used included."""
+    totals = run_totals(run=run)
+    return totals["prompt_tokens"] + totals["completion_tokens"]
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` in ``parts`` whole shares that differ by at most one and sum to ``total``."""
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def split_cost(total: float, parts: int) -> list[float]:
+    """``total`` in ``parts`` equal shares, the last taking the rounding, so they sum to ``total``."""
+    share = total / parts
+    return [share] * (parts - 1) + [total - share * (parts - 1)]
+
+
+def batch_spend(*, prompt_tokens: int, completion_tokens: int, cost: float, calls: int) -> dict:
+    """The batch-row changes that add what one attempt at it spent to its tallies."""
+    return {
+        "prompt_tokens": F("prompt_tokens") + prompt_tokens,
+        "completion_tokens": F("completion_tokens") + completion_tokens,
+        "cost": F("cost") + cost,
+        "calls": F("calls") + calls,
+    }
+
+
+def run_stats(*, run: JudgeRun) -> dict:
+    """Throughput and totals for the run page."""
+    elapsed = None
+    if run.started_at:
+        end = run.finished_at or timezone.now()
+        elapsed = max((end - run.started_at).total_seconds(), 1e-9)
+    done = run.done_units + run.failed_units
+    return {
+        "elapsed_s": elapsed,
+        "units_per_s": (done / elapsed) if elapsed else None,
+        "tokens": run.prompt_tokens + run.completion_tokens,
+        "unused_tokens": run.unused_prompt_tokens + run.unused_completion_tokens,
+        "remaining": max(0, run.total_units - done),
+        "eta_s": ((run.total_units - done) / (done / elapsed)) if elapsed and done else None,
+    }
