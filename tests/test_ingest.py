@@ -986,3 +986,115 @@ def test_a_csv_file_is_read_a_row_at_a_time_with_quoted_line_breaks(tmp_path):
     with pytest.raises(ingest.ImportFailed) as failure:
         next(rows)
     assert [(e.row, e.field) for e in failure.value.errors] == [(5, "encoding")]
+
+
+# Two passes: everything checked while streaming, then the file read again and written
+
+
+def _numbered_records(count: int) -> list[dict]:
+    return [dict(RECORDS[0], question_id=f"Q{i}", labels={}) for i in range(1, count + 1)]
+
+
+def test_a_bad_last_row_writes_nothing_even_with_many_batches(tmp_path, monkeypatch):
+    monkeypatch.setattr("annotation.ingest.load.WRITE_BATCH", 2)
+    records = _numbered_records(7)
+    records[-1]["answer"] = ""
+    path = write_jsonl(tmp_path / "last-bad.jsonl", records)
+    assert [(e.row, e.field) for e in import_fails(path)] == [(7, "answer")]
+    assert not Campaign.objects.exists()
+
+
+def test_a_last_row_repeating_an_answer_id_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr("annotation.ingest.load.WRITE_BATCH", 2)
+    records = _numbered_records(7)
+    records[-1]["answer_id"] = "Q1-1"
+    errors = import_fails(write_jsonl(tmp_path / "last-duplicate.jsonl", records))
+    assert [(e.row, e.field) for e in errors] == [(7, "answer_id")]
+    assert "row 1" in errors[0].message
+
+
+def test_a_question_text_differing_from_an_earlier_row_is_quoted_from_the_file(tmp_path):
+    records = _numbered_records(3)
+    records[2] = dict(records[2], question_id="Q1", question="Une autre question ?")
+    errors = import_fails(write_jsonl(tmp_path / "two-texts.jsonl", records))
+    assert [(e.row, e.field) for e in errors] == [(3, "question")]
+    assert errors[0].message == (
+        f"question 'Q1' has 'Une autre question ?' here but {RECORDS[0]['question']!r} at row 1"
+    )
+
+
+def test_a_question_text_differing_from_the_stored_one_is_quoted_from_the_file(tmp_path):
+    import_ok(JSONL)
+    record = dict(RECORDS[0], answer_id="new", question="Autre formulation ?", labels={})
+    errors = import_fails(write_jsonl(tmp_path / "stored.jsonl", [record]))
+    assert [(e.row, e.field) for e in errors] == [(1, "question")]
+    assert errors[0].message == (
+        f"question 'Q1' is already in the campaign with {RECORDS[0]['question']!r}, not 'Autre formulation ?'"
+    )
+
+
+def _load_after_rewrite(tmp_path, monkeypatch, rewritten: list[dict] | str) -> list[ingest.RowError]:
+    """Check a file of 7 answers (pass 1), rewrite it, then load it (pass 2, batches of 2)."""
+    monkeypatch.setattr("annotation.ingest.load.WRITE_BATCH", 2)
+    path = write_jsonl(tmp_path / "moving.jsonl", _numbered_records(7))
+    checked = ingest.check_file(path=path)
+    if isinstance(rewritten, str):
+        path.write_text(rewritten, encoding="utf-8")
+    else:
+        write_jsonl(path, rewritten)
+    before = table_counts()
+    written = []
+    with pytest.raises(ingest.ImportFailed) as failure:
+        ingest.load_file(
+            checked=checked, campaign_name="Moving", progress=lambda done, total: written.append(done)
+        )
+    assert written, "the change is found after the first batches were written"
+    assert table_counts() == before, "the transaction rolls back whatever was written"
+    return failure.value.errors
+
+
+def test_a_row_changed_between_the_passes_rolls_everything_back(tmp_path, monkeypatch):
+    records = _numbered_records(7)
+    records[5]["answer"] = "Une réponse écrite entre les deux lectures."
+    errors = _load_after_rewrite(tmp_path, monkeypatch, records)
+    assert [(e.row, e.field) for e in errors] == [(6, "file")]
+    assert "changed while it was imported" in errors[0].message
+
+
+def test_a_row_made_invalid_between_the_passes_is_named_as_usual(tmp_path, monkeypatch):
+    records = _numbered_records(7)
+    records[5]["answer"] = ""
+    errors = _load_after_rewrite(tmp_path, monkeypatch, records)
+    assert [(e.row, e.field, e.message) for e in errors] == [(6, "answer", "must not be empty")]
+
+
+def test_rows_added_or_removed_between_the_passes_are_named(tmp_path, monkeypatch):
+    errors = _load_after_rewrite(tmp_path, monkeypatch, _numbered_records(8))
+    assert [(e.row, e.field) for e in errors] == [(8, "file")]
+    errors = _load_after_rewrite(tmp_path, monkeypatch, _numbered_records(5))
+    assert [(e.row, e.field) for e in errors] == [(6, "file")]
+
+
+def test_the_text_analysis_takes_jobs_only_as_far_ahead_as_the_work_in_flight(monkeypatch):
+    from annotation.ingest import analysis as analysis_module
+
+    monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
+    monkeypatch.setattr("annotation.ingest.analysis.CHUNK", 5)
+    monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 2)
+    handed = []
+
+    def jobs():
+        for index, record in enumerate(RECORDS * 20):
+            handed.append(index)
+            yield TextJob(answer=record["answer"])
+
+    with Analysis(jobs=jobs(), count=80, citation_pattern=PATTERN) as analysis:
+        results = iter(analysis)
+        first = next(results)
+        assert analysis.workers == 2
+        # Two workers, each with a chunk being done and one waiting: 4 chunks of 5 jobs.
+        assert len(handed) <= analysis_module.AHEAD_PER_WORKER * 2 * 5
+        rest = list(results)
+    assert [first, *rest] == [
+        analyse(TextJob(answer=r["answer"]), citation_pattern=PATTERN) for r in RECORDS * 20
+    ]
