@@ -1098,3 +1098,68 @@ def test_the_text_analysis_takes_jobs_only_as_far_ahead_as_the_work_in_flight(mo
     assert [first, *rest] == [
         analyse(TextJob(answer=r["answer"]), citation_pattern=PATTERN) for r in RECORDS * 20
     ]
+
+
+# A .json list is decoded one record at a time
+
+
+def _json_rows(path: Path) -> list:
+    from annotation.ingest.errors import ErrorLog
+    from annotation.ingest.readers import read_rows
+
+    return read_rows(path=path, name=path.name, errors=ErrorLog(file=path.name), max_bytes=10**8)
+
+
+def test_a_json_list_longer_than_one_read_gives_every_record_in_order(tmp_path, monkeypatch):
+    monkeypatch.setattr("annotation.ingest.readers.JSON_READ", 64)
+    records = [dict(RECORDS[i % 4], question_id=f"Q{i}", note="é" * (i % 7), score=10**i) for i in range(30)]
+    path = tmp_path / "long.json"
+    path.write_text(
+        "\ufeff[\n" + ",\n".join(json.dumps(r, ensure_ascii=False, indent=1) for r in records) + "\n]\n"
+    )
+    rows = list(_json_rows(path))
+    assert [row.row for row in rows] == list(range(1, 31))
+    assert [row.data for row in rows] == records
+
+
+def test_a_json_list_is_read_a_record_at_a_time(tmp_path, monkeypatch):
+    monkeypatch.setattr("annotation.ingest.readers.JSON_READ", 64)
+    path = tmp_path / "stream.json"
+    big = dict(RECORDS[0], question_id="Q5", note="x" * 20_000)
+    head = "[" + ",\n".join(json.dumps(r) for r in [*RECORDS, big]) + ',\n{"answer": "caf'
+    path.write_bytes(head.encode() + b'\xe9"}]')
+    rows = _json_rows(path)
+    # The first records come before the bad byte on line 6 is even read.
+    assert [next(rows).row for _ in range(4)] == [1, 2, 3, 4]
+    with pytest.raises(ingest.ImportFailed) as failure:
+        list(rows)
+    assert [(e.row, e.field) for e in failure.value.errors] == [(6, "encoding")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"a": 1},\n {"b": 2}\n {"c": 3}]',
+        '[{"a": 1},\n {"b": 2},\n]',
+        '[{"a": 1},\n {"b": 2}] x',
+        '[{"a": 1},\n {"b": tru}]',
+        '[{"a": 1},\n {"b": "x',
+        "",
+        "  \n",
+        '{"records": []',
+    ],
+)
+def test_invalid_json_in_a_json_list_names_the_line_and_column_as_the_decoder_does(
+    tmp_path, monkeypatch, text
+):
+    monkeypatch.setattr("annotation.ingest.readers.JSON_READ", 4)
+    path = tmp_path / "broken.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    with pytest.raises(ingest.ImportFailed) as failure:
+        list(_json_rows(path))
+    [error] = failure.value.errors
+    exc = expected.value
+    assert (error.row, error.field) == (None, "json")
+    assert error.message == f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
