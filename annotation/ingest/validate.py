@@ -21,7 +21,7 @@ from django.conf import settings
 
 from annotation.ingest.errors import MAX_ERRORS, ErrorLog, ImportFailed, RowError
 from annotation.ingest.mapping import ImportMapping, check_mapping
-from annotation.ingest.readers import read_rows
+from annotation.ingest.readers import RawRow, read_rows
 from annotation.ingest.records import (
     AnswerRecord,
     FieldNames,
@@ -165,10 +165,6 @@ def _fingerprint(record: AnswerRecord) -> int:
     return hash(record)
 
 
-def _resolve_max_bytes(max_bytes: int | None) -> int:
-    return settings.IMPORT_MAX_BYTES if max_bytes is None else max_bytes
-
-
 def check_file(
     *,
     path: Path | str,
@@ -184,16 +180,12 @@ def check_file(
     """
     name = name or str(path)
     mapping = check_mapping(mapping=mapping or {}, name="mapping")
-    names = FieldNames(renamed={target: key for key, target in mapping.columns.items()})
-    errors = ErrorLog(file=name)
-    warnings = Warnings()
-    limit = _resolve_max_bytes(max_bytes)
     checked = CheckedFile(
         path=Path(path),
         name=name,
         mapping=mapping,
-        max_bytes=limit,
-        names=names,
+        max_bytes=settings.IMPORT_MAX_BYTES if max_bytes is None else max_bytes,
+        names=FieldNames(renamed={target: key for key, target in mapping.columns.items()}),
         warnings=[],
         answers={},
         questions={},
@@ -202,86 +194,118 @@ def check_file(
         rows=array("q"),
         fingerprints=array("q"),
     )
-    conflicts: list[_Conflict] = []
-    more_conflicts = 0
+    errors = ErrorLog(file=name)
     unused: set[str] = set()
-    raw_rows = read_rows(path=Path(path), name=name, errors=errors, max_bytes=limit)
-    any_row = False
+    raw_rows = _Counted(read_rows(path=checked.path, name=name, errors=errors, max_bytes=checked.max_bytes))
+    first_pass = _FirstPass(checked=checked)
+    for record in validated_records(
+        rows=raw_rows, names=checked.names, mapping=mapping, errors=errors, unused=unused
+    ):
+        first_pass.note(record)
+    if not raw_rows.count and not errors:
+        errors.add(row=None, field="file", message="no records found")
+    # Rules across rows are logged after every row error, as when they ran over kept records,
+    # so that the same MAX_ERRORS are listed.
+    _log_conflicts(checked=checked, conflicts=first_pass.conflicts, errors=errors)
+    errors.more += first_pass.more_conflicts
+    errors.raise_if_any()
+    for key in sorted(unused):
+        first_pass.warnings.add(f"{name}: {key}: not a known field; ignored")
+    checked.warnings = first_pass.warnings.as_list()
+    return checked
 
-    def counted(rows: Iterator) -> Iterator:
-        nonlocal any_row
-        for raw in rows:
-            any_row = True
+
+class _Counted:
+    """Raw rows passed through, counted (a file with none is refused)."""
+
+    def __init__(self, rows: Iterator[RawRow]) -> None:
+        self.rows = rows
+        self.count = 0
+
+    def __iter__(self) -> Iterator[RawRow]:
+        for raw in self.rows:
+            self.count += 1
             yield raw
 
-    label_order = 0
-    for record in validated_records(
-        rows=counted(raw_rows), names=names, mapping=mapping, errors=errors, unused=unused
-    ):
+
+class _FirstPass:
+    """The bookkeeping of pass 1, noted record by record into ``checked``."""
+
+    def __init__(self, *, checked: CheckedFile) -> None:
+        self.checked = checked
+        self.warnings = Warnings()
+        # The first MAX_ERRORS disagreements between rows (all that can be listed), the rest counted.
+        self.conflicts: list[_Conflict] = []
+        self.more_conflicts = 0
+        self.label_order = 0
+
+    def note(self, record: AnswerRecord) -> None:
+        checked = self.checked
         checked.rows.append(record.row)
         checked.fingerprints.append(_fingerprint(record))
-        found: list[_Conflict] = []
         first_row = checked.answers.setdefault(record.answer_id, record.row)
         if first_row != record.row:
-            found.append(
+            self._conflict(
                 _Conflict(row=record.row, field="answer_id", answer_id=record.answer_id, first_row=first_row)
             )
-        question = checked.questions.get(record.question_id)
+        self._question(record)
+        self._chunks(record)
+        self._labels(record)
+
+    def _conflict(self, conflict: _Conflict) -> None:
+        if len(self.conflicts) < MAX_ERRORS:
+            self.conflicts.append(conflict)
+        else:
+            self.more_conflicts += 1
+
+    def _question(self, record: AnswerRecord) -> None:
         digest = text_digest(record.question)
-        if question is None:
-            checked.questions[record.question_id] = QuestionSeen(
+        first = self.checked.questions.get(record.question_id)
+        if first is None:
+            self.checked.questions[record.question_id] = QuestionSeen(
                 row=record.row, text=digest, theme=record.theme, difficulty=record.difficulty
             )
-        else:
-            here = {"question": digest, "theme": record.theme, "difficulty": record.difficulty}
-            for attribute in ("question", "theme", "difficulty"):
-                first_value = question.text if attribute == "question" else getattr(question, attribute)
-                if here[attribute] != first_value:
-                    found.append(
-                        _Conflict(
-                            row=record.row,
-                            field=attribute,
-                            question_id=record.question_id,
-                            here=getattr(record, attribute),
-                            first_row=question.row,
-                        )
+            return
+        for attribute, differs in (
+            ("question", digest != first.text),
+            ("theme", record.theme != first.theme),
+            ("difficulty", record.difficulty != first.difficulty),
+        ):
+            if differs:
+                self._conflict(
+                    _Conflict(
+                        row=record.row,
+                        field=attribute,
+                        question_id=record.question_id,
+                        here=getattr(record, attribute),
+                        first_row=first.row,
                     )
-        for conflict in found:
-            if len(conflicts) < MAX_ERRORS:
-                conflicts.append(conflict)
-            else:
-                more_conflicts += 1
+                )
+
+    def _chunks(self, record: AnswerRecord) -> None:
+        chunks, names = self.checked.chunks, self.checked.names
         for source in record.sources:
             key = (source.id, source.text_hash)
             title_page = hash((source.title, source.page))
-            seen = checked.chunks.get(key)
+            seen = chunks.get(key)
             if seen is None:
-                checked.chunks[key] = ChunkSeen(row=record.row, field=source.field, title_page=title_page)
+                chunks[key] = ChunkSeen(row=record.row, field=source.field, title_page=title_page)
             elif seen.title_page != title_page:
-                warnings.add(
-                    f"{name}:{record.row}: {names(source.field)}: chunk {source.id!r} "
+                self.warnings.add(
+                    f"{self.checked.name}:{record.row}: {names(source.field)}: chunk {source.id!r} "
                     f"has another title or page than with the same text at row {seen.row}; the first is kept"
                 )
+
+    def _labels(self, record: AnswerRecord) -> None:
         placed = [(label, ANSWER_LEVEL) for label in record.labels]
         for sentence in record.sentences or ():
             placed.extend((label, SENTENCE_LEVEL) for label in sentence.labels)
         for label, level in placed:
-            uses = checked.labels.setdefault((label.criterion, level), LabelUses())
+            uses = self.checked.labels.setdefault((label.criterion, level), LabelUses())
             uses.count += 1
             if len(uses.first) < MAX_ERRORS:
-                uses.first.append((label_order, record.row, label.field))
-            label_order += 1
-    if not any_row and not errors:
-        errors.add(row=None, field="file", message="no records found")
-    # Rules across rows are logged after every row error, as when they ran over kept records,
-    # so that the same MAX_ERRORS are listed.
-    _log_conflicts(checked=checked, conflicts=conflicts, errors=errors)
-    errors.more += more_conflicts
-    errors.raise_if_any()
-    for key in sorted(unused):
-        warnings.add(f"{name}: {key}: not a known field; ignored")
-    checked.warnings = warnings.as_list()
-    return checked
+                uses.first.append((self.label_order, record.row, label.field))
+            self.label_order += 1
 
 
 def _log_conflicts(*, checked: CheckedFile, conflicts: list[_Conflict], errors: ErrorLog) -> None:
