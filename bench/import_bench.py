@@ -12,7 +12,9 @@ Prints answers/s for the import (reading, checking, splitting, language detectio
 in one transaction), its peak memory, and the CPU time per answer of its parts (the importing
 process, the PostgreSQL backend when it is local, and the text work, timed alone since it runs in
 worker processes); then imports a bigger file (``--memory-answers``, about 10 kB per answer) to
-show how peak memory follows file size; then times the automatic metrics when they exist.
+show how peak memory follows file size, and sums up: file size, answers/s and peak memory above
+the mark of each import, and the memory growth per MB of file growth between the two; then times
+the automatic metrics when they exist (``--metrics-answers 0`` skips them).
 
 Peak memory is the importing process's ``ru_maxrss`` (resource.getrusage: the most resident
 memory it ever had, Django and the modules included, worker processes not): each import runs in a
@@ -252,11 +254,34 @@ def bench_metrics(*, tmp: Path, answers: int, seed: int) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def bench_import_in_child(*, path: Path, campaign_name: str, answers: int, cpu: bool) -> None:
-    """Run ``bench_import`` in a fresh Python process and print its lines and its peak memory."""
+def bench_import_in_child(*, path: Path, campaign_name: str, answers: int, cpu: bool) -> dict:
+    """Run ``bench_import`` in a fresh Python process, print its lines and return its figures:
+    file size (MB), answers/s and peak memory above the child's mark before importing (MB)."""
+    result = path.with_suffix(".result.json")
     command = [sys.executable, __file__, "--child", str(path), "--campaign", campaign_name]
-    command += ["--answers", str(answers)] + (["--cpu"] if cpu else [])
+    command += ["--answers", str(answers), "--result", str(result)] + (["--cpu"] if cpu else [])
     subprocess.run(command, check=True, env=os.environ.copy())
+    figures = json.loads(result.read_text())
+    result.unlink()
+    return figures
+
+
+def print_memory_growth(runs: list[dict]) -> None:
+    """One line per import, then how fast peak memory grew with the file between the smallest
+    and the biggest (MB of memory per MB of file: 1 means the file is held whole)."""
+    print("summary:")
+    for run in runs:
+        print(
+            f"  {run['file_mb']:6.1f} MB file, {run['answers']} answers: "
+            f"{run['answers_per_s']:.0f} answers/s, peak memory {run['above_mb']:.0f} MB above the mark"
+        )
+    if len(runs) > 1:
+        small, big = min(runs, key=lambda run: run["file_mb"]), max(runs, key=lambda run: run["file_mb"])
+        memory, file = big["above_mb"] - small["above_mb"], big["file_mb"] - small["file_mb"]
+        print(
+            f"  memory growth / file growth: {memory / file:.2f} "
+            f"({memory:.0f} MB more memory for {file:.0f} MB more file)"
+        )
 
 
 def _child(args: argparse.Namespace) -> None:
@@ -273,12 +298,20 @@ def _child(args: argparse.Namespace) -> None:
     connection.ensure_connection()
     before = _resident_mb()
     path = Path(args.child)
-    _, peak = bench_import(path=path, campaign_name=args.campaign, answers=args.answers, cpu=args.cpu)
+    seconds, peak = bench_import(path=path, campaign_name=args.campaign, answers=args.answers, cpu=args.cpu)
     size = path.stat().st_size / 1e6
     print(
         f"peak memory (ru_maxrss of the importing process): {peak:.0f} MB for a {size:.0f} MB file, "
         f"{peak - before:.0f} MB above the {before:.0f} MB it had before importing"
     )
+    if args.result:
+        figures = {
+            "answers": args.answers,
+            "file_mb": size,
+            "answers_per_s": args.answers / seconds,
+            "above_mb": peak - before,
+        }
+        Path(args.result).write_text(json.dumps(figures))
 
 
 def main() -> None:
@@ -297,6 +330,7 @@ def main() -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--campaign", help=argparse.SUPPRESS)
     parser.add_argument("--cpu", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(args)
@@ -320,18 +354,22 @@ def main() -> None:
             print(f"database: {connection.vendor} ({connection.settings_dict['NAME']})")
             connections.close_all()
             runs = [(args.answers, True)] + ([(args.memory_answers, False)] if args.memory_answers else [])
+            figures = []
             for answers, cpu in runs:
                 path = write_jsonl(
                     tmp / f"answers-{answers}.jsonl", synthetic_records(answers=answers, seed=args.seed)
                 )
                 print(f"file: {answers} answers, {path.stat().st_size / 1e6:.1f} MB")
-                bench_import_in_child(
-                    path=path,
-                    campaign_name=f"import bench {args.seed} {answers} {time.time():.0f}",
-                    answers=answers,
-                    cpu=cpu,
+                figures.append(
+                    bench_import_in_child(
+                        path=path,
+                        campaign_name=f"import bench {args.seed} {answers} {time.time():.0f}",
+                        answers=answers,
+                        cpu=cpu,
+                    )
                 )
                 path.unlink()
+            print_memory_growth(figures)
             if args.metrics_answers:
                 bench_metrics(tmp=tmp, answers=args.metrics_answers, seed=args.seed)
         finally:

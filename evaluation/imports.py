@@ -79,9 +79,29 @@ def _mapping(mapping: ingest.ImportMapping | Mapping | str | Path | None) -> ing
     return ingest.check_mapping(mapping=mapping, name="mapping")
 
 
-def _store_judgments(*, campaign: Campaign, labels: list[ingest.JudgeLabel]) -> int:
-    if not labels:
-        return 0
+class _ImportedJudge:
+    """Stores judge labels as judgments of the campaign's ``imported`` judge, batch by batch;
+    the judge is created on the first label."""
+
+    def __init__(self) -> None:
+        self.judge: Judge | None = None
+
+    def __call__(self, campaign: Campaign, labels: list[ingest.JudgeLabel]) -> int:
+        if not labels:
+            return 0
+        if self.judge is None:
+            self.judge = _imported_judge(campaign=campaign)
+        ok = Judgment.Status.OK.value
+        insert_rows(
+            model=Judgment,
+            columns=["unit", "criterion", "judge", "status", "value"],
+            rows=[(label.unit_id, label.criterion_id, self.judge.pk, ok, label.value) for label in labels],
+            returning=False,
+        )
+        return len(labels)
+
+
+def _imported_judge(*, campaign: Campaign) -> Judge:
     judge, _ = Judge.objects.get_or_create(
         campaign=campaign,
         name=IMPORTED,
@@ -98,14 +118,7 @@ def _store_judgments(*, campaign: Campaign, labels: list[ingest.JudgeLabel]) -> 
                 )
             ]
         )
-    ok = Judgment.Status.OK.value
-    insert_rows(
-        model=Judgment,
-        columns=["unit", "criterion", "judge", "status", "value"],
-        rows=[(label.unit_id, label.criterion_id, judge.pk, ok, label.value) for label in labels],
-        returning=False,
-    )
-    return len(labels)
+    return judge
 
 
 def import_file(
@@ -125,22 +138,27 @@ def import_file(
     how errors call the file (default: ``path``); ``manager`` becomes the manager of a campaign
     this import creates. Human labels become final imported labels, judge labels judgments of
     the ``imported`` judge. Any problem raises ``annotation.ingest.ImportFailed`` and nothing is
-    written: reading, checking and writing happen before one transaction commits.
+    written: the file is checked whole (pass 1), then read again and written (pass 2) in one
+    transaction, so ``path`` must stay in place until this returns.
     """
     started = time.perf_counter()
-    parsed = ingest.parse_file(path=path, name=name, mapping=_mapping(mapping))
+    checked = ingest.check_file(path=path, name=name, mapping=_mapping(mapping))
     with transaction.atomic():
-        result = ingest.load_parsed(
-            parsed=parsed, campaign_name=campaign_name, update=update, progress=progress
+        result = ingest.load_file(
+            checked=checked,
+            campaign_name=campaign_name,
+            update=update,
+            progress=progress,
+            judge_labels=_ImportedJudge(),
         )
-        judgments = _store_judgments(campaign=result.campaign, labels=result.judge_labels)
+        judgments = result.judgments
         if manager is not None and result.campaign_created:
             Membership.objects.get_or_create(campaign=result.campaign, user=manager, role=Role.MANAGER)
         if result.labels or judgments:
             for criterion_id in result.campaign.criteria.values_list("pk", flat=True):
                 enqueue_refresh(criterion_id=criterion_id, trigger=ReportSnapshot.Trigger.IMPORT)
     return ImportSummary(
-        file=parsed.name,
+        file=checked.name,
         campaign=result.campaign,
         campaign_created=result.campaign_created,
         questions_created=result.questions_created,

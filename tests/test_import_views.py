@@ -228,3 +228,27 @@ def test_the_page_shows_the_warning_about_chunk_ids_with_several_texts(client_fo
         "1 chunk id came with several texts (such as &#x27;c1&#x27;: rows 1 and 2)"
         in response.content.decode()
     )
+
+
+def test_an_upload_kept_in_a_temporary_file_is_imported(client_for, manager, campaign, url, settings):
+    # Django's default: uploads over 2.5 MB go to a temporary file instead of memory.
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+    long_text = "Le bail commercial court sur neuf ans à compter de sa signature. " * 800
+    records = [
+        dict(
+            RECORDS[0],
+            question_id=f"Q{i}",
+            labels={},
+            sources=[
+                {"id": f"c{i}-{k}", "title": "Bail.pdf", "text": f"{k} {long_text}"} for k in range(1, 4)
+            ],
+        )
+        for i in range(1, 21)
+    ]
+    content = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    assert len(content) > settings.FILE_UPLOAD_MAX_MEMORY_SIZE
+    response = client_for(manager).post(url, {"file": upload(content=content)})
+    assert response.status_code == 200
+    assert response.context["summary"].answers_created == 20
+    assert Answer.objects.filter(campaign=campaign).count() == 20
+    assert campaign.chunks.get(external_id="c20-3").text == f"3 {long_text}"

@@ -986,3 +986,180 @@ def test_a_csv_file_is_read_a_row_at_a_time_with_quoted_line_breaks(tmp_path):
     with pytest.raises(ingest.ImportFailed) as failure:
         next(rows)
     assert [(e.row, e.field) for e in failure.value.errors] == [(5, "encoding")]
+
+
+# Two passes: everything checked while streaming, then the file read again and written
+
+
+def _numbered_records(count: int) -> list[dict]:
+    return [dict(RECORDS[0], question_id=f"Q{i}", labels={}) for i in range(1, count + 1)]
+
+
+def test_a_bad_last_row_writes_nothing_even_with_many_batches(tmp_path, monkeypatch):
+    monkeypatch.setattr("annotation.ingest.load.WRITE_BATCH", 2)
+    records = _numbered_records(7)
+    records[-1]["answer"] = ""
+    path = write_jsonl(tmp_path / "last-bad.jsonl", records)
+    assert [(e.row, e.field) for e in import_fails(path)] == [(7, "answer")]
+    assert not Campaign.objects.exists()
+
+
+def test_a_last_row_repeating_an_answer_id_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr("annotation.ingest.load.WRITE_BATCH", 2)
+    records = _numbered_records(7)
+    records[-1]["answer_id"] = "Q1-1"
+    errors = import_fails(write_jsonl(tmp_path / "last-duplicate.jsonl", records))
+    assert [(e.row, e.field) for e in errors] == [(7, "answer_id")]
+    assert "row 1" in errors[0].message
+
+
+def test_a_question_text_differing_from_an_earlier_row_is_quoted_from_the_file(tmp_path):
+    records = _numbered_records(3)
+    records[2] = dict(records[2], question_id="Q1", question="Une autre question ?")
+    errors = import_fails(write_jsonl(tmp_path / "two-texts.jsonl", records))
+    assert [(e.row, e.field) for e in errors] == [(3, "question")]
+    assert errors[0].message == (
+        f"question 'Q1' has 'Une autre question ?' here but {RECORDS[0]['question']!r} at row 1"
+    )
+
+
+def test_a_question_text_differing_from_the_stored_one_is_quoted_from_the_file(tmp_path):
+    import_ok(JSONL)
+    record = dict(RECORDS[0], answer_id="new", question="Autre formulation ?", labels={})
+    errors = import_fails(write_jsonl(tmp_path / "stored.jsonl", [record]))
+    assert [(e.row, e.field) for e in errors] == [(1, "question")]
+    assert errors[0].message == (
+        f"question 'Q1' is already in the campaign with {RECORDS[0]['question']!r}, not 'Autre formulation ?'"
+    )
+
+
+def _load_after_rewrite(tmp_path, monkeypatch, rewritten: list[dict] | str) -> list[ingest.RowError]:
+    """Check a file of 7 answers (pass 1), rewrite it, then load it (pass 2, batches of 2)."""
+    monkeypatch.setattr("annotation.ingest.load.WRITE_BATCH", 2)
+    path = write_jsonl(tmp_path / "moving.jsonl", _numbered_records(7))
+    checked = ingest.check_file(path=path)
+    if isinstance(rewritten, str):
+        path.write_text(rewritten, encoding="utf-8")
+    else:
+        write_jsonl(path, rewritten)
+    before = table_counts()
+    written = []
+    with pytest.raises(ingest.ImportFailed) as failure:
+        ingest.load_file(
+            checked=checked, campaign_name="Moving", progress=lambda done, total: written.append(done)
+        )
+    assert written, "the change is found after the first batches were written"
+    assert table_counts() == before, "the transaction rolls back whatever was written"
+    return failure.value.errors
+
+
+def test_a_row_changed_between_the_passes_rolls_everything_back(tmp_path, monkeypatch):
+    records = _numbered_records(7)
+    records[5]["answer"] = "Une réponse écrite entre les deux lectures."
+    errors = _load_after_rewrite(tmp_path, monkeypatch, records)
+    assert [(e.row, e.field) for e in errors] == [(6, "file")]
+    assert "changed while it was imported" in errors[0].message
+
+
+def test_a_row_made_invalid_between_the_passes_is_named_as_usual(tmp_path, monkeypatch):
+    records = _numbered_records(7)
+    records[5]["answer"] = ""
+    errors = _load_after_rewrite(tmp_path, monkeypatch, records)
+    assert [(e.row, e.field, e.message) for e in errors] == [(6, "answer", "must not be empty")]
+
+
+def test_rows_added_or_removed_between_the_passes_are_named(tmp_path, monkeypatch):
+    errors = _load_after_rewrite(tmp_path, monkeypatch, _numbered_records(8))
+    assert [(e.row, e.field) for e in errors] == [(8, "file")]
+    errors = _load_after_rewrite(tmp_path, monkeypatch, _numbered_records(5))
+    assert [(e.row, e.field) for e in errors] == [(6, "file")]
+
+
+def test_the_text_analysis_takes_jobs_only_as_far_ahead_as_the_work_in_flight(monkeypatch):
+    from annotation.ingest import analysis as analysis_module
+
+    monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
+    monkeypatch.setattr("annotation.ingest.analysis.CHUNK", 5)
+    monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 2)
+    handed = []
+
+    def jobs():
+        for index, record in enumerate(RECORDS * 20):
+            handed.append(index)
+            yield TextJob(answer=record["answer"])
+
+    with Analysis(jobs=jobs(), count=80, citation_pattern=PATTERN) as analysis:
+        results = iter(analysis)
+        first = next(results)
+        assert analysis.workers == 2
+        # Two workers, each with a chunk being done and one waiting: 4 chunks of 5 jobs.
+        assert len(handed) <= analysis_module.AHEAD_PER_WORKER * 2 * 5
+        rest = list(results)
+    assert [first, *rest] == [
+        analyse(TextJob(answer=r["answer"]), citation_pattern=PATTERN) for r in RECORDS * 20
+    ]
+
+
+# A .json list is decoded one record at a time
+
+
+def _json_rows(path: Path) -> list:
+    from annotation.ingest.errors import ErrorLog
+    from annotation.ingest.readers import read_rows
+
+    return read_rows(path=path, name=path.name, errors=ErrorLog(file=path.name), max_bytes=10**8)
+
+
+def test_a_json_list_longer_than_one_read_gives_every_record_in_order(tmp_path, monkeypatch):
+    monkeypatch.setattr("annotation.ingest.readers.JSON_READ", 64)
+    records = [dict(RECORDS[i % 4], question_id=f"Q{i}", note="é" * (i % 7), score=10**i) for i in range(30)]
+    path = tmp_path / "long.json"
+    path.write_text(
+        "\ufeff[\n" + ",\n".join(json.dumps(r, ensure_ascii=False, indent=1) for r in records) + "\n]\n"
+    )
+    rows = list(_json_rows(path))
+    assert [row.row for row in rows] == list(range(1, 31))
+    assert [row.data for row in rows] == records
+
+
+def test_a_json_list_is_read_a_record_at_a_time(tmp_path, monkeypatch):
+    monkeypatch.setattr("annotation.ingest.readers.JSON_READ", 64)
+    path = tmp_path / "stream.json"
+    big = dict(RECORDS[0], question_id="Q5", note="x" * 20_000)
+    head = "[" + ",\n".join(json.dumps(r) for r in [*RECORDS, big]) + ',\n{"answer": "caf'
+    path.write_bytes(head.encode() + b'\xe9"}]')
+    rows = _json_rows(path)
+    # The first records come before the bad byte on line 6 is even read.
+    assert [next(rows).row for _ in range(4)] == [1, 2, 3, 4]
+    with pytest.raises(ingest.ImportFailed) as failure:
+        list(rows)
+    assert [(e.row, e.field) for e in failure.value.errors] == [(6, "encoding")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"a": 1},\n {"b": 2}\n {"c": 3}]',
+        '[{"a": 1},\n {"b": 2},\n]',
+        '[{"a": 1},\n {"b": 2}] x',
+        '[{"a": 1},\n {"b": tru}]',
+        '[{"a": 1},\n {"b": "x',
+        "",
+        "  \n",
+        '{"records": []',
+    ],
+)
+def test_invalid_json_in_a_json_list_names_the_line_and_column_as_the_decoder_does(
+    tmp_path, monkeypatch, text
+):
+    monkeypatch.setattr("annotation.ingest.readers.JSON_READ", 4)
+    path = tmp_path / "broken.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    with pytest.raises(ingest.ImportFailed) as failure:
+        list(_json_rows(path))
+    [error] = failure.value.errors
+    exc = expected.value
+    assert (error.row, error.field) == (None, "json")
+    assert error.message == f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"

@@ -1,8 +1,10 @@
 """Importing a corpus (questions, answers, sources) and its existing labels from a file.
 
-``parse_file`` reads and validates without touching the database; ``load_parsed`` checks the
-records against the campaign and writes them in one transaction, handing back the judge labels
-it found (the judge's side stores them). See docs/import-format.md for the format.
+An import reads its file twice. ``check_file`` (pass 1) validates every row without touching
+the database, keeping compact bookkeeping but no text; ``load_file`` checks that against the
+campaign, then reads the file again and writes it batch by batch in one transaction, handing
+the judge labels it finds to the caller (the judge's side stores them). ``parse_file`` gives
+a small file's records in memory. See docs/import-format.md for the format.
 
 Names are resolved on first use: worker processes import ``annotation.ingest.analysis``
 without setting Django up, so this package must not import the models when it is imported.
@@ -18,43 +20,50 @@ _EXPORTS = {
     "ImportFailed": "errors",
     "RowError": "errors",
     "JudgeLabel": "load",
+    "JudgeLabelSink": "load",
     "LoadResult": "load",
     "ProgressCallback": "load",
-    "load_parsed": "load",
+    "load_file": "load",
     "FORMATS": "readers",
     "ImportMapping": "mapping",
     "check_mapping": "mapping",
     "file_format": "readers",
     "read_mapping": "mapping",
     "AnswerRecord": "records",
-    "ParsedFile": "records",
-    "parse_file": "records",
+    "CheckedFile": "validate",
+    "ParsedFile": "validate",
+    "check_file": "validate",
+    "parse_file": "validate",
 }
 
 __all__ = [
     "FORMATS",
     "MAX_ERRORS",
     "AnswerRecord",
+    "CheckedFile",
     "ImportMapping",
     "ImportFailed",
     "JudgeLabel",
+    "JudgeLabelSink",
     "LoadResult",
     "ParsedFile",
     "ProgressCallback",
     "RowError",
+    "check_file",
     "check_mapping",
     "file_format",
-    "load_parsed",
+    "load_file",
     "parse_file",
     "read_mapping",
 ]
 
 if TYPE_CHECKING:
     from annotation.ingest.errors import MAX_ERRORS, ImportFailed, RowError
-    from annotation.ingest.load import JudgeLabel, LoadResult, ProgressCallback, load_parsed
+    from annotation.ingest.load import JudgeLabel, JudgeLabelSink, LoadResult, ProgressCallback, load_file
     from annotation.ingest.mapping import ImportMapping, check_mapping, read_mapping
     from annotation.ingest.readers import FORMATS, file_format
-    from annotation.ingest.records import AnswerRecord, ParsedFile, parse_file
+    from annotation.ingest.records import AnswerRecord
+    from annotation.ingest.validate import CheckedFile, ParsedFile, check_file, parse_file
 
 
 def __getattr__(name: str) -> object:

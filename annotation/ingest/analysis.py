@@ -10,8 +10,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import re
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import islice
@@ -25,6 +26,8 @@ LANGUAGE_SAMPLE_CHARS = 250
 POOL_MIN_ANSWERS = 1000
 POOL_MAX_WORKERS = 4
 CHUNK = 100
+# Chunks of work queued per worker process: one being done, one waiting.
+AHEAD_PER_WORKER = 2
 
 # (text, paragraph, paragraph index, cited ids) of one sentence.
 SentenceRow = tuple[str, str, int, list[str]]
@@ -102,54 +105,86 @@ def _workers(count: int) -> int:
 class Analysis:
     """``analyse`` of every job, yielded in order by iterating; use as a context manager.
 
-    Work starts at once: big imports on machines with spare CPUs run it in worker processes
-    (forkserver, safe from threaded servers) while the caller checks and writes. If the workers
-    cannot start or break, the rest is done in this process, so the result is the same.
-    ``workers`` is the number of worker processes started; ``inline`` counts the jobs done here.
+    ``jobs`` may be a lazy iterable: it is consumed only as far ahead as the work in flight
+    (a few chunks per worker), so a caller streaming a file holds a bounded number of jobs.
+    ``count`` is how many jobs there will be (default ``len(jobs)``); big imports on machines with
+    spare CPUs run the work in worker processes (forkserver, safe from threaded servers) while the
+    caller reads and writes. If the workers cannot start or break, the rest is done in this
+    process, so the result is the same. ``workers`` is the number of worker processes started;
+    ``inline`` counts the jobs done here.
     """
 
     def __init__(
-        self, *, jobs: list[TextJob], citation_pattern: str, candidates: tuple[str, ...] = ()
+        self,
+        *,
+        jobs: Iterable[TextJob],
+        citation_pattern: str,
+        candidates: tuple[str, ...] = (),
+        count: int | None = None,
     ) -> None:
-        self.jobs = jobs
+        self.jobs = iter(jobs)
         self.citation_pattern = citation_pattern
         self.candidates = candidates
         self.done = 0
         self.inline = 0
         self._pool: ProcessPoolExecutor | None = None
-        self._results: Iterator[list[tuple[str, list[SentenceRow]]]] | None = None
-        self.workers = _workers(len(jobs))
+        self._finished = False
+        self.workers = _workers(len(jobs) if count is None else count)  # type: ignore[arg-type]
         if self.workers > 0:
-            chunks = [(jobs[i : i + CHUNK], citation_pattern, candidates) for i in range(0, len(jobs), CHUNK)]
             try:
                 self._pool = ProcessPoolExecutor(
                     max_workers=self.workers, mp_context=multiprocessing.get_context("forkserver")
                 )
-                self._results = self._pool.map(_analyse_chunk, chunks)
             except Exception:  # whatever stops a pool from starting, the work is done here instead
                 self.close()
                 self.workers = 0
 
-    def __iter__(self) -> Iterator[tuple[str, list[SentenceRow]]]:
-        if self._results is not None:
-            try:
-                for results in self._results:
-                    for result in results:
-                        self.done += 1
-                        yield result
-            except BrokenProcessPool:
-                self._results = None
-        for job in islice(self.jobs, self.done, None):
+    def _analyse_here(self, jobs: Iterable[TextJob]) -> Iterator[tuple[str, list[SentenceRow]]]:
+        for job in jobs:
             self.done += 1
             self.inline += 1
             yield analyse(job, citation_pattern=self.citation_pattern, candidates=self.candidates)
 
-    def close(self) -> None:
-        """Stop the workers; when the caller stopped early, without waiting for queued work."""
+    def __iter__(self) -> Iterator[tuple[str, list[SentenceRow]]]:
+        in_flight: deque[tuple[list[TextJob], Future | None]] = deque()
         if self._pool is not None:
-            self._pool.shutdown(wait=self.done >= len(self.jobs), cancel_futures=True)
+            # Enough chunks in flight to keep every worker busy, few enough to bound what waits.
+            ahead = AHEAD_PER_WORKER * self.workers
+            try:
+                while True:
+                    while len(in_flight) < ahead:
+                        chunk = list(islice(self.jobs, CHUNK))
+                        if not chunk:
+                            break
+                        payload = (chunk, self.citation_pattern, self.candidates)
+                        try:
+                            future = self._pool.submit(_analyse_chunk, payload)
+                        except BrokenProcessPool:
+                            in_flight.append((chunk, None))
+                            raise
+                        in_flight.append((chunk, future))
+                    if not in_flight:
+                        self._finished = True
+                        return
+                    _, future = in_flight[0]
+                    results = future.result()  # type: ignore[union-attr]
+                    in_flight.popleft()
+                    for result in results:
+                        self.done += 1
+                        yield result
+            except BrokenProcessPool:
+                pass
+        # No workers, or they broke: the chunks they held and the rest are done here, in order.
+        for chunk, _ in in_flight:
+            yield from self._analyse_here(chunk)
+        yield from self._analyse_here(self.jobs)
+        self._finished = True
+
+    def close(self) -> None:
+        """Stop the workers, without waiting for queued work when the caller stopped early."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=self._finished, cancel_futures=True)
             self._pool = None
-            self._results = None
 
     def __enter__(self) -> Analysis:
         return self

@@ -16,6 +16,7 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from annotation.ingest.errors import ErrorLog, ImportFailed, RowError
 
@@ -23,6 +24,9 @@ FORMATS = (".jsonl", ".json", ".csv", ".xlsx")
 # What the JSON decoder's RecursionError means to a person: records need a few levels at most.
 TOO_DEEP = "nested too deeply to read (a record needs a few levels of lists and objects at most)"
 CSV_DELIMITERS = (",", ";", "\t")
+# Characters of a .json file read at a time; a record longer than that is read in more steps.
+JSON_READ = 1 << 16
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 @dataclass(frozen=True)
@@ -68,15 +72,6 @@ def _decode_error(*, data: bytes, start: int, line: int, name: str) -> ImportFai
     )
 
 
-def _decode(*, data: bytes, name: str) -> str:
-    """The UTF-8 text of ``data`` (a UTF-8 byte order mark is dropped); any other encoding fails."""
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise _decode_error(data=data, start=exc.start, line=line, name=name) from None
-
-
 def _lines(*, path: Path, name: str) -> Iterator[tuple[int, str]]:
     """The file's lines as (1-based number, text with its line end), read one at a time.
 
@@ -99,8 +94,8 @@ def read_rows(*, path: Path, name: str, errors: ErrorLog, max_bytes: int) -> Ite
     Problems that make the whole file unreadable (unknown extension, too big, not UTF-8, not
     JSON, not a workbook) raise ImportFailed, the first two at once, the others when reading
     reaches them; a bad line or row is logged in ``errors`` and skipped so that reading goes on
-    and reports the other problems too. JSONL, CSV and XLSX are read a row at a time, so the
-    caller holds at most the rows it keeps; a JSON list is read whole.
+    and reports the other problems too. Every format is read a record at a time, so the caller
+    holds at most the rows it keeps.
     """
     fmt = file_format(name)
     if fmt is None:
@@ -114,7 +109,7 @@ def read_rows(*, path: Path, name: str, errors: ErrorLog, max_bytes: int) -> Ite
     if fmt == ".jsonl":
         return _read_jsonl(lines=_lines(path=path, name=name), errors=errors)
     if fmt == ".json":
-        return _read_json(text=_decode(data=Path(path).read_bytes(), name=name), name=name, errors=errors)
+        return _read_json(path=path, name=name, errors=errors)
     return _read_csv(lines=_lines(path=path, name=name), name=name, errors=errors)
 
 
@@ -158,31 +153,142 @@ def _too_deep_record(text: str) -> tuple[int, int]:
     return record, text.count("\n", 0, match.start()) + 1
 
 
-def _read_json(*, text: str, name: str, errors: ErrorLog) -> Iterator[RawRow]:
+def _read_json(*, path: Path, name: str, errors: ErrorLog) -> Iterator[RawRow]:
+    """The records of a JSON list, decoded one at a time (numbered from 1)."""
+    with Path(path).open("rb") as stream:
+        text = _JsonText(stream=stream, name=name)
+        position = text.skip_space()
+        if text.at(position) != "[":
+            raise _not_a_list(text=text.rest(), name=name)
+        decoder = json.JSONDecoder()
+        position, number = text.skip_space(position + 1), 0
+        mark = text.at(position)
+        while mark != "]":
+            number += 1
+            record, position = text.decode(decoder=decoder, position=position, record=number)
+            if isinstance(record, dict):
+                yield RawRow(row=number, data=record)
+            else:
+                errors.add(row=number, field="json", message="a record must be a JSON object")
+            del record
+            position = text.forget(text.skip_space(position))
+            mark = text.at(position)
+            if mark == ",":
+                position = text.skip_space(position + 1)
+            elif mark != "]":
+                raise text.invalid(position=position, message="Expecting ',' delimiter")
+        position = text.skip_space(position + 1)
+        if text.at(position):
+            raise text.invalid(position=position, message="Extra data")
+
+
+def _not_a_list(*, text: str, name: str) -> ImportFailed:
+    """Why a .json file that does not start a list is refused: decoded whole to say it."""
     try:
-        data = json.loads(text)
+        json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _fail(
+        return _fail(
             file=name,
             field="json",
             message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-        ) from None
+        )
     except RecursionError:
         record, line = _too_deep_record(text)
-        raise _fail(file=name, row=record, field="json", message=f"{TOO_DEEP} (line {line})") from None
-    del text
-    if not isinstance(data, list):
-        raise _fail(file=name, field="json", message="the file must hold a JSON list of records")
-    # Records leave the list as they are read, so that only the kept ones stay in memory.
-    data.reverse()
-    number = 0
-    while data:
-        record = data.pop()
-        number += 1
-        if not isinstance(record, dict):
-            errors.add(row=number, field="json", message="a record must be a JSON object")
-            continue
-        yield RawRow(row=number, data=record)
+        return _fail(file=name, row=record, field="json", message=f"{TOO_DEEP} (line {line})")
+    return _fail(file=name, field="json", message="the file must hold a JSON list of records")
+
+
+class _JsonText:
+    """The text of a ``.json`` file, read as parsing needs it and forgotten once parsed, so that
+    a list of records is decoded one record at a time. Positions are in the text read so far;
+    lines and columns in messages are the file's."""
+
+    def __init__(self, *, stream: BinaryIO, name: str) -> None:
+        self.name = name
+        self.stream = stream
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self.text = ""
+        self.line = 1  # the file's line where self.text starts ...
+        self.column = 0  # ... and the characters of that line before it
+        self.lines_read = 0  # line ends in the bytes read so far (for encoding errors)
+        self.eof = False
+
+    def _read(self) -> bool:
+        """Read more (at least as much as is held, so a long record costs few re-parses)."""
+        if self.eof:
+            return False
+        data = self.stream.read(max(JSON_READ, len(self.text)))
+        try:
+            self.text += self.decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            line = self.lines_read + exc.object.count(b"\n", 0, exc.start) + 1
+            raise _decode_error(data=exc.object, start=exc.start, line=line, name=self.name) from None
+        self.lines_read += data.count(b"\n")
+        if not data:
+            self.eof = True
+        return True
+
+    def at(self, position: int) -> str:
+        """The character at ``position`` ("" at the end of the file)."""
+        while position >= len(self.text) and self._read():
+            pass
+        return self.text[position : position + 1]
+
+    def skip_space(self, position: int = 0) -> int:
+        while True:
+            end = _JSON_SPACE.match(self.text, position).end()
+            if end < len(self.text) or not self._read():
+                return end
+
+    def rest(self) -> str:
+        while self._read():
+            pass
+        return self.text
+
+    def forget(self, position: int) -> int:
+        """Drop the text before ``position`` once it is long; returns where ``position`` is now."""
+        if position < JSON_READ:
+            return position
+        gone = self.text[:position]
+        breaks = gone.count("\n")
+        self.column = position - gone.rfind("\n") - 1 if breaks else self.column + position
+        self.line += breaks
+        self.text = self.text[position:]
+        return 0
+
+    def where(self, position: int) -> tuple[int, int]:
+        """The file's (line, column) of ``position``, both from 1."""
+        breaks = self.text.count("\n", 0, position)
+        if breaks:
+            return self.line + breaks, position - self.text.rfind("\n", 0, position)
+        return self.line, self.column + position + 1
+
+    def invalid(self, *, position: int, message: str) -> ImportFailed:
+        line, column = self.where(position)
+        return _fail(
+            file=self.name, field="json", message=f"invalid JSON at line {line} column {column}: {message}"
+        )
+
+    def decode(self, *, decoder: json.JSONDecoder, position: int, record: int) -> tuple[object, int]:
+        """The JSON value at ``position`` and the position after it, reading more as needed."""
+        while True:
+            try:
+                value, end = decoder.raw_decode(self.text, position)
+            except json.JSONDecodeError as exc:
+                # A value cut where the text read ends fails there (a string: where it starts);
+                # then read more and try again. Anything else is wrong in the file itself.
+                cut = exc.pos >= len(self.text) - 8 or exc.msg.startswith("Unterminated string")
+                if cut and self._read():
+                    continue
+                raise self.invalid(position=exc.pos, message=exc.msg) from None
+            except RecursionError:
+                line, _ = self.where(position)
+                raise _fail(
+                    file=self.name, row=record, field="json", message=f"{TOO_DEEP} (line {line})"
+                ) from None
+            # A number ending where the text read ends may go on in what is not read yet.
+            if end < len(self.text) or not self._read():
+                return value, end
 
 
 def _header(*, cells: Iterable[object], name: str) -> list[str | None]:

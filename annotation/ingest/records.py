@@ -1,19 +1,16 @@
-"""Validating raw rows into typed answer records, with every check that needs no database."""
+"""Validating one raw row into a typed answer record: every check of a row on its own."""
 
 from __future__ import annotations
 
 import json
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-
-from django.conf import settings
 
 from annotation.ingest.errors import ErrorLog
-from annotation.ingest.mapping import ImportMapping, check_mapping
-from annotation.ingest.readers import TOO_DEEP, RawRow, read_rows
+from annotation.ingest.mapping import ImportMapping
+from annotation.ingest.readers import TOO_DEEP, RawRow
 from annotation.text import chunk_text_hash, parse_source_blob
 
 RECORD_FIELDS = (
@@ -42,7 +39,7 @@ MAX_DIFFICULTY = 50
 MAX_DEPTH = 8
 
 
-# Records are slotted: an import holds one per source of every answer until all are written.
+# Records are slotted: an import holds those of a few hundred answers at a time.
 @dataclass(frozen=True, slots=True)
 class SourceRecord:
     id: str
@@ -88,26 +85,23 @@ class AnswerRecord:
     sentences: tuple[SentenceRecord, ...] | None
 
 
-@dataclass
-class ParsedFile:
-    """A whole file, valid as far as can be told without the database."""
+@dataclass(frozen=True)
+class FieldNames:
+    """How messages spell our field names: with the file's own name when a mapping renamed it."""
 
-    name: str
-    records: list[AnswerRecord]
-    warnings: list[str] = field(default_factory=list)
-    # Our field name -> the name the file uses, when a mapping renamed it (for messages).
+    # Our field name -> the name the file uses.
     renamed: dict[str, str] = field(default_factory=dict)
-    # Chunk id -> {text hash: first row giving that text}, over the whole file.
-    chunk_texts: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def field_name(self, path: str) -> str:
+    def __call__(self, path: str) -> str:
         """``path`` ("sources[2].page") spelled with the file's own top-level name."""
         head = re.split(r"[.\[]", path, maxsplit=1)[0]
         original = self.renamed.get(head)
         return path if original is None else original + path[len(head) :]
 
 
-class _Warnings:
+class Warnings:
+    """Warning lines up to MAX_WARNINGS, then only counted."""
+
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.more = 0
@@ -125,17 +119,15 @@ class _Warnings:
 class _Row:
     """Validation of one raw row; problems go to the shared error log with this row's number."""
 
-    def __init__(self, *, raw: RawRow, parsed: ParsedFile, errors: ErrorLog, texts: dict[str, str]) -> None:
+    def __init__(self, *, raw: RawRow, names: FieldNames, errors: ErrorLog) -> None:
         self.number = raw.row
-        self.parsed = parsed
+        self.names = names
         self.errors = errors
-        # Chunk texts already read, by hash: a text repeated in many answers is held once.
-        self.texts = texts
         self.ok = True
 
     def error(self, path: str, message: str) -> None:
         self.ok = False
-        self.errors.add(row=self.number, field=self.parsed.field_name(path), message=message)
+        self.errors.add(row=self.number, field=self.names(path), message=message)
 
     def text(
         self, value: object, path: str, *, required: bool, max_length: int | None = None, numbers: bool = True
@@ -291,7 +283,7 @@ class _Row:
                                 id=sys.intern(chunk_id),
                                 title=sys.intern((title or "").strip()),
                                 page=page,
-                                text=self.texts.setdefault(digest, text),
+                                text=text,
                                 field=sys.intern(where),
                                 text_hash=digest,
                             )
@@ -320,7 +312,7 @@ class _Row:
                     id=chunk_id,
                     title=self.text(item.get("title"), f"{where}.title", required=False),
                     page=self.integer(item.get("page"), f"{where}.page"),
-                    text=self.texts.setdefault(digest, text),
+                    text=text,
                     field=where,
                     text_hash=digest,
                 )
@@ -412,14 +404,13 @@ def _rename(*, raw: RawRow, mapping: dict[str, str], row: _Row) -> dict[str, obj
 def _record(
     *,
     raw: RawRow,
-    parsed: ParsedFile,
+    names: FieldNames,
     errors: ErrorLog,
     mapping: ImportMapping,
     unused: set[str],
-    texts: dict[str, str],
 ) -> tuple[AnswerRecord, int | None] | None:
     """The record of one row and its explicit repetition (None: from the order), or None if bad."""
-    row = _Row(raw=raw, parsed=parsed, errors=errors, texts=texts)
+    row = _Row(raw=raw, names=names, errors=errors)
     data = _rename(raw=raw, mapping=mapping.columns, row=row)
     for key, value in data.items():
         if isinstance(value, list | dict) and _too_deep(value):
@@ -469,114 +460,28 @@ def _record(
     return AnswerRecord(row=raw.row, repetition=repetition or 0, **record_fields), repetition
 
 
-def _check_across_rows(*, parsed: ParsedFile, errors: ErrorLog, warnings: _Warnings) -> None:
-    """Answer ids unique; one text, theme and difficulty per question. Chunks: an id may come
-    with several texts (each answer keeps its own); one text of an id should keep its title
-    and page (a warning otherwise). Fills ``parsed.chunk_texts``."""
-    answers: dict[str, int] = {}
-    questions: dict[str, AnswerRecord] = {}
-    chunks: dict[tuple[str, str], tuple[int, SourceRecord]] = {}
-    for record in parsed.records:
-        if record.answer_id in answers:
-            errors.add(
-                row=record.row,
-                field=parsed.field_name("answer_id"),
-                message=(
-                    f"{record.answer_id!r} is already the id of the answer at row {answers[record.answer_id]}"
-                ),
-            )
-        else:
-            answers[record.answer_id] = record.row
-        first = questions.setdefault(record.question_id, record)
-        for attribute in ("question", "theme", "difficulty"):
-            if getattr(first, attribute) != getattr(record, attribute):
-                errors.add(
-                    row=record.row,
-                    field=parsed.field_name(attribute),
-                    message=(
-                        f"question {record.question_id!r} has {getattr(record, attribute)!r} here but "
-                        f"{getattr(first, attribute)!r} at row {first.row}"
-                    ),
-                )
-        for source in record.sources:
-            key = (source.id, source.text_hash)
-            seen = chunks.get(key)
-            if seen is None:
-                chunks[key] = (record.row, source)
-                parsed.chunk_texts.setdefault(source.id, {})[source.text_hash] = record.row
-                continue
-            first_row, first_source = seen
-            if (first_source.title, first_source.page) != (source.title, source.page):
-                warnings.add(
-                    f"{parsed.name}:{record.row}: {parsed.field_name(source.field)}: chunk {source.id!r} "
-                    f"has another title or page than with the same text at row {first_row}; the first is kept"
-                )
-
-
-def parse_rows(
+def validated_records(
     *,
     rows: Iterable[RawRow],
-    name: str,
-    mapping: ImportMapping | dict[str, str] | None = None,
-    errors: ErrorLog | None = None,
-) -> ParsedFile:
-    """Validate raw rows into answer records; raise ImportFailed listing every problem found.
+    names: FieldNames,
+    mapping: ImportMapping,
+    errors: ErrorLog,
+    unused: set[str],
+) -> Iterator[AnswerRecord]:
+    """The valid records of ``rows``, in file order, with their default repetition and id.
 
-    Rows are consumed one at a time and only their compact records are kept. Problems already
-    in ``errors`` (from reading the file) are reported along with these. ``mapping`` renames
-    columns and translates values (see annotation.ingest.mapping; a dict renames columns).
-
-    A missing ``repetition`` is the record's rank among the file's answers to the same
-    question (1, 2, ...); a missing ``answer_id`` is ``f"{question_id}-{repetition}"``.
+    A bad row is logged in ``errors`` and skipped; keys that are not fields go to ``unused``.
+    A missing ``repetition`` is the record's rank among the file's valid answers to the same
+    question (1, 2, ...); a missing ``answer_id`` is ``f"{question_id}-{repetition}"``. The
+    same rows always give the same records: both passes of an import rely on it.
     """
-    mapping = check_mapping(mapping=mapping or {}, name="mapping")
-    errors = errors if errors is not None else ErrorLog(file=name)
-    warnings = _Warnings()
-    parsed = ParsedFile(
-        name=name, records=[], renamed={target: key for key, target in mapping.columns.items()}
-    )
-    unused: set[str] = set()
-    texts: dict[str, str] = {}
     seen_per_question: dict[str, int] = {}
-    any_row = False
     for raw in rows:
-        any_row = True
-        outcome = _record(raw=raw, parsed=parsed, errors=errors, mapping=mapping, unused=unused, texts=texts)
+        outcome = _record(raw=raw, names=names, errors=errors, mapping=mapping, unused=unused)
         if outcome is None:
             continue
         record, repetition = outcome
         order = seen_per_question[record.question_id] = seen_per_question.get(record.question_id, 0) + 1
         repetition = repetition or order
         answer_id = record.answer_id or f"{record.question_id}-{repetition}"
-        parsed.records.append(replace(record, repetition=repetition, answer_id=answer_id))
-    if not any_row and not errors:
-        errors.add(row=None, field="file", message="no records found")
-    _check_across_rows(parsed=parsed, errors=errors, warnings=warnings)
-    errors.raise_if_any()
-    for key in sorted(unused):
-        warnings.add(f"{name}: {key}: not a known field; ignored")
-    parsed.warnings = warnings.as_list()
-    return parsed
-
-
-def parse_file(
-    *,
-    path: Path | str,
-    name: str | None = None,
-    mapping: ImportMapping | dict[str, str] | None = None,
-    max_bytes: int | None = None,
-) -> ParsedFile:
-    """Read and validate the file at ``path`` (called ``name`` in messages; default: the path).
-
-    Raises ImportFailed with up to MAX_ERRORS row errors when anything is wrong; touches no
-    database. ``max_bytes`` defaults to settings.IMPORT_MAX_BYTES.
-    """
-    name = name or str(path)
-    errors = ErrorLog(file=name)
-    rows = read_rows(
-        path=Path(path),
-        name=name,
-        errors=errors,
-        max_bytes=settings.IMPORT_MAX_BYTES if max_bytes is None else max_bytes,
-    )
-    return parse_rows(rows=rows, name=name, mapping=mapping, errors=errors)
+        yield replace(record, repetition=repetition, answer_id=answer_id)

@@ -34,6 +34,17 @@ def _save(upload: UploadedFile, directory: str, stem: str) -> Path:
     return path
 
 
+def _readable_path(upload: UploadedFile, directory: str, stem: str) -> Path:
+    # An import reads its file twice (check, then write), so it needs a path. Django already
+    # keeps an upload over FILE_UPLOAD_MAX_MEMORY_SIZE in a temporary file: read that one rather
+    # than copy it; a smaller upload, held in memory, is written out. The format comes from the
+    # upload's name, passed separately.
+    temporary = getattr(upload, "temporary_file_path", None)
+    if temporary is not None:
+        return Path(temporary())
+    return _save(upload, directory, stem)
+
+
 def _form_errors(*, upload: UploadedFile | None, name: str) -> list[ingest.RowError]:
     problems = []
     if not name:
@@ -72,7 +83,7 @@ def _run_import(
                     path=_save(mapping_upload, directory, "mapping"), name=mapping_upload.name
                 )
             summary = import_file(
-                path=_save(upload, directory, "data"),
+                path=_readable_path(upload, directory, "data"),
                 name=upload.name,
                 campaign_name=name,
                 mapping=mapping,

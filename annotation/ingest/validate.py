@@ -1,0 +1,353 @@
+"""Pass 1 of an import: the whole file checked as it streams, keeping only compact bookkeeping.
+
+An import reads its file twice. ``check_file`` validates every row and every rule across rows
+(answer ids unique, one text, theme and difficulty per question, titles of shared chunks) while
+keeping no text: per answer its id, row and a fingerprint of its record; per question and per
+chunk a digest and the first row. The database checks and the loader work from that
+bookkeeping, and the loader re-reads the file with ``CheckedFile.records`` (pass 2), which
+refuses any row that is not the very record pass 1 checked. Peak memory thus follows the
+number of answers and chunks, not the size of their texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+
+from annotation.ingest.errors import MAX_ERRORS, ErrorLog, ImportFailed, RowError
+from annotation.ingest.mapping import ImportMapping, check_mapping
+from annotation.ingest.readers import RawRow, read_rows
+from annotation.ingest.records import (
+    AnswerRecord,
+    FieldNames,
+    Warnings,
+    validated_records,
+)
+
+ANSWER_LEVEL, SENTENCE_LEVEL = "answer", "sentence"
+
+
+def text_digest(text: str) -> bytes:
+    """A digest telling texts apart (questions compared across rows and with the database)."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+@dataclass(slots=True)
+class QuestionSeen:
+    """A question's first row in the file and what every other row must repeat."""
+
+    row: int
+    text: bytes  # text_digest of the question's text
+    theme: str
+    difficulty: str
+
+
+@dataclass(slots=True)
+class ChunkSeen:
+    """The first source giving a chunk id with one text: its row, field and title and page."""
+
+    row: int
+    field: str
+    # hash((title, page)): only compared, in this process, to warn about another title or page.
+    title_page: int
+
+
+@dataclass(slots=True)
+class LabelUses:
+    """Where labels of one criterion at one level appear: the first MAX_ERRORS places, as
+    (order, row, field), and how many there are in all."""
+
+    count: int = 0
+    first: list[tuple[int, int, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Conflict:
+    """Two rows that disagree; turned into an error once every row has been read."""
+
+    row: int
+    field: str
+    question_id: str = ""
+    here: str = ""
+    first_row: int = 0
+    answer_id: str = ""
+
+
+@dataclass
+class CheckedFile:
+    """A file valid as far as can be told without the database, and what pass 2 needs to
+    read it again. Holds no text of the file but question ids, answer ids and chunk ids."""
+
+    path: Path
+    name: str
+    mapping: ImportMapping
+    max_bytes: int
+    names: FieldNames
+    warnings: list[str]
+    # Answer id -> its row, in file order.
+    answers: dict[str, int]
+    questions: dict[str, QuestionSeen]
+    # (chunk id, text hash) -> its first source, in file order.
+    chunks: dict[tuple[str, str], ChunkSeen]
+    # (criterion, level) -> where its labels are.
+    labels: dict[tuple[str, str], LabelUses]
+    # Row and fingerprint of every record, in file order (see ``_fingerprint``).
+    rows: array
+    fingerprints: array
+
+    @property
+    def count(self) -> int:
+        """The number of answers in the file."""
+        return len(self.rows)
+
+    def field_name(self, path: str) -> str:
+        return self.names(path)
+
+    def records(self) -> Iterator[AnswerRecord]:
+        """Pass 2: the file's records read again, each one checked against pass 1.
+
+        Raises ImportFailed naming the row when the file no longer gives the records pass 1
+        checked (it changed in between): a row now invalid, different, missing or extra.
+        """
+        errors = ErrorLog(file=self.name)
+        stream = validated_records(
+            rows=read_rows(path=self.path, name=self.name, errors=errors, max_bytes=self.max_bytes),
+            names=self.names,
+            mapping=self.mapping,
+            errors=errors,
+            unused=set(),
+        )
+        index = 0
+        for record in stream:
+            errors.raise_if_any()
+            if index >= len(self.rows):
+                raise _changed(name=self.name, row=record.row, what="is a record it did not hold")
+            if record.row != self.rows[index]:
+                raise _changed(name=self.name, row=min(record.row, self.rows[index]), what="has other rows")
+            if _fingerprint(record) != self.fingerprints[index]:
+                raise _changed(name=self.name, row=record.row, what="holds another record on this row")
+            index += 1
+            yield record
+        errors.raise_if_any()
+        if index < len(self.rows):
+            raise _changed(name=self.name, row=self.rows[index], what="no longer holds this row")
+
+    def question_texts(self, *, rows: set[int]) -> dict[int, str]:
+        """The question text of the records at ``rows``, read from the file again: only for the
+        messages of a refused import, so that pass 1 keeps no text."""
+        if not rows:
+            return {}
+        errors = ErrorLog(file=self.name)
+        records = validated_records(
+            rows=read_rows(path=self.path, name=self.name, errors=errors, max_bytes=self.max_bytes),
+            names=self.names,
+            mapping=self.mapping,
+            errors=errors,
+            unused=set(),
+        )
+        return {record.row: record.question for record in records if record.row in rows}
+
+
+def _changed(*, name: str, row: int, what: str) -> ImportFailed:
+    message = f"the file changed while it was imported: it {what}; nothing was imported, import it again"
+    return ImportFailed([RowError(file=name, row=row, field="file", message=message)])
+
+
+def _fingerprint(record: AnswerRecord) -> int:
+    # Python's hash of the whole record (every field, every source and label): both passes run
+    # in one process, so a record read again unchanged has the same hash, and 64 bits make a
+    # changed one with the same hash vanishingly unlikely. Much cheaper than a digest of its text.
+    return hash(record)
+
+
+def check_file(
+    *,
+    path: Path | str,
+    name: str | None = None,
+    mapping: ImportMapping | dict[str, str] | None = None,
+    max_bytes: int | None = None,
+) -> CheckedFile:
+    """Pass 1: read and validate the file at ``path`` (``name`` in messages; default the path).
+
+    Raises ImportFailed with up to MAX_ERRORS errors (file, row, field) when anything is wrong:
+    row errors first, then the rules across rows, as one list sorted by row. Touches no
+    database and keeps no text. ``max_bytes`` defaults to settings.IMPORT_MAX_BYTES.
+    """
+    name = name or str(path)
+    mapping = check_mapping(mapping=mapping or {}, name="mapping")
+    checked = CheckedFile(
+        path=Path(path),
+        name=name,
+        mapping=mapping,
+        max_bytes=settings.IMPORT_MAX_BYTES if max_bytes is None else max_bytes,
+        names=FieldNames(renamed={target: key for key, target in mapping.columns.items()}),
+        warnings=[],
+        answers={},
+        questions={},
+        chunks={},
+        labels={},
+        rows=array("q"),
+        fingerprints=array("q"),
+    )
+    errors = ErrorLog(file=name)
+    unused: set[str] = set()
+    raw_rows = _Counted(read_rows(path=checked.path, name=name, errors=errors, max_bytes=checked.max_bytes))
+    first_pass = _FirstPass(checked=checked)
+    for record in validated_records(
+        rows=raw_rows, names=checked.names, mapping=mapping, errors=errors, unused=unused
+    ):
+        first_pass.note(record)
+    if not raw_rows.count and not errors:
+        errors.add(row=None, field="file", message="no records found")
+    # Rules across rows are logged after every row error, as when they ran over kept records,
+    # so that the same MAX_ERRORS are listed.
+    _log_conflicts(checked=checked, conflicts=first_pass.conflicts, errors=errors)
+    errors.more += first_pass.more_conflicts
+    errors.raise_if_any()
+    for key in sorted(unused):
+        first_pass.warnings.add(f"{name}: {key}: not a known field; ignored")
+    checked.warnings = first_pass.warnings.as_list()
+    return checked
+
+
+class _Counted:
+    """Raw rows passed through, counted (a file with none is refused)."""
+
+    def __init__(self, rows: Iterator[RawRow]) -> None:
+        self.rows = rows
+        self.count = 0
+
+    def __iter__(self) -> Iterator[RawRow]:
+        for raw in self.rows:
+            self.count += 1
+            yield raw
+
+
+class _FirstPass:
+    """The bookkeeping of pass 1, noted record by record into ``checked``."""
+
+    def __init__(self, *, checked: CheckedFile) -> None:
+        self.checked = checked
+        self.warnings = Warnings()
+        # The first MAX_ERRORS disagreements between rows (all that can be listed), the rest counted.
+        self.conflicts: list[_Conflict] = []
+        self.more_conflicts = 0
+        self.label_order = 0
+
+    def note(self, record: AnswerRecord) -> None:
+        checked = self.checked
+        checked.rows.append(record.row)
+        checked.fingerprints.append(_fingerprint(record))
+        first_row = checked.answers.setdefault(record.answer_id, record.row)
+        if first_row != record.row:
+            self._conflict(
+                _Conflict(row=record.row, field="answer_id", answer_id=record.answer_id, first_row=first_row)
+            )
+        self._question(record)
+        self._chunks(record)
+        self._labels(record)
+
+    def _conflict(self, conflict: _Conflict) -> None:
+        if len(self.conflicts) < MAX_ERRORS:
+            self.conflicts.append(conflict)
+        else:
+            self.more_conflicts += 1
+
+    def _question(self, record: AnswerRecord) -> None:
+        digest = text_digest(record.question)
+        first = self.checked.questions.get(record.question_id)
+        if first is None:
+            self.checked.questions[record.question_id] = QuestionSeen(
+                row=record.row, text=digest, theme=record.theme, difficulty=record.difficulty
+            )
+            return
+        for attribute, differs in (
+            ("question", digest != first.text),
+            ("theme", record.theme != first.theme),
+            ("difficulty", record.difficulty != first.difficulty),
+        ):
+            if differs:
+                self._conflict(
+                    _Conflict(
+                        row=record.row,
+                        field=attribute,
+                        question_id=record.question_id,
+                        here=getattr(record, attribute),
+                        first_row=first.row,
+                    )
+                )
+
+    def _chunks(self, record: AnswerRecord) -> None:
+        chunks, names = self.checked.chunks, self.checked.names
+        for source in record.sources:
+            key = (source.id, source.text_hash)
+            title_page = hash((source.title, source.page))
+            seen = chunks.get(key)
+            if seen is None:
+                chunks[key] = ChunkSeen(row=record.row, field=source.field, title_page=title_page)
+            elif seen.title_page != title_page:
+                self.warnings.add(
+                    f"{self.checked.name}:{record.row}: {names(source.field)}: chunk {source.id!r} "
+                    f"has another title or page than with the same text at row {seen.row}; the first is kept"
+                )
+
+    def _labels(self, record: AnswerRecord) -> None:
+        placed = [(label, ANSWER_LEVEL) for label in record.labels]
+        for sentence in record.sentences or ():
+            placed.extend((label, SENTENCE_LEVEL) for label in sentence.labels)
+        for label, level in placed:
+            uses = self.checked.labels.setdefault((label.criterion, level), LabelUses())
+            uses.count += 1
+            if len(uses.first) < MAX_ERRORS:
+                uses.first.append((self.label_order, record.row, label.field))
+            self.label_order += 1
+
+
+def _log_conflicts(*, checked: CheckedFile, conflicts: list[_Conflict], errors: ErrorLog) -> None:
+    if not conflicts:
+        return
+    texts = checked.question_texts(rows={c.first_row for c in conflicts if c.field == "question"})
+    for conflict in conflicts:
+        if conflict.field == "answer_id":
+            message = f"{conflict.answer_id!r} is already the id of the answer at row {conflict.first_row}"
+        else:
+            first = checked.questions[conflict.question_id]
+            value = (
+                texts.get(conflict.first_row, "")
+                if conflict.field == "question"
+                else getattr(first, conflict.field)
+            )
+            message = (
+                f"question {conflict.question_id!r} has {conflict.here!r} here but "
+                f"{value!r} at row {conflict.first_row}"
+            )
+        errors.add(row=conflict.row, field=checked.names(conflict.field), message=message)
+
+
+@dataclass
+class ParsedFile:
+    """A whole file's records, in memory: for small files and tools (an import streams)."""
+
+    name: str
+    records: list[AnswerRecord]
+    warnings: list[str] = field(default_factory=list)
+
+
+def parse_file(
+    *,
+    path: Path | str,
+    name: str | None = None,
+    mapping: ImportMapping | dict[str, str] | None = None,
+    max_bytes: int | None = None,
+) -> ParsedFile:
+    """Check the file at ``path`` (as ``check_file``) and return all its records in memory.
+
+    Raises ImportFailed as ``check_file`` does; touches no database.
+    """
+    checked = check_file(path=path, name=name, mapping=mapping, max_bytes=max_bytes)
+    return ParsedFile(name=checked.name, records=list(checked.records()), warnings=checked.warnings)

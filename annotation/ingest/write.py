@@ -1,0 +1,275 @@
+"""Pass 2 of an import: the rows of one batch of answers, written in bulk.
+
+The writer keeps only id maps between batches (question id -> pk, (chunk id, text hash) -> pk,
+replaced answer id -> pk); each batch brings its records and their text analysis, inserts the
+questions and chunks it is the first to give, then its answers, sources, sentences, units and
+labels. It runs inside the import's transaction.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from annotation.append_only import label_deletion_allowed
+from annotation.ingest.analysis import SentenceRow
+from annotation.ingest.bulk import insert_rows
+from annotation.ingest.checks import LOOKUP_BATCH, Existing, batches
+from annotation.ingest.records import AnswerRecord, LabelRecord
+from annotation.models import (
+    Answer,
+    AnswerSource,
+    Campaign,
+    Criterion,
+    Label,
+    Level,
+    Question,
+    Sentence,
+    SourceChunk,
+    Stage,
+    Unit,
+)
+
+# Plain strings: the database driver dumps enum members much more slowly, row after row.
+ANSWER, SENTENCE, IMPORTED = Level.ANSWER.value, Level.SENTENCE.value, Stage.IMPORTED.value
+
+
+@dataclass(frozen=True)
+class JudgeLabel:
+    """A judge's label found in the file, attached to the unit it was written for."""
+
+    unit_id: int
+    criterion_id: int
+    value: int
+
+
+@dataclass
+class LoadResult:
+    """What one import wrote; ``deleted`` counts rows removed by --update, by model label.
+
+    ``judge_labels`` holds the file's judge labels when the loader was given nowhere to store
+    them; ``judgments`` counts those stored as they came.
+    """
+
+    campaign: Campaign
+    campaign_created: bool
+    questions_created: int = 0
+    chunks_created: int = 0
+    answers_created: int = 0
+    answers_replaced: int = 0
+    sentences: int = 0
+    units: int = 0
+    labels: int = 0
+    judgments: int = 0
+    judge_labels: list[JudgeLabel] = field(default_factory=list)
+    deleted: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+# (question id, text, theme, difficulty, language) of a question to insert.
+NewQuestion = tuple[str, str, str, str, str]
+
+
+class Writer:
+    """Writes an import's answers batch by batch into ``campaign``; see the module docstring."""
+
+    def __init__(self, *, campaign: Campaign, existing: Existing, result: LoadResult) -> None:
+        self.campaign = campaign
+        self.result = result
+        self.criteria = {c.name: c.pk for c in Criterion.objects.filter(campaign=campaign)}
+        self.questions = dict(existing.questions)
+        self.chunks = dict(existing.chunks)
+        self.replaced = existing.replaced
+
+    def clear(self, *, answer_pks: Iterable[int]) -> set[int]:
+        """Remove what replaced answers held: units (with their labels and judgments), sentences,
+        sources. Returns the pks of the chunks they linked, for ``drop_unused_chunks``."""
+        deleted: Counter[str] = Counter()
+        linked: set[int] = set()
+        with label_deletion_allowed():
+            for pks in batches(list(answer_pks), LOOKUP_BATCH):
+                linked.update(
+                    AnswerSource.objects.filter(answer_id__in=pks).values_list("chunk_id", flat=True)
+                )
+                for queryset in (
+                    Unit.objects.filter(answer_id__in=pks),
+                    Sentence.objects.filter(answer_id__in=pks),
+                    AnswerSource.objects.filter(answer_id__in=pks),
+                ):
+                    _, per_model = queryset.delete()
+                    deleted.update(per_model)
+        self.result.deleted = {label: count for label, count in sorted(deleted.items()) if count}
+        return linked
+
+    def drop_unused_chunks(self, *, pks: set[int]) -> None:
+        """Delete those of ``pks`` no answer links any more: the texts replaced answers no longer
+        have (a chunk is kept while any answer, old or new, was given its text)."""
+        unused: list[int] = []
+        for batch in batches(sorted(pks), LOOKUP_BATCH):
+            used = set(AnswerSource.objects.filter(chunk_id__in=batch).values_list("chunk_id", flat=True))
+            unused.extend(pk for pk in batch if pk not in used)
+        for batch in batches(unused, LOOKUP_BATCH):
+            SourceChunk.objects.filter(pk__in=batch).delete()
+        if unused:
+            label = SourceChunk._meta.label
+            self.result.deleted = dict(sorted({**self.result.deleted, label: len(unused)}.items()))
+
+    def write(
+        self,
+        *,
+        questions: list[NewQuestion],
+        records: list[AnswerRecord],
+        analysed: list[tuple[str, list[SentenceRow]]],
+    ) -> list[JudgeLabel]:
+        """Write one batch: the ``questions`` it is the first to give, then ``records`` with
+        their (language, sentences) in ``analysed``. Returns the batch's judge labels."""
+        self._questions(questions)
+        self._chunks(records)
+        return self._answers(records=records, analysed=analysed)
+
+    def _questions(self, questions: list[NewQuestion]) -> None:
+        ids = insert_rows(
+            model=Question,
+            columns=["campaign", "external_id", "text", "theme", "difficulty", "language"],
+            rows=[(self.campaign.pk, *question) for question in questions],
+        )
+        self.questions.update((question[0], pk) for question, pk in zip(questions, ids, strict=True))
+        self.result.questions_created += len(questions)
+
+    def _chunks(self, records: list[AnswerRecord]) -> None:
+        # The first source with an (id, text) in file order gives the row its title and page.
+        new = {}
+        for record in records:
+            for source in record.sources:
+                key = (source.id, source.text_hash)
+                if key not in self.chunks and key not in new:
+                    new[key] = (
+                        self.campaign.pk,
+                        source.id,
+                        source.title,
+                        source.page,
+                        source.text,
+                        source.text_hash,
+                    )
+        ids = insert_rows(
+            model=SourceChunk,
+            columns=["campaign", "external_id", "title", "page", "text", "text_hash"],
+            rows=list(new.values()),
+        )
+        self.chunks.update(zip(new, ids, strict=True))
+        self.result.chunks_created += len(new)
+
+    def _labels(
+        self, unit_id: int, labels: Iterable[LabelRecord], out: list[tuple], judged: list[JudgeLabel]
+    ) -> None:
+        for label in labels:
+            criterion_id = self.criteria[label.criterion]
+            if label.human is not None:
+                out.append((unit_id, criterion_id, IMPORTED, label.human))
+            if label.llm is not None:
+                judged.append(JudgeLabel(unit_id=unit_id, criterion_id=criterion_id, value=label.llm))
+
+    def _answers(
+        self, *, records: list[AnswerRecord], analysed: list[tuple[str, list[SentenceRow]]]
+    ) -> list[JudgeLabel]:
+        campaign_id = self.campaign.pk
+        questions, chunks, replaced = self.questions, self.chunks, self.replaced
+        languages = [language for language, _ in analysed]
+        fresh = [(r, lang) for r, lang in zip(records, languages, strict=True) if r.answer_id not in replaced]
+        ids = insert_rows(
+            model=Answer,
+            columns=["campaign", "question", "external_id", "repetition", "text", "language"],
+            rows=[
+                (campaign_id, questions[r.question_id], r.answer_id, r.repetition, r.answer, language)
+                for r, language in fresh
+            ],
+        )
+        answer_pk = {r.answer_id: pk for (r, _), pk in zip(fresh, ids, strict=True)}
+        updated = [
+            Answer(
+                pk=replaced[r.answer_id],
+                question_id=questions[r.question_id],
+                repetition=r.repetition,
+                text=r.answer,
+                language=language,
+            )
+            for r, language in zip(records, languages, strict=True)
+            if r.answer_id in replaced
+        ]
+        Answer.objects.bulk_update(updated, ["question", "repetition", "text", "language"])
+        answer_pk.update({r.answer_id: replaced[r.answer_id] for r in records if r.answer_id in replaced})
+        self.result.answers_created += len(fresh)
+        self.result.answers_replaced += len(updated)
+
+        source_rows, sentence_rows, counts = [], [], []
+        for record, (_, items) in zip(records, analysed, strict=True):
+            pk = answer_pk[record.answer_id]
+            source_rows.extend(
+                (pk, chunks[(source.id, source.text_hash)], rank)
+                for rank, source in enumerate(record.sources, start=1)
+            )
+            retrieved = {source.id for source in record.sources}
+            counts.append(len(items))
+            sentence_rows.extend(
+                (
+                    pk,
+                    position,
+                    text,
+                    paragraph,
+                    index,
+                    cited,
+                    all(c in retrieved for c in cited) if cited else None,
+                )
+                for position, (text, paragraph, index, cited) in enumerate(items)
+            )
+        insert_rows(
+            model=AnswerSource, columns=["answer", "chunk", "rank"], rows=source_rows, returning=False
+        )
+        sentence_ids = insert_rows(
+            model=Sentence,
+            columns=[
+                "answer",
+                "position",
+                "text",
+                "paragraph",
+                "paragraph_index",
+                "cited_ids",
+                "citations_ok",
+            ],
+            rows=sentence_rows,
+        )
+
+        unit_rows = []
+        cursor = 0
+        for record, count in zip(records, counts, strict=True):
+            pk = answer_pk[record.answer_id]
+            unit_rows.append((campaign_id, ANSWER, pk, None, record.theme, record.difficulty))
+            unit_rows.extend(
+                (campaign_id, SENTENCE, pk, sentence_id, record.theme, record.difficulty)
+                for sentence_id in sentence_ids[cursor : cursor + count]
+            )
+            cursor += count
+        unit_ids = insert_rows(
+            model=Unit,
+            columns=["campaign", "level", "answer", "sentence", "theme", "difficulty"],
+            rows=unit_rows,
+        )
+        self.result.sentences += len(sentence_ids)
+        self.result.units += len(unit_ids)
+
+        label_rows: list[tuple] = []
+        judged: list[JudgeLabel] = []
+        cursor = 0
+        for record, count in zip(records, counts, strict=True):
+            self._labels(unit_ids[cursor], record.labels, label_rows, judged)
+            if record.sentences is not None:
+                sentence_units = unit_ids[cursor + 1 : cursor + 1 + count]
+                for sentence, unit_id in zip(record.sentences, sentence_units, strict=True):
+                    self._labels(unit_id, sentence.labels, label_rows, judged)
+            cursor += 1 + count
+        insert_rows(
+            model=Label, columns=["unit", "criterion", "stage", "value"], rows=label_rows, returning=False
+        )
+        self.result.labels += len(label_rows)
+        return judged
