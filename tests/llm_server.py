@@ -257,6 +257,9 @@ class ScriptedLLMServer:
         self._served_completion_tokens = 0
         self._serial = 0
         self._closing = threading.Event()
+        # Set: replies go out; cleared by hold(), requests then wait (in flight) until release().
+        self._gate = threading.Event()
+        self._gate.set()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -272,8 +275,9 @@ class ScriptedLLMServer:
         return self
 
     def stop(self) -> None:
-        """Stop serving; replies still waiting (latency, ``slow``) are released at once."""
+        """Stop serving; replies still waiting (latency, ``slow``, held) are released at once."""
         self._closing.set()
+        self._gate.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -285,6 +289,15 @@ class ScriptedLLMServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+    def hold(self) -> None:
+        """Hold every reply back from now on: requests arrive and count as in flight, none
+        returns until :meth:`release`. A test can then act while calls are certainly mid-flight."""
+        self._gate.clear()
+
+    def release(self) -> None:
+        """Let the held replies (and all later ones) go out."""
+        self._gate.set()
 
     # -- script and records ------------------------------------------------------------------
 
@@ -363,6 +376,7 @@ class ScriptedLLMServer:
         try:
             if self.latency_s:
                 self._closing.wait(self.latency_s)
+            self._gate.wait()
             if path == "/v1/chat/completions":
                 self._chat(handler, body, fault, serial)
             elif path == "/v1/embeddings":

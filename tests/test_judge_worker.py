@@ -73,14 +73,25 @@ def test_after_a_kill_9_mid_call_the_tokens_recorded_equal_the_tokens_the_server
         run = start_judge_run(criterion=relevance, judge=judge, concurrency=4)
         worker.start()
 
-        def busy() -> bool:
-            # Every thread waiting for a reply: the kill cuts four calls off mid-flight.
+        def progressed() -> bool:
             run.refresh_from_db()
-            return run.done_units >= 4 and server.in_flight == 4
+            return run.done_units >= 4
 
-        wait_for(busy, timeout=30, interval=0.01, what=lambda: f"calls in flight (log:\n{worker.log()})")
+        wait_for(progressed, timeout=30, interval=0.01, what=lambda: f"judgments (log:\n{worker.log()})")
+        # From now on no reply comes back: each of the four threads ends up waiting for one, and
+        # every reply that did come back gets stored, so the kill cuts exactly four calls off.
+        server.hold()
+
+        def cut_off_mid_call() -> bool:
+            run.refresh_from_db()
+            answered = len(server.calls) - server.in_flight
+            return server.in_flight == 4 and run.done_units == answered
+
+        wait_for(cut_off_mid_call, timeout=30, interval=0.01, what=lambda: f"held calls ({worker.log()})")
         worker.kill()
         requests_at_kill = len(server.calls)
+        # The provider still answers (and bills) the calls whose client died.
+        server.release()
         worker.start()
 
         def finished() -> bool:
