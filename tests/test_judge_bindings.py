@@ -56,7 +56,7 @@ def test_a_run_after_an_edit_of_the_guidelines_is_refused_and_changes_nothing(ca
     runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge).pk)
     _edit(relevance, "Label 1 when the answer is on topic.")
     with pytest.raises(
-        runs.RunError, match=r"judge gpt is bound to .* guidelines version 1 .*\(now version 2\)"
+        runs.RunError, match=r"judge gpt is bound to .* guidelines version 1 .*; guidelines now version 2\)"
     ):
         runs.create_run(criterion=relevance, judge=judge)
     assert JudgeRun.objects.count() == 1
@@ -65,6 +65,16 @@ def test_a_run_after_an_edit_of_the_guidelines_is_refused_and_changes_nothing(ca
     runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=other).pk)
     assert JudgePrompt.objects.get(judge=other).version.number == 2
     assert "Label 1 when the answer is on topic." in server.requests[-1]["messages"][0]["content"]
+
+
+def test_a_new_title_changes_the_prompt_and_the_refusal_says_the_title_may_be_why(campaign, relevance, server):
+    judge = _judge(campaign, server)
+    runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge).pk)
+    relevance.title = "Pertinence de la réponse"
+    relevance.save(update_fields=["title"])
+    with pytest.raises(runs.RunError, match=r"an edit of the criterion's title, guidelines or judge prompt"):
+        runs.create_run(criterion=relevance, judge=judge)
+    assert JudgeRun.objects.count() == 1
 
 
 def test_an_edit_of_the_judge_prompt_refuses_too_but_one_that_renders_the_same_text_does_not(

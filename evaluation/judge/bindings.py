@@ -75,9 +75,10 @@ def bind(*, judge: Judge, criterion: Criterion) -> JudgePrompt | None:
         raise PromptChanged(
             _(
                 "judge %(judge)s is bound to the prompt of %(criterion)s guidelines version "
-                "%(bound)s (sha256 %(sha)s); the guidelines or the judge prompt have changed "
-                "since (now version %(current)s), and one judge's labels must rest on one prompt: "
-                "run a judge under a new name to use the new text"
+                "%(bound)s (sha256 %(sha)s); the prompt it would send now differs (an edit of "
+                "the criterion's title, guidelines or judge prompt; guidelines now version "
+                "%(current)s), and one judge's labels must rest on one prompt: run a judge under "
+                "a new name to use the new text"
             )
             % {
                 "judge": judge.name,
