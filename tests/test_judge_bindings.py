@@ -67,14 +67,18 @@ def test_a_run_after_an_edit_of_the_guidelines_is_refused_and_changes_nothing(ca
     assert "Label 1 when the answer is on topic." in server.requests[-1]["messages"][0]["content"]
 
 
-def test_a_new_title_changes_the_prompt_and_the_refusal_says_the_title_may_be_why(campaign, relevance, server):
+def test_a_new_title_of_a_campaign_criterion_changes_its_prompt_and_the_refusal_says_so(campaign, server):
+    make_answer(campaign=campaign)
+    tone = Criterion.objects.create(
+        campaign=campaign, name="tone", title="Tone", level="answer", guidelines="1: a neutral tone."
+    )
     judge = _judge(campaign, server)
-    runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge).pk)
-    relevance.title = "Pertinence de la réponse"
-    relevance.save(update_fields=["title"])
+    runs.run_inline(run_id=runs.create_run(criterion=tone, judge=judge).pk)
+    tone.title = "Professional tone"
+    tone.save(update_fields=["title"])
     with pytest.raises(runs.RunError, match=r"an edit of the criterion's title, guidelines or judge prompt"):
-        runs.create_run(criterion=relevance, judge=judge)
-    assert JudgeRun.objects.count() == 1
+        runs.create_run(criterion=tone, judge=judge)
+    assert JudgeRun.objects.filter(criterion=tone).count() == 1
 
 
 def test_an_edit_of_the_judge_prompt_refuses_too_but_one_that_renders_the_same_text_does_not(
