@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,9 +102,22 @@ def _chunks(ids: list[int]) -> Iterator[list[int]]:
         yield ids[start : start + ID_CHUNK]
 
 
+def pick_default_judge(judges: Sequence[Judge]) -> Judge | None:
+    """The judge a report reads when none is named, the one rule of the command and the pages:
+    the only judge run in the app (an LLM or the lexical judge), else the imported judge when it
+    is the only judge. None when there is no judge, or when several were run in the app: then
+    the choice is the reader's, never a guess."""
+    running = [judge for judge in judges if judge.kind != Judge.Kind.IMPORTED]
+    if len(running) == 1:
+        return running[0]
+    if not running and len(judges) == 1:
+        return judges[0]
+    return None
+
+
 def default_judge(*, campaign: Campaign, name: str | None = None) -> Judge:
-    """The named judge; without a name, the campaign's only non-imported judge, else the
-    imported judge when it is the only one. Raises EstimateError naming the judges otherwise."""
+    """The named judge, or :func:`pick_default_judge`'s choice. Raises EstimateError naming the
+    judges when the name is unknown, when there is no judge, or when the choice is ambiguous."""
     judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
     names = ", ".join(judge.name for judge in judges) or "none"
     if name:
@@ -114,12 +127,10 @@ def default_judge(*, campaign: Campaign, name: str | None = None) -> Judge:
         raise EstimateError(f"judge {name!r} does not exist in {campaign.name!r} (judges: {names})")
     if not judges:
         raise EstimateError(f"campaign {campaign.name!r} has no judge yet")
-    running = [judge for judge in judges if judge.kind != Judge.Kind.IMPORTED]
-    if len(running) == 1:
-        return running[0]
-    if not running and len(judges) == 1:
-        return judges[0]
-    raise EstimateError(f"campaign {campaign.name!r} has several judges; pick one with --judge: {names}")
+    judge = pick_default_judge(judges)
+    if judge is None:
+        raise EstimateError(f"campaign {campaign.name!r} has several judges; pick one with --judge: {names}")
+    return judge
 
 
 def _ones_zeros(*, ones: int, count: int) -> np.ndarray:

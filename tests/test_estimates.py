@@ -387,6 +387,11 @@ def test_default_judge_prefers_the_only_run_judge_then_the_imported_one(db):
     with pytest.raises(estimates.EstimateError, match="gpt, imported, lexical"):
         estimates.default_judge(campaign=campaign)
     assert estimates.default_judge(campaign=campaign, name="imported") == imported
+    judges = list(Judge.objects.filter(campaign=campaign))
+    assert estimates.pick_default_judge(judges) is None
+    assert estimates.pick_default_judge([imported, lexical]) == lexical
+    assert estimates.pick_default_judge([imported]) == imported
+    assert estimates.pick_default_judge([]) is None
 
 
 def test_a_theme_with_one_label_has_a_point_estimate_and_null_bounds(db):

@@ -159,7 +159,7 @@ def test_compare_with_a_campaign_without_the_criterion_is_400_naming_it(campaign
     build(campaign)
     response = client_for(analyst).get(page("compare", campaign), {"other": other.slug})
     assert response.status_code == 400
-    assert "no judge has labeled it yet" in response.content.decode()
+    assert "other: no judge has labeled this campaign yet" in response.content.decode()
 
 
 def test_compare_without_another_campaign_shows_the_form(campaign, analyst, client_for):

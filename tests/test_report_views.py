@@ -206,6 +206,24 @@ def test_htmx_request_gets_the_results_fragment_only(campaign, analyst, client_f
     assert 'id="report-results"' in content and "ppi++" in content
 
 
+def test_with_two_judges_run_in_the_app_the_page_asks_which(campaign, analyst, client_for):
+    build(campaign, second_judge=True)
+    Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
+    client = client_for(analyst)
+    content = client.get(url(campaign)).content.decode()
+    assert "Several judges have labeled this campaign (gpt, imported, lexical)" in content
+    assert '<option value="" selected>choose a judge</option>' in content
+    assert "Judge <strong>" not in content
+    # The same rule everywhere: the downloads refuse to guess too, naming the judges.
+    csv_response = client.get(reverse("evaluation:export_csv", args=[campaign.slug, "relevance"]))
+    assert csv_response.status_code == 400
+    assert "several judges" in csv_response.content.decode() and "gpt, imported, lexical" in (
+        csv_response.content.decode()
+    )
+    chosen = client.get(url(campaign), {"judge": "lexical"}).content.decode()
+    assert "Judge <strong>lexical</strong>" in chosen and "choose a judge" not in chosen
+
+
 def test_campaign_without_judge_says_so(campaign, analyst, client_for):
     response = client_for(analyst).get(url(campaign))
     assert response.status_code == 200

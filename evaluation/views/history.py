@@ -68,6 +68,7 @@ def history(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
         "method": params.method,
         "alpha": params.alpha,
         "errors": params.errors,
+        "no_judge": params.no_judge,
         "confidence": f"{(1 - params.alpha) * 100:g}%",
         "may_refresh": may_refresh_estimates(roles=roles),
     }
@@ -194,9 +195,9 @@ def compare(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
         context.update(other=other, other_judges=other_judges, other_judge=other_params.judge)
         if other_criterion is None:
             errors.append(f"other: {other.name!r} has no criterion {criterion_obj.name!r}")
-        for side, judge in (("this campaign", params.judge), ("other", other_params.judge)):
-            if judge is None:
-                errors.append(f"{side}: no judge has labeled it yet")
+        for side, side_params in (("this campaign", params), ("other", other_params)):
+            if side_params.judge is None and side_params.no_judge:
+                errors.append(f"{side}: {side_params.no_judge}")
         if not errors:
             left = compute_report(
                 criterion=criterion_obj, judge=params.judge, alpha=params.alpha, method=params.method
@@ -248,7 +249,7 @@ def _export_report(request: HttpRequest, slug: str, criterion: str) -> tuple[Cam
     campaign, _, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     params = report_params(request=request, judges=judges)
     if params.errors or params.judge is None:
-        message = "; ".join(params.errors) or "no judge has labeled this campaign yet"
+        message = "; ".join(params.errors) or params.no_judge
         return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
     report = compute_report(
         criterion=criterion_obj, judge=params.judge, alpha=params.alpha, method=params.method

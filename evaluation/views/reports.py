@@ -20,7 +20,7 @@ from annotation.access import get_campaign_for
 from annotation.models import Campaign, Criterion, Role
 from evaluation import planning, stats
 from evaluation.charts import interval_chart
-from evaluation.estimates import METHODS, GroupEstimate, Report, compute_report
+from evaluation.estimates import METHODS, GroupEstimate, Report, compute_report, pick_default_judge
 from evaluation.models import Judge
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
@@ -83,13 +83,18 @@ class ReportParams:
     alpha: float
     target: float
     errors: list[str]
+    # Why there is no judge when ``judge`` is None and no name was given: none yet, or several.
+    no_judge: str = ""
 
 
 def report_params(*, request: HttpRequest, judges: list[Judge], prefix: str = "") -> ReportParams:
-    """``judge`` (a name; default the only non-imported judge, else the first by name),
-    ``method`` (robust or study), ``alpha`` and the planner's ``target`` (strictly between 0
-    and 1). ``prefix`` reads ``<prefix>judge`` instead of ``judge`` (the other campaign of a
-    comparison)."""
+    """The GET parameters of a report view, checked.
+
+    ``judge``: a name; by default :func:`~evaluation.estimates.pick_default_judge`'s choice, and
+    none when several judges were run (``no_judge`` says why: the reader picks one). ``method``:
+    robust or study. ``alpha`` and the planner's ``target``: strictly between 0 and 1.
+    ``prefix`` reads ``<prefix>judge`` instead of ``judge`` (the other campaign of a comparison).
+    """
     errors: list[str] = []
     method = request.GET.get("method") or "robust"
     if method not in METHODS:
@@ -103,11 +108,22 @@ def report_params(*, request: HttpRequest, judges: list[Judge], prefix: str = ""
     )
     field = f"{prefix}judge"
     judge_name = request.GET.get(field) or ""
-    judge = next((j for j in judges if j.name == judge_name), None) if judge_name else _default_judge(judges)
+    judge = (
+        next((j for j in judges if j.name == judge_name), None) if judge_name else pick_default_judge(judges)
+    )
+    names = ", ".join(j.name for j in judges) or "none"
     if judge_name and judge is None:
-        names = ", ".join(j.name for j in judges) or "none"
         errors.append(f"{field}: {judge_name!r} is not a judge of this campaign (judges: {names})")
-    return ReportParams(judge=judge, method=method, alpha=alpha, target=target, errors=errors)
+    no_judge = ""
+    if judge is None and not judge_name:
+        no_judge = (
+            f"several judges have labeled this campaign: choose one ({names})"
+            if judges
+            else "no judge has labeled this campaign yet"
+        )
+    return ReportParams(
+        judge=judge, method=method, alpha=alpha, target=target, errors=errors, no_judge=no_judge
+    )
 
 
 def criterion_page(
@@ -122,13 +138,6 @@ def criterion_page(
 
 def campaign_judges(*, campaign: Campaign) -> list[Judge]:
     return list(Judge.objects.filter(campaign=campaign).order_by("name"))
-
-
-def _default_judge(judges: list[Judge]) -> Judge | None:
-    running = [judge for judge in judges if judge.kind != Judge.Kind.IMPORTED]
-    if len(running) == 1:
-        return running[0]
-    return judges[0] if judges else None
 
 
 def _arrays(group: GroupEstimate) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -278,10 +287,9 @@ def _comparison(
 def report(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
     """The report of ``criterion`` for managers and analysts (403 for any other role).
 
-    GET parameters: ``judge`` (a judge name; default the campaign's only non-imported judge,
-    else the first by name), ``method`` (robust or study), ``alpha`` and the planner's
-    ``target`` half-width (both strictly between 0 and 1). A bad parameter gives 400 with a
-    message naming it. An htmx request gets the results region only, with status 200 even when
+    GET parameters as in :func:`report_params`; with several judges and none named, the page
+    asks which (the command refuses the same way). A bad parameter gives 400 with a message
+    naming it. An htmx request gets the results region only, with status 200 even when
     it shows errors: htmx does not swap 4xx responses, and the region is where they belong.
     """
     campaign, roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
@@ -301,6 +309,7 @@ def report(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
         "target": target,
         "target_points": f"{target * 100:g}",
         "errors": params.errors,
+        "no_judge": params.no_judge,
         "method_notes": stats.METHODS,
         "query": request.GET.urlencode(),
     }
