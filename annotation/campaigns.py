@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils.text import slugify
 
-from annotation.guidelines import BUILTIN_CRITERIA, guidelines_for
+from annotation.conventions import BUILTIN_CRITERIA
+from annotation.guidelines import guidelines_for
 from annotation.models import Campaign, Criterion
 
 

@@ -6,11 +6,6 @@ from django.db import IntegrityError, transaction
 
 from annotation.models import Criterion, CriterionVersion
 
-BUILTIN_CRITERIA: dict[str, dict[str, str]] = {
-    "veracity": {"level": "sentence", "title": "Veracity"},
-    "relevance": {"level": "answer", "title": "Relevance"},
-}
-
 GUIDELINES: dict[str, dict[str, str]] = {
     "veracity": {
         "fr": (

@@ -7,22 +7,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from annotation.conventions import DEFAULT_ABSTENTION_PATTERNS, DEFAULT_CITATION_PATTERN
 from annotation.text import chunk_text_hash
-
-DEFAULT_CITATION_PATTERN = r"\[\^([A-Za-z0-9_-]+)\^\]"
-DEFAULT_ABSTENTION_PATTERNS = [
-    r"\bje ne (?:trouve|dispose|peux|suis) pas\b",
-    r"\baucune information\b",
-    # "The sources do not say": the subject must be the documents, or "Le contrat ne contient pas
-    # de clause de changement de contrôle [^b^]." (a real answer) would count as an abstention.
-    r"\b(?:documents?|sources?|extraits?|passages?|data room|contexte)\b(?:\s+[\w'’-]+){0,4}?\s+"
-    r"ne (?:contiennent|contient|mentionnent|mentionne|permettent|permet) pas\b",
-    r"\bpas d['’]information\b",
-    r"\bi (?:cannot|can't|could not|couldn't|do not|don't) (?:find|answer|provide)\b",
-    r"\bno information\b",
-    r"\b(?:documents?|sources?|excerpts?|passages?|data room|context)\b(?:\s+[\w'’-]+){0,4}?\s+"
-    r"(?:do|does) not (?:contain|mention|provide)\b",
-]
 
 
 class Role(models.TextChoices):

@@ -19,7 +19,7 @@ from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
 from langdetect.lang_detect_exception import ErrorCode, LangDetectException
 from langdetect.utils.ngram import NGram
 
-DEFAULT_CITATION_PATTERN = r"\[\^([A-Za-z0-9_-]+)\^\]"
+from annotation.conventions import DEFAULT_CITATION_PATTERN
 
 
 @dataclass(frozen=True, slots=True)

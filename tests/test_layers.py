@@ -91,3 +91,16 @@ def test_the_cycle_finder_finds_a_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
     assert len(_graph()) > 40 and "annotation.jobs" in _graph()["annotation.views.sampling"]
+
+
+def test_the_shared_conventions_need_no_django():
+    """Citation and abstention patterns and the built-in criteria: one module, importable by
+    anything (the judge's prompts, the splitter, the demo builder) without Django."""
+    tree = ast.parse((ROOT / "annotation" / "conventions.py").read_text(encoding="utf-8"))
+    imported = {
+        alias.name if isinstance(node, ast.Import) else node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == {"__future__"}

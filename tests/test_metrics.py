@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from annotation.models import DEFAULT_ABSTENTION_PATTERNS, Answer, Question
+from annotation.conventions import DEFAULT_ABSTENTION_PATTERNS
+from annotation.models import Answer, Question
 from evaluation.metrics import (
     ABSTENTION_ON_INAPPROPRIATE,
     ALL_THEMES,

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
+from annotation.conventions import DEFAULT_CITATION_PATTERN
 from annotation.text import (
-    DEFAULT_CITATION_PATTERN,
     SplitSentence,
     detect_language,
     find_citations,

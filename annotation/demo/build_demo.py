@@ -36,7 +36,7 @@ FIN, RH, JUR, IT = "Finance", "Ressources humaines", "Juridique", "Informatique"
 THEMES = (FIN, RH, JUR, IT)
 DIFFICULTIES = ("simple", "intermediaire", "difficile", "inappropriee")
 
-# The app's default abstention patterns (annotation.models.DEFAULT_ABSTENTION_PATTERNS), copied so
+# The app's default abstention patterns (annotation.conventions.DEFAULT_ABSTENTION_PATTERNS), copied so
 # that this script runs without Django: an ordinary answer that matched one of them would be
 # counted as an abstention, which would blur the planted abstention defects.
 ABSTENTION_PATTERNS = tuple(

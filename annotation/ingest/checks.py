@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from heapq import merge
 
-from annotation.guidelines import BUILTIN_CRITERIA
+from annotation.conventions import BUILTIN_CRITERIA
 from annotation.ingest.errors import ErrorLog
 from annotation.ingest.validate import SENTENCE_LEVEL, CheckedFile, text_digest
 from annotation.models import Answer, Campaign, Criterion, Label, Question, SampleItem, SourceChunk, Stage

@@ -25,9 +25,9 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.access import get_criterion_for
+from annotation.conventions import BUILTIN_CRITERIA, DEFAULT_CITATION_PATTERN
 from annotation.guidelines import current_version
 from annotation.models import (
-    DEFAULT_CITATION_PATTERN,
     AnswerSource,
     Assignment,
     Campaign,
@@ -50,10 +50,7 @@ from annotation.workflow.queue import work_progress
 TEMPLATE = "annotation/annotate.html"
 STAGE_TITLES = {Stage.LABEL: "Label", Stage.REVIEW: "Review", Stage.ADJUDICATION: "Adjudication"}
 # How each built-in criterion names its two values; other criteria say yes / no.
-VALUE_NAMES = {
-    "veracity": {1: "Supported", 0: "Not supported"},
-    "relevance": {1: "On topic", 0: "Off topic"},
-}
+VALUE_NAMES = {name: spec["values"] for name, spec in BUILTIN_CRITERIA.items()}
 DEFAULT_VALUE_NAMES = {1: "Yes", 0: "No"}
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _BULLET = re.compile(r"^\s*[-*•]\s+")

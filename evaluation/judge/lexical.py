@@ -36,6 +36,8 @@ import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
+from annotation.conventions import DEFAULT_CITATION_PATTERN
+
 VERACITY_THRESHOLD = 0.6
 RELEVANCE_THRESHOLD = 0.5
 STEM_LENGTH = 6
@@ -80,7 +82,7 @@ answer below find here note
 
 _STOPWORDS = frozenset((_FRENCH_STOPWORDS + _ENGLISH_STOPWORDS + _FILLER_WORDS).split())
 
-_CITATION = re.compile(r"\[\^[^\]\s]*\^\]")
+_CITATION = re.compile(DEFAULT_CITATION_PATTERN)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+", re.MULTILINE)
 _GROUP_SPACES = "\u0020\u00a0\u202f\u2009"
 _NUMBER = re.compile(

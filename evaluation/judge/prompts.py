@@ -20,8 +20,10 @@ from __future__ import annotations
 import json
 import re
 
+from annotation.conventions import BUILTIN_CRITERIA
+
 PROMPT_VERSION = "v1"
-BUILTIN_LEVELS = {"veracity": "sentence", "relevance": "answer"}
+BUILTIN_LEVELS = {name: spec["level"] for name, spec in BUILTIN_CRITERIA.items()}
 DEFAULT_LANGUAGE = "fr"
 SUPPORTED_LANGUAGES = ("fr", "en")
 INDICES_PATTERN = re.compile(r"^INDICES: (\[[0-9, ]*\])[ \t]*$", re.MULTILINE)
