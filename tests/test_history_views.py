@@ -217,3 +217,56 @@ def test_report_page_links_to_history_comparison_and_downloads(campaign, analyst
         assert page(name, campaign) in content
     # The automatic metrics load into the report when revealed.
     assert f'hx-get="{reverse("evaluation:campaign_overview", args=[campaign.slug])}"' in content
+
+
+NUMBER_INPUT = re.compile(r"<input[^>]*type=\"number\"[^>]*>")
+
+
+def _attribute(tag: str, name: str) -> str | None:
+    found = re.search(rf'\b{name}="([^"]*)"', tag)
+    return found.group(1) if found else None
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("name", ["report", "history", "compare"])
+def test_every_number_input_holds_a_value_the_browser_accepts_as_it_is(
+    name, language, campaign, analyst, client_for
+):
+    """A browser refuses to send a form whose number input is off its step or written with a
+    decimal comma: the default values must be valid as they stand, in French too."""
+    build(campaign)
+    report = reverse("evaluation:report", args=[campaign.slug, "relevance"])
+    url = report if name == "report" else page(name, campaign)
+    content = client_for(analyst).get(url, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    inputs = NUMBER_INPUT.findall(content)
+    assert inputs, "the page has number inputs"
+    for tag in inputs:
+        value = float(_attribute(tag, "value"))  # "0,05" would raise here
+        low, high, step = (_attribute(tag, key) for key in ("min", "max", "step"))
+        assert float(low) <= value <= float(high), tag
+        if step not in (None, "any"):
+            steps = (value - float(low)) / float(step)
+            assert abs(steps - round(steps)) < 1e-9, tag
+
+
+def test_recompute_now_in_french_comes_back_to_a_history_without_error(
+    campaign, analyst, client_for, django_capture_on_commit_callbacks
+):
+    build(campaign)
+    client = client_for(analyst)
+    history = client.get(page("history", campaign), HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    hidden = re.search(r'<input type="hidden" name="alpha" value="([^"]*)">', history).group(1)
+    assert hidden == "0.05"
+    with django_capture_on_commit_callbacks(execute=True):
+        posted = {"method": "robust", "alpha": hidden}
+        response = client.post(page("refresh_estimates", campaign), posted, HTTP_ACCEPT_LANGUAGE="fr")
+    followed = client.get(response["Location"], HTTP_ACCEPT_LANGUAGE="fr")
+    assert followed.status_code == 200
+    assert "is not a number" not in followed.content.decode()
+
+
+def test_links_carry_alpha_as_a_number_in_french_too(campaign, analyst, client_for):
+    build(campaign)
+    url = reverse("evaluation:report", args=[campaign.slug, "relevance"])
+    content = client_for(analyst).get(url, HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    assert "alpha=0.05" in content and "alpha=0,05" not in content

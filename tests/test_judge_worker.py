@@ -83,11 +83,15 @@ def test_after_a_kill_9_mid_call_the_tokens_recorded_equal_the_tokens_the_server
         server.hold()
 
         def cut_off_mid_call() -> bool:
-            run.refresh_from_db()
-            answered = len(server.calls) - server.in_flight
-            return server.in_flight == 4 and run.done_units == answered
+            # Four calls held at the server, and the reply of every other call stored.
+            unused = LLMCall.objects.filter(run=run, used=False).count()
+            return server.in_flight == 4 and unused == 4
 
-        wait_for(cut_off_mid_call, timeout=30, interval=0.01, what=lambda: f"held calls ({worker.log()})")
+        def state() -> str:
+            calls = list(LLMCall.objects.filter(run=run).values_list("outcome", "used", "error"))
+            return f"held calls: {server.in_flight} in flight; calls {calls} ({worker.log()})"
+
+        wait_for(cut_off_mid_call, timeout=30, interval=0.01, what=state)
         worker.kill()
         requests_at_kill = len(server.calls)
         # The provider still answers (and bills) the calls whose client died.
