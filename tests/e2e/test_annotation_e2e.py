@@ -5,11 +5,9 @@ Skipped when /usr/bin/chromium is missing. Writes docs/screenshots/annotator.png
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from django.db import connections
 from django.urls import reverse
 
 from annotation.campaigns import get_or_create_campaign
@@ -27,28 +25,12 @@ from annotation.models import (
     Unit,
 )
 from annotation.workflow import final_labels
+from tests.e2e.conftest import needs_chromium
 from tests.factories import PASSWORD, add_member, make_user
 from tests.test_workflow import sample_units
 
-CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "annotator.png"
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium"),
-]
-
-# Playwright's sync API runs an event loop in this thread; the ORM calls of the test are still
-# plain synchronous calls made between browser steps.
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+pytestmark = [pytest.mark.e2e, needs_chromium]
 
 CHUNKS = {
     "4ca822": (
@@ -181,19 +163,6 @@ def build_campaign():
         people[username] = make_user(username=username)
         add_member(campaign=campaign, user=people[username], roles=[role])
     return campaign, criterion, units, people
-
-
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
-        # While Playwright's loop runs, the test's ORM calls use a connection of that context;
-        # close it here, or the test database cannot be dropped at the end of the run.
-        connections.close_all()
 
 
 def log_in(browser, live_server, username: str, target: str):

@@ -7,12 +7,10 @@ Skipped when /usr/bin/chromium is missing. Screenshots go to var/screenshots/.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
@@ -21,18 +19,14 @@ from evaluation import snapshots
 from evaluation.judge import runs
 from evaluation.models import ReportSnapshot
 from tests import factories
-from tests.e2e.test_annotation_e2e import ANSWERS, CHROMIUM, LAUNCH_ARGS, build_campaign
+from tests.e2e.conftest import needs_chromium
+from tests.e2e.test_annotation_e2e import ANSWERS, build_campaign
 from tests.factories import PASSWORD, add_member, make_campaign, make_user
 from tests.test_report_views import build as build_report
 
 SCREENSHOTS = Path(settings.VAR_DIR) / "screenshots"
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium"),
-]
-
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+pytestmark = [pytest.mark.e2e, needs_chromium]
 
 # Runs before any script of the page: the policy's violations, whatever their source.
 WATCH_VIOLATIONS = """
@@ -41,17 +35,6 @@ document.addEventListener("securitypolicyviolation", (event) => {
   window.__violations.push(event.violatedDirective + " " + (event.blockedURI || "inline"));
 });
 """
-
-
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
-        connections.close_all()
 
 
 def build_everything():
