@@ -22,6 +22,12 @@ def _english_after_each_test():
     translation.activate("en")
 
 
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    """Users are made by the hundred here: a deliberately slow hasher would dominate the run."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def password() -> str:
     return PASSWORD

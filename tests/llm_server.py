@@ -257,9 +257,11 @@ class ScriptedLLMServer:
         self._served_completion_tokens = 0
         self._serial = 0
         self._closing = threading.Event()
-        # Set: replies go out; cleared by hold(), requests then wait (in flight) until release().
+        # Set: replies go out. Cleared by hold(): requests from the serial _held_from on then wait
+        # (in flight) until release().
         self._gate = threading.Event()
         self._gate.set()
+        self._held_from = 1
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -290,9 +292,12 @@ class ScriptedLLMServer:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def hold(self) -> None:
-        """Hold every reply back from now on: requests arrive and count as in flight, none
-        returns until :meth:`release`. A test can then act while calls are certainly mid-flight."""
+    def hold(self, *, from_request: int | None = None) -> None:
+        """Hold replies back: from now on, or from the ``from_request``-th request (1-based) on.
+        Held requests arrive and count as in flight; none returns until :meth:`release`. A test
+        can then act while calls are certainly mid-flight."""
+        with self._lock:
+            self._held_from = self._serial + 1 if from_request is None else from_request
         self._gate.clear()
 
     def release(self) -> None:
@@ -376,7 +381,8 @@ class ScriptedLLMServer:
         try:
             if self.latency_s:
                 self._closing.wait(self.latency_s)
-            self._gate.wait()
+            if serial >= self._held_from:
+                self._gate.wait()
             if path == "/v1/chat/completions":
                 self._chat(handler, body, fault, serial)
             elif path == "/v1/embeddings":

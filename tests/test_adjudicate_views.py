@@ -15,11 +15,6 @@ pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def url(campaign, criterion, action: str = "") -> str:
     name = f"annotation:adjudicate_{action}" if action else "annotation:adjudicate"
     return reverse(name, args=[campaign.slug, criterion.name])

@@ -17,11 +17,6 @@ pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def url(campaign, criterion, stage, action: str = "") -> str:
     name = f"annotation:annotate_{action}" if action else "annotation:annotate"
     return reverse(name, args=[campaign.slug, criterion.name, stage])

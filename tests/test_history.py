@@ -18,11 +18,6 @@ pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def history(campaign, annotator, reviewer):
     """label 1, withdraw it, label 0 again, then a review; plus a veracity label by nobody."""

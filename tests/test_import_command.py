@@ -107,12 +107,6 @@ def test_command_shows_progress_on_stderr_when_asked():
 # load_demo
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    # Demo users get real passwords; the default hasher would make these tests slow.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def _demo_expectations() -> dict[str, int]:
     records = [
         json.loads(line) for line in Path(DEMO_FILE).read_text(encoding="utf-8").splitlines() if line.strip()

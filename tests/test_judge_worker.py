@@ -70,17 +70,11 @@ def test_after_a_kill_9_mid_call_the_tokens_recorded_equal_the_tokens_the_server
         judge = runs.get_or_create_judge(
             campaign=campaign, name="gpt", model="scripted", base_url=server.base_url
         )
+        # The first 8 calls are answered; every later one is held, so each of the four threads
+        # ends up waiting for a reply that cannot come before the kill.
+        server.hold(from_request=9)
         run = start_judge_run(criterion=relevance, judge=judge, concurrency=4)
         worker.start()
-
-        def progressed() -> bool:
-            run.refresh_from_db()
-            return run.done_units >= 4
-
-        wait_for(progressed, timeout=30, interval=0.01, what=lambda: f"judgments (log:\n{worker.log()})")
-        # From now on no reply comes back: each of the four threads ends up waiting for one, and
-        # every reply that did come back gets stored, so the kill cuts exactly four calls off.
-        server.hold()
 
         def cut_off_mid_call() -> bool:
             # Four calls held at the server, and the reply of every other call stored.

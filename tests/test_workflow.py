@@ -39,11 +39,6 @@ pytestmark = pytest.mark.django_db
 _keys = itertools.count(1)
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 # Building blocks shared by the workflow test modules
 
 

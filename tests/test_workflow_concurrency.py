@@ -31,11 +31,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def build(*, mode: str, lease_minutes: int = 15, roles: tuple[str, ...] = (Role.ANNOTATOR,)):
     campaign = make_campaign(name=f"Concurrent {uuid.uuid4().hex[:8]}", annotation_mode=mode)
     campaign.lease_minutes = lease_minutes
