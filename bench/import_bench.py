@@ -151,13 +151,13 @@ def _analysis_cpu_s(path: Path) -> float:
     """CPU seconds of the text work alone (language and sentences of every answer), in this
     process: during an import it runs in worker processes, whose time the importing process
     cannot read."""
-    from annotation.ingest import parse_file
+    from annotation.ingest import check_file
     from annotation.ingest.analysis import TextJob, analyse
     from annotation.ingest.load import language_candidates
     from annotation.models import Campaign
 
     pattern = Campaign._meta.get_field("citation_pattern").default
-    records = parse_file(path=path, max_bytes=path.stat().st_size).records
+    records = check_file(path=path, max_bytes=path.stat().st_size).records()
     jobs = [TextJob(answer=record.answer) for record in records]
     started = time.process_time()
     for job in jobs:

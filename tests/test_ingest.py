@@ -709,10 +709,10 @@ def test_a_blank_campaign_name_is_refused():
     assert [(e.row, e.field) for e in errors] == [(None, "campaign")]
 
 
-def test_parse_file_touches_no_database(django_assert_num_queries):
+def test_checking_a_file_and_reading_its_records_touch_no_database(django_assert_num_queries):
     with django_assert_num_queries(0):
-        parsed = ingest.parse_file(path=JSONL)
-    assert [r.answer_id for r in parsed.records] == ["Q1-1", "Q1-2", "Q2-1", "Q2-2"]
+        records = list(ingest.check_file(path=JSONL).records())
+    assert [r.answer_id for r in records] == ["Q1-1", "Q1-2", "Q2-1", "Q2-2"]
 
 
 # One chunk id, several texts (anonymisation, re-chunking, OCR): each answer keeps its own

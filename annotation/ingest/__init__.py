@@ -3,8 +3,8 @@
 An import reads its file twice. ``check_file`` (pass 1) validates every row without touching
 the database, keeping compact bookkeeping but no text; ``load_file`` checks that against the
 campaign, then reads the file again and writes it batch by batch in one transaction, handing
-the judge labels it finds to the caller (the judge's side stores them). ``parse_file`` gives
-a small file's records in memory. See docs/import-format.md for the format.
+the judge labels it finds to the caller (the judge's side stores them). See
+docs/import-format.md for the format.
 
 Names are resolved on first use: worker processes import ``annotation.ingest.analysis``
 without setting Django up, so this package must not import the models when it is imported.
@@ -31,9 +31,7 @@ _EXPORTS = {
     "read_mapping": "mapping",
     "AnswerRecord": "records",
     "CheckedFile": "validate",
-    "ParsedFile": "validate",
     "check_file": "validate",
-    "parse_file": "validate",
 }
 
 __all__ = [
@@ -46,14 +44,12 @@ __all__ = [
     "JudgeLabel",
     "JudgeLabelSink",
     "LoadResult",
-    "ParsedFile",
     "ProgressCallback",
     "RowError",
     "check_file",
     "check_mapping",
     "file_format",
     "load_file",
-    "parse_file",
     "read_mapping",
 ]
 
@@ -63,7 +59,7 @@ if TYPE_CHECKING:
     from annotation.ingest.mapping import ImportMapping, check_mapping, read_mapping
     from annotation.ingest.readers import FORMATS, file_format
     from annotation.ingest.records import AnswerRecord
-    from annotation.ingest.validate import CheckedFile, ParsedFile, check_file, parse_file
+    from annotation.ingest.validate import CheckedFile, check_file
 
 
 def __getattr__(name: str) -> object:

@@ -327,27 +327,3 @@ def _log_conflicts(*, checked: CheckedFile, conflicts: list[_Conflict], errors: 
                 f"{value!r} at row {conflict.first_row}"
             )
         errors.add(row=conflict.row, field=checked.names(conflict.field), message=message)
-
-
-@dataclass
-class ParsedFile:
-    """A whole file's records, in memory: for small files and tools (an import streams)."""
-
-    name: str
-    records: list[AnswerRecord]
-    warnings: list[str] = field(default_factory=list)
-
-
-def parse_file(
-    *,
-    path: Path | str,
-    name: str | None = None,
-    mapping: ImportMapping | dict[str, str] | None = None,
-    max_bytes: int | None = None,
-) -> ParsedFile:
-    """Check the file at ``path`` (as ``check_file``) and return all its records in memory.
-
-    Raises ImportFailed as ``check_file`` does; touches no database.
-    """
-    checked = check_file(path=path, name=name, mapping=mapping, max_bytes=max_bytes)
-    return ParsedFile(name=checked.name, records=list(checked.records()), warnings=checked.warnings)
