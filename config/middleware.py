@@ -59,8 +59,12 @@ class RequestBodyLimitMiddleware:
         except ValueError:
             message = _("The request's Content-Length header is not a number of bytes.")
             return _refusal(request, message, status=400)
+        # Only a body over the small limit needs the path's own limit: most requests skip the
+        # URL resolution (the handler resolves the path again anyway).
+        if length is None or length <= settings.REQUEST_MAX_BYTES:
+            return self.get_response(request)
         limit = body_limit(path=request.path_info)
-        if length is not None and length > limit:
+        if length > limit:
             message = _("This request is %(length)s bytes; this page accepts at most %(limit)s bytes.") % {
                 "length": length,
                 "limit": limit,
