@@ -1,6 +1,6 @@
 """Starting the annotation app's background jobs; enqueued after the transaction commits.
 
-The domain functions (``annotation.sampling``) record what is to be computed; this module hands
+The domain functions (``annotation.sampling.background``) record what is to be computed; this module hands
 it to the workers (``annotation.tasks``), so the import graph runs one way:
 jobs -> tasks -> sampling.
 """
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from django.db import transaction
 
 from annotation.models import Criterion, Sample
-from annotation.sampling import create_pending_sample, schedule_top_up
+from annotation.sampling.background import create_pending_sample, schedule_top_up
 from annotation.tasks import draw_sample_task
 
 
@@ -28,7 +28,7 @@ def request_sample(
 ) -> Sample:
     """Create a pending sample and enqueue its draw once the transaction commits; return it.
 
-    Arguments and errors as in :func:`annotation.sampling.create_pending_sample`.
+    Arguments and errors as in :func:`annotation.sampling.background.create_pending_sample`.
     """
     with transaction.atomic():
         sample = create_pending_sample(
@@ -53,7 +53,7 @@ def request_top_up(
 ) -> Sample:
     """Record a top-up on ``sample`` and enqueue it once the transaction commits; return it.
 
-    Arguments, rules and errors as in :func:`annotation.sampling.schedule_top_up`.
+    Arguments, rules and errors as in :func:`annotation.sampling.background.schedule_top_up`.
     """
     with transaction.atomic():
         sample = schedule_top_up(

@@ -8,7 +8,8 @@ from celery import shared_task
 from django.conf import settings
 
 from annotation.models import Sample
-from annotation.sampling import run_sample, seconds_until_stale
+from annotation.sampling.background import run_sample
+from annotation.sampling.staleness import seconds_until_stale
 
 logger = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from annotation.stratified import allocate_clusters, draw_stratified
+from annotation.sampling.design import allocate_clusters, draw_stratified
 from evaluation.stats import classical_mean, robust_ppi, study_ppi
 
 THEMES = {"Finance": 400, "RH": 250, "IT": 150}  # answers per theme

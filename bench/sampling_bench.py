@@ -19,7 +19,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.stratified_bench import synthetic_sentences  # noqa: E402
+from bench.sampling_design_bench import synthetic_sentences  # noqa: E402
 
 DATABASE = "attest_bench_sampling"
 PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
@@ -147,7 +147,7 @@ def main() -> None:
     from django.db import connections
 
     from annotation.models import Criterion, Unit
-    from annotation.sampling import draw_sample, top_up_sample
+    from annotation.sampling.draws import draw_sample, top_up_sample
 
     try:
         call_command("migrate", verbosity=0)

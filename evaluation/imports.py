@@ -221,7 +221,7 @@ def _judge_demo_offline(campaign: Campaign) -> str | None:
 def _draw_demo_samples(campaign: Campaign) -> str | None:
     """Draw a small stratified sample per criterion, so annotators have work at once."""
     from annotation.models import Sample
-    from annotation.sampling import draw_sample
+    from annotation.sampling.draws import draw_sample
 
     drawn = []
     for criterion in Criterion.objects.filter(campaign=campaign).order_by("name"):

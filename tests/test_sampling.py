@@ -14,19 +14,11 @@ from django.utils import timezone
 
 from annotation.jobs import request_sample, request_top_up
 from annotation.models import Criterion, Label, Sample, SampleItem, Stage, Unit
-from annotation.sampling import (
-    STALE_MARGIN,
-    cluster_summary,
-    create_pending_sample,
-    draw_sample,
-    is_stale,
-    run_sample,
-    sample_as_json,
-    seconds_until_stale,
-    stale_after,
-    top_up_sample,
-)
-from annotation.stratified import allocate_clusters
+from annotation.sampling.background import create_pending_sample, run_sample
+from annotation.sampling.design import allocate_clusters
+from annotation.sampling.draws import draw_sample, top_up_sample
+from annotation.sampling.reading import cluster_summary, sample_as_json
+from annotation.sampling.staleness import STALE_MARGIN, is_stale, seconds_until_stale, stale_after
 from annotation.tasks import draw_sample_task
 from tests.factories import make_answer
 from tests.llm_server import ScriptedLLMServer

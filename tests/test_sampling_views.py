@@ -8,7 +8,10 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Criterion, Role, Sample, SampleItem
-from annotation.sampling import create_pending_sample, draw_sample, sample_as_json, stale_after
+from annotation.sampling.background import create_pending_sample
+from annotation.sampling.draws import draw_sample
+from annotation.sampling.reading import sample_as_json
+from annotation.sampling.staleness import stale_after
 from tests.factories import add_member, make_answer, make_campaign
 from tests.test_sampling import die_while_running, make_corpus
 

@@ -12,7 +12,8 @@ from django_htmx.http import HttpResponseStopPolling
 from annotation.access import get_campaign_for
 from annotation.jobs import request_sample, request_top_up
 from annotation.models import Campaign, Criterion, Role, Sample, Unit
-from annotation.sampling import cluster_summary, is_stale, sample_as_json
+from annotation.sampling.reading import cluster_summary, sample_as_json
+from annotation.sampling.staleness import is_stale
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 OPERATORS = [Role.MANAGER]

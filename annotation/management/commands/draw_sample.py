@@ -10,7 +10,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.embeddings import BACKENDS, EmbeddingError
 from annotation.models import Campaign, Criterion, Sample
-from annotation.sampling import cluster_summary, draw_sample, sample_as_json, top_up_sample
+from annotation.sampling.draws import draw_sample, top_up_sample
+from annotation.sampling.reading import cluster_summary, sample_as_json
 
 # Domain errors name keyword arguments; people typed options.
 OPTION_OF_FIELD = {

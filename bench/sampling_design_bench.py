@@ -1,6 +1,6 @@
 """Time the stratified sample: embed, cluster and draw 140 units over 100,000 synthetic sentences.
 
-Run with ``.venv/bin/python bench/stratified_bench.py [--sentences N] [--budget B]``. Prints the
+Run with ``.venv/bin/python bench/sampling_design_bench.py [--sentences N] [--budget B]``. Prints the
 seconds of each step; it asserts nothing (timings belong here, never in tests).
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.embeddings import embed_texts
-from annotation.stratified import (
+from annotation.sampling.design import (
     allocate_clusters,
     draw_stratified,
     redraw_with_keep,

@@ -1,29 +1,9 @@
-"""Stratified samples of units for human annotation: draw, top up, store and describe them.
+"""Draw and top up a criterion's stratified sample inline, and store its items.
 
-The design itself (K-means within each theme, m units per cluster, inclusion probabilities) lives
-in :mod:`annotation.stratified`, which knows nothing of the database; texts become vectors in
-:mod:`annotation.embeddings`. This module loads the units of a criterion's level, runs both, and
-stores one :class:`~annotation.models.SampleItem` per drawn unit.
-
-Two ways to run a draw or a top-up:
-
-- inline: :func:`draw_sample` and :func:`top_up_sample` compute, then write everything in one
-  transaction (nothing is written when they raise);
-- in the background, for big campaigns: :func:`create_pending_sample` and
-  :func:`schedule_top_up` record a pending sample, and ``annotation.jobs`` enqueues
-  ``annotation.draw_sample`` after commit; the task calls :func:`run_sample`, which claims the
-  sample (pending -> running) and records done or failed.
-
-A worker killed in the middle of a draw leaves its sample running. Nothing can tell a dead run
-from a slow one except time: Celery kills a task at its hard time limit, so a run claimed longer
-ago than that (plus a margin for clocks) is dead. Such a stale sample can be claimed again by
-:func:`run_sample` (the redelivered task waits until then, see :func:`seconds_until_stale`) and
-run again from the manager's page (``annotation.jobs.request_top_up``). The claim's time is also
-its token: a run whose claim was taken over writes nothing.
-
-A top-up never discards a unit drawn before: labels live on units, so every label already made
-still belongs to the sample; the kept items get their new cluster, cluster size and inclusion
-probability in place.
+Loads the units of the criterion's level, embeds their texts (:mod:`annotation.embeddings`), runs
+the design (:mod:`annotation.sampling.design`) and writes one
+:class:`~annotation.models.SampleItem` per drawn unit in one transaction: nothing is written when
+a draw raises. The worker's road to the same computation is :mod:`annotation.sampling.background`.
 """
 
 from __future__ import annotations
@@ -32,17 +12,18 @@ import logging
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.utils import timezone
 
 from annotation.embeddings import BACKENDS, embed_texts
 from annotation.models import Criterion, Level, Sample, SampleItem, Unit
-from annotation.stratified import Draw, allocate_clusters, redraw_with_keep
+from annotation.sampling.design import Draw, allocate_clusters, redraw_with_keep
+from annotation.sampling.staleness import is_stale
 
 logger = logging.getLogger(__name__)
 
@@ -53,31 +34,16 @@ EMBEDDING_DIMENSIONS = 64
 MAX_SEED = 2**31 - 1
 # Share of the progress bar spent before clustering starts (loading and embedding the texts).
 EMBEDDED_AT = 0.5
-ERROR_MAX_CHARS = 2000
 FINISHED = (Sample.Status.DONE, Sample.Status.FAILED)
-# Added to the task's hard time limit before a claim counts as dead: clocks of hosts differ.
-STALE_MARGIN = timedelta(minutes=1)
-# Keys of an item in sample_as_json, and where each comes from.
-JSON_FIELDS = {
-    "answer_id": "unit__answer__external_id",
-    "sentence": "unit__sentence__position",
-    "theme": "theme",
-    "cluster": "cluster",
-    "cluster_size": "cluster_size",
-    "inclusion_probability": "inclusion_probability",
-}
 
 
 @dataclass(frozen=True)
-class _Design:
+class Design:
     """What a draw or a top-up will compute: K per theme, m, and the budget to record."""
 
     budget: int
     per_cluster: int
     k_per_theme: dict[str, int]
-
-
-# Drawing
 
 
 def draw_sample(
@@ -98,7 +64,7 @@ def draw_sample(
     clustered by K-means within each theme, and ``per_cluster`` units are drawn per cluster. K per
     theme follows from ``budget`` (total labels) split across themes in proportion to their sizes,
     or from ``per_theme_budget`` for the themes it names (see
-    :func:`annotation.stratified.allocate_clusters`). Each item records theme, cluster, cluster
+    :func:`annotation.sampling.design.allocate_clusters`). Each item records theme, cluster, cluster
     size, inclusion probability and rank. The same units, texts and arguments give the same items.
 
     ``progress`` is called with fractions in [0, 1]. Raises ValueError naming the field (budget,
@@ -107,7 +73,7 @@ def draw_sample(
     nothing is written.
     """
     report = progress or _ignore
-    sample, design = _new_sample(
+    sample, design = new_sample(
         criterion=criterion,
         budget=budget,
         seed=seed,
@@ -132,113 +98,6 @@ def draw_sample(
     return sample
 
 
-def create_pending_sample(
-    *,
-    criterion: Criterion,
-    budget: int,
-    seed: int = 0,
-    per_cluster: int = 3,
-    per_theme_budget: Mapping[str, int] | None = None,
-    backend: str | None = None,
-    user=None,
-) -> Sample:
-    """Validate a draw and record it as a pending sample (K per theme fixed now); draw nothing.
-
-    Arguments and errors as in :func:`draw_sample`; :func:`run_sample` computes the items later.
-    Nothing is written when it raises.
-    """
-    sample, _ = _new_sample(
-        criterion=criterion,
-        budget=budget,
-        seed=seed,
-        per_cluster=per_cluster,
-        per_theme_budget=per_theme_budget,
-        backend=backend,
-        user=user,
-    )
-    sample.save()
-    return sample
-
-
-def stale_after() -> timedelta:
-    """How long after its claim a running sample is certainly no longer being computed."""
-    return timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT) + STALE_MARGIN
-
-
-def _stale(now: datetime) -> Q:
-    """Samples whose status is older than :func:`stale_after` (or of unknown age) at ``now``."""
-    return Q(status_since__isnull=True) | Q(status_since__lte=now - stale_after())
-
-
-def is_stale(*, sample: Sample, now: datetime | None = None) -> bool:
-    """Whether ``sample`` is pending or running for longer than any run lasts: its run died.
-
-    A pending one's task was lost, a running one's worker was killed; either may be run again.
-    """
-    if sample.status not in (Sample.Status.PENDING, Sample.Status.RUNNING):
-        return False
-    now = now or timezone.now()
-    return sample.status_since is None or sample.status_since <= now - stale_after()
-
-
-def seconds_until_stale(*, sample: Sample, now: datetime | None = None) -> float | None:
-    """Seconds until a running sample's claim goes stale (0 when it is); None unless running."""
-    if sample.status != Sample.Status.RUNNING:
-        return None
-    if sample.status_since is None:
-        return 0.0
-    now = now or timezone.now()
-    return max(0.0, (sample.status_since + stale_after() - now).total_seconds())
-
-
-def run_sample(*, sample_id: int) -> Sample:
-    """Compute a pending sample (a first draw or a requested top-up) and return it.
-
-    Claims the sample with a conditional update from pending, or from a stale running (see
-    :func:`is_stale`: the run that claimed it died), to running; when the claim fails (the sample
-    is running elsewhere, done or failed) nothing happens and the sample is returned as it is,
-    so running this twice is safe. The draw uses the sample's own seed, backend, m and K per
-    theme, and keeps every item it already has (see :func:`top_up_sample`). On success the items
-    and status done are written in one transaction; on any error the status becomes failed with
-    the error's text and the items stay as they were; a run whose claim was taken over meanwhile
-    writes nothing. Raises Sample.DoesNotExist for an unknown id.
-    """
-    now = timezone.now()
-    claimed = (
-        Sample.objects.filter(pk=sample_id)
-        .filter(Q(status=Sample.Status.PENDING) | (Q(status=Sample.Status.RUNNING) & _stale(now)))
-        .update(status=Sample.Status.RUNNING, status_since=now, progress=0.0, error="")
-    )
-    sample = Sample.objects.select_related("criterion").get(pk=sample_id)
-    if not claimed:
-        return sample
-    mine = Q(pk=sample_id, status=Sample.Status.RUNNING, status_since=now)
-    try:
-        design = _Design(
-            budget=sample.budget, per_cluster=sample.per_cluster, k_per_theme=dict(sample.k_per_theme)
-        )
-        _redraw(
-            sample=sample,
-            design=design,
-            progress=_progress_writer(claim=mine),
-            expected=(Sample.Status.RUNNING,),
-            claim=now,
-        )
-    except Sample.DoesNotExist:
-        raise
-    except Exception as exc:
-        # A failed draw must say why on the sample's page, whatever went wrong.
-        logger.exception("sample %s failed", sample_id)
-        Sample.objects.filter(mine).update(
-            status=Sample.Status.FAILED, status_since=timezone.now(), error=_describe(exc)
-        )
-    sample.refresh_from_db()
-    return sample
-
-
-# Topping up
-
-
 def top_up_sample(
     *,
     sample: Sample,
@@ -256,7 +115,7 @@ def top_up_sample(
 
     With the same K and a larger m the clustering is reproduced and every probability is exact;
     a theme whose K changes is re-clustered and its kept units are recorded in their new clusters
-    (probabilities then approximate: see :func:`annotation.stratified.redraw_with_keep`). The kept
+    (probabilities then approximate: see :func:`annotation.sampling.design.redraw_with_keep`). The kept
     items are updated in place (cluster, cluster size, inclusion probability, rank) and the new
     ones added, in one transaction; labels live on units and are untouched. The recorded budget is
     the requested one, or without one what the larger m asks for (K x m per theme, capped at the
@@ -266,119 +125,14 @@ def top_up_sample(
     budget or m is below the sample's, or the sample changed meanwhile; nothing is written then.
     """
     report = progress or _ignore
-    design = _plan_top_up(
+    design = plan_top_up(
         sample=sample, budget=budget, per_cluster=per_cluster, per_theme_budget=per_theme_budget
     )
-    if not _redraw(sample=sample, design=design, progress=report, expected=FINISHED):
+    if not redraw(sample=sample, design=design, progress=report, expected=FINISHED):
         raise ValueError(f"sample: {sample.pk} is being drawn again; try when it is finished")
     report(1.0)
     sample.refresh_from_db()
     return sample
-
-
-def schedule_top_up(
-    *,
-    sample: Sample,
-    budget: int | None = None,
-    per_cluster: int | None = None,
-    per_theme_budget: Mapping[str, int] | None = None,
-) -> Sample:
-    """Record a top-up on ``sample`` (status pending, new budget, m and K) for :func:`run_sample`
-    to compute; the caller enqueues that (``annotation.jobs.request_top_up``).
-
-    Arguments and rules as in :func:`top_up_sample`. The sample must be done or failed (a failed
-    sample may be run again, with the same or new numbers). Raises ValueError naming the field
-    on bad input or when the sample is pending or running; nothing is written then. Until the
-    worker finishes, the items are those of the last successful draw.
-
-    A stale sample (see :func:`is_stale`: its run died) counts as failed: without new numbers it
-    is run again as it stands.
-    """
-    now = timezone.now()
-    design = _plan_top_up(
-        sample=sample, budget=budget, per_cluster=per_cluster, per_theme_budget=per_theme_budget, now=now
-    )
-    active = Q(status__in=(Sample.Status.PENDING, Sample.Status.RUNNING)) & _stale(now)
-    claimed = Sample.objects.filter(Q(status__in=FINISHED) | active, pk=sample.pk).update(
-        status=Sample.Status.PENDING,
-        status_since=now,
-        progress=0.0,
-        error="",
-        budget=design.budget,
-        per_cluster=design.per_cluster,
-        k_per_theme=design.k_per_theme,
-    )
-    if not claimed:
-        raise ValueError(f"sample: {sample.pk} is being drawn; top it up when it is finished")
-    sample.refresh_from_db()
-    return sample
-
-
-# Reading
-
-
-def sample_as_json(*, sample: Sample) -> dict:
-    """The sample as a JSON-ready dict, items ordered by theme, cluster and rank::
-
-    {"sample": id, "criterion": name, "items": [{"answer_id", "sentence", "theme", "cluster",
-    "cluster_size", "inclusion_probability"}, ...]}
-
-    ``answer_id`` is the answer's external id; ``sentence`` the sentence's position, None for
-    answer-level units.
-    """
-    rows = sample.items.order_by("theme", "cluster", "rank", "unit_id").values_list(*JSON_FIELDS.values())
-    return {
-        "sample": sample.pk,
-        "criterion": sample.criterion.name,
-        "items": [dict(zip(JSON_FIELDS, row, strict=True)) for row in rows],
-    }
-
-
-def cluster_summary(*, sample: Sample, examples: int = 3) -> list[dict]:
-    """Per theme (sorted), what the sample holds, for people to read.
-
-    Each entry: ``theme``, ``k`` (clusters asked for), ``clusters`` (found; fewer than K when the
-    theme has fewer distinct texts), ``units`` (units in the theme when drawn: the sum of its
-    cluster sizes), ``drawn``, and ``cluster_rows``: per cluster ``cluster``, ``size``, ``drawn``,
-    ``inclusion_probability`` and ``examples`` (texts of up to ``examples`` drawn units, in rank
-    order). Themes with no drawn unit are left out.
-    """
-    text_field = "unit__sentence__text" if sample.criterion.level == Level.SENTENCE else "unit__answer__text"
-    rows = sample.items.order_by("theme", "cluster", "rank", "unit_id").values_list(
-        "theme", "cluster", "cluster_size", "inclusion_probability", text_field
-    )
-    themes: dict[str, dict[int, dict]] = {}
-    for theme, cluster, size, probability, text in rows:
-        entry = themes.setdefault(theme, {}).setdefault(
-            cluster,
-            {
-                "cluster": cluster,
-                "size": size,
-                "drawn": 0,
-                "inclusion_probability": probability,
-                "examples": [],
-            },
-        )
-        entry["drawn"] += 1
-        if len(entry["examples"]) < examples:
-            entry["examples"].append(text)
-    summary = []
-    for theme in sorted(themes):
-        clusters = list(themes[theme].values())
-        summary.append(
-            {
-                "theme": theme,
-                "k": int(sample.k_per_theme.get(theme, 0)),
-                "clusters": len(clusters),
-                "units": sum(c["size"] for c in clusters),
-                "drawn": sum(c["drawn"] for c in clusters),
-                "cluster_rows": clusters,
-            }
-        )
-    return summary
-
-
-# Validation and planning
 
 
 def _ignore(fraction: float) -> None:
@@ -421,7 +175,7 @@ def _theme_sizes(*, criterion: Criterion) -> dict[str, int]:
     return sizes
 
 
-def _new_sample(
+def new_sample(
     *,
     criterion: Criterion,
     budget: int,
@@ -430,7 +184,7 @@ def _new_sample(
     per_theme_budget: Mapping[str, int] | None,
     backend: str | None,
     user,
-) -> tuple[Sample, _Design]:
+) -> tuple[Sample, Design]:
     """A validated, unsaved pending sample and its design."""
     backend = _check_backend(backend)
     seed = _check_seed(seed)
@@ -442,7 +196,7 @@ def _new_sample(
         per_cluster=per_cluster,
         per_theme_budget=per_theme_budget,
     )
-    design = _Design(budget=int(budget), per_cluster=int(per_cluster), k_per_theme=k_per_theme)
+    design = Design(budget=int(budget), per_cluster=int(per_cluster), k_per_theme=k_per_theme)
     sample = Sample(
         campaign_id=criterion.campaign_id,
         criterion=criterion,
@@ -459,14 +213,14 @@ def _new_sample(
     return sample, design
 
 
-def _plan_top_up(
+def plan_top_up(
     *,
     sample: Sample,
     budget: int | None,
     per_cluster: int | None,
     per_theme_budget: Mapping[str, int] | None,
     now: datetime | None = None,
-) -> _Design:
+) -> Design:
     stale = is_stale(sample=sample, now=now)
     if sample.status not in FINISHED and not stale:
         raise ValueError(f"sample: {sample.pk} is {sample.status}; top it up when it is finished")
@@ -507,10 +261,7 @@ def _plan_top_up(
     if budget is None:
         asked = sum(min(k * new_m, sizes[theme]) for theme, k in k_per_theme.items())
         recorded = max(recorded, asked)
-    return _Design(budget=recorded, per_cluster=int(new_m), k_per_theme=k_per_theme)
-
-
-# Computing and storing
+    return Design(budget=recorded, per_cluster=int(new_m), k_per_theme=k_per_theme)
 
 
 def _load_units(*, criterion: Criterion) -> tuple[list[int], list[str], list[str]]:
@@ -546,7 +297,7 @@ def _embed(*, texts: list[str], backend: str, seed: int) -> np.ndarray:
 def _compute_draws(
     *,
     criterion: Criterion,
-    design: _Design,
+    design: Design,
     seed: int,
     backend: str,
     previous: list[Draw],
@@ -598,10 +349,10 @@ def _compute_draws(
     return draws
 
 
-def _redraw(
+def redraw(
     *,
     sample: Sample,
-    design: _Design,
+    design: Design,
     progress: Progress,
     expected: tuple[str, ...],
     claim: datetime | None = None,
@@ -687,21 +438,3 @@ def _store(*, sample: Sample, draws: list[Draw]) -> None:
         updated, ["theme", "cluster", "cluster_size", "inclusion_probability", "rank"], batch_size=500
     )
     SampleItem.objects.bulk_create(created, batch_size=1000)
-
-
-def _progress_writer(*, claim: Q) -> Progress:
-    """A callback that records progress on the sample held by ``claim``, at most once per percent."""
-    last = [0.0]
-
-    def write(fraction: float) -> None:
-        fraction = min(1.0, max(0.0, float(fraction)))
-        if fraction - last[0] >= 0.01:
-            last[0] = fraction
-            Sample.objects.filter(claim).update(progress=fraction)
-
-    return write
-
-
-def _describe(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    return text[:ERROR_MAX_CHARS]

@@ -8,7 +8,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from annotation.stratified import (
+from annotation.sampling.design import (
     MINIBATCH_ABOVE,
     Draw,
     allocate_clusters,
