@@ -1,5 +1,5 @@
 """Cohen's kappa, the one definition the app uses: between two people (``annotation.agreement``)
-and between people and a judge (``evaluation.stats``). Django-free.
+and between people and a judge (``evaluation.estimators``). Django-free.
 
 kappa = (p_o - p_e) / (1 - p_e), computed by scikit-learn's ``cohen_kappa_score``. The one
 degenerate case is decided here, the same way everywhere: when chance agreement is certain

@@ -36,7 +36,7 @@ from django.db.models import Count, Sum
 from annotation.current_sample import current_sample
 from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
-from evaluation import stats
+from evaluation import estimators
 from evaluation.models import Judge, JudgePrompt, Judgment
 
 METHODS = ("robust", "study")
@@ -60,10 +60,10 @@ class GroupEstimate:
     n_human: int  # units with a final human label
     n_paired: int  # ... of which the judge labeled (the PPI++ labeled set)
     n_judge: int  # units with an ok judge label, labeled or not
-    human: stats.Interval
-    judge: stats.Interval
-    ppi: stats.Interval
-    agreement: stats.Agreement | None
+    human: estimators.Interval
+    judge: estimators.Interval
+    ppi: estimators.Interval
+    agreement: estimators.Agreement | None
     effective_n: float
     missing_judgments: list[int]  # units with a human label but no ok judgment
     weighted: bool  # design weights were applied (robust method, units from the sample)
@@ -175,20 +175,22 @@ def _group(
     def clusters(rows: list[_Labeled]) -> np.ndarray:
         return np.array([row.answer_id for row in rows])
 
-    # stats returns NaN for an empty array and an infinite interval for one label (with a note).
+    # The estimators return NaN for an empty array and an infinite interval for one label (with a note).
     y_all = np.array([row.y for row in labeled], dtype=float)
     if method == "study":
-        human = stats.classical_mean(y=y_all, alpha=alpha)
+        human = estimators.classical_mean(y=y_all, alpha=alpha)
     else:
-        human = stats.classical_mean(y=y_all, alpha=alpha, w=weights(labeled), clusters=clusters(labeled))
-    judge = stats.judge_mean(yhat_all=_ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha)
+        human = estimators.classical_mean(
+            y=y_all, alpha=alpha, w=weights(labeled), clusters=clusters(labeled)
+        )
+    judge = estimators.judge_mean(yhat_all=_ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha)
     y = np.array([row.y for row in paired], dtype=float)
     yhat = np.array([row.yhat for row in paired], dtype=float)
     yhat_unlabeled = _ones_zeros(ones=unlabeled_ones, count=n_unlabeled)
     if method == "study":
-        ppi = stats.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha)
+        ppi = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha)
     else:
-        ppi = stats.robust_ppi(
+        ppi = estimators.robust_ppi(
             y=y,
             yhat=yhat,
             yhat_unlabeled=yhat_unlabeled,
@@ -202,7 +204,7 @@ def _group(
         for name, interval in (("human", human), ("judge", judge), ("PPI++", ppi))
         if interval.note
     )
-    agreement = stats.agreement(y=y, yhat=yhat) if n_paired else None
+    agreement = estimators.agreement(y=y, yhat=yhat) if n_paired else None
     return GroupEstimate(
         theme=theme,
         difficulty=difficulty,
@@ -222,19 +224,19 @@ def _group(
     )
 
 
-def _effective_n(*, interval: stats.Interval, alpha: float) -> float:
+def _effective_n(*, interval: estimators.Interval, alpha: float) -> float:
     if math.isnan(interval.mean):
         return float("nan")
-    return float(stats.effective_n(theta=interval.mean, halfwidth=interval.halfwidth, alpha=alpha))
+    return float(estimators.effective_n(theta=interval.mean, halfwidth=interval.halfwidth, alpha=alpha))
 
 
 def _overall(
     *, themes: list[GroupEstimate], labeled: list[_Labeled], alpha: float, method: str
 ) -> GroupEstimate:
-    def combine(pick) -> stats.Interval:
+    def combine(pick) -> estimators.Interval:
         parts = [(pick(group), group.size) for group in themes if group.size]
         label = f"stratified {parts[0][0].method}" if parts else f"stratified {method}"
-        return stats.stratified_combine(parts=parts, alpha=alpha, method=label)
+        return estimators.stratified_combine(parts=parts, alpha=alpha, method=label)
 
     ppi = combine(lambda group: group.ppi)
     paired = [row for row in labeled if row.yhat is not None]
@@ -254,7 +256,7 @@ def _overall(
         human=combine(lambda group: group.human),
         judge=combine(lambda group: group.judge),
         ppi=ppi,
-        agreement=stats.agreement(y=y, yhat=yhat) if paired else None,
+        agreement=estimators.agreement(y=y, yhat=yhat) if paired else None,
         effective_n=_effective_n(interval=ppi, alpha=alpha),
         missing_judgments=sorted(uid for group in themes for uid in group.missing_judgments),
         weighted=any(g.weighted for g in themes) and all(g.weighted for g in themes if g.n_human),

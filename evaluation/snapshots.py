@@ -17,7 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Criterion
-from evaluation import stats
+from evaluation import estimators
 from evaluation.estimates import METHODS, GroupEstimate, Report, compute_report, report_as_json
 from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
 
@@ -134,15 +134,15 @@ class ThemeComparison:
     difference: Difference | None
 
 
-def difference(*, left: stats.Interval, right: stats.Interval, alpha: float) -> Difference | None:
+def difference(*, left: estimators.Interval, right: estimators.Interval, alpha: float) -> Difference | None:
     """``right - left`` for two estimates from independent campaigns: the standard errors
     (half-width / the quantile each interval used) add in quadrature, with a normal quantile.
     None when either estimate is missing or unbounded."""
     if not all(math.isfinite(x) for x in (left.mean, left.halfwidth, right.mean, right.halfwidth)):
         return None
     estimate = right.mean - left.mean
-    half = stats.quantile(alpha=alpha, df=None) * math.hypot(
-        stats.standard_error(left), stats.standard_error(right)
+    half = estimators.quantile(alpha=alpha, df=None) * math.hypot(
+        estimators.standard_error(left), estimators.standard_error(right)
     )
     return Difference(estimate=estimate, lo=estimate - half, hi=estimate + half)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from evaluation import planning, stats
+from evaluation import estimators, planning
 
 
 def binary_arrays(
@@ -25,7 +25,7 @@ def binary_arrays(
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_projection_at_the_current_n_is_the_study_ppi_halfwidth(seed):
     y, yhat, yhat_unlabeled = binary_arrays(seed=seed, n=40, N=3000, prevalence=0.8, agreement=0.9)
-    study = stats.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05)
+    study = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05)
     projected = planning.ppi_halfwidths(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, n_labeled=[40], alpha=0.05
     )
@@ -57,7 +57,7 @@ def test_labels_needed_is_the_first_total_reaching_the_target():
 
 def test_labels_needed_is_zero_when_the_target_is_already_met():
     y, yhat, yhat_unlabeled = binary_arrays(seed=5, n=50, N=1000, prevalence=0.6, agreement=0.9)
-    current = stats.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05).halfwidth
+    current = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05).halfwidth
     needed = planning.labels_needed(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, target_halfwidth=current * 1.01, alpha=0.05
     )
@@ -124,6 +124,6 @@ def test_agreement_curve_matches_study_ppi_on_one_replication():
     y = (rng.random((1, 25)) < 0.6).astype(float)[0]
     yhat = np.where(rng.random((1, 25)) < 0.8, y, 1 - y)[0]
     ones = rng.binomial(1, 0.6 * 0.8 + 0.4 * 0.2, size=1)
-    study = stats.study_ppi(y=y, yhat=yhat, yhat_unlabeled=ones.astype(float), alpha=0.1)
+    study = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=ones.astype(float), alpha=0.1)
     assert rows[0]["halfwidth"] == pytest.approx(study.halfwidth, rel=1e-10)
     assert rows[0]["lam"] == pytest.approx(study.lam, rel=1e-10, abs=1e-15)

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotation.models import Criterion, Label, Level, Role, Sample, SampleItem, Stage, Unit
 from annotation.workflow import next_unit, submit_label
-from evaluation import snapshots, stats
+from evaluation import estimators, snapshots
 from evaluation.estimates import compute_report, report_as_json
 from evaluation.jobs import start_judge_run
 from evaluation.judge import runs
@@ -142,8 +142,8 @@ def test_a_finished_judge_run_snapshots_the_estimates(campaign, django_capture_o
 def test_difference_adds_standard_errors_in_quadrature_by_hand():
     # Normal interval: 0.6 +- 0.1 at alpha 0.05 -> se = 0.1 / 1.959964; t interval with 9 df:
     # 0.7 +- 0.2262157 -> se = 0.2262157 / 2.262157 = 0.1.
-    left = stats.Interval(mean=0.6, lo=0.5, hi=0.7, method="a", alpha=0.05, n=10)
-    right = stats.Interval(
+    left = estimators.Interval(mean=0.6, lo=0.5, hi=0.7, method="a", alpha=0.05, n=10)
+    right = estimators.Interval(
         mean=0.7, lo=0.7 - 0.2262157, hi=0.7 + 0.2262157, method="b", alpha=0.05, n=10, df=9
     )
     diff = snapshots.difference(left=left, right=right, alpha=0.05)
@@ -151,7 +151,7 @@ def test_difference_adds_standard_errors_in_quadrature_by_hand():
     assert diff.estimate == pytest.approx(0.1)
     assert diff.hi - diff.estimate == pytest.approx(1.959964 * se, rel=1e-5)
     assert not diff.excludes_zero
-    unbounded = stats.Interval(mean=0.5, lo=-math.inf, hi=math.inf, method="c", alpha=0.05, n=1)
+    unbounded = estimators.Interval(mean=0.5, lo=-math.inf, hi=math.inf, method="c", alpha=0.05, n=1)
     assert snapshots.difference(left=left, right=unbounded, alpha=0.05) is None
 
 

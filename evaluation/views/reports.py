@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.access import get_campaign_for
 from annotation.models import Campaign, Criterion, Role
-from evaluation import planning, stats
+from evaluation import estimators, planning
 from evaluation.charts import interval_chart
 from evaluation.estimates import METHODS, GroupEstimate, Report, compute_report, pick_default_judge
 from evaluation.models import Judge
@@ -39,7 +39,7 @@ def _pct(value: float | None) -> str:
     return f"{value * 100:.1f}%" if _finite(value) else "—"
 
 
-def _interval(interval: stats.Interval) -> str:
+def _interval(interval: estimators.Interval) -> str:
     if not _finite(interval.mean):
         return "—"
     if math.isinf(interval.lo) or math.isinf(interval.hi):
@@ -47,7 +47,7 @@ def _interval(interval: stats.Interval) -> str:
     return f"[{_pct(interval.lo)}, {_pct(interval.hi)}]"
 
 
-def _halfwidth(interval: stats.Interval) -> str:
+def _halfwidth(interval: estimators.Interval) -> str:
     half = interval.halfwidth
     if not _finite(interval.mean) or math.isnan(half):
         return "—"
@@ -310,7 +310,7 @@ def report(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
         "target_points": f"{target * 100:g}",
         "errors": params.errors,
         "no_judge": params.no_judge,
-        "method_notes": stats.METHODS,
+        "method_notes": estimators.METHODS,
         "query": request.GET.urlencode(),
     }
     status = 400 if params.errors else 200

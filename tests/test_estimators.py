@@ -1,4 +1,4 @@
-"""evaluation.stats: equal to ppi_py on the same arrays, and to cases worked by hand."""
+"""evaluation.estimators: equal to ppi_py on the same arrays, and to cases worked by hand."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 from sklearn.metrics import cohen_kappa_score
 
-from evaluation import stats
+from evaluation import estimators
 
 # (seed, n, N, prevalence, judge agreement): balanced, imbalanced both ways, tiny n, large N,
 # and a judge worse than chance.
@@ -51,16 +51,16 @@ def arrays_of(case: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("alpha", [0.05, 0.1])
 def test_classical_mean_without_design_is_ppi_py_classical_mean_ci_to_the_last_digit(case, alpha):
     y, _, _ = arrays_of(case)
-    interval = stats.classical_mean(y=y, alpha=alpha)
+    interval = estimators.classical_mean(y=y, alpha=alpha)
     lo, hi = ppi_py.classical_mean_ci(y, alpha=alpha)
     assert (interval.lo, interval.hi, interval.mean) == (float(lo), float(hi), float(y.mean()))
-    assert interval.method == stats.CLASSICAL
+    assert interval.method == estimators.CLASSICAL
     assert (interval.alpha, interval.n, interval.df) == (alpha, len(y), None)
 
 
 def test_classical_mean_uses_the_normal_quantile_and_the_population_standard_deviation():
     y = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0])
-    interval = stats.classical_mean(y=y, alpha=0.05)
+    interval = estimators.classical_mean(y=y, alpha=0.05)
     mean = 6 / 8
     sd = math.sqrt(mean * (1 - mean))  # ddof 0
     assert interval.mean == mean
@@ -71,24 +71,24 @@ def test_classical_mean_uses_the_normal_quantile_and_the_population_standard_dev
 def test_judge_mean_is_the_classical_interval_on_every_judge_label(case):
     _, yhat, yhat_unlabeled = arrays_of(case)
     everything = np.concatenate([yhat, yhat_unlabeled])
-    interval = stats.judge_mean(yhat_all=everything, alpha=0.05)
+    interval = estimators.judge_mean(yhat_all=everything, alpha=0.05)
     lo, hi = ppi_py.classical_mean_ci(everything, alpha=0.05)
     assert (interval.mean, interval.lo, interval.hi) == (float(everything.mean()), float(lo), float(hi))
-    assert interval.method == stats.JUDGE_ONLY
-    assert "bias" in stats.METHODS[stats.JUDGE_ONLY]
+    assert interval.method == estimators.JUDGE_ONLY
+    assert "bias" in estimators.METHODS[estimators.JUDGE_ONLY]
 
 
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("alpha", [0.05, 0.1])
 def test_study_ppi_is_ppi_py_estimate_and_interval_to_the_last_digit(case, alpha):
     y, yhat, yhat_unlabeled = arrays_of(case)
-    interval = stats.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha)
+    interval = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha)
     mean = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabeled, lam=None)
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=alpha, lam=None)
     assert mean.shape == lo.shape == (1,)
     assert (interval.mean, interval.lo, interval.hi) == (mean[0], lo[0], hi[0])
     assert (interval.method, interval.alpha, interval.n, interval.N) == (
-        stats.PPI,
+        estimators.PPI,
         alpha,
         len(y),
         len(yhat_unlabeled),
@@ -99,14 +99,14 @@ def test_study_ppi_is_ppi_py_estimate_and_interval_to_the_last_digit(case, alpha
 def test_study_ppi_clips_the_lambda_of_a_judge_worse_than_chance_to_zero():
     y, yhat, yhat_unlabeled = arrays_of(CASES[-1])
     assert np.mean((y - y.mean()) * (yhat - yhat.mean())) < 0
-    assert stats.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05).lam == 0.0
+    assert estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05).lam == 0.0
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_study_ppi_reports_the_lambda_ppi_py_uses_for_its_interval(case):
     y, yhat, yhat_unlabeled = arrays_of(case)
     n, N = len(y), len(yhat_unlabeled)
-    interval = stats.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05)
+    interval = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05)
     # lam=None recurses with unit weight vectors, which ppi_py renormalises: pass the same.
     lo, hi = ppi_py.ppi_mean_ci(
         y, yhat, yhat_unlabeled, alpha=0.05, lam=interval.lam, w=np.ones(n), w_unlabeled=np.ones(N)
@@ -137,7 +137,7 @@ def test_study_ppi_on_a_case_worked_by_hand():
     var_unl = (4 / 6) * (2 / 6)
     halfwidth = Z95 * math.sqrt(lam**2 * var_unl / N + var_rect / n)
 
-    interval = stats.study_ppi(
+    interval = estimators.study_ppi(
         y=np.array(y, float),
         yhat=np.array(yhat, float),
         yhat_unlabeled=np.array(yhat_unlabeled, float),
@@ -146,13 +146,13 @@ def test_study_ppi_on_a_case_worked_by_hand():
     assert interval.lam == pytest.approx(lam, rel=1e-14)
     assert interval.mean == pytest.approx(theta, rel=1e-14)
     assert interval.halfwidth == pytest.approx(halfwidth, rel=1e-12)
-    assert stats.study_lambda(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled) == interval.lam
+    assert estimators.study_lambda(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled) == interval.lam
 
 
 def test_study_ppi_with_a_constant_judge_uses_lambda_zero_and_gives_the_classical_interval():
     y = np.array([1.0, 0.0, 1.0, 1.0, 1.0, 0.0])
-    interval = stats.study_ppi(y=y, yhat=np.ones(6), yhat_unlabeled=np.ones(40), alpha=0.05)
-    classical = stats.classical_mean(y=y, alpha=0.05)
+    interval = estimators.study_ppi(y=y, yhat=np.ones(6), yhat_unlabeled=np.ones(40), alpha=0.05)
+    classical = estimators.classical_mean(y=y, alpha=0.05)
     assert interval.lam == 0.0
     assert "lambda 0" in interval.note
     assert interval.mean == pytest.approx(classical.mean, rel=1e-14)
@@ -160,16 +160,16 @@ def test_study_ppi_with_a_constant_judge_uses_lambda_zero_and_gives_the_classica
 
 
 def test_study_ppi_without_labels_or_unlabeled_units_is_nan_with_a_note():
-    empty = stats.study_ppi(y=[], yhat=[], yhat_unlabeled=[1.0, 0.0], alpha=0.05)
+    empty = estimators.study_ppi(y=[], yhat=[], yhat_unlabeled=[1.0, 0.0], alpha=0.05)
     assert math.isnan(empty.mean) and math.isnan(empty.lo) and math.isnan(empty.halfwidth)
     assert empty.note == "no labeled units"
-    no_pool = stats.study_ppi(y=[1.0, 0.0], yhat=[1.0, 1.0], yhat_unlabeled=[], alpha=0.05)
+    no_pool = estimators.study_ppi(y=[1.0, 0.0], yhat=[1.0, 1.0], yhat_unlabeled=[], alpha=0.05)
     assert math.isnan(no_pool.mean) and no_pool.note == "no unlabeled units"
 
 
 def test_one_label_gives_the_point_estimate_with_an_infinite_interval():
-    ppi = stats.study_ppi(y=[1.0], yhat=[1.0], yhat_unlabeled=[1.0, 0.0, 1.0], alpha=0.05)
-    human = stats.classical_mean(y=[1.0], alpha=0.05)
+    ppi = estimators.study_ppi(y=[1.0], yhat=[1.0], yhat_unlabeled=[1.0, 0.0, 1.0], alpha=0.05)
+    human = estimators.classical_mean(y=[1.0], alpha=0.05)
     for interval in (ppi, human):
         assert math.isfinite(interval.mean)
         assert (interval.lo, interval.hi) == (-math.inf, math.inf)
@@ -177,18 +177,18 @@ def test_one_label_gives_the_point_estimate_with_an_infinite_interval():
 
 
 def test_zero_width_classical_interval_says_so():
-    interval = stats.classical_mean(y=np.ones(12), alpha=0.05)
+    interval = estimators.classical_mean(y=np.ones(12), alpha=0.05)
     assert interval.halfwidth == 0.0
     assert "zero width" in interval.note
 
 
 def test_bad_alpha_and_mismatched_lengths_raise():
     with pytest.raises(ValueError, match="alpha"):
-        stats.classical_mean(y=[1.0, 0.0], alpha=0.0)
+        estimators.classical_mean(y=[1.0, 0.0], alpha=0.0)
     with pytest.raises(ValueError, match="yhat"):
-        stats.study_ppi(y=[1.0, 0.0], yhat=[1.0], yhat_unlabeled=[1.0], alpha=0.05)
+        estimators.study_ppi(y=[1.0, 0.0], yhat=[1.0], yhat_unlabeled=[1.0], alpha=0.05)
     with pytest.raises(ValueError, match="positive"):
-        stats.robust_ppi(y=[1.0, 0.0], yhat=[1.0, 0.0], yhat_unlabeled=[1.0], alpha=0.05, w=[1.0, 0.0])
+        estimators.robust_ppi(y=[1.0, 0.0], yhat=[1.0, 0.0], yhat_unlabeled=[1.0], alpha=0.05, w=[1.0, 0.0])
 
 
 # Robust human-only interval
@@ -198,7 +198,7 @@ def test_classical_mean_with_clusters_is_the_hand_linearisation_with_a_t_quantil
     y = np.array([1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0])
     w = np.array([2.0, 2.0, 1.0, 4.0, 4.0, 1.0, 1.0])
     clusters = np.array(["a", "a", "b", "c", "c", "d", "d"])
-    interval = stats.classical_mean(y=y, alpha=0.1, w=w, clusters=clusters)
+    interval = estimators.classical_mean(y=y, alpha=0.1, w=w, clusters=clusters)
     total = sum(w)
     mean = sum(wi * yi for wi, yi in zip(w, y, strict=True)) / total
     sums: dict[str, float] = {}
@@ -208,13 +208,13 @@ def test_classical_mean_with_clusters_is_the_hand_linearisation_with_a_t_quantil
     variance = G / (G - 1) * sum(s**2 for s in sums.values())
     assert interval.mean == pytest.approx(mean, rel=1e-14)
     assert interval.halfwidth == pytest.approx(student_t.ppf(0.95, G - 1) * math.sqrt(variance), rel=1e-12)
-    assert (interval.df, interval.method) == (3, stats.CLASSICAL_ROBUST)
+    assert (interval.df, interval.method) == (3, estimators.CLASSICAL_ROBUST)
 
 
 def test_classical_mean_with_one_unit_per_cluster_is_the_sample_variance_with_t():
     y, _, _ = arrays_of(CASES[0])
     n = len(y)
-    interval = stats.classical_mean(y=y, alpha=0.05, clusters=np.arange(n))
+    interval = estimators.classical_mean(y=y, alpha=0.05, clusters=np.arange(n))
     expected = student_t.ppf(0.975, n - 1) * np.std(y, ddof=1) / math.sqrt(n)
     assert interval.halfwidth == pytest.approx(expected, rel=1e-12)
 
@@ -235,20 +235,20 @@ def test_robust_ppi_with_fixed_lambda_and_no_design_is_the_hand_formula_with_t()
     var_unl = sum((v - unl_mean) ** 2 for v in yhat_unlabeled) / N
     halfwidth = student_t.ppf(0.975, n - 1) * math.sqrt(lam**2 * var_unl / N + var_rect_ddof1 / n)
 
-    interval = stats.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam)
+    interval = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam)
     assert interval.mean == pytest.approx(theta, rel=1e-14)
     assert interval.halfwidth == pytest.approx(halfwidth, rel=1e-12)
-    assert (interval.lam, interval.df, interval.method) == (lam, n - 1, stats.PPI_ROBUST_FIXED)
+    assert (interval.lam, interval.df, interval.method) == (lam, n - 1, estimators.PPI_ROBUST_FIXED)
 
 
 @pytest.mark.parametrize("case", CASES[:4])
 def test_robust_ppi_with_singleton_clusters_is_ppi_py_variance_times_n_over_n_minus_1(case):
     y, yhat, yhat_unlabeled = arrays_of(case)
     n, N, lam = len(y), len(yhat_unlabeled), 0.7
-    robust = stats.robust_ppi(
+    robust = estimators.robust_ppi(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam, clusters=np.arange(n)
     )
-    unclustered = stats.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam)
+    unclustered = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam)
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=0.05, lam=lam)
     ppi_var = ((hi[0] - lo[0]) / 2 / Z95) ** 2
     imputed = lam**2 * np.var(yhat_unlabeled) / N
@@ -274,7 +274,7 @@ def test_a_judge_that_agrees_with_every_label_gets_the_agresti_coull_floor_by_ha
     # the smoothed rate is (0 + z^2/2) / (20 + z^2) and the floor lam^2 rate (1 - rate) / G.
     y = [1.0] * 15 + [0.0] * 5
     unlabeled = [1.0] * 150 + [0.0] * 50
-    interval = stats.robust_ppi(y=y, yhat=y, yhat_unlabeled=unlabeled, alpha=0.05, lam=1.0)
+    interval = estimators.robust_ppi(y=y, yhat=y, yhat_unlabeled=unlabeled, alpha=0.05, lam=1.0)
     z2 = 1.959963984540054**2
     rate = (z2 / 2) / (20 + z2)
     variance = 0.75 * 0.25 / 200 + rate * (1 - rate) / 20
@@ -290,23 +290,23 @@ def test_twelve_labels_all_1_do_not_make_a_zero_width_robust_interval():
     z2 = 1.959963984540054**2
     rate = (12 + z2 / 2) / (12 + z2)
     expected = student_t.ppf(0.975, 11) * math.sqrt(rate * (1 - rate) / 12)
-    ppi = stats.robust_ppi(y=y, yhat=y, yhat_unlabeled=[1.0] * 50, alpha=0.05, clusters=list(range(12)))
-    human = stats.classical_mean(y=y, alpha=0.05, clusters=list(range(12)))
+    ppi = estimators.robust_ppi(y=y, yhat=y, yhat_unlabeled=[1.0] * 50, alpha=0.05, clusters=list(range(12)))
+    human = estimators.classical_mean(y=y, alpha=0.05, clusters=list(range(12)))
     assert ppi.lam == 0 and ppi.mean == human.mean == 1.0
     assert ppi.halfwidth == pytest.approx(expected, rel=1e-12) and "floored" in ppi.note
     assert human.halfwidth == pytest.approx(expected, rel=1e-12) and "all labels are equal" in human.note
     # The study method stays exactly ppi_py's, zero width included.
-    assert stats.classical_mean(y=y, alpha=0.05).halfwidth == 0
+    assert estimators.classical_mean(y=y, alpha=0.05).halfwidth == 0
 
 
 @pytest.mark.parametrize("lam", [None, 0.5])
 def test_robust_ppi_with_constant_weights_matches_no_weights(lam):
     y, yhat, yhat_unlabeled = arrays_of(CASES[1])
     clusters = np.arange(len(y)) // 3
-    plain = stats.robust_ppi(
+    plain = estimators.robust_ppi(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam, clusters=clusters
     )
-    weighted = stats.robust_ppi(
+    weighted = estimators.robust_ppi(
         y=y,
         yhat=yhat,
         yhat_unlabeled=yhat_unlabeled,
@@ -325,7 +325,7 @@ def test_robust_ppi_weighted_point_estimate_is_ppi_py_weighted_estimate_for_a_fi
     y, yhat, yhat_unlabeled = arrays_of(CASES[0])
     rng = np.random.default_rng(11)
     w = rng.uniform(1, 20, size=len(y))
-    interval = stats.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=0.8, w=w)
+    interval = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=0.8, w=w)
     expected = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabeled, lam=0.8, w=w)
     assert interval.mean == pytest.approx(expected[0], rel=1e-13)
 
@@ -348,7 +348,7 @@ def test_robust_ppi_cluster_variance_is_the_hand_sum_over_answers():
     var_unl = np.var(yhat_unlabeled) / len(yhat_unlabeled)
     expected = student_t.ppf(0.95, G - 1) * math.sqrt(lam**2 * var_unl + var_rect)
 
-    interval = stats.robust_ppi(
+    interval = estimators.robust_ppi(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.1, lam=lam, w=w, clusters=clusters
     )
     assert interval.mean == pytest.approx(lam * yhat_unlabeled.mean() + rect_mean, rel=1e-14)
@@ -360,7 +360,7 @@ def test_crossfit_lambdas_leave_each_answer_out():
     y, yhat, yhat_unlabeled = arrays_of(CASES[0])
     n, N = len(y), len(yhat_unlabeled)
     clusters = np.arange(n) % 7
-    lambdas = stats.crossfit_lambdas(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, clusters=clusters)
+    lambdas = estimators.crossfit_lambdas(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, clusters=clusters)
     for g in range(7):
         rest = clusters != g
         cov = np.mean((y[rest] - y[rest].mean()) * (yhat[rest] - yhat[rest].mean()))
@@ -372,13 +372,15 @@ def test_crossfit_lambdas_leave_each_answer_out():
 def test_robust_ppi_crossfit_reports_the_mean_lambda_and_uses_each_cluster_lambda():
     y, yhat, yhat_unlabeled = arrays_of(CASES[1])
     clusters = np.arange(len(y)) // 4
-    lambdas = stats.crossfit_lambdas(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, clusters=clusters)
+    lambdas = estimators.crossfit_lambdas(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, clusters=clusters)
     assert len(set(np.round(lambdas, 12))) > 1
-    interval = stats.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, clusters=clusters)
+    interval = estimators.robust_ppi(
+        y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, clusters=clusters
+    )
     assert interval.lam == pytest.approx(lambdas.mean(), rel=1e-13)
     expected = lambdas.mean() * yhat_unlabeled.mean() + np.mean(y - lambdas * yhat)
     assert interval.mean == pytest.approx(expected, rel=1e-13)
-    assert interval.method == stats.PPI_ROBUST_CROSSFIT
+    assert interval.method == estimators.PPI_ROBUST_CROSSFIT
 
 
 def test_pooled_lambda_is_the_hand_ratio_across_groups_and_labels_the_method():
@@ -388,29 +390,31 @@ def test_pooled_lambda_is_the_hand_ratio_across_groups_and_labels_the_method():
         n, N = len(y), len(yhat_unlabeled)
         numerator += n * np.mean((y - y.mean()) * (yhat - yhat.mean()))
         denominator += n * (1 + n / N) * np.var(np.concatenate([yhat, yhat_unlabeled]))
-    lam = stats.pooled_lambda(groups=groups)
+    lam = estimators.pooled_lambda(groups=groups)
     assert lam == pytest.approx(numerator / denominator, rel=1e-12)
     y, yhat, yhat_unlabeled = groups[0]
-    interval = stats.robust_ppi(
+    interval = estimators.robust_ppi(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam, lam_method="pooled"
     )
-    assert (interval.method, interval.lam) == (stats.PPI_ROBUST_POOLED, lam)
+    assert (interval.method, interval.lam) == (estimators.PPI_ROBUST_POOLED, lam)
 
 
 def test_robust_ppi_clips_a_given_lambda_and_rejects_bad_lambda_methods():
     y, yhat, yhat_unlabeled = arrays_of(CASES[0])
-    assert stats.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=1.7).lam == 1.0
+    assert (
+        estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=1.7).lam == 1.0
+    )
     with pytest.raises(ValueError, match="needs a lam"):
-        stats.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam_method="pooled")
+        estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam_method="pooled")
     with pytest.raises(ValueError, match="unknown lam_method"):
-        stats.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam_method="same")
+        estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam_method="same")
 
 
 def test_robust_ppi_degenerate_cases_say_why():
-    empty = stats.robust_ppi(y=[], yhat=[], yhat_unlabeled=[1.0], alpha=0.05)
+    empty = estimators.robust_ppi(y=[], yhat=[], yhat_unlabeled=[1.0], alpha=0.05)
     assert math.isnan(empty.mean) and empty.note == "no labeled units"
 
-    one_answer = stats.robust_ppi(
+    one_answer = estimators.robust_ppi(
         y=[1.0, 0.0, 1.0], yhat=[1.0, 0.0, 0.0], yhat_unlabeled=[1.0, 0.0], alpha=0.05, clusters=[5, 5, 5]
     )
     assert math.isfinite(one_answer.mean)
@@ -418,16 +422,16 @@ def test_robust_ppi_degenerate_cases_say_why():
     assert "one cluster" in one_answer.note
     assert one_answer.lam == 0.0
 
-    one_label = stats.robust_ppi(y=[1.0], yhat=[1.0], yhat_unlabeled=[1.0, 0.0], alpha=0.05)
+    one_label = estimators.robust_ppi(y=[1.0], yhat=[1.0], yhat_unlabeled=[1.0, 0.0], alpha=0.05)
     assert one_label.halfwidth == math.inf and "one cluster" in one_label.note
 
     y = np.array([1.0, 0.0, 1.0, 1.0])
-    constant = stats.robust_ppi(y=y, yhat=np.ones(4), yhat_unlabeled=np.ones(9), alpha=0.05)
+    constant = estimators.robust_ppi(y=y, yhat=np.ones(4), yhat_unlabeled=np.ones(9), alpha=0.05)
     assert constant.lam == 0.0
     assert constant.mean == pytest.approx(0.75)
 
-    no_pool = stats.robust_ppi(y=y, yhat=[1.0, 0.0, 0.0, 1.0], yhat_unlabeled=[], alpha=0.05)
-    human = stats.classical_mean(y=y, alpha=0.05, clusters=np.arange(4))
+    no_pool = estimators.robust_ppi(y=y, yhat=[1.0, 0.0, 0.0, 1.0], yhat_unlabeled=[], alpha=0.05)
+    human = estimators.classical_mean(y=y, alpha=0.05, clusters=np.arange(4))
     assert no_pool.lam == 0.0 and "no unlabeled units" in no_pool.note
     assert (no_pool.mean, no_pool.lo, no_pool.hi) == pytest.approx(
         (human.mean, human.lo, human.hi), rel=1e-14
@@ -456,8 +460,8 @@ def test_robust_ppi_with_design_weights_is_unbiased_where_the_unweighted_estimat
         rest = np.ones(3000, dtype=bool)
         rest[picked] = False
         arrays = dict(y=y_pop[picked], yhat=yhat_pop[picked], yhat_unlabeled=yhat_pop[rest], alpha=0.05)
-        weighted_errors.append(stats.robust_ppi(**arrays, w=1 / inclusion).mean - truth)
-        unweighted_errors.append(stats.robust_ppi(**arrays).mean - truth)
+        weighted_errors.append(estimators.robust_ppi(**arrays, w=1 / inclusion).mean - truth)
+        unweighted_errors.append(estimators.robust_ppi(**arrays).mean - truth)
 
     assert abs(np.mean(weighted_errors)) < 0.02
     assert np.mean(unweighted_errors) > 0.06
@@ -470,7 +474,7 @@ def test_robust_ppi_with_design_weights_is_unbiased_where_the_unweighted_estimat
 @pytest.mark.parametrize("case", CASES)
 def test_agreement_kappa_equals_sklearn_cohen_kappa(case):
     y, yhat, _ = arrays_of(case)
-    result = stats.agreement(y=y, yhat=yhat)
+    result = estimators.agreement(y=y, yhat=yhat)
     assert result.kappa == pytest.approx(cohen_kappa_score(y, yhat), rel=1e-12, abs=1e-15)
     assert result.observed == pytest.approx(np.mean(y == yhat), rel=1e-15)
     assert result.n == len(y)
@@ -479,7 +483,7 @@ def test_agreement_kappa_equals_sklearn_cohen_kappa(case):
 def test_agreement_confusion_takes_the_judge_as_prediction_and_chance_by_hand():
     y = np.array([1, 1, 1, 0, 0, 1, 0, 1])
     yhat = np.array([1, 0, 1, 1, 0, 1, 0, 1])
-    result = stats.agreement(y=y, yhat=yhat)
+    result = estimators.agreement(y=y, yhat=yhat)
     assert result.confusion == {"tp": 4, "fp": 1, "fn": 1, "tn": 2}
     p_h, p_j = 5 / 8, 5 / 8
     chance = p_h * p_j + (1 - p_h) * (1 - p_j)
@@ -489,44 +493,46 @@ def test_agreement_confusion_takes_the_judge_as_prediction_and_chance_by_hand():
 
 
 def test_agreement_leaves_kappa_undefined_when_chance_agreement_is_one():
-    both_one = stats.agreement(y=[1, 1, 1], yhat=[1, 1, 1])
+    both_one = estimators.agreement(y=[1, 1, 1], yhat=[1, 1, 1])
     assert (both_one.observed, both_one.chance) == (1.0, 1.0) and math.isnan(both_one.kappa)
-    assert math.isnan(stats.agreement(y=[0, 0], yhat=[0, 0]).kappa)
-    opposite = stats.agreement(y=[1, 1], yhat=[0, 0])
+    assert math.isnan(estimators.agreement(y=[0, 0], yhat=[0, 0]).kappa)
+    opposite = estimators.agreement(y=[1, 1], yhat=[0, 0])
     assert (opposite.observed, opposite.chance, opposite.kappa) == (0.0, 0.0, 0.0)
-    judge_constant = stats.agreement(y=[1, 0, 1], yhat=[1, 1, 1])
+    judge_constant = estimators.agreement(y=[1, 0, 1], yhat=[1, 1, 1])
     assert judge_constant.kappa == pytest.approx(cohen_kappa_score([1, 0, 1], [1, 1, 1]), abs=1e-15)
-    nothing = stats.agreement(y=[], yhat=[])
+    nothing = estimators.agreement(y=[], yhat=[])
     assert math.isnan(nothing.kappa) and nothing.confusion == {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
     with pytest.raises(ValueError, match="0/1"):
-        stats.agreement(y=[2, 0], yhat=[1, 0])
+        estimators.agreement(y=[2, 0], yhat=[1, 0])
 
 
 def test_effective_n_by_hand_and_degenerate_halfwidths():
-    assert stats.effective_n(theta=0.5, halfwidth=0.1, alpha=0.05) == pytest.approx(
+    assert estimators.effective_n(theta=0.5, halfwidth=0.1, alpha=0.05) == pytest.approx(
         1.959963984540054**2 * 0.25 / 0.01, rel=1e-12
     )
-    assert stats.effective_n(theta=0.8, halfwidth=0.05, alpha=0.1) == pytest.approx(
+    assert estimators.effective_n(theta=0.8, halfwidth=0.05, alpha=0.1) == pytest.approx(
         norm.ppf(0.95) ** 2 * 0.16 / 0.0025, rel=1e-12
     )
-    assert math.isnan(stats.effective_n(theta=0.5, halfwidth=0.0, alpha=0.05))
-    assert math.isnan(stats.effective_n(theta=0.5, halfwidth=math.nan, alpha=0.05))
-    assert stats.effective_n(theta=0.5, halfwidth=math.inf, alpha=0.05) == 0.0
+    assert math.isnan(estimators.effective_n(theta=0.5, halfwidth=0.0, alpha=0.05))
+    assert math.isnan(estimators.effective_n(theta=0.5, halfwidth=math.nan, alpha=0.05))
+    assert estimators.effective_n(theta=0.5, halfwidth=math.inf, alpha=0.05) == 0.0
 
 
-def _normal_part(mean: float, sd: float, *, alpha: float = 0.05, n: int = 10) -> stats.Interval:
+def _normal_part(mean: float, sd: float, *, alpha: float = 0.05, n: int = 10) -> estimators.Interval:
     half = norm.ppf(1 - alpha / 2) * sd
-    return stats.Interval(mean=mean, lo=mean - half, hi=mean + half, method="x", alpha=alpha, n=n)
+    return estimators.Interval(mean=mean, lo=mean - half, hi=mean + half, method="x", alpha=alpha, n=n)
 
 
-def _t_part(mean: float, sd: float, df: int, *, alpha: float = 0.05) -> stats.Interval:
+def _t_part(mean: float, sd: float, df: int, *, alpha: float = 0.05) -> estimators.Interval:
     half = student_t.ppf(1 - alpha / 2, df) * sd
-    return stats.Interval(mean=mean, lo=mean - half, hi=mean + half, method="x", alpha=alpha, n=df + 1, df=df)
+    return estimators.Interval(
+        mean=mean, lo=mean - half, hi=mean + half, method="x", alpha=alpha, n=df + 1, df=df
+    )
 
 
 def test_stratified_combine_weights_by_group_sizes_with_a_normal_quantile():
     parts = [(_normal_part(0.8, 0.05), 300), (_normal_part(0.5, 0.1, alpha=0.1), 100)]
-    combined = stats.stratified_combine(parts=parts, alpha=0.05, method="study")
+    combined = estimators.stratified_combine(parts=parts, alpha=0.05, method="study")
     assert combined.mean == pytest.approx(0.75 * 0.8 + 0.25 * 0.5, rel=1e-14)
     sd = math.sqrt(0.75**2 * 0.05**2 + 0.25**2 * 0.1**2)
     assert combined.halfwidth == pytest.approx(Z95 * sd, rel=1e-12)
@@ -535,7 +541,7 @@ def test_stratified_combine_weights_by_group_sizes_with_a_normal_quantile():
 
 def test_stratified_combine_uses_satterthwaite_degrees_of_freedom_rounded_down():
     parts = [(_t_part(0.9, 0.04, 9), 200), (_t_part(0.6, 0.08, 4), 200), (_t_part(0.7, 0.1, 29), 0)]
-    combined = stats.stratified_combine(parts=parts, alpha=0.05, method="robust")
+    combined = estimators.stratified_combine(parts=parts, alpha=0.05, method="robust")
     v1, v2 = 0.25 * 0.04**2, 0.25 * 0.08**2
     df = math.floor((v1 + v2) ** 2 / (v1**2 / 9 + v2**2 / 4))
     assert combined.df == df == 6
@@ -544,14 +550,14 @@ def test_stratified_combine_uses_satterthwaite_degrees_of_freedom_rounded_down()
 
 
 def test_stratified_combine_propagates_missing_and_infinite_parts():
-    nan_part = stats.Interval(mean=math.nan, lo=math.nan, hi=math.nan, method="x", alpha=0.05, n=0)
-    missing = stats.stratified_combine(
+    nan_part = estimators.Interval(mean=math.nan, lo=math.nan, hi=math.nan, method="x", alpha=0.05, n=0)
+    missing = estimators.stratified_combine(
         parts=[(_normal_part(0.5, 0.1), 10), (nan_part, 5)], alpha=0.05, method="m"
     )
     assert math.isnan(missing.mean) and missing.note == "1 of 2 groups have no estimate"
-    one_cluster = stats.Interval(mean=0.4, lo=-math.inf, hi=math.inf, method="x", alpha=0.05, n=3, df=0)
-    infinite = stats.stratified_combine(
+    one_cluster = estimators.Interval(mean=0.4, lo=-math.inf, hi=math.inf, method="x", alpha=0.05, n=3, df=0)
+    infinite = estimators.stratified_combine(
         parts=[(_t_part(0.5, 0.1, 9), 10), (one_cluster, 10)], alpha=0.05, method="m"
     )
     assert infinite.mean == pytest.approx(0.45) and infinite.halfwidth == math.inf
-    assert math.isnan(stats.stratified_combine(parts=[], alpha=0.05, method="m").mean)
+    assert math.isnan(estimators.stratified_combine(parts=[], alpha=0.05, method="m").mean)
