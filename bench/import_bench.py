@@ -188,7 +188,7 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
     process, of the PostgreSQL backend and of the text work."""
     from django.conf import settings
 
-    from evaluation.imports import import_file
+    from evaluation.file_import import import_file
 
     # The bigger files of the memory run pass the default IMPORT_MAX_BYTES of a server.
     settings.IMPORT_MAX_BYTES = max(settings.IMPORT_MAX_BYTES, path.stat().st_size)
@@ -293,7 +293,7 @@ def _child(args: argparse.Namespace) -> None:
     django.setup()
     from django.db import connection
 
-    import evaluation.imports  # noqa: F401 - its modules (Celery, the judge's clients) come before the mark
+    import evaluation.file_import  # noqa: F401 - its modules (Celery, the judge's clients) come before the mark
 
     connection.ensure_connection()
     before = _resident_mb()

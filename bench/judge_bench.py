@@ -143,7 +143,7 @@ def throughput(concurrencies: list[int], per_thread: int) -> None:
 
 def prompt_tokens() -> None:
     from annotation.models import Answer, Criterion
-    from evaluation.imports import import_file
+    from evaluation.file_import import import_file
     from evaluation.judge import runs
     from evaluation.models import JudgeBatch
 

@@ -87,7 +87,7 @@ def record_snapshots(
     return stored
 
 
-def refresh_estimates(*, criterion_id: int) -> list[ReportSnapshot]:
+def run_scheduled_refresh(*, criterion_id: int) -> list[ReportSnapshot]:
     """Recompute and snapshot the estimates of a criterion (the background job's body), under
     the trigger that scheduled it.
 

@@ -62,9 +62,9 @@ def judge_batches(run_id: int, batch_ids: list[int]) -> int:
     time_limit=settings.CELERY_TASK_TIME_LIMIT,
     soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
 )
-def refresh_estimates(criterion_id: int) -> int:
+def refresh_estimates_task(criterion_id: int) -> int:
     """Recompute the criterion's estimates and store the snapshots that changed; how many."""
-    return len(snapshots.refresh_estimates(criterion_id=criterion_id))
+    return len(snapshots.run_scheduled_refresh(criterion_id=criterion_id))
 
 
 def enqueue_refresh(*, criterion_id: int, trigger: str, delay_s: float = 0.0) -> bool:
@@ -73,7 +73,9 @@ def enqueue_refresh(*, criterion_id: int, trigger: str, delay_s: float = 0.0) ->
     which it then covers."""
     if not snapshots.schedule_refresh(criterion_id=criterion_id, trigger=trigger, delay_s=delay_s):
         return False
-    transaction.on_commit(lambda: refresh_estimates.apply_async((criterion_id,), countdown=delay_s or None))
+    transaction.on_commit(
+        lambda: refresh_estimates_task.apply_async((criterion_id,), countdown=delay_s or None)
+    )
     return True
 
 

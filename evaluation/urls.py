@@ -3,8 +3,8 @@ from __future__ import annotations
 from django.urls import path
 
 from evaluation.views import campaigns, runs
+from evaluation.views import file_import as import_views
 from evaluation.views import history as history_views
-from evaluation.views import imports as import_views
 from evaluation.views import reports as report_views
 
 app_name = "evaluation"

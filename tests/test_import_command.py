@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Answer, Campaign, Label, Membership, Question, Role, SourceChunk, Unit
-from evaluation.imports import DEMO_CAMPAIGN, DEMO_FILE, DEMO_MEMBERS
+from evaluation.demo import DEMO_CAMPAIGN, DEMO_FILE, DEMO_MEMBERS
 from evaluation.models import Judge, Judgment
 from tests.test_ingest import DATA, JSONL, RECORDS, table_counts, write_jsonl
 

@@ -28,7 +28,7 @@ from annotation.models import (
     Unit,
 )
 from annotation.text import split_sentences
-from evaluation.imports import import_file
+from evaluation.file_import import import_file
 from evaluation.models import Judge, Judgment
 from tests.factories import make_user
 

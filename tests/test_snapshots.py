@@ -68,15 +68,15 @@ def test_schedule_refresh_is_taken_once_until_released_or_stale(campaign):
 def test_refresh_releases_the_schedule_and_records_with_the_scheduled_trigger(campaign):
     criterion, _, _ = build(campaign)
     assert snapshots.schedule_refresh(criterion_id=criterion.pk, trigger="import", delay_s=0)
-    stored = snapshots.refresh_estimates(criterion_id=criterion.pk)
+    stored = snapshots.run_scheduled_refresh(criterion_id=criterion.pk)
     assert {s.trigger for s in stored} == {"import"}
     assert EstimateSchedule.objects.get(criterion=criterion).due_at is None
     # Run twice: nothing new.
-    assert snapshots.refresh_estimates(criterion_id=criterion.pk) == []
+    assert snapshots.run_scheduled_refresh(criterion_id=criterion.pk) == []
 
 
 def test_refresh_of_a_deleted_criterion_does_nothing(campaign):
-    assert snapshots.refresh_estimates(criterion_id=987654) == []
+    assert snapshots.run_scheduled_refresh(criterion_id=987654) == []
 
 
 @override_settings(ESTIMATES_REFRESH_DELAY_S=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.ingest import ImportFailed
-from evaluation.imports import import_file
+from evaluation.file_import import import_file
 
 
 class Command(BaseCommand):

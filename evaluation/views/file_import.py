@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods
 from annotation import ingest
 from annotation.access import get_campaign_for, roles_of
 from annotation.models import Campaign, Role
-from evaluation.imports import ImportSummary, import_file
+from evaluation.file_import import ImportSummary, import_file
 
 MANAGERS = [Role.MANAGER]
 
