@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotation.models import AnnotationMode, Label, Role, Stage
 from annotation.workflow import final_labels
-from tests.test_workflow import label, member, sampled
+from tests.factories import label, member, sampled
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -7,9 +7,8 @@ from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.agreement import OVERALL, human_agreement
-from annotation.models import AnnotationMode, Criterion, Label, Role, Stage, Unit
-from tests.factories import make_answer
-from tests.test_workflow import label, member, sample_units
+from annotation.models import AnnotationMode, Label, Role, Stage
+from tests.factories import label, member, sampled_by_theme
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -18,22 +17,9 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 # Per criterion and theme
 
 
-def build(campaign, plan: dict[str, list[tuple[int, int]]]):
-    """Units per theme, each first-labelled then reviewed with the given values."""
-    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="relevance")
-    units, themes = [], []
-    for theme, pairs in plan.items():
-        for _ in pairs:
-            answer = make_answer(campaign=campaign, theme=theme, sentences=[])
-            units.append(Unit.objects.get(answer=answer))
-            themes.append(theme)
-    sample_units(criterion=criterion, units=units)
-    return criterion, units
-
-
 def test_review_mode_agreement_per_theme_and_overall(campaign, annotator, reviewer, adjudicator):
     plan = {"Finance": [(1, 1), (1, 1), (0, 0), (1, 0)], "IT": [(0, 0), (1, 1), (0, 1)]}
-    criterion, units = build(campaign, plan)
+    criterion, units = sampled_by_theme(campaign, plan)
     pairs = [pair for theme in plan.values() for pair in theme]
     for unit, (first, second) in zip(units, pairs, strict=True):
         label(annotator, criterion, Stage.LABEL, first, unit=unit)
@@ -52,7 +38,7 @@ def test_review_mode_agreement_per_theme_and_overall(campaign, annotator, review
 
 
 def test_units_without_a_second_label_and_imported_labels_do_not_count(campaign, annotator):
-    criterion, units = build(campaign, {"Finance": [(1, 1), (1, 1)]})
+    criterion, units = sampled_by_theme(campaign, {"Finance": [(1, 1), (1, 1)]})
     label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
     Label.objects.create(unit=units[1], criterion=criterion, stage=Stage.IMPORTED, value=1)
     result = human_agreement(criterion=criterion)
@@ -62,7 +48,7 @@ def test_units_without_a_second_label_and_imported_labels_do_not_count(campaign,
 def test_blind_mode_compares_the_two_blind_labels(campaign):
     campaign.annotation_mode = AnnotationMode.BLIND_DOUBLE
     campaign.save()
-    criterion, units = build(campaign, {"HR": [(1, 1), (0, 1), (0, 0)]})
+    criterion, units = sampled_by_theme(campaign, {"HR": [(1, 1), (0, 1), (0, 0)]})
     first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR)
     for unit, (a, b) in zip(units, [(1, 1), (0, 1), (0, 0)], strict=True):
         label(first, criterion, Stage.LABEL, a, unit=unit)
@@ -75,7 +61,7 @@ def test_blind_mode_compares_the_two_blind_labels(campaign):
 def test_a_withdrawn_review_no_longer_counts(campaign, annotator, reviewer):
     from annotation.workflow import undo_last
 
-    criterion, units = build(campaign, {"Finance": [(1, 1)]})
+    criterion, units = sampled_by_theme(campaign, {"Finance": [(1, 1)]})
     label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
     label(reviewer, criterion, Stage.REVIEW, 1, unit=units[0])
     undo_last(user=reviewer, criterion=criterion, stage=Stage.REVIEW)
@@ -91,7 +77,7 @@ def work_url(campaign) -> str:
 
 def test_work_page_lists_my_queues_with_links(client_for, campaign, reviewer):
     both = member(campaign, Role.ANNOTATOR, Role.REVIEWER, username="both")
-    criterion, units = build(campaign, {"Finance": [(1, 1), (1, 0)]})
+    criterion, units = sampled_by_theme(campaign, {"Finance": [(1, 1), (1, 0)]})
     other = member(campaign, Role.ANNOTATOR)
     label(other, criterion, Stage.LABEL, 1, unit=units[0])
     label(reviewer, criterion, Stage.REVIEW, 1, unit=units[0])
@@ -110,7 +96,7 @@ def test_work_page_lists_my_queues_with_links(client_for, campaign, reviewer):
 @pytest.mark.parametrize("persona", ["manager", "adjudicator", "analyst"])
 def test_work_page_shows_the_agreement_to_those_who_do_not_label(request, client_for, campaign, persona):
     annotator, reviewer = member(campaign, Role.ANNOTATOR), member(campaign, Role.REVIEWER)
-    criterion, units = build(campaign, {"Finance": [(1, 1)]})
+    criterion, units = sampled_by_theme(campaign, {"Finance": [(1, 1)]})
     label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
     label(reviewer, criterion, Stage.REVIEW, 1, unit=units[0])
     response = client_for(request.getfixturevalue(persona)).get(work_url(campaign))
@@ -123,7 +109,7 @@ def test_blind_annotators_and_reviewers_never_see_the_agreement_on_the_work_page
     campaign.annotation_mode = AnnotationMode.BLIND_DOUBLE
     campaign.save()
     first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR, Role.REVIEWER)
-    criterion, units = build(campaign, {"Finance": [(1, 1)]})
+    criterion, units = sampled_by_theme(campaign, {"Finance": [(1, 1)]})
     label(first, criterion, Stage.LABEL, 0, unit=units[0])
     label(second, criterion, Stage.LABEL, 1, unit=units[0])
     for person in (first, second):
@@ -136,7 +122,7 @@ def test_blind_annotators_and_reviewers_never_see_the_agreement_on_the_work_page
 
 
 def test_work_page_htmx_request_returns_the_queues_fragment(client_for, campaign, annotator):
-    build(campaign, {"Finance": [(1, 1)]})
+    sampled_by_theme(campaign, {"Finance": [(1, 1)]})
     response = client_for(annotator).get(work_url(campaign), **HTMX)
     page = response.content.decode()
     assert response.status_code == 200

@@ -10,8 +10,7 @@ from django.urls import reverse
 from annotation.models import AnnotationMode, Assignment, Criterion, Label, Role, Stage, Unit
 from annotation.workflow import final_labels, next_unit
 from evaluation.models import Judge, Judgment
-from tests.factories import make_answer
-from tests.test_workflow import label, member, sample_units, sampled
+from tests.factories import label, make_answer, member, sample_units, sampled
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}

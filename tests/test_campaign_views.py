@@ -8,9 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import AnnotationMode, Question, Role, Stage
-from tests.factories import make_answer, make_campaign
-from tests.test_agreement import build
-from tests.test_workflow import label, member
+from tests.factories import label, make_answer, make_campaign, member, sampled_by_theme
 
 pytestmark = pytest.mark.django_db
 
@@ -182,7 +180,7 @@ def labelled_pairs(campaign, mode: str = AnnotationMode.REVIEW):
     """Two Finance units whose first and second human labels agree on one and differ on the other."""
     campaign.annotation_mode = mode
     campaign.save()
-    criterion, units = build(campaign, {"Finance": [(1, 1), (1, 0)]})
+    criterion, units = sampled_by_theme(campaign, {"Finance": [(1, 1), (1, 0)]})
     first = member(campaign, Role.ANNOTATOR)
     second = member(campaign, Role.ANNOTATOR if mode == AnnotationMode.BLIND_DOUBLE else Role.REVIEWER)
     second_stage = Stage.LABEL if mode == AnnotationMode.BLIND_DOUBLE else Stage.REVIEW

@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from annotation.models import Criterion, Stage
-from tests.test_workflow import member, sampled
+from tests.factories import member, sampled
 
 pytestmark = pytest.mark.django_db
 

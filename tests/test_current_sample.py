@@ -11,7 +11,7 @@ from annotation.models import Role, Sample, Stage
 from annotation.workflow import next_unit
 from evaluation.estimates import compute_report
 from evaluation.models import Judge, Judgment
-from tests.test_workflow import member, sample_units, sampled
+from tests.factories import member, sample_units, sampled
 
 
 def _sql_choice(criterion) -> int | None:

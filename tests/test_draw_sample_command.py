@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Criterion, Sample, SampleItem
 from annotation.sampling.reading import cluster_summary, sample_as_json
-from tests.test_sampling import make_corpus
+from tests.factories import make_corpus
 
 pytestmark = pytest.mark.django_db
 

@@ -15,48 +15,9 @@ from annotation.workflow import final_labels
 from evaluation import estimates, estimators
 from evaluation.models import Judge, Judgment
 from tests.factories import make_answer, make_campaign
+from tests.judged import DESIGN, study_campaign
 
 ALPHA = 0.05
-# Per theme: (human, judge) pairs on labeled units (judge None: no judgment), then judge labels
-# on units without a human label (None: a unit nobody labeled and the judge failed on).
-DESIGN = {
-    "Finance": (
-        [(1, 1), (1, 1), (0, 0), (1, 0), (0, 0), (1, 1), (1, 1), (0, 1), (1, None)],
-        [1, 0, 1, 1, 1, 0, 1, 1, 0, 1],
-    ),
-    "IT": (
-        [(1, 1), (1, 1), (1, 1), (0, 1), (1, 1), (0, 0), (0, None)],
-        [1, 1, 1, 1, 0, 1, 1, 1, 1, None],
-    ),
-    "RH": (
-        [(1, 1), (0, 0), (0, 0), (1, 1), (1, 0), (0, 0), (1, 1)],
-        [0, 0, 1, 0, 1, 0, 0, 1],
-    ),
-}
-
-
-def build_campaign(*, design=DESIGN, name: str = "Imported study"):
-    """Answers, imported human labels (relevance) and imported judge labels, as an import writes them."""
-    campaign = make_campaign(name=name)
-    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
-    judge = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
-    units: dict[str, dict[str, list]] = {}
-    for theme, (labeled, unlabeled) in design.items():
-        rows = units.setdefault(theme, {"labeled": [], "unlabeled": []})
-        for index, pair in enumerate([*labeled, *[(None, j) for j in unlabeled]]):
-            human, verdict = pair
-            answer = make_answer(campaign=campaign, theme=theme, difficulty="simple" if index % 2 else "hard")
-            unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
-            if human is not None:
-                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=human)
-            if verdict is not None:
-                Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=verdict)
-            elif human is None:
-                Judgment.objects.create(
-                    unit=unit, criterion=criterion, judge=judge, status=Judgment.Status.FAILED, value=None
-                )
-            rows["labeled" if human is not None else "unlabeled"].append((unit, human, verdict))
-    return campaign, criterion, judge, units
 
 
 def arrays(rows: dict[str, list]):
@@ -77,7 +38,7 @@ def close(actual, expected) -> bool:
 
 
 def test_study_report_json_has_every_field_equal_to_ppi_py_on_the_same_arrays(db):
-    campaign, criterion, judge, units = build_campaign()
+    campaign, criterion, judge, units = study_campaign()
     report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
     data = json.loads(json.dumps(estimates.report_as_json(report=report), allow_nan=False))
     assert (data["campaign"], data["criterion"], data["judge"], data["alpha"]) == (
@@ -164,7 +125,7 @@ def test_study_report_json_has_every_field_equal_to_ppi_py_on_the_same_arrays(db
 
 
 def test_robust_report_passes_design_weights_and_answer_clusters_to_robust_ppi(db):
-    campaign, criterion, judge, units = build_campaign()
+    campaign, criterion, judge, units = study_campaign()
     sample = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
     probabilities = {}
     for theme, rows in units.items():
@@ -210,7 +171,7 @@ def test_robust_report_passes_design_weights_and_answer_clusters_to_robust_ppi(d
 
 
 def test_robust_report_without_a_sample_uses_equal_weights_and_says_so(db):
-    _, criterion, judge, units = build_campaign()
+    _, criterion, judge, units = study_campaign()
     report = estimates.compute_report(criterion=criterion, judge=judge, method="robust")
     finance = report.themes[0]
     y, yhat, _, unl, _ = arrays(units["Finance"])
@@ -279,7 +240,7 @@ def test_aggregated_unlabeled_array_gives_the_same_ppi_numbers_as_the_real_array
 
 
 def test_report_from_sql_aggregates_equals_ppi_py_on_arrays_read_row_by_row(db):
-    _, criterion, judge, _ = build_campaign()
+    _, criterion, judge, _ = study_campaign()
     report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
     finals = final_labels(criterion=criterion)
     verdicts = dict(
@@ -316,7 +277,7 @@ def test_hand_computed_case_with_a_perfect_judge():
 
 
 def test_missing_judgments_are_counted_listed_and_left_out_of_ppi(db):
-    _, criterion, judge, units = build_campaign()
+    _, criterion, judge, units = study_campaign()
     unit = units["RH"]["labeled"][0][0]
     Judgment.objects.filter(unit=unit, criterion=criterion).update(status="failed", value=None)
     report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
@@ -329,7 +290,7 @@ def test_missing_judgments_are_counted_listed_and_left_out_of_ppi(db):
 
 
 def test_by_difficulty_adds_one_group_per_theme_and_difficulty(db):
-    _, criterion, judge, units = build_campaign()
+    _, criterion, judge, units = study_campaign()
     report = estimates.compute_report(criterion=criterion, judge=judge, method="study", by_difficulty=True)
     cells = {(group.theme, group.difficulty): group for group in report.by_difficulty}
     assert set(cells) == {(t, d) for t in DESIGN for d in ("hard", "simple")}
@@ -343,7 +304,7 @@ def test_by_difficulty_adds_one_group_per_theme_and_difficulty(db):
 
 def test_a_theme_without_human_labels_gets_null_estimates_not_an_error(db):
     design = {**DESIGN, "Juridique": ([], [1, 0, 1])}
-    _, criterion, judge, _ = build_campaign(design=design)
+    _, criterion, judge, _ = study_campaign(design=design)
     report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
     data = json.loads(json.dumps(estimates.report_as_json(report=report)))
     legal = next(entry for entry in data["themes"] if entry["theme"] == "Juridique")
@@ -355,7 +316,7 @@ def test_a_theme_without_human_labels_gets_null_estimates_not_an_error(db):
 
 
 def test_alpha_changes_the_interval_width(db):
-    _, criterion, judge, _ = build_campaign()
+    _, criterion, judge, _ = study_campaign()
     wide = estimates.compute_report(criterion=criterion, judge=judge, alpha=0.05, method="study")
     narrow = estimates.compute_report(criterion=criterion, judge=judge, alpha=0.2, method="study")
     assert narrow.themes[0].ppi.halfwidth < wide.themes[0].ppi.halfwidth
@@ -363,7 +324,7 @@ def test_alpha_changes_the_interval_width(db):
 
 
 def test_bad_method_alpha_or_foreign_judge_are_refused(db):
-    _, criterion, judge, _ = build_campaign()
+    _, criterion, judge, _ = study_campaign()
     with pytest.raises(estimates.EstimateError, match="method"):
         estimates.compute_report(criterion=criterion, judge=judge, method="bayes")
     with pytest.raises(estimates.EstimateError, match="alpha"):
@@ -396,7 +357,7 @@ def test_default_judge_prefers_the_only_run_judge_then_the_imported_one(db):
 
 def test_a_theme_with_one_label_has_a_point_estimate_and_null_bounds(db):
     design = {**DESIGN, "Juridique": ([(1, 1)], [1, 0, 1])}
-    _, criterion, judge, _ = build_campaign(design=design)
+    _, criterion, judge, _ = study_campaign(design=design)
     report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
     data = json.loads(json.dumps(estimates.report_as_json(report=report), allow_nan=False))
     legal = next(entry for entry in data["themes"] if entry["theme"] == "Juridique")
@@ -407,7 +368,7 @@ def test_a_theme_with_one_label_has_a_point_estimate_and_null_bounds(db):
 
 
 def test_labels_partly_outside_the_sample_fall_back_to_equal_weights_and_study_ignores_the_sample(db):
-    campaign, criterion, judge, units = build_campaign()
+    campaign, criterion, judge, units = study_campaign()
     sample = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
     unit = units["Finance"]["labeled"][0][0]
     SampleItem.objects.create(
@@ -422,7 +383,7 @@ def test_labels_partly_outside_the_sample_fall_back_to_equal_weights_and_study_i
 
 
 def test_final_labels_take_the_latest_imported_label_of_each_unit(db):
-    _, criterion, judge, units = build_campaign()
+    _, criterion, judge, units = study_campaign()
     unit, human, _ = units["Finance"]["labeled"][0]
     Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=1 - human)
     finals = final_labels(criterion=criterion)

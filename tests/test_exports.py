@@ -12,12 +12,12 @@ from annotation.models import Criterion, Label, Level, Stage, Unit
 from evaluation import estimates, exports
 from evaluation.models import Judgment
 from tests.factories import make_answer, make_user
-from tests.test_estimates import build_campaign
+from tests.test_estimates import study_campaign
 
 
 @pytest.fixture
 def reports(db):
-    campaign, criterion, judge, units = build_campaign()
+    campaign, criterion, judge, units = study_campaign()
     veracity = Criterion.objects.get(campaign=campaign, name="veracity")
     for unit in Unit.objects.filter(campaign=campaign, level=Level.SENTENCE)[:30]:
         Judgment.objects.create(unit=unit, criterion=veracity, judge=judge, value=unit.pk % 2)
@@ -101,7 +101,7 @@ FORMULA = '=HYPERLINK("http://evil","x")'
 
 
 def test_untrusted_text_starting_with_equals_stays_inert_text(db):
-    campaign, criterion, judge, _ = build_campaign(design={"Finance": ([(1, 1), (0, 0)], [1])})
+    campaign, criterion, judge, _ = study_campaign(design={"Finance": ([(1, 1), (0, 0)], [1])})
     make_answer(campaign=campaign, theme="Finance", text='=HYPERLINK("http://evil")\x07')
     report = estimates.compute_report(criterion=criterion, judge=judge)
     wb = _workbook(campaign, [report])
@@ -113,7 +113,7 @@ def test_untrusted_text_starting_with_equals_stays_inert_text(db):
 @pytest.fixture
 def hostile_report(db):
     """A theme and a judge name that a spreadsheet would run as formulas."""
-    campaign, criterion, judge, _ = build_campaign(design={FORMULA: ([(1, 1), (0, 0), (1, 0)], [1, 0])})
+    campaign, criterion, judge, _ = study_campaign(design={FORMULA: ([(1, 1), (0, 0), (1, 0)], [1, 0])})
     judge.name = "-cmd|' /C calc'!A0"
     judge.save()
     return campaign, estimates.compute_report(criterion=criterion, judge=judge)

@@ -11,8 +11,7 @@ from django.urls import reverse
 from annotation.history import CSV_HEADER, action_of, history_csv_rows, label_history
 from annotation.models import Criterion, Label, Stage
 from annotation.workflow import undo_last
-from tests.factories import make_campaign
-from tests.test_workflow import label, sampled
+from tests.factories import label, make_campaign, sampled
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}

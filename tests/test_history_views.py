@@ -17,7 +17,7 @@ from evaluation import snapshots
 from evaluation.estimates import compute_report
 from evaluation.models import EstimateSchedule, ReportSnapshot
 from tests.factories import add_member, make_campaign
-from tests.test_report_views import HOSTILE, build, pct
+from tests.judged import HOSTILE, judged_campaign, pct
 
 
 def page(name: str, campaign, criterion: str = "relevance") -> str:
@@ -31,14 +31,14 @@ GET_PAGES = ["history", "compare", "export_xlsx", "export_csv"]
 @pytest.mark.parametrize("name", GET_PAGES)
 @pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator"])
 def test_people_who_label_get_403(name, persona, campaign, client_for, request):
-    build(campaign)
+    judged_campaign(campaign)
     response = client_for(request.getfixturevalue(persona)).get(page(name, campaign))
     assert response.status_code == 403
 
 
 @pytest.mark.parametrize("name", [*GET_PAGES, "refresh_estimates"])
 def test_outsiders_get_404(name, campaign, outsider, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     client = client_for(outsider)
     send = client.post if name == "refresh_estimates" else client.get
     response = send(page(name, campaign))
@@ -59,7 +59,7 @@ def test_post_is_refused_on_read_only_pages(name, campaign, analyst, client_for)
 
 @pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator"])
 def test_refresh_needs_post_and_a_refresher_role(campaign, analyst, persona, client_for, request):
-    build(campaign)
+    judged_campaign(campaign)
     assert client_for(analyst).get(page("refresh_estimates", campaign)).status_code == 405
     refused = client_for(request.getfixturevalue(persona)).post(page("refresh_estimates", campaign))
     assert refused.status_code == 403
@@ -68,7 +68,7 @@ def test_refresh_needs_post_and_a_refresher_role(campaign, analyst, persona, cli
 
 @pytest.mark.parametrize("persona", sorted(ESTIMATE_REFRESHERS))
 def test_the_roles_of_the_rule_may_refresh_and_see_the_button(campaign, persona, client_for, request):
-    build(campaign)
+    judged_campaign(campaign)
     client = client_for(request.getfixturevalue(persona))
     assert "Recompute now" in client.get(page("history", campaign)).content.decode()
     assert client.post(page("refresh_estimates", campaign)).status_code == 302
@@ -76,7 +76,7 @@ def test_the_roles_of_the_rule_may_refresh_and_see_the_button(campaign, persona,
 
 
 def test_history_lists_snapshots_newest_first_with_their_numbers(campaign, analyst, client_for):
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
     report = compute_report(criterion=criterion, judge=judge, method="robust")
     response = client_for(analyst).get(page("history", campaign))
@@ -93,14 +93,14 @@ def test_history_lists_snapshots_newest_first_with_their_numbers(campaign, analy
 
 
 def test_history_with_a_bad_parameter_is_400_naming_it(campaign, analyst, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     response = client_for(analyst).get(page("history", campaign), {"method": "magic"})
     assert response.status_code == 400
     assert "method: &#x27;magic&#x27; is not one of robust, study" in response.content.decode()
 
 
 def test_history_without_snapshots_says_so(campaign, manager, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     content = client_for(manager).get(page("history", campaign)).content.decode()
     assert "No snapshot yet" in content
 
@@ -108,7 +108,7 @@ def test_history_without_snapshots_says_so(campaign, manager, client_for):
 def test_recompute_now_stores_a_snapshot_and_comes_back_to_the_history(
     campaign, analyst, client_for, django_capture_on_commit_callbacks
 ):
-    criterion, _, _ = build(campaign)
+    criterion, _, _ = judged_campaign(campaign)
     with django_capture_on_commit_callbacks(execute=True):
         response = client_for(analyst).post(page("refresh_estimates", campaign), {"method": "study"})
     assert response.status_code == 302
@@ -120,8 +120,8 @@ def test_recompute_now_stores_a_snapshot_and_comes_back_to_the_history(
 def test_compare_shows_both_campaigns_and_the_difference(campaign, analyst, client_for):
     other = make_campaign(name="Velmont v2")
     add_member(campaign=other, user=analyst, roles=[Role.ANALYST])
-    criterion_a, judge_a, _ = build(campaign)
-    criterion_b, judge_b, _ = build(other)
+    criterion_a, judge_a, _ = judged_campaign(campaign)
+    criterion_b, judge_b, _ = judged_campaign(other)
     response = client_for(analyst).get(page("compare", campaign), {"other": other.slug, "method": "study"})
     content = response.content.decode()
     assert response.status_code == 200, content
@@ -144,7 +144,7 @@ def test_compare_with_a_campaign_i_do_not_analyse_is_400_as_with_one_that_does_n
     campaign, analyst, client_for
 ):
     other = make_campaign(name="Someone else's")
-    build(campaign)
+    judged_campaign(campaign)
     client = client_for(analyst)
     mine = client.get(page("compare", campaign), {"other": other.slug})
     missing = client.get(page("compare", campaign), {"other": "no-such-campaign"})
@@ -156,21 +156,21 @@ def test_compare_with_a_campaign_i_do_not_analyse_is_400_as_with_one_that_does_n
 def test_compare_with_a_campaign_without_the_criterion_is_400_naming_it(campaign, analyst, client_for):
     other = make_campaign(name="Empty v2")
     add_member(campaign=other, user=analyst, roles=[Role.ANALYST])
-    build(campaign)
+    judged_campaign(campaign)
     response = client_for(analyst).get(page("compare", campaign), {"other": other.slug})
     assert response.status_code == 400
     assert "other: no judge has labeled this campaign yet" in response.content.decode()
 
 
 def test_compare_without_another_campaign_shows_the_form(campaign, analyst, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     response = client_for(analyst).get(page("compare", campaign))
     assert response.status_code == 200
     assert "no other campaign you analyse" in response.content.decode()
 
 
 def test_xlsx_download_has_the_report_sheets_and_the_same_numbers(campaign, analyst, client_for):
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     response = client_for(analyst).get(page("export_xlsx", campaign), {"method": "study"})
     assert response.status_code == 200
     assert response["Content-Type"].startswith("application/vnd.openxmlformats")
@@ -183,7 +183,7 @@ def test_xlsx_download_has_the_report_sheets_and_the_same_numbers(campaign, anal
 
 
 def test_csv_download_has_one_row_per_theme_and_overall(campaign, manager, client_for):
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     response = client_for(manager).get(page("export_csv", campaign))
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
@@ -193,7 +193,7 @@ def test_csv_download_has_one_row_per_theme_and_overall(campaign, manager, clien
 
 
 def test_csv_download_neutralises_formulas_in_text_cells(campaign, manager, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     # A theme is whatever the import file said.
     campaign.questions.filter(theme="IT").update(theme=FORMULA)
     campaign.units.filter(theme="IT").update(theme=FORMULA)
@@ -204,14 +204,14 @@ def test_csv_download_neutralises_formulas_in_text_cells(campaign, manager, clie
 
 
 def test_download_with_a_bad_parameter_is_400_naming_it(campaign, analyst, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     response = client_for(analyst).get(page("export_csv", campaign), {"alpha": "3"})
     assert response.status_code == 400
     assert "alpha" in response.content.decode()
 
 
 def test_report_page_links_to_history_comparison_and_downloads(campaign, analyst, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     content = client_for(analyst).get(page("report", campaign)).content.decode()
     for name in ("history", "compare", "export_xlsx", "export_csv"):
         assert page(name, campaign) in content
@@ -234,7 +234,7 @@ def test_every_number_input_holds_a_value_the_browser_accepts_as_it_is(
 ):
     """A browser refuses to send a form whose number input is off its step or written with a
     decimal comma: the default values must be valid as they stand, in French too."""
-    build(campaign)
+    judged_campaign(campaign)
     report = reverse("evaluation:report", args=[campaign.slug, "relevance"])
     url = report if name == "report" else page(name, campaign)
     content = client_for(analyst).get(url, HTTP_ACCEPT_LANGUAGE=language).content.decode()
@@ -252,7 +252,7 @@ def test_every_number_input_holds_a_value_the_browser_accepts_as_it_is(
 def test_recompute_now_in_french_comes_back_to_a_history_without_error(
     campaign, analyst, client_for, django_capture_on_commit_callbacks
 ):
-    build(campaign)
+    judged_campaign(campaign)
     client = client_for(analyst)
     history = client.get(page("history", campaign), HTTP_ACCEPT_LANGUAGE="fr").content.decode()
     hidden = re.search(r'<input type="hidden" name="alpha" value="([^"]*)">', history).group(1)
@@ -266,7 +266,7 @@ def test_recompute_now_in_french_comes_back_to_a_history_without_error(
 
 
 def test_links_carry_alpha_as_a_number_in_french_too(campaign, analyst, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     url = reverse("evaluation:report", args=[campaign.slug, "relevance"])
     content = client_for(analyst).get(url, HTTP_ACCEPT_LANGUAGE="fr").content.decode()
     assert "alpha=0.05" in content and "alpha=0,05" not in content

@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 from annotation.models import Answer, Campaign, Label, Membership, Question, Role, SourceChunk, Unit
 from evaluation.demo import DEMO_CAMPAIGN, DEMO_FILE, DEMO_MEMBERS
 from evaluation.models import Judge, Judgment
-from tests.test_ingest import DATA, JSONL, RECORDS, table_counts, write_jsonl
+from tests.ingest_files import DATA, JSONL, RECORDS, table_counts, write_jsonl
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from annotation.models import Answer, Campaign, Membership, Role
 from tests.factories import make_user
-from tests.test_ingest import DATA, JSONL, RECORDS, table_counts
+from tests.ingest_files import DATA, JSONL, RECORDS, table_counts
 
 pytestmark = pytest.mark.django_db
 

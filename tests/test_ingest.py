@@ -7,8 +7,6 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from django.apps import apps
-from django.contrib.auth import get_user_model
 
 from annotation import ingest
 from annotation.ingest.analysis import LANGUAGE_SAMPLE_CHARS, Analysis, TextJob, analyse, language_sample
@@ -31,23 +29,11 @@ from annotation.text import split_sentences
 from evaluation.file_import import import_file
 from evaluation.models import Judge, Judgment
 from tests.factories import make_user
+from tests.ingest_files import DATA, JSONL, RECORDS, table_counts, write_jsonl
 
 pytestmark = pytest.mark.django_db
 
-DATA = Path(__file__).parent / "data"
-JSONL = DATA / "answers.jsonl"
-RECORDS = [json.loads(line) for line in JSONL.read_text(encoding="utf-8").splitlines()]
 PATTERN = r"\[\^([A-Za-z0-9_-]+)\^\]"
-
-
-def table_counts() -> dict[str, int]:
-    """Rows in every table the import could touch."""
-    models = [
-        *apps.get_app_config("annotation").get_models(),
-        *apps.get_app_config("evaluation").get_models(),
-        get_user_model(),
-    ]
-    return {model._meta.label: model.objects.count() for model in models}
 
 
 def corpus(campaign: Campaign) -> dict[str, list]:
@@ -118,11 +104,6 @@ def corpus(campaign: Campaign) -> dict[str, list]:
             "value",
         ),
     }
-
-
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
 
 
 def write_xlsx(path: Path, records: list[dict]) -> Path:

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from openpyxl import load_workbook
 
 from evaluation.models import Judge
-from tests.test_estimates import build_campaign
+from tests.test_estimates import study_campaign
 
 
 def run(*args: str) -> str:
@@ -22,7 +22,7 @@ def run(*args: str) -> str:
 
 @pytest.fixture
 def imported(db):
-    return build_campaign(name="Velmont")
+    return study_campaign(name="Velmont")
 
 
 def test_json_report_has_themes_and_overall(imported):
@@ -74,7 +74,7 @@ def test_csv_and_xlsx_are_written_to_the_output_file(imported, tmp_path):
 
 
 def test_csv_file_cannot_carry_a_formula(db, tmp_path):
-    build_campaign(name="Hostile", design={'=HYPERLINK("http://evil","x")': ([(1, 1), (0, 1)], [0])})
+    study_campaign(name="Hostile", design={'=HYPERLINK("http://evil","x")': ([(1, 1), (0, 1)], [0])})
     target = tmp_path / "relevance.csv"
     run("--campaign", "Hostile", "--criterion", "relevance", "--format", "csv", "--output", str(target))
     rows = list(csv.DictReader(target.open(encoding="utf-8")))

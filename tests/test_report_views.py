@@ -4,53 +4,19 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
-from annotation.models import Criterion, Label, Level, Stage, Unit
+from annotation.models import Label, Level, Unit
 from evaluation import planning
 from evaluation.estimates import compute_report, report_as_json
 from evaluation.models import Judge, Judgment
-from tests.factories import make_answer
-
-HOSTILE = "<script>alert('x')</script> & RH"
-THEMES = {"Finance": (14, 30), "IT": (12, 20), HOSTILE: (16, 24)}  # (labeled, judge-only) answers
-
-
-def build(campaign, *, second_judge: bool = False) -> tuple[Criterion, Judge, Judge | None]:
-    """Relevance labels imported for a few answers per theme; an imported judge on every answer
-    (wrong about one time in six) and, optionally, a lexical judge wrong one time in three."""
-    rng = np.random.default_rng(7)
-    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
-    imported = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
-    lexical = (
-        Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
-        if second_judge
-        else None
-    )
-    for theme, (labeled, unlabeled) in THEMES.items():
-        for index in range(labeled + unlabeled):
-            answer = make_answer(campaign=campaign, theme=theme)
-            unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
-            truth = int(rng.random() < 0.7)
-            if index < labeled:
-                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth)
-            verdict = truth if rng.random() > 1 / 6 else 1 - truth
-            Judgment.objects.create(unit=unit, criterion=criterion, judge=imported, value=verdict)
-            if lexical is not None:
-                verdict = truth if rng.random() > 1 / 3 else 1 - truth
-                Judgment.objects.create(unit=unit, criterion=criterion, judge=lexical, value=verdict)
-    return criterion, imported, lexical
+from tests.judged import HOSTILE, judged_campaign, pct
 
 
 def url(campaign, criterion: str = "relevance") -> str:
     return reverse("evaluation:report", args=[campaign.slug, criterion])
-
-
-def pct(value: float) -> str:
-    return f"{value * 100:.1f}%"
 
 
 def row_html(content: str, *, css: str, attribute: str, value: str) -> str:
@@ -63,7 +29,7 @@ def row_html(content: str, *, css: str, attribute: str, value: str) -> str:
 
 @pytest.mark.parametrize("persona", ["analyst", "manager"])
 def test_manager_and_analyst_see_chart_table_planner_and_metrics_link(persona, campaign, client_for, request):
-    build(campaign)
+    judged_campaign(campaign)
     user = request.getfixturevalue(persona)
     response = client_for(user).get(url(campaign))
     content = response.content.decode()
@@ -82,7 +48,7 @@ def test_manager_and_analyst_see_chart_table_planner_and_metrics_link(persona, c
 def test_people_who_label_get_403_outsiders_404_and_never_see_judge_labels(
     persona, campaign, client_for, request
 ):
-    build(campaign)
+    judged_campaign(campaign)
     user = request.getfixturevalue(persona)
     response = client_for(user).get(url(campaign))
     assert response.status_code == (404 if persona == "outsider" else 403)
@@ -96,12 +62,12 @@ def test_anonymous_is_sent_to_login(campaign, client):
 
 
 def test_post_is_refused_with_405(campaign, analyst, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     assert client_for(analyst).post(url(campaign)).status_code == 405
 
 
 def test_unknown_criterion_is_404(campaign, analyst, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     assert client_for(analyst).get(url(campaign, "no-such-criterion")).status_code == 404
 
 
@@ -117,7 +83,7 @@ def test_unknown_criterion_is_404(campaign, analyst, client_for):
     ],
 )
 def test_bad_parameter_is_400_with_a_message_naming_the_field(params, field, campaign, analyst, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     response = client_for(analyst).get(url(campaign), params)
     assert response.status_code == 400
     assert field in response.content.decode()
@@ -126,7 +92,7 @@ def test_bad_parameter_is_400_with_a_message_naming_the_field(params, field, cam
 
 @pytest.mark.parametrize("method", ["robust", "study"])
 def test_numbers_shown_equal_compute_report(method, campaign, analyst, client_for):
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     response = client_for(analyst).get(url(campaign), {"method": method, "alpha": "0.1"})
     content = response.content.decode()
     assert response.status_code == 200
@@ -148,7 +114,7 @@ def test_numbers_shown_equal_compute_report(method, campaign, analyst, client_fo
 
 
 def test_planner_shows_labels_needed_per_theme(campaign, manager, client_for):
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     response = client_for(manager).get(url(campaign), {"target": "0.1"})
     content = response.content.decode()
     assert "±10 points" in content
@@ -166,7 +132,7 @@ def test_planner_shows_labels_needed_per_theme(campaign, manager, client_for):
 
 
 def test_theme_names_are_escaped_everywhere(campaign, analyst, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     content = client_for(analyst).get(url(campaign)).content.decode()
     assert HOSTILE not in content
     assert "<script>alert" not in content
@@ -174,7 +140,7 @@ def test_theme_names_are_escaped_everywhere(campaign, analyst, client_for):
 
 
 def test_two_judges_get_a_comparison_table_ranked_by_agreement(campaign, analyst, client_for):
-    criterion, imported, lexical = build(campaign, second_judge=True)
+    criterion, imported, lexical = judged_campaign(campaign, second_judge=True)
     response = client_for(analyst).get(url(campaign))
     content = response.content.decode()
     assert response.status_code == 200
@@ -192,13 +158,13 @@ def test_two_judges_get_a_comparison_table_ranked_by_agreement(campaign, analyst
 
 
 def test_judge_parameter_picks_the_judge(campaign, analyst, client_for):
-    build(campaign, second_judge=True)
+    judged_campaign(campaign, second_judge=True)
     content = client_for(analyst).get(url(campaign), {"judge": "imported"}).content.decode()
     assert "Judge <strong>imported</strong>" in content
 
 
 def test_htmx_request_gets_the_results_fragment_only(campaign, analyst, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     response = client_for(analyst).get(url(campaign), {"method": "study"}, HTTP_HX_REQUEST="true")
     content = response.content.decode()
     assert response.status_code == 200
@@ -207,7 +173,7 @@ def test_htmx_request_gets_the_results_fragment_only(campaign, analyst, client_f
 
 
 def test_with_two_judges_run_in_the_app_the_page_asks_which(campaign, analyst, client_for):
-    build(campaign, second_judge=True)
+    judged_campaign(campaign, second_judge=True)
     Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
     client = client_for(analyst)
     content = client.get(url(campaign)).content.decode()
@@ -231,7 +197,7 @@ def test_campaign_without_judge_says_so(campaign, analyst, client_for):
 
 
 def test_htmx_request_with_a_bad_parameter_gets_the_message_in_the_fragment(campaign, analyst, client_for):
-    build(campaign)
+    judged_campaign(campaign)
     response = client_for(analyst).get(url(campaign), {"alpha": "2"}, HTTP_HX_REQUEST="true")
     content = response.content.decode()
     # htmx swaps only 2xx responses, so the message must come with 200 to be seen.

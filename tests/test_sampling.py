@@ -7,7 +7,6 @@ import socket
 from collections import Counter, defaultdict
 from datetime import timedelta
 
-import numpy as np
 import pytest
 from celery.exceptions import Retry
 from django.utils import timezone
@@ -20,39 +19,9 @@ from annotation.sampling.draws import draw_sample, top_up_sample
 from annotation.sampling.reading import cluster_summary, sample_as_json
 from annotation.sampling.staleness import STALE_MARGIN, is_stale, seconds_until_stale, stale_after
 from annotation.tasks import draw_sample_task
-from tests.factories import make_answer
+from tests.factories import die_while_running, make_answer, make_corpus
 from tests.llm_server import ScriptedLLMServer
 from tests.worker import Worker, wait_for
-
-TOPICS = {
-    "Finance": [
-        "bilan comptable trésorerie dette bancaire",
-        "capitaux propres résultat net exercice",
-        "chiffre d'affaires marge brute croissance",
-    ],
-    "RH": [
-        "salariés contrat de travail convention collective",
-        "congés payés recrutement paie",
-        "plan social licenciement prud'hommes",
-    ],
-    "IT": [
-        "serveurs réseau sauvegarde cybersécurité",
-        "licences logiciels maintenance éditeur",
-    ],
-}
-
-
-def make_corpus(*, campaign, answers_per_theme: dict[str, int] | None = None, sentences: int = 3) -> None:
-    """Answers in several themes whose sentences talk about a few topics per theme (seeded)."""
-    rng = np.random.default_rng(0)
-    answers_per_theme = answers_per_theme or {"Finance": 12, "RH": 8, "IT": 5}
-    for theme, count in answers_per_theme.items():
-        for a in range(count):
-            chosen = []
-            for s in range(sentences):
-                words = rng.choice(TOPICS[theme][(a + s) % len(TOPICS[theme])].split(), size=6)
-                chosen.append((f"Selon le rapport {a}-{s}, " + " ".join(words) + ".", []))
-            make_answer(campaign=campaign, theme=theme, text=" ".join(t for t, _ in chosen), sentences=chosen)
 
 
 def items_of(sample: Sample) -> list[tuple]:
@@ -364,13 +333,6 @@ def test_a_sample_claimed_by_another_worker_is_left_alone(veracity):
     Sample.objects.filter(pk=sample.pk).update(status=Sample.Status.RUNNING)
     assert run_sample(sample_id=sample.pk).status == "running"
     assert not SampleItem.objects.filter(sample=sample).exists()
-
-
-def die_while_running(sample: Sample, *, ago) -> None:
-    """What a worker killed in the middle of a draw leaves: the sample running since ``ago``."""
-    Sample.objects.filter(pk=sample.pk).update(
-        status=Sample.Status.RUNNING, status_since=timezone.now() - ago, progress=0.3
-    )
 
 
 @pytest.mark.django_db

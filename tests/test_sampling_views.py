@@ -12,8 +12,7 @@ from annotation.sampling.background import create_pending_sample
 from annotation.sampling.draws import draw_sample
 from annotation.sampling.reading import sample_as_json
 from annotation.sampling.staleness import stale_after
-from tests.factories import add_member, make_answer, make_campaign
-from tests.test_sampling import die_while_running, make_corpus
+from tests.factories import add_member, die_while_running, make_answer, make_campaign, make_corpus
 
 pytestmark = pytest.mark.django_db
 

@@ -18,11 +18,11 @@ from evaluation.judge import runs
 from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
 from evaluation.snapshots import STALE_SCHEDULE
 from tests.factories import add_member, make_answer, make_campaign, make_user
-from tests.test_report_views import build
+from tests.judged import judged_campaign
 
 
 def test_record_snapshots_stores_both_methods_per_judge_with_the_report_json(campaign):
-    criterion, imported, _ = build(campaign)
+    criterion, imported, _ = judged_campaign(campaign)
     stored = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.MANUAL)
     assert sorted(s.method for s in stored) == ["robust", "study"]
     for snap in stored:
@@ -34,7 +34,7 @@ def test_record_snapshots_stores_both_methods_per_judge_with_the_report_json(cam
 
 
 def test_nothing_is_stored_again_until_a_number_changes(campaign):
-    criterion, _, _ = build(campaign)
+    criterion, _, _ = judged_campaign(campaign)
     first = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.MANUAL)
     assert len(first) == 2
     assert snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.MANUAL) == []
@@ -48,7 +48,7 @@ def test_nothing_is_stored_again_until_a_number_changes(campaign):
 
 
 def test_judges_without_a_successful_judgment_of_the_criterion_are_not_snapshotted(campaign):
-    criterion, _, _ = build(campaign)
+    criterion, _, _ = judged_campaign(campaign)
     Judge.objects.create(campaign=campaign, name="idle", kind=Judge.Kind.OPENAI)
     stored = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.MANUAL)
     assert {s.judge.name for s in stored} == {"imported"}
@@ -66,7 +66,7 @@ def test_schedule_refresh_is_taken_once_until_released_or_stale(campaign):
 
 
 def test_refresh_releases_the_schedule_and_records_with_the_scheduled_trigger(campaign):
-    criterion, _, _ = build(campaign)
+    criterion, _, _ = judged_campaign(campaign)
     assert snapshots.schedule_refresh(criterion_id=criterion.pk, trigger="import", delay_s=0)
     stored = snapshots.run_scheduled_refresh(criterion_id=criterion.pk)
     assert {s.trigger for s in stored} == {"import"}
@@ -128,7 +128,7 @@ def test_a_label_rolled_back_sends_nothing(campaign, django_capture_on_commit_ca
 
 
 def test_a_finished_judge_run_snapshots_the_estimates(campaign, django_capture_on_commit_callbacks):
-    criterion, _, _ = build(campaign)
+    criterion, _, _ = judged_campaign(campaign)
     judge = runs.get_or_create_judge(campaign=campaign, name=runs.LEXICAL)
     with django_capture_on_commit_callbacks(execute=True):
         run = start_judge_run(criterion=criterion, judge=judge)
@@ -157,9 +157,9 @@ def test_difference_adds_standard_errors_in_quadrature_by_hand():
 
 def test_compare_reports_lines_up_themes_of_either_campaign_then_overall(db):
     first, second = make_campaign(name="v1"), make_campaign(name="v2")
-    criterion_a, judge_a, _ = build(first)
+    criterion_a, judge_a, _ = judged_campaign(first)
     # v2 has one more theme.
-    criterion_b, judge_b, _ = build(second)
+    criterion_b, judge_b, _ = judged_campaign(second)
     extra = make_answer(campaign=second, theme="Juridique")
     Judgment.objects.create(
         unit=Unit.objects.get(answer=extra, level=Level.ANSWER), criterion=criterion_b, judge=judge_b, value=1

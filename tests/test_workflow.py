@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from datetime import timedelta
 
 import pytest
@@ -33,65 +32,12 @@ from annotation.workflow import (
     unit_state,
     unit_states,
 )
-from tests.factories import add_member, make_answer, make_user
+from tests.factories import label, make_answer, member, sample_units, sampled
 
 pytestmark = pytest.mark.django_db
-_keys = itertools.count(1)
 
 
 # Building blocks shared by the workflow test modules
-
-
-def sample_units(*, criterion: Criterion, units: list[Unit], themes: list[str] | None = None) -> Sample:
-    """A finished sample of ``criterion`` holding ``units`` in the given order (one cluster per theme)."""
-    sample = Sample.objects.create(
-        campaign_id=criterion.campaign_id, criterion=criterion, status=Sample.Status.DONE, budget=len(units)
-    )
-    SampleItem.objects.bulk_create(
-        SampleItem(
-            sample=sample,
-            unit=unit,
-            theme=(themes[i] if themes else unit.theme),
-            cluster=0,
-            cluster_size=len(units),
-            inclusion_probability=1.0,
-            rank=i,
-        )
-        for i, unit in enumerate(units)
-    )
-    return sample
-
-
-def sampled(*, campaign, name: str = "relevance", answers: int = 4, theme: str = "Finance"):
-    """``answers`` new answers, the criterion ``name`` and its sampled units (in queue order)."""
-    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name=name)
-    for _ in range(answers):
-        make_answer(campaign=campaign, theme=theme)
-    units = list(Unit.objects.filter(campaign=campaign, level=criterion.level).order_by("pk"))
-    sample_units(criterion=criterion, units=units)
-    return criterion, units
-
-
-def member(campaign, *roles: str, username: str | None = None):
-    user = make_user(username=username)
-    add_member(campaign=campaign, user=user, roles=list(roles))
-    return user
-
-
-def label(user, criterion, stage, value, *, unit=None, comment: str = "", key: str | None = None) -> Label:
-    """Take the next unit (or ``unit``) at ``stage`` and label it."""
-    if unit is None:
-        unit = next_unit(user=user, criterion=criterion, stage=stage)
-        assert unit is not None, f"no unit left for {user} at {stage}"
-    return submit_label(
-        user=user,
-        unit_id=unit.pk,
-        criterion=criterion,
-        stage=stage,
-        value=value,
-        comment=comment,
-        request_key=key or f"k{next(_keys)}",
-    )
 
 
 def blind(campaign):

@@ -17,8 +17,7 @@ from django.db import connection
 
 from annotation.models import AnnotationMode, Criterion, Label, Role, Stage, Unit
 from annotation.workflow import WorkflowError, final_labels, next_unit, submit_label
-from tests.factories import add_member, make_answer, make_campaign, make_user
-from tests.test_workflow import sample_units
+from tests.factories import add_member, make_answer, make_campaign, make_user, sample_units
 
 THREADS = 8
 UNITS = 40

@@ -26,8 +26,7 @@ from annotation.models import (
 )
 from annotation.workflow import final_labels
 from tests.e2e.conftest import needs_chromium
-from tests.factories import PASSWORD, add_member, make_user
-from tests.test_workflow import sample_units
+from tests.factories import PASSWORD, add_member, make_user, sample_units
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "annotator.png"
 pytestmark = [pytest.mark.e2e, needs_chromium]

@@ -22,7 +22,7 @@ from tests import factories
 from tests.e2e.conftest import needs_chromium
 from tests.e2e.test_annotation_e2e import ANSWERS, build_campaign
 from tests.factories import PASSWORD, add_member, make_campaign, make_user
-from tests.test_report_views import build as build_report
+from tests.judged import judged_campaign as build_report
 
 SCREENSHOTS = Path(settings.VAR_DIR) / "screenshots"
 

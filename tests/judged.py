@@ -1,0 +1,84 @@
+"""Campaigns with human labels and judge labels, ready for estimates, reports and exports."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from annotation.models import Criterion, Label, Level, Stage, Unit
+from evaluation.models import Judge, Judgment
+from tests.factories import make_answer, make_campaign
+
+HOSTILE = "<script>alert('x')</script> & RH"
+THEMES = {"Finance": (14, 30), "IT": (12, 20), HOSTILE: (16, 24)}  # (labeled, judge-only) answers
+
+
+def judged_campaign(campaign, *, second_judge: bool = False) -> tuple[Criterion, Judge, Judge | None]:
+    """Relevance labels imported for a few answers per theme; an imported judge on every answer
+    (wrong about one time in six) and, optionally, a lexical judge wrong one time in three."""
+    rng = np.random.default_rng(7)
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    imported = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
+    lexical = (
+        Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
+        if second_judge
+        else None
+    )
+    for theme, (labeled, unlabeled) in THEMES.items():
+        for index in range(labeled + unlabeled):
+            answer = make_answer(campaign=campaign, theme=theme)
+            unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
+            truth = int(rng.random() < 0.7)
+            if index < labeled:
+                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth)
+            verdict = truth if rng.random() > 1 / 6 else 1 - truth
+            Judgment.objects.create(unit=unit, criterion=criterion, judge=imported, value=verdict)
+            if lexical is not None:
+                verdict = truth if rng.random() > 1 / 3 else 1 - truth
+                Judgment.objects.create(unit=unit, criterion=criterion, judge=lexical, value=verdict)
+    return criterion, imported, lexical
+
+
+def pct(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+# Per theme: (human, judge) pairs on labeled units (judge None: no judgment), then judge labels
+# on units without a human label (None: a unit nobody labeled and the judge failed on).
+DESIGN = {
+    "Finance": (
+        [(1, 1), (1, 1), (0, 0), (1, 0), (0, 0), (1, 1), (1, 1), (0, 1), (1, None)],
+        [1, 0, 1, 1, 1, 0, 1, 1, 0, 1],
+    ),
+    "IT": (
+        [(1, 1), (1, 1), (1, 1), (0, 1), (1, 1), (0, 0), (0, None)],
+        [1, 1, 1, 1, 0, 1, 1, 1, 1, None],
+    ),
+    "RH": (
+        [(1, 1), (0, 0), (0, 0), (1, 1), (1, 0), (0, 0), (1, 1)],
+        [0, 0, 1, 0, 1, 0, 0, 1],
+    ),
+}
+
+
+def study_campaign(*, design=DESIGN, name: str = "Imported study"):
+    """Answers, imported human labels (relevance) and imported judge labels, as an import writes them."""
+    campaign = make_campaign(name=name)
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    judge = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
+    units: dict[str, dict[str, list]] = {}
+    for theme, (labeled, unlabeled) in design.items():
+        rows = units.setdefault(theme, {"labeled": [], "unlabeled": []})
+        for index, pair in enumerate([*labeled, *[(None, j) for j in unlabeled]]):
+            human, verdict = pair
+            answer = make_answer(campaign=campaign, theme=theme, difficulty="simple" if index % 2 else "hard")
+            unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
+            if human is not None:
+                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=human)
+            if verdict is not None:
+                Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=verdict)
+            elif human is None:
+                Judgment.objects.create(
+                    unit=unit, criterion=criterion, judge=judge, status=Judgment.Status.FAILED, value=None
+                )
+            rows["labeled" if human is not None else "unlabeled"].append((unit, human, verdict))
+    return campaign, criterion, judge, units
