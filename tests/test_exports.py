@@ -12,7 +12,7 @@ from annotation.models import Criterion, Label, Level, Stage, Unit
 from evaluation import estimates, exports
 from evaluation.models import Judgment
 from tests.factories import make_answer, make_user
-from tests.test_estimates import study_campaign
+from tests.judged import study_campaign
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from openpyxl import load_workbook
 
 from evaluation.models import Judge
-from tests.test_estimates import study_campaign
+from tests.judged import study_campaign
 
 
 def run(*args: str) -> str:

@@ -20,7 +20,7 @@ from evaluation.judge import runs
 from evaluation.models import ReportSnapshot
 from tests import factories
 from tests.e2e.conftest import needs_chromium
-from tests.e2e.test_annotation_e2e import ANSWERS, build_campaign
+from tests.e2e.velmont import ANSWERS, velmont_campaign
 from tests.factories import PASSWORD, add_member, make_campaign, make_user
 from tests.judged import judged_campaign as build_report
 
@@ -40,8 +40,8 @@ document.addEventListener("securitypolicyviolation", (event) => {
 def build_everything():
     """A campaign with a sample, labels, an imported judge, a finished lexical run and report
     snapshots; another campaign to compare with; one person per role, plus a superuser."""
-    campaign, veracity, _, people = build_campaign()
-    # build_campaign names its questions Q1 to Q4; the factories' numbering must not reuse them.
+    campaign, veracity, _, people = velmont_campaign()
+    # velmont_campaign names its questions Q1 to Q4; the factories' numbering must not reuse them.
     while next(factories._seq) <= len(ANSWERS):
         pass
     build_report(campaign)
@@ -232,7 +232,7 @@ def test_the_import_page_shows_refusals_and_errors_in_place(live_server, browser
     from annotation.models import Answer
     from tests.test_import_views import bad_content
 
-    campaign, _, _, _ = build_campaign()
+    campaign, _, _, _ = velmont_campaign()
     manager = make_user(username="manon")
     add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
     context, page, problems = open_context(browser, live_server, user=manager)
