@@ -33,7 +33,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-_INDICES = re.compile(r"INDICES:\s*(\[[0-9,\s]*\])")
+# The line a judge prompt ends with (evaluation.judge.prompts.indices_line), as a server reads it.
+INDICES_PATTERN = re.compile(r"^INDICES: (\[[0-9, ]*\])[ \t]*$", re.MULTILINE)
 EMBEDDING_DIMENSIONS = 16
 
 
@@ -168,8 +169,13 @@ def expected_indices(request: dict) -> list[int]:
     content = users[-1].get("content", "") if users else ""
     if not isinstance(content, str):
         content = json.dumps(content)
-    matches = _INDICES.findall(content)
-    return [int(i) for i in json.loads(matches[-1])] if matches else [0]
+    return find_indices(content) or [0]
+
+
+def find_indices(text: str) -> list[int] | None:
+    """The indices of the last ``INDICES: [...]`` line in ``text``, or None when there is none."""
+    matches = INDICES_PATTERN.findall(text)
+    return [int(i) for i in json.loads(matches[-1])] if matches else None
 
 
 class _HTTPServer(ThreadingHTTPServer):

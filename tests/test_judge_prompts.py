@@ -10,10 +10,9 @@ from evaluation.judge.prompts import (
     build_relevance_messages,
     build_veracity_messages,
     check_version,
-    find_indices,
     normalise_language,
 )
-from tests.llm_server import expected_indices
+from tests.llm_server import expected_indices, find_indices
 
 LONG_SOURCE = " ".join(
     f"Paragraphe {i} du rapport annuel de Velmont, marge brute de 66,5 %." for i in range(80)

@@ -57,11 +57,6 @@ class Draw:
     inclusion_probability: float
     rank: int
 
-    @property
-    def design_weight(self) -> float:
-        """1 / inclusion probability: how many units of the theme this one stands for."""
-        return 1.0 / self.inclusion_probability
-
 
 def allocate_clusters(
     *,

@@ -172,11 +172,6 @@ def _profile(text: str) -> _Profile:
 _source_profile = lru_cache(maxsize=8192)(_profile)
 
 
-def content_stems(text: str) -> frozenset[str]:
-    """The stems of the content words of ``text``, as both judges compare them."""
-    return _analyse(text).stems
-
-
 def lexical_veracity(
     *, sentence: str, sources: list[str], threshold: float = VERACITY_THRESHOLD
 ) -> tuple[int, str]:

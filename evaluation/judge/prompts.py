@@ -18,7 +18,6 @@ instructions and the data are always ours: the parser depends on them.
 from __future__ import annotations
 
 import json
-import re
 
 from annotation.conventions import BUILTIN_CRITERIA
 
@@ -26,7 +25,6 @@ PROMPT_VERSION = "v1"
 BUILTIN_LEVELS = {name: spec["level"] for name, spec in BUILTIN_CRITERIA.items()}
 DEFAULT_LANGUAGE = "fr"
 SUPPORTED_LANGUAGES = ("fr", "en")
-INDICES_PATTERN = re.compile(r"^INDICES: (\[[0-9, ]*\])[ \t]*$", re.MULTILINE)
 
 DEFAULT_GUIDELINES: dict[str, dict[str, str]] = {
     "veracity": {
@@ -269,12 +267,6 @@ def normalise_language(language: str | None) -> str:
 def indices_line(indices: list[int]) -> str:
     """The machine-findable line listing the indices a reply must cover: ``INDICES: [0, 1, 2]``."""
     return f"INDICES: {json.dumps([int(i) for i in indices])}"
-
-
-def find_indices(text: str) -> list[int] | None:
-    """The indices of the last ``INDICES: [...]`` line in ``text``, or None when there is none."""
-    matches = INDICES_PATTERN.findall(text)
-    return [int(i) for i in json.loads(matches[-1])] if matches else None
 
 
 def _system_message(
