@@ -1,11 +1,11 @@
-# The human interface: make run, make test, make lint, make bench, make demo.
+# The human interface: make run, make test, make lint, make bench, make demo (make demo-file rebuilds its file).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser run web worker migrate demo test test-fast lint format bench clean messages
+.PHONY: install browser run web worker migrate demo demo-file test test-fast lint format bench clean messages
 
 install: $(VENV)/.installed
 
@@ -26,6 +26,10 @@ migrate: install
 
 demo: migrate
 	$(PY) manage.py load_demo
+
+# Rebuild demo/campaign.jsonl (committed) from its material in demo/data, after editing the material.
+demo-file: install
+	$(PY) -m demo.build
 
 # Web server and one Celery worker on the embedded defaults (SQLite, filesystem broker).
 run: demo

@@ -147,7 +147,7 @@ def prompt_tokens() -> None:
     from evaluation.judge import runs
     from evaluation.models import JudgeBatch
 
-    demo = Path(__file__).resolve().parents[1] / "annotation" / "demo" / "campaign.jsonl"
+    demo = Path(__file__).resolve().parents[1] / "demo" / "campaign.jsonl"
     if not demo.exists():
         print("demo campaign not found; skipping the token comparison")
         return

@@ -18,7 +18,8 @@ from annotation.models import Answer, Campaign, Criterion, Membership, Role
 from evaluation.file_import import ImportSummary, import_file
 from evaluation.models import ReportSnapshot
 
-DEMO_FILE = Path(__file__).resolve().parent.parent / "annotation" / "demo" / "campaign.jsonl"
+# Generated from demo/data by ``python -m demo.build`` (``make demo-file``), and committed.
+DEMO_FILE = Path(__file__).resolve().parent.parent / "demo" / "campaign.jsonl"
 DEMO_CAMPAIGN = "Castelroc - due diligence (démo)"
 DEMO_PASSWORD = "demo"
 DEMO_MEMBERS: dict[str, list[str]] = {

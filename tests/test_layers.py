@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("annotation", "evaluation", "config")
+PACKAGES = ("annotation", "evaluation", "config", "demo")
 
 
 def _modules() -> dict[str, Path]:
@@ -104,3 +104,10 @@ def test_the_shared_conventions_need_no_django():
         for alias in node.names
     }
     assert imported == {"__future__"}
+
+
+def test_the_demo_builder_takes_only_the_shared_conventions_from_the_app():
+    """The demo's builder runs without Django: of the app, it reads the conventions alone."""
+    graph = _graph()
+    assert graph["demo.build"] == {"annotation.conventions"}
+    assert not any(name.startswith("annotation.demo") for name in graph)
