@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
@@ -34,7 +34,7 @@ def may_refresh_estimates(*, roles: Iterable[str]) -> bool:
     return bool(ESTIMATE_REFRESHERS.intersection(roles))
 
 
-def roles_of(*, user: AbstractBaseUser | AnonymousUser, campaign: Campaign) -> set[str]:
+def roles_of(*, user: User | AnonymousUser, campaign: Campaign) -> set[str]:
     """The roles ``user`` holds in ``campaign``; superusers hold every role."""
     if not user.is_authenticated:
         return set()
@@ -44,7 +44,7 @@ def roles_of(*, user: AbstractBaseUser | AnonymousUser, campaign: Campaign) -> s
 
 
 def get_campaign_for(
-    *, user: AbstractBaseUser | AnonymousUser, slug: str, roles: Iterable[str] | None = None
+    *, user: User | AnonymousUser, slug: str, roles: Iterable[str] | None = None
 ) -> tuple[Campaign, set[str]]:
     """The campaign and the user's roles in it.
 
@@ -54,16 +54,14 @@ def get_campaign_for(
     """
     campaign = Campaign.objects.filter(slug=slug).first()
     held = roles_of(user=user, campaign=campaign) if campaign is not None else set()
-    if not held:
+    if campaign is None or not held:
         raise Http404("No such campaign.")
     if roles is not None and not held.intersection(roles):
         raise PermissionDenied("Your role in this campaign does not allow this.")
     return campaign, held
 
 
-def get_criterion_for(
-    *, user: AbstractBaseUser | AnonymousUser, slug: str, name: str, role: str
-) -> Criterion:
+def get_criterion_for(*, user: User | AnonymousUser, slug: str, name: str, role: str) -> Criterion:
     """The campaign's criterion ``name``, its campaign and current guidelines version loaded, when
     the user holds ``role`` there.
 
@@ -75,7 +73,9 @@ def get_criterion_for(
         Criterion.objects.select_related("campaign", "current_version")
         .filter(campaign__slug=slug, name=name)
         .annotate(
-            holds=Exists(Membership.objects.filter(campaign=OuterRef("campaign"), user_id=user.pk, role=role))
+            holds=Exists(
+                Membership.objects.filter(campaign=OuterRef("campaign"), user_id=user.pk or 0, role=role)
+            )
         )
         .first()
     )
@@ -86,7 +86,7 @@ def get_criterion_for(
     raise Http404("No such criterion.")
 
 
-def campaigns_for(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campaign]:
+def campaigns_for(*, user: User | AnonymousUser) -> QuerySet[Campaign]:
     """Campaigns the user is a member of (every campaign for a superuser)."""
     if not user.is_authenticated:
         return Campaign.objects.none()

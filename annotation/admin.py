@@ -32,7 +32,7 @@ class DeletesLabelsAdmin(admin.ModelAdmin):
         deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
         # Read-only rows cannot be deleted alone, but they do not block deleting what owns them.
         read_only = {
-            model._meta.verbose_name
+            str(model._meta.verbose_name)
             for model, model_admin in self.admin_site._registry.items()
             if isinstance(model_admin, ReadOnlyAdmin)
         }
@@ -112,8 +112,7 @@ class CriterionVersionInline(admin.TabularInline):
     """The recorded versions, read-only: an edit of the criterion records a new one."""
 
     model = models.CriterionVersion
-    fields = ["number", "guidelines", "judge_prompt", "created_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("number", "guidelines", "judge_prompt", "created_at")
     extra = 0
     can_delete = False
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from django.db import IntegrityError, transaction
 
 from annotation.models import Criterion, CriterionVersion
@@ -48,7 +50,7 @@ def guidelines_for(*, criterion: str, language: str = "fr") -> str:
     return texts.get(language) or texts.get("fr", "")
 
 
-def _matches(version: CriterionVersion | None, criterion: Criterion) -> bool:
+def _matches(version: CriterionVersion | None, criterion: Criterion) -> TypeGuard[CriterionVersion]:
     return (
         version is not None
         and version.guidelines == criterion.guidelines

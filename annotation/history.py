@@ -114,7 +114,7 @@ def history_csv_rows(
             label.stage,
             action_of(label),
             "" if label.value is None else str(label.value),
-            "" if label.previous is None else str(label.previous),
+            "" if label.previous is None else str(label.previous),  # type: ignore[attr-defined]  # annotated
             _safe(label.comment),
             str(unit.pk),
             unit.level,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -135,7 +137,7 @@ class SourceChunk(models.Model):
     def __str__(self) -> str:
         return self.external_id
 
-    def save(self, *args: object, **kwargs: object) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.text_hash = chunk_text_hash(self.text)
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and "text" in update_fields:
@@ -151,7 +153,9 @@ class Answer(models.Model):
     repetition = models.PositiveIntegerField(default=1)
     text = models.TextField()
     language = models.CharField(max_length=8, blank=True)
-    chunks = models.ManyToManyField(SourceChunk, through="AnswerSource", related_name="answers")
+    chunks: models.ManyToManyField[SourceChunk, AnswerSource] = models.ManyToManyField(
+        SourceChunk, through="AnswerSource", related_name="answers"
+    )
 
     class Meta:
         ordering = ["question_id", "repetition", "id"]

@@ -171,7 +171,7 @@ def _split_unit(unit: str, patterns: _Patterns) -> list[str]:
 
 def _starts_upper(line: str) -> bool:
     first = _NEXT.match(line)
-    return bool(first) and first.group(1).isupper()
+    return first is not None and first.group(1).isupper()
 
 
 def _units(block: str, patterns: _Patterns) -> list[tuple[str, bool]]:

@@ -180,7 +180,7 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 if env_bool("CSP_REPORT_ONLY", False):
-    CONTENT_SECURITY_POLICY_REPORT_ONLY, CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY, None
+    CONTENT_SECURITY_POLICY_REPORT_ONLY, CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY, None  # type: ignore[assignment]
 
 # Celery: an embedded broker that needs no server (kombu's filesystem transport) by default.
 # A host name, though the filesystem transport ignores it: without one kombu warns at every send.

@@ -494,12 +494,12 @@ def _check_material() -> None:
             if not fact.aside and fact.bullet is None and set(spec.styles) - {"prose"}:
                 raise ValueError(f"{spec.qid}: a list item without its list form: {fact.prose[0][:60]}")
     for answer_id, defect in DEFECTS.items():
-        spec = QUESTIONS_BY_ID.get(answer_id.rsplit("-r", 1)[0])
-        if spec is None or not 1 <= int(answer_id.rsplit("-r", 1)[1]) <= REPETITIONS:
+        owner = QUESTIONS_BY_ID.get(answer_id.rsplit("-r", 1)[0])
+        if owner is None or not 1 <= int(answer_id.rsplit("-r", 1)[1]) <= REPETITIONS:
             raise ValueError(f"defect on an unknown answer {answer_id}")
         if defect.kind not in DEFECT_KINDS:
             raise ValueError(f"{answer_id}: unknown defect kind {defect.kind!r}")
-        inappropriate = spec.difficulty == "inappropriee"
+        inappropriate = owner.difficulty == "inappropriee"
         if defect.kind == ANSWERED_INAPPROPRIATE and not inappropriate:
             raise ValueError(f"{answer_id}: only an inappropriate question can be answered wrongly")
         if (
@@ -511,8 +511,8 @@ def _check_material() -> None:
             raise ValueError(f"{answer_id}: {defect.kind} and its text do not match")
     for spec in QUESTIONS:
         for repetition, text in enumerate(spec.abstentions, start=1):
-            defect = DEFECTS.get(f"{spec.qid}-r{repetition}")
-            if not text and (defect is None or defect.kind not in WHOLE_ANSWER_DEFECTS):
+            replacing = DEFECTS.get(f"{spec.qid}-r{repetition}")
+            if not text and (replacing is None or replacing.kind not in WHOLE_ANSWER_DEFECTS):
                 raise ValueError(f"{spec.qid}-r{repetition}: no abstention and no replacing defect")
 
 

@@ -44,8 +44,9 @@ class EstimateScheduleAdmin(admin.ModelAdmin):
     list_display = ["criterion", "due_at", "trigger"]
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Records nobody edits by hand: what was sent and what a judge is bound to."""
+class UneditableAdmin(admin.ModelAdmin):
+    """Records nobody adds or edits by hand (what was sent, what a judge is bound to); unlike
+    :class:`annotation.admin.ReadOnlyAdmin` they may be deleted."""
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -55,13 +56,13 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.LLMCall)
-class LLMCallAdmin(ReadOnlyAdmin):
+class LLMCallAdmin(UneditableAdmin):
     list_display = ["id", "run", "batch", "outcome", "used", "prompt_tokens", "completion_tokens", "sent_at"]
     list_filter = ["outcome", "used"]
     raw_id_fields = ["run", "batch"]
 
 
 @admin.register(models.JudgePrompt)
-class JudgePromptAdmin(ReadOnlyAdmin):
+class JudgePromptAdmin(UneditableAdmin):
     list_display = ["judge", "criterion", "version", "sha256", "created_at"]
     raw_id_fields = ["judge", "criterion", "version"]

@@ -28,7 +28,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from django.db.models import Count, Sum
@@ -127,10 +127,10 @@ def default_judge(*, campaign: Campaign, name: str | None = None) -> Judge:
         raise EstimateError(f"judge {name!r} does not exist in {campaign.name!r} (judges: {names})")
     if not judges:
         raise EstimateError(f"campaign {campaign.name!r} has no judge yet")
-    judge = pick_default_judge(judges)
-    if judge is None:
+    chosen = pick_default_judge(judges)
+    if chosen is None:
         raise EstimateError(f"campaign {campaign.name!r} has several judges; pick one with --judge: {names}")
-    return judge
+    return chosen
 
 
 def _ones_zeros(*, ones: int, count: int) -> np.ndarray:
@@ -159,7 +159,7 @@ def _group(
         notes.append(f"{len(missing)} human-labeled units have no judgment and are left out of PPI++")
     n_human, n_paired = len(labeled), len(paired)
     n_unlabeled = n_judge - n_paired
-    unlabeled_ones = judge_ones - sum(row.yhat for row in paired)
+    unlabeled_ones = judge_ones - sum(row.yhat or 0 for row in paired)
 
     weighted = method == "robust" and bool(labeled) and all(row.pi is not None for row in labeled)
     if method == "robust" and labeled and not weighted:
@@ -170,7 +170,7 @@ def _group(
         )
 
     def weights(rows: list[_Labeled]) -> np.ndarray | None:
-        return np.array([1.0 / row.pi for row in rows]) if weighted else None
+        return np.array([1.0 / cast(float, row.pi) for row in rows]) if weighted else None
 
     def clusters(rows: list[_Labeled]) -> np.ndarray:
         return np.array([row.answer_id for row in rows])
@@ -285,7 +285,7 @@ def _labeled_units(
             judge=judge, criterion=criterion, status=Judgment.Status.OK, unit_id__in=chunk
         ).values_list("unit_id", "value")
         for unit_id, value in judged:
-            if unit_id in rows:
+            if unit_id in rows and value is not None:
                 rows[unit_id][2].yhat = int(value)
         if sample is not None:
             items = SampleItem.objects.filter(sample=sample, unit_id__in=chunk).values_list(

@@ -298,7 +298,7 @@ def _units(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> None:
     ws.freeze_panes = "B2"
     judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
     finals = {criterion.pk: final_labels(criterion=criterion) for criterion in criteria}
-    columns = [(criterion, None) for criterion in criteria]
+    columns: list[tuple[Criterion, Judge | None]] = [(criterion, None) for criterion in criteria]
     columns += [(criterion, judge) for criterion in criteria for judge in judges]
     headers = ["unit", "level", "answer", "sentence", "theme", "difficulty", "text"]
     headers += [f"{c.name}: human" if j is None else f"{c.name}: {j.name}" for c, j in columns]
@@ -314,7 +314,7 @@ def _units(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> None:
         if not chunk:
             break
         first, last = chunk[0]["id"], chunk[-1]["id"]
-        judged: dict[tuple[int, int, int], int] = {
+        judged: dict[tuple[int, int, int], int | None] = {
             (unit_id, criterion_id, judge_id): value
             for unit_id, criterion_id, judge_id, value in Judgment.objects.filter(
                 unit_id__gte=first,

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation import ingest
@@ -127,7 +127,7 @@ def import_file(
     update: bool = False,
     progress: ingest.ProgressCallback | None = None,
     name: str | None = None,
-    manager: AbstractBaseUser | None = None,
+    manager: User | None = None,
 ) -> ImportSummary:
     """Import the file at ``path`` into the campaign ``campaign_name`` (created on first use).
 

@@ -97,7 +97,9 @@ def normalise_difficulty(difficulty: str) -> str:
 
 def is_inappropriate(difficulty: str | None) -> bool:
     """Whether ``difficulty`` names the inappropriate-should-abstain level, however spelt."""
-    return bool(difficulty) and normalise_difficulty(difficulty) in INAPPROPRIATE_DIFFICULTIES
+    if not difficulty:
+        return False
+    return normalise_difficulty(difficulty) in INAPPROPRIATE_DIFFICULTIES
 
 
 def difficulty_sort_key(difficulty: str | None) -> tuple[int, str]:

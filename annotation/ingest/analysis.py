@@ -166,8 +166,9 @@ class Analysis:
                     if not in_flight:
                         self._finished = True
                         return
-                    _, future = in_flight[0]
-                    results = future.result()  # type: ignore[union-attr]
+                    _, pending = in_flight[0]
+                    assert pending is not None  # None only beside a broken pool, which raised
+                    results = pending.result()
                     in_flight.popleft()
                     for result in results:
                         self.done += 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 from django.db import connection, models
 from django.utils import timezone
@@ -67,13 +68,17 @@ def _max_params() -> int:
     if connection.vendor == "sqlite":
         try:
             return connection.connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-        except AttributeError:  # Python < 3.11
-            return connection.features.max_query_params
+        except AttributeError:  # not connected yet
+            pass
     return connection.features.max_query_params or 65535
 
 
 def insert_rows(
-    *, model: type[models.Model], columns: Sequence[str], rows: Sequence[tuple], returning: bool = True
+    *,
+    model: type[models.Model],
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    returning: bool = True,
 ) -> list[int]:
     """Insert ``rows`` (tuples of values in ``columns`` order) into ``model``'s table.
 
@@ -89,17 +94,18 @@ def insert_rows(
         (index, field) for index, field in enumerate(fields) if field.get_internal_type() not in _PLAIN_TYPES
     ]
     if prepare:
-        rows = [list(row) for row in rows]
+        prepared = [list(row) for row in rows]
         for index, field in prepare:
             if connection.vendor == "postgresql" and _plain_json(field):
                 # JSON text, as COPY takes it (the ORM's way, a Jsonb wrapper per value through
                 # Django's field API, costs ten times more).
-                for row in rows:
-                    if row[index] is not None:
-                        row[index] = json.dumps(row[index])
+                for values in prepared:
+                    if values[index] is not None:
+                        values[index] = json.dumps(values[index])
                 continue
-            for row in rows:
-                row[index] = field.get_db_prep_save(row[index], connection)
+            for values in prepared:
+                values[index] = field.get_db_prep_save(values[index], connection)
+        rows = prepared
     extra_names, extra_values = _filled_columns(model, columns)
     names = [field.column for field in fields] + extra_names
     table = model._meta.db_table

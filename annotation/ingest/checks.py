@@ -155,11 +155,13 @@ class _Check:
         several = [chunk_id for chunk_id, count in variants.items() if count > 1]
         if several:
             example = several[0]
-            rows = sorted(
+            example_rows = sorted(
                 seen.row for (chunk_id, _), seen in self.checked.chunks.items() if chunk_id == example
             )
             where = (
-                f"rows {', '.join(map(str, rows[:-1]))} and {rows[-1]}" if len(rows) > 1 else f"row {rows[0]}"
+                f"rows {', '.join(map(str, example_rows[:-1]))} and {example_rows[-1]}"
+                if len(example_rows) > 1
+                else f"row {example_rows[0]}"
             )
             if example in stored_only:
                 where += " and in the campaign"

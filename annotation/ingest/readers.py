@@ -236,7 +236,7 @@ class _JsonText:
 
     def skip_space(self, position: int = 0) -> int:
         while True:
-            end = _JSON_SPACE.match(self.text, position).end()
+            end = _JSON_SPACE.match(self.text, position).end()  # type: ignore[union-attr]  # \s* always matches
             if end < len(self.text) or not self._read():
                 return end
 
@@ -347,7 +347,7 @@ def _read_csv(*, lines: Iterator[tuple[int, str]], name: str, errors: ErrorLog) 
                 message=f"{len(cells)} cells but the header names {len(columns)} columns",
             )
             continue
-        data = {
+        data: dict[str, object] = {
             column: cell
             for column, cell in zip(columns, cells, strict=False)
             if column is not None and cell != ""

@@ -7,6 +7,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from annotation.ingest.errors import ErrorLog
 from annotation.ingest.mapping import ImportMapping
@@ -427,11 +428,14 @@ def _record(
             if getattr(label, source) is not None:
                 row.error(key, f"the {source} label of {criterion!r} is given twice")
                 continue
-            labels[criterion] = replace(label, **{source: row.label_value(value, key)})
+            given = row.label_value(value, key)
+            labels[criterion] = (
+                replace(label, human=given) if source == "human" else replace(label, llm=given)
+            )
         elif key not in RECORD_FIELDS:
             unused.add(key)
     question_id = row.text(data.get("question_id"), "question_id", required=True, max_length=MAX_ID)
-    record_fields = {
+    record_fields: dict[str, Any] = {
         "question_id": question_id,
         "question": row.text(data.get("question"), "question", required=True, numbers=False),
         "theme": row.mapped(

@@ -202,7 +202,9 @@ class Writer:
         self.result.answers_created += len(fresh)
         self.result.answers_replaced += len(updated)
 
-        source_rows, sentence_rows, counts = [], [], []
+        source_rows: list[tuple] = []
+        sentence_rows: list[tuple] = []
+        counts: list[int] = []
         for record, (_, items) in zip(records, analysed, strict=True):
             pk = answer_pk[record.answer_id]
             source_rows.extend(
@@ -240,7 +242,7 @@ class Writer:
             rows=sentence_rows,
         )
 
-        unit_rows = []
+        unit_rows: list[tuple] = []
         cursor = 0
         for record, count in zip(records, counts, strict=True):
             pk = answer_pk[record.answer_id]

@@ -314,7 +314,7 @@ def _count(value: object, name: str, *, minimum: int = 0) -> int:
     if isinstance(value, bool):
         raise ValueError(f"{name}: must be an integer, got {value!r}")
     try:
-        number = operator.index(value)
+        number = operator.index(value)  # type: ignore[arg-type]  # any object: TypeError says no
     except TypeError:
         raise ValueError(f"{name}: must be an integer, got {value!r}") from None
     if number < minimum:

@@ -150,7 +150,7 @@ def _check_seed(seed: object) -> int:
     if isinstance(seed, bool):
         raise ValueError(f"seed: must be an integer, got {seed!r}")
     try:
-        value = operator.index(seed)
+        value = operator.index(seed)  # type: ignore[arg-type]  # any object: TypeError says no
     except TypeError:
         raise ValueError(f"seed: must be an integer, got {seed!r}") from None
     if not 0 <= value <= MAX_SEED:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -65,7 +66,7 @@ def _lock_unit(*, unit_id: int, criterion: Criterion, now: datetime) -> tuple[bo
     Raises WorkflowError when the unit is not in the criterion's campaign or not of its level.
     """
     sql = _LOCK_SQL + (" FOR UPDATE OF u" if connection.features.has_select_for_update_of else "")
-    params = {
+    params: dict[str, Any] = {
         "criterion": criterion.pk,
         "imported": Stage.IMPORTED.value,
         "now": connection.ops.adapt_datetimefield_value(now),
@@ -82,13 +83,23 @@ def _lock_unit(*, unit_id: int, criterion: Criterion, now: datetime) -> tuple[bo
         raise WorkflowError(
             f"unit {unit_id} is {level}-level; {criterion.name} is {criterion.level}-level", code="unit"
         )
-    slots = [_Slot(*row[2:8], counts=bool(row[8])) for row in rows if row[2] is not None]
+    slots = [
+        _Slot(
+            pk=row[2],
+            stage=row[3],
+            slot=row[4],
+            user_id=row[5],
+            label_id=row[6],
+            value=row[7],
+            counts=bool(row[8]),
+        )
+        for row in rows
+        if row[2] is not None
+    ]
     return imported, slots
 
 
-def _replayed(
-    label: Label, *, user: AbstractBaseUser, unit_id: int, criterion: Criterion, stage: str
-) -> Label:
+def _replayed(label: Label, *, user: User, unit_id: int, criterion: Criterion, stage: str) -> Label:
     if (label.user_id, label.unit_id, label.criterion_id, label.stage) != (
         user.pk,
         unit_id,
@@ -101,7 +112,7 @@ def _replayed(
 
 def submit_label(
     *,
-    user: AbstractBaseUser,
+    user: User,
     unit_id: int,
     criterion: Criterion,
     stage: str,
@@ -175,7 +186,7 @@ def _shown_version(*, criterion: Criterion, version_id: int | None) -> int:
 
 def _record(
     *,
-    user: AbstractBaseUser,
+    user: User,
     unit_id: int,
     criterion: Criterion,
     stage: str,
@@ -267,7 +278,7 @@ def _check_prerequisite(*, slots: list[_Slot], mode: str, stage: str, value: int
 
 def undo_last(
     *,
-    user: AbstractBaseUser,
+    user: User,
     criterion: Criterion,
     stage: str,
     request_key: str | None = None,
@@ -299,7 +310,7 @@ def undo_last(
         raise
 
 
-def _withdraw(*, user: AbstractBaseUser, criterion: Criterion, stage: str, request_key: str | None) -> Label:
+def _withdraw(*, user: User, criterion: Criterion, stage: str, request_key: str | None) -> Label:
     mine = Assignment.objects.filter(criterion=criterion, stage=stage, user_id=user.pk, label__isnull=False)
     last = mine.order_by("-label_id").values_list("unit_id", flat=True).first()
     if last is None:

@@ -20,7 +20,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -131,9 +131,7 @@ def _candidate_sql(*, mode: str, stage: str, lock: bool, skip_one: bool = False)
     return sql + (" FOR UPDATE OF si SKIP LOCKED" if lock else "")
 
 
-def _params(
-    *, user: AbstractBaseUser, criterion: Criterion, stage: str, now: datetime, after: int | None = None
-) -> dict:
+def _params(*, user: User, criterion: Criterion, stage: str, now: datetime, after: int | None = None) -> dict:
     return {
         "after": after,
         "criterion": criterion.pk,
@@ -146,7 +144,7 @@ def _params(
 
 
 def _candidate(
-    *, user: AbstractBaseUser, criterion: Criterion, stage: str, now: datetime, after: int | None = None
+    *, user: User, criterion: Criterion, stage: str, now: datetime, after: int | None = None
 ) -> tuple | None:
     """(unit id, my live lease's time, my skip's time, free slot, whether that slot has a row) of
     the first eligible unit other than ``after``, row-locked on PostgreSQL."""
@@ -159,7 +157,7 @@ def _candidate(
         return cursor.fetchone()
 
 
-def available_count(*, user: AbstractBaseUser, criterion: Criterion, stage: str, now: datetime) -> int:
+def available_count(*, user: User, criterion: Criterion, stage: str, now: datetime) -> int:
     """How many units ``next_unit`` could hand ``user`` at ``stage`` now (their own leases included)."""
     where = _where(mode=criterion.campaign.annotation_mode, stage=stage)
     with connection.cursor() as cursor:
@@ -172,7 +170,7 @@ def available_count(*, user: AbstractBaseUser, criterion: Criterion, stage: str,
 
 def next_unit(
     *,
-    user: AbstractBaseUser,
+    user: User,
     criterion: Criterion,
     stage: str,
     after: int | None = None,
@@ -226,7 +224,7 @@ def next_unit(
 
 def claim_slot(
     *,
-    user: AbstractBaseUser,
+    user: User,
     unit_id: int,
     criterion: Criterion,
     stage: str,
@@ -243,8 +241,11 @@ def claim_slot(
     IntegrityError when someone else holds or filled the slot meanwhile (the caller's transaction
     is then unusable and must be rolled back). Call inside a transaction.
     """
-    fields = {"user_id": user.pk, "skipped_at": None, "updated_at": now}
-    fields.update({"label": label, "expires_at": None} if label else {"expires_at": until})
+    fields: dict[str, object] = {"user_id": user.pk, "skipped_at": None, "updated_at": now}
+    if label:
+        fields.update(label=label, expires_at=None)
+    else:
+        fields.update(expires_at=until)
     if has_row:
         taken = Assignment.objects.filter(
             unit_id=unit_id,
@@ -261,7 +262,7 @@ def claim_slot(
 
 def skip(
     *,
-    user: AbstractBaseUser,
+    user: User,
     criterion: Criterion,
     stage: str,
     unit_id: int,
@@ -324,7 +325,7 @@ def _stage_progress(*, criterion: Criterion, stage: str, row: tuple) -> StagePro
     return StageProgress(stage=stage, mine=mine, filled=filled, total=total, sample_size=size)
 
 
-def stage_progress(*, user: AbstractBaseUser, criterion: Criterion, stage: str) -> StageProgress:
+def stage_progress(*, user: User, criterion: Criterion, stage: str) -> StageProgress:
     """Progress of ``stage`` on the criterion's current sample, in one query.
 
     ``mine``: slots the user filled at the stage; ``filled``: slots filled by anyone; ``total``:
@@ -407,9 +408,7 @@ def criterion_progress(*, criterion: Criterion) -> CriterionProgress:
     return _criterion_progress(criterion=criterion, row=row)
 
 
-def work_progress(
-    *, user: AbstractBaseUser, criterion: Criterion, stage: str
-) -> tuple[StageProgress, CriterionProgress]:
+def work_progress(*, user: User, criterion: Criterion, stage: str) -> tuple[StageProgress, CriterionProgress]:
     """:func:`stage_progress` and :func:`criterion_progress` together, in one round trip (the
     annotator page shows both after every label)."""
     settled = _settled_sql(mode=criterion.campaign.annotation_mode)
@@ -433,7 +432,7 @@ class Queue:
     progress: StageProgress
 
 
-def my_queues(*, user: AbstractBaseUser, campaign: Campaign) -> list[Queue]:
+def my_queues(*, user: User, campaign: Campaign) -> list[Queue]:
     """Every criterion x stage of the campaign the user's roles allow, with units left for them.
 
     ``available`` counts the units ``next_unit`` could hand them now (their own leases included).

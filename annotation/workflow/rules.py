@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 
 from annotation.access import roles_of
@@ -63,7 +63,7 @@ def check_stage(*, campaign: Campaign, stage: str) -> None:
 
 def require_stage_role(
     *,
-    user: AbstractBaseUser | AnonymousUser,
+    user: User | AnonymousUser,
     campaign: Campaign,
     stage: str,
     roles: Collection[str] | None = None,

@@ -82,7 +82,7 @@ class Command(BaseCommand):
             ) from None
         per_theme = parse_per_theme(options["per_theme"]) if options["per_theme"] else None
         show = sys.stderr.isatty() or options["verbosity"] > 1
-        progress = (lambda f: sys.stderr.write(f"\r{f:6.1%}")) if show else None
+        progress = _show_fraction if show else None
         try:
             if options["top_up"] is not None:
                 sample = self._top_up(
@@ -145,3 +145,7 @@ class Command(BaseCommand):
             sizes = " ".join(str(row["size"]) for row in theme["cluster_rows"])
             name, k, units, count = theme["theme"], theme["k"], theme["units"], theme["drawn"]
             self.stdout.write(f"{name:<{width}}  {k:>4}  {units:>7}  {count:>5}  {sizes}")
+
+
+def _show_fraction(fraction: float) -> None:
+    sys.stderr.write(f"\r{fraction:6.1%}")

@@ -12,6 +12,10 @@ from evaluation.judge import runs
 from evaluation.models import JudgeRun
 
 
+def _show_bar(run: JudgeRun) -> None:
+    sys.stderr.write(_bar(run))
+
+
 def _bar(run: JudgeRun, width: int = 30) -> str:
     done = int(run.progress * width)
     return (
@@ -92,7 +96,7 @@ class Command(BaseCommand):
         run = runs.run_inline(
             run_id=run.pk,
             concurrency=options["concurrency"],
-            progress=(lambda r: sys.stderr.write(_bar(r))) if show else None,
+            progress=_show_bar if show else None,
         )
         if show:
             sys.stderr.write("\n")
