@@ -39,3 +39,55 @@ BUILTIN_CRITERIA: dict[str, dict] = {
         "values": {1: "On topic", 0: "Off topic"},
     },
 }
+
+# The guidelines of the built-in criteria, per language: what annotators read and the judge is told
+# (release v1 of the judge's prompts quotes them; tests pin their hash, so an edit is a new release).
+BUILTIN_GUIDELINES: dict[str, dict[str, str]] = {
+    "veracity": {
+        "fr": (
+            "Véracité (jugée phrase par phrase).\n"
+            "- 1 : chaque information de la phrase se déduit des sources qu'elle cite.\n"
+            "- 0 : au moins une information de la phrase ne se déduit pas des sources citées "
+            "(absente, différente, contredite ou ajoutée). Un chiffre, une date, un nom ou une unité "
+            "qui diffère des sources suffit.\n"
+            "- Les phrases sans information (formules de politesse, transitions, annonces de ce qui "
+            "suit) reçoivent 1.\n"
+            "- Une phrase qui apporte une information sans citer de source reçoit 0 : rien ne se "
+            "déduit d'une source absente.\n"
+            "- Les connaissances générales ne servent qu'à lever une ambiguïté (sens d'un sigle, "
+            "d'un terme), jamais à justifier une information absente des sources."
+        ),
+        "en": (
+            "Veracity (judged sentence by sentence).\n"
+            "- 1: every piece of information in the sentence can be deduced from the sources it "
+            "cites.\n"
+            "- 0: at least one piece of information cannot be deduced from the cited sources "
+            "(missing, different, contradicted or added). A figure, date, name or unit that differs "
+            "from the sources is enough.\n"
+            "- Sentences that carry no information (politeness, transitions, announcing what "
+            "follows) get 1.\n"
+            "- A sentence that brings information without citing any source gets 0: nothing can be "
+            "deduced from a source that is not there.\n"
+            "- World knowledge only serves to disambiguate (what an acronym or a term means), never "
+            "to justify information the sources do not contain."
+        ),
+    },
+    "relevance": {
+        "fr": (
+            "Pertinence (jugée sur la réponse entière).\n"
+            "- 1 : la réponse répond à la question posée, sans contenu hors sujet.\n"
+            "- 0 : la réponse contient au moins un élément hors sujet, qui ne sert pas à répondre à "
+            "la question posée.\n"
+            "- La véracité n'est pas jugée ici : une information inexacte mais qui porte sur la "
+            "question ne rend pas la réponse hors sujet."
+        ),
+        "en": (
+            "Relevance (judged on the whole answer).\n"
+            "- 1: the answer answers the question asked, with no off-topic content.\n"
+            "- 0: the answer contains at least one off-topic element, one that does not serve to "
+            "answer the question asked.\n"
+            "- Veracity is not judged here: inaccurate information that is about the question does "
+            "not make the answer off-topic."
+        ),
+    },
+}

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import hashlib
+import json
+
 import pytest
 
+from annotation.conventions import BUILTIN_GUIDELINES
 from evaluation.judge.prompts import (
-    DEFAULT_GUIDELINES,
     PROMPT_VERSION,
+    PROMPTS_BY_VERSION,
     VERDICT_JSON_SCHEMA,
     build_criterion_messages,
     build_relevance_messages,
@@ -101,14 +105,14 @@ def test_cited_ids_are_shown_when_given():
 
 def test_french_is_the_default_language():
     system = veracity()[0]["content"]
-    assert DEFAULT_GUIDELINES["veracity"]["fr"] in system
+    assert BUILTIN_GUIDELINES["veracity"]["fr"] in system
     assert "Consignes d'annotation" in system
     assert "QUESTION :" in veracity()[-1]["content"]
 
 
 def test_english_prompt_uses_the_english_guidelines_and_framing():
     messages = veracity(language="en")
-    assert DEFAULT_GUIDELINES["veracity"]["en"] in messages[0]["content"]
+    assert BUILTIN_GUIDELINES["veracity"]["en"] in messages[0]["content"]
     assert "Consignes" not in messages[0]["content"]
     assert "CITED SOURCES (full text):" in messages[-1]["content"]
     assert messages[-1]["content"].splitlines()[-1] == "INDICES: [0, 1, 2]"
@@ -124,7 +128,7 @@ def test_language_tags_are_reduced_to_a_supported_prompt_language(language, expe
 def test_custom_guidelines_replace_the_default_ones():
     system = veracity(guidelines="Règle maison : tout chiffre arrondi est faux.")[0]["content"]
     assert "Règle maison : tout chiffre arrondi est faux." in system
-    assert DEFAULT_GUIDELINES["veracity"]["fr"] not in system
+    assert BUILTIN_GUIDELINES["veracity"]["fr"] not in system
 
 
 def test_prompts_ask_for_step_by_step_reasoning_and_strict_json():
@@ -139,24 +143,24 @@ def test_prompts_ask_for_step_by_step_reasoning_and_strict_json():
 def test_guidelines_define_both_labels_for_both_criteria_in_both_languages():
     for criterion in ("veracity", "relevance"):
         for language in ("fr", "en"):
-            text = DEFAULT_GUIDELINES[criterion][language]
+            text = BUILTIN_GUIDELINES[criterion][language]
             assert "1" in text and "0" in text
-    assert "politesse" in DEFAULT_GUIDELINES["veracity"]["fr"]
-    assert "politeness" in DEFAULT_GUIDELINES["veracity"]["en"]
-    assert "véracité n'est pas jugée" in DEFAULT_GUIDELINES["relevance"]["fr"].lower()
+    assert "politesse" in BUILTIN_GUIDELINES["veracity"]["fr"]
+    assert "politeness" in BUILTIN_GUIDELINES["veracity"]["en"]
+    assert "véracité n'est pas jugée" in BUILTIN_GUIDELINES["relevance"]["fr"].lower()
 
 
 def test_relevance_messages_ask_for_one_verdict_of_index_0_on_the_whole_answer():
     answer = "Le chiffre d'affaires 2023 est de 12,4 M€ [^4ca822^].\n\nLa météo était clémente."
     messages = build_relevance_messages(question="Quel est le chiffre d'affaires ?", answer=answer)
-    assert DEFAULT_GUIDELINES["relevance"]["fr"] in messages[0]["content"]
+    assert BUILTIN_GUIDELINES["relevance"]["fr"] in messages[0]["content"]
     assert answer in messages[-1]["content"]
     assert find_indices(messages[-1]["content"]) == [0]
 
 
 def test_relevance_messages_switch_language():
     messages = build_relevance_messages(question="What is the revenue?", answer="12.4 M€.", language="en")
-    assert DEFAULT_GUIDELINES["relevance"]["en"] in messages[0]["content"]
+    assert BUILTIN_GUIDELINES["relevance"]["en"] in messages[0]["content"]
     assert "ANSWER TO JUDGE:" in messages[-1]["content"]
 
 
@@ -205,3 +209,21 @@ def test_a_campaign_criterion_gets_a_generic_prompt_around_its_guidelines(level)
     assert "« Ton »" in system and "1 : ton neutre." in system
     assert "véracité" not in system.lower() and "pertinence" not in system.lower()
     assert find_indices(user) == ([0, 1, 2] if level == "sentence" else [0])
+
+
+def test_release_v1_is_frozen():
+    """Judges are bound to the prompts they were sent: an edit of v1's texts (its own or the
+    built-in guidelines it quotes) must be a new release, not a silent change of v1."""
+    release = json.dumps(PROMPTS_BY_VERSION["v1"], sort_keys=True, ensure_ascii=False)
+    assert hashlib.sha256(release.encode("utf-8")).hexdigest() == (
+        "13275f507dec55298a6f370d4744f36f68018859e0e2327325791bc1425647d0"
+    )
+
+
+def test_annotators_read_the_guidelines_the_judge_is_told():
+    from annotation.guidelines import guidelines_for
+
+    for criterion, texts in BUILTIN_GUIDELINES.items():
+        for language, text in texts.items():
+            assert guidelines_for(criterion=criterion, language=language) == text
+            assert PROMPTS_BY_VERSION["v1"]["guidelines"][criterion][language] == text
