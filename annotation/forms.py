@@ -7,9 +7,16 @@ field when the error carries it (``error.field``), else on the form as a whole.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django import forms
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Criterion, Stage
+
+THEME_BUDGET_PREFIX = "theme_budget:"
 
 
 class WholeNumberField(forms.IntegerField):
@@ -77,3 +84,124 @@ class PrefetchForm(forms.Form):
 
     def unit_on_screen(self) -> int | None:
         return self.cleaned_data.get("after") if self.is_valid() else None
+
+
+# Sampling (managers)
+
+
+class CriterionChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Criterion) -> str:
+        return f"{obj.name} ({obj.level})"
+
+
+class SampleDrawForm(forms.Form):
+    """A stratified draw: criterion, budget, units per cluster, seed, and optional budgets per theme.
+
+    Every theme of the campaign has its field ``theme_budget:<theme>``; a posted theme the campaign
+    does not have is kept too, so that the draw refuses it by name instead of ignoring it.
+    """
+
+    criterion = CriterionChoiceField(
+        queryset=Criterion.objects.none(),
+        to_field_name="name",
+        empty_label=None,
+        label=_("criterion"),
+        error_messages={
+            "required": _("choose one of the campaign's criteria"),
+            "invalid_choice": _("choose one of the campaign's criteria"),
+        },
+    )
+    budget = WholeNumberField(
+        min_value=1,
+        initial=140,
+        label=_("budget"),
+        error_messages={"required": _("give the number of human labels to spend")},
+    )
+    per_cluster = WholeNumberField(min_value=1, required=False, initial=3, label=_("per cluster"))
+    seed = WholeNumberField(min_value=0, required=False, initial=0, label=_("seed"))
+
+    def __init__(self, data=None, *, criteria: Iterable[Criterion], themes: Iterable[str]) -> None:
+        super().__init__(data, auto_id="%s")
+        self.fields["criterion"].queryset = criteria
+        themes = list(themes)
+        posted = [
+            key.removeprefix(THEME_BUDGET_PREFIX) for key in self.data if key.startswith(THEME_BUDGET_PREFIX)
+        ]
+        for number, theme in enumerate(dict.fromkeys([*themes, *posted]), start=1):
+            self.fields[THEME_BUDGET_PREFIX + theme] = WholeNumberField(
+                min_value=0,
+                required=False,
+                label=_("budget for %(theme)s") % {"theme": theme},
+                widget=forms.NumberInput(attrs={"id": f"theme-budget-{number}"}),
+            )
+        self.theme_fields = [(theme, self[THEME_BUDGET_PREFIX + theme]) for theme in themes]
+
+    def per_theme_budget(self) -> dict[str, int] | None:
+        """The budgets given per theme (blank themes share the rest); None when none was given."""
+        budgets = {
+            name.removeprefix(THEME_BUDGET_PREFIX): value
+            for name, value in self.cleaned_data.items()
+            if name.startswith(THEME_BUDGET_PREFIX) and value is not None
+        }
+        return budgets or None
+
+    def draw_arguments(self) -> dict:
+        """The arguments of the draw, with the defaults of the blank fields."""
+        data = self.cleaned_data
+        return {
+            "criterion": data["criterion"],
+            "budget": data["budget"],
+            "seed": 0 if data["seed"] is None else data["seed"],
+            "per_cluster": 3 if data["per_cluster"] is None else data["per_cluster"],
+            "per_theme_budget": self.per_theme_budget(),
+        }
+
+
+class TopUpForm(forms.Form):
+    """A top-up: a larger budget, more units per cluster, or both; blank keeps the sample's value."""
+
+    budget = WholeNumberField(min_value=1, required=False, label=_("budget"))
+    per_cluster = WholeNumberField(min_value=1, required=False, label=_("per cluster"))
+
+    def __init__(self, data=None, *, budget: int, per_cluster: int) -> None:
+        super().__init__(data)
+        # The page proposes no less than the sample has; the draw says why a smaller one is refused.
+        self.fields["budget"].widget.attrs.update(id="top-up-budget", min=budget)
+        self.fields["per_cluster"].widget.attrs.update(id="top-up-per-cluster", min=per_cluster)
+
+
+# The label history (managers)
+
+
+class HistoryFilterForm(forms.Form):
+    """Filters of the label history: person, criterion, stage. A value the campaign does not know
+    is ignored (the filter is left out), as a stale bookmark deserves."""
+
+    user = forms.ChoiceField(required=False)
+    criterion = forms.ChoiceField(required=False)
+    stage = forms.ChoiceField(required=False, choices=[("", ""), *Stage.choices])
+
+    def __init__(self, data, *, people: Iterable[AbstractBaseUser], criteria: Iterable[Criterion]) -> None:
+        super().__init__(data)
+        self.people = list(people)
+        self.criteria = list(criteria)
+        self.fields["user"].choices = [
+            ("", ""),
+            *((str(person.pk), person.get_username()) for person in self.people),
+        ]
+        self.fields["criterion"].choices = [("", ""), *((c.name, c.name) for c in self.criteria)]
+        self.is_valid()
+
+    def selected(self) -> dict[str, str]:
+        """The filters in force, as the query string carries them (unknown values left out)."""
+        return {name: self.cleaned_data.get(name) or "" for name in ("user", "criterion", "stage")}
+
+    def arguments(self) -> dict:
+        """The filters as the history functions take them (None: no filter)."""
+        selected = self.selected()
+        by_name = {criterion.name: criterion.pk for criterion in self.criteria}
+        return {
+            "user_id": int(selected["user"]) if selected["user"] else None,
+            "criterion_id": by_name.get(selected["criterion"]),
+            "stage": selected["stage"] or None,
+        }
