@@ -63,22 +63,30 @@ class StagePage:
         )
 
 
-STAGE_PAGES: dict[str, StagePage] = {
-    page.stage: page
-    for page in (
-        StagePage(Stage.LABEL, gettext_lazy("Label"), "annotation/annotate.html", "annotate", shown_at_label),
-        StagePage(
-            Stage.REVIEW, gettext_lazy("Review"), "annotation/annotate.html", "annotate", shown_at_review
-        ),
-        StagePage(
-            Stage.ADJUDICATION,
-            gettext_lazy("Adjudication"),
-            "annotation/adjudicate.html",
-            "adjudicate",
-            shown_at_adjudication,
-        ),
-    )
-}
+_PAGES = (
+    StagePage(
+        stage=Stage.LABEL,
+        title=gettext_lazy("Label"),
+        template="annotation/annotate.html",
+        url_name="annotate",
+        shown=shown_at_label,
+    ),
+    StagePage(
+        stage=Stage.REVIEW,
+        title=gettext_lazy("Review"),
+        template="annotation/annotate.html",
+        url_name="annotate",
+        shown=shown_at_review,
+    ),
+    StagePage(
+        stage=Stage.ADJUDICATION,
+        title=gettext_lazy("Adjudication"),
+        template="annotation/adjudicate.html",
+        url_name="adjudicate",
+        shown=shown_at_adjudication,
+    ),
+)
+STAGE_PAGES: dict[str, StagePage] = {page.stage: page for page in _PAGES}
 
 
 @dataclass(frozen=True)
