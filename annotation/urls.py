@@ -2,15 +2,18 @@ from __future__ import annotations
 
 from django.urls import path
 
-from annotation.views import adjudicate as adjudicate_views
-from annotation.views import annotate as annotate_views
+from annotation.models import Stage
 from annotation.views import sampling as sampling_views
+from annotation.views import stages as stage_views
 from annotation.views import team as team_views
 
 app_name = "annotation"
 
+# Label and review pages: the stage is in the address. The adjudication page has its own address,
+# which supplies the stage; the same views serve every stage.
 WORK = "campaigns/<slug:slug>/annotate/<slug:criterion>/<slug:stage>/"
 ADJUDICATE = "campaigns/<slug:slug>/adjudicate/<slug:criterion>/"
+ADJUDICATION = {"stage": Stage.ADJUDICATION.value}
 
 urlpatterns: list = [
     # Sampling (managers)
@@ -29,14 +32,14 @@ urlpatterns: list = [
     ),
     # Work page, annotation and adjudication
     path("campaigns/<slug:slug>/work/", team_views.work, name="work"),
-    path(WORK, annotate_views.annotate, name="annotate"),
-    path(WORK + "submit/", annotate_views.annotate_submit, name="annotate_submit"),
-    path(WORK + "skip/", annotate_views.annotate_skip, name="annotate_skip"),
-    path(WORK + "undo/", annotate_views.annotate_undo, name="annotate_undo"),
-    path(ADJUDICATE, adjudicate_views.adjudicate, name="adjudicate"),
-    path(ADJUDICATE + "submit/", adjudicate_views.adjudicate_submit, name="adjudicate_submit"),
-    path(ADJUDICATE + "skip/", adjudicate_views.adjudicate_skip, name="adjudicate_skip"),
-    path(ADJUDICATE + "undo/", adjudicate_views.adjudicate_undo, name="adjudicate_undo"),
+    path(WORK, stage_views.page, name="annotate"),
+    path(WORK + "submit/", stage_views.submit, name="annotate_submit"),
+    path(WORK + "skip/", stage_views.skip_unit, name="annotate_skip"),
+    path(WORK + "undo/", stage_views.undo, name="annotate_undo"),
+    path(ADJUDICATE, stage_views.page, ADJUDICATION, name="adjudicate"),
+    path(ADJUDICATE + "submit/", stage_views.submit, ADJUDICATION, name="adjudicate_submit"),
+    path(ADJUDICATE + "skip/", stage_views.skip_unit, ADJUDICATION, name="adjudicate_skip"),
+    path(ADJUDICATE + "undo/", stage_views.undo, ADJUDICATION, name="adjudicate_undo"),
     # Label history (managers)
     path("campaigns/<slug:slug>/history/", team_views.history, name="history"),
     path("campaigns/<slug:slug>/history.csv", team_views.history_csv, name="history_csv"),

@@ -184,6 +184,22 @@ def test_the_annotate_url_for_adjudication_leads_here(client_for, adjudicator, c
     assert response.status_code == 302 and response["Location"] == url(campaign, criterion)
 
 
+def test_the_annotate_actions_of_the_adjudication_stage_serve_the_adjudication_page(
+    client_for, adjudicator, campaign, conflict
+):
+    criterion, units = conflict
+    target = reverse("annotation:annotate_submit", args=[campaign.slug, criterion.name, "adjudication"])
+    data = {"unit_id": units[1].pk, "value": "0", "comment": "hors sujet"}
+    response = client_for(adjudicator).post(target, data, **HTMX)
+    assert response.status_code == 200 and "No disagreement left" in response.content.decode()
+    assert Label.objects.get(stage=Stage.ADJUDICATION).value == 0
+    plain = client_for(adjudicator).post(
+        reverse("annotation:annotate_skip", args=[campaign.slug, criterion.name, "adjudication"]),
+        {"unit_id": units[1].pk},
+    )
+    assert plain.status_code == 302 and plain["Location"] == url(campaign, criterion)
+
+
 def test_query_count_of_an_adjudication_submit_does_not_grow_with_the_campaign(
     client, django_assert_num_queries
 ):

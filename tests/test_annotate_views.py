@@ -258,6 +258,27 @@ def test_answer_page_renders_escaped_text_with_line_breaks_and_light_markdown(
     assert "<ol><li>premier</li><li>second</li></ol>" in page
 
 
+def test_hostile_question_answer_and_sources_come_out_escaped_never_run(client_for, annotator, campaign):
+    from annotation.models import SourceChunk
+
+    hostile = '<script>alert("x")</script> {{ csrf_token }} l\'"offre"'
+    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="veracity")
+    sentence = f"Le chiffre {hostile} [^c1^]."
+    answer = make_answer(campaign=campaign, text=f"{sentence}\n\n- {hostile}", sentences=[(sentence, ["c1"])])
+    answer.question.text = f"Question {hostile} ?"
+    answer.question.save()
+    SourceChunk.objects.filter(campaign=campaign, external_id="c1").update(
+        title=hostile, text=f"Source {hostile}"
+    )
+    sample_units(criterion=criterion, units=[Unit.objects.get(answer=answer, level="sentence")])
+    page = client_for(annotator).get(url(campaign, criterion, Stage.LABEL)).content.decode()
+    escaped = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; {{ csrf_token }} l&#x27;&quot;offre&quot;"
+    assert "<script>alert" not in page
+    # The question; the sentence and the list item of its paragraph (the whole answer); the cited
+    # source's title and text.
+    assert page.count(escaped) == 5
+
+
 def test_reviewer_sees_the_first_label_and_must_comment_to_override(
     client_for, annotator, reviewer, campaign, relevance
 ):

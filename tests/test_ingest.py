@@ -723,7 +723,7 @@ def _variant_records() -> list[dict]:
 def _shown_to_annotator_and_judge(campaign: Campaign, answer_id: str) -> tuple[list[str], str]:
     """The cited chunk texts the annotator page shows for the answer's first sentence, and the
     text of the veracity prompt the judge would be sent for the answer."""
-    from annotation.views.annotate import unit_view
+    from annotation.workbench import unit_view
     from evaluation.judge import runs
 
     unit = Unit.objects.get(answer__external_id=answer_id, answer__campaign=campaign, sentence__position=0)

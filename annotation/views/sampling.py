@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from annotation.access import get_campaign_for
+from annotation.forms import SampleDrawForm, TopUpForm, add_domain_error
 from annotation.jobs import request_sample, request_top_up
 from annotation.models import Campaign, Criterion, Role, Sample, Unit
 from annotation.sampling.reading import cluster_summary, sample_as_json
@@ -17,33 +18,18 @@ from annotation.sampling.staleness import is_stale
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 OPERATORS = [Role.MANAGER]
-THEME_BUDGET_PREFIX = "theme_budget:"
 ACTIVE = (Sample.Status.PENDING, Sample.Status.RUNNING)
 
 
-def _whole_number(raw: str | None, *, field: str, errors: list[str], minimum: int = 0) -> int | None:
-    """The form value as an int, None when blank; an error naming ``field`` otherwise."""
-    raw = (raw or "").strip()
-    if not raw:
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        errors.append(f"{field}: {raw!r} is not a whole number")
-        return None
-    if value < minimum:
-        errors.append(f"{field}: must be at least {minimum}")
-        return None
-    return value
-
-
-def _themes(campaign: Campaign) -> list[str]:
-    return list(
+def _draw_form(campaign: Campaign, data=None) -> SampleDrawForm:
+    themes = (
         Unit.objects.filter(campaign=campaign).values_list("theme", flat=True).distinct().order_by("theme")
     )
+    criteria = Criterion.objects.filter(campaign=campaign).order_by("name")
+    return SampleDrawForm(data, criteria=criteria, themes=themes)
 
 
-def _list_context(*, campaign: Campaign, roles: set[str], errors: list[str], form: dict) -> dict:
+def _list_context(*, campaign: Campaign, roles: set[str], form: SampleDrawForm) -> dict:
     samples = (
         Sample.objects.filter(campaign=campaign)
         .select_related("criterion", "created_by")
@@ -54,14 +40,10 @@ def _list_context(*, campaign: Campaign, roles: set[str], errors: list[str], for
     by_criterion = {criterion.pk: [] for criterion in criteria}
     for sample in samples:
         by_criterion.setdefault(sample.criterion_id, []).append(sample)
-    themes = _themes(campaign)
     return {
         "campaign": campaign,
         "can_operate": bool(roles.intersection(OPERATORS)),
         "criteria_samples": [(criterion, by_criterion[criterion.pk]) for criterion in criteria],
-        "criteria": criteria,
-        "themes": [(theme, form.get(THEME_BUDGET_PREFIX + theme, "")) for theme in themes],
-        "errors": errors,
         "form": form,
     }
 
@@ -70,7 +52,7 @@ def _list_context(*, campaign: Campaign, roles: set[str], errors: list[str], for
 @require_GET
 def sampling(request: HttpRequest, slug: str) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
-    context = _list_context(campaign=campaign, roles=roles, errors=[], form={})
+    context = _list_context(campaign=campaign, roles=roles, form=_draw_form(campaign))
     return render(request, "annotation/sampling.html", context)
 
 
@@ -78,43 +60,21 @@ def sampling(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def sample_draw(request: HttpRequest, slug: str) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
-    errors: list[str] = []
-    criterion = Criterion.objects.filter(campaign=campaign, name=request.POST.get("criterion", "")).first()
-    if criterion is None:
-        errors.append("criterion: choose one of the campaign's criteria")
-    budget = _whole_number(request.POST.get("budget"), field="budget", errors=errors, minimum=1)
-    if budget is None and not any(e.startswith("budget:") for e in errors):
-        errors.append("budget: give the number of human labels to spend")
-    per_cluster = _whole_number(
-        request.POST.get("per_cluster"), field="per cluster", errors=errors, minimum=1
-    )
-    seed = _whole_number(request.POST.get("seed"), field="seed", errors=errors)
-    per_theme: dict[str, int] = {}
-    for key, raw in request.POST.items():
-        if key.startswith(THEME_BUDGET_PREFIX):
-            theme = key[len(THEME_BUDGET_PREFIX) :]
-            value = _whole_number(raw, field=f"budget for {theme}", errors=errors)
-            if value is not None:
-                per_theme[theme] = value
-    if not errors:
+    form = _draw_form(campaign, request.POST)
+    if form.is_valid():
         try:
-            sample = request_sample(
-                criterion=criterion,
-                budget=budget,
-                seed=0 if seed is None else seed,
-                per_cluster=3 if per_cluster is None else per_cluster,
-                per_theme_budget=per_theme or None,
-                user=request.user,
-            )
-        except ValueError as exc:
-            errors.append(str(exc))
+            sample = request_sample(**form.draw_arguments(), user=request.user)
+        except ValueError as error:
+            add_domain_error(form, error)
         else:
             return redirect("annotation:sample_detail", slug=campaign.slug, sample_id=sample.pk)
-    context = _list_context(campaign=campaign, roles=roles, errors=errors, form=request.POST.dict())
+    context = _list_context(campaign=campaign, roles=roles, form=form)
     return render(request, "annotation/sampling.html", context, status=400)
 
 
-def _detail_context(*, campaign: Campaign, roles: set[str], sample: Sample, errors: list[str]) -> dict:
+def _detail_context(
+    *, campaign: Campaign, roles: set[str], sample: Sample, form: TopUpForm | None = None
+) -> dict:
     # A stale sample's run died: stop polling and offer to run it again.
     stale = is_stale(sample=sample)
     finished = sample.status not in ACTIVE or stale
@@ -126,7 +86,7 @@ def _detail_context(*, campaign: Campaign, roles: set[str], sample: Sample, erro
         "summary": cluster_summary(sample=sample) if finished else [],
         "drawn": sample.items.count(),
         "can_operate": bool(roles.intersection(OPERATORS)),
-        "errors": errors,
+        "form": form or TopUpForm(budget=sample.budget, per_cluster=sample.per_cluster),
     }
 
 
@@ -135,7 +95,7 @@ def _detail_context(*, campaign: Campaign, roles: set[str], sample: Sample, erro
 def sample_detail(request: HttpRequest, slug: str, sample_id: int) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
     sample = get_object_or_404(Sample.objects.select_related("criterion"), pk=sample_id, campaign=campaign)
-    context = _detail_context(campaign=campaign, roles=roles, sample=sample, errors=[])
+    context = _detail_context(campaign=campaign, roles=roles, sample=sample)
     if request.htmx:
         response = render(request, "annotation/sample_detail.html#progress", context)
         if not context["active"]:
@@ -150,20 +110,16 @@ def sample_detail(request: HttpRequest, slug: str, sample_id: int) -> HttpRespon
 def sample_top_up(request: HttpRequest, slug: str, sample_id: int) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
     sample = get_object_or_404(Sample.objects.select_related("criterion"), pk=sample_id, campaign=campaign)
-    errors: list[str] = []
-    budget = _whole_number(request.POST.get("budget"), field="budget", errors=errors, minimum=1)
-    per_cluster = _whole_number(
-        request.POST.get("per_cluster"), field="per cluster", errors=errors, minimum=1
-    )
-    if not errors:
+    form = TopUpForm(request.POST, budget=sample.budget, per_cluster=sample.per_cluster)
+    if form.is_valid():
         try:
-            request_top_up(sample=sample, budget=budget, per_cluster=per_cluster)
-        except ValueError as exc:
-            errors.append(str(exc))
+            request_top_up(sample=sample, **form.cleaned_data)
+        except ValueError as error:
+            add_domain_error(form, error)
         else:
             return redirect("annotation:sample_detail", slug=campaign.slug, sample_id=sample.pk)
     sample.refresh_from_db()
-    context = _detail_context(campaign=campaign, roles=roles, sample=sample, errors=errors)
+    context = _detail_context(campaign=campaign, roles=roles, sample=sample, form=form)
     return render(request, "annotation/sample_detail.html", context, status=400)
 
 

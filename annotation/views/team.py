@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.access import get_campaign_for
 from annotation.agreement import campaign_agreement, may_see_agreement
+from annotation.forms import HistoryFilterForm
 from annotation.history import action_of, history_csv_rows, label_history, labellers
 from annotation.models import Campaign, Criterion, Role, Stage
 from annotation.workflow import my_queues
@@ -44,21 +45,10 @@ class _Echo:
         return value
 
 
-def _filters(request: HttpRequest, campaign: Campaign) -> dict:
-    """The history filters from the query string; unknown values are ignored."""
-    people = {str(user.pk): user for user in labellers(campaign=campaign)}
-    criteria = {c.name: c for c in Criterion.objects.filter(campaign=campaign).order_by("name")}
-    person, criterion = request.GET.get("user", ""), request.GET.get("criterion", "")
-    stage = request.GET.get("stage", "")
-    return {
-        "people": list(people.values()),
-        "criteria": list(criteria.values()),
-        "stages": list(Stage),
-        "user_id": people[person].pk if person in people else None,
-        "criterion_id": criteria[criterion].pk if criterion in criteria else None,
-        "stage": stage if stage in Stage.values else None,
-        "selected": {"user": person, "criterion": criterion, "stage": stage},
-    }
+def _filters(request: HttpRequest, campaign: Campaign) -> HistoryFilterForm:
+    """The history filters from the query string; values the campaign does not know are ignored."""
+    criteria = Criterion.objects.filter(campaign=campaign).order_by("name")
+    return HistoryFilterForm(request.GET, people=labellers(campaign=campaign), criteria=criteria)
 
 
 @login_required
@@ -66,20 +56,18 @@ def _filters(request: HttpRequest, campaign: Campaign) -> dict:
 def history(request: HttpRequest, slug: str) -> HttpResponse:
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=HISTORY_ROLES)
     filters = _filters(request, campaign)
-    rows = label_history(
-        campaign=campaign,
-        user_id=filters["user_id"],
-        criterion_id=filters["criterion_id"],
-        stage=filters["stage"],
-    )
+    rows = label_history(campaign=campaign, **filters.arguments())
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    query = urlencode({k: v for k, v in filters["selected"].items() if v})
+    selected = filters.selected()
     context = {
         "campaign": campaign,
         "page": page,
         "rows": [(label, action_of(label)) for label in page.object_list],
-        "query": query,
-        **filters,
+        "query": urlencode({name: value for name, value in selected.items() if value}),
+        "people": filters.people,
+        "criteria": filters.criteria,
+        "stages": list(Stage),
+        "selected": selected,
     }
     if request.htmx:
         return render(request, "annotation/history.html#rows", context)
@@ -90,14 +78,8 @@ def history(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def history_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=HISTORY_ROLES)
-    filters = _filters(request, campaign)
     writer = csv.writer(_Echo())
-    rows = history_csv_rows(
-        campaign=campaign,
-        user_id=filters["user_id"],
-        criterion_id=filters["criterion_id"],
-        stage=filters["stage"],
-    )
+    rows = history_csv_rows(campaign=campaign, **_filters(request, campaign).arguments())
     response = StreamingHttpResponse(
         (writer.writerow(row) for row in rows), content_type="text/csv; charset=utf-8"
     )

@@ -1,0 +1,207 @@
+"""The forms of the annotation pages: what a request may carry, checked before any domain call.
+
+Each form names the field at fault, so that a page can say what to fix. A domain function that
+refuses an argument raises an error naming it: :func:`add_domain_error` puts the message on that
+field when the error carries it (``error.field``), else on the form as a whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django import forms
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Criterion, Stage
+
+THEME_BUDGET_PREFIX = "theme_budget:"
+
+
+class WholeNumberField(forms.IntegerField):
+    """An integer field whose errors repeat what was typed."""
+
+    default_error_messages = {
+        "invalid": _("'%(value)s' is not a whole number"),
+        "min_value": _("must be at least %(limit_value)s"),
+    }
+
+    def to_python(self, value: object) -> int | None:
+        try:
+            return super().to_python(value)
+        except ValidationError as error:
+            if error.code != "invalid":
+                raise
+            raise ValidationError(
+                self.error_messages["invalid"], code="invalid", params={"value": str(value).strip()}
+            ) from None
+
+
+def add_domain_error(form: forms.Form, error: Exception) -> None:
+    """Show a domain function's refusal on ``form``: on its field when the error names one of the
+    form's fields (``error.field``), else above the form. The message is the error's own."""
+    field = getattr(error, "field", None)
+    form.add_error(field if field in form.fields else None, str(error))
+
+
+def request_errors(form: forms.Form) -> str:
+    """A refused request's fields and what is wrong with each, as plain text (for a 400)."""
+    return "; ".join(f"{name} {message}" for name, messages in form.errors.items() for message in messages)
+
+
+# The stage pages (label, review, adjudication): hidden fields a person never types.
+
+_NUMBER = {"invalid": _("must be a whole number"), "required": _("is required")}
+
+
+class LabelForm(forms.Form):
+    """A label: the unit, the value, an optional comment, the request key and the guidelines shown."""
+
+    unit_id = forms.IntegerField(error_messages=_NUMBER)
+    value = forms.IntegerField(error_messages=_NUMBER)
+    comment = forms.CharField(required=False, strip=False)
+    request_key = forms.CharField(required=False)
+    guidelines_version = forms.IntegerField(required=False, error_messages=_NUMBER)
+
+
+class SkipForm(forms.Form):
+    """The unit to skip."""
+
+    unit_id = forms.IntegerField(error_messages=_NUMBER)
+
+
+class UndoForm(forms.Form):
+    """An undo, with the request key that makes a repeated one count once."""
+
+    request_key = forms.CharField(required=False)
+
+
+class PrefetchForm(forms.Form):
+    """``?after=<unit on screen>``: the page asks for the unit that follows it. Anything else is ignored."""
+
+    after = forms.IntegerField(required=False)
+
+    def unit_on_screen(self) -> int | None:
+        return self.cleaned_data.get("after") if self.is_valid() else None
+
+
+# Sampling (managers)
+
+
+class CriterionChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Criterion) -> str:
+        return f"{obj.name} ({obj.level})"
+
+
+class SampleDrawForm(forms.Form):
+    """A stratified draw: criterion, budget, units per cluster, seed, and optional budgets per theme.
+
+    Every theme of the campaign has its field ``theme_budget:<theme>``; a posted theme the campaign
+    does not have is kept too, so that the draw refuses it by name instead of ignoring it.
+    """
+
+    criterion = CriterionChoiceField(
+        queryset=Criterion.objects.none(),
+        to_field_name="name",
+        empty_label=None,
+        label=_("criterion"),
+        error_messages={
+            "required": _("choose one of the campaign's criteria"),
+            "invalid_choice": _("choose one of the campaign's criteria"),
+        },
+    )
+    budget = WholeNumberField(
+        min_value=1,
+        initial=140,
+        label=_("budget"),
+        error_messages={"required": _("give the number of human labels to spend")},
+    )
+    per_cluster = WholeNumberField(min_value=1, required=False, initial=3, label=_("per cluster"))
+    seed = WholeNumberField(min_value=0, required=False, initial=0, label=_("seed"))
+
+    def __init__(self, data=None, *, criteria: Iterable[Criterion], themes: Iterable[str]) -> None:
+        super().__init__(data, auto_id="%s")
+        self.fields["criterion"].queryset = criteria
+        themes = list(themes)
+        posted = [
+            key.removeprefix(THEME_BUDGET_PREFIX) for key in self.data if key.startswith(THEME_BUDGET_PREFIX)
+        ]
+        for number, theme in enumerate(dict.fromkeys([*themes, *posted]), start=1):
+            self.fields[THEME_BUDGET_PREFIX + theme] = WholeNumberField(
+                min_value=0,
+                required=False,
+                label=_("budget for %(theme)s") % {"theme": theme},
+                widget=forms.NumberInput(attrs={"id": f"theme-budget-{number}"}),
+            )
+        self.theme_fields = [(theme, self[THEME_BUDGET_PREFIX + theme]) for theme in themes]
+
+    def per_theme_budget(self) -> dict[str, int] | None:
+        """The budgets given per theme (blank themes share the rest); None when none was given."""
+        budgets = {
+            name.removeprefix(THEME_BUDGET_PREFIX): value
+            for name, value in self.cleaned_data.items()
+            if name.startswith(THEME_BUDGET_PREFIX) and value is not None
+        }
+        return budgets or None
+
+    def draw_arguments(self) -> dict:
+        """The arguments of the draw, with the defaults of the blank fields."""
+        data = self.cleaned_data
+        return {
+            "criterion": data["criterion"],
+            "budget": data["budget"],
+            "seed": 0 if data["seed"] is None else data["seed"],
+            "per_cluster": 3 if data["per_cluster"] is None else data["per_cluster"],
+            "per_theme_budget": self.per_theme_budget(),
+        }
+
+
+class TopUpForm(forms.Form):
+    """A top-up: a larger budget, more units per cluster, or both; blank keeps the sample's value."""
+
+    budget = WholeNumberField(min_value=1, required=False, label=_("budget"))
+    per_cluster = WholeNumberField(min_value=1, required=False, label=_("per cluster"))
+
+    def __init__(self, data=None, *, budget: int, per_cluster: int) -> None:
+        super().__init__(data)
+        # The page proposes no less than the sample has; the draw says why a smaller one is refused.
+        self.fields["budget"].widget.attrs.update(id="top-up-budget", min=budget)
+        self.fields["per_cluster"].widget.attrs.update(id="top-up-per-cluster", min=per_cluster)
+
+
+# The label history (managers)
+
+
+class HistoryFilterForm(forms.Form):
+    """Filters of the label history: person, criterion, stage. A value the campaign does not know
+    is ignored (the filter is left out), as a stale bookmark deserves."""
+
+    user = forms.ChoiceField(required=False)
+    criterion = forms.ChoiceField(required=False)
+    stage = forms.ChoiceField(required=False, choices=[("", ""), *Stage.choices])
+
+    def __init__(self, data, *, people: Iterable[AbstractBaseUser], criteria: Iterable[Criterion]) -> None:
+        super().__init__(data)
+        self.people = list(people)
+        self.criteria = list(criteria)
+        self.fields["user"].choices = [
+            ("", ""),
+            *((str(person.pk), person.get_username()) for person in self.people),
+        ]
+        self.fields["criterion"].choices = [("", ""), *((c.name, c.name) for c in self.criteria)]
+        self.is_valid()
+
+    def selected(self) -> dict[str, str]:
+        """The filters in force, as the query string carries them (unknown values left out)."""
+        return {name: self.cleaned_data.get(name) or "" for name in ("user", "criterion", "stage")}
+
+    def arguments(self) -> dict:
+        """The filters as the history functions take them (None: no filter)."""
+        selected = self.selected()
+        by_name = {criterion.name: criterion.pk for criterion in self.criteria}
+        return {
+            "user_id": int(selected["user"]) if selected["user"] else None,
+            "criterion_id": by_name.get(selected["criterion"]),
+            "stage": selected["stage"] or None,
+        }

@@ -1,0 +1,152 @@
+"""What the annotation pages (label, review, adjudication) show of the unit a person works on.
+
+The unit with its question, answer and sources; the choices with their keys; at the review stage
+the first label to confirm or override; at the adjudication stage the labels in conflict. Plain
+data: the answer becomes HTML in the ``answer_text`` template filters, which escape it.
+
+Nothing here reads the judge's labels, and nothing shows a person another person's label
+except the first label to a reviewer (review mode) and the labels in conflict to an adjudicator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from annotation.conventions import BUILTIN_CRITERIA, DEFAULT_CITATION_PATTERN
+from annotation.models import AnswerSource, Assignment, Campaign, Criterion, Label, Level, Stage, Unit
+from annotation.workflow import unit_state
+
+# How each built-in criterion names its two values; other criteria say yes / no.
+VALUE_NAMES = {name: spec["values"] for name, spec in BUILTIN_CRITERIA.items()}
+DEFAULT_VALUE_NAMES = {1: "Yes", 0: "No"}
+_SENTINELS = str.maketrans("", "", "\x02\x03")
+
+
+@dataclass
+class UnitView:
+    """Everything the page shows about one unit; its texts untrusted and not yet rendered."""
+
+    unit: Unit
+    question: str
+    answer_text: str
+    retrieved: frozenset[str]
+    citation_pattern: str = DEFAULT_CITATION_PATTERN
+    # A sentence unit: its paragraph (or its own text), the sentence, whether the paragraph holds it.
+    paragraph_text: str | None = None
+    sentence_text: str = ""
+    sentence_found: bool = True
+    whole_is_paragraph: bool = False
+    cited: list[AnswerSource] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
+    others: list[AnswerSource] = field(default_factory=list)
+
+
+def unit_view(*, unit: Unit, campaign: Campaign) -> UnitView:
+    """The unit's question, answer, sentence and its paragraph, cited, broken and other sources.
+
+    One query (the answer's sources); the unit must come with its answer, question and sentence.
+    """
+    answer = unit.answer
+    sources = list(AnswerSource.objects.filter(answer_id=answer.pk).select_related("chunk").order_by("rank"))
+    common = {
+        "unit": unit,
+        "question": answer.question.text,
+        "answer_text": answer.text,
+        "retrieved": frozenset(source.chunk.external_id for source in sources),
+        "citation_pattern": campaign.citation_pattern or DEFAULT_CITATION_PATTERN,
+    }
+    sentence = unit.sentence if unit.level == Level.SENTENCE else None
+    if sentence is None:
+        return UnitView(**common, others=sources)
+    cited_ids = list(dict.fromkeys(str(c) for c in sentence.cited_ids or []))
+    by_id = {source.chunk.external_id: source for source in sources}
+    text = sentence.text.translate(_SENTINELS)
+    paragraph = (sentence.paragraph or sentence.text).translate(_SENTINELS)
+    return UnitView(
+        **common,
+        paragraph_text=sentence.paragraph or sentence.text,
+        sentence_text=sentence.text,
+        sentence_found=bool(text) and text in paragraph,
+        whole_is_paragraph=(sentence.paragraph or "").translate(_SENTINELS).strip()
+        == answer.text.translate(_SENTINELS).strip(),
+        cited=[by_id[c] for c in cited_ids if c in by_id],
+        broken=[c for c in cited_ids if c not in by_id],
+        others=[source for source in sources if source.chunk.external_id not in cited_ids],
+    )
+
+
+def value_names(criterion: Criterion) -> dict[int, str]:
+    """What 1 and 0 mean for ``criterion``, in words."""
+    return VALUE_NAMES.get(criterion.name, DEFAULT_VALUE_NAMES)
+
+
+@dataclass
+class Choice:
+    """One label a key gives. ``verb``: "confirm" or "override" at the review stage, else ""."""
+
+    value: int
+    key: str
+    meaning: str
+    needs_comment: bool = False
+    verb: str = ""
+
+
+def choices(
+    *, criterion: Criterion, first_value: int | None = None, reason_required: bool = False
+) -> list[Choice]:
+    """The two choices of ``criterion``, 1 then 0, with the criterion's keys.
+
+    ``first_value``: the first label a reviewer confirms (same value) or overrides (the other,
+    which needs a comment). ``reason_required``: every choice needs a comment (adjudication).
+    """
+    names = value_names(criterion)
+    made = [
+        Choice(value=1, key=criterion.positive_key or "1", meaning=names[1], needs_comment=reason_required),
+        Choice(value=0, key=criterion.negative_key or "0", meaning=names[0], needs_comment=reason_required),
+    ]
+    if first_value is not None:
+        for choice in made:
+            choice.needs_comment = choice.value != first_value
+            choice.verb = "override" if choice.needs_comment else "confirm"
+    return made
+
+
+def first_label(*, unit: Unit, criterion: Criterion) -> Assignment | None:
+    """The filled first-stage slot a reviewer is to confirm or override (review mode only). One query."""
+    return (
+        Assignment.objects.filter(unit=unit, criterion=criterion, stage=Stage.LABEL, label__isnull=False)
+        .select_related("label")
+        .order_by("slot")
+        .first()
+    )
+
+
+def labels_in_conflict(*, unit: Unit, criterion: Criterion) -> list[Label]:
+    """The labels an adjudicator settles on ``unit``, with their authors, in the protocol's order."""
+    state = unit_state(unit_id=unit.pk, criterion=criterion)
+    ids = [label.label_id for label in state.in_conflict]
+    rows = {label.pk: label for label in Label.objects.filter(pk__in=ids).select_related("user")}
+    return [rows[pk] for pk in ids if pk in rows]
+
+
+def shown_at_label(*, unit: Unit | None, criterion: Criterion) -> dict:
+    """A first label shows nobody else's label: the two choices alone."""
+    return {"choices": choices(criterion=criterion)}
+
+
+def shown_at_review(*, unit: Unit | None, criterion: Criterion) -> dict:
+    """The reviewer sees the first label and confirms it (same key) or overrides it (with a comment)."""
+    first = first_label(unit=unit, criterion=criterion) if unit is not None else None
+    if first is None:
+        return {"first": None, "choices": choices(criterion=criterion)}
+    return {
+        "first": first,
+        "first_name": value_names(criterion)[first.label.value],
+        "choices": choices(criterion=criterion, first_value=first.label.value),
+    }
+
+
+def shown_at_adjudication(*, unit: Unit | None, criterion: Criterion) -> dict:
+    """The adjudicator sees the labels in conflict, who gave them and why; every decision needs a reason."""
+    conflict = labels_in_conflict(unit=unit, criterion=criterion) if unit is not None else []
+    return {"conflict": conflict, "choices": choices(criterion=criterion, reason_required=True)}
