@@ -14,6 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from annotation.errors import FieldError
 from annotation.models import Criterion, Stage
 
 THEME_BUDGET_PREFIX = "theme_budget:"
@@ -41,8 +42,11 @@ class WholeNumberField(forms.IntegerField):
 def add_domain_error(form: forms.Form, error: Exception) -> None:
     """Show a domain function's refusal on ``form``: on its field when the error names one of the
     form's fields (``error.field``), else above the form. The message is the error's own."""
-    field = getattr(error, "field", None)
-    form.add_error(field if field in form.fields else None, str(error))
+    field = error.field if isinstance(error, FieldError) else None
+    if field in form.fields:
+        form.add_error(field, error.reason)  # the field's label is shown before it
+    else:
+        form.add_error(None, str(error))
 
 
 def request_errors(form: forms.Form) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from annotation.errors import FieldError
 from annotation.forms import (
     HistoryFilterForm,
     LabelForm,
@@ -113,22 +114,19 @@ def test_the_budget_for_a_theme_is_labelled_with_the_theme(campaign):
     assert draw_form(campaign).fields["theme_budget:IT"].label == "budget for IT"
 
 
-class FieldError(ValueError):
-    def __init__(self, message: str, *, field: str) -> None:
-        super().__init__(message)
-        self.field = field
-
-
 def test_a_domain_error_goes_on_the_field_it_names_else_above_the_form():
     form = TopUpForm({"budget": "30"}, budget=24, per_cluster=3)
     assert form.is_valid()
-    add_domain_error(form, FieldError("is below the sample's 48", field="budget"))
-    assert form.errors == {"budget": ["is below the sample's 48"]}
+    add_domain_error(form, FieldError("budget", "budget: 30 is below the sample's 48"))
+    assert form.errors == {"budget": ["30 is below the sample's 48"]}
     form = TopUpForm({}, budget=24, per_cluster=3)
     assert form.is_valid()
     add_domain_error(form, ValueError("budget: 12 is below the sample's 24"))
-    add_domain_error(form, FieldError("no such field here", field="per_theme_budget"))
-    assert form.non_field_errors() == ["budget: 12 is below the sample's 24", "no such field here"]
+    add_domain_error(form, FieldError("per_theme_budget", "per_theme_budget: no such field here"))
+    assert form.non_field_errors() == [
+        "budget: 12 is below the sample's 24",
+        "per_theme_budget: no such field here",
+    ]
 
 
 def test_the_top_up_form_proposes_no_less_than_the_sample_has():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.urls import reverse
@@ -234,7 +235,10 @@ def test_top_up_below_the_sample_is_refused_and_changes_nothing(client_for, mana
     before = list(done_sample.items.values_list("unit_id", "cluster", "inclusion_probability"))
     response = client_for(manager).post(urls(campaign, done_sample)["top_up"], {"budget": "12"})
     assert response.status_code == 400
-    assert "budget: 12 is below the sample&#x27;s 24" in response.content.decode()
+    page = response.content.decode()
+    # The refusal sits on the budget field, under the field's own label.
+    error = re.search(r'<li id="id_budget_error">(.*?)</li>', page)
+    assert error and "12 is below the sample&#x27;s 24" in error.group(1)
     done_sample.refresh_from_db()
     assert (done_sample.status, done_sample.budget) == ("done", 24)
     assert list(done_sample.items.values_list("unit_id", "cluster", "inclusion_probability")) == before

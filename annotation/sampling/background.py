@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.errors import FieldError
 from annotation.models import Criterion, Sample
 from annotation.sampling.draws import FINISHED, Design, Progress, new_sample, plan_top_up, redraw
 from annotation.sampling.staleness import stale
@@ -128,7 +129,7 @@ def schedule_top_up(
         k_per_theme=design.k_per_theme,
     )
     if not claimed:
-        raise ValueError(f"sample: {sample.pk} is being drawn; top it up when it is finished")
+        raise FieldError("sample", f"sample: {sample.pk} is being drawn; top it up when it is finished")
     sample.refresh_from_db()
     return sample
 

@@ -36,6 +36,8 @@ import numpy as np
 from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.exceptions import ConvergenceWarning
 
+from annotation.errors import FieldError
+
 # Above this many units in a theme, MiniBatchKMeans: full K-means then takes tens of seconds for a few
 # hundred clusters, and the sample only needs clusters of similar units, not the best inertia.
 MINIBATCH_ABOVE = 20_000
@@ -89,8 +91,8 @@ def allocate_clusters(
     per_cluster = _count(per_cluster, "per_cluster", minimum=1)
     budget = _count(budget, "budget")
     if budget < per_cluster:
-        raise ValueError(
-            f"budget: {budget!r} is below per_cluster = {per_cluster}, not enough for one cluster"
+        raise FieldError(
+            "budget", f"budget: {budget!r} is below per_cluster = {per_cluster}, not enough for one cluster"
         )
     theme_sizes = {theme: _count(size, f"theme_sizes[{theme!r}]") for theme, size in theme_sizes.items()}
     explicit = {
@@ -99,31 +101,36 @@ def allocate_clusters(
     }
     unknown = sorted(set(explicit) - set(theme_sizes))
     if unknown:
-        raise ValueError(f"per_theme_budget: unknown themes {', '.join(map(repr, unknown))}")
+        raise FieldError(
+            "per_theme_budget", f"per_theme_budget: unknown themes {', '.join(map(repr, unknown))}"
+        )
     caps = {theme: math.ceil(size / per_cluster) for theme, size in theme_sizes.items()}
     allocation = {theme: 0 for theme in theme_sizes}
 
     for theme, theme_budget in explicit.items():
         if 0 < theme_budget < per_cluster:
-            raise ValueError(
+            raise FieldError(
+                "per_theme_budget",
                 f"per_theme_budget[{theme!r}]: {theme_budget} is below per_cluster = {per_cluster}, "
-                "not enough for one cluster (give 0 to leave the theme out)"
+                "not enough for one cluster (give 0 to leave the theme out)",
             )
         allocation[theme] = min(caps[theme], theme_budget // per_cluster)
     left = budget - sum(explicit.values())
     if left < 0:
-        raise ValueError(
-            f"per_theme_budget: the themes' budgets add up to {budget - left}, more than the budget {budget}"
+        raise FieldError(
+            "per_theme_budget",
+            f"per_theme_budget: the themes' budgets add up to {budget - left}, more than the budget {budget}",
         )
 
     others = {t: size for t, size in theme_sizes.items() if t not in explicit and size > 0}
     if others:
         clusters = left // per_cluster
         if clusters < len(others):
-            raise ValueError(
+            raise FieldError(
+                "budget",
                 f"budget: {left} labels for the {len(others)} non-empty themes"
                 f"{' without their own budget' if explicit else ''}; each needs at least {per_cluster} "
-                f"(one cluster), so at least {len(others) * per_cluster}"
+                f"(one cluster), so at least {len(others) * per_cluster}",
             )
         allocation.update(_proportional(sizes=others, total=clusters, caps=caps))
     if not any(allocation.values()):
@@ -303,8 +310,9 @@ def design_weights(*, inclusion_probabilities: Sequence[float] | np.ndarray) -> 
     bad = ~np.isfinite(probabilities) | (probabilities <= 0) | (probabilities > 1)
     if bad.any():
         position = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"inclusion_probabilities[{position}]: {probabilities.flat[position]!r} is not in (0, 1]"
+        raise FieldError(
+            "inclusion_probabilities",
+            f"inclusion_probabilities[{position}]: {probabilities.flat[position]!r} is not in (0, 1]",
         )
     return 1.0 / probabilities
 
@@ -312,13 +320,13 @@ def design_weights(*, inclusion_probabilities: Sequence[float] | np.ndarray) -> 
 def _count(value: object, name: str, *, minimum: int = 0) -> int:
     """``value`` as an int (numpy integers accepted) of at least ``minimum``, else ValueError."""
     if isinstance(value, bool):
-        raise ValueError(f"{name}: must be an integer, got {value!r}")
+        raise FieldError(name, f"{name}: must be an integer, got {value!r}")
     try:
         number = operator.index(value)  # type: ignore[arg-type]  # any object: TypeError says no
     except TypeError:
-        raise ValueError(f"{name}: must be an integer, got {value!r}") from None
+        raise FieldError(name, f"{name}: must be an integer, got {value!r}") from None
     if number < minimum:
-        raise ValueError(f"{name}: must be at least {minimum}, got {number}")
+        raise FieldError(name, f"{name}: must be at least {minimum}, got {number}")
     return number
 
 
@@ -331,32 +339,37 @@ def _prepare(
     if vectors.dtype not in (np.float32, np.float64):
         vectors = vectors.astype(np.float64)
     if len(themes) != ids.shape[0]:
-        raise ValueError(f"themes: {len(themes)} themes for {ids.shape[0]} unit ids")
+        raise FieldError("themes", f"themes: {len(themes)} themes for {ids.shape[0]} unit ids")
     if vectors.ndim != 2 or vectors.shape[0] != ids.shape[0]:
-        raise ValueError(f"embeddings: shape {vectors.shape}, expected ({ids.shape[0]}, dimensions)")
+        raise FieldError(
+            "embeddings", f"embeddings: shape {vectors.shape}, expected ({ids.shape[0]}, dimensions)"
+        )
     if not np.isfinite(vectors).all():
-        raise ValueError("embeddings: contain NaN or infinite values")
+        raise FieldError("embeddings", "embeddings: contain NaN or infinite values")
     order = np.argsort(ids, kind="stable")
     ids = ids[order]
     duplicates = ids[1:][ids[1:] == ids[:-1]]
     if duplicates.size:
-        raise ValueError(f"unit_ids: {int(duplicates[0])} appears more than once")
+        raise FieldError("unit_ids", f"unit_ids: {int(duplicates[0])} appears more than once")
     theme_of = [themes[i] for i in order]
     for theme in theme_of:
         if not isinstance(theme, str):
-            raise ValueError(f"themes: expected strings, got {type(theme).__name__}")
+            raise FieldError("themes", f"themes: expected strings, got {type(theme).__name__}")
     return ids, theme_of, vectors[order]
 
 
 def _check_k(*, k_per_theme: Mapping[str, int], sizes: Mapping[str, int]) -> None:
     missing = sorted(set(sizes) - set(k_per_theme))
     if missing:
-        raise ValueError(
-            f"k_per_theme: no K for themes {', '.join(map(repr, missing))} (give 0 to leave a theme out)"
+        raise FieldError(
+            "k_per_theme",
+            f"k_per_theme: no K for themes {', '.join(map(repr, missing))} (give 0 to leave a theme out)",
         )
     for theme, k in k_per_theme.items():
         if k > sizes.get(theme, 0):
-            raise ValueError(f"k_per_theme[{theme!r}]: {k} clusters for {sizes.get(theme, 0)} units")
+            raise FieldError(
+                "k_per_theme", f"k_per_theme[{theme!r}]: {k} clusters for {sizes.get(theme, 0)} units"
+            )
 
 
 def _check_previous(
@@ -366,16 +379,19 @@ def _check_previous(
     kept: set[int] = set()
     for draw in previous:
         if draw.unit_id in kept:
-            raise ValueError(f"previous: unit {draw.unit_id} drawn twice")
+            raise FieldError("previous", f"previous: unit {draw.unit_id} drawn twice")
         if draw.unit_id not in current_theme:
-            raise ValueError(f"previous: unit {draw.unit_id} is not among unit_ids")
+            raise FieldError("previous", f"previous: unit {draw.unit_id} is not among unit_ids")
         if current_theme[draw.unit_id] != draw.theme:
-            raise ValueError(
+            raise FieldError(
+                "previous",
                 f"previous: unit {draw.unit_id} was drawn in theme {draw.theme!r}, "
-                f"now in {current_theme[draw.unit_id]!r}"
+                f"now in {current_theme[draw.unit_id]!r}",
             )
         if k_per_theme[draw.theme] == 0:
-            raise ValueError(f"k_per_theme[{draw.theme!r}]: 0 but the theme has previous draws to keep")
+            raise FieldError(
+                "k_per_theme", f"k_per_theme[{draw.theme!r}]: 0 but the theme has previous draws to keep"
+            )
         kept.add(draw.unit_id)
     return kept
 

@@ -21,6 +21,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from annotation.embeddings import BACKENDS, embed_texts
+from annotation.errors import FieldError
 from annotation.models import Criterion, Level, Sample, SampleItem, Unit
 from annotation.sampling.design import Draw, allocate_clusters, redraw_with_keep
 from annotation.sampling.staleness import is_stale
@@ -129,7 +130,7 @@ def top_up_sample(
         sample=sample, budget=budget, per_cluster=per_cluster, per_theme_budget=per_theme_budget
     )
     if not redraw(sample=sample, design=design, progress=report, expected=FINISHED):
-        raise ValueError(f"sample: {sample.pk} is being drawn again; try when it is finished")
+        raise FieldError("sample", f"sample: {sample.pk} is being drawn again; try when it is finished")
     report(1.0)
     sample.refresh_from_db()
     return sample
@@ -142,19 +143,19 @@ def _ignore(fraction: float) -> None:
 def _check_backend(backend: str | None) -> str:
     backend = backend or settings.EMBEDDING_BACKEND
     if backend not in BACKENDS:
-        raise ValueError(f"backend: {backend!r} is not one of {', '.join(BACKENDS)}")
+        raise FieldError("backend", f"backend: {backend!r} is not one of {', '.join(BACKENDS)}")
     return backend
 
 
 def _check_seed(seed: object) -> int:
     if isinstance(seed, bool):
-        raise ValueError(f"seed: must be an integer, got {seed!r}")
+        raise FieldError("seed", f"seed: must be an integer, got {seed!r}")
     try:
         value = operator.index(seed)  # type: ignore[arg-type]  # any object: TypeError says no
     except TypeError:
-        raise ValueError(f"seed: must be an integer, got {seed!r}") from None
+        raise FieldError("seed", f"seed: must be an integer, got {seed!r}") from None
     if not 0 <= value <= MAX_SEED:
-        raise ValueError(f"seed: must be between 0 and {MAX_SEED}, got {value}")
+        raise FieldError("seed", f"seed: must be between 0 and {MAX_SEED}, got {value}")
     return value
 
 
@@ -168,9 +169,10 @@ def _theme_sizes(*, criterion: Criterion) -> dict[str, int]:
     )
     sizes = {row["theme"]: row["n"] for row in rows}
     if not sizes:
-        raise ValueError(
+        raise FieldError(
+            "criterion",
             f"criterion: {criterion.name!r} is {criterion.level}-level and the campaign has no "
-            f"{criterion.level} units to sample"
+            f"{criterion.level} units to sample",
         )
     return sizes
 
@@ -189,7 +191,7 @@ def new_sample(
     backend = _check_backend(backend)
     seed = _check_seed(seed)
     if not isinstance(criterion, Criterion) or criterion.pk is None:
-        raise ValueError(f"criterion: expected a saved criterion, got {criterion!r}")
+        raise FieldError("criterion", f"criterion: expected a saved criterion, got {criterion!r}")
     k_per_theme = allocate_clusters(
         theme_sizes=_theme_sizes(criterion=criterion),
         budget=budget,
@@ -223,26 +225,29 @@ def plan_top_up(
 ) -> Design:
     stale = is_stale(sample=sample, now=now)
     if sample.status not in FINISHED and not stale:
-        raise ValueError(f"sample: {sample.pk} is {sample.status}; top it up when it is finished")
+        raise FieldError("sample", f"sample: {sample.pk} is {sample.status}; top it up when it is finished")
     new_m = sample.per_cluster if per_cluster is None else per_cluster
     new_budget = sample.budget if budget is None else budget
     for name, value in (("per_cluster", new_m), ("budget", new_budget)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer):
-            raise ValueError(f"{name}: must be an integer, got {value!r}")
+            raise FieldError(name, f"{name}: must be an integer, got {value!r}")
     if new_m < sample.per_cluster:
-        raise ValueError(
-            f"per_cluster: {new_m} is below the sample's {sample.per_cluster}; a top-up never draws fewer"
+        raise FieldError(
+            "per_cluster",
+            f"per_cluster: {new_m} is below the sample's {sample.per_cluster}; a top-up never draws fewer",
         )
     if new_budget < sample.budget:
-        raise ValueError(
-            f"budget: {new_budget} is below the sample's {sample.budget}; a top-up never shrinks a sample"
+        raise FieldError(
+            "budget",
+            f"budget: {new_budget} is below the sample's {sample.budget}; a top-up never shrinks a sample",
         )
     grows = new_m > sample.per_cluster or new_budget > sample.budget or per_theme_budget
     # A failed or stale sample may be run again as it stands.
     if not grows and sample.status == Sample.Status.DONE:
-        raise ValueError(
+        raise FieldError(
+            "budget",
             f"budget: give a budget above {sample.budget} or a per_cluster above {sample.per_cluster} "
-            "to top up the sample"
+            "to top up the sample",
         )
     sizes = _theme_sizes(criterion=sample.criterion)
     allocated: dict[str, int] = {}
@@ -256,7 +261,7 @@ def plan_top_up(
         for theme, size in sorted(sizes.items())
     }
     if not any(k_per_theme.values()):
-        raise ValueError("budget: nothing to sample: every theme has K = 0")
+        raise FieldError("budget", "budget: nothing to sample: every theme has K = 0")
     recorded = int(new_budget)
     if budget is None:
         asked = sum(min(k * new_m, sizes[theme]) for theme, k in k_per_theme.items())
@@ -306,7 +311,7 @@ def _compute_draws(
     """The full list of draws (kept and fresh), computed outside any transaction."""
     ids, themes, texts = _load_units(criterion=criterion)
     if not ids:
-        raise ValueError(f"criterion: the campaign has no {criterion.level} units to sample")
+        raise FieldError("criterion", f"criterion: the campaign has no {criterion.level} units to sample")
     progress(0.05)
     vectors = _embed(texts=texts, backend=backend, seed=seed)
     progress(EMBEDDED_AT)
@@ -315,8 +320,9 @@ def _compute_draws(
         rows_by_theme.setdefault(theme, []).append(row)
     missing = sorted(set(rows_by_theme) - set(design.k_per_theme))
     if missing:
-        raise ValueError(
-            f"k_per_theme: no K for themes {', '.join(map(repr, missing))} (units added since the request?)"
+        raise FieldError(
+            "k_per_theme",
+            f"k_per_theme: no K for themes {', '.join(map(repr, missing))} (units added since the request?)",
         )
     previous_by_theme: dict[str, list[Draw]] = {}
     for draw in previous:
@@ -342,9 +348,10 @@ def _compute_draws(
         progress(EMBEDDED_AT + (1 - EMBEDDED_AT) * 0.95 * (position + 1) / len(ordered))
     lost = {draw.unit_id for draw in previous} - {draw.unit_id for draw in draws}
     if lost:
-        raise ValueError(
+        raise FieldError(
+            "sample",
             f"sample: {len(lost)} units drawn before are no longer in their theme (unit {min(lost)}); "
-            "draw a new sample"
+            "draw a new sample",
         )
     return draws
 
@@ -408,7 +415,7 @@ def _ensure_unchanged(*, sample: Sample, previous: list[Draw]) -> None:
     """Raise ValueError when the sample's items are no longer those the draws were computed from."""
     now = set(SampleItem.objects.filter(sample=sample).values_list("unit_id", flat=True))
     if now != {draw.unit_id for draw in previous}:
-        raise ValueError(f"sample: {sample.pk} changed while it was being computed; try again")
+        raise FieldError("sample", f"sample: {sample.pk} changed while it was being computed; try again")
 
 
 def _store(*, sample: Sample, draws: list[Draw]) -> None:
@@ -419,7 +426,7 @@ def _store(*, sample: Sample, draws: list[Draw]) -> None:
     existing = {item.unit_id: item for item in SampleItem.objects.filter(sample=sample)}
     drawn = {draw.unit_id for draw in draws}
     if not set(existing) <= drawn:
-        raise ValueError(f"sample: {sample.pk} would lose units already drawn")
+        raise FieldError("sample", f"sample: {sample.pk} would lose units already drawn")
     updated: list[SampleItem] = []
     created: list[SampleItem] = []
     for draw in draws:
