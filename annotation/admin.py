@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.apps import apps
 from django.contrib import admin
 from django.db import transaction
 
@@ -33,8 +34,9 @@ class DeletesLabelsAdmin(admin.ModelAdmin):
         # Read-only rows cannot be deleted alone, but they do not block deleting what owns them.
         read_only = {
             str(model._meta.verbose_name)
-            for model, model_admin in self.admin_site._registry.items()
-            if isinstance(model_admin, ReadOnlyAdmin)
+            for model in apps.get_models()
+            if self.admin_site.is_registered(model)
+            and isinstance(self.admin_site.get_model_admin(model), ReadOnlyAdmin)
         }
         return deleted, counts, perms_needed - read_only, protected
 

@@ -1,10 +1,11 @@
 """Embedding texts for the stratified sample.
 
-The only module that talks to an embedding server. Two backends:
+Two backends:
 
 - ``"tfidf"`` (default, offline): TF-IDF on word 1-2 grams followed by a truncated SVD (latent
   semantic analysis). Deterministic for the same texts and seed.
-- ``"openai"``: any OpenAI-compatible ``/embeddings`` endpoint through the ``openai`` SDK.
+- ``"openai"``: any OpenAI-compatible ``/embeddings`` endpoint, through
+  ``integrations.openai_compatible`` (the one module that talks to such servers).
 
 Both return float32 arrays whose rows have unit L2 norm, except the rows of texts that carry no
 word at all (blank, punctuation only), which are zero: such a text has no direction to normalise.
@@ -13,9 +14,11 @@ word at all (blank, punctuation only), which are zero: such a text has no direct
 from __future__ import annotations
 
 import numpy as np
-import openai
 from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import TfidfVectorizer
+
+from integrations import openai_compatible
+from integrations.openai_compatible import PermanentError, RetryPolicy, ServiceError, TransientError
 
 BACKENDS = ("tfidf", "openai")
 
@@ -23,12 +26,11 @@ BACKENDS = ("tfidf", "openai")
 MIN_DF_FROM_TEXTS = 50
 
 
-class EmbeddingError(Exception):
-    """The embedding server refused the request or answered something unusable; retrying will not help."""
-
-
-class TransientEmbeddingError(EmbeddingError):
-    """The embedding server was unreachable, timed out, rate-limited or failed (5xx); retry later."""
+# The embedding server's errors are the service's, under this module's names: ``EmbeddingError``
+# for any failure (``PermanentError``: refused, or an unusable reply), ``TransientEmbeddingError``
+# when the server stayed unreachable, timed out, rate-limited or failing (5xx) on every attempt.
+EmbeddingError = ServiceError
+TransientEmbeddingError = TransientError
 
 
 def embed_texts(
@@ -55,9 +57,10 @@ def embed_texts(
     ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` environment variables. Texts go in batches of
     ``batch_size``; ``d`` is the model's native size (``dimensions`` is not sent, because many
     OpenAI-compatible servers reject it). Blank texts are not sent (the OpenAI API rejects empty
-    inputs) and get zero rows. Each request is tried up to ``max_attempts`` times with the SDK's
-    backoff, ``timeout`` seconds each. Raises :class:`TransientEmbeddingError` when the server
-    stays unavailable, :class:`EmbeddingError` for any other failure.
+    inputs) and get zero rows. Each request is tried up to ``max_attempts`` times under the retry
+    policy of ``integrations.openai_compatible``, ``timeout`` seconds each. Raises
+    :class:`TransientEmbeddingError` when the server stays unavailable, a ``PermanentError`` (an
+    :class:`EmbeddingError` too) for any other failure.
 
     Raises ValueError on an unknown backend or invalid arguments.
     """
@@ -153,58 +156,37 @@ def _embed_openai(
     timeout: float,
     max_attempts: int,
 ) -> np.ndarray:
-    try:
-        client = openai.OpenAI(
-            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_attempts - 1
-        )
-    except openai.OpenAIError as exc:
-        raise EmbeddingError(f"embedding client: {exc}") from exc
     to_send = [position for position, text in enumerate(texts) if text.strip()]
     rows: np.ndarray | None = None
-    for start in range(0, len(to_send), batch_size):
-        positions = to_send[start : start + batch_size]
-        vectors = _request_batch(client=client, model=model, inputs=[texts[p] for p in positions])
-        if rows is None:
-            rows = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
-        elif vectors.shape[1] != rows.shape[1]:
-            raise EmbeddingError(
-                f"embedding server: vectors of {vectors.shape[1]} dimensions after {rows.shape[1]} earlier"
-            )
-        rows[positions] = vectors
+    with openai_compatible.Client(
+        base_url=base_url,
+        api_key=api_key,
+        timeout_s=timeout,
+        policy=RetryPolicy(max_attempts=max_attempts),
+        name="embedding",
+    ) as client:
+        for start in range(0, len(to_send), batch_size):
+            positions = to_send[start : start + batch_size]
+            vectors = _as_matrix(client.embed(model=model, inputs=[texts[p] for p in positions]))
+            if rows is None:
+                rows = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+            elif vectors.shape[1] != rows.shape[1]:
+                width, earlier = vectors.shape[1], rows.shape[1]
+                raise PermanentError(
+                    f"embedding server: vectors of {width} dimensions after {earlier} earlier"
+                )
+            rows[positions] = vectors
     if rows is None:
         # Nothing was sent, so the model's size is unknown: a zero-width array says so honestly.
         return np.zeros((len(texts), 0), dtype=np.float32)
     return _normalise_rows(rows)
 
 
-def _request_batch(*, client: openai.OpenAI, model: str, inputs: list[str]) -> np.ndarray:
+def _as_matrix(vectors: list[list[float]]) -> np.ndarray:
     try:
-        response = client.embeddings.create(model=model, input=inputs, encoding_format="float")
-    except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
-        # APITimeoutError is an APIConnectionError; all of these already had the SDK's retries.
-        raise TransientEmbeddingError(f"embedding server unavailable: {exc}") from exc
-    except openai.APIStatusError as exc:
-        if exc.status_code in (408, 409) or exc.status_code >= 500:
-            raise TransientEmbeddingError(f"embedding server unavailable: {exc}") from exc
-        raise EmbeddingError(f"embedding server refused the request ({exc.status_code}): {exc}") from exc
-    except openai.OpenAIError as exc:
-        raise EmbeddingError(f"embedding request failed: {exc}") from exc
-    except ValueError as exc:
-        # The SDK lets a 200 with a broken JSON body through as a decoding error: most often a proxy or
-        # a cut connection, so worth another try.
-        raise TransientEmbeddingError(f"embedding server: unreadable reply ({exc})") from exc
-    data = getattr(response, "data", None)
-    if not isinstance(data, list) or len(data) != len(inputs):
-        got = len(data) if isinstance(data, list) else "no"
-        raise EmbeddingError(f"embedding server: {got} vectors for {len(inputs)} texts")
-    # The API returns an index per vector; servers are not obliged to keep the input order.
-    try:
-        ordered = sorted(data, key=lambda item: item.index)
-        if [item.index for item in ordered] != list(range(len(inputs))):
-            raise EmbeddingError("embedding server: vector indices do not match the texts sent")
-        vectors = np.array([item.embedding for item in ordered], dtype=np.float32)
-    except (AttributeError, TypeError, ValueError) as exc:
-        raise EmbeddingError(f"embedding server: malformed vectors ({exc})") from exc
-    if vectors.ndim != 2 or vectors.shape[1] == 0 or not np.isfinite(vectors).all():
-        raise EmbeddingError("embedding server: vectors are empty, ragged or not finite")
-    return vectors
+        matrix = np.array(vectors, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise PermanentError(f"embedding server: malformed vectors ({exc})") from exc
+    if matrix.ndim != 2 or matrix.shape[1] == 0 or not np.isfinite(matrix).all():
+        raise PermanentError("embedding server: vectors are empty, ragged or not finite")
+    return matrix

@@ -435,6 +435,12 @@ def _normalized(ch: str) -> str:
     return NGram.normalize(ch)
 
 
+# The langdetect whose private methods (``_extract_ngrams``, ``_detect_block``,
+# ``_init_probability``) and attributes ``_Detector`` overrides and reads; ``_detect`` is the one
+# function that uses it. tests/test_private_library_uses.py pins the version.
+LANGDETECT_VERSION = "1.0.9"
+
+
 class _Detector(Detector):
     """langdetect's detector with its inner loops written to cost less (a quarter less in all), with the
     very same results: the same n-grams, the same random draws, the same floating-point

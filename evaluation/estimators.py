@@ -30,7 +30,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
-# Private functions of the pinned ppi_py 0.2.3, used to report the very lambda its interval uses.
+# A private function of ppi_py, called by ``study_lambda`` alone: no public function returns the
+# lambda that ``ppi_mean_ci(lam=None)`` uses. tests/test_private_library_uses.py pins the version.
 from ppi_py.ppi import _calc_lam_glm
 from ppi_py.utils import construct_weight_vector, reshape_to_2d
 from scipy.stats import norm
@@ -45,6 +46,10 @@ PPI = "ppi++"
 PPI_ROBUST_CROSSFIT = "ppi++-robust-crossfit"
 PPI_ROBUST_POOLED = "ppi++-robust-pooled"
 PPI_ROBUST_FIXED = "ppi++-robust-fixed"
+
+# The ppi_py whose private ``_calc_lam_glm`` (its arguments, and that ``ppi_mean_pointestimate``
+# and ``ppi_mean_ci`` call it so with ``lam=None``) ``study_lambda`` was written against.
+PPI_PY_VERSION = "0.2.3"
 
 METHODS: dict[str, str] = {
     CLASSICAL: "Human labels only; normal interval, simple random sample (ppi_py.classical_mean_ci).",

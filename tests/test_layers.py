@@ -1,6 +1,7 @@
 """The import graph of the app's own modules: ``annotation`` never imports ``evaluation`` (the
-blindness rule made structural), and no two modules import each other, not even from inside a
-function. Read from the source with ``ast``, so an import hidden in a function counts too."""
+blindness rule made structural), the clients of external services (``integrations``) import
+neither app nor Django, and no two modules import each other, not even from inside a function.
+Read from the source with ``ast``, so an import hidden in a function counts too."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("annotation", "evaluation", "config", "demo")
+PACKAGES = ("annotation", "evaluation", "integrations", "config", "demo")
 
 
 def _modules() -> dict[str, Path]:
@@ -22,19 +23,25 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+def _imports(path: Path) -> set[str]:
+    """Every module named by an import in ``path`` (``from a import b`` counts both ``a`` and
+    ``a.b``), ours or not."""
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            imported.update([node.module, *(f"{node.module}.{alias.name}" for alias in node.names)])
+        elif isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+    return imported
+
+
 def _graph() -> dict[str, set[str]]:
     """Each module of ours and the modules of ours it imports (``from a import b`` counts both
     ``a`` and ``a.b``, whichever is a module)."""
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        imported: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                imported.update([node.module, *(f"{node.module}.{alias.name}" for alias in node.names)])
-            elif isinstance(node, ast.Import):
-                imported.update(alias.name for alias in node.names)
-        graph[name] = {target for target in imported if target in modules and target != name}
+        graph[name] = {target for target in _imports(path) if target in modules and target != name}
     return graph
 
 
@@ -81,6 +88,31 @@ def test_annotation_never_imports_evaluation():
         if module.startswith("annotation") and any(t.startswith("evaluation") for t in targets)
     }
     assert offending == {}
+
+
+def test_the_service_clients_import_neither_app_nor_django():
+    """``integrations`` sits below both apps (the judge and the sample's embeddings use the same
+    OpenAI-compatible client), so it can import neither, nor the settings: its callers pass
+    what it needs."""
+    offending = {
+        path.relative_to(ROOT).as_posix(): sorted(
+            target
+            for target in _imports(path)
+            if target.split(".")[0] in {"annotation", "evaluation", "config", "django"}
+        )
+        for path in (ROOT / "integrations").rglob("*.py")
+    }
+    assert "integrations/openai_compatible.py" in offending
+    assert {path: targets for path, targets in offending.items() if targets} == {}
+
+
+def test_only_the_service_clients_import_the_openai_sdk():
+    importers = sorted(
+        name
+        for name, path in _modules().items()
+        if any(target.split(".")[0] == "openai" for target in _imports(path))
+    )
+    assert importers == ["integrations.openai_compatible"]
 
 
 def test_no_two_modules_import_each_other():
