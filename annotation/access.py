@@ -11,9 +11,19 @@ from collections.abc import Iterable
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, QuerySet
-from django.http import Http404
+from django.http import Http404, HttpRequest
+from django_htmx.middleware import HtmxDetails
 
 from annotation.models import Campaign, Criterion, Membership, Role
+
+
+class AppRequest(HttpRequest):
+    """The request a page of the app gets (for type checkers): behind ``login_required`` its user
+    is a User, and django-htmx's middleware has added ``htmx``."""
+
+    user: User  # login_required has turned AnonymousUser away
+    htmx: HtmxDetails
+
 
 # Who sees the counts of human labels and judgments (the overview's totals): people who label
 # must not learn how far the others or the judge have gone.

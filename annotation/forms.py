@@ -8,10 +8,12 @@ field when the error carries it (``error.field``), else on the form as a whole.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError
@@ -42,9 +44,8 @@ class WholeNumberField(forms.IntegerField):
 def add_domain_error(form: forms.Form, error: Exception) -> None:
     """Show a domain function's refusal on ``form``: on its field when the error names one of the
     form's fields (``error.field``), else above the form. The message is the error's own."""
-    field = error.field if isinstance(error, FieldError) else None
-    if field in form.fields:
-        form.add_error(field, error.reason)  # the field's label is shown before it
+    if isinstance(error, FieldError) and error.field in form.fields:
+        form.add_error(error.field, error.reason)  # the field's label is shown before it
     else:
         form.add_error(None, str(error))
 
@@ -124,9 +125,9 @@ class SampleDrawForm(forms.Form):
     per_cluster = WholeNumberField(min_value=1, required=False, initial=3, label=_("per cluster"))
     seed = WholeNumberField(min_value=0, required=False, initial=0, label=_("seed"))
 
-    def __init__(self, data=None, *, criteria: Iterable[Criterion], themes: Iterable[str]) -> None:
+    def __init__(self, data=None, *, criteria: QuerySet[Criterion], themes: Iterable[str]) -> None:
         super().__init__(data, auto_id="%s")
-        self.fields["criterion"].queryset = criteria
+        cast(forms.ModelChoiceField, self.fields["criterion"]).queryset = criteria
         themes = list(themes)
         posted = [
             key.removeprefix(THEME_BUDGET_PREFIX) for key in self.data if key.startswith(THEME_BUDGET_PREFIX)
@@ -189,11 +190,14 @@ class HistoryFilterForm(forms.Form):
         super().__init__(data)
         self.people = list(people)
         self.criteria = list(criteria)
-        self.fields["user"].choices = [
+        cast(forms.ChoiceField, self.fields["user"]).choices = [
             ("", ""),
             *((str(person.pk), person.get_username()) for person in self.people),
         ]
-        self.fields["criterion"].choices = [("", ""), *((c.name, c.name) for c in self.criteria)]
+        cast(forms.ChoiceField, self.fields["criterion"]).choices = [
+            ("", ""),
+            *((c.name, c.name) for c in self.criteria),
+        ]
         self.is_valid()
 
     def selected(self) -> dict[str, str]:

@@ -11,6 +11,7 @@ except the first label to a reviewer (review mode) and the labels in conflict to
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from annotation.conventions import BUILTIN_CRITERIA, DEFAULT_CITATION_PATTERN
 from annotation.models import AnswerSource, Assignment, Campaign, Criterion, Label, Level, Stage, Unit
@@ -48,7 +49,7 @@ def unit_view(*, unit: Unit, campaign: Campaign) -> UnitView:
     """
     answer = unit.answer
     sources = list(AnswerSource.objects.filter(answer_id=answer.pk).select_related("chunk").order_by("rank"))
-    common = {
+    common: dict[str, Any] = {
         "unit": unit,
         "question": answer.question.text,
         "answer_text": answer.text,
@@ -137,12 +138,14 @@ def shown_at_label(*, unit: Unit | None, criterion: Criterion) -> dict:
 def shown_at_review(*, unit: Unit | None, criterion: Criterion) -> dict:
     """The reviewer sees the first label and confirms it (same key) or overrides it (with a comment)."""
     first = first_label(unit=unit, criterion=criterion) if unit is not None else None
-    if first is None:
+    # A filled slot's label has a value (withdrawals empty their slot).
+    value = first.label.value if first is not None and first.label is not None else None
+    if first is None or value is None:
         return {"first": None, "choices": choices(criterion=criterion)}
     return {
         "first": first,
-        "first_name": value_names(criterion)[first.label.value],
-        "choices": choices(criterion=criterion, first_value=first.label.value),
+        "first_name": value_names(criterion)[value],
+        "choices": choices(criterion=criterion, first_value=value),
     }
 
 

@@ -242,6 +242,7 @@ class Client:
         status (returning True): it is then sent again at once, not counted as a failure.
         """
         attempts = failures = 0
+        cause: Exception | None = None
         while True:
             if before_request is not None:
                 before_request()
@@ -252,7 +253,7 @@ class Client:
                 return request(), attempts, call_id
             except openai.APIStatusError as exc:
                 detail = f"HTTP {exc.status_code}: {_server_message(exc)}"
-                if log is not None:
+                if log is not None and call_id is not None:
                     log.refused(call_id, error=detail)
                 if resend_at_once is not None and resend_at_once(exc):
                     continue
@@ -265,13 +266,13 @@ class Client:
             except openai.APIConnectionError as exc:
                 last_error, cause = f"connection failed: {_short(exc)}", exc
             except openai.OpenAIError as exc:
-                if log is not None:
+                if log is not None and call_id is not None:
                     log.lost(call_id, error=_short(exc))
                 raise PermanentError(f"{self.name} request failed: {_short(exc)}") from exc
             except json.JSONDecodeError as exc:
                 # A 200 whose body is not JSON: a body cut in transit or a proxy's error page.
                 last_error, cause = f"reply body is not JSON ({exc.msg})", exc
-            if log is not None and not isinstance(cause, openai.APIStatusError):
+            if log is not None and call_id is not None and not isinstance(cause, openai.APIStatusError):
                 # The server may have generated (and billed) a reply nobody will read.
                 log.lost(call_id, error=last_error)
             failures += 1

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from annotation.access import get_campaign_for
+from annotation.access import AppRequest, get_campaign_for
 from annotation.forms import SampleDrawForm, TopUpForm, add_domain_error
 from annotation.jobs import request_sample, request_top_up
 from annotation.models import Campaign, Criterion, Role, Sample, Unit
@@ -37,7 +37,7 @@ def _list_context(*, campaign: Campaign, roles: set[str], form: SampleDrawForm) 
         .order_by("criterion__name", "-created_at", "-id")
     )
     criteria = list(Criterion.objects.filter(campaign=campaign).order_by("name"))
-    by_criterion = {criterion.pk: [] for criterion in criteria}
+    by_criterion: dict[int, list[Sample]] = {criterion.pk: [] for criterion in criteria}
     for sample in samples:
         by_criterion.setdefault(sample.criterion_id, []).append(sample)
     return {
@@ -50,7 +50,7 @@ def _list_context(*, campaign: Campaign, roles: set[str], form: SampleDrawForm) 
 
 @login_required
 @require_GET
-def sampling(request: HttpRequest, slug: str) -> HttpResponse:
+def sampling(request: AppRequest, slug: str) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
     context = _list_context(campaign=campaign, roles=roles, form=_draw_form(campaign))
     return render(request, "annotation/sampling.html", context)
@@ -58,7 +58,7 @@ def sampling(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def sample_draw(request: HttpRequest, slug: str) -> HttpResponse:
+def sample_draw(request: AppRequest, slug: str) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
     form = _draw_form(campaign, request.POST)
     if form.is_valid():
@@ -92,7 +92,7 @@ def _detail_context(
 
 @login_required
 @require_GET
-def sample_detail(request: HttpRequest, slug: str, sample_id: int) -> HttpResponse:
+def sample_detail(request: AppRequest, slug: str, sample_id: int) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
     sample = get_object_or_404(Sample.objects.select_related("criterion"), pk=sample_id, campaign=campaign)
     context = _detail_context(campaign=campaign, roles=roles, sample=sample)
@@ -107,7 +107,7 @@ def sample_detail(request: HttpRequest, slug: str, sample_id: int) -> HttpRespon
 
 @login_required
 @require_POST
-def sample_top_up(request: HttpRequest, slug: str, sample_id: int) -> HttpResponse:
+def sample_top_up(request: AppRequest, slug: str, sample_id: int) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
     sample = get_object_or_404(Sample.objects.select_related("criterion"), pk=sample_id, campaign=campaign)
     form = TopUpForm(request.POST, budget=sample.budget, per_cluster=sample.per_cluster)
@@ -125,7 +125,7 @@ def sample_top_up(request: HttpRequest, slug: str, sample_id: int) -> HttpRespon
 
 @login_required
 @require_GET
-def sample_json(request: HttpRequest, slug: str, sample_id: int) -> HttpResponse:
+def sample_json(request: AppRequest, slug: str, sample_id: int) -> HttpResponse:
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
     sample = get_object_or_404(Sample.objects.select_related("criterion"), pk=sample_id, campaign=campaign)
     response = JsonResponse(sample_as_json(sample=sample), json_dumps_params={"ensure_ascii": False})

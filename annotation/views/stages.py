@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.functional import Promise
@@ -27,7 +27,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.access import get_criterion_for
+from annotation.access import AppRequest, get_criterion_for
 from annotation.forms import LabelForm, PrefetchForm, SkipForm, UndoForm, request_errors
 from annotation.guidelines import current_version
 from annotation.models import Campaign, Criterion, Stage, Unit
@@ -116,7 +116,7 @@ def refused(error: WorkflowError) -> Outcome:
     )
 
 
-def open_stage(*, request: HttpRequest, slug: str, criterion: str, stage: str) -> Opened:
+def open_stage(*, request: AppRequest, slug: str, criterion: str, stage: str) -> Opened:
     """The stage's page, campaign and criterion if the user holds the stage's role; 403 / 404 otherwise."""
     if stage not in STAGE_PAGES:
         raise Http404("No such stage.")
@@ -131,7 +131,7 @@ def open_stage(*, request: HttpRequest, slug: str, criterion: str, stage: str) -
     )
 
 
-def work_context(*, request: HttpRequest, opened: Opened, unit: Unit | None, outcome: Outcome) -> dict:
+def work_context(*, request: AppRequest, opened: Opened, unit: Unit | None, outcome: Outcome) -> dict:
     """Context of the work region: the unit, progress, choices, what the stage shows, fresh request keys."""
     criterion, stage = opened.criterion, opened.page.stage
     progress, overall = work_progress(user=request.user, criterion=criterion, stage=stage)
@@ -156,7 +156,7 @@ def work_context(*, request: HttpRequest, opened: Opened, unit: Unit | None, out
 
 
 def respond(
-    request: HttpRequest, *, opened: Opened, outcome: Outcome = Outcome(), after: int | None = None
+    request: AppRequest, *, opened: Opened, outcome: Outcome = Outcome(), after: int | None = None
 ) -> HttpResponse:
     """Hand the user their next unit and render it: the ``unit`` partial for htmx, else the page.
 
@@ -176,7 +176,7 @@ def respond(
     return render(request, opened.page.template, context, status=400 if outcome.kind == "error" else 200)
 
 
-def after_post(request: HttpRequest, *, opened: Opened, outcome: Outcome = Outcome()) -> HttpResponse:
+def after_post(request: AppRequest, *, opened: Opened, outcome: Outcome = Outcome()) -> HttpResponse:
     """After a write: htmx gets the next unit at once; a plain form post is redirected to the page
     (or, refused, gets the page with the reason)."""
     if request.htmx or outcome.kind == "error":
@@ -191,9 +191,10 @@ def after_post(request: HttpRequest, *, opened: Opened, outcome: Outcome = Outco
 
 @login_required
 @require_GET
-def page(request: HttpRequest, slug: str, criterion: str, stage: str) -> HttpResponse:
+def page(request: AppRequest, slug: str, criterion: str, stage: str) -> HttpResponse:
     known = STAGE_PAGES.get(stage)
-    if known is not None and request.resolver_match.url_name != known.url_name:
+    url_name = request.resolver_match.url_name if request.resolver_match else None
+    if known is not None and url_name != known.url_name:
         # The annotate URL of the adjudication stage: its page is the adjudication page.
         return redirect(known.url(slug=slug, criterion=criterion))
     opened = open_stage(request=request, slug=slug, criterion=criterion, stage=stage)
@@ -203,7 +204,7 @@ def page(request: HttpRequest, slug: str, criterion: str, stage: str) -> HttpRes
 
 @login_required
 @require_POST
-def submit(request: HttpRequest, slug: str, criterion: str, stage: str) -> HttpResponse:
+def submit(request: AppRequest, slug: str, criterion: str, stage: str) -> HttpResponse:
     opened = open_stage(request=request, slug=slug, criterion=criterion, stage=stage)
     form = LabelForm(request.POST)
     if not form.is_valid():
@@ -228,7 +229,7 @@ def submit(request: HttpRequest, slug: str, criterion: str, stage: str) -> HttpR
 
 @login_required
 @require_POST
-def skip_unit(request: HttpRequest, slug: str, criterion: str, stage: str) -> HttpResponse:
+def skip_unit(request: AppRequest, slug: str, criterion: str, stage: str) -> HttpResponse:
     opened = open_stage(request=request, slug=slug, criterion=criterion, stage=stage)
     form = SkipForm(request.POST)
     if not form.is_valid():
@@ -245,7 +246,7 @@ def skip_unit(request: HttpRequest, slug: str, criterion: str, stage: str) -> Ht
 
 @login_required
 @require_POST
-def undo(request: HttpRequest, slug: str, criterion: str, stage: str) -> HttpResponse:
+def undo(request: AppRequest, slug: str, criterion: str, stage: str) -> HttpResponse:
     opened = open_stage(request=request, slug=slug, criterion=criterion, stage=stage)
     form = UndoForm(request.POST)
     form.is_valid()  # an optional text field: always valid

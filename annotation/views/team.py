@@ -7,11 +7,11 @@ from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from annotation.access import get_campaign_for
+from annotation.access import AppRequest, get_campaign_for
 from annotation.agreement import campaign_agreement, may_see_agreement
 from annotation.forms import HistoryFilterForm
 from annotation.history import action_of, history_csv_rows, label_history, labellers
@@ -24,7 +24,7 @@ PAGE_SIZE = 50
 
 @login_required
 @require_GET
-def work(request: HttpRequest, slug: str) -> HttpResponse:
+def work(request: AppRequest, slug: str) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug)
     context = {"campaign": campaign, "queues": my_queues(user=request.user, campaign=campaign)}
     if request.htmx:
@@ -45,7 +45,7 @@ class _Echo:
         return value
 
 
-def _filters(request: HttpRequest, campaign: Campaign) -> HistoryFilterForm:
+def _filters(request: AppRequest, campaign: Campaign) -> HistoryFilterForm:
     """The history filters from the query string; values the campaign does not know are ignored."""
     criteria = Criterion.objects.filter(campaign=campaign).order_by("name")
     return HistoryFilterForm(request.GET, people=labellers(campaign=campaign), criteria=criteria)
@@ -53,7 +53,7 @@ def _filters(request: HttpRequest, campaign: Campaign) -> HistoryFilterForm:
 
 @login_required
 @require_GET
-def history(request: HttpRequest, slug: str) -> HttpResponse:
+def history(request: AppRequest, slug: str) -> HttpResponse:
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=HISTORY_ROLES)
     filters = _filters(request, campaign)
     rows = label_history(campaign=campaign, **filters.arguments())
@@ -76,7 +76,7 @@ def history(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def history_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
+def history_csv(request: AppRequest, slug: str) -> StreamingHttpResponse:
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=HISTORY_ROLES)
     writer = csv.writer(_Echo())
     rows = history_csv_rows(campaign=campaign, **_filters(request, campaign).arguments())
