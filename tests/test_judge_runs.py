@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from datetime import timedelta
 from types import SimpleNamespace
@@ -10,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import IntegrityError, OperationalError, transaction
+from django.db.backends.signals import connection_created
 from django.utils import timezone
 
 from annotation.models import Criterion, Unit
@@ -288,6 +290,56 @@ def test_an_error_in_one_thread_returns_every_unstarted_claim(campaign, monkeypa
         run = runs.run_inline(run_id=run.pk)
     assert run.status == JudgeRun.Status.DONE
     assert _ok_counts(relevance, judge) == (8, 8)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancelling_a_run_while_its_threads_judge_cancels_every_batch_not_started(campaign, monkeypatch):
+    _corpus(campaign, answers=12)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    monkeypatch.setattr(scheduler, "SYNC_INTERVAL_S", 0.0)
+    with ScriptedLLMServer(latency_s=0.05) as server:
+        judge = _llm_judge(campaign, server)
+        run = runs.create_run(criterion=relevance, judge=judge, concurrency=2)
+
+        def cancel_midway(refreshed: JudgeRun) -> None:
+            if refreshed.is_active and refreshed.done_units >= 2:
+                runs.cancel_run(run_id=run.pk)
+
+        run = runs.run_inline(run_id=run.pk, progress=cancel_midway)
+        assert run.status == JudgeRun.Status.CANCELLED
+        statuses = list(run.batches.values_list("status", flat=True))
+        assert JudgeBatch.Status.RUNNING not in statuses and JudgeBatch.Status.PENDING not in statuses
+        # The batches being judged when the cancel was seen finished; no other was sent.
+        done = statuses.count(JudgeBatch.Status.DONE)
+        assert 2 <= done < 12
+        assert len(server.requests) == done
+        assert Judgment.objects.filter(judge=judge).count() == done
+        runs.resume_run(run_id=run.pk)
+        run = runs.run_inline(run_id=run.pk)
+    assert run.status == JudgeRun.Status.DONE
+    assert _ok_counts(relevance, judge) == (12, 12)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_judging_and_storing_threads_close_their_database_connections(campaign):
+    _corpus(campaign, answers=8)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    opened = []
+
+    def record(sender, connection, **kwargs) -> None:
+        if threading.current_thread().name.startswith("judge"):
+            opened.append(connection)
+
+    connection_created.connect(record)
+    try:
+        with ScriptedLLMServer(latency_s=0.02) as server:
+            judge = _llm_judge(campaign, server)
+            run = runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge, concurrency=4).pk)
+    finally:
+        connection_created.disconnect(record)
+    assert run.status == JudgeRun.Status.DONE
+    assert len(opened) >= 2  # judging threads and the storing thread
+    assert all(wrapper.connection is None for wrapper in opened)
 
 
 def test_resume_returns_claims_older_than_the_time_limit(campaign):

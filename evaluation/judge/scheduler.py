@@ -1,9 +1,10 @@
 """Working through a run's batches in this process: claims taken a chunk at a time, judging
 threads, one storing thread, the run's counters, cancel and budget.
 
-The judging threads hand what they judged to one storing thread, which stores it up to
-``STORE_GROUP`` batches per transaction: with many threads calling the judge, each one writing its
-own judgments would queue for the database and, between round trips, for the interpreter lock,
+The calling thread claims and loads the batches, hands them to a pool of judging threads
+(``concurrent.futures``) and hands what they judged to a one-thread pool that stores it, up to
+``STORE_GROUP`` batches per transaction: with many threads calling the judge, each one writing
+its own judgments would queue for the database and, between round trips, for the interpreter lock,
 and the calls in flight would drop below the run's concurrency. A batch handed over stays claimed
 (``running``) until it is stored, so a process killed meanwhile leaves it to the stale-claim
 recovery (``evaluation.judge.claims``) like a batch cut off mid-call. With one thread (the lexical
@@ -17,6 +18,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -37,195 +40,6 @@ SYNC_INTERVAL_S = 1.0
 STORE_GROUP = 50
 
 
-def _finish_if_complete(run_id: int) -> None:
-    open_batches = JudgeBatch.objects.filter(
-        run_id=run_id, status__in=[JudgeBatch.Status.PENDING, JudgeBatch.Status.RUNNING]
-    )
-    if not open_batches.exists():
-        JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).update(
-            status=JudgeRun.Status.DONE, finished_at=timezone.now()
-        )
-
-
-def _stop_for_budget(run_id: int) -> None:
-    with transaction.atomic():
-        JudgeBatch.objects.filter(run_id=run_id, status=JudgeBatch.Status.PENDING).update(
-            status=JudgeBatch.Status.CANCELLED
-        )
-        JudgeRun.objects.filter(pk=run_id, status__in=ACTIVE).update(
-            status=JudgeRun.Status.BUDGET, finished_at=timezone.now()
-        )
-    sync_counters(run_id=run_id)
-
-
-class _RunMonitor:
-    """What one process working on a run learns from the database, at most once per
-    ``SYNC_INTERVAL_S``: it refreshes the run's counters from the batches (live progress), reads
-    whether the run is still active (cancel), and raises the token budget's count to what the whole
-    run has spent (other processes included)."""
-
-    def __init__(
-        self,
-        run_id: int,
-        *,
-        budget: TokenBudget | None = None,
-        progress: Callable[[JudgeRun], None] | None = None,
-    ) -> None:
-        self.run_id = run_id
-        self.budget = budget
-        self.progress = progress
-        self._lock = threading.Lock()
-        self._checked = float("-inf")
-        self._active = True
-
-    def sync(self) -> None:
-        """Refresh now; one thread at a time, the others go on with what is known."""
-        if not self._lock.acquire(blocking=False):
-            return
-        try:
-            self._checked = time.monotonic()
-            run = sync_counters(run_id=self.run_id)
-            self._active = run.is_active
-            if self.budget is not None:
-                self.budget.observe(run.prompt_tokens + run.completion_tokens)
-            if self.progress is not None:
-                self.progress(run)
-        finally:
-            self._lock.release()
-
-    def tick(self) -> None:
-        """Refresh when the last refresh is older than ``SYNC_INTERVAL_S``."""
-        if time.monotonic() - self._checked >= SYNC_INTERVAL_S:
-            self.sync()
-
-    def active(self) -> bool:
-        self.tick()
-        return self._active
-
-
-class _StoreQueue:
-    """Stores judged batches from one thread of its own, in the order they were judged, up to
-    ``STORE_GROUP`` per transaction (all that were waiting).
-
-    With many threads calling the judge, each one writing its own judgments would queue for the
-    database and, between round trips, for the interpreter lock: the calls in flight would drop
-    below the run's concurrency. Here the threads hand their outcome over and go back to the judge
-    at once. A batch handed over stays claimed ('running') until it is stored, so a process killed
-    meanwhile leaves it to the stale-claim recovery like a batch cut off mid-call. ``close`` stores
-    what is left and stops; after a database error the rest is given back as pending and the error
-    is raised by ``close``.
-    """
-
-    def __init__(self, *, run: JudgeRun, owner: str) -> None:
-        self.run = run
-        self.owner = owner
-        self.stored = 0
-        self.error: BaseException | None = None
-        self._items: deque[tuple[int, Outcome, list[dict]]] = deque()
-        self._ready = threading.Condition()
-        self._closed = False
-        self._thread = threading.Thread(target=self._work, name="judge-store", daemon=True)
-        self._thread.start()
-
-    def put(self, *, batch_id: int, outcome: Outcome, kept: list[dict]) -> bool:
-        """Hand a judged batch over; False (the batch given back as pending) once storing failed."""
-        with self._ready:
-            if self.error is None:
-                self._items.append((batch_id, outcome, kept))
-                self._ready.notify()
-                return True
-        storage.release(batch_id=batch_id, owner=self.owner, status=JudgeBatch.Status.PENDING)
-        return False
-
-    def _take(self) -> list[tuple[int, Outcome, list[dict]]]:
-        with self._ready:
-            while not self._items and not self._closed:
-                self._ready.wait()
-            return [self._items.popleft() for _ in range(min(STORE_GROUP, len(self._items)))]
-
-    def _work(self) -> None:
-        try:
-            while judged := self._take():
-                try:
-                    self.stored += len(storage.store_batches(run=self.run, owner=self.owner, judged=judged))
-                except BaseException as exc:
-                    with self._ready:
-                        self.error = exc
-                        left = [item[0] for item in judged] + [item[0] for item in self._items]
-                        self._items.clear()
-                    for batch_id in left:
-                        storage.release(batch_id=batch_id, owner=self.owner, status=JudgeBatch.Status.PENDING)
-                    return
-        except BaseException as exc:  # a failure to give the batches back: they wait for recovery
-            self.error = self.error or exc
-        finally:
-            connection.close()
-
-    def close(self) -> None:
-        """Store what is queued, stop the thread, and raise the error that stopped it, if any."""
-        with self._ready:
-            self._closed = True
-            self._ready.notify()
-        self._thread.join()
-        if self.error is not None:
-            raise self.error
-
-
-def process_batch(
-    *,
-    run: JudgeRun,
-    batch_id: int,
-    data: BatchInput,
-    client: JudgeClient | None,
-    owner: str,
-    monitor: _RunMonitor,
-    store: _StoreQueue | None = None,
-    texts: CriterionVersion | None = None,
-) -> bool:
-    """Judge and store one batch this call has claimed; False when it was left undone.
-
-    With ``store``, the outcome is handed over to it instead (True: handed over; it counts what
-    it stores). ``texts``: the guidelines version the judge is bound to (what its prompt says).
-    """
-    try:
-        if not monitor.active():
-            storage.release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.CANCELLED)
-            return False
-        if run.judge.kind == Judge.Kind.LEXICAL:
-            outcome = judge_lexically(data=data, criterion=run.criterion)
-        else:
-            assert client is not None
-            outcome = judge_with_llm(
-                data=data,
-                criterion=run.criterion,
-                judge=run.judge,
-                client=client,
-                texts=texts,
-                calls=lambda messages: BatchCallLog(
-                    run_id=run.pk, batch_id=batch_id, owner=owner, messages=messages
-                ),
-            )
-            if outcome.budget_stopped:
-                storage.release(
-                    batch_id=batch_id,
-                    owner=owner,
-                    status=JudgeBatch.Status.CANCELLED,
-                    outcome=outcome,
-                    kept=data.llm_calls,
-                )
-                _stop_for_budget(run.pk)
-                return False
-        if store is not None:
-            return store.put(batch_id=batch_id, outcome=outcome, kept=data.llm_calls)
-        return storage.store_batch(
-            run=run, batch_id=batch_id, owner=owner, outcome=outcome, kept=data.llm_calls
-        )
-    except BaseException:
-        # A bug, a database error or an interruption must not strand the batch in 'running'.
-        storage.release(batch_id=batch_id, owner=owner, status=JudgeBatch.Status.PENDING)
-        raise
-
-
 def process_batches(
     *,
     run_id: int,
@@ -242,7 +56,7 @@ def process_batches(
     threads keep working. LLM calls happen outside any transaction. The run's counters are
     refreshed while it works (``SYNC_INTERVAL_S``) and ``progress`` is called with the refreshed
     run. On any exception (a soft time limit included) the batches claimed but not started are
-    returned to pending before it propagates.
+    returned to pending at once, those being judged are finished and stored, then it propagates.
     """
     run = JudgeRun.objects.select_related("judge", "criterion").get(pk=run_id)
     if not run.is_active:
@@ -272,113 +86,335 @@ def process_batches(
         workers = 1  # nothing to wait for: threads would only contend for the interpreter lock
     if connection.vendor == "sqlite":
         workers = min(workers, 4)  # SQLite serialises writers; more threads only queue on its lock
-    owner = worker_name()
+    judging = _BatchJudging(run=run, owner=worker_name(), client=client, texts=texts)
     monitor = _RunMonitor(run_id, budget=budget, progress=progress)
-    size = max(1, load_size or max(200, 8 * workers))
-    chunks = deque(ids[i : i + size] for i in range(0, len(ids), size))
-
-    stored = 0
-    lock = threading.Lock()
-    loading = threading.Lock()
-    queue: deque[tuple[int, BatchInput]] = deque()
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def refill() -> None:
-        # Called with ``loading`` held: claim and load chunks until the queue has a batch per thread.
-        # The chunk leaves ``chunks`` only once its batches are queued: a thread that finds both
-        # empty may stop.
-        while chunks and len(queue) < workers and not stop.is_set():
-            claimed = claim(run_id=run_id, batch_ids=chunks[0], owner=owner)
-            try:
-                inputs = load_batches(batch_ids=claimed, criterion=run.criterion)
-            except BaseException:
-                unclaim(batch_ids=claimed, owner=owner)
-                raise
-            with lock:
-                queue.extend((batch_id, inputs[batch_id]) for batch_id in claimed)
-                chunks.popleft()
-
-    def next_batch() -> tuple[int, BatchInput] | None:
-        while True:
-            with lock:
-                if stop.is_set() or (not queue and not chunks):
-                    return None
-                low = len(queue) < workers and bool(chunks)
-                if queue and not low:
-                    return queue.popleft()
-            # The queue runs low: one thread loads the next chunk while the others keep working.
-            if low and loading.acquire(blocking=False):
-                try:
-                    refill()
-                finally:
-                    loading.release()
-                continue
-            with lock:
-                if queue:
-                    return queue.popleft()
-            with loading:  # nothing queued: wait for the thread that is loading
-                pass
-
-    def work() -> None:
-        nonlocal stored
-        while (item := next_batch()) is not None:
-            batch_id, data = item
-            done = process_batch(
-                run=run,
-                batch_id=batch_id,
-                data=data,
-                client=client,
-                owner=owner,
-                monitor=monitor,
-                store=store,
-                texts=texts,
-            )
-            if store is None:
-                with lock:
-                    stored += done
-            monitor.tick()
-
-    def thread_work() -> None:
-        # Each thread keeps one database connection for all its batches (a new connection per
-        # batch costs more than the batch itself) and closes it when the queue is empty.
-        try:
-            work()
-        except BaseException as exc:
-            errors.append(exc)
-            stop.set()
-        finally:
-            connection.close()
-
-    # An LLM judge's threads hand their outcomes to one storing thread and go back to the judge.
-    store = _StoreQueue(run=run, owner=owner) if client is not None and workers > 1 else None
+    claims = _ClaimsAhead(
+        judging=judging, batch_ids=ids, chunk_size=max(1, load_size or max(200, 8 * workers))
+    )
     try:
         if workers == 1:
-            work()
+            stored = _judge_inline(judging=judging, claims=claims, monitor=monitor)
         else:
-            threads = [threading.Thread(target=thread_work, name=f"judge-{i}") for i in range(workers)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            if errors:
-                raise errors[0]
+            stored = _JudgingPools(judging=judging, claims=claims, monitor=monitor, workers=workers).run()
     finally:
         # Claims no thread started on go back to the queue, whatever stopped us (an error, a soft
         # time limit): left 'running', they would wait for a recovery.
-        stop.set()
-        with loading, lock:
-            leftover = [batch_id for batch_id, _ in queue]
-            queue.clear()
-        unclaim(batch_ids=leftover, owner=owner)
+        claims.give_back()
         if client is not None:
             client.close()
-        if store is not None:
-            store.close()
-            stored += store.stored
     _finish_if_complete(run_id)
     monitor.sync()
     return stored
+
+
+@dataclass(frozen=True)
+class _BatchJudging:
+    """Judging and storing one claimed batch of a run, from any thread."""
+
+    run: JudgeRun
+    owner: str
+    client: JudgeClient | None
+    texts: CriterionVersion | None  # the guidelines version the judge is bound to
+
+    def judge(self, *, batch_id: int, data: BatchInput) -> Outcome | None:
+        """What the judge says of the batch; None when the token budget stopped the run first (the
+        batch is then cancelled). On any exception the batch goes back to pending."""
+        try:
+            if self.run.judge.kind == Judge.Kind.LEXICAL:
+                return judge_lexically(data=data, criterion=self.run.criterion)
+            assert self.client is not None
+            outcome = judge_with_llm(
+                data=data,
+                criterion=self.run.criterion,
+                judge=self.run.judge,
+                client=self.client,
+                texts=self.texts,
+                calls=lambda messages: BatchCallLog(
+                    run_id=self.run.pk, batch_id=batch_id, owner=self.owner, messages=messages
+                ),
+            )
+            if outcome.budget_stopped:
+                self.release(
+                    batch_id, status=JudgeBatch.Status.CANCELLED, outcome=outcome, kept=data.llm_calls
+                )
+                _stop_for_budget(self.run.pk)
+                return None
+            return outcome
+        except BaseException:
+            # A bug, a database error or an interruption must not strand the batch in 'running'.
+            self.release(batch_id, status=JudgeBatch.Status.PENDING)
+            raise
+
+    def store(self, *, batch_id: int, outcome: Outcome, kept: list[dict]) -> bool:
+        """Store the judged batch now; False when its claim was lost meanwhile."""
+        try:
+            return storage.store_batch(
+                run=self.run, batch_id=batch_id, owner=self.owner, outcome=outcome, kept=kept
+            )
+        except BaseException:
+            self.release(batch_id, status=JudgeBatch.Status.PENDING)
+            raise
+
+    def release(
+        self, batch_id: int, *, status: str, outcome: Outcome | None = None, kept: list[dict] | None = None
+    ) -> None:
+        storage.release(batch_id=batch_id, owner=self.owner, status=status, outcome=outcome, kept=kept)
+
+
+class _ClaimsAhead:
+    """The batches this call claims, a chunk at a time, held loaded until they are started."""
+
+    def __init__(self, *, judging: _BatchJudging, batch_ids: list[int], chunk_size: int) -> None:
+        self.run = judging.run
+        self.owner = judging.owner
+        self._chunks = deque(batch_ids[i : i + chunk_size] for i in range(0, len(batch_ids), chunk_size))
+        self._ready: deque[tuple[int, BatchInput]] = deque()
+
+    def next(self) -> tuple[int, BatchInput] | None:
+        """The next claimed batch to start, claiming and loading the next chunk when none is
+        ready; None when every chunk was tried (a batch claimed elsewhere is skipped)."""
+        while not self._ready and self._chunks:
+            claimed = claim(run_id=self.run.pk, batch_ids=self._chunks.popleft(), owner=self.owner)
+            try:
+                inputs = load_batches(batch_ids=claimed, criterion=self.run.criterion)
+            except BaseException:
+                unclaim(batch_ids=claimed, owner=self.owner)
+                raise
+            self._ready.extend((batch_id, inputs[batch_id]) for batch_id in claimed)
+        return self._ready.popleft() if self._ready else None
+
+    def give_back(self, *, status: str = JudgeBatch.Status.PENDING) -> list[int]:
+        """Give the batches claimed but not started back (pending, or cancelled); their ids."""
+        batch_ids = [batch_id for batch_id, _ in self._ready]
+        self._ready.clear()
+        unclaim(batch_ids=batch_ids, owner=self.owner, status=status)
+        return batch_ids
+
+
+class _RunMonitor:
+    """What the process working on a run learns from the database, at most once per
+    ``SYNC_INTERVAL_S``: it refreshes the run's counters from the batches (live progress), reads
+    whether the run is still active (cancel), and raises the token budget's count to what the whole
+    run has spent (other processes included). Used by the calling thread only."""
+
+    def __init__(
+        self,
+        run_id: int,
+        *,
+        budget: TokenBudget | None = None,
+        progress: Callable[[JudgeRun], None] | None = None,
+    ) -> None:
+        self.run_id = run_id
+        self.budget = budget
+        self.progress = progress
+        self._checked = float("-inf")
+        self._active = True
+
+    def sync(self) -> None:
+        """Refresh now."""
+        self._checked = time.monotonic()
+        run = sync_counters(run_id=self.run_id)
+        self._active = run.is_active
+        if self.budget is not None:
+            self.budget.observe(run.prompt_tokens + run.completion_tokens)
+        if self.progress is not None:
+            self.progress(run)
+
+    def tick(self) -> None:
+        """Refresh when the last refresh is older than ``SYNC_INTERVAL_S``."""
+        if time.monotonic() - self._checked >= SYNC_INTERVAL_S:
+            self.sync()
+
+    def active(self) -> bool:
+        self.tick()
+        return self._active
+
+
+def _judge_inline(*, judging: _BatchJudging, claims: _ClaimsAhead, monitor: _RunMonitor) -> int:
+    """Judge the batches one after the other in the calling thread, each stored once judged; the
+    number stored."""
+    stored = 0
+    while True:
+        if not monitor.active():
+            claims.give_back(status=JudgeBatch.Status.CANCELLED)
+        if (item := claims.next()) is None:
+            return stored
+        batch_id, data = item
+        outcome = judging.judge(batch_id=batch_id, data=data)
+        if outcome is not None:
+            stored += judging.store(batch_id=batch_id, outcome=outcome, kept=data.llm_calls)
+        monitor.tick()
+
+
+class _JudgingPools:
+    """``workers`` judging threads and one storing thread, fed by the calling thread.
+
+    The calling thread keeps two batches per judging thread submitted (one being judged, one
+    waiting), so that a thread goes from one call to the next at once, and hands judged batches to
+    the storing thread, all that are waiting (up to ``STORE_GROUP``) whenever it is free. On an
+    error (in a judging thread, in the calling thread: a soft time limit, Ctrl-C, a failing
+    ``progress``) the batches not started are given back at once, those being judged finish and
+    are stored, then the error is raised. After a failure to store, the batches judged and not
+    stored go back to pending, and nothing more is stored.
+    """
+
+    def __init__(
+        self, *, judging: _BatchJudging, claims: _ClaimsAhead, monitor: _RunMonitor, workers: int
+    ) -> None:
+        self.judging = judging
+        self.claims = claims
+        self.monitor = monitor
+        self.workers = workers
+        self.judges = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge")
+        self.storer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-store")
+        self.judging_now: dict[Future, tuple[int, BatchInput]] = {}
+        self.waiting: list[storage.Judged] = []  # judged, to be stored
+        self.storing: tuple[Future, list[storage.Judged]] | None = None
+        self.stored = 0
+        self.error: BaseException | None = None
+        self.store_failed = False
+
+    def run(self) -> int:
+        """Judge and store every batch the claims give; the number stored."""
+        try:
+            # Every judging thread is started now, so that each can be told to close its database
+            # connection at the end (see ``_on_every_thread``).
+            _on_every_thread(self.judges, self.workers, _nothing)
+            while self._turn():
+                pass
+        finally:
+            # Each thread kept one database connection for all its batches (a new connection per
+            # batch costs more than the batch itself); it closes it now.
+            try:
+                _on_every_thread(self.judges, self.workers, _close_connection)
+                self.storer.submit(_close_connection).result()
+            finally:
+                self.judges.shutdown()
+                self.storer.shutdown()
+        if self.error is not None:
+            raise self.error
+        return self.stored
+
+    def _turn(self) -> bool:
+        """Submit, store, wait for the next batch judged or stored; False once all is done."""
+        try:
+            if self.error is None:
+                self._submit()
+            if self.storing is None and self.waiting:
+                group, self.waiting = self.waiting[:STORE_GROUP], self.waiting[STORE_GROUP:]
+                future = self.storer.submit(
+                    storage.store_batches, run=self.judging.run, owner=self.judging.owner, judged=group
+                )
+                self.storing = (future, group)
+            running = [*self.judging_now, *([self.storing[0]] if self.storing else [])]
+            if not running:
+                return False
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                self._collect(future)
+            if self.error is None:
+                self.monitor.tick()
+        except BaseException as exc:
+            self._stop(exc)
+        return True
+
+    def _submit(self) -> None:
+        while len(self.judging_now) < 2 * self.workers:
+            if not self.monitor.active():
+                self._withdraw(status=JudgeBatch.Status.CANCELLED)
+            if (item := self.claims.next()) is None:
+                return
+            batch_id, data = item
+            self.judging_now[self.judges.submit(self.judging.judge, batch_id=batch_id, data=data)] = item
+
+    def _collect(self, future: Future) -> None:
+        if self.storing is not None and future is self.storing[0]:
+            group = self.storing[1]
+            self.storing = None
+            try:
+                self.stored += len(future.result())
+            except BaseException:
+                self.store_failed = True
+                for batch_id, _, _ in [*group, *self.waiting]:
+                    self.judging.release(batch_id, status=JudgeBatch.Status.PENDING)
+                self.waiting.clear()
+                raise
+            return
+        batch_id, data = self.judging_now.pop(future)
+        outcome = future.result()  # an exception: the batch is already back to pending
+        if outcome is None:
+            return
+        if self.store_failed:
+            self.judging.release(batch_id, status=JudgeBatch.Status.PENDING)
+        else:
+            self.waiting.append((batch_id, outcome, data.llm_calls))
+
+    def _stop(self, error: BaseException) -> None:
+        """Submit nothing more and give back the batches not started; the first error is raised
+        once the batches being judged are done."""
+        if self.error is None:
+            self.error = error
+        self._withdraw(status=JudgeBatch.Status.PENDING)
+
+    def _withdraw(self, *, status: str) -> None:
+        """Give back (pending, or cancelled) the batches claimed or submitted but not started."""
+        withdrawn = []
+        for future, (batch_id, _) in list(self.judging_now.items()):
+            if future.cancel():
+                del self.judging_now[future]
+                withdrawn.append(batch_id)
+        unclaim(batch_ids=withdrawn, owner=self.judging.owner, status=status)
+        self.claims.give_back(status=status)
+
+
+def _nothing() -> None:
+    pass
+
+
+def _close_connection() -> None:
+    # ``connection`` stands for the calling thread's connection: looked up in the thread itself.
+    connection.close()
+
+
+def _on_every_thread(pool: ThreadPoolExecutor, threads: int, fn: Callable[[], object]) -> None:
+    """Call ``fn`` once in each of the ``threads`` threads of an idle ``pool``.
+
+    Each call waits at a barrier until all have started, so that no thread takes two. The first
+    call on a new pool starts all its threads (a pool starts a thread per task submitted while
+    none is idle); the pool then holds exactly ``threads`` threads, each of which takes one call
+    at every later round.
+    """
+    barrier = threading.Barrier(threads)
+    for future in [pool.submit(_call_then_wait, fn, barrier) for _ in range(threads)]:
+        future.result()
+
+
+def _call_then_wait(fn: Callable[[], object], barrier: threading.Barrier) -> None:
+    try:
+        fn()
+    finally:
+        barrier.wait()
+
+
+def _finish_if_complete(run_id: int) -> None:
+    open_batches = JudgeBatch.objects.filter(
+        run_id=run_id, status__in=[JudgeBatch.Status.PENDING, JudgeBatch.Status.RUNNING]
+    )
+    if not open_batches.exists():
+        JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).update(
+            status=JudgeRun.Status.DONE, finished_at=timezone.now()
+        )
+
+
+def _stop_for_budget(run_id: int) -> None:
+    with transaction.atomic():
+        JudgeBatch.objects.filter(run_id=run_id, status=JudgeBatch.Status.PENDING).update(
+            status=JudgeBatch.Status.CANCELLED
+        )
+        JudgeRun.objects.filter(pk=run_id, status__in=ACTIVE).update(
+            status=JudgeRun.Status.BUDGET, finished_at=timezone.now()
+        )
+    sync_counters(run_id=run_id)
 
 
 def _fail_pending_batches(*, run_id: int, reason: str) -> None:
