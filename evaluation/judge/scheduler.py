@@ -226,6 +226,7 @@ class _RunMonitor:
             self.sync()
 
     def active(self) -> bool:
+        """Whether the run was still active at the last refresh (refreshed first when due)."""
         self.tick()
         return self._active
 
@@ -397,6 +398,7 @@ def _call_then_wait(fn: Callable[[], object], barrier: threading.Barrier) -> Non
 
 
 def _finish_if_complete(run_id: int) -> None:
+    """Mark the run done once none of its batches is pending or running."""
     open_batches = JudgeBatch.objects.filter(
         run_id=run_id, status__in=[JudgeBatch.Status.PENDING, JudgeBatch.Status.RUNNING]
     )
@@ -407,6 +409,8 @@ def _finish_if_complete(run_id: int) -> None:
 
 
 def _stop_for_budget(run_id: int) -> None:
+    """Stop a run whose token budget ran out: its pending batches are cancelled (a resume with a
+    larger budget reopens them)."""
     with transaction.atomic():
         JudgeBatch.objects.filter(run_id=run_id, status=JudgeBatch.Status.PENDING).update(
             status=JudgeBatch.Status.CANCELLED
