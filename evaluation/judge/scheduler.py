@@ -56,7 +56,8 @@ def process_batches(
     threads keep working. LLM calls happen outside any transaction. The run's counters are
     refreshed while it works (``SYNC_INTERVAL_S``) and ``progress`` is called with the refreshed
     run. On any exception (a soft time limit included) the batches claimed but not started are
-    returned to pending at once, those being judged are finished and stored, then it propagates.
+    returned to pending at once, those being judged are finished and stored (given back to pending
+    after a failure to store), then it propagates.
     """
     run = JudgeRun.objects.select_related("judge", "criterion").get(pk=run_id)
     if not run.is_active:
@@ -183,12 +184,11 @@ class _ClaimsAhead:
             self._ready.extend((batch_id, inputs[batch_id]) for batch_id in claimed)
         return self._ready.popleft() if self._ready else None
 
-    def give_back(self, *, status: str = JudgeBatch.Status.PENDING) -> list[int]:
-        """Give the batches claimed but not started back (pending, or cancelled); their ids."""
+    def give_back(self, *, status: str = JudgeBatch.Status.PENDING) -> None:
+        """Give the batches claimed but not started back (pending, or cancelled)."""
         batch_ids = [batch_id for batch_id, _ in self._ready]
         self._ready.clear()
         unclaim(batch_ids=batch_ids, owner=self.owner, status=status)
-        return batch_ids
 
 
 class _RunMonitor:
