@@ -144,7 +144,7 @@ def throughput(concurrencies: list[int], per_thread: int) -> None:
 def prompt_tokens() -> None:
     from annotation.models import Answer, Criterion
     from evaluation.file_import import import_file
-    from evaluation.judge import runs
+    from evaluation.judge import inputs, runs
     from evaluation.models import JudgeBatch
 
     demo = Path(__file__).resolve().parents[1] / "demo" / "campaign.jsonl"
@@ -157,12 +157,12 @@ def prompt_tokens() -> None:
     run = runs.create_run(criterion=veracity, judge=judge)
     batched_chars = single_chars = sentences = 0
     ids = list(JudgeBatch.objects.filter(run=run).values_list("id", flat=True))
-    for data in runs.load_batches(batch_ids=ids, criterion=veracity).values():
+    for data in inputs.load_batches(batch_ids=ids, criterion=veracity).values():
         batched_chars += sum(
-            len(m["content"]) for m in runs.build_messages(data=data, criterion=veracity, judge=judge)
+            len(m["content"]) for m in inputs.build_messages(data=data, criterion=veracity, judge=judge)
         )
         for item in data.items:
-            one = runs._BatchInput(
+            one = inputs.BatchInput(
                 question=data.question,
                 answer=data.answer,
                 items=[item],
@@ -170,7 +170,7 @@ def prompt_tokens() -> None:
                 retrieved_ids=data.retrieved_ids,
             )
             single_chars += sum(
-                len(m["content"]) for m in runs.build_messages(data=one, criterion=veracity, judge=judge)
+                len(m["content"]) for m in inputs.build_messages(data=one, criterion=veracity, judge=judge)
             )
             sentences += 1
     n_answers = Answer.objects.filter(campaign=veracity.campaign).count()

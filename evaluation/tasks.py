@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import transaction
 
 from evaluation import snapshots
-from evaluation.judge import runs
+from evaluation.judge import claims, runs, scheduler
 from evaluation.models import JudgeRun, ReportSnapshot
 
 logger = logging.getLogger(__name__)
@@ -24,7 +24,7 @@ def dispatch_run(run_id: int) -> int:
     """Fan a run's pending batches out into tasks of bounded size; how many tasks were sent.
 
     Batches left claimed by dead workers are returned to pending first, so they are sent too."""
-    runs.recover_run(run_id=run_id)
+    claims.recover_run(run_id=run_id)
     run = JudgeRun.objects.get(pk=run_id)
     chunks = runs.pending_batch_chunks(
         run_id=run_id, chunk_size=max(1, run.concurrency * BATCHES_PER_TASK_FACTOR)
@@ -44,12 +44,12 @@ def judge_batches(run_id: int, batch_ids: list[int]) -> int:
     """Judge these batches of the run; batches already claimed or done are skipped. Batches of
     the run left claimed by dead workers (a prefork child killed mid-task) are taken over. The
     task that finds the run over asks for the estimates to be recomputed."""
-    recovered = runs.recover_run(run_id=run_id)
+    recovered = claims.recover_run(run_id=run_id)
     mine = set(batch_ids)
-    stored = runs.process_batches(
+    stored = scheduler.process_batches(
         run_id=run_id, batch_ids=list(batch_ids) + [b for b in recovered if b not in mine]
     )
-    over = JudgeRun.objects.filter(pk=run_id).exclude(status__in=runs.ACTIVE)
+    over = JudgeRun.objects.filter(pk=run_id).exclude(status__in=claims.ACTIVE)
     criterion_id = over.values_list("criterion_id", flat=True).first()
     if criterion_id is not None:
         enqueue_refresh(criterion_id=criterion_id, trigger=ReportSnapshot.Trigger.JUDGE_RUN)
@@ -82,7 +82,7 @@ def enqueue_refresh(*, criterion_id: int, trigger: str, delay_s: float = 0.0) ->
 @shared_task(acks_late=True, name="evaluation.recover_runs")
 def recover_runs() -> list[int]:
     """Return dead workers' claims to the queue and re-dispatch every active run with work left."""
-    run_ids = runs.recover_stale_batches()
+    run_ids = claims.recover_stale_batches()
     for run_id in run_ids:
         dispatch_run.delay(run_id)
     return run_ids

@@ -724,7 +724,7 @@ def _shown_to_annotator_and_judge(campaign: Campaign, answer_id: str) -> tuple[l
     """The cited chunk texts the annotator page shows for the answer's first sentence, and the
     text of the veracity prompt the judge would be sent for the answer."""
     from annotation.workbench import unit_view
-    from evaluation.judge import runs
+    from evaluation.judge import inputs, runs
 
     unit = Unit.objects.get(answer__external_id=answer_id, answer__campaign=campaign, sentence__position=0)
     shown = [source.chunk.text for source in unit_view(unit=unit, campaign=campaign).cited]
@@ -732,8 +732,8 @@ def _shown_to_annotator_and_judge(campaign: Campaign, answer_id: str) -> tuple[l
     judge = runs.get_or_create_judge(campaign=campaign, name=runs.LEXICAL)
     run = runs.create_run(criterion=veracity, judge=judge)
     batch = run.batches.get(answer__external_id=answer_id)
-    data = runs.load_batches(batch_ids=[batch.pk], criterion=veracity)[batch.pk]
-    messages = runs.build_messages(data=data, criterion=veracity, judge=judge)
+    data = inputs.load_batches(batch_ids=[batch.pk], criterion=veracity)[batch.pk]
+    messages = inputs.build_messages(data=data, criterion=veracity, judge=judge)
     run.delete()
     return shown, "\n".join(str(message["content"]) for message in messages)
 

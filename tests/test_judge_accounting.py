@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Criterion
-from evaluation.judge import accounting, runs
+from evaluation.judge import accounting, inputs, runs
 from evaluation.models import Judge, JudgeBatch, JudgeRun, LLMCall
 from tests.factories import make_answer
 from tests.llm_server import RateLimited, ScriptedLLMServer, Slow
@@ -33,8 +33,8 @@ def _judge(campaign, server: ScriptedLLMServer, **settings) -> Judge:
 
 
 def _messages(run: JudgeRun, batch: JudgeBatch) -> list[dict]:
-    data = runs.load_batches(batch_ids=[batch.pk], criterion=run.criterion)[batch.pk]
-    return runs.build_messages(data=data, criterion=run.criterion, judge=run.judge)
+    data = inputs.load_batches(batch_ids=[batch.pk], criterion=run.criterion)[batch.pk]
+    return inputs.build_messages(data=data, criterion=run.criterion, judge=run.judge)
 
 
 def test_a_reply_after_the_client_timeout_counts_with_the_usage_of_the_same_prompt(campaign):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from datetime import timedelta
 from types import SimpleNamespace
@@ -10,10 +11,13 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import IntegrityError, OperationalError, transaction
+from django.db.backends.signals import connection_created
 from django.utils import timezone
 
 from annotation.models import Criterion, Unit
-from evaluation.judge import runs
+from evaluation.judge import claims, runs, scheduler, storage
+from evaluation.judge.judging import Outcome
+from evaluation.judge.parsing import Verdict
 from evaluation.models import Judge, JudgeBatch, JudgeRun, Judgment
 from tests.factories import make_answer
 from tests.llm_server import RateLimited, ScriptedLLMServer
@@ -124,7 +128,7 @@ def test_persistent_bad_replies_fail_the_batch_with_a_reason_then_only_failed_re
         server.enqueue("wrong_count", "truncated", "wrong_count")
         run = runs.run_inline(run_id=runs.create_run(criterion=veracity, judge=judge, concurrency=1).pk)
         assert (run.done_units, run.failed_units) == (3, 3)
-        failed = runs.failed_units(run=run)
+        failed = runs.failed_judgments(run=run)
         assert len(failed) == 3
         assert all("invalid verdicts" in row["error"] for row in failed)
         retry = runs.run_inline(
@@ -144,7 +148,7 @@ def test_server_that_always_times_out_records_failures(campaign):
         judge.save()
         run = runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge).pk)
     assert (run.done_units, run.failed_units) == (0, 1)
-    assert "TransientError" in runs.failed_units(run=run)[0]["error"]
+    assert "TransientError" in runs.failed_judgments(run=run)[0]["error"]
 
 
 def test_processing_the_same_batches_twice_stores_each_judgment_once(campaign):
@@ -153,8 +157,8 @@ def test_processing_the_same_batches_twice_stores_each_judgment_once(campaign):
     judge = runs.get_or_create_judge(campaign=campaign, name="lexical")
     run = runs.create_run(criterion=relevance, judge=judge)
     ids = list(run.batches.values_list("id", flat=True))
-    assert runs.process_batches(run_id=run.pk, batch_ids=ids) == 3
-    assert runs.process_batches(run_id=run.pk, batch_ids=ids) == 0
+    assert scheduler.process_batches(run_id=run.pk, batch_ids=ids) == 3
+    assert scheduler.process_batches(run_id=run.pk, batch_ids=ids) == 0
     run.refresh_from_db()
     assert run.done_units == 3
     assert _ok_counts(relevance, judge) == (3, 3)
@@ -171,8 +175,8 @@ def test_a_dead_workers_claim_is_recovered_and_judged_once(campaign):
     JudgeBatch.objects.filter(pk=batch.pk).update(
         status=JudgeBatch.Status.RUNNING, claimed_by=f"{socket.gethostname()}:99999999"
     )
-    assert runs.process_batches(run_id=run.pk, batch_ids=[batch.pk]) == 0  # still claimed
-    assert runs.recover_stale_batches() == [run.pk]
+    assert scheduler.process_batches(run_id=run.pk, batch_ids=[batch.pk]) == 0  # still claimed
+    assert claims.recover_stale_batches() == [run.pk]
     run = runs.run_inline(run_id=run.pk)
     assert run.status == JudgeRun.Status.DONE
     assert _ok_counts(relevance, judge) == (3, 3)
@@ -184,9 +188,10 @@ def test_cancel_then_resume_finishes_the_run(campaign):
     judge = runs.get_or_create_judge(campaign=campaign, name="lexical")
     run = runs.create_run(criterion=relevance, judge=judge)
     first = run.batches.order_by("id").first()
-    runs.process_batches(run_id=run.pk, batch_ids=[first.pk])
+    scheduler.process_batches(run_id=run.pk, batch_ids=[first.pk])
     runs.cancel_run(run_id=run.pk)
-    assert runs.process_batches(run_id=run.pk, batch_ids=list(run.batches.values_list("id", flat=True))) == 0
+    all_ids = list(run.batches.values_list("id", flat=True))
+    assert scheduler.process_batches(run_id=run.pk, batch_ids=all_ids) == 0
     assert run.batches.filter(status=JudgeBatch.Status.CANCELLED).count() == 2
     with pytest.raises(runs.RunError):
         runs.cancel_run(run_id=run.pk)
@@ -246,7 +251,7 @@ def test_judge_command_names_an_unknown_criterion(campaign):
 
 def test_an_error_mid_run_returns_the_claimed_batches_to_pending(campaign, monkeypatch):
     _corpus(campaign)
-    monkeypatch.setattr(runs, "SYNC_INTERVAL_S", 0.0)
+    monkeypatch.setattr(scheduler, "SYNC_INTERVAL_S", 0.0)
     relevance = Criterion.objects.get(campaign=campaign, name="relevance")
     judge = runs.get_or_create_judge(campaign=campaign, name="lexical")
     run = runs.create_run(criterion=relevance, judge=judge)
@@ -270,7 +275,7 @@ def test_an_error_mid_run_returns_the_claimed_batches_to_pending(campaign, monke
 def test_an_error_in_one_thread_returns_every_unstarted_claim(campaign, monkeypatch):
     _corpus(campaign, answers=8)
     relevance = Criterion.objects.get(campaign=campaign, name="relevance")
-    monkeypatch.setattr(runs, "SYNC_INTERVAL_S", 0.0)
+    monkeypatch.setattr(scheduler, "SYNC_INTERVAL_S", 0.0)
     with ScriptedLLMServer(latency_s=0.05) as server:
         judge = _llm_judge(campaign, server)
         run = runs.create_run(criterion=relevance, judge=judge, concurrency=2)
@@ -285,6 +290,56 @@ def test_an_error_in_one_thread_returns_every_unstarted_claim(campaign, monkeypa
         run = runs.run_inline(run_id=run.pk)
     assert run.status == JudgeRun.Status.DONE
     assert _ok_counts(relevance, judge) == (8, 8)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancelling_a_run_while_its_threads_judge_cancels_every_batch_not_started(campaign, monkeypatch):
+    _corpus(campaign, answers=12)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    monkeypatch.setattr(scheduler, "SYNC_INTERVAL_S", 0.0)
+    with ScriptedLLMServer(latency_s=0.05) as server:
+        judge = _llm_judge(campaign, server)
+        run = runs.create_run(criterion=relevance, judge=judge, concurrency=2)
+
+        def cancel_midway(refreshed: JudgeRun) -> None:
+            if refreshed.is_active and refreshed.done_units >= 2:
+                runs.cancel_run(run_id=run.pk)
+
+        run = runs.run_inline(run_id=run.pk, progress=cancel_midway)
+        assert run.status == JudgeRun.Status.CANCELLED
+        statuses = list(run.batches.values_list("status", flat=True))
+        assert JudgeBatch.Status.RUNNING not in statuses and JudgeBatch.Status.PENDING not in statuses
+        # The batches being judged when the cancel was seen finished; no other was sent.
+        done = statuses.count(JudgeBatch.Status.DONE)
+        assert 2 <= done < 12
+        assert len(server.requests) == done
+        assert Judgment.objects.filter(judge=judge).count() == done
+        runs.resume_run(run_id=run.pk)
+        run = runs.run_inline(run_id=run.pk)
+    assert run.status == JudgeRun.Status.DONE
+    assert _ok_counts(relevance, judge) == (12, 12)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_judging_and_storing_threads_close_their_database_connections(campaign):
+    _corpus(campaign, answers=8)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    opened = []
+
+    def record(sender, connection, **kwargs) -> None:
+        if threading.current_thread().name.startswith("judge"):
+            opened.append(connection)
+
+    connection_created.connect(record)
+    try:
+        with ScriptedLLMServer(latency_s=0.02) as server:
+            judge = _llm_judge(campaign, server)
+            run = runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge, concurrency=4).pk)
+    finally:
+        connection_created.disconnect(record)
+    assert run.status == JudgeRun.Status.DONE
+    assert len(opened) >= 2  # judging threads and the storing thread
+    assert all(wrapper.connection is None for wrapper in opened)
 
 
 def test_resume_returns_claims_older_than_the_time_limit(campaign):
@@ -484,17 +539,17 @@ def test_storing_judged_batches_together_writes_only_those_still_claimed(campaig
     judge = runs.get_or_create_judge(campaign=campaign, name="lexical")
     run = runs.create_run(criterion=relevance, judge=judge)
     batches = list(run.batches.order_by("id"))
-    claimed = runs._claim(run_id=run.pk, batch_ids=[b.pk for b in batches], owner="me")
+    claimed = claims.claim(run_id=run.pk, batch_ids=[b.pk for b in batches], owner="me")
     assert claimed == [b.pk for b in batches]
     # The last claim was taken over meanwhile (as a stale one would be).
     JudgeBatch.objects.filter(pk=batches[2].pk).update(claimed_by="someone-else")
-    verdict = runs.Verdict(index=0, label=1, reasoning="ok")
+    verdict = Verdict(index=0, label=1, reasoning="ok")
     judged = [
         (
             batch.pk,
-            runs._Outcome(
+            Outcome(
                 verdicts={batch.unit_ids[0]: verdict},
-                failed={},
+                failures={},
                 prompt_tokens=10 + i,
                 completion_tokens=3,
                 cost=0.5,
@@ -505,7 +560,7 @@ def test_storing_judged_batches_together_writes_only_those_still_claimed(campaig
         )
         for i, batch in enumerate(batches)
     ]
-    stored = runs._store_many(run=run, owner="me", judged=judged)
+    stored = storage.store_batches(run=run, owner="me", judged=judged)
     assert stored == {batches[0].pk, batches[1].pk}
     rows = {b.pk: b for b in JudgeBatch.objects.filter(run=run)}
     for i in (0, 1):
@@ -524,7 +579,7 @@ def test_storing_judged_batches_together_writes_only_those_still_claimed(campaig
 def test_a_database_error_while_storing_gives_every_judged_batch_back(campaign, monkeypatch):
     _corpus(campaign, answers=12)
     relevance = Criterion.objects.get(campaign=campaign, name="relevance")
-    real_store = runs._store_many
+    real_store = storage.store_batches
     stores = []
 
     def failing_store(**kwargs):
@@ -533,7 +588,7 @@ def test_a_database_error_while_storing_gives_every_judged_batch_back(campaign, 
             raise OperationalError("connection lost")
         return real_store(**kwargs)
 
-    monkeypatch.setattr(runs, "_store_many", failing_store)
+    monkeypatch.setattr(storage, "store_batches", failing_store)
     with ScriptedLLMServer(latency_s=0.02) as server:
         judge = _llm_judge(campaign, server)
         run = runs.create_run(criterion=relevance, judge=judge, concurrency=4)
@@ -543,7 +598,7 @@ def test_a_database_error_while_storing_gives_every_judged_batch_back(campaign, 
         stored_first = stores[0]
         assert run.batches.filter(status=JudgeBatch.Status.DONE).count() == stored_first
         assert Judgment.objects.filter(judge=judge).count() == stored_first
-        monkeypatch.setattr(runs, "_store_many", real_store)
+        monkeypatch.setattr(storage, "store_batches", real_store)
         run = runs.run_inline(run_id=run.pk)
     assert run.status == JudgeRun.Status.DONE
     assert (run.done_units, run.failed_units) == (12, 0)

@@ -9,7 +9,7 @@ from django.db import connection
 
 from annotation.models import Criterion
 from evaluation import tasks
-from evaluation.judge import runs
+from evaluation.judge import runs, scheduler
 from evaluation.models import JudgeBatch, JudgeRun, Judgment
 from tests.factories import make_answer
 from tests.llm_server import ScriptedLLMServer
@@ -34,7 +34,7 @@ def _judged_once(criterion, judge) -> int:
 @pytest.mark.django_db(transaction=True)
 def test_run_counters_move_while_a_task_is_judging_its_batches(campaign, monkeypatch):
     relevance = _answers(campaign, 4)
-    monkeypatch.setattr(runs, "SYNC_INTERVAL_S", 0.0)
+    monkeypatch.setattr(scheduler, "SYNC_INTERVAL_S", 0.0)
     seen: list[int] = []
 
     def labeler(index: int, request: dict) -> int:

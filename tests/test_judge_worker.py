@@ -8,7 +8,7 @@ import pytest
 
 from annotation.models import Criterion, Unit
 from evaluation.jobs import start_judge_run
-from evaluation.judge import runs
+from evaluation.judge import accounting, runs
 from evaluation.models import JudgeRun, Judgment, LLMCall
 from tests.factories import make_answer
 from tests.llm_server import ScriptedLLMServer
@@ -101,7 +101,7 @@ def test_after_a_kill_9_mid_call_the_tokens_recorded_equal_the_tokens_the_server
         wait_for(lambda: server.in_flight == 0, timeout=10, what=lambda: "the last replies")
         served = server.served_tokens
         requests = len(server.calls)
-    run = runs.sync_counters(run_id=run.pk)
+    run = accounting.sync_counters(run_id=run.pk)
     assert requests > requests_at_kill
     # Every request the server got was recorded before it was sent, and nothing else was.
     assert LLMCall.objects.filter(run=run).count() == requests

@@ -88,7 +88,7 @@ def _run_context(*, campaign, roles, run: JudgeRun) -> dict:
         "run": run,
         "stats": accounting.run_stats(run=run),
         "binding": bindings.binding_of(judge=run.judge, criterion=run.criterion),
-        "failed": runs.failed_units(run=run),
+        "failed": runs.failed_judgments(run=run),
         "can_operate": bool(roles.intersection(OPERATORS)),
     }
 

@@ -106,5 +106,5 @@ class Command(BaseCommand):
             f"{run.completion_tokens} completion tokens, cost {run.cost:.4f}"
         )
         if run.failed_units:
-            for row in runs.failed_units(run=run, limit=20):
+            for row in runs.failed_judgments(run=run, limit=20):
                 self.stdout.write(f"  failed unit {row['unit_id']}: {row['error']}")

@@ -1,0 +1,134 @@
+"""What the judge is given: a batch's units and cited sources, loaded together, and the prompt
+built from them.
+
+One batch is one answer: its sentences (sentence-level criteria) or the answer itself
+(answer-level criteria), with the question and, for sentences, the sources they cite in full.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from annotation.models import AnswerSource, Criterion, CriterionVersion, Level, Unit
+from evaluation.judge import prompts
+from evaluation.models import Judge, JudgeBatch
+
+
+@dataclass
+class BatchInput:
+    question: str
+    answer: str
+    items: list[dict]  # {"unit_id", "index", "text", "paragraph", "cited_ids"}
+    sources: list[dict]  # cited sources in full: {"id", "title", "page", "text"}
+    retrieved_ids: set[str]
+    # Replies kept from earlier attempts at this batch (JudgeBatch.llm_calls), read with the claim.
+    llm_calls: list[dict] = field(default_factory=list)
+
+
+def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, BatchInput]:
+    """What the prompts of these batches need, in three queries whatever their number."""
+    batches = list(
+        JudgeBatch.objects.filter(id__in=batch_ids).values_list(
+            "id", "unit_ids", "answer_id", "answer__text", "answer__question__text", "llm_calls"
+        )
+    )
+    items: dict[int, list[dict]] = {}
+    if criterion.level == Level.SENTENCE:
+        unit_to_batch = {uid: bid for bid, unit_ids, *_ in batches for uid in unit_ids}
+        for unit_id, position, text, paragraph, cited in (
+            Unit.objects.filter(id__in=list(unit_to_batch))
+            .order_by("answer_id", "sentence__position")
+            .values_list(
+                "id", "sentence__position", "sentence__text", "sentence__paragraph", "sentence__cited_ids"
+            )
+        ):
+            items.setdefault(unit_to_batch[unit_id], []).append(
+                {
+                    "unit_id": unit_id,
+                    "index": position,
+                    "text": text,
+                    "paragraph": paragraph,
+                    "cited_ids": cited,
+                }
+            )
+    else:
+        for bid, unit_ids, _, answer_text, _, _ in batches:
+            items[bid] = [
+                {"unit_id": unit_ids[0], "index": 0, "text": answer_text, "paragraph": "", "cited_ids": []}
+            ]
+    retrieved: dict[int, list[tuple]] = {}
+    if criterion.level == Level.SENTENCE:
+        # Relevance prompts carry the question and the answer only: no sources to fetch.
+        for answer_id, ext_id, title, page, text in (
+            AnswerSource.objects.filter(answer_id__in=[row[2] for row in batches])
+            .order_by("answer_id", "rank")
+            .values_list("answer_id", "chunk__external_id", "chunk__title", "chunk__page", "chunk__text")
+        ):
+            retrieved.setdefault(answer_id, []).append((ext_id, title, page, text))
+    loaded = {}
+    for bid, _, answer_id, answer_text, question_text, llm_calls in batches:
+        batch_items = items.get(bid, [])
+        cited_ids = {cid for item in batch_items for cid in item["cited_ids"]}
+        chunks = retrieved.get(answer_id, [])
+        loaded[bid] = BatchInput(
+            question=question_text,
+            answer=answer_text,
+            items=batch_items,
+            sources=[
+                {"id": ext_id, "title": title, "page": page, "text": text}
+                for ext_id, title, page, text in chunks
+                if ext_id in cited_ids
+            ],
+            retrieved_ids={chunk[0] for chunk in chunks},
+            llm_calls=llm_calls or [],
+        )
+    return loaded
+
+
+def build_messages(
+    *, data: BatchInput, criterion: Criterion, judge: Judge, texts: CriterionVersion | None = None
+) -> list[dict]:
+    """The chat messages for one batch: all of an answer's sentences, or the whole answer.
+
+    Veracity and relevance get the built-in prompts of the judge's prompt version; any other
+    criterion a generic prompt around its own guidelines. A criterion's ``judge_prompt``, when not
+    blank, replaces the framing of either. ``texts``: the version of the criterion's guidelines and
+    judge prompt to send (a run sends the one its judge is bound to); the criterion's current
+    texts when None. The system message is ``prompts.system_prompt`` of the same arguments.
+    """
+    source = texts if texts is not None else criterion
+    guidelines = source.guidelines or None
+    instructions = source.judge_prompt.strip() or None
+    version = judge.prompt_version or prompts.PROMPT_VERSION
+    sentences = [{"index": i["index"], "text": i["text"], "paragraph": i["paragraph"]} for i in data.items]
+    if prompts.BUILTIN_LEVELS.get(criterion.name) != criterion.level:
+        return prompts.build_criterion_messages(
+            title=criterion.title or criterion.name,
+            level=criterion.level,
+            question=data.question,
+            answer=data.answer,
+            sources=data.sources,
+            sentences=sentences,
+            guidelines=guidelines,
+            instructions=instructions,
+            language=judge.language,
+            version=version,
+        )
+    if criterion.level == Level.SENTENCE:
+        return prompts.build_veracity_messages(
+            question=data.question,
+            sources=data.sources,
+            sentences=sentences,
+            guidelines=guidelines,
+            language=judge.language,
+            version=version,
+            instructions=instructions,
+        )
+    return prompts.build_relevance_messages(
+        question=data.question,
+        answer=data.answer,
+        guidelines=guidelines,
+        language=judge.language,
+        version=version,
+        instructions=instructions,
+    )

@@ -1,0 +1,148 @@
+"""Judging one batch: the lexical baseline, or the LLM through ``evaluation.judge.client``, asked
+again (up to ``VERDICT_ATTEMPTS`` times) while its verdicts do not fit the units sent.
+
+Nothing here writes to the database but the record of each request before it is sent (``calls``,
+see ``evaluation.judge.accounting``): what a batch's judging gave is an ``Outcome``, stored by
+``evaluation.judge.storage``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from annotation.models import Criterion, CriterionVersion, Level
+from evaluation.judge.accounting import BatchCallLog, judge_prices
+from evaluation.judge.client import (
+    BudgetExceeded,
+    JudgeClient,
+    PermanentError,
+    TokenBudget,
+    TransientError,
+)
+from evaluation.judge.inputs import BatchInput, build_messages
+from evaluation.judge.lexical import lexical_relevance, lexical_veracity
+from evaluation.judge.parsing import Verdict, VerdictError, parse_verdicts
+from evaluation.models import Judge
+
+# A reply whose verdicts do not fit is asked again this many times before the batch fails.
+VERDICT_ATTEMPTS = 3
+
+
+@dataclass
+class Outcome:
+    """What judging one batch gave: a verdict or a failure reason per unit, and what it spent."""
+
+    verdicts: dict[int, Verdict]  # unit id -> verdict
+    failures: dict[int, str]  # unit id -> reason its verdict is missing
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    latency_ms: int = 0
+    calls: int = 0
+    raw: str = ""
+    # One entry per reply of the server, accepted or rejected (JudgeBatch.llm_calls).
+    log: list[dict] = field(default_factory=list)
+    # The token budget ran out before the batch could be judged.
+    budget_stopped: bool = False
+
+
+def client_for(judge: Judge, *, budget: TokenBudget | None = None) -> JudgeClient:
+    """The client of an LLM judge (its server, model and settings); PermanentError when no server
+    or key is configured."""
+    base_url = judge.settings.get("base_url") or settings.OPENAI_BASE_URL
+    api_key = settings.OPENAI_API_KEY or ("not-needed" if base_url else "")
+    if not api_key:
+        raise PermanentError("OPENAI_API_KEY is not set: use the 'lexical' judge, or configure a server")
+    prices = judge_prices(judge)
+    return JudgeClient(
+        base_url=base_url,
+        api_key=api_key,
+        model=judge.model,
+        temperature=judge.temperature,
+        timeout_s=float(judge.settings.get("timeout_s", settings.OPENAI_TIMEOUT_S)),
+        max_attempts=int(judge.settings.get("max_attempts", settings.OPENAI_MAX_ATTEMPTS)),
+        backoff_base_s=float(judge.settings.get("backoff_base_s", 0.5)),
+        price_per_1k_prompt=prices[0],
+        price_per_1k_completion=prices[1],
+        budget=budget,
+        shared=True,
+    )
+
+
+def judge_lexically(*, data: BatchInput, criterion: Criterion) -> Outcome:
+    """The offline baseline's verdicts on one batch: a verdict for every unit, no call."""
+    verdicts: dict[int, Verdict] = {}
+    if criterion.level == Level.SENTENCE:
+        texts = {s["id"]: s["text"] for s in data.sources}
+        for item in data.items:
+            label, reasoning = lexical_veracity(
+                sentence=item["text"], sources=[texts[c] for c in item["cited_ids"] if c in texts]
+            )
+            verdicts[item["unit_id"]] = Verdict(index=item["index"], label=label, reasoning=reasoning)
+    else:
+        label, reasoning = lexical_relevance(question=data.question, answer=data.answer)
+        verdicts[data.items[0]["unit_id"]] = Verdict(index=0, label=label, reasoning=reasoning)
+    return Outcome(verdicts=verdicts, failures={})
+
+
+def judge_with_llm(
+    *,
+    data: BatchInput,
+    criterion: Criterion,
+    judge: Judge,
+    client: JudgeClient,
+    calls: Callable[[list[dict]], BatchCallLog] | None = None,
+    texts: CriterionVersion | None = None,
+) -> Outcome:
+    """Ask the judge about one batch, again when its verdicts do not fit. ``calls`` makes the log
+    that records each request before it is sent; ``texts`` as for ``build_messages``."""
+    messages = build_messages(data=data, criterion=criterion, judge=judge, texts=texts)
+    log = calls(messages) if calls is not None else None
+    expected = [item["index"] for item in data.items]
+    outcome = Outcome(verdicts={}, failures={})
+    reason = ""
+    for _ in range(VERDICT_ATTEMPTS):
+        try:
+            # The budget is checked before every request, so also between the attempts below.
+            completion = client.complete(messages=messages, log=log)
+        except BudgetExceeded:
+            outcome.budget_stopped = True
+            return outcome
+        except (TransientError, PermanentError) as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+            break
+        cost = client.cost(completion)
+        outcome.calls += 1
+        outcome.prompt_tokens += completion.prompt_tokens
+        outcome.completion_tokens += completion.completion_tokens
+        outcome.cost += cost
+        outcome.latency_ms += int(completion.latency_s * 1000)
+        outcome.raw = completion.content
+        call = {
+            "accepted": False,
+            "error": "",
+            "finish_reason": completion.finish_reason or "",
+            "prompt_tokens": completion.prompt_tokens,
+            "completion_tokens": completion.completion_tokens,
+            "cost": cost,
+            "latency_ms": int(completion.latency_s * 1000),
+            "http_attempts": completion.attempts,
+            "raw_response": completion.raw,
+            "call_id": completion.call_id,
+        }
+        outcome.log.append(call)
+        try:
+            verdicts = parse_verdicts(completion.content, expected_indices=expected)
+        except VerdictError as exc:
+            reason = f"invalid verdicts (finish_reason={completion.finish_reason}): {exc}"
+            call["error"] = reason[:2000]
+            continue
+        call["accepted"] = True
+        by_index = {v.index: v for v in verdicts}
+        outcome.verdicts = {item["unit_id"]: by_index[item["index"]] for item in data.items}
+        return outcome
+    outcome.failures = {item["unit_id"]: reason or "no reply" for item in data.items}
+    return outcome
