@@ -234,10 +234,11 @@ def failed_judgments(*, run: JudgeRun, limit: int = 200) -> list[dict]:
         )
         for uid in ids
     ][:limit]
-    return list(
+    rows = (
         Judgment.objects.filter(
             unit_id__in=unit_ids, criterion=run.criterion, judge=run.judge, status=Judgment.Status.FAILED
         )
         .order_by("unit_id")
         .values("unit_id", "unit__answer__external_id", "unit__sentence__position", "error")
     )
+    return [dict(row) for row in rows]
