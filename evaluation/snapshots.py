@@ -1,24 +1,37 @@
-"""Dated report snapshots: how the estimates moved as labels arrived, and two campaigns compared.
+"""Dated report snapshots: how the estimates moved as labels arrived, which numbers the report
+page and its downloads show, and two campaigns compared.
 
 Estimates are recomputed in the background after a judge run finishes, after human labels
 change (a batch of reviews or adjudications) and on demand. Each recomputation stores, for every
 judge that labeled the criterion and both methods, the report's JSON as it was, unless nothing
 changed since the previous snapshot of the same kind.
+
+The report page and its downloads show the latest snapshot of their parameters when there is
+one, and say how old it is and whether labels or judgments arrived since
+(:func:`report_to_show`); other parameters are computed on demand, and say so.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import Criterion
+from annotation.current_sample import current_sample_id
+from annotation.models import Criterion, Label, Sample, Unit
 from evaluation import estimators
-from evaluation.estimates import METHODS, GroupEstimate, Report, compute_report, report_as_json
+from evaluation.estimates import (
+    METHODS,
+    GroupEstimate,
+    Report,
+    compute_report,
+    report_as_json,
+    report_from_json,
+)
 from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
 
 SNAPSHOT_ALPHA = 0.05
@@ -58,18 +71,30 @@ def record_snapshots(
 ) -> list[ReportSnapshot]:
     """Compute and store the estimates of ``criterion`` for every judge that labeled it, with
     both methods; a snapshot identical to the latest of its judge and method is not stored
-    again. Returns the snapshots stored."""
+    again, unless labels or judgments were recorded after that one (a label withdrawn before it
+    became final changes no number, yet the latest snapshot must stop looking stale). Returns
+    the snapshots stored.
+
+    A snapshot's ``created_at`` is when its computation started: every label and judgment
+    recorded before it is in its numbers, so one recorded after it makes it stale.
+    """
     stored: list[ReportSnapshot] = []
     for judge in judges_of(criterion=criterion):
         for method in METHODS:
+            as_of = timezone.now()
             report = compute_report(criterion=criterion, judge=judge, alpha=alpha, method=method)
             data = report_as_json(report=report)
             latest = (
                 ReportSnapshot.objects.filter(criterion=criterion, judge=judge, method=method, alpha=alpha)
-                .only("data")
+                .only("data", "created_at")
                 .first()
             )
-            if latest is not None and latest.data == data:
+            if (
+                latest is not None
+                and latest.data == data
+                and not _labels_since(criterion=criterion, as_of=latest.created_at)
+                and not _judgments_since(criterion=criterion, judge_id=judge.pk, as_of=latest.created_at)
+            ):
                 continue
             stored.append(
                 ReportSnapshot.objects.create(
@@ -82,6 +107,7 @@ def record_snapshots(
                     n_human=report.overall.n_human,
                     n_judge=report.overall.n_judge,
                     data=data,
+                    created_at=as_of,
                 )
             )
     return stored
@@ -111,6 +137,144 @@ def history(*, criterion: Criterion, judge: Judge, method: str, alpha: float) ->
         :HISTORY_LIMIT
     ]
     return list(reversed(rows))
+
+
+def latest_snapshot(
+    *, criterion: Criterion, judge: Judge, method: str, alpha: float
+) -> ReportSnapshot | None:
+    """The newest snapshot of one criterion x judge x method x alpha, or None."""
+    kept = ReportSnapshot.objects.filter(criterion=criterion, judge=judge, method=method, alpha=alpha)
+    return kept.first()
+
+
+def _labels_since(*, criterion: Criterion, as_of: datetime) -> bool:
+    return Label.objects.filter(criterion=criterion, created_at__gt=as_of).exists()
+
+
+def _judgments_since(*, criterion: Criterion, judge_id: int, as_of: datetime) -> bool:
+    return Judgment.objects.filter(criterion=criterion, judge_id=judge_id, updated_at__gt=as_of).exists()
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a report's numbers come from: a stored snapshot (``source`` "snapshot", with the
+    ``trigger`` that recomputed it) or a computation (``source`` "computed"), and as of when."""
+
+    source: str
+    as_of: datetime
+    trigger: str = ""
+
+    SNAPSHOT = "snapshot"
+    COMPUTED = "computed"
+
+    @property
+    def from_snapshot(self) -> bool:
+        return self.source == self.SNAPSHOT
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What happened after a snapshot was computed: each one may have moved its numbers.
+    ``refresh_due``: a recomputation is already on its way to a worker."""
+
+    labels: bool = False
+    judgments: bool = False
+    units: bool = False
+    sample: bool = False
+    refresh_due: bool = False
+
+    @property
+    def stale(self) -> bool:
+        return self.labels or self.judgments or self.units or self.sample
+
+
+@dataclass(frozen=True)
+class ShownReport:
+    """The numbers a report page or download shows, and where they come from.
+
+    ``computed_because``: "" for a snapshot; "no_snapshot" when the snapshotted parameters have
+    none yet; "parameters" when the parameters are not the snapshotted ones. ``changes``: what
+    happened since the snapshot (None when computed now).
+    """
+
+    report: Report
+    provenance: Provenance
+    computed_because: str = ""
+    changes: Changes | None = None
+
+
+def changes_since(*, snapshot: ReportSnapshot, criterion: Criterion) -> Changes:
+    """What happened after ``snapshot`` was computed that may have moved its numbers: human
+    labels or judgments of its judge recorded since, units added or removed, another current
+    sample (its design weights; robust method only). Five small queries, whatever the size of
+    the campaign but for one count of its units."""
+    as_of = snapshot.created_at
+    data = snapshot.data
+    sample_moved = False
+    if snapshot.method == "robust":
+        current = Sample.objects.filter(pk=current_sample_id(criterion=criterion))
+        sample_moved = current.values_list("pk", flat=True).first() != data.get("sample_id")
+    size = Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level).count()
+    due = EstimateSchedule.objects.filter(
+        criterion=criterion, due_at__isnull=False, due_at__gte=timezone.now() - STALE_SCHEDULE
+    ).exists()
+    return Changes(
+        labels=_labels_since(criterion=criterion, as_of=as_of),
+        judgments=_judgments_since(criterion=criterion, judge_id=snapshot.judge_id, as_of=as_of),
+        units=size != (data.get("overall") or {}).get("size"),
+        sample=sample_moved,
+        refresh_due=due,
+    )
+
+
+def report_to_show(*, criterion: Criterion, judge: Judge, method: str, alpha: float) -> ShownReport:
+    """The numbers the report page and its downloads show, one rule for both.
+
+    The latest snapshot of these parameters when there is one (snapshots are kept at
+    ``SNAPSHOT_ALPHA`` for every judge and both methods), with what happened since it; otherwise
+    the estimates computed now, and why (no snapshot yet, or parameters that are not
+    snapshotted).
+    """
+    snapshot = latest_snapshot(criterion=criterion, judge=judge, method=method, alpha=alpha)
+    if snapshot is not None:
+        return ShownReport(
+            report=report_from_json(data=snapshot.data),
+            provenance=Provenance(
+                source=Provenance.SNAPSHOT, as_of=snapshot.created_at, trigger=snapshot.trigger
+            ),
+            changes=changes_since(snapshot=snapshot, criterion=criterion),
+        )
+    return ShownReport(
+        report=compute_report(criterion=criterion, judge=judge, alpha=alpha, method=method),
+        provenance=Provenance(source=Provenance.COMPUTED, as_of=timezone.now()),
+        computed_because="no_snapshot" if alpha == SNAPSHOT_ALPHA else "parameters",
+    )
+
+
+def overall_by_judge(
+    *, criterion: Criterion, judges: list[Judge], shown: ShownReport, method: str, alpha: float
+) -> list[tuple[Judge, GroupEstimate]]:
+    """The overall estimates of every judge of the criterion, best agreement with the humans
+    first (then by name), read as the shown report was: from each judge's latest snapshot when
+    the shown report is a snapshot (computed now for a judge that has none), computed now
+    otherwise. The shown report's judge reuses its numbers."""
+    rows: list[tuple[Judge, GroupEstimate]] = []
+    for judge in judges:
+        if judge.name == shown.report.judge:
+            overall = shown.report.overall
+        else:
+            snapshot = (
+                latest_snapshot(criterion=criterion, judge=judge, method=method, alpha=alpha)
+                if shown.provenance.from_snapshot
+                else None
+            )
+            if snapshot is not None:
+                overall = report_from_json(data=snapshot.data).overall
+            else:
+                overall = compute_report(criterion=criterion, judge=judge, alpha=alpha, method=method).overall
+        rows.append((judge, overall))
+    rows.sort(key=lambda row: (-(row[1].agreement.observed if row[1].agreement else -1.0), row[0].name))
+    return rows
 
 
 @dataclass(frozen=True)

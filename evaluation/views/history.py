@@ -113,14 +113,16 @@ def history(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
 @require_POST
 def refresh(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
     """Ask a worker to recompute and snapshot the criterion's estimates now (the roles of
-    annotation.access.ESTIMATE_REFRESHERS)."""
+    annotation.access.ESTIMATE_REFRESHERS), then go back to the history, or to the report when
+    ``back`` is "report"."""
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=ESTIMATE_REFRESHERS)
     criterion_obj = get_object_or_404(Criterion, campaign=campaign, name=criterion)
     if request_estimates_refresh(criterion=criterion_obj):
         messages.success(request, "The estimates are being recomputed; the new snapshot appears here.")
     else:
         messages.info(request, "A recomputation of these estimates is already on its way.")
-    return redirect(reverse("evaluation:history", args=[slug, criterion_obj.name]) + _query(request))
+    page = "evaluation:report" if request.POST.get("back") == "report" else "evaluation:history"
+    return redirect(reverse(page, args=[slug, criterion_obj.name]) + _query(request))
 
 
 def _query(request: HttpRequest) -> str:
@@ -245,16 +247,18 @@ def _comparison_context(
     }
 
 
-def _export_report(request: HttpRequest, slug: str, criterion: str) -> tuple[Campaign, Report] | HttpResponse:
+def _export_report(
+    request: HttpRequest, slug: str, criterion: str
+) -> tuple[Campaign, snapshots.ShownReport] | HttpResponse:
     campaign, _, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     params = report_params(request=request, judges=judges)
     if params.errors or params.judge is None:
         message = "; ".join(params.errors) or params.no_judge
         return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
-    report = compute_report(
-        criterion=criterion_obj, judge=params.judge, alpha=params.alpha, method=params.method
+    shown = snapshots.report_to_show(
+        criterion=criterion_obj, judge=params.judge, method=params.method, alpha=params.alpha
     )
-    return campaign, report
+    return campaign, shown
 
 
 def _filename(campaign: Campaign, report: Report, extension: str) -> str:
@@ -265,13 +269,17 @@ def _filename(campaign: Campaign, report: Report, extension: str) -> str:
 @require_GET
 def export_xlsx(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
     """The report as an Excel workbook (summary, automatic metrics, estimates with a chart,
-    units, label history), with the report's GET parameters."""
+    units, label history), with the report's GET parameters; its estimates are the ones the
+    report page shows (snapshots.report_to_show), the Summary says which."""
     found = _export_report(request, slug, criterion)
     if isinstance(found, HttpResponse):
         return found
-    campaign, report = found
+    campaign, shown = found
+    report = shown.report
     buffer = io.BytesIO()
-    exports.build_workbook(campaign=campaign, criteria_reports=[report], path_or_buffer=buffer)
+    exports.build_workbook(
+        campaign=campaign, criteria_reports=[report], path_or_buffer=buffer, provenances=[shown.provenance]
+    )
     response = HttpResponse(
         buffer.getvalue(),
         content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -283,12 +291,14 @@ def export_xlsx(request: HttpRequest, slug: str, criterion: str) -> HttpResponse
 @login_required
 @require_GET
 def export_csv(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
-    """The report's estimates table as CSV, with the report's GET parameters."""
+    """The report's estimates table as CSV, with the report's GET parameters; the estimates the
+    report page shows, with columns saying where they come from."""
     found = _export_report(request, slug, criterion)
     if isinstance(found, HttpResponse):
         return found
-    campaign, report = found
+    campaign, shown = found
+    report = shown.report
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{_filename(campaign, report, "csv")}"'
-    exports.write_csv(report=report, stream=response)
+    exports.write_csv(report=report, stream=response, provenance=shown.provenance)
     return response

@@ -16,11 +16,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from annotation.access import get_campaign_for
+from annotation.access import get_campaign_for, may_refresh_estimates
 from annotation.models import Campaign, Criterion, Role
-from evaluation import estimators, planning
+from evaluation import estimators, planning, snapshots
 from evaluation.charts import interval_chart
-from evaluation.estimates import METHODS, GroupEstimate, Report, compute_report, pick_default_judge
+from evaluation.estimates import METHODS, GroupEstimate, Report, pick_default_judge
 from evaluation.models import Judge
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
@@ -255,31 +255,20 @@ def _curve(*, report: Report) -> dict[str, Any] | None:
     }
 
 
-def _comparison(
-    *, criterion: Criterion, judges: list[Judge], alpha: float, method: str, current: Report
-) -> list[dict]:
-    rows = []
-    for judge in judges:
-        if judge.name == current.judge:
-            overall = current.overall
-        else:
-            overall = compute_report(criterion=criterion, judge=judge, alpha=alpha, method=method).overall
-        agreement = overall.agreement
-        rows.append(
-            {
-                "judge": judge.name,
-                "kind": judge.get_kind_display(),
-                "n_paired": overall.n_paired,
-                "agreement_value": agreement.observed if agreement else -1.0,
-                "agreement": _pct(agreement.observed) if agreement else "—",
-                "kappa": _number(agreement.kappa) if agreement else "—",
-                "ppi_half": _halfwidth(overall.ppi),
-                "ppi_method": overall.ppi.method,
-                "n_eff": _number(overall.effective_n, 0),
-            }
-        )
-    rows.sort(key=lambda row: (-row["agreement_value"], row["judge"]))
-    return rows
+def _comparison(rows: list[tuple[Judge, GroupEstimate]]) -> list[dict]:
+    return [
+        {
+            "judge": judge.name,
+            "kind": judge.get_kind_display(),
+            "n_paired": overall.n_paired,
+            "agreement": _pct(overall.agreement.observed) if overall.agreement else "—",
+            "kappa": _number(overall.agreement.kappa) if overall.agreement else "—",
+            "ppi_half": _halfwidth(overall.ppi),
+            "ppi_method": overall.ppi.method,
+            "n_eff": _number(overall.effective_n, 0),
+        }
+        for judge, overall in rows
+    ]
 
 
 @login_required
@@ -315,9 +304,12 @@ def report(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
     }
     status = 400 if params.errors else 200
     if not params.errors and judge is not None:
-        result = compute_report(criterion=criterion_obj, judge=judge, alpha=alpha, method=method)
+        shown = snapshots.report_to_show(criterion=criterion_obj, judge=judge, method=method, alpha=alpha)
+        result = shown.report
         context.update(
             report=result,
+            shown=shown,
+            may_refresh=may_refresh_estimates(roles=roles) and shown.computed_because != "parameters",
             chart=_chart(result),
             rows=[_row(group) for group in result.themes],
             overall=_row(result.overall),
@@ -331,7 +323,9 @@ def report(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
         )
         if len(judges) > 1:
             context["comparison"] = _comparison(
-                criterion=criterion_obj, judges=judges, alpha=alpha, method=method, current=result
+                snapshots.overall_by_judge(
+                    criterion=criterion_obj, judges=judges, shown=shown, method=method, alpha=alpha
+                )
             )
     if request.htmx:
         return render(request, "evaluation/report.html#results", context)
