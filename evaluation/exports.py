@@ -16,6 +16,7 @@ from dataclasses import asdict, is_dataclass
 from typing import IO, Any
 
 from django.utils import timezone
+from django.utils.text import slugify
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
@@ -89,6 +90,11 @@ COLUMNS: list[tuple[str, Callable[[GroupEstimate], Any], str | None]] = [
 ]
 HEADERS = [header for header, _, _ in COLUMNS]
 _INDEX = {header: position for position, header in enumerate(HEADERS, start=1)}
+
+
+def report_filename(*, campaign: Campaign, report: Report, extension: str) -> str:
+    """A download's file name: ``<campaign>-<criterion>-<judge>-<method>.<extension>``."""
+    return f"{campaign.slug}-{slugify(report.criterion)}-{slugify(report.judge)}-{report.method}.{extension}"
 
 
 def report_groups(*, report: Report) -> list[GroupEstimate]:

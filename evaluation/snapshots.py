@@ -26,6 +26,7 @@ from annotation.models import Criterion, Label, Sample, Unit
 from evaluation import estimators
 from evaluation.estimates import (
     METHODS,
+    OVERALL,
     GroupEstimate,
     Report,
     compute_report,
@@ -275,6 +276,44 @@ def overall_by_judge(
         rows.append((judge, overall))
     rows.sort(key=lambda row: (-(row[1].agreement.observed if row[1].agreement else -1.0), row[0].name))
     return rows
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One snapshot and its groups' JSON, one per column of its table (None: the theme was not
+    in that snapshot)."""
+
+    snapshot: ReportSnapshot
+    groups: list[dict | None]
+
+
+@dataclass(frozen=True)
+class HistoryTable:
+    """Snapshots as a table: ``themes`` of any of them by name, then overall, as ``columns``;
+    ``rows`` oldest first."""
+
+    themes: list[str]
+    rows: list[HistoryRow]
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.themes, OVERALL]
+
+    @property
+    def newest_first(self) -> list[HistoryRow]:
+        return list(reversed(self.rows))
+
+
+def history_table(*, kept: list[ReportSnapshot]) -> HistoryTable:
+    """The snapshots ``kept`` (oldest first, as :func:`history` returns them) as a table of
+    their groups per theme and overall."""
+    themes = sorted({g["theme"] for snap in kept for g in snap.data.get("themes", [])})
+    rows = []
+    for snap in kept:
+        groups = {g["theme"]: g for g in snap.data.get("themes", [])}
+        groups[OVERALL] = snap.data.get("overall")
+        rows.append(HistoryRow(snapshot=snap, groups=[groups.get(theme) for theme in [*themes, OVERALL]]))
+    return HistoryTable(themes=themes, rows=rows)
 
 
 @dataclass(frozen=True)
