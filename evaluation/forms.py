@@ -9,6 +9,7 @@ sends "0.05" (its inputs say ``step="any"`` and their values are ``|unlocalize``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -120,7 +121,7 @@ class ReportForm(MessagesMixin, forms.Form):
         self._check("judge", lambda name: estimates.choose_judge(judges=self.judges, name=name))
         return data
 
-    def _check(self, key: str, check, *, prefix: str = "") -> None:
+    def _check(self, key: str, check: Callable[[Any], Any], *, prefix: str = "") -> None:
         """Replace ``cleaned_data[key]`` by what the domain's ``check`` returns for it, or place
         the domain's error on the field it names (under ``prefix``)."""
         if key not in self.cleaned_data:

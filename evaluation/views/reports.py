@@ -51,7 +51,7 @@ def report(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
     """
     campaign, roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     form = ReportForm(request.GET, judges=judges)
-    form.is_valid()
+    valid = form.is_valid()
     params = form.params()
     context: dict[str, Any] = {
         "campaign": campaign,
@@ -65,7 +65,7 @@ def report(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
         "errors": form.messages(),
         "method_notes": estimators.METHODS,
     }
-    if form.is_valid() and params.judge is not None:
+    if valid and params.judge is not None:
         shown = snapshots.report_to_show(
             criterion=criterion_obj, judge=params.judge, method=params.method, alpha=params.alpha
         )
@@ -85,4 +85,4 @@ def report(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
             )
     if request.htmx:
         return render(request, "evaluation/report.html#results", context)
-    return render(request, "evaluation/report.html", context, status=200 if form.is_valid() else 400)
+    return render(request, "evaluation/report.html", context, status=200 if valid else 400)
