@@ -153,7 +153,9 @@ def _labels_since(*, criterion: Criterion, as_of: datetime) -> bool:
 
 
 def _judgments_since(*, criterion: Criterion, judge_id: int, as_of: datetime) -> bool:
-    return Judgment.objects.filter(criterion=criterion, judge_id=judge_id, updated_at__gt=as_of).exists()
+    # Failed judgments move no number; a retry that succeeds updates its row (updated_at).
+    ok = Judgment.objects.filter(criterion=criterion, judge_id=judge_id, status=Judgment.Status.OK)
+    return ok.filter(updated_at__gt=as_of).exists()
 
 
 @dataclass(frozen=True)
@@ -206,9 +208,10 @@ class ShownReport:
 
 def changes_since(*, snapshot: ReportSnapshot, criterion: Criterion) -> Changes:
     """What happened after ``snapshot`` was computed that may have moved its numbers: human
-    labels or judgments of its judge recorded since, units added or removed, another current
-    sample (its design weights; robust method only). Five small queries, whatever the size of
-    the campaign but for one count of its units."""
+    labels or successful judgments of its judge recorded since, units added or removed, another
+    current sample (its design weights; robust method only), and whether a recomputation is
+    due. Five queries, none reading a row into Python; the count of units and the look for a
+    newer judgment read indexes that grow with the campaign."""
     as_of = snapshot.created_at
     data = snapshot.data
     sample_moved = False
