@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
@@ -31,7 +32,6 @@ from evaluation.estimates import (
     Report,
     compute_report,
     report_as_json,
-    report_from_json,
 )
 from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
 
@@ -138,6 +138,112 @@ def history(*, criterion: Criterion, judge: Judge, method: str, alpha: float) ->
         :HISTORY_LIMIT
     ]
     return list(reversed(rows))
+
+
+def _interval_from_json(
+    *, mean: Any, ci: Any, method: str, alpha: float, n: int, N: int = 0, lam: Any = None, df: Any = None
+) -> estimators.Interval:
+    # JSON keeps NaN and infinities as None: a missing mean is NaN, a missing bound beside a mean
+    # is the unbounded side of an interval (a single label, one answer under the robust method).
+    lo, hi = ci or (None, None)
+    if mean is None:
+        return estimators.Interval(
+            mean=math.nan, lo=math.nan, hi=math.nan, method=method, alpha=alpha, n=n, N=N, lam=lam, df=df
+        )
+    return estimators.Interval(
+        mean=float(mean),
+        lo=-math.inf if lo is None else float(lo),
+        hi=math.inf if hi is None else float(hi),
+        method=method,
+        alpha=alpha,
+        n=n,
+        N=N,
+        lam=lam,
+        df=df,
+    )
+
+
+def group_from_json(*, data: dict[str, Any], alpha: float) -> GroupEstimate:
+    """A group back from :func:`~evaluation.estimates.group_as_json` (a stored snapshot's):
+    the same numbers, with NaN for a missing estimate and infinite bounds for an unbounded
+    interval. The per-estimator notes come back merged, as ``notes``."""
+    n_human, n_paired, n_judge = data["n_human"], data.get("n_paired", 0), data["n_judge"]
+    method = data.get("method", "")
+    confusion = data.get("confusion")
+    agreement = None
+    if confusion is not None:
+        kappa = data.get("kappa")
+        agreement = estimators.Agreement(
+            observed=float(data["observed_agreement"]),
+            chance=float(data["chance_agreement"]),
+            kappa=math.nan if kappa is None else float(kappa),
+            confusion=dict(confusion),
+            n=n_paired,
+        )
+    effective_n = data.get("effective_n")
+    return GroupEstimate(
+        theme=data["theme"],
+        difficulty=data.get("difficulty"),
+        method=method,
+        size=data.get("size", 0),
+        n_human=n_human,
+        n_paired=n_paired,
+        n_judge=n_judge,
+        human=_interval_from_json(
+            mean=data["human_mean"],
+            ci=data["human_ci"],
+            method=data.get("human_method", ""),
+            alpha=alpha,
+            n=n_human,
+        ),
+        judge=_interval_from_json(
+            mean=data["judge_mean"],
+            ci=data["judge_ci"],
+            method=data.get("judge_method", ""),
+            alpha=alpha,
+            n=n_judge,
+        ),
+        ppi=_interval_from_json(
+            mean=data["ppi_mean"],
+            ci=data["ppi_ci"],
+            method=data.get("ppi_method", ""),
+            alpha=alpha,
+            n=n_paired,
+            N=max(0, n_judge - n_paired),
+            lam=data.get("lambda"),
+            df=data.get("ppi_df"),
+        ),
+        agreement=agreement,
+        effective_n=math.nan if effective_n is None else float(effective_n),
+        missing_judgments=list(data.get("missing_judgments", [])),
+        weighted=bool(data.get("weighted", False)),
+        notes=list(data.get("notes", [])),
+    )
+
+
+def report_from_json(*, data: dict[str, Any]) -> Report:
+    """A report back from :func:`~evaluation.estimates.report_as_json`: what a stored snapshot
+    holds, as the pages and the downloads read it.
+    ``report_as_json(report=report_from_json(data=d)) == d``."""
+    alpha = float(data["alpha"])
+    by_difficulty = data.get("by_difficulty")
+    return Report(
+        campaign=data["campaign"],
+        criterion=data["criterion"],
+        level=data.get("level", ""),
+        judge=data["judge"],
+        alpha=alpha,
+        method=data["method"],
+        sample_id=data.get("sample_id"),
+        themes=[group_from_json(data=group, alpha=alpha) for group in data.get("themes", [])],
+        overall=group_from_json(data=data["overall"], alpha=alpha),
+        by_difficulty=(
+            [group_from_json(data=group, alpha=alpha) for group in by_difficulty]
+            if by_difficulty is not None
+            else None
+        ),
+        versions=data.get("versions", {}),
+    )
 
 
 def latest_snapshot(

@@ -12,7 +12,7 @@ from django.utils import timezone
 from annotation.models import Criterion, Label, Level, Role, Sample, SampleItem, Stage, Unit
 from annotation.workflow import next_unit, submit_label
 from evaluation import estimators, snapshots
-from evaluation.estimates import compute_report, report_as_json, report_from_json
+from evaluation.estimates import compute_report, report_as_json
 from evaluation.jobs import start_judge_run
 from evaluation.judge import runs
 from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
@@ -188,7 +188,7 @@ def test_a_report_comes_back_from_its_json_with_the_same_numbers(method, campaig
     Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=1)
     report = compute_report(criterion=criterion, judge=judge, method=method, by_difficulty=True)
     data = report_as_json(report=report)
-    back = report_from_json(data=data)
+    back = snapshots.report_from_json(data=data)
     assert report_as_json(report=back) == data
     lonely = next(group for group in back.themes if group.theme == "Lonely")
     assert lonely.human.mean == 1.0 and math.isinf(lonely.human.hi)
