@@ -46,7 +46,30 @@ ID_CHUNK = 900
 
 
 class EstimateError(ValueError):
-    """The request cannot be estimated (unknown method, bad alpha, judge of another campaign)."""
+    """The request cannot be estimated (unknown method, bad alpha, judge of another campaign).
+
+    ``field`` names the parameter at fault when there is one (``method``, ``alpha``, ``judge``),
+    so that a form or a command can place ``message``; the text of the error starts with it.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.message = message
+
+
+def check_method(method: str) -> str:
+    """``method`` when it is one of ``METHODS``; EstimateError on field ``method`` otherwise."""
+    if method not in METHODS:
+        raise EstimateError(f"{method!r} is not one of {', '.join(METHODS)}", field="method")
+    return method
+
+
+def check_alpha(alpha: float) -> float:
+    """``alpha`` when strictly between 0 and 1; EstimateError on field ``alpha`` otherwise."""
+    if not (0 < alpha < 1):
+        raise EstimateError(f"must be strictly between 0 and 1, got {alpha:g}", field="alpha")
+    return alpha
 
 
 @dataclass(frozen=True)
@@ -113,6 +136,19 @@ def pick_default_judge(judges: Sequence[Judge]) -> Judge | None:
     if not running and len(judges) == 1:
         return judges[0]
     return None
+
+
+def choose_judge(*, judges: Sequence[Judge], name: str = "") -> Judge | None:
+    """The judge named ``name`` among ``judges``, or :func:`pick_default_judge`'s choice when no
+    name is given (None when there is none to pick). EstimateError on field ``judge``, naming the
+    judges, when the name is not one of them."""
+    if not name:
+        return pick_default_judge(judges)
+    for judge in judges:
+        if judge.name == name:
+            return judge
+    names = ", ".join(judge.name for judge in judges) or "none"
+    raise EstimateError(f"{name!r} is not a judge of this campaign (judges: {names})", field="judge")
 
 
 def default_judge(*, campaign: Campaign, name: str | None = None) -> Judge:
@@ -313,10 +349,8 @@ def compute_report(
     bad method or alpha, or a judge from another campaign. Every interval carries its method,
     alpha and sizes; an estimate that cannot be computed is NaN with a note saying why.
     """
-    if method not in METHODS:
-        raise EstimateError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
-    if not (0 < alpha < 1):
-        raise EstimateError(f"alpha must be between 0 and 1, got {alpha}")
+    check_method(method)
+    check_alpha(alpha)
     if judge.campaign_id != criterion.campaign_id:
         raise EstimateError(f"judge {judge.name!r} belongs to another campaign")
 

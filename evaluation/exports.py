@@ -16,6 +16,7 @@ from dataclasses import asdict, is_dataclass
 from typing import IO, Any
 
 from django.utils import timezone
+from django.utils.text import slugify
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
@@ -29,6 +30,7 @@ from annotation.spreadsheets import neutralise, neutralise_row
 from annotation.workflow import final_labels
 from evaluation.estimates import GroupEstimate, Report
 from evaluation.models import Judge, Judgment
+from evaluation.snapshots import Provenance
 
 PERCENT = "0.0%"
 DECIMAL = "0.000"
@@ -90,6 +92,11 @@ HEADERS = [header for header, _, _ in COLUMNS]
 _INDEX = {header: position for position, header in enumerate(HEADERS, start=1)}
 
 
+def report_filename(*, campaign: Campaign, report: Report, extension: str) -> str:
+    """A download's file name: ``<campaign>-<criterion>-<judge>-<method>.<extension>``."""
+    return f"{campaign.slug}-{slugify(report.criterion)}-{slugify(report.judge)}-{report.method}.{extension}"
+
+
 def report_groups(*, report: Report) -> list[GroupEstimate]:
     """The report's rows in display order: themes, theme x difficulty cells, overall."""
     return [*report.themes, *(report.by_difficulty or []), report.overall]
@@ -115,14 +122,30 @@ def prompt_text(versions: dict[str, Any]) -> str:
     return f"guidelines v{prompt['guidelines_version']}, sha256 {prompt['sha256']}"
 
 
-def write_csv(*, report: Report, stream: IO[str]) -> None:
+SOURCE_HEADERS = ["estimates_source", "estimates_as_of", "snapshot_trigger"]
+
+
+def source_values(provenance: Provenance | None) -> list[str]:
+    """Where the numbers come from, as the three ``SOURCE_HEADERS`` values: ``snapshot`` (with
+    the snapshot's time and trigger) or ``computed`` (now, when ``provenance`` is None), the
+    time in ISO 8601 UTC."""
+    if provenance is None:
+        provenance = Provenance(source=Provenance.COMPUTED, as_of=timezone.now())
+    as_of = provenance.as_of.astimezone(dt.UTC).isoformat(timespec="seconds")
+    return [provenance.source, as_of, provenance.trigger]
+
+
+def write_csv(*, report: Report, stream: IO[str], provenance: Provenance | None = None) -> None:
     """Write one criterion's estimates to ``stream`` as CSV: a header row (``HEADERS`` after the
-    criterion, the judge, alpha and the texts the numbers rest on), then one row per theme, per
-    theme x difficulty cell when present, and overall. Rates are fractions (0.5, not 50); a
-    missing number is an empty field."""
+    criterion, the judge, alpha, the texts the numbers rest on and where the numbers come from,
+    ``SOURCE_HEADERS``), then one row per theme, per theme x difficulty cell when present, and
+    overall. Rates are fractions (0.5, not 50); a missing number is an empty field. Without
+    ``provenance`` the report was computed now."""
     writer = csv.writer(stream)
-    writer.writerow(["criterion", "judge", "alpha", "human_guidelines", "judge_prompt", *HEADERS])
-    texts = [guidelines_text(report.versions), prompt_text(report.versions)]
+    writer.writerow(
+        ["criterion", "judge", "alpha", "human_guidelines", "judge_prompt", *SOURCE_HEADERS, *HEADERS]
+    )
+    texts = [guidelines_text(report.versions), prompt_text(report.versions), *source_values(provenance)]
     for group in report_groups(report=report):
         values = [value(group) for _, value, _ in COLUMNS]
         writer.writerow(
@@ -177,7 +200,9 @@ def _sheet_title(name: str, taken: set[str]) -> str:
     return title
 
 
-def _summary(wb: Workbook, campaign: Campaign, reports: Sequence[Report]) -> None:
+def _summary(
+    wb: Workbook, campaign: Campaign, reports: Sequence[Report], provenances: Sequence[Provenance | None]
+) -> None:
     ws = wb.create_sheet("Summary")
     ws.freeze_panes = "A4"
     ws.append([_cell(ws, "Campaign", bold=True), _cell(ws, campaign.name)])
@@ -185,10 +210,10 @@ def _summary(wb: Workbook, campaign: Campaign, reports: Sequence[Report]) -> Non
     headers = [
         "criterion", "level", "judge", "method", "alpha", "N", "n_human", "n_judge",
         "human_mean", "judge_mean", "ppi_mean", "ppi_lo", "ppi_hi", "kappa", "effective_n",
-        "missing_judgments", "human_guidelines", "judge_prompt",
+        "missing_judgments", "human_guidelines", "judge_prompt", *SOURCE_HEADERS,
     ]  # fmt: skip
     ws.append(_header(ws, headers))
-    for report in reports:
+    for report, provenance in zip(reports, provenances, strict=True):
         overall = report.overall
         ws.append(
             [
@@ -210,6 +235,7 @@ def _summary(wb: Workbook, campaign: Campaign, reports: Sequence[Report]) -> Non
                 _cell(ws, len(overall.missing_judgments), INTEGER),
                 _cell(ws, guidelines_text(report.versions)),
                 _cell(ws, prompt_text(report.versions)),
+                *(_cell(ws, value) for value in source_values(provenance)),
             ]
         )
 
@@ -362,8 +388,18 @@ def _history(wb: Workbook, campaign: Campaign) -> None:
         )
 
 
-def build_workbook(*, campaign: Campaign, criteria_reports: Sequence[Report], path_or_buffer: Any) -> None:
+def build_workbook(
+    *,
+    campaign: Campaign,
+    criteria_reports: Sequence[Report],
+    path_or_buffer: Any,
+    provenances: Sequence[Provenance | None] | None = None,
+) -> None:
     """Write the campaign's workbook to ``path_or_buffer`` (a path or a binary file object).
+
+    ``provenances`` says, per report, where its numbers come from (a snapshot or a computation,
+    as of when: the Summary's last columns); None for reports computed now. The other sheets
+    (metrics, units, label history) are always read as the workbook is written.
 
     Sheets: Summary (overall figures per criterion), Automatic metrics (or a note when the
     metrics module is absent), one sheet per report (estimates and agreement per theme and
@@ -373,7 +409,7 @@ def build_workbook(*, campaign: Campaign, criteria_reports: Sequence[Report], pa
     """
     wb = Workbook(write_only=True)
     taken = {"summary", "automatic metrics", "units", "label history"}
-    _summary(wb, campaign, criteria_reports)
+    _summary(wb, campaign, criteria_reports, provenances or [None] * len(criteria_reports))
     _metrics(wb, campaign)
     for report in criteria_reports:
         _criterion_sheet(wb, report, taken)

@@ -18,10 +18,13 @@ the study interval's half-width (up to rounding).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import norm
+
+from evaluation.estimates import GroupEstimate, Report
 
 # A variance of 0/1 labels below this is zero up to rounding.
 _TINY = 1e-12
@@ -193,3 +196,103 @@ def agreement_curve(
             }
         )
     return rows
+
+
+# The report's planner: what more labels buy per theme, and what a better judge would buy.
+
+CURVE_AGREEMENTS = [0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99]
+CURVE_SEED = 0
+CURVE_REPS = 200
+
+
+@dataclass(frozen=True)
+class ThemePlan:
+    """Additional human labels one theme needs for a target PPI++ half-width.
+
+    ``n``: labels paired with a judge label now; ``N``: the theme's judge-only units (None when
+    unknown); ``needed`` and ``classical``: more labels for PPI++ and for human labels alone
+    (None when the report lacks what the projection needs); ``reachable``: ``needed`` fits in
+    the judge-only pool."""
+
+    theme: str
+    n: int
+    N: int | None
+    needed: int | None
+    classical: int | None
+    reachable: bool
+
+
+@dataclass(frozen=True)
+class AgreementCurve:
+    """:func:`agreement_curve` at the report's sizes: ``n`` labeled and ``N`` judge-only units
+    overall, the ``prevalence`` simulated, and one row per agreement rate."""
+
+    n: int
+    N: int
+    prevalence: float
+    rows: list[dict]
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def group_arrays(*, group: GroupEstimate) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """0/1 arrays with a report group's counts (labels, judge labels on them, judge labels on the
+    rest). The planner only reads means, variances and the covariance of 0/1 labels, which the
+    confusion counts and the judge's totals determine. None when the group has no paired units
+    or no judge estimate, or counts that do not add up."""
+    if group.agreement is None or not _finite(group.judge.mean):
+        return None
+    c = group.agreement.confusion
+    y = np.repeat([1.0, 0.0, 1.0, 0.0], [c["tp"], c["fp"], c["fn"], c["tn"]])
+    yhat = np.repeat([1.0, 1.0, 0.0, 0.0], [c["tp"], c["fp"], c["fn"], c["tn"]])
+    n_unlabeled = group.n_judge - group.n_paired
+    ones = round(group.judge.mean * group.n_judge) - (c["tp"] + c["fp"])
+    if n_unlabeled < 0 or not (0 <= ones <= n_unlabeled):
+        return None
+    return y, yhat, np.repeat([1.0, 0.0], [ones, n_unlabeled - ones])
+
+
+def plan_theme(*, group: GroupEstimate, target_halfwidth: float, alpha: float) -> ThemePlan:
+    """What more human labels buy in one theme of a report: :func:`labels_needed` and
+    :func:`classical_labels_needed` on the group's counts (see :func:`group_arrays`)."""
+    arrays = group_arrays(group=group)
+    if arrays is None:
+        return ThemePlan(
+            theme=group.theme, n=group.n_paired, N=None, needed=None, classical=None, reachable=False
+        )
+    y, yhat, unlabeled = arrays
+    needed = labels_needed(
+        y=y, yhat=yhat, yhat_unlabeled=unlabeled, target_halfwidth=target_halfwidth, alpha=alpha
+    )
+    return ThemePlan(
+        theme=group.theme,
+        n=group.n_paired,
+        N=int(unlabeled.size),
+        needed=needed,
+        classical=classical_labels_needed(y=y, target_halfwidth=target_halfwidth, alpha=alpha),
+        reachable=needed <= unlabeled.size,
+    )
+
+
+def report_curve(*, report: Report) -> AgreementCurve | None:
+    """:func:`agreement_curve` at the report's overall sizes and prevalence (the PPI++ estimate,
+    else the human one, clipped to [0, 1]), seeded; None with fewer than 2 paired units, no
+    judge-only unit or no estimate."""
+    overall = report.overall
+    n, N = overall.n_paired, overall.n_judge - overall.n_paired
+    prevalence = overall.ppi.mean if _finite(overall.ppi.mean) else overall.human.mean
+    if n < 2 or N < 1 or not _finite(prevalence):
+        return None
+    prevalence = min(1.0, max(0.0, prevalence))
+    rows = agreement_curve(
+        n=n,
+        N=N,
+        prevalence=prevalence,
+        agreements=CURVE_AGREEMENTS,
+        alpha=report.alpha,
+        seed=CURVE_SEED,
+        reps=CURVE_REPS,
+    )
+    return AgreementCurve(n=n, N=N, prevalence=prevalence, rows=rows)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from evaluation.views import campaigns, runs
+from evaluation.views import campaigns, compare, downloads, runs
 from evaluation.views import file_import as import_views
 from evaluation.views import history as history_views
 from evaluation.views import reports as report_views
@@ -24,7 +24,7 @@ urlpatterns = [
     path(REPORT, report_views.report, name="report"),
     path(REPORT + "history/", history_views.history, name="history"),
     path(REPORT + "refresh/", history_views.refresh, name="refresh_estimates"),
-    path(REPORT + "compare/", history_views.compare, name="compare"),
-    path(REPORT + "export.xlsx", history_views.export_xlsx, name="export_xlsx"),
-    path(REPORT + "export.csv", history_views.export_csv, name="export_csv"),
+    path(REPORT + "compare/", compare.compare, name="compare"),
+    path(REPORT + "export.xlsx", downloads.export_xlsx, name="export_xlsx"),
+    path(REPORT + "export.csv", downloads.export_csv, name="export_csv"),
 ]

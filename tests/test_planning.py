@@ -9,6 +9,8 @@ import pytest
 from scipy.stats import norm
 
 from evaluation import estimators, planning
+from evaluation.estimates import GroupEstimate, Report, compute_report
+from tests.test_estimates import build_campaign
 
 
 def binary_arrays(
@@ -127,3 +129,57 @@ def test_agreement_curve_matches_study_ppi_on_one_replication():
     study = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=ones.astype(float), alpha=0.1)
     assert rows[0]["halfwidth"] == pytest.approx(study.halfwidth, rel=1e-10)
     assert rows[0]["lam"] == pytest.approx(study.lam, rel=1e-10, abs=1e-15)
+
+
+def test_group_arrays_rebuild_the_groups_counts_and_plan_theme_plans_on_them(db):
+    """A report group's confusion counts and judge totals give arrays with the same moments as
+    the real ones, so the planner's answer is the one on the real arrays."""
+    _, criterion, judge, _ = build_campaign()
+    report = compute_report(criterion=criterion, judge=judge, method="study")
+    group = report.themes[0]
+    y, yhat, unlabeled = planning.group_arrays(group=group)
+    assert y.size == yhat.size == group.n_paired and unlabeled.size == group.n_judge - group.n_paired
+    confusion = group.agreement.confusion
+    assert y.sum() == confusion["tp"] + confusion["fn"] and yhat.sum() == confusion["tp"] + confusion["fp"]
+    assert (yhat.sum() + unlabeled.sum()) / group.n_judge == pytest.approx(group.judge.mean)
+    plan = planning.plan_theme(group=group, target_halfwidth=0.1, alpha=0.05)
+    assert plan.theme == group.theme and plan.n == group.n_paired and unlabeled.size == plan.N
+    assert plan.needed == planning.labels_needed(
+        y=y, yhat=yhat, yhat_unlabeled=unlabeled, target_halfwidth=0.1, alpha=0.05
+    )
+    assert plan.classical == planning.classical_labels_needed(y=y, target_halfwidth=0.1, alpha=0.05)
+    assert plan.reachable == (plan.needed <= plan.N)
+
+
+def test_a_group_without_paired_units_has_no_plan_and_the_curve_needs_two():
+    nan = estimators.Interval(mean=math.nan, lo=math.nan, hi=math.nan, method="m", alpha=0.05, n=0)
+
+    empty = GroupEstimate(
+        theme="RH", difficulty=None, method="study", size=3, n_human=0, n_paired=0, n_judge=3,
+        human=nan, judge=nan, ppi=nan, agreement=None, effective_n=math.nan, missing_judgments=[],
+        weighted=False,
+    )  # fmt: skip
+    plan = planning.plan_theme(group=empty, target_halfwidth=0.05, alpha=0.05)
+    assert (plan.needed, plan.classical, plan.N, plan.reachable) == (None, None, None, False)
+    report = Report(
+        campaign="c", criterion="relevance", level="answer", judge="j", alpha=0.05, method="study",
+        sample_id=None, themes=[empty], overall=empty,
+    )  # fmt: skip
+    assert planning.report_curve(report=report) is None
+
+
+def test_report_curve_is_the_seeded_agreement_curve_at_the_reports_sizes(db):
+    _, criterion, judge, _ = build_campaign()
+    report = compute_report(criterion=criterion, judge=judge, method="study")
+    curve = planning.report_curve(report=report)
+    overall = report.overall
+    assert (curve.n, curve.N) == (overall.n_paired, overall.n_judge - overall.n_paired)
+    assert curve.rows == planning.agreement_curve(
+        n=curve.n,
+        N=curve.N,
+        prevalence=curve.prevalence,
+        agreements=planning.CURVE_AGREEMENTS,
+        alpha=0.05,
+        seed=planning.CURVE_SEED,
+        reps=planning.CURVE_REPS,
+    )

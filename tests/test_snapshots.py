@@ -176,3 +176,73 @@ def test_compare_reports_lines_up_themes_of_either_campaign_then_overall(db):
         snapshots.compare_reports(
             left=left, right=compute_report(criterion=criterion_b, judge=judge_b, alpha=0.1)
         )
+
+
+@pytest.mark.parametrize("method", ["robust", "study"])
+def test_a_report_comes_back_from_its_json_with_the_same_numbers(method, campaign):
+    criterion, judge, _ = build(campaign)
+    # One theme with a single label: an estimate with an infinite interval, stored as None.
+    answer = make_answer(campaign=campaign, theme="Lonely")
+    unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
+    Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=1)
+    Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=1)
+    report = compute_report(criterion=criterion, judge=judge, method=method, by_difficulty=True)
+    data = report_as_json(report=report)
+    back = snapshots.report_from_json(data=data)
+    assert report_as_json(report=back) == data
+    lonely = next(group for group in back.themes if group.theme == "Lonely")
+    assert lonely.human.mean == 1.0 and math.isinf(lonely.human.hi)
+    for group, original in zip([*back.themes, back.overall], [*report.themes, report.overall], strict=True):
+        for name in ("human", "judge", "ppi"):
+            a, b = getattr(group, name), getattr(original, name)
+            assert (a.mean, a.halfwidth) == pytest.approx((b.mean, b.halfwidth), nan_ok=True), name
+        assert group.ppi.lam == original.ppi.lam and group.agreement == original.agreement
+
+
+def test_a_label_that_moves_no_number_still_gets_a_newer_snapshot_once(campaign):
+    """A withdrawn first label changes no number; the latest snapshot would otherwise look stale
+    for ever, recomputation or not."""
+    criterion, judge, _ = build(campaign)
+    first = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
+    unit = Unit.objects.filter(campaign=campaign, level=Level.ANSWER, labels__isnull=True).first()
+    user = make_user(username="withdrawn")
+    Label.objects.create(unit=unit, criterion=criterion, stage=Stage.LABEL, user=user, value=None)
+    robust = ReportSnapshot.objects.get(pk=next(s.pk for s in first if s.method == "robust"))
+    assert snapshots.changes_since(snapshot=robust, criterion=criterion).labels
+    again = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.LABELS)
+    assert len(again) == 2 and [s.data for s in again] == [s.data for s in first]
+    assert not snapshots.changes_since(snapshot=again[0], criterion=criterion).stale
+    assert snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.LABELS) == []
+
+
+def test_a_label_recorded_during_the_computation_leaves_the_snapshot_stale(campaign, monkeypatch):
+    """A snapshot is dated when its computation started: a label that arrives while it runs may
+    or may not be in its numbers, so it counts as newer."""
+    criterion, _, _ = build(campaign)
+    unit = Unit.objects.filter(campaign=campaign, level=Level.ANSWER, labels__isnull=True).first()
+    original = snapshots.compute_report
+
+    def slow_compute(**kwargs):
+        report = original(**kwargs)
+        if not Label.objects.filter(unit=unit).exists():
+            Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=1)
+        return report
+
+    monkeypatch.setattr(snapshots, "compute_report", slow_compute)
+    stored = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.MANUAL)
+    assert snapshots.changes_since(snapshot=stored[0], criterion=criterion).labels
+
+
+def test_report_to_show_prefers_the_latest_snapshot_of_its_parameters(campaign):
+    criterion, judge, _ = build(campaign)
+    computed = snapshots.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.05)
+    assert not computed.provenance.from_snapshot and computed.computed_because == "no_snapshot"
+    snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
+    shown = snapshots.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.05)
+    latest = snapshots.latest_snapshot(criterion=criterion, judge=judge, method="robust", alpha=0.05)
+    assert shown.provenance.from_snapshot and shown.provenance.trigger == "import"
+    assert shown.provenance.as_of == latest.created_at
+    assert report_as_json(report=shown.report) == latest.data
+    assert shown.changes == snapshots.Changes()
+    other = snapshots.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.1)
+    assert other.computed_because == "parameters" and other.changes is None

@@ -17,6 +17,7 @@ from annotation import ingest
 from annotation.access import get_campaign_for, roles_of
 from annotation.models import Campaign, Role
 from evaluation.file_import import ImportSummary, import_file
+from evaluation.forms import ImportForm
 
 MANAGERS = [Role.MANAGER]
 
@@ -45,36 +46,11 @@ def _readable_path(upload: UploadedFile, directory: str, stem: str) -> Path:
     return _save(upload, directory, stem)
 
 
-def _form_errors(*, upload: UploadedFile | None, name: str) -> list[ingest.RowError]:
-    problems = []
-    if not name:
-        problems.append(("campaign", "give a campaign name"))
-    if upload is None:
-        problems.append(("file", "choose a file"))
-    elif upload.size > settings.IMPORT_MAX_BYTES:
-        # A body declaring more is refused before it is read (config/middleware.py); this
-        # catches a file sent without a Content-Length.
-        problems.append(
-            (
-                "file",
-                f"{upload.size} bytes is more than the limit of {settings.IMPORT_MAX_BYTES} bytes "
-                "(IMPORT_MAX_BYTES)",
-            )
-        )
-    return [
-        ingest.RowError(file=upload.name if upload else "upload", row=None, field=field, message=message)
-        for field, message in problems
-    ]
-
-
 def _run_import(
-    *, request: HttpRequest, name: str, create: bool
+    *, request: HttpRequest, form: ImportForm, create: bool
 ) -> tuple[ImportSummary | None, list[ingest.RowError], int]:
-    upload = request.FILES.get("file")
-    errors = _form_errors(upload=upload, name=name)
-    if errors:
-        return None, errors, 0
-    mapping_upload = request.FILES.get("mapping")
+    data = form.cleaned_data
+    upload, mapping_upload = data["file"], data["mapping"]
     with tempfile.TemporaryDirectory(prefix="import-") as directory:
         try:
             mapping = None
@@ -85,9 +61,9 @@ def _run_import(
             summary = import_file(
                 path=_readable_path(upload, directory, "data"),
                 name=upload.name,
-                campaign_name=name,
+                campaign_name=data["campaign"],
                 mapping=mapping,
-                update=request.POST.get("update") == "on",
+                update=data["update"],
                 manager=request.user if create else None,
             )
         except ingest.ImportFailed as exc:
@@ -97,28 +73,24 @@ def _run_import(
 
 def _page(request: HttpRequest, *, campaign: Campaign | None) -> HttpResponse:
     summary, errors, more = None, [], 0
-    name = campaign.name if campaign else request.POST.get("campaign", "").strip()
+    form = ImportForm(
+        request.POST if request.method == "POST" else None,
+        request.FILES if request.method == "POST" else None,
+        campaign=campaign,
+        may_manage=lambda existing: Role.MANAGER in roles_of(user=request.user, campaign=existing),
+    )
     if request.method == "POST":
-        existing = Campaign.objects.filter(name=name).first() if campaign is None else None
-        if existing is not None and Role.MANAGER not in roles_of(user=request.user, campaign=existing):
-            # A form error, not 403: the name is taken (names are unique), whoever holds it.
-            errors = [
-                ingest.RowError(
-                    file="upload",
-                    row=None,
-                    field="campaign",
-                    message="this name is taken by a campaign you do not manage: choose another name",
-                )
-            ]
+        if form.is_valid():
+            summary, errors, more = _run_import(request=request, form=form, create=campaign is None)
         else:
-            summary, errors, more = _run_import(request=request, name=name, create=campaign is None)
+            errors = form.row_errors()
     context = {
         "campaign": campaign,
-        "name": name,
+        "name": form.entered_name(),
         "summary": summary,
         "errors": errors,
         "more": more,
-        "update": request.POST.get("update") == "on",
+        "update": bool(form["update"].value()),
         "max_bytes": settings.IMPORT_MAX_BYTES,
         "formats": ", ".join(ingest.FORMATS),
     }

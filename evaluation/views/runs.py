@@ -11,6 +11,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from annotation.access import get_campaign_for
 from annotation.models import Criterion, Role
+from evaluation.forms import JudgeRunForm, ResumeForm
 from evaluation.jobs import cancel_judge_run, resume_judge_run, start_judge_run
 from evaluation.judge import accounting, bindings, runs
 from evaluation.models import Judge, JudgeRun
@@ -19,56 +20,35 @@ VIEWERS = [Role.MANAGER, Role.ANALYST]
 OPERATORS = [Role.MANAGER]
 
 
-def _int_or_none(raw: str | None, *, field: str, errors: list[str]) -> int | None:
-    if raw in (None, ""):
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        errors.append(f"{field}: {raw!r} is not a whole number")
-        return None
-    if value < 1:
-        errors.append(f"{field}: must be at least 1")
-    return value
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def run_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """The campaign's judge runs (managers and analysts); a manager's POST starts one
+    (:class:`~evaluation.forms.JudgeRunForm`) and goes to it, or gives 400 naming the fields."""
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
     errors: list[str] = []
     if request.method == "POST":
         campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
-        criterion = Criterion.objects.filter(
-            campaign=campaign, name=request.POST.get("criterion", "")
-        ).first()
-        if criterion is None:
-            errors.append("criterion: choose one of the campaign's criteria")
-        name = request.POST.get("judge", "").strip()
-        if not name:
-            errors.append("judge: give a name ('lexical' is the offline judge)")
-        scope = request.POST.get("scope", JudgeRun.Scope.ALL)
-        if scope not in JudgeRun.Scope.values:
-            errors.append(f"scope: {scope!r} is not one of {', '.join(JudgeRun.Scope.values)}")
-        concurrency = _int_or_none(request.POST.get("concurrency"), field="concurrency", errors=errors)
-        budget = _int_or_none(request.POST.get("token_budget"), field="token budget", errors=errors)
-        if not errors:
+        form = JudgeRunForm(request.POST, campaign=campaign)
+        if form.is_valid():
+            data = form.cleaned_data
             try:
                 judge = runs.get_or_create_judge(
-                    campaign=campaign, name=name, model=request.POST.get("model", "").strip() or None
+                    campaign=campaign, name=data["judge"], model=data["model"] or None
                 )
                 run = start_judge_run(
-                    criterion=criterion,
+                    criterion=data["criterion"],
                     judge=judge,
-                    scope=scope,
-                    concurrency=concurrency,
-                    token_budget=budget,
+                    scope=data["scope"],
+                    concurrency=data["concurrency"],
+                    token_budget=data["token_budget"],
                     user=request.user,
                 )
             except runs.RunError as exc:
-                errors.append(str(exc))
+                form.add_error(getattr(exc, "field", None), str(exc))
             else:
                 return redirect("evaluation:run_detail", slug=campaign.slug, run_id=run.pk)
+        errors = form.messages()
     context = {
         "campaign": campaign,
         "roles": roles,
@@ -129,13 +109,12 @@ def run_cancel(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 def run_resume(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
     run = get_object_or_404(JudgeRun, pk=run_id, campaign=campaign)
-    errors: list[str] = []
-    budget = _int_or_none(request.POST.get("token_budget"), field="token budget", errors=errors)
-    if errors:
-        messages.error(request, "; ".join(errors))
+    form = ResumeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(form.messages()))
     else:
         try:
-            resume_judge_run(run_id=run.pk, token_budget=budget)
+            resume_judge_run(run_id=run.pk, token_budget=form.cleaned_data["token_budget"])
             messages.success(request, f"Run {run.pk} resumed.")
         except runs.RunError as exc:
             messages.error(request, str(exc))

@@ -1,0 +1,324 @@
+"""The input of the evaluation pages, checked: report parameters (report, history, downloads),
+two campaigns compared, a recomputation asked for, a judge run started or resumed, an import.
+
+A rule the domain owns (which methods exist, what alpha may be, which judge a name means) is
+checked by the domain function, whose error carries its field (``EstimateError.field``); the
+form places the message on that field. Numbers are read as sent, never localised: a French page
+sends "0.05" (its inputs say ``step="any"`` and their values are ``|unlocalize``d).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+from django.conf import settings
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from annotation import ingest
+from annotation.models import Campaign, Criterion
+from evaluation import estimates
+from evaluation.estimates import EstimateError
+from evaluation.models import Judge, JudgeRun
+from evaluation.snapshots import SNAPSHOT_ALPHA
+
+DEFAULT_METHOD = "robust"
+DEFAULT_ALPHA = SNAPSHOT_ALPHA
+DEFAULT_TARGET = 0.05
+
+
+class NumberField(forms.Field):
+    """A number written with a decimal point (never localised); empty is None."""
+
+    def to_python(self, value: Any) -> float | None:
+        if value in self.empty_values:
+            return None
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ValidationError(_("%(value)r is not a number"), params={"value": value}) from None
+
+
+class WholeNumberField(forms.Field):
+    """A whole number of at least 1; empty is None."""
+
+    def to_python(self, value: Any) -> int | None:
+        if value in self.empty_values:
+            return None
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise ValidationError(_("%(value)r is not a whole number"), params={"value": value}) from None
+        if number < 1:
+            raise ValidationError(_("must be at least 1"))
+        return number
+
+
+class MessagesMixin:
+    """The form's errors as ``field: message`` lines (a message on no field alone), the way the
+    evaluation pages list them."""
+
+    def messages(self) -> list[str]:
+        return [
+            str(message) if field == NON_FIELD_ERRORS else f"{field}: {message}"
+            for field, errors in self.errors.items()
+            for message in errors
+        ]
+
+
+@dataclass(frozen=True)
+class ReportParams:
+    """What a report page reads: the judge (None: none yet, or several to choose from, as
+    ``no_judge`` says), the method, alpha and the planner's target half-width; a parameter
+    that was wrong holds its default."""
+
+    judge: Judge | None
+    method: str
+    alpha: float
+    target: float
+    no_judge: str = ""
+
+
+class ReportForm(MessagesMixin, forms.Form):
+    """The GET parameters of a report, its history and its downloads.
+
+    ``judge``: a name among ``judges``; none picks :func:`estimates.pick_default_judge`'s choice
+    (none when several judges were run: the reader picks one). ``method``: robust or study.
+    ``alpha`` and ``target``: strictly between 0 and 1.
+    """
+
+    judge = forms.CharField(required=False)
+    method = forms.CharField(required=False)
+    alpha = NumberField(required=False)
+    target = NumberField(required=False)
+
+    def __init__(self, data: Any, *, judges: list[Judge]) -> None:
+        super().__init__(data)
+        self.judges = judges
+
+    def clean_target(self) -> float:
+        target = self.cleaned_data["target"]
+        if target is None:
+            return DEFAULT_TARGET
+        if not (0 < target < 1):
+            raise ValidationError(
+                _("must be strictly between 0 and 1, got %(value)s"), params={"value": f"{target:g}"}
+            )
+        return target
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if "method" in data:
+            data["method"] = data["method"] or DEFAULT_METHOD
+        if "alpha" in data and data["alpha"] is None:
+            data["alpha"] = DEFAULT_ALPHA
+        self._check("method", estimates.check_method)
+        self._check("alpha", estimates.check_alpha)
+        self._check("judge", lambda name: estimates.choose_judge(judges=self.judges, name=name))
+        return data
+
+    def _check(self, key: str, check: Callable[[Any], Any], *, prefix: str = "") -> None:
+        """Replace ``cleaned_data[key]`` by what the domain's ``check`` returns for it, or place
+        the domain's error on the field it names (under ``prefix``)."""
+        if key not in self.cleaned_data:
+            return
+        try:
+            self.cleaned_data[key] = check(self.cleaned_data[key])
+        except EstimateError as exc:
+            self.add_error(prefix + (exc.field or key), exc.message)
+
+    def params(self) -> ReportParams:
+        """The parameters, each one's default where it was wrong (call after ``is_valid``)."""
+        data = self.cleaned_data
+        judge = data.get("judge")
+        no_judge = ""
+        if judge is None and not self.data.get("judge"):
+            names = ", ".join(j.name for j in self.judges)
+            no_judge = (
+                f"several judges have labeled this campaign: choose one ({names})"
+                if self.judges
+                else "no judge has labeled this campaign yet"
+            )
+        return ReportParams(
+            judge=judge,
+            method=data.get("method", DEFAULT_METHOD),
+            alpha=data.get("alpha", DEFAULT_ALPHA),
+            target=data.get("target", DEFAULT_TARGET),
+            no_judge=no_judge,
+        )
+
+
+class CompareForm(ReportForm):
+    """The report's parameters and the other campaign: ``other`` (a slug among ``candidates``,
+    the campaigns the user manages or analyses) and ``other_judge`` (a name among its judges,
+    defaulting as ``judge`` does). Both campaigns need a judge, and the other the criterion."""
+
+    other = forms.CharField(required=False)
+    other_judge = forms.CharField(required=False)
+
+    def __init__(self, data: Any, *, judges: list[Judge], candidates: list[Campaign], criterion: Criterion):
+        super().__init__(data, judges=judges)
+        self.candidates = candidates
+        self.criterion = criterion
+        self.other_campaign: Campaign | None = None
+        self.other_criterion: Criterion | None = None
+        self.other_judges: list[Judge] = []
+
+    def clean_other(self) -> Campaign | None:
+        slug = self.cleaned_data["other"]
+        if not slug:
+            return None
+        found = next((c for c in self.candidates if c.slug == slug), None)
+        if found is None:
+            # The same answer whether the campaign exists or not: outsiders learn nothing.
+            raise ValidationError(
+                _("%(slug)r is not a campaign you manage or analyse"), params={"slug": slug}
+            )
+        self.other_campaign = found
+        self.other_judges = list(Judge.objects.filter(campaign=found).order_by("name"))
+        self.other_criterion = Criterion.objects.filter(campaign=found, name=self.criterion.name).first()
+        return found
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        other = data.get("other")
+        if other is None:
+            data["other_judge"] = None
+            return data
+        self._check(
+            "other_judge",
+            lambda name: estimates.choose_judge(judges=self.other_judges, name=name),
+            prefix="other_",
+        )
+        if self.errors:
+            return data
+        if self.other_criterion is None:
+            self.add_error("other", f"{other.name!r} has no criterion {self.criterion.name!r}")
+        if data.get("judge") is None:
+            self.add_error("judge", self.params().no_judge)
+        if data.get("other_judge") is None and not self.data.get("other_judge"):
+            names = ", ".join(j.name for j in self.other_judges)
+            self.add_error(
+                "other",
+                f"several judges have labeled this campaign: choose one ({names})"
+                if self.other_judges
+                else "no judge has labeled this campaign yet",
+            )
+        return data
+
+
+class RefreshForm(forms.Form):
+    """A recomputation asked for: the report parameters to come back with, and ``back``
+    ("report" to come back to the report, the history otherwise). The parameters are passed on
+    as sent; the page they come back to checks them."""
+
+    judge = forms.CharField(required=False)
+    method = forms.CharField(required=False)
+    alpha = forms.CharField(required=False)
+    back = forms.ChoiceField(choices=[("", ""), ("report", "report")], required=False)
+
+    def query(self) -> str:
+        """``?judge=...&method=...&alpha=...`` with the parameters sent, or ""."""
+        kept = {
+            key: self.cleaned_data[key] for key in ("judge", "method", "alpha") if self.cleaned_data.get(key)
+        }
+        return "?" + urlencode(kept) if kept else ""
+
+
+class JudgeRunForm(MessagesMixin, forms.Form):
+    """A judge run to start: the criterion (by name), the judge (by name; a new name creates an
+    LLM judge with ``model``, "lexical" is the offline judge), the units, and optional
+    concurrency and token budget."""
+
+    criterion = forms.ModelChoiceField(
+        queryset=Criterion.objects.none(),
+        to_field_name="name",
+        error_messages={
+            "required": _("choose one of the campaign's criteria"),
+            "invalid_choice": _("choose one of the campaign's criteria"),
+        },
+    )
+    judge = forms.CharField(error_messages={"required": _("give a name ('lexical' is the offline judge)")})
+    model = forms.CharField(required=False)
+    scope = forms.ChoiceField(
+        choices=JudgeRun.Scope.choices,
+        required=False,
+        error_messages={"invalid_choice": _("%(value)r is not one of all, missing, failed")},
+    )
+    concurrency = WholeNumberField(required=False)
+    token_budget = WholeNumberField(required=False)
+
+    def __init__(self, data: Any, *, campaign: Campaign) -> None:
+        super().__init__(data)
+        self.fields["criterion"].queryset = Criterion.objects.filter(campaign=campaign)
+
+    def clean_scope(self) -> str:
+        return self.cleaned_data["scope"] or JudgeRun.Scope.ALL
+
+
+class ResumeForm(MessagesMixin, forms.Form):
+    """A run to resume, with an optional new token budget."""
+
+    token_budget = WholeNumberField(required=False)
+
+
+class ImportForm(forms.Form):
+    """An import through the browser: the campaign's name (for a new campaign; an existing one
+    is named by the page), the file, an optional column mapping and whether to replace answers.
+
+    ``user`` may import into an existing campaign by name only when managing it."""
+
+    campaign = forms.CharField(required=False)
+    file = forms.FileField(allow_empty_file=True, error_messages={"required": _("choose a file")})
+    mapping = forms.FileField(required=False, allow_empty_file=True)
+    update = forms.BooleanField(required=False)
+
+    def __init__(self, data: Any = None, files: Any = None, *, campaign: Campaign | None, may_manage) -> None:
+        super().__init__(data, files)
+        self.campaign = campaign
+        self.may_manage = may_manage
+
+    def clean_campaign(self) -> str:
+        if self.campaign is not None:
+            return self.campaign.name
+        name = self.cleaned_data["campaign"].strip()
+        if not name:
+            raise ValidationError(_("give a campaign name"))
+        existing = Campaign.objects.filter(name=name).first()
+        if existing is not None and not self.may_manage(existing):
+            # A form error, not 403: the name is taken (names are unique), whoever holds it.
+            raise ValidationError(
+                _("this name is taken by a campaign you do not manage: choose another name")
+            )
+        return name
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > settings.IMPORT_MAX_BYTES:
+            # A body declaring more is refused before it is read (config/middleware.py); this
+            # catches a file sent without a Content-Length.
+            raise ValidationError(
+                _("%(size)s bytes is more than the limit of %(limit)s bytes (IMPORT_MAX_BYTES)"),
+                params={"size": upload.size, "limit": settings.IMPORT_MAX_BYTES},
+            )
+        return upload
+
+    def row_errors(self) -> list[ingest.RowError]:
+        """The form's errors as the import's own errors (file, row, field, message)."""
+        upload = self.files.get("file")
+        name = upload.name if upload is not None else "upload"
+        return [
+            ingest.RowError(file=name, row=None, field=field, message=str(message))
+            for field, messages in self.errors.items()
+            for message in messages
+        ]
+
+    def entered_name(self) -> str:
+        """The campaign name as typed, to fill the form in again."""
+        if self.campaign is not None:
+            return self.campaign.name
+        return (self.data.get("campaign") or "").strip()

@@ -1,0 +1,207 @@
+"""Template filters and tags of the evaluation pages: numbers, intervals, charts and where the
+numbers come from.
+
+Formatting lives here rather than in the views, after healthchecks' ``hc_extras``. Every filter
+takes what the domain returns (floats that may be None, NaN or infinite, ``Interval``, a
+snapshot's JSON of one group) and gives text; a missing number is a dash.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django import template
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext as _
+
+from evaluation import estimators
+from evaluation.charts import interval_chart
+from evaluation.estimates import Report
+from evaluation.snapshots import Changes, HistoryTable, ThemeComparison
+
+register = template.Library()
+
+DASH = "—"
+# Snapshots drawn in the history chart (the table lists them all).
+CHART_SNAPSHOTS = 20
+
+
+def _number(value: Any) -> float | None:
+    """``value`` as a finite float, or None (None, "", NaN, infinities, anything else)."""
+    if value is None or isinstance(value, str | bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+@register.filter
+def pct(value: Any) -> str:
+    """A rate as a percentage with one decimal: ``0.1234`` is ``12.3%``."""
+    number = _number(value)
+    return DASH if number is None else f"{number * 100:.1f}%"
+
+
+@register.filter
+def number(value: Any, digits: int = 2) -> str:
+    """A number with ``digits`` decimals (2 by default)."""
+    number = _number(value)
+    return DASH if number is None else f"{number:.{int(digits)}f}"
+
+
+@register.filter
+def interval(value: estimators.Interval | None) -> str:
+    """An interval's bounds as percentages, ``[12.3%, 45.6%]``; ``unbounded`` when a bound is
+    infinite (a single label), a dash without an estimate."""
+    if value is None or _number(value.mean) is None:
+        return DASH
+    if math.isinf(value.lo) or math.isinf(value.hi):
+        return "unbounded"
+    return f"[{pct(value.lo)}, {pct(value.hi)}]"
+
+
+@register.filter
+def halfwidth(value: estimators.Interval | None) -> str:
+    """An interval's half-width in percentage points, ``±12.3 pts``; ``∞`` when unbounded."""
+    if value is None or _number(value.mean) is None or math.isnan(value.halfwidth):
+        return DASH
+    return "∞" if math.isinf(value.halfwidth) else points(value.halfwidth)
+
+
+@register.filter
+def points(value: Any) -> str:
+    """A half-width as percentage points: ``0.123`` is ``±12.3 pts``."""
+    number = _number(value)
+    return DASH if number is None else f"±{number * 100:.1f} pts"
+
+
+@register.filter
+def signed_points(value: Any) -> str:
+    """A difference of rates in percentage points with its sign: ``-0.05`` is ``-5.0 pts``."""
+    number = _number(value)
+    return DASH if number is None else f"{number * 100:+.1f} pts"
+
+
+@register.filter
+def signed(value: Any) -> str:
+    """A difference of rates in points with its sign and no unit, as in an interval: ``+5.0``."""
+    number = _number(value)
+    return DASH if number is None else f"{number * 100:+.1f}"
+
+
+@register.filter
+def degrees(value: Any) -> str:
+    """Degrees of freedom: whole when whole (``12``), else one decimal (``45.3``)."""
+    number = _number(value)
+    if number is None:
+        return ""
+    return f"{number:.0f}" if number == round(number) else f"{number:.1f}"
+
+
+@register.filter
+def confidence(alpha: Any) -> str:
+    """The confidence level of ``alpha``: ``0.05`` is ``95%``."""
+    number = _number(alpha)
+    return DASH if number is None else f"{(1 - number) * 100:g}%"
+
+
+@register.filter
+def in_points(value: Any) -> str:
+    """A rate in points with no unit and no useless zero: ``0.05`` is ``5``."""
+    number = _number(value)
+    return DASH if number is None else f"{number * 100:g}"
+
+
+@register.filter
+def snapshot_cell(group: dict[str, Any] | None) -> str:
+    """A snapshot's PPI++ estimate of one group (its JSON) with its interval:
+    ``45.6% [40.1%, 51.2%]``, ``45.6% (unbounded)``, a dash without an estimate."""
+    if not group or group.get("ppi_mean") is None:
+        return DASH
+    lo, hi = group.get("ppi_ci") or (None, None)
+    bounds = f" [{pct(lo)}, {pct(hi)}]" if lo is not None and hi is not None else " (unbounded)"
+    return f"{pct(group['ppi_mean'])}{bounds}"
+
+
+@register.filter
+def used_methods(report: Report) -> list[str]:
+    """The estimators behind a report's intervals, by name, to explain each once."""
+    methods = {g.human.method for g in report.themes} | {g.ppi.method for g in report.themes}
+    return sorted(methods | {report.overall.judge.method})
+
+
+@register.filter
+def changes_text(changes: Changes | None) -> str:
+    """What was recorded after a snapshot, as one phrase: ``new human labels, new judgments``."""
+    if changes is None:
+        return ""
+    parts = [
+        text
+        for happened, text in (
+            (changes.labels, _("new human labels")),
+            (changes.judgments, _("new judgments")),
+            (changes.units, _("units added or removed")),
+            (changes.sample, _("a new sample (other design weights)")),
+        )
+        if happened
+    ]
+    return ", ".join(parts)
+
+
+@register.simple_tag
+def report_chart(report: Report) -> SafeString:
+    """Human, judge and PPI++ estimates with their intervals, per theme and overall (SVG)."""
+    rows = [
+        {
+            "label": group.theme,
+            "estimates": [
+                (name, value.mean, value.lo, value.hi)
+                for name, value in (("Human", group.human), ("Judge", group.judge), ("PPI++", group.ppi))
+            ],
+        }
+        for group in [*report.themes, report.overall]
+    ]
+    return interval_chart(
+        rows=rows, title=f"{report.criterion}: estimates with {confidence(report.alpha)} intervals"
+    )
+
+
+@register.simple_tag
+def history_chart(table: HistoryTable, criterion: str, alpha: float) -> SafeString:
+    """The PPI++ interval of every theme and overall in the latest snapshots (SVG)."""
+    rows = []
+    for row in table.rows[-CHART_SNAPSHOTS:]:
+        estimates = []
+        for theme, group in zip(table.columns, row.groups, strict=True):
+            if group is not None:
+                lo, hi = group.get("ppi_ci") or (None, None)
+                estimates.append((theme, group.get("ppi_mean"), lo, hi))
+        snapshot = row.snapshot
+        rows.append(
+            {"label": f"{snapshot.created_at:%Y-%m-%d %H:%M} · n={snapshot.n_human}", "estimates": estimates}
+        )
+    return interval_chart(
+        rows=rows, title=f"{criterion}: PPI++ per theme over time ({confidence(alpha)} intervals)"
+    )
+
+
+@register.simple_tag
+def comparison_chart(compared: list[ThemeComparison], criterion: str, left: str, right: str) -> SafeString:
+    """Two campaigns' PPI++ intervals side by side, per theme and overall (SVG); ``left`` and
+    ``right`` are the campaigns' names."""
+    names = (left, right)
+    rows = [
+        {
+            "label": row.theme,
+            "estimates": [
+                (name, group.ppi.mean, group.ppi.lo, group.ppi.hi)
+                for name, group in zip(names, (row.left, row.right), strict=True)
+                if group is not None and math.isfinite(group.ppi.mean)
+            ],
+        }
+        for row in compared
+    ]
+    return interval_chart(rows=rows, title=f"{criterion}: PPI++ per theme, {left} vs {right}")

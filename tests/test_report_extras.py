@@ -1,0 +1,100 @@
+"""The template filters and tags of the evaluation pages: numbers, intervals, charts."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from django.template import Context, Template
+
+from evaluation import estimators
+from evaluation.estimates import GroupEstimate, Report
+from evaluation.snapshots import Changes
+from evaluation.templatetags import report_extras as extras
+
+
+def interval(mean: float, lo: float, hi: float) -> estimators.Interval:
+    return estimators.Interval(mean=mean, lo=lo, hi=hi, method="m", alpha=0.05, n=10)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(0.1234, "12.3%"), (1, "100.0%"), (0, "0.0%"), (None, "—"), ("", "—"), (math.nan, "—"), (math.inf, "—")],
+)
+def test_pct_shows_a_rate_with_one_decimal_or_a_dash(value, text):
+    assert extras.pct(value) == text
+
+
+def test_number_rounds_to_the_digits_asked():
+    assert extras.number(0.4567) == "0.46"
+    assert extras.number(41.6, 0) == "42"
+    assert extras.number(math.nan) == extras.number(None) == "—"
+
+
+def test_interval_and_halfwidth_of_bounded_unbounded_and_missing_estimates():
+    bounded = interval(0.5, 0.4, 0.62)
+    assert extras.interval(bounded) == "[40.0%, 62.0%]"
+    assert extras.halfwidth(bounded) == "±11.0 pts"
+    single = interval(1.0, -math.inf, math.inf)
+    assert extras.interval(single) == "unbounded" and extras.halfwidth(single) == "∞"
+    missing = interval(math.nan, math.nan, math.nan)
+    assert extras.interval(missing) == extras.halfwidth(missing) == "—"
+    assert extras.interval(None) == extras.halfwidth(None) == "—"
+
+
+def test_points_signed_points_and_degrees():
+    assert extras.points(0.0512) == "±5.1 pts"
+    assert extras.signed_points(-0.05) == "-5.0 pts" and extras.signed_points(0.031) == "+3.1 pts"
+    assert extras.signed(0.2) == "+20.0" and extras.signed(None) == "—"
+    assert extras.degrees(12.0) == "12" and extras.degrees(45.26) == "45.3" and extras.degrees(None) == ""
+
+
+def test_confidence_and_points_of_a_parameter():
+    assert extras.confidence(0.05) == "95%" and extras.confidence(0.1) == "90%"
+    assert extras.in_points(0.05) == "5" and extras.in_points(0.025) == "2.5"
+
+
+@pytest.mark.parametrize(
+    ("group", "text"),
+    [
+        ({"ppi_mean": 0.5, "ppi_ci": [0.4, 0.6]}, "50.0% [40.0%, 60.0%]"),
+        ({"ppi_mean": 1.0, "ppi_ci": [None, None]}, "100.0% (unbounded)"),
+        ({"ppi_mean": None, "ppi_ci": [None, None]}, "—"),
+        (None, "—"),
+        ({}, "—"),
+    ],
+)
+def test_snapshot_cell_reads_a_groups_json(group, text):
+    assert extras.snapshot_cell(group) == text
+
+
+def test_changes_text_lists_what_was_recorded_since():
+    assert extras.changes_text(Changes()) == "" and extras.changes_text(None) == ""
+    assert extras.changes_text(Changes(labels=True, sample=True)) == (
+        "new human labels, a new sample (other design weights)"
+    )
+
+
+def test_templates_load_the_filters():
+    rendered = Template(
+        "{% load report_extras %}{{ rate|pct }} {{ alpha|confidence }} {{ missing|pct }}"
+    ).render(Context({"rate": 0.25, "alpha": 0.1}))
+    assert rendered == "25.0% 90% —"
+
+
+def test_the_report_chart_escapes_theme_names():
+    def group(theme: str) -> GroupEstimate:
+        est = interval(0.5, 0.4, 0.6)
+        return GroupEstimate(
+            theme=theme, difficulty=None, method="m", size=10, n_human=5, n_paired=5, n_judge=10,
+            human=est, judge=est, ppi=est, agreement=None, effective_n=5.0, missing_judgments=[],
+            weighted=False,
+        )  # fmt: skip
+
+    report = Report(
+        campaign="c", criterion="relevance", level="answer", judge="j", alpha=0.05, method="robust",
+        sample_id=None, themes=[group("<b>RH</b>")], overall=group("overall"),
+    )  # fmt: skip
+    svg = extras.report_chart(report)
+    assert "<svg" in svg and "<b>RH</b>" not in svg and "&lt;b&gt;RH&lt;/b&gt;" in svg
+    assert "95% intervals" in svg
