@@ -204,7 +204,7 @@ def grouped_bar_chart(
 
 def interval_chart(
     *,
-    rows: list[Mapping],
+    rows: Sequence[Mapping],
     title: str,
     x_min: float = 0.0,
     x_max: float = 1.0,

@@ -34,6 +34,7 @@ import numpy as np
 from django.db.models import Count, Sum
 
 from annotation.current_sample import current_sample
+from annotation.errors import FieldError
 from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
 from evaluation import estimators
@@ -45,17 +46,20 @@ OVERALL = "overall"
 ID_CHUNK = 900
 
 
-class EstimateError(ValueError):
+class EstimateError(FieldError):
     """The request cannot be estimated (unknown method, bad alpha, judge of another campaign).
 
     ``field`` names the parameter at fault when there is one (``method``, ``alpha``, ``judge``),
-    so that a form or a command can place ``message``; the text of the error starts with it.
+    so that a form or a command can place ``message`` (the ``reason``); the text of the error
+    starts with it.
     """
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
-        super().__init__(f"{field}: {message}" if field else message)
-        self.field = field
-        self.message = message
+        super().__init__(field, f"{field}: {message}" if field else message)
+
+    @property
+    def message(self) -> str:
+        return self.reason
 
 
 def check_method(method: str) -> str:

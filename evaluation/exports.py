@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
-from typing import IO, Any
+from typing import Any, Protocol
 
 from django.utils import timezone
 from django.utils.text import slugify
@@ -37,6 +37,12 @@ DECIMAL = "0.000"
 INTEGER = "0"
 UNIT_CHUNK = 5000
 EXCEL_TEXT_LIMIT = 32767
+
+
+class Writable(Protocol):
+    """Where CSV goes: an open text file, or an HttpResponse."""
+
+    def write(self, text: str, /) -> object: ...
 
 
 def _finite(value: Any) -> float | None:
@@ -135,7 +141,7 @@ def source_values(provenance: Provenance | None) -> list[str]:
     return [provenance.source, as_of, provenance.trigger]
 
 
-def write_csv(*, report: Report, stream: IO[str], provenance: Provenance | None = None) -> None:
+def write_csv(*, report: Report, stream: Writable, provenance: Provenance | None = None) -> None:
     """Write one criterion's estimates to ``stream`` as CSV: a header row (``HEADERS`` after the
     criterion, the judge, alpha, the texts the numbers rest on and where the numbers come from,
     ``SOURCE_HEADERS``), then one row per theme, per theme x difficulty cell when present, and

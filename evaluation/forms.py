@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
 from django import forms
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.forms.utils import ErrorDict
 from django.utils.translation import gettext_lazy as _
 
 from annotation import ingest
@@ -61,6 +62,8 @@ class WholeNumberField(forms.Field):
 class MessagesMixin:
     """The form's errors as ``field: message`` lines (a message on no field alone), the way the
     evaluation pages list them."""
+
+    errors: ErrorDict
 
     def messages(self) -> list[str]:
         return [
@@ -111,7 +114,7 @@ class ReportForm(MessagesMixin, forms.Form):
         return target
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or self.cleaned_data
         if "method" in data:
             data["method"] = data["method"] or DEFAULT_METHOD
         if "alpha" in data and data["alpha"] is None:
@@ -254,7 +257,9 @@ class JudgeRunForm(MessagesMixin, forms.Form):
 
     def __init__(self, data: Any, *, campaign: Campaign) -> None:
         super().__init__(data)
-        self.fields["criterion"].queryset = Criterion.objects.filter(campaign=campaign)
+        cast(forms.ModelChoiceField, self.fields["criterion"]).queryset = Criterion.objects.filter(
+            campaign=campaign
+        )
 
     def clean_scope(self) -> str:
         return self.cleaned_data["scope"] or JudgeRun.Scope.ALL
@@ -279,12 +284,12 @@ class ImportForm(forms.Form):
 
     def __init__(self, data: Any = None, files: Any = None, *, campaign: Campaign | None, may_manage) -> None:
         super().__init__(data, files)
-        self.campaign = campaign
+        self.target = campaign
         self.may_manage = may_manage
 
     def clean_campaign(self) -> str:
-        if self.campaign is not None:
-            return self.campaign.name
+        if self.target is not None:
+            return self.target.name
         name = self.cleaned_data["campaign"].strip()
         if not name:
             raise ValidationError(_("give a campaign name"))
@@ -310,7 +315,7 @@ class ImportForm(forms.Form):
     def row_errors(self) -> list[ingest.RowError]:
         """The form's errors as the import's own errors (file, row, field, message)."""
         upload = self.files.get("file")
-        name = upload.name if upload is not None else "upload"
+        name = (upload.name if upload is not None else None) or "upload"
         return [
             ingest.RowError(file=name, row=None, field=field, message=str(message))
             for field, messages in self.errors.items()
@@ -319,6 +324,6 @@ class ImportForm(forms.Form):
 
     def entered_name(self) -> str:
         """The campaign name as typed, to fill the form in again."""
-        if self.campaign is not None:
-            return self.campaign.name
+        if self.target is not None:
+            return self.target.name
         return (self.data.get("campaign") or "").strip()

@@ -26,3 +26,10 @@ def table_counts() -> dict[str, int]:
 def write_jsonl(path: Path, records: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return path
+
+
+def bad_content() -> bytes:
+    """The sample file with one row whose answer is empty: refused, naming row 3."""
+    records = [dict(r) for r in RECORDS]
+    records[2]["answer"] = ""
+    return "".join(json.dumps(r) + "\n" for r in records).encode()

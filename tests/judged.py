@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+from django.utils.html import escape
 
 from annotation.models import Criterion, Label, Level, Stage, Unit
 from evaluation.models import Judge, Judgment
@@ -82,3 +85,14 @@ def study_campaign(*, design=DESIGN, name: str = "Imported study"):
                 )
             rows["labeled" if human is not None else "unlabeled"].append((unit, human, verdict))
     return campaign, criterion, judge, units
+
+
+# Reading report pages
+
+
+def row_html(content: str, *, css: str, attribute: str, value: str) -> str:
+    match = re.search(
+        rf'<tr class="{css}[^"]*" data-{attribute}="{re.escape(escape(value))}">(.*?)</tr>', content, re.S
+    )
+    assert match, f"no {css} row for {value!r}"
+    return match.group(1)

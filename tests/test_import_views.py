@@ -8,19 +8,13 @@ from django.urls import reverse
 
 from annotation.models import Answer, Campaign, Membership, Role
 from tests.factories import make_user
-from tests.ingest_files import DATA, JSONL, RECORDS, table_counts
+from tests.ingest_files import DATA, JSONL, RECORDS, bad_content, table_counts
 
 pytestmark = pytest.mark.django_db
 
 
 def upload(name: str = "answers.jsonl", content: bytes | None = None) -> SimpleUploadedFile:
     return SimpleUploadedFile(name, JSONL.read_bytes() if content is None else content)
-
-
-def bad_content() -> bytes:
-    records = [dict(r) for r in RECORDS]
-    records[2]["answer"] = ""
-    return "".join(json.dumps(r) + "\n" for r in records).encode()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from scipy.stats import norm
 
 from evaluation import estimators, planning
 from evaluation.estimates import GroupEstimate, Report, compute_report
-from tests.test_estimates import build_campaign
+from tests.judged import study_campaign
 
 
 def binary_arrays(
@@ -134,7 +134,7 @@ def test_agreement_curve_matches_study_ppi_on_one_replication():
 def test_group_arrays_rebuild_the_groups_counts_and_plan_theme_plans_on_them(db):
     """A report group's confusion counts and judge totals give arrays with the same moments as
     the real ones, so the planner's answer is the one on the real arrays."""
-    _, criterion, judge, _ = build_campaign()
+    _, criterion, judge, _ = study_campaign()
     report = compute_report(criterion=criterion, judge=judge, method="study")
     group = report.themes[0]
     y, yhat, unlabeled = planning.group_arrays(group=group)
@@ -169,7 +169,7 @@ def test_a_group_without_paired_units_has_no_plan_and_the_curve_needs_two():
 
 
 def test_report_curve_is_the_seeded_agreement_curve_at_the_reports_sizes(db):
-    _, criterion, judge, _ = build_campaign()
+    _, criterion, judge, _ = study_campaign()
     report = compute_report(criterion=criterion, judge=judge, method="study")
     curve = planning.report_curve(report=report)
     overall = report.overall

@@ -17,7 +17,7 @@ from evaluation import snapshots
 from evaluation.estimates import compute_report, report_as_json
 from evaluation.models import ReportSnapshot
 from tests.factories import make_answer
-from tests.test_report_views import build, pct, row_html
+from tests.judged import judged_campaign, pct, row_html
 
 
 def url(campaign, name: str = "report") -> str:
@@ -41,7 +41,7 @@ def assert_rows_show(content: str, data: dict) -> None:
 
 @pytest.mark.parametrize("method", ["robust", "study"])
 def test_the_page_shows_the_snapshot_not_a_recomputation(method, campaign, analyst, client_for):
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
     snapshot = ReportSnapshot.objects.get(criterion=criterion, method=method)
     add_label(campaign, criterion)  # no refresh: the snapshot is now behind the labels
@@ -59,7 +59,7 @@ def test_the_page_shows_the_snapshot_not_a_recomputation(method, campaign, analy
 
 
 def test_a_fresh_snapshot_says_nothing_was_recorded_since(campaign, manager, client_for):
-    criterion, _, _ = build(campaign)
+    criterion, _, _ = judged_campaign(campaign)
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.JUDGE_RUN)
     content = client_for(manager).get(url(campaign)).content.decode()
     assert "after a judge run finished." in content
@@ -71,7 +71,7 @@ def test_a_fresh_snapshot_says_nothing_was_recorded_since(campaign, manager, cli
 def test_recompute_now_from_the_report_comes_back_to_fresh_numbers(
     campaign, analyst, client_for, django_capture_on_commit_callbacks
 ):
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
     add_label(campaign, criterion)
     client = client_for(analyst)
@@ -92,7 +92,7 @@ def test_recompute_now_from_the_report_comes_back_to_fresh_numbers(
 
 
 def test_without_a_snapshot_the_page_computes_and_says_so(campaign, analyst, client_for):
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     content = client_for(analyst).get(url(campaign)).content.decode()
     assert "Computed now" in content and "no snapshot of these estimates has been stored yet" in content
     assert 'data-source="computed"' in content and "Recompute now" in content
@@ -100,7 +100,7 @@ def test_without_a_snapshot_the_page_computes_and_says_so(campaign, analyst, cli
 
 
 def test_other_parameters_are_computed_now_even_with_a_snapshot(campaign, analyst, client_for):
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
     add_label(campaign, criterion)
     content = client_for(analyst).get(url(campaign), {"alpha": "0.1"}).content.decode()
@@ -112,7 +112,7 @@ def test_other_parameters_are_computed_now_even_with_a_snapshot(campaign, analys
 
 
 def test_a_recomputation_on_its_way_is_announced(campaign, analyst, client_for):
-    criterion, _, _ = build(campaign)
+    criterion, _, _ = judged_campaign(campaign)
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
     add_label(campaign, criterion)
     snapshots.schedule_refresh(criterion_id=criterion.pk, trigger="labels", delay_s=30)
@@ -121,7 +121,7 @@ def test_a_recomputation_on_its_way_is_announced(campaign, analyst, client_for):
 
 
 def test_new_units_and_a_new_judgment_make_the_snapshot_stale(campaign, analyst, client_for):
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
     make_answer(campaign=campaign, theme="IT")
     content = client_for(analyst).get(url(campaign)).content.decode()
@@ -141,7 +141,7 @@ def _queries(client, path, params=None) -> int:
 def test_a_snapshot_is_read_in_a_fixed_number_of_queries(campaign, analyst, client_for):
     """session, user, campaign, membership, criterion, judges, criteria, snapshot, then what
     changed since: labels, judgments, current sample, units count, schedule."""
-    criterion, _, _ = build(campaign)
+    criterion, _, _ = judged_campaign(campaign)
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
     client = client_for(analyst)
     first = _queries(client, url(campaign))
@@ -158,7 +158,7 @@ def test_a_snapshot_is_read_in_a_fixed_number_of_queries(campaign, analyst, clie
 
 
 def test_two_judges_read_each_judges_snapshot(campaign, analyst, client_for):
-    criterion, imported, lexical = build(campaign, second_judge=True)
+    criterion, imported, lexical = judged_campaign(campaign, second_judge=True)
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
     add_label(campaign, criterion)
     client = client_for(analyst)
@@ -172,7 +172,7 @@ def test_two_judges_read_each_judges_snapshot(campaign, analyst, client_for):
 
 
 def test_downloads_read_what_the_page_shows_and_say_so(campaign, analyst, client_for):
-    criterion, _, _ = build(campaign)
+    criterion, _, _ = judged_campaign(campaign)
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
     snapshot = ReportSnapshot.objects.get(criterion=criterion, method="robust")
     add_label(campaign, criterion)

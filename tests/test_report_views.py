@@ -6,25 +6,16 @@ import re
 
 import pytest
 from django.urls import reverse
-from django.utils.html import escape
 
 from annotation.models import Label, Level, Unit
 from evaluation import planning
 from evaluation.estimates import compute_report, report_as_json
 from evaluation.models import Judge, Judgment
-from tests.judged import HOSTILE, judged_campaign, pct
+from tests.judged import HOSTILE, judged_campaign, pct, row_html
 
 
 def url(campaign, criterion: str = "relevance") -> str:
     return reverse("evaluation:report", args=[campaign.slug, criterion])
-
-
-def row_html(content: str, *, css: str, attribute: str, value: str) -> str:
-    match = re.search(
-        rf'<tr class="{css}[^"]*" data-{attribute}="{re.escape(escape(value))}">(.*?)</tr>', content, re.S
-    )
-    assert match, f"no {css} row for {value!r}"
-    return match.group(1)
 
 
 @pytest.mark.parametrize("persona", ["analyst", "manager"])

@@ -180,7 +180,7 @@ def test_compare_reports_lines_up_themes_of_either_campaign_then_overall(db):
 
 @pytest.mark.parametrize("method", ["robust", "study"])
 def test_a_report_comes_back_from_its_json_with_the_same_numbers(method, campaign):
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     # One theme with a single label: an estimate with an infinite interval, stored as None.
     answer = make_answer(campaign=campaign, theme="Lonely")
     unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
@@ -202,7 +202,7 @@ def test_a_report_comes_back_from_its_json_with_the_same_numbers(method, campaig
 def test_a_label_that_moves_no_number_still_gets_a_newer_snapshot_once(campaign):
     """A withdrawn first label changes no number; the latest snapshot would otherwise look stale
     for ever, recomputation or not."""
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     first = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
     unit = Unit.objects.filter(campaign=campaign, level=Level.ANSWER, labels__isnull=True).first()
     user = make_user(username="withdrawn")
@@ -218,7 +218,7 @@ def test_a_label_that_moves_no_number_still_gets_a_newer_snapshot_once(campaign)
 def test_a_label_recorded_during_the_computation_leaves_the_snapshot_stale(campaign, monkeypatch):
     """A snapshot is dated when its computation started: a label that arrives while it runs may
     or may not be in its numbers, so it counts as newer."""
-    criterion, _, _ = build(campaign)
+    criterion, _, _ = judged_campaign(campaign)
     unit = Unit.objects.filter(campaign=campaign, level=Level.ANSWER, labels__isnull=True).first()
     original = snapshots.compute_report
 
@@ -234,7 +234,7 @@ def test_a_label_recorded_during_the_computation_leaves_the_snapshot_stale(campa
 
 
 def test_report_to_show_prefers_the_latest_snapshot_of_its_parameters(campaign):
-    criterion, judge, _ = build(campaign)
+    criterion, judge, _ = judged_campaign(campaign)
     computed = snapshots.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.05)
     assert not computed.provenance.from_snapshot and computed.computed_because == "no_snapshot"
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)

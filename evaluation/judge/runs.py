@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from annotation.errors import FieldError
 from annotation.models import Campaign, Criterion, Unit
 from evaluation.judge import bindings, prompts
 from evaluation.judge.accounting import sync_counters
@@ -27,8 +28,12 @@ LEXICAL = "lexical"
 IMPORTED = "imported"
 
 
-class RunError(ValueError):
-    """A run cannot be created or changed as asked (the message says why)."""
+class RunError(FieldError):
+    """A run cannot be created or changed as asked (the message says why; ``field`` names the
+    argument at fault when one is)."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(field, message)
 
 
 def get_or_create_judge(
@@ -89,7 +94,7 @@ def _units_in_scope(*, criterion: Criterion, judge: Judge, scope: str):
     elif scope == JudgeRun.Scope.FAILED:
         units = units.filter(Exists(judged.filter(status=Judgment.Status.FAILED)))
     elif scope != JudgeRun.Scope.ALL:
-        raise RunError(f"scope: {scope!r} is not one of all, missing, failed")
+        raise RunError(f"scope: {scope!r} is not one of all, missing, failed", field="scope")
     return units
 
 

@@ -3,25 +3,25 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from annotation.access import campaigns_for, get_campaign_for, may_see_counts
+from annotation.access import AppRequest, campaigns_for, get_campaign_for, may_see_counts
 from annotation.agreement import campaign_agreement, may_see_agreement
 from evaluation.overview import automatic_metrics_sections, campaign_counts
 
 
 @login_required
 @require_GET
-def campaign_list(request: HttpRequest) -> HttpResponse:
+def campaign_list(request: AppRequest) -> HttpResponse:
     campaigns = campaigns_for(user=request.user).order_by("name")
     return render(request, "evaluation/campaign_list.html", {"campaigns": campaigns})
 
 
 @login_required
 @require_GET
-def campaign_overview(request: HttpRequest, slug: str) -> HttpResponse:
+def campaign_overview(request: AppRequest, slug: str) -> HttpResponse:
     # Any role: the automatic metrics hold no judge output and no human label.
     campaign, roles = get_campaign_for(user=request.user, slug=slug)
     context = {

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from annotation.access import campaigns_for
+from annotation.access import AppRequest, campaigns_for
 from annotation.models import Campaign, Membership
 from evaluation import snapshots
 from evaluation.estimates import compute_report
@@ -20,7 +20,7 @@ from evaluation.forms import CompareForm
 from evaluation.views.reports import VIEWERS, criterion_page
 
 
-def _comparable_campaigns(request: HttpRequest, campaign: Campaign) -> list[Campaign]:
+def _comparable_campaigns(request: AppRequest, campaign: Campaign) -> list[Campaign]:
     viewer = Membership.objects.filter(user=request.user, role__in=VIEWERS).values("campaign_id")
     found = campaigns_for(user=request.user).exclude(pk=campaign.pk)
     if not request.user.is_superuser:
@@ -30,7 +30,7 @@ def _comparable_campaigns(request: HttpRequest, campaign: Campaign) -> list[Camp
 
 @login_required
 @require_GET
-def compare(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
+def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """This campaign's PPI++ estimates of the criterion beside another campaign's (two versions
     of the assistant), theme by theme, with the difference and its interval.
 
@@ -56,7 +56,8 @@ def compare(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
         "other_judge": form.cleaned_data.get("other_judge"),
         "errors": form.messages(),
     }
-    if valid and form.other_campaign is not None:
+    # A valid form has its judge and, with another campaign, that campaign's criterion.
+    if valid and params.judge is not None and form.other_criterion is not None:
         left = compute_report(
             criterion=criterion_obj, judge=params.judge, alpha=params.alpha, method=params.method
         )

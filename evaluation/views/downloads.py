@@ -9,9 +9,10 @@ from __future__ import annotations
 import io
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
+from annotation.access import AppRequest
 from annotation.models import Campaign
 from evaluation import exports, snapshots
 from evaluation.forms import ReportForm
@@ -19,7 +20,7 @@ from evaluation.views.reports import criterion_page
 
 
 def _shown_report(
-    request: HttpRequest, slug: str, criterion: str
+    request: AppRequest, slug: str, criterion: str
 ) -> tuple[Campaign, snapshots.ShownReport] | HttpResponse:
     campaign, _, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     form = ReportForm(request.GET, judges=judges)
@@ -36,7 +37,7 @@ def _shown_report(
 
 @login_required
 @require_GET
-def export_xlsx(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
+def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The report as an Excel workbook (summary, automatic metrics, estimates with a chart,
     units, label history), with the report's GET parameters; its estimates are the ones the
     report page shows, and the Summary says where they come from."""
@@ -62,7 +63,7 @@ def export_xlsx(request: HttpRequest, slug: str, criterion: str) -> HttpResponse
 
 @login_required
 @require_GET
-def export_csv(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
+def export_csv(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The report's estimates table as CSV, with the report's GET parameters; the estimates the
     report page shows, with columns saying where they come from."""
     found = _shown_report(request, slug, criterion)

@@ -9,12 +9,12 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import UploadedFile
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from annotation import ingest
-from annotation.access import get_campaign_for, roles_of
+from annotation.access import AppRequest, get_campaign_for, roles_of
 from annotation.models import Campaign, Role
 from evaluation.file_import import ImportSummary, import_file
 from evaluation.forms import ImportForm
@@ -47,7 +47,7 @@ def _readable_path(upload: UploadedFile, directory: str, stem: str) -> Path:
 
 
 def _run_import(
-    *, request: HttpRequest, form: ImportForm, create: bool
+    *, request: AppRequest, form: ImportForm, create: bool
 ) -> tuple[ImportSummary | None, list[ingest.RowError], int]:
     data = form.cleaned_data
     upload, mapping_upload = data["file"], data["mapping"]
@@ -71,8 +71,10 @@ def _run_import(
     return summary, [], 0
 
 
-def _page(request: HttpRequest, *, campaign: Campaign | None) -> HttpResponse:
-    summary, errors, more = None, [], 0
+def _page(request: AppRequest, *, campaign: Campaign | None) -> HttpResponse:
+    summary: ImportSummary | None = None
+    errors: list[ingest.RowError] = []
+    more = 0
     form = ImportForm(
         request.POST if request.method == "POST" else None,
         request.FILES if request.method == "POST" else None,
@@ -100,7 +102,7 @@ def _page(request: HttpRequest, *, campaign: Campaign | None) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def import_new(request: HttpRequest) -> HttpResponse:
+def import_new(request: AppRequest) -> HttpResponse:
     """Import into a new campaign (or one the user manages), named in the form."""
     if not _may_create(request.user):
         raise PermissionDenied("Only staff may create campaigns.")
@@ -109,7 +111,7 @@ def import_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def import_into(request: HttpRequest, slug: str) -> HttpResponse:
+def import_into(request: AppRequest, slug: str) -> HttpResponse:
     """Import more answers (or, with update, replacements) into a campaign the user manages."""
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=MANAGERS)
     return _page(request, campaign=campaign)

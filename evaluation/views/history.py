@@ -9,12 +9,12 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.access import ESTIMATE_REFRESHERS, get_campaign_for, may_refresh_estimates
+from annotation.access import ESTIMATE_REFRESHERS, AppRequest, get_campaign_for, may_refresh_estimates
 from annotation.models import Criterion
 from evaluation import snapshots
 from evaluation.forms import RefreshForm, ReportForm
@@ -24,7 +24,7 @@ from evaluation.views.reports import criterion_page
 
 @login_required
 @require_GET
-def history(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
+def history(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The stored snapshots of the criterion's estimates for one judge, method and alpha, oldest
     first: a chart of the PPI++ intervals per theme as labels arrived, and a table of them all.
     Same GET parameters as the report; a bad one gives 400 naming it."""
@@ -54,7 +54,7 @@ def history(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def refresh(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
+def refresh(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """Ask a worker to recompute and snapshot the criterion's estimates now (the roles of
     annotation.access.ESTIMATE_REFRESHERS), then go back to the history, or to the report when
     ``back`` is "report", with the parameters sent."""

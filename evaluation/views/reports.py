@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from annotation.access import get_campaign_for, may_refresh_estimates
+from annotation.access import AppRequest, get_campaign_for, may_refresh_estimates
 from annotation.models import Campaign, Criterion, Role
 from evaluation import estimators, planning, snapshots
 from evaluation.estimates import METHODS
@@ -24,7 +24,7 @@ VIEWERS = [Role.MANAGER, Role.ANALYST]
 
 
 def criterion_page(
-    *, request: HttpRequest, slug: str, criterion: str
+    *, request: AppRequest, slug: str, criterion: str
 ) -> tuple[Campaign, set[str], Criterion, list[Judge]]:
     """The campaign (403 unless the user is its manager or analyst), the user's roles, the
     criterion by name (404) and the campaign's judges by name: what every report page reads."""
@@ -39,7 +39,7 @@ def campaign_judges(*, campaign: Campaign) -> list[Judge]:
 
 @login_required
 @require_GET
-def report(request: HttpRequest, slug: str, criterion: str) -> HttpResponse:
+def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The report of ``criterion`` for managers and analysts (403 for any other role).
 
     GET parameters as in :class:`~evaluation.forms.ReportForm`; with several judges and none

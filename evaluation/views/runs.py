@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from annotation.access import get_campaign_for
+from annotation.access import AppRequest, get_campaign_for
+from annotation.forms import add_domain_error
 from annotation.models import Criterion, Role
 from evaluation.forms import JudgeRunForm, ResumeForm
 from evaluation.jobs import cancel_judge_run, resume_judge_run, start_judge_run
@@ -22,7 +23,7 @@ OPERATORS = [Role.MANAGER]
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def run_list(request: HttpRequest, slug: str) -> HttpResponse:
+def run_list(request: AppRequest, slug: str) -> HttpResponse:
     """The campaign's judge runs (managers and analysts); a manager's POST starts one
     (:class:`~evaluation.forms.JudgeRunForm`) and goes to it, or gives 400 naming the fields."""
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
@@ -45,7 +46,7 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
                     user=request.user,
                 )
             except runs.RunError as exc:
-                form.add_error(getattr(exc, "field", None), str(exc))
+                add_domain_error(form, exc)
             else:
                 return redirect("evaluation:run_detail", slug=campaign.slug, run_id=run.pk)
         errors = form.messages()
@@ -75,7 +76,7 @@ def _run_context(*, campaign, roles, run: JudgeRun) -> dict:
 
 @login_required
 @require_GET
-def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+def run_detail(request: AppRequest, slug: str, run_id: int) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
     run = get_object_or_404(
         JudgeRun.objects.select_related("judge", "criterion"), pk=run_id, campaign=campaign
@@ -93,7 +94,7 @@ def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def run_cancel(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+def run_cancel(request: AppRequest, slug: str, run_id: int) -> HttpResponse:
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
     run = get_object_or_404(JudgeRun, pk=run_id, campaign=campaign)
     try:
@@ -106,7 +107,7 @@ def run_cancel(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def run_resume(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+def run_resume(request: AppRequest, slug: str, run_id: int) -> HttpResponse:
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
     run = get_object_or_404(JudgeRun, pk=run_id, campaign=campaign)
     form = ResumeForm(request.POST)

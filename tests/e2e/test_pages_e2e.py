@@ -230,7 +230,7 @@ def test_the_import_page_shows_refusals_and_errors_in_place(live_server, browser
     """With JavaScript on (the form posts through htmx), a file over the limit gets the refusal
     (413, the body unread) and a bad file the table of its errors (400); nothing is imported."""
     from annotation.models import Answer
-    from tests.test_import_views import bad_content
+    from tests.ingest_files import bad_content
 
     campaign, _, _, _ = velmont_campaign()
     manager = make_user(username="manon")
