@@ -17,216 +17,45 @@ the conventions it shares with the app come from ``annotation.conventions``.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import re
 import sys
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.conventions import BUILTIN_CRITERIA, DEFAULT_ABSTENTION_PATTERNS, DEFAULT_CITATION_PATTERN
-
-HERE = Path(__file__).resolve().parent
-DATA = HERE / "data"
-OUTPUT = HERE / "campaign.jsonl"
-SEED = 20240315
-REPETITIONS = 6
-MAX_BYTES = 1_500_000
-MIN_SOURCES, MAX_SOURCES = 10, 15
-OPTIONAL_RATE = 0.55
-MAX_OPTIONAL = 2
-HUMAN_SHARE = 0.40
-JUDGE_ERROR_RATE = 0.15
-
-THEMES = ("Finance", "Ressources humaines", "Juridique", "Informatique")
-DIFFICULTIES = ("simple", "intermediaire", "difficile", "inappropriee")
-# The one criterion the demo file labels: a built-in, answer-level one.
-RELEVANCE = "relevance"
-
-# An ordinary answer that the app reads as an abstention would blur the planted abstentions.
-ABSTENTION_PATTERNS = tuple(re.compile(pattern, re.IGNORECASE) for pattern in DEFAULT_ABSTENTION_PATTERNS)
-CITATION = re.compile(DEFAULT_CITATION_PATTERN)
-# In the material, ``{key}`` cites the chunk ``key``; it becomes ``[^id^]`` in the answer.
-PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
-TRAILING_PLACEHOLDERS = re.compile(r"((?:\{[a-z0-9_]+\})+)\.$")
-
-# Defect kinds (README's defect tables); the first three replace the whole answer.
-ENGLISH = "english"
-MISSED_ANSWER = "missed_answer"
-ANSWERED_INAPPROPRIATE = "answered_inappropriate"
-CORRUPTED_CITATION = "corrupted_citation"
-UNSUPPORTED_FIGURE = "unsupported_figure"
-OFF_TOPIC = "off_topic"
-WHOLE_ANSWER_DEFECTS = (ENGLISH, MISSED_ANSWER, ANSWERED_INAPPROPRIATE)
-DEFECT_KINDS = (
-    ENGLISH,
+from demo.checks import check_campaign
+from demo.material import (
+    CHUNKS,
+    CHUNKS_BY_KEY,
+    CITATION,
     CORRUPTED_CITATION,
+    DEFECT_KINDS,
+    DEFECTS,
+    DIFFICULTIES,
+    HUMAN_SHARE,
+    JUDGE_ERROR_RATE,
+    MAX_BYTES,
+    MAX_OPTIONAL,
+    MAX_SOURCES,
+    MIN_SOURCES,
     MISSED_ANSWER,
-    ANSWERED_INAPPROPRIATE,
-    UNSUPPORTED_FIGURE,
     OFF_TOPIC,
+    OPTIONAL_RATE,
+    OUTPUT,
+    PLACEHOLDER,
+    QUESTIONS,
+    RELEVANCE,
+    REPETITIONS,
+    SEED,
+    THEMES,
+    TRAILING_PLACEHOLDERS,
+    UNSUPPORTED_FIGURE,
+    WHOLE_ANSWER_DEFECTS,
+    Defect,
+    Fact,
+    QuestionSpec,
 )
-
-
-@dataclass(frozen=True)
-class Chunk:
-    key: str
-    theme: str
-    title: str
-    page: int
-    text: str
-
-    @property
-    def id(self) -> str:
-        return chunk_id(key=self.key)
-
-
-@dataclass(frozen=True)
-class Fact:
-    """One piece of an answer: alternative prose sentences and the form it takes in a list."""
-
-    prose: tuple[str, ...]
-    bullet: str | None = None
-    core: bool = True
-    # A remark that closes a list instead of being one of its items.
-    aside: bool = False
-
-
-@dataclass(frozen=True)
-class QuestionSpec:
-    qid: str
-    theme: str
-    difficulty: str
-    text: str
-    relevant: tuple[str, ...]
-    intros: tuple[str, ...] = ()
-    facts: tuple[Fact, ...] = ()
-    closings: tuple[str, ...] = ("",)
-    styles: tuple[str, ...] = ("prose", "bullets")
-    titles: tuple[str, ...] = ()
-    leads: tuple[str, ...] = ("En détail :", "Les points clés sont les suivants :", "Dans le détail :")
-    shuffle: bool = False
-    # Inappropriate questions: whole answers, the n-th used for the n-th repetition (None where a
-    # defect replaces it).
-    abstentions: tuple[str | None, ...] = ()
-
-
-@dataclass(frozen=True)
-class Defect:
-    """A planted defect: ``kind`` is one of DEFECT_KINDS, the other fields what that kind needs."""
-
-    kind: str
-    text: str = ""
-    old: str = ""
-    new: str = ""
-    mode: str = ""
-    index: int = 0
-
-
-def chunk_id(*, key: str) -> str:
-    """The short hex id of a chunk: stable for a given key, whatever the order of the material."""
-    return hashlib.sha1(f"castelroc:{key}".encode()).hexdigest()[:5]
-
-
-# --------------------------------------------------------------------------------------------------
-# The material.
-# --------------------------------------------------------------------------------------------------
-
-TITLE_AND_PAGE = re.compile(r"^(?P<title>.+), page (?P<page>\d+)$")
-
-
-def load_chunks(path: Path) -> tuple[Chunk, ...]:
-    """The chunks of ``chunks.md``, in file order.
-
-    ``# Theme`` sets the theme of the chunks below it; ``## key`` opens a chunk, whose first line
-    is ``title, page n`` and whose other lines, up to the next heading, are its text, joined with
-    one space. Other text outside the chunks is commentary.
-    """
-    chunks: list[Chunk] = []
-    theme = ""
-    key: str | None = None
-    body: list[str] = []
-
-    def close() -> None:
-        if key is None:
-            return
-        match = TITLE_AND_PAGE.match(body[0]) if body else None
-        if match is None or len(body) < 2:
-            raise ValueError(f"{path.name}: chunk {key} needs a 'title, page n' line and a text")
-        chunks.append(Chunk(key, theme, match["title"], int(match["page"]), " ".join(body[1:])))
-
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("#"):
-            close()
-            key, body = None, []
-            if line.startswith("## "):
-                key = line[3:].strip()
-            elif line.startswith("# "):
-                theme = line[2:].strip()
-        elif key is not None and line.strip():
-            body.append(line.strip())
-    close()
-    return tuple(chunks)
-
-
-def load_questions(path: Path) -> tuple[QuestionSpec, ...]:
-    """The questions of ``questions.json``, in file order; a field left out takes its default."""
-    specs = []
-    for item in json.loads(path.read_text(encoding="utf-8")):
-        facts = tuple(
-            Fact(
-                prose=tuple(fact["prose"]),
-                bullet=fact.get("bullet"),
-                core=not fact.get("optional", False),
-                aside=fact.get("aside", False),
-            )
-            for fact in item.get("facts", ())
-        )
-        optional = {
-            field: tuple(item[field])
-            for field in ("intros", "closings", "styles", "titles", "leads", "abstentions")
-            if field in item
-        }
-        specs.append(
-            QuestionSpec(
-                qid=item["id"],
-                theme=item["theme"],
-                difficulty=item["difficulty"],
-                text=item["question"],
-                relevant=tuple(item["relevant"]),
-                facts=facts,
-                shuffle=item.get("shuffle", False),
-                **optional,
-            )
-        )
-    return tuple(specs)
-
-
-def load_defects(path: Path) -> dict[str, Defect]:
-    """The defects of ``defects.json`` by answer id: a whole ``answer`` (a list of lines), an
-    off-topic ``paragraph``, a figure changed from ``old`` to ``new``, or the ``citation``-th
-    citation (from 0) corrupted by ``mode``."""
-    defects = {}
-    for answer_id, item in json.loads(path.read_text(encoding="utf-8")).items():
-        defects[answer_id] = Defect(
-            kind=item["kind"],
-            text="\n".join(item["answer"]) if "answer" in item else item.get("paragraph", ""),
-            old=item.get("old", ""),
-            new=item.get("new", ""),
-            mode=item.get("mode", ""),
-            index=item.get("citation", 0),
-        )
-    return defects
-
-
-CHUNKS = load_chunks(DATA / "chunks.md")
-CHUNKS_BY_KEY = {chunk.key: chunk for chunk in CHUNKS}
-QUESTIONS = load_questions(DATA / "questions.json")
-QUESTIONS_BY_ID = {spec.qid: spec for spec in QUESTIONS}
-DEFECTS = load_defects(DATA / "defects.json")
-
 
 # --------------------------------------------------------------------------------------------------
 # Assembly.
@@ -449,143 +278,6 @@ def build_campaign(*, seed: int = SEED) -> list[dict]:
 def render(records: list[dict]) -> str:
     """The JSONL text of the records: one object a line, UTF-8 as it is (no ``\\u`` escapes)."""
     return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
-
-
-# --------------------------------------------------------------------------------------------------
-# Checks.
-# --------------------------------------------------------------------------------------------------
-
-RECORD_FIELDS = (
-    "question_id",
-    "question",
-    "theme",
-    "difficulty",
-    "answer_id",
-    "repetition",
-    "answer",
-    "sources",
-    "labels",
-)
-
-
-def _is_abstention(text: str) -> bool:
-    return any(pattern.search(text) for pattern in ABSTENTION_PATTERNS)
-
-
-def _check_material() -> None:
-    if BUILTIN_CRITERIA.get(RELEVANCE, {}).get("level") != "answer":
-        raise ValueError(f"{RELEVANCE} is no longer a built-in answer-level criterion")
-    ids = [chunk.id for chunk in CHUNKS]
-    if len(set(ids)) != len(ids) or len(CHUNKS_BY_KEY) != len(CHUNKS):
-        raise ValueError("two chunks share a key or an id")
-    for chunk in CHUNKS:
-        if chunk.theme not in THEMES:
-            raise ValueError(f"chunk {chunk.key}: theme {chunk.theme!r}")
-        if not 300 <= len(chunk.text) <= 900:
-            raise ValueError(f"chunk {chunk.key}: {len(chunk.text)} characters, expected 300 to 900")
-    for spec in QUESTIONS:
-        if unknown := [key for key in spec.relevant if key not in CHUNKS_BY_KEY]:
-            raise ValueError(f"{spec.qid}: unknown chunks {unknown}")
-        if spec.abstentions and len(spec.abstentions) != REPETITIONS:
-            raise ValueError(f"{spec.qid}: one abstention per repetition expected")
-        if "heading" in spec.styles and not spec.titles:
-            raise ValueError(f"{spec.qid}: the heading style needs titles")
-        for fact in spec.facts:
-            if not fact.aside and fact.bullet is None and set(spec.styles) - {"prose"}:
-                raise ValueError(f"{spec.qid}: a list item without its list form: {fact.prose[0][:60]}")
-    for answer_id, defect in DEFECTS.items():
-        owner = QUESTIONS_BY_ID.get(answer_id.rsplit("-r", 1)[0])
-        if owner is None or not 1 <= int(answer_id.rsplit("-r", 1)[1]) <= REPETITIONS:
-            raise ValueError(f"defect on an unknown answer {answer_id}")
-        if defect.kind not in DEFECT_KINDS:
-            raise ValueError(f"{answer_id}: unknown defect kind {defect.kind!r}")
-        inappropriate = owner.difficulty == "inappropriee"
-        if defect.kind == ANSWERED_INAPPROPRIATE and not inappropriate:
-            raise ValueError(f"{answer_id}: only an inappropriate question can be answered wrongly")
-        if (
-            defect.kind in (MISSED_ANSWER, UNSUPPORTED_FIGURE, OFF_TOPIC, CORRUPTED_CITATION)
-            and inappropriate
-        ):
-            raise ValueError(f"{answer_id}: {defect.kind} needs an answerable question")
-        if (defect.kind in WHOLE_ANSWER_DEFECTS) != bool(defect.text) and defect.kind != OFF_TOPIC:
-            raise ValueError(f"{answer_id}: {defect.kind} and its text do not match")
-    for spec in QUESTIONS:
-        for repetition, text in enumerate(spec.abstentions, start=1):
-            replacing = DEFECTS.get(f"{spec.qid}-r{repetition}")
-            if not text and (replacing is None or replacing.kind not in WHOLE_ANSWER_DEFECTS):
-                raise ValueError(f"{spec.qid}-r{repetition}: no abstention and no replacing defect")
-
-
-def check_campaign(*, records: list[dict]) -> Counter:
-    """Validate the built records against the material and the declared defects.
-
-    Checks the fields, ids, source counts, that a chunk id always carries the same title, page
-    and text, that exactly the declared answers cite an id outside their sources or read as an
-    abstention (the app's default patterns), and that every theme has every difficulty. Raises
-    ValueError on the first problem; returns the number of answers per (theme, difficulty).
-    """
-    _check_material()
-    values = BUILTIN_CRITERIA[RELEVANCE]["values"]
-    seen_chunks: dict[str, tuple] = {}
-    repetitions: dict[str, set[int]] = {}
-    texts: dict[str, set[str]] = {}
-    bad_citations: dict[str, list[str]] = {}
-    abstaining: set[str] = set()
-    counts: Counter = Counter()
-    for record in records:
-        answer_id = record.get("answer_id", "?")
-        if tuple(record) != RECORD_FIELDS:
-            raise ValueError(f"{answer_id}: fields {tuple(record)}")
-        if record["theme"] not in THEMES or record["difficulty"] not in DIFFICULTIES:
-            raise ValueError(f"{answer_id}: theme or difficulty out of range")
-        if answer_id != f"{record['question_id']}-r{record['repetition']}":
-            raise ValueError(f"{answer_id}: id does not match question and repetition")
-        repetitions.setdefault(record["question_id"], set()).add(record["repetition"])
-        texts.setdefault(record["question_id"], set()).add(record["answer"])
-        sources = record["sources"]
-        source_ids = [source["id"] for source in sources]
-        if not MIN_SOURCES <= len(sources) <= MAX_SOURCES or len(set(source_ids)) != len(source_ids):
-            raise ValueError(f"{answer_id}: {len(sources)} sources, or a duplicate")
-        for source in sources:
-            if set(source) != {"id", "title", "page", "text"}:
-                raise ValueError(f"{answer_id}: source fields {sorted(source)}")
-            known = seen_chunks.setdefault(source["id"], (source["title"], source["page"], source["text"]))
-            if known != (source["title"], source["page"], source["text"]):
-                raise ValueError(f"chunk {source['id']} differs between answers")
-        if "{" in record["answer"]:
-            raise ValueError(f"{answer_id}: an unresolved placeholder")
-        cited = CITATION.findall(record["answer"])
-        outside = [chunk for chunk in cited if chunk not in source_ids]
-        if outside:
-            bad_citations[answer_id] = outside
-        if _is_abstention(record["answer"]):
-            abstaining.add(answer_id)
-        relevance = record["labels"][RELEVANCE]
-        if relevance["human"] not in (*values, None) or relevance["llm"] not in values:
-            raise ValueError(f"{answer_id}: labels {relevance}")
-        counts[(record["theme"], record["difficulty"])] += 1
-    for question_id, reps in repetitions.items():
-        if reps != set(range(1, REPETITIONS + 1)) or len(texts[question_id]) != REPETITIONS:
-            raise ValueError(f"{question_id}: repetitions {sorted(reps)} or repeated answer texts")
-    planted = {answer_id for answer_id, d in DEFECTS.items() if d.kind == CORRUPTED_CITATION}
-    if set(bad_citations) != planted or any(len(ids) != 1 for ids in bad_citations.values()):
-        raise ValueError(f"ids outside the sources: {bad_citations}, declared {sorted(planted)}")
-    expected = {
-        record["answer_id"]
-        for record in records
-        if record["difficulty"] == "inappropriee"
-        and DEFECTS.get(record["answer_id"], Defect("")).kind != ANSWERED_INAPPROPRIATE
-    } | {answer_id for answer_id, d in DEFECTS.items() if d.kind == MISSED_ANSWER}
-    if abstaining != expected:
-        raise ValueError(
-            f"abstentions: unexpected {sorted(abstaining - expected)}, "
-            f"missing {sorted(expected - abstaining)}"
-        )
-    for theme in THEMES:
-        for difficulty in DIFFICULTIES:
-            if not counts[(theme, difficulty)]:
-                raise ValueError(f"no {difficulty} question in {theme}")
-    return counts
 
 
 def _summary(records: list[dict], counts: Counter, *, name: str, size: int) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from demo import build
+from demo import build, checks, material
 from evaluation.demo import DEMO_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,15 +47,15 @@ def test_check_mode_refuses_a_file_that_differs_from_the_material(tmp_path, caps
 
 def test_the_check_flags_an_answer_the_app_would_read_as_an_abstention():
     records = build.build_campaign()
-    assert build.check_campaign(records=records)
+    assert checks.check_campaign(records=records)
     first = records[0]
     first["answer"] = "Je ne trouve pas le chiffre d'affaires. " + first["answer"]
     with pytest.raises(ValueError, match=r"abstentions: unexpected \['Q-FIN-01-r1'\]"):
-        build.check_campaign(records=records)
+        checks.check_campaign(records=records)
 
 
 def test_the_chunks_file_round_trips_every_chunk_with_its_theme_title_and_page():
-    by_key = build.CHUNKS_BY_KEY
+    by_key = material.CHUNKS_BY_KEY
     assert len(by_key) == 74
     chunk = by_key["fin_cr_conso"]
     assert (chunk.theme, chunk.title, chunk.page) == (
@@ -65,4 +65,4 @@ def test_the_chunks_file_round_trips_every_chunk_with_its_theme_title_and_page()
     )
     assert chunk.text.startswith("Compte de résultat consolidé (en millions d'euros) – exercice clos")
     assert "\n" not in chunk.text and "  " not in chunk.text
-    assert {c.theme for c in build.CHUNKS} == set(build.THEMES)
+    assert {c.theme for c in material.CHUNKS} == set(material.THEMES)
