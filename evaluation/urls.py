@@ -15,6 +15,8 @@ urlpatterns = [
     path("", campaigns.campaign_list, name="campaign_list"),
     # Before the overview: "import" would otherwise be read as a campaign slug.
     path("campaigns/import/", import_views.import_new, name="import_new"),
+    path("campaigns/import/format/", import_views.import_format, name="import_format"),
+    path("campaigns/import/example.jsonl", import_views.import_example, name="import_example"),
     path("campaigns/<slug:slug>/", campaigns.campaign_overview, name="campaign_overview"),
     path("campaigns/<slug:slug>/import/", import_views.import_into, name="import_into"),
     path("campaigns/<slug:slug>/judge/", runs.run_list, name="run_list"),

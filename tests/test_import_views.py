@@ -246,3 +246,44 @@ def test_an_upload_kept_in_a_temporary_file_is_imported(client_for, manager, cam
     assert response.context["summary"].answers_created == 20
     assert Answer.objects.filter(campaign=campaign).count() == 20
     assert campaign.chunks.get(external_id="c20-3").text == f"3 {long_text}"
+
+
+def test_the_import_page_links_the_format_and_the_example(client_for, manager, url):
+    page = client_for(manager).get(url).content.decode()
+    assert reverse("evaluation:import_format") in page
+    assert reverse("evaluation:import_example") in page
+
+
+def test_the_format_page_shows_the_format_reference(client_for, manager):
+    response = client_for(manager).get(reverse("evaluation:import_format"))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Fields of a record" in page
+    assert "question_id" in page
+    assert reverse("evaluation:import_example") in page
+
+
+def test_the_example_file_is_downloaded_as_jsonl(client_for, manager):
+    response = client_for(manager).get(reverse("evaluation:import_example"))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/jsonl; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="attest-example.jsonl"'
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    assert all(json.loads(line)["answer"] for line in lines)
+
+
+def test_the_example_file_imports_as_it_is(client_for, manager, campaign, url):
+    from evaluation.views.file_import import EXAMPLE
+
+    example = SimpleUploadedFile("attest-example.jsonl", EXAMPLE.read_bytes())
+    response = client_for(manager).post(url, {"file": example})
+    assert response.status_code == 200
+    assert response.context["summary"].answers_created == 5
+    assert response.context["summary"].judgments == 5
+
+
+@pytest.mark.parametrize("name", ["import_format", "import_example"])
+def test_the_format_and_example_are_for_logged_in_people_and_get_only(client, client_for, manager, name):
+    url = reverse(f"evaluation:{name}")
+    assert client.get(url).status_code == 302
+    assert client_for(manager).post(url).status_code == 405

@@ -9,9 +9,9 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import UploadedFile
-from django.http import HttpResponse
+from django.http import FileResponse, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import ingest
 from annotation.access import AppRequest, get_campaign_for, roles_of
@@ -20,6 +20,10 @@ from evaluation.file_import import ImportSummary, import_file
 from evaluation.forms import ImportForm
 
 MANAGERS = [Role.MANAGER]
+# The format's reference, kept in the repository beside the code that reads it.
+FORMAT_DOC = Path(settings.BASE_DIR) / "docs" / "import-format.md"
+# A few records of the demo campaign: a file the import accepts as it is (a test imports it).
+EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "import-example.jsonl"
 
 
 def _may_create(user) -> bool:
@@ -115,3 +119,22 @@ def import_into(request: AppRequest, slug: str) -> HttpResponse:
     """Import more answers (or, with update, replacements) into a campaign the user manages."""
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=MANAGERS)
     return _page(request, campaign=campaign)
+
+
+@login_required
+@require_GET
+def import_format(request: AppRequest) -> HttpResponse:
+    """The import format's reference (docs/import-format.md), as its text, inside the app."""
+    return render(request, "evaluation/import_format.html", {"text": FORMAT_DOC.read_text(encoding="utf-8")})
+
+
+@login_required
+@require_GET
+def import_example(request: AppRequest) -> FileResponse:
+    """A small valid JSONL file to start from, downloaded."""
+    return FileResponse(
+        EXAMPLE.open("rb"),
+        as_attachment=True,
+        filename="attest-example.jsonl",
+        content_type="application/jsonl; charset=utf-8",
+    )

@@ -75,6 +75,7 @@ def pages(campaign, other, run, people) -> list[tuple[str, str]]:
         ("manon", reverse("evaluation:campaign_overview", args=[slug])),
         ("manon", reverse("evaluation:import_new")),
         ("manon", reverse("evaluation:import_into", args=[slug])),
+        ("manon", reverse("evaluation:import_format")),
         ("manon", reverse("annotation:sampling", args=[slug])),
         ("manon", reverse("annotation:sample_detail", args=[slug, sample.pk])),
         ("manon", reverse("evaluation:run_list", args=[slug])),
