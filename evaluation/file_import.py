@@ -6,17 +6,22 @@ judgments of the campaign's ``imported`` judge, in the same transaction.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from annotation import ingest
 from annotation.ingest.bulk import insert_rows
+from annotation.ingest.checks import check_against_campaign
 from annotation.models import Campaign, Membership, Role
+from evaluation import import_previews
+from evaluation.import_previews import StoredUpload
 from evaluation.judge.runs import IMPORTED
 from evaluation.models import Judge, Judgment, ReportSnapshot
 from evaluation.tasks import enqueue_refresh
@@ -67,6 +72,141 @@ class ImportSummary:
             )
         lines.extend(f"warning: {warning}" for warning in self.warnings)
         return lines
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Questions and answers of one theme (or one difficulty) in a previewed file."""
+
+    name: str
+    questions: int
+    answers: int
+
+
+@dataclass(frozen=True)
+class LabelsPresent:
+    """The labels a previewed file carries for one criterion at one level: units labelled, and
+    how many of them by a human and by a judge."""
+
+    criterion: str
+    level: str
+    units: int
+    human: int
+    llm: int
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    """What importing a file would do, found by checking it (pass 1 and the checks against the
+    campaign) without writing anything."""
+
+    file: str
+    campaign_name: str
+    campaign_exists: bool
+    answers: int
+    answers_replaced: int
+    questions: int
+    questions_new: int
+    chunks: int
+    themes: list[Breakdown]
+    difficulties: list[Breakdown]
+    labels: list[LabelsPresent]
+    warnings: list[str]
+    token: str = ""
+
+    @property
+    def answers_new(self) -> int:
+        return self.answers - self.answers_replaced
+
+
+def _breakdown(checked: ingest.CheckedFile, attribute: str) -> list[Breakdown]:
+    counts: dict[str, list[int]] = {}
+    for question in checked.questions.values():
+        count = counts.setdefault(getattr(question, attribute), [0, 0])
+        count[0] += 1
+        count[1] += question.answers
+    return [Breakdown(name=name, questions=q, answers=a) for name, (q, a) in sorted(counts.items())]
+
+
+def preview_file(
+    *,
+    path: str | Path,
+    campaign_name: str,
+    mapping: ingest.ImportMapping | Mapping | str | Path | None = None,
+    update: bool = False,
+    name: str | None = None,
+) -> ImportPreview:
+    """What ``import_file`` with these arguments would import, without writing anything: the
+    file checked whole (pass 1) and against the campaign, counted by theme, difficulty and
+    criterion. Raises ``annotation.ingest.ImportFailed`` with the very errors the import would
+    give (a later import can still fail if the campaign changes meanwhile)."""
+    checked = ingest.check_file(path=path, name=name, mapping=_mapping(mapping))
+    campaign = Campaign.objects.filter(name=campaign_name.strip()).first()
+    existing = check_against_campaign(checked=checked, campaign=campaign, update=update)
+    return ImportPreview(
+        file=checked.name,
+        campaign_name=campaign_name.strip(),
+        campaign_exists=campaign is not None,
+        answers=checked.count,
+        answers_replaced=len(existing.replaced),
+        questions=len(checked.questions),
+        questions_new=len(checked.questions) - len(existing.questions),
+        chunks=len(checked.chunks),
+        themes=_breakdown(checked, "theme"),
+        difficulties=_breakdown(checked, "difficulty"),
+        labels=[
+            LabelsPresent(criterion=criterion, level=level, units=uses.count, human=uses.human, llm=uses.llm)
+            for (criterion, level), uses in sorted(checked.labels.items())
+        ],
+        warnings=checked.warnings + existing.warnings,
+    )
+
+
+def _stored_mapping(stored: StoredUpload) -> ingest.ImportMapping | None:
+    if stored.mapping is None:
+        return None
+    return ingest.read_mapping(path=stored.mapping, name=stored.mapping_name)
+
+
+def preview_upload(
+    *, upload: UploadedFile, mapping: UploadedFile | None, user_id: int, campaign_name: str, update: bool
+) -> ImportPreview:
+    """Keep ``upload`` for a confirmation by ``user_id`` and preview its import; the preview's
+    ``token`` names it for ``import_previewed``. A file that would be refused is not kept
+    (ImportFailed, as from ``preview_file``)."""
+    stored = import_previews.store_upload(
+        upload=upload, mapping=mapping, user_id=user_id, campaign=campaign_name, update=update
+    )
+    try:
+        preview = preview_file(
+            path=stored.data,
+            name=stored.name,
+            campaign_name=campaign_name,
+            mapping=_stored_mapping(stored),
+            update=update,
+        )
+    except BaseException:
+        import_previews.discard(stored)
+        raise
+    return dataclasses.replace(preview, token=stored.token)
+
+
+def import_previewed(*, stored: StoredUpload, manager: User | None = None) -> ImportSummary:
+    """Import the upload a preview kept (see ``evaluation.import_previews.open_upload``), with
+    the choices made with it, then delete it, imported or refused. Raises PreviewRefused when
+    another confirmation took it first, ImportFailed as ``import_file`` does."""
+    claimed = import_previews.claim(stored)
+    try:
+        return import_file(
+            path=claimed.data,
+            name=claimed.name,
+            campaign_name=claimed.campaign,
+            mapping=_stored_mapping(claimed),
+            update=claimed.update,
+            manager=manager,
+        )
+    finally:
+        import_previews.discard(claimed)
 
 
 def _mapping(mapping: ingest.ImportMapping | Mapping | str | Path | None) -> ingest.ImportMapping | None:

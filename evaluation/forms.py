@@ -22,7 +22,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation import ingest
 from annotation.models import Campaign, Criterion
-from evaluation import estimates
+from evaluation import estimates, import_previews
 from evaluation.estimates import EstimateError
 from evaluation.models import Judge, JudgeRun
 from evaluation.snapshots import SNAPSHOT_ALPHA
@@ -271,6 +271,18 @@ class ResumeForm(MessagesMixin, forms.Form):
     token_budget = WholeNumberField(required=False)
 
 
+def _campaign_name(name: str, *, may_manage: Callable[[Campaign], bool]) -> str:
+    """A campaign name typed on the new-campaign page: not empty, and new or managed."""
+    name = name.strip()
+    if not name:
+        raise ValidationError(_("give a campaign name"))
+    existing = Campaign.objects.filter(name=name).first()
+    if existing is not None and not may_manage(existing):
+        # A form error, not 403: the name is taken (names are unique), whoever holds it.
+        raise ValidationError(_("this name is taken by a campaign you do not manage: choose another name"))
+    return name
+
+
 class ImportForm(forms.Form):
     """An import through the browser: the campaign's name (for a new campaign; an existing one
     is named by the page), the file, an optional column mapping and whether to replace answers.
@@ -281,6 +293,8 @@ class ImportForm(forms.Form):
     file = forms.FileField(allow_empty_file=True, error_messages={"required": _("choose a file")})
     mapping = forms.FileField(required=False, allow_empty_file=True)
     update = forms.BooleanField(required=False)
+    # The page's form asks for a preview first; a POST without it imports at once.
+    preview = forms.BooleanField(required=False)
 
     def __init__(self, data: Any = None, files: Any = None, *, campaign: Campaign | None, may_manage) -> None:
         super().__init__(data, files)
@@ -290,16 +304,7 @@ class ImportForm(forms.Form):
     def clean_campaign(self) -> str:
         if self.target is not None:
             return self.target.name
-        name = self.cleaned_data["campaign"].strip()
-        if not name:
-            raise ValidationError(_("give a campaign name"))
-        existing = Campaign.objects.filter(name=name).first()
-        if existing is not None and not self.may_manage(existing):
-            # A form error, not 403: the name is taken (names are unique), whoever holds it.
-            raise ValidationError(
-                _("this name is taken by a campaign you do not manage: choose another name")
-            )
-        return name
+        return _campaign_name(self.cleaned_data["campaign"], may_manage=self.may_manage)
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
@@ -327,3 +332,37 @@ class ImportForm(forms.Form):
         if self.target is not None:
             return self.target.name
         return (self.data.get("campaign") or "").strip()
+
+
+class ConfirmImportForm(forms.Form):
+    """The confirmation of a previewed import: the preview's token, which must be this user's,
+    for this page's campaign (``campaign``; None on the new-campaign page, where the token's
+    campaign name is checked again as typed), not expired and not yet imported."""
+
+    token = forms.CharField(max_length=1000)
+
+    def __init__(self, data: Any = None, *, campaign: Campaign | None, may_manage, user_id: int) -> None:
+        super().__init__(data)
+        self.target = campaign
+        self.may_manage = may_manage
+        self.user_id = user_id
+
+    def clean_token(self) -> import_previews.StoredUpload:
+        token = self.cleaned_data["token"]
+        # On the new-campaign page the token's own campaign name stands, checked again below.
+        name = self.target.name if self.target is not None else None
+        try:
+            stored = import_previews.open_upload(token=token, user_id=self.user_id, campaign=name)
+        except import_previews.PreviewRefused as exc:
+            raise ValidationError(str(exc)) from None
+        if self.target is None:
+            _campaign_name(stored.campaign, may_manage=self.may_manage)
+        return stored
+
+    def row_errors(self) -> list[ingest.RowError]:
+        """The form's errors as the import's own errors (file, row, field, message)."""
+        return [
+            ingest.RowError(file="upload", row=None, field=field, message=str(message))
+            for field, messages in self.errors.items()
+            for message in messages
+        ]

@@ -45,6 +45,8 @@ class QuestionSeen:
     text: bytes  # text_digest of the question's text
     theme: str
     difficulty: str
+    # Its answers in the file (a preview counts answers per theme and difficulty).
+    answers: int = 1
 
 
 @dataclass(slots=True)
@@ -64,6 +66,9 @@ class LabelUses:
 
     count: int = 0
     first: list[tuple[int, int, str]] = field(default_factory=list)
+    # Of the ``count`` units, how many carry a human label and how many a judge label.
+    human: int = 0
+    llm: int = 0
 
 
 @dataclass(frozen=True)
@@ -266,6 +271,7 @@ class _FirstPass:
                 row=record.row, text=digest, theme=record.theme, difficulty=record.difficulty
             )
             return
+        first.answers += 1
         for attribute, differs in (
             ("question", digest != first.text),
             ("theme", record.theme != first.theme),
@@ -303,6 +309,8 @@ class _FirstPass:
         for label, level in placed:
             uses = self.checked.labels.setdefault((label.criterion, level), LabelUses())
             uses.count += 1
+            uses.human += label.human is not None
+            uses.llm += label.llm is not None
             if len(uses.first) < MAX_ERRORS:
                 uses.first.append((self.label_order, record.row, label.field))
             self.label_order += 1

@@ -16,8 +16,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation import ingest
 from annotation.access import AppRequest, get_campaign_for, roles_of
 from annotation.models import Campaign, Role
-from evaluation.file_import import ImportSummary, import_file
-from evaluation.forms import ImportForm
+from evaluation.file_import import ImportPreview, ImportSummary, import_file, import_previewed, preview_upload
+from evaluation.forms import ConfirmImportForm, ImportForm
+from evaluation.import_previews import PreviewRefused
 
 MANAGERS = [Role.MANAGER]
 # The format's reference, kept in the repository beside the code that reads it.
@@ -75,25 +76,76 @@ def _run_import(
     return summary, [], 0
 
 
+def _preview(
+    *, request: AppRequest, form: ImportForm
+) -> tuple[ImportPreview | None, list[ingest.RowError], int]:
+    data = form.cleaned_data
+    try:
+        preview = preview_upload(
+            upload=data["file"],
+            mapping=data["mapping"],
+            user_id=request.user.pk,
+            campaign_name=data["campaign"],
+            update=data["update"],
+        )
+    except ingest.ImportFailed as exc:
+        return None, exc.errors, exc.more
+    return preview, [], 0
+
+
+def _confirm(
+    *, request: AppRequest, form: ConfirmImportForm, create: bool
+) -> tuple[ImportSummary | None, list[ingest.RowError], int]:
+    stored = form.cleaned_data["token"]
+    try:
+        summary = import_previewed(stored=stored, manager=request.user if create else None)
+    except ingest.ImportFailed as exc:
+        return None, exc.errors, exc.more
+    except PreviewRefused as exc:
+        return None, [ingest.RowError(file=stored.name, row=None, field=exc.field, message=str(exc))], 0
+    return summary, [], 0
+
+
 def _page(request: AppRequest, *, campaign: Campaign | None) -> HttpResponse:
+    """The import page. Its form asks for a preview (``preview``): the file is checked and kept,
+    nothing is written, and the preview's confirmation (``token``) imports that very file. A
+    POST of a file without ``preview`` imports it at once (scripts, and the page before it
+    previewed)."""
     summary: ImportSummary | None = None
+    preview: ImportPreview | None = None
     errors: list[ingest.RowError] = []
     more = 0
+
+    def may_manage(existing: Campaign) -> bool:
+        return Role.MANAGER in roles_of(user=request.user, campaign=existing)
+
+    posted = request.method == "POST"
     form = ImportForm(
-        request.POST if request.method == "POST" else None,
-        request.FILES if request.method == "POST" else None,
+        request.POST if posted and "token" not in request.POST else None,
+        request.FILES if posted and "token" not in request.POST else None,
         campaign=campaign,
-        may_manage=lambda existing: Role.MANAGER in roles_of(user=request.user, campaign=existing),
+        may_manage=may_manage,
     )
-    if request.method == "POST":
-        if form.is_valid():
-            summary, errors, more = _run_import(request=request, form=form, create=campaign is None)
+    if posted and "token" in request.POST:
+        confirm = ConfirmImportForm(
+            request.POST, campaign=campaign, may_manage=may_manage, user_id=request.user.pk
+        )
+        if confirm.is_valid():
+            summary, errors, more = _confirm(request=request, form=confirm, create=campaign is None)
         else:
+            errors = confirm.row_errors()
+    elif posted:
+        if not form.is_valid():
             errors = form.row_errors()
+        elif form.cleaned_data["preview"]:
+            preview, errors, more = _preview(request=request, form=form)
+        else:
+            summary, errors, more = _run_import(request=request, form=form, create=campaign is None)
     context = {
         "campaign": campaign,
-        "name": form.entered_name(),
+        "name": summary.campaign.name if summary and campaign is None else form.entered_name(),
         "summary": summary,
+        "preview": preview,
         "errors": errors,
         "more": more,
         "update": bool(form["update"].value()),

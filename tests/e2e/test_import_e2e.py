@@ -1,0 +1,76 @@
+"""The import page in a real Chromium under the Content-Security-Policy, DEBUG off: a bad file's
+errors appear in the page (htmx swaps the 400 in), a good file is previewed with nothing
+written, and the confirmation imports it.
+
+Screenshots go to var/screenshots/.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from annotation.models import Answer, Role
+from tests.e2e.conftest import needs_chromium
+from tests.e2e.test_pages_e2e import open_context
+from tests.factories import add_member, make_campaign, make_user
+from tests.ingest_files import JSONL, bad_content, table_counts
+
+SCREENSHOTS = Path(settings.VAR_DIR) / "screenshots"
+
+pytestmark = [pytest.mark.e2e, needs_chromium]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("locale", "width"), [("en-GB", 1440), ("fr-FR", 390)])
+def test_a_bad_file_shows_its_errors_then_a_good_one_is_previewed_and_imported(
+    live_server, browser, settings, tmp_path, locale, width
+):
+    assert settings.DEBUG is False
+    settings.VAR_DIR = tmp_path
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    campaign = make_campaign(name="Castelroc (e2e)")
+    manager = make_user(username="manon")
+    add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
+    context, page, problems = open_context(browser, live_server, width=width, locale=locale, user=manager)
+    shot = f"import-{locale[:2]}-{width}"
+    page.goto(live_server.url + reverse("evaluation:import_into", args=[campaign.slug]))
+    before = table_counts()
+
+    bad = tmp_path / "answers.jsonl"
+    bad.write_bytes(bad_content())
+    page.set_input_files("#file", str(bad))
+    page.click("main form button[type=submit]")
+    page.wait_for_selector("#import-result table")
+    rows = page.locator("#import-result tbody tr")
+    assert rows.count() == 1
+    file, row, field, message = rows.first.locator("td").all_inner_texts()
+    assert (file, row, field) == ("answers.jsonl", "3", "answer")
+    assert "must not be empty" in message
+    page.screenshot(path=str(SCREENSHOTS / f"{shot}-errors.png"), full_page=True)
+    assert table_counts() == before
+
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(JSONL.read_bytes())
+    page.set_input_files("#file", str(good))
+    page.click("main form button[type=submit]")
+    page.wait_for_selector(".import-preview")
+    shown = page.inner_text(".import-preview")
+    assert "Finance" in shown and "RH" in shown and "relevance" in shown
+    page.screenshot(path=str(SCREENSHOTS / f"{shot}-preview.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert table_counts() == before
+
+    page.click(".import-preview button[type=submit]")
+    page.wait_for_selector(".import-preview", state="detached")
+    page.wait_for_selector("#import-result .stat")
+    assert Answer.objects.filter(campaign=campaign).count() == 4
+    page.screenshot(path=str(SCREENSHOTS / f"{shot}-imported.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert page.evaluate("window.__violations") == []
+    # The bad file's answer is a 400, which the browser reports; nothing else may fail.
+    assert [p for p in problems if "400" not in p] == []
+    context.close()
