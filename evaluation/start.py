@@ -15,16 +15,18 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from annotation.models import Answer, Campaign, Criterion, Membership, Role, Sample, Stage
 from annotation.workflow import STAGE_ROLE, stages_for
 from annotation.workflow.queue import available_count
 from evaluation.models import JudgeRun
 
+# Verbs, told apart from the nouns "Label" and "Review" of other pages by their context.
 STAGE_ACTIONS: dict[str, str | Promise] = {
-    Stage.LABEL: _("Label"),
-    Stage.REVIEW: _("Review"),
-    Stage.ADJUDICATION: _("Adjudicate"),
+    Stage.LABEL: pgettext_lazy("start page action", "Label"),
+    Stage.REVIEW: pgettext_lazy("start page action", "Review"),
+    Stage.ADJUDICATION: pgettext_lazy("start page action", "Adjudicate"),
 }
 
 
