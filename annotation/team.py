@@ -141,29 +141,41 @@ def _release_leases(*, campaign: Campaign, user: User, roles: Iterable[str]) -> 
     return _leases(campaign=campaign, user=user, roles=roles).update(expires_at=now, updated_at=now)
 
 
+def check_revocable(*, campaign: Campaign, user: User, roles: Iterable[str]) -> list[Membership]:
+    """The memberships revoking ``roles`` from ``user`` would delete.
+
+    Raises TeamError (field ``role``) when the person holds none of ``roles``, or when revoking
+    them would leave the campaign without a manager.
+    """
+    held = list(
+        Membership.objects.filter(campaign=campaign, user=user, role__in=set(roles)).select_related(
+            "user", "campaign"
+        )
+    )
+    name = user.get_username()
+    if not held:
+        message = _("%(name)s does not hold this role.") % {"name": name}
+        raise TeamError("role", f"role: {message}")
+    if any(m.role == Role.MANAGER for m in held):
+        others = Membership.objects.filter(campaign=campaign, role=Role.MANAGER).exclude(user=user)
+        if not others.exists():
+            message = _("%(name)s is the campaign's last manager; make someone else manager first.") % {
+                "name": name
+            }
+            raise TeamError("role", f"role: {message}")
+    return held
+
+
 def revoke_roles(*, campaign: Campaign, user: User, roles: Iterable[str], by: User) -> list[str]:
     """Take ``roles`` from ``user`` in ``campaign``; the roles they held and lost.
 
-    Their labels stay; their live leases at the stages of those roles end. Raises TeamError
-    (field ``role``) when this would leave the campaign without a manager: the check and the
-    change happen with the campaign's row locked, so two managers removing each other at once
-    cannot both succeed.
+    Their labels stay; their live leases at the stages of those roles end. Raises TeamError as
+    :func:`check_revocable` does; the check and the change happen with the campaign's row
+    locked, so two managers removing each other at once cannot both succeed.
     """
-    wanted = set(roles)
     with transaction.atomic():
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
-        held = list(
-            Membership.objects.filter(campaign=campaign, user=user, role__in=wanted).select_related(
-                "user", "campaign"
-            )
-        )
-        if any(m.role == Role.MANAGER for m in held):
-            others = Membership.objects.filter(campaign=campaign, role=Role.MANAGER).exclude(user=user)
-            if not others.exists():
-                message = _("%(name)s is the campaign's last manager; make someone else manager first.") % {
-                    "name": user.get_username()
-                }
-                raise TeamError("role", f"role: {message}")
+        held = check_revocable(campaign=campaign, user=user, roles=roles)
         lost = [m.role for m in held]
         _record(by=by, memberships=held, flag=DELETION, message="revoked " + ", ".join(sorted(lost)))
         Membership.objects.filter(pk__in=[m.pk for m in held]).delete()

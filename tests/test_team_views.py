@@ -164,6 +164,21 @@ def test_the_last_manager_keeps_the_role(client_for, campaign, manager):
     assert not LogEntry.objects.exists()
 
 
+def test_the_confirmation_page_already_refuses_to_revoke_the_last_manager(client_for, campaign, manager):
+    response = client_for(manager).get(url(campaign, "team_remove"), {"user": manager.pk})
+    assert response.status_code == 400
+    assert "last manager" in response.content.decode() and 'class="danger"' not in response.content.decode()
+
+
+def test_revoking_a_role_the_member_does_not_hold_is_refused(client_for, campaign, manager, annotator):
+    for method in ("get", "post"):
+        data = {"user": annotator.pk, "role": "reviewer"}
+        response = getattr(client_for(manager), method)(url(campaign, "team_revoke"), data)
+        assert response.status_code == 400
+        assert "annotator does not hold this role." in response.content.decode()
+    assert roles(campaign, annotator) == {"annotator"}
+
+
 def test_with_a_second_manager_a_manager_may_step_down(client_for, campaign, manager):
     other = member(campaign, Role.MANAGER)
     response = client_for(manager).post(url(campaign, "team_revoke"), {"user": manager.pk, "role": "manager"})

@@ -164,6 +164,11 @@ def _removal(request: AppRequest, slug: str, *, whole: bool) -> HttpResponse:
     user = form.cleaned_data["user"]
     roles = [role.value for role in Role] if whole else [form.cleaned_data["role"]]
     if request.method == "GET":
+        try:
+            team.check_revocable(campaign=campaign, user=user, roles=roles)
+        except team.TeamError as error:
+            add_domain_error(form, error)
+            return _team_page(request, campaign, form=AddMemberForm(), refused=form)
         context = {
             "campaign": campaign,
             "form": form,
