@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.urls import reverse
 
 from annotation.models import Membership, Role
+from annotation.workflow import next_unit
 from tests.e2e.conftest import needs_chromium
 from tests.e2e.test_pages_e2e import SCREENSHOTS, open_context, visit
 from tests.factories import add_member, make_campaign, make_user, sampled
@@ -57,7 +59,9 @@ def test_team_and_start_pages_in_english_and_french_at_desktop_and_phone_widths(
     add_member(campaign=campaign, user=manon, roles=[Role.MANAGER, Role.ANNOTATOR])
     for name, role in (("claire", Role.ANNOTATOR), ("marc", Role.REVIEWER), ("anna", Role.ANALYST)):
         add_member(campaign=campaign, user=make_user(username=name), roles=[role])
-    sampled(campaign=campaign, answers=3)
+    criterion, _ = sampled(campaign=campaign, answers=3)
+    claire = User.objects.get(username="claire")
+    next_unit(user=claire, criterion=criterion, stage="label")  # a lease the confirmation counts
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for locale in ("en-GB", "fr-FR"):
         for width in (1440, 390):
@@ -67,6 +71,7 @@ def test_team_and_start_pages_in_english_and_french_at_desktop_and_phone_widths(
             for name, path in (
                 ("start", reverse("evaluation:start")),
                 ("team", reverse("annotation:team", args=[campaign.slug])),
+                ("remove", reverse("annotation:team_remove", args=[campaign.slug]) + f"?user={claire.pk}"),
             ):
                 visit(page, live_server.url + path, problems)
                 assert page.get_attribute("html", "lang") == locale[:2]
