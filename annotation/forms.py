@@ -11,13 +11,16 @@ from collections.abc import Iterable
 from typing import cast
 
 from django import forms
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
+from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError
-from annotation.models import Criterion, Stage
+from annotation.models import Campaign, Criterion, Stage
+from annotation.team import ROLE_NAMES, ROLE_ORDER
 
 THEME_BUDGET_PREFIX = "theme_budget:"
 
@@ -213,3 +216,39 @@ class HistoryFilterForm(forms.Form):
             "criterion_id": by_name.get(selected["criterion"]),
             "stage": selected["stage"] or None,
         }
+
+
+# The team page (managers): add a member, grant or revoke a role, remove a member.
+
+
+def _role_choices() -> list[tuple[str, str | Promise]]:
+    return [(role.value, ROLE_NAMES[role]) for role in ROLE_ORDER]
+
+
+class AddMemberForm(forms.Form):
+    """An existing account, by username, and the roles it gets; annotator unless said otherwise."""
+
+    username = forms.CharField(label=_("Username"), max_length=150)
+    roles = forms.MultipleChoiceField(
+        label=_("Roles"), choices=_role_choices, widget=forms.CheckboxSelectMultiple, initial=["annotator"]
+    )
+
+    def clean_username(self) -> str:
+        return self.cleaned_data["username"].strip()
+
+
+class MemberForm(forms.Form):
+    """One member of the campaign (a hidden field on the team page's buttons)."""
+
+    user: forms.ModelChoiceField = forms.ModelChoiceField(queryset=None, widget=forms.HiddenInput)
+
+    def __init__(self, data=None, *, campaign: Campaign) -> None:
+        super().__init__(data)
+        people = get_user_model().objects.filter(memberships__campaign=campaign).distinct()
+        cast(forms.ModelChoiceField, self.fields["user"]).queryset = people
+
+
+class MemberRoleForm(MemberForm):
+    """One member and one role: what a grant or a revocation names."""
+
+    role = forms.ChoiceField(label=_("Role"), choices=_role_choices)

@@ -43,4 +43,9 @@ urlpatterns: list = [
     # Label history (managers)
     path("campaigns/<slug:slug>/history/", team_views.history, name="history"),
     path("campaigns/<slug:slug>/history.csv", team_views.history_csv, name="history_csv"),
+    # Team (managers)
+    path("campaigns/<slug:slug>/team/", team_views.members, name="team"),
+    path("campaigns/<slug:slug>/team/grant/", team_views.grant, name="team_grant"),
+    path("campaigns/<slug:slug>/team/revoke/", team_views.revoke, name="team_revoke"),
+    path("campaigns/<slug:slug>/team/remove/", team_views.remove, name="team_remove"),
 ]

@@ -119,7 +119,7 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
 CLIENT_IP_HEADER = env_str("CLIENT_IP_HEADER", "HTTP_X_FORWARDED_FOR")
 AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "evaluation:campaign_list"
+LOGIN_REDIRECT_URL = "evaluation:start"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"

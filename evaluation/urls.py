@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from evaluation.views import campaigns, compare, downloads, runs
+from evaluation.views import campaigns, compare, downloads, runs, start
 from evaluation.views import file_import as import_views
 from evaluation.views import history as history_views
 from evaluation.views import reports as report_views
@@ -13,6 +13,7 @@ REPORT = "campaigns/<slug:slug>/reports/<slug:criterion>/"
 
 urlpatterns = [
     path("", campaigns.campaign_list, name="campaign_list"),
+    path("start/", start.start, name="start"),
     # Before the overview: "import" would otherwise be read as a campaign slug.
     path("campaigns/import/", import_views.import_new, name="import_new"),
     path("campaigns/import/format/", import_views.import_format, name="import_format"),
