@@ -223,7 +223,9 @@ def _group(
         human = estimators.classical_mean(
             y=y_all, alpha=alpha, w=weights(labeled), clusters=clusters(labeled)
         )
-    judge = estimators.judge_mean(yhat_all=_ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha)
+    judge = estimators.judge_mean(
+        yhat_all=_ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha, bounded=method == "robust"
+    )
     y = np.array([row.y for row in paired], dtype=float)
     yhat = np.array([row.yhat for row in paired], dtype=float)
     yhat_unlabeled = _ones_zeros(ones=unlabeled_ones, count=n_unlabeled)
@@ -257,17 +259,26 @@ def _group(
         judge=judge,
         ppi=ppi,
         agreement=agreement,
-        effective_n=_effective_n(interval=ppi, alpha=alpha),
+        effective_n=_effective_n(interval=ppi, human=human, alpha=alpha, method=method),
         missing_judgments=missing,
         weighted=weighted,
         notes=notes,
     )
 
 
-def _effective_n(*, interval: estimators.Interval, alpha: float) -> float:
+def _effective_n(
+    *, interval: estimators.Interval, human: estimators.Interval, alpha: float, method: str
+) -> float:
+    """The study's n_eff formula for the study method; the robust method measures PPI++ against
+    the human-only interval it shows (``estimators.effective_n`` with a reference)."""
     if math.isnan(interval.mean):
         return float("nan")
-    return float(estimators.effective_n(theta=interval.mean, halfwidth=interval.halfwidth, alpha=alpha))
+    reference = human if method == "robust" else None
+    return float(
+        estimators.effective_n(
+            theta=interval.mean, halfwidth=interval.halfwidth, alpha=alpha, reference=reference
+        )
+    )
 
 
 def _overall(
@@ -276,9 +287,12 @@ def _overall(
     def combine(pick) -> estimators.Interval:
         parts = [(pick(group), group.size) for group in themes if group.size]
         label = f"stratified {parts[0][0].method}" if parts else f"stratified {method}"
-        return estimators.stratified_combine(parts=parts, alpha=alpha, method=label)
+        return estimators.stratified_combine(
+            parts=parts, alpha=alpha, method=label, bounded=method == "robust"
+        )
 
     ppi = combine(lambda group: group.ppi)
+    human = combine(lambda group: group.human)
     paired = [row for row in labeled if row.yhat is not None]
     y = np.array([row.y for row in paired], dtype=float)
     yhat = np.array([row.yhat for row in paired], dtype=float)
@@ -293,11 +307,11 @@ def _overall(
         n_human=sum(group.n_human for group in themes),
         n_paired=sum(group.n_paired for group in themes),
         n_judge=sum(group.n_judge for group in themes),
-        human=combine(lambda group: group.human),
+        human=human,
         judge=combine(lambda group: group.judge),
         ppi=ppi,
         agreement=estimators.agreement(y=y, yhat=yhat) if paired else None,
-        effective_n=_effective_n(interval=ppi, alpha=alpha),
+        effective_n=_effective_n(interval=ppi, human=human, alpha=alpha, method=method),
         missing_judgments=sorted(uid for group in themes for uid in group.missing_judgments),
         weighted=any(g.weighted for g in themes) and all(g.weighted for g in themes if g.n_human),
         notes=notes,
