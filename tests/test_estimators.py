@@ -238,14 +238,17 @@ def test_robust_ppi_with_fixed_lambda_and_no_design_is_the_hand_formula_with_t()
     interval = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam)
     assert interval.mean == pytest.approx(theta, rel=1e-14)
     assert (interval.lam, interval.df, interval.method) == (lam, n - 1, estimators.PPI_ROBUST_FIXED)
-    # With 6 labels theta -/+ halfwidth leaves [0, 1]: Wilson's interval at the effective sample
-    # size theta (1 - theta) / variance, with the same t quantile, by hand.
+    # With 6 labels theta -/+ halfwidth leaves [0, 1]: cut at 1, widened to Wilson's interval at
+    # the effective sample size theta (1 - theta) / variance, with the same t quantile, by hand.
     assert theta + halfwidth > 1
     q = student_t.ppf(0.975, n - 1)
     n_eff = theta * (1 - theta) / (halfwidth / q) ** 2
     centre = (theta + q**2 / (2 * n_eff)) / (1 + q**2 / n_eff)
     half = q / (1 + q**2 / n_eff) * math.sqrt(theta * (1 - theta) / n_eff + q**2 / (4 * n_eff**2))
-    assert (interval.lo, interval.hi) == pytest.approx((centre - half, centre + half), rel=1e-12)
+    expected = (min(theta - halfwidth, centre - half), max(1.0, centre + half))
+    assert expected == pytest.approx((theta - halfwidth, 1.0), rel=1e-12)
+    assert (interval.lo, interval.hi) == pytest.approx(expected, rel=1e-12)
+    assert estimators.standard_error(interval) * q == pytest.approx(halfwidth, rel=1e-12)
     assert estimators.WILSON_NOTE in interval.note
     assert 0 <= interval.lo < theta < interval.hi <= 1
 
@@ -645,7 +648,12 @@ def test_a_t_interval_leaving_0_1_becomes_wilson_at_the_effective_sample_size():
     variance = np.var(y, ddof=1) / 8
     assert 0.875 + q * math.sqrt(variance) > 1
     n_eff = 0.875 * 0.125 / variance
-    assert (interval.lo, interval.hi) == pytest.approx(estimators.wilson(p=0.875, n=n_eff, q=q), rel=1e-12)
+    wilson_lo, wilson_hi = estimators.wilson(p=0.875, n=n_eff, q=q)
+    cut = (0.875 - q * math.sqrt(variance), 1.0)
+    assert (interval.lo, interval.hi) == pytest.approx(
+        (min(cut[0], wilson_lo), max(cut[1], wilson_hi)), rel=1e-12
+    )
+    assert interval.lo == pytest.approx(wilson_lo, rel=1e-12) and interval.lo < cut[0]
     assert interval.se == pytest.approx(math.sqrt(variance), rel=1e-12)
     assert interval.mean == 0.875 and interval.note == estimators.WILSON_NOTE
 
@@ -687,7 +695,9 @@ def test_judge_only_stays_ppi_py_for_the_study_and_bounded_for_robust():
     lo, hi = ppi_py.classical_mean_ci(everything, alpha=0.05)
     assert (study.lo, study.hi) == (float(lo), float(hi)) and study.lo < 0
     robust = estimators.judge_mean(yhat_all=everything, alpha=0.05, bounded=True)
-    assert (robust.lo, robust.hi) == pytest.approx(estimators.wilson(p=0.005, n=200, q=Z95), rel=1e-12)
+    wilson_lo, wilson_hi = estimators.wilson(p=0.005, n=200, q=Z95)
+    assert (robust.lo, robust.hi) == pytest.approx((0.0, max(wilson_hi, float(hi))), rel=1e-12, abs=1e-15)
+    assert robust.hi == pytest.approx(wilson_hi, rel=1e-12) and wilson_hi > hi
     assert robust.note == estimators.WILSON_NOTE
 
 
