@@ -246,6 +246,7 @@ def _group(
         for name, interval in (("human", human), ("judge", judge), ("PPI++", ppi))
         if interval.note
     )
+    notes.extend(_clipped_notes(human=human, judge=judge, ppi=ppi))
     agreement = estimators.agreement(y=y, yhat=yhat) if n_paired else None
     return GroupEstimate(
         theme=theme,
@@ -264,6 +265,18 @@ def _group(
         weighted=weighted,
         notes=notes,
     )
+
+
+def _clipped_notes(
+    *, human: estimators.Interval, judge: estimators.Interval, ppi: estimators.Interval
+) -> list[str]:
+    """One note per interval whose raw bounds (the study method's, as ppi_py gives them) leave
+    [0, 1] and are shown clipped."""
+    return [
+        f"{name}: {estimators.CLIPPED_NOTE}"
+        for name, interval in (("human", human), ("judge", judge), ("PPI++", ppi))
+        if interval.clipped
+    ]
 
 
 def _effective_n(
@@ -299,6 +312,8 @@ def _overall(
     notes = sorted({note for group in themes for note in group.notes})
     if ppi.note:
         notes.append(f"overall PPI++: {ppi.note}")
+    judge = combine(lambda group: group.judge)
+    notes.extend(f"overall {note}" for note in _clipped_notes(human=human, judge=judge, ppi=ppi))
     return GroupEstimate(
         theme=OVERALL,
         difficulty=None,
@@ -308,7 +323,7 @@ def _overall(
         n_paired=sum(group.n_paired for group in themes),
         n_judge=sum(group.n_judge for group in themes),
         human=human,
-        judge=combine(lambda group: group.judge),
+        judge=judge,
         ppi=ppi,
         agreement=estimators.agreement(y=y, yhat=yhat) if paired else None,
         effective_n=_effective_n(interval=ppi, human=human, alpha=alpha, method=method),
@@ -467,19 +482,27 @@ def _num(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _bounds(interval: estimators.Interval) -> list[float | None]:
+    """An interval's bounds as shown: in [0, 1] (``Interval.shown_lo`` / ``shown_hi``)."""
+    return [_num(interval.shown_lo), _num(interval.shown_hi)]
+
+
 def group_as_json(*, group: GroupEstimate) -> dict[str, Any]:
-    """One group as a JSON-ready dict (NaN and infinities become None)."""
+    """One group as a JSON-ready dict (NaN and infinities become None). Intervals are given as
+    shown, inside [0, 1]; one whose computed bounds left [0, 1] (the study method keeps ppi_py's)
+    also has them under ``<name>_ci_raw``. ``ppi_se`` is the PPI++ standard error when the
+    interval is not mean -/+ q se (robust, widened to stay in [0, 1])."""
     agreement = group.agreement
     data: dict[str, Any] = {
         "theme": group.theme,
         "n_human": group.n_human,
         "n_judge": group.n_judge,
         "human_mean": _num(group.human.mean),
-        "human_ci": [_num(group.human.lo), _num(group.human.hi)],
+        "human_ci": _bounds(group.human),
         "judge_mean": _num(group.judge.mean),
-        "judge_ci": [_num(group.judge.lo), _num(group.judge.hi)],
+        "judge_ci": _bounds(group.judge),
         "ppi_mean": _num(group.ppi.mean),
-        "ppi_ci": [_num(group.ppi.lo), _num(group.ppi.hi)],
+        "ppi_ci": _bounds(group.ppi),
         "lambda": _num(group.ppi.lam),
         "observed_agreement": _num(agreement.observed) if agreement else None,
         "chance_agreement": _num(agreement.chance) if agreement else None,
@@ -501,6 +524,11 @@ def group_as_json(*, group: GroupEstimate) -> dict[str, Any]:
     }
     if group.difficulty is None:
         del data["difficulty"]
+    for name, interval in (("human", group.human), ("judge", group.judge), ("ppi", group.ppi)):
+        if interval.clipped:
+            data[f"{name}_ci_raw"] = [_num(interval.lo), _num(interval.hi)]
+    if group.ppi.se is not None and math.isfinite(group.ppi.se):
+        data["ppi_se"] = group.ppi.se
     return data
 
 
