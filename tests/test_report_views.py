@@ -117,7 +117,16 @@ def test_planner_shows_labels_needed_per_theme(campaign, manager, client_for):
         y = [labeled[u] for u in sorted(labeled)]
         yhat = [verdicts[u] for u in sorted(labeled)]
         rest = [v for u, v in verdicts.items() if u not in labeled]
-        needed = planning.labels_needed(y=y, yhat=yhat, yhat_unlabeled=rest, target_halfwidth=0.1, alpha=0.05)
+        # The robust page anchors the projection on the PPI++ interval it shows.
+        needed = planning.labels_needed(
+            y=y,
+            yhat=yhat,
+            yhat_unlabeled=rest,
+            target_halfwidth=0.1,
+            alpha=0.05,
+            current_halfwidth=group.ppi.halfwidth,
+        )
+        assert (needed >= 1) == (group.ppi.halfwidth > 0.1)
         row = row_html(content, css="plan-row", attribute="theme", value=group.theme)
         assert re.search(rf'<td class="num">{needed}( <span|</td>)', row), (group.theme, needed, row)
 
