@@ -404,3 +404,18 @@ def test_final_labels_take_the_latest_imported_label_of_each_unit(db):
     assert len(finals) == sum(len(rows["labeled"]) for rows in units.values())
     report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
     assert report.overall.n_human == len(finals)
+
+
+def test_robust_effective_n_is_measured_against_the_human_only_interval_shown(db):
+    _, criterion, judge, _ = study_campaign()
+    for alpha in (0.05, 0.01):
+        report = estimates.compute_report(criterion=criterion, judge=judge, method="robust", alpha=alpha)
+        for group in [*report.themes, report.overall]:
+            human, ppi = group.human, group.ppi
+            if not (math.isfinite(human.halfwidth) and human.halfwidth > 0 and ppi.halfwidth > 0):
+                continue
+            assert group.effective_n == pytest.approx(human.n * (human.halfwidth / ppi.halfwidth) ** 2)
+            if ppi.halfwidth <= human.halfwidth:
+                assert group.effective_n >= group.n_paired
+            for interval in (human, group.judge, ppi):
+                assert 0 <= interval.lo <= interval.hi <= 1 and not interval.clipped
