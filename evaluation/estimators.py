@@ -69,9 +69,10 @@ METHODS: dict[str, str] = {
     PPI_ROBUST_CROSSFIT: "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
     "interval at the effective sample size where it leaves [0, 1]) and a lambda cross-fitted by "
     "leaving each answer out.",
-    PPI_ROBUST_POOLED: "PPI++ with design weights, cluster-robust variance, t interval and one lambda "
-    "pooled across groups.",
-    PPI_ROBUST_FIXED: "PPI++ with design weights, cluster-robust variance, t interval and a given lambda.",
+    PPI_ROBUST_POOLED: "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
+    "interval at the effective sample size where it leaves [0, 1]) and one lambda pooled across groups.",
+    PPI_ROBUST_FIXED: "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
+    "interval at the effective sample size where it leaves [0, 1]) and a given lambda.",
 }
 
 LAM_METHODS = ("crossfit", "pooled", "fixed")
