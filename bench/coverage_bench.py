@@ -1,6 +1,6 @@
 """Coverage of the per-theme intervals under the app's own stratified K-means design.
 
-    python bench/coverage_bench.py [--reps 1000] [--seed 20261122] [--workers 2]
+    python bench/coverage_bench.py [--reps 1000] [--seed 20261122] [--workers 2] [--extreme]
 
 No database. A synthetic campaign: three themes of unequal size (400, 250 and 150 answers), each
 answer cut into 6 to 14 sentences (about 10). Sentence embeddings are the answer's random vector
@@ -25,6 +25,9 @@ Per replication, what varies: the truth, the judge and the human sample.
 Methods, per theme: classical (``classical_mean``, plain, as in the study), classical-robust
 (design weights and answers as clusters), study PPI++ (``study_ppi``: ppi_py, ignoring the
 design) and robust PPI++ (``robust_ppi`` with weights, answer clusters, cross-fitted lambda).
+``--extreme`` runs the same design near the bounds with few labels: prevalences 0.97, 0.95 and
+0.04 and 12 labels per theme (K = 4 clusters of 3), where a normal interval leaves [0, 1].
+
 Prints coverage of the 95% interval and its mean half-width, and whether robust PPI++ covers at
 least 93% in every theme while being narrower than classical-robust.
 """
@@ -59,10 +62,16 @@ RANDOM_SD = 0.8
 FN_SHARE, FP_SHARE = 0.8, 1.8
 METHODS = ("classical", "classical-robust", "study PPI++", "robust PPI++")
 COVERAGE_TARGET = 0.93
+# ``--extreme``: rates near 0 and 1, and few labels.
+EXTREME_PREVALENCE = {"Finance": 0.97, "RH": 0.95, "IT": 0.04}
+EXTREME_LABELS_PER_THEME = 12
 
 
-def build_population(*, seed: int) -> dict:
-    """Fixed parts of the campaign: answers, sentences, embeddings and the K-means clusters."""
+def build_population(
+    *, seed: int, prevalence: dict[str, float] | None = None, labels_per_theme: int = LABELS_PER_THEME
+) -> dict:
+    """Fixed parts of the campaign: answers, sentences, embeddings and the K-means clusters, and
+    the prevalences (``PREVALENCE`` unless given) the replications draw the truth from."""
     rng = np.random.default_rng(seed)
     direction = rng.normal(size=DIMENSIONS)
     direction /= np.linalg.norm(direction)
@@ -83,9 +92,9 @@ def build_population(*, seed: int) -> dict:
     sizes = {theme: themes.count(theme) for theme in THEMES}
     k = allocate_clusters(
         theme_sizes=sizes,
-        budget=LABELS_PER_THEME * len(THEMES),
+        budget=labels_per_theme * len(THEMES),
         per_cluster=PER_CLUSTER,
-        per_theme_budget={theme: LABELS_PER_THEME for theme in THEMES},
+        per_theme_budget={theme: labels_per_theme for theme in THEMES},
     )
     # per_cluster above any cluster size: every unit is "drawn", which records its cluster.
     everything = draw_stratified(
@@ -109,6 +118,8 @@ def build_population(*, seed: int) -> dict:
         "clusters": clusters,
         "k": k,
         "sizes": sizes,
+        "prevalence": dict(prevalence or PREVALENCE),
+        "labels_per_theme": labels_per_theme,
     }
 
 
@@ -126,7 +137,7 @@ def replicate(*, population: dict, seed: int) -> dict[str, dict[str, tuple[bool,
     results: dict[str, dict[str, tuple[bool, float]]] = {}
     for theme in THEMES:
         rows = np.flatnonzero(themes == theme)
-        p = 1 / (1 + np.exp(-(_logit(PREVALENCE[theme]) + eta[answer_of[rows]])))
+        p = 1 / (1 + np.exp(-(_logit(population["prevalence"][theme]) + eta[answer_of[rows]])))
         truth = (rng.random(rows.shape[0]) < p).astype(float)
         error = np.where(truth == 1, FN_SHARE, FP_SHARE) * JUDGE_ERROR[theme]
         judge = np.where(rng.random(rows.shape[0]) < error, 1 - truth, truth)
@@ -166,9 +177,17 @@ def _run_chunk(args: tuple[dict, list[int]]) -> list[dict]:
     return [replicate(population=population, seed=seed) for seed in seeds]
 
 
-def run(*, reps: int, seed: int, workers: int) -> dict[str, dict[str, dict[str, float]]]:
-    """Coverage and mean (and median) half-width per theme and method over ``reps`` replications."""
-    population = build_population(seed=seed)
+def run(
+    *, reps: int, seed: int, workers: int, extreme: bool = False
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Coverage and mean (and median) half-width per theme and method over ``reps`` replications
+    (near 0 and 1 with few labels when ``extreme``)."""
+    if extreme:
+        population = build_population(
+            seed=seed, prevalence=EXTREME_PREVALENCE, labels_per_theme=EXTREME_LABELS_PER_THEME
+        )
+    else:
+        population = build_population(seed=seed)
     seeds = np.random.SeedSequence(seed).generate_state(reps, dtype=np.uint64).tolist()
     chunks = [seeds[i::workers] for i in range(workers)]
     if workers > 1:
@@ -195,6 +214,8 @@ def run(*, reps: int, seed: int, workers: int) -> dict[str, dict[str, dict[str, 
         theme: {
             "units": population["sizes"][theme],
             "clusters": population["k"][theme],
+            "prevalence": population["prevalence"][theme],
+            "labels": population["labels_per_theme"],
             "no_disagreement": float(np.mean([o[theme]["no disagreement"][0] for o in outcomes])),
             "robust_coverage_when_no_disagreement": _conditional_coverage(outcomes, theme),
         }
@@ -216,11 +237,12 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=20261122)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--extreme", action="store_true", help="rates near 0 and 1 with 12 labels per theme")
     args = parser.parse_args()
     if args.reps < 1 or args.workers < 1:
         parser.error("--reps and --workers must be at least 1")
     started = time.perf_counter()
-    summary = run(reps=args.reps, seed=args.seed, workers=args.workers)
+    summary = run(reps=args.reps, seed=args.seed, workers=args.workers, extreme=args.extreme)
     design = summary.pop("_design")
     print(
         f"{args.reps} replications, seed {args.seed}, alpha {ALPHA}, {PER_CLUSTER} labels per cluster, "
@@ -230,7 +252,7 @@ def main() -> None:
     for theme, rows in summary.items():
         print(
             f"\n{theme}: {design[theme]['units']} sentences, K = {design[theme]['clusters']}, "
-            f"prevalence {PREVALENCE[theme]:.2f}, judge error {JUDGE_ERROR[theme]:.0%}"
+            f"prevalence {design[theme]['prevalence']:.2f}, judge error {JUDGE_ERROR[theme]:.0%}"
         )
         print(f"  {'method':<18} {'coverage':>9} {'mean half-width':>16} {'median':>8}")
         for method, row in rows.items():
@@ -240,7 +262,7 @@ def main() -> None:
                 f"{row['median_halfwidth']:>8.3f}{extra}"
             )
         print(
-            f"  judge agreed with all {LABELS_PER_THEME} human labels in "
+            f"  judge agreed with all {design[theme]['labels']} human labels in "
             f"{design[theme]['no_disagreement']:.1%} of replications; robust PPI++ coverage then: "
             f"{design[theme]['robust_coverage_when_no_disagreement']:.1%}"
         )

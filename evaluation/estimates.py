@@ -223,7 +223,9 @@ def _group(
         human = estimators.classical_mean(
             y=y_all, alpha=alpha, w=weights(labeled), clusters=clusters(labeled)
         )
-    judge = estimators.judge_mean(yhat_all=_ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha)
+    judge = estimators.judge_mean(
+        yhat_all=_ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha, bounded=method == "robust"
+    )
     y = np.array([row.y for row in paired], dtype=float)
     yhat = np.array([row.yhat for row in paired], dtype=float)
     yhat_unlabeled = _ones_zeros(ones=unlabeled_ones, count=n_unlabeled)
@@ -244,6 +246,7 @@ def _group(
         for name, interval in (("human", human), ("judge", judge), ("PPI++", ppi))
         if interval.note
     )
+    notes.extend(_clipped_notes(human=human, judge=judge, ppi=ppi))
     agreement = estimators.agreement(y=y, yhat=yhat) if n_paired else None
     return GroupEstimate(
         theme=theme,
@@ -257,17 +260,38 @@ def _group(
         judge=judge,
         ppi=ppi,
         agreement=agreement,
-        effective_n=_effective_n(interval=ppi, alpha=alpha),
+        effective_n=_effective_n(interval=ppi, human=human, alpha=alpha, method=method),
         missing_judgments=missing,
         weighted=weighted,
         notes=notes,
     )
 
 
-def _effective_n(*, interval: estimators.Interval, alpha: float) -> float:
+def _clipped_notes(
+    *, human: estimators.Interval, judge: estimators.Interval, ppi: estimators.Interval
+) -> list[str]:
+    """One note per interval whose raw bounds (the study method's, as ppi_py gives them) leave
+    [0, 1] and are shown clipped."""
+    return [
+        f"{name}: {estimators.CLIPPED_NOTE}"
+        for name, interval in (("human", human), ("judge", judge), ("PPI++", ppi))
+        if interval.clipped
+    ]
+
+
+def _effective_n(
+    *, interval: estimators.Interval, human: estimators.Interval, alpha: float, method: str
+) -> float:
+    """The study's n_eff formula for the study method; the robust method measures PPI++ against
+    the human-only interval it shows (``estimators.effective_n`` with a reference)."""
     if math.isnan(interval.mean):
         return float("nan")
-    return float(estimators.effective_n(theta=interval.mean, halfwidth=interval.halfwidth, alpha=alpha))
+    reference = human if method == "robust" else None
+    return float(
+        estimators.effective_n(
+            theta=interval.mean, halfwidth=interval.halfwidth, alpha=alpha, reference=reference
+        )
+    )
 
 
 def _overall(
@@ -276,15 +300,20 @@ def _overall(
     def combine(pick) -> estimators.Interval:
         parts = [(pick(group), group.size) for group in themes if group.size]
         label = f"stratified {parts[0][0].method}" if parts else f"stratified {method}"
-        return estimators.stratified_combine(parts=parts, alpha=alpha, method=label)
+        return estimators.stratified_combine(
+            parts=parts, alpha=alpha, method=label, bounded=method == "robust"
+        )
 
     ppi = combine(lambda group: group.ppi)
+    human = combine(lambda group: group.human)
     paired = [row for row in labeled if row.yhat is not None]
     y = np.array([row.y for row in paired], dtype=float)
     yhat = np.array([row.yhat for row in paired], dtype=float)
     notes = sorted({note for group in themes for note in group.notes})
     if ppi.note:
         notes.append(f"overall PPI++: {ppi.note}")
+    judge = combine(lambda group: group.judge)
+    notes.extend(f"overall {note}" for note in _clipped_notes(human=human, judge=judge, ppi=ppi))
     return GroupEstimate(
         theme=OVERALL,
         difficulty=None,
@@ -293,11 +322,11 @@ def _overall(
         n_human=sum(group.n_human for group in themes),
         n_paired=sum(group.n_paired for group in themes),
         n_judge=sum(group.n_judge for group in themes),
-        human=combine(lambda group: group.human),
-        judge=combine(lambda group: group.judge),
+        human=human,
+        judge=judge,
         ppi=ppi,
         agreement=estimators.agreement(y=y, yhat=yhat) if paired else None,
-        effective_n=_effective_n(interval=ppi, alpha=alpha),
+        effective_n=_effective_n(interval=ppi, human=human, alpha=alpha, method=method),
         missing_judgments=sorted(uid for group in themes for uid in group.missing_judgments),
         weighted=any(g.weighted for g in themes) and all(g.weighted for g in themes if g.n_human),
         notes=notes,
@@ -453,19 +482,27 @@ def _num(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _bounds(interval: estimators.Interval) -> list[float | None]:
+    """An interval's bounds as shown: in [0, 1] (``Interval.shown_lo`` / ``shown_hi``)."""
+    return [_num(interval.shown_lo), _num(interval.shown_hi)]
+
+
 def group_as_json(*, group: GroupEstimate) -> dict[str, Any]:
-    """One group as a JSON-ready dict (NaN and infinities become None)."""
+    """One group as a JSON-ready dict (NaN and infinities become None). Intervals are given as
+    shown, inside [0, 1]; one whose computed bounds left [0, 1] (the study method keeps ppi_py's)
+    also has them under ``<name>_ci_raw``. ``ppi_se`` is the PPI++ standard error when the
+    interval is not mean -/+ q se (robust, widened to stay in [0, 1])."""
     agreement = group.agreement
     data: dict[str, Any] = {
         "theme": group.theme,
         "n_human": group.n_human,
         "n_judge": group.n_judge,
         "human_mean": _num(group.human.mean),
-        "human_ci": [_num(group.human.lo), _num(group.human.hi)],
+        "human_ci": _bounds(group.human),
         "judge_mean": _num(group.judge.mean),
-        "judge_ci": [_num(group.judge.lo), _num(group.judge.hi)],
+        "judge_ci": _bounds(group.judge),
         "ppi_mean": _num(group.ppi.mean),
-        "ppi_ci": [_num(group.ppi.lo), _num(group.ppi.hi)],
+        "ppi_ci": _bounds(group.ppi),
         "lambda": _num(group.ppi.lam),
         "observed_agreement": _num(agreement.observed) if agreement else None,
         "chance_agreement": _num(agreement.chance) if agreement else None,
@@ -487,6 +524,11 @@ def group_as_json(*, group: GroupEstimate) -> dict[str, Any]:
     }
     if group.difficulty is None:
         del data["difficulty"]
+    for name, interval in (("human", group.human), ("judge", group.judge), ("ppi", group.ppi)):
+        if interval.clipped:
+            data[f"{name}_ci_raw"] = [_num(interval.lo), _num(interval.hi)]
+    if group.ppi.se is not None and math.isfinite(group.ppi.se):
+        data["ppi_se"] = group.ppi.se
     return data
 
 

@@ -15,6 +15,14 @@ Two families, each interval naming its own ``method`` (see ``METHODS``):
   (linearisation) variance with answers as clusters, a Student t quantile with G - 1 degrees of
   freedom (G labeled clusters), and a lambda that is not fitted on the labels it is applied to.
 
+Every rate lies in [0, 1], and so does every interval shown. The robust estimators (and the
+judge-only interval under the robust method) keep their normal or t interval while it stays in
+[0, 1]; where it leaves (few labels, a rate near 0 or 1) they give that interval cut at the bound,
+widened to the Wilson score interval at the effective sample size p (1 - p) / variance where
+Wilson's reaches further (``_inside_unit``), and ``note`` says so. The study estimators keep
+``ppi_py``'s numbers in ``lo`` and ``hi``; ``shown_lo`` / ``shown_hi`` clip them to [0, 1] for
+every page and export, and ``clipped`` says when that cut something.
+
 ``ppi_py`` returns shape-(1,) arrays and defaults to ``alpha=0.1``: every call here passes alpha
 and converts to ``float``. Degenerate inputs never raise: no labels gives a NaN interval, one
 label or one cluster gives a point estimate with an infinite interval, and ``note`` says why.
@@ -53,17 +61,28 @@ PPI_PY_VERSION = "0.2.3"
 
 METHODS: dict[str, str] = {
     CLASSICAL: "Human labels only; normal interval, simple random sample (ppi_py.classical_mean_ci).",
-    CLASSICAL_ROBUST: "Human labels only; design-weighted mean, cluster-robust variance, t interval.",
-    JUDGE_ONLY: "Judge labels only, on every unit; normal interval. Says nothing about the judge's bias.",
+    CLASSICAL_ROBUST: "Human labels only; design-weighted mean, cluster-robust variance, t interval "
+    "(Wilson score interval at the effective sample size where the t interval leaves [0, 1]).",
+    JUDGE_ONLY: "Judge labels only, on every unit; normal interval (robust method: Wilson score interval "
+    "where the normal one leaves [0, 1]). Says nothing about the judge's bias.",
     PPI: "PPI++ exactly as ppi_py (simple random sample, normal interval, lambda fitted on the labels).",
-    PPI_ROBUST_CROSSFIT: "PPI++ with design weights, cluster-robust variance, t interval and a lambda "
-    "cross-fitted by leaving each answer out.",
-    PPI_ROBUST_POOLED: "PPI++ with design weights, cluster-robust variance, t interval and one lambda "
-    "pooled across groups.",
-    PPI_ROBUST_FIXED: "PPI++ with design weights, cluster-robust variance, t interval and a given lambda.",
+    PPI_ROBUST_CROSSFIT: "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
+    "interval at the effective sample size where it leaves [0, 1]) and a lambda cross-fitted by "
+    "leaving each answer out.",
+    PPI_ROBUST_POOLED: "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
+    "interval at the effective sample size where it leaves [0, 1]) and one lambda pooled across groups.",
+    PPI_ROBUST_FIXED: "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
+    "interval at the effective sample size where it leaves [0, 1]) and a given lambda.",
 }
 
 LAM_METHODS = ("crossfit", "pooled", "fixed")
+# Notes of intervals made to respect [0, 1] (shown next to the interval on the page and exports).
+WILSON_NOTE = (
+    "normal interval left [0, 1]: cut at the bound and widened to the Wilson score interval "
+    "at the effective sample size"
+)
+CUT_NOTE = "normal interval left [0, 1]: cut at the bound"
+CLIPPED_NOTE = "bound clipped to [0, 1]"
 # Below this, a variance of 0/1 labels is zero up to rounding.
 _TINY = 1e-12
 
@@ -74,7 +93,9 @@ class Interval:
 
     ``n`` labeled units, ``N`` unlabeled units (0 when the method uses none), ``lam`` the PPI++
     coefficient (None when not applicable), ``df`` the t degrees of freedom (None for a normal
-    quantile), ``note`` why an estimate is NaN or an interval infinite or degenerate.
+    quantile), ``note`` why an estimate is NaN or an interval infinite or degenerate or how it
+    was kept in [0, 1], ``se`` the standard error behind a variance-based interval (None when
+    the interval is not mean -/+ q se: ppi_py's, or rebuilt from stored bounds).
     """
 
     mean: float
@@ -87,10 +108,49 @@ class Interval:
     lam: float | None = None
     df: int | None = None
     note: str = ""
+    se: float | None = None
 
     @property
     def halfwidth(self) -> float:
         return (self.hi - self.lo) / 2
+
+    @property
+    def shown_lo(self) -> float:
+        """``lo`` clipped to [0, 1] (NaN and infinities kept: no interval is no interval)."""
+        return clip_bound(self.lo)
+
+    @property
+    def shown_hi(self) -> float:
+        """``hi`` clipped to [0, 1] (NaN and infinities kept)."""
+        return clip_bound(self.hi)
+
+    @property
+    def clipped(self) -> bool:
+        """A finite bound lies outside [0, 1] and is shown clipped (study method: ppi_py's raw
+        numbers stay in ``lo`` and ``hi``)."""
+        return self.shown_lo != self.lo or self.shown_hi != self.hi
+
+
+def clip_bound(value: float | None) -> float:
+    """A rate's interval bound as shown: a finite value clipped to [0, 1]; None becomes NaN;
+    NaN and infinities are kept (an infinite interval is shown as none)."""
+    if value is None:
+        return math.nan
+    value = float(value)
+    if not math.isfinite(value):
+        return value
+    return min(1.0, max(0.0, value))
+
+
+def wilson(*, p: float, n: float, q: float) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``p`` observed on ``n`` (possibly effective,
+    fractional) units with quantile ``q``: (p + q^2/2n -/+ q sqrt(p(1-p)/n + q^2/4n^2)) /
+    (1 + q^2/n). Always inside [0, 1] for p in [0, 1]."""
+    p = min(1.0, max(0.0, float(p)))
+    q2n = q * q / n
+    centre = (p + q2n / 2) / (1 + q2n)
+    half = q / (1 + q2n) * math.sqrt(p * (1 - p) / n + q2n / (4 * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(frozen=True)
@@ -153,8 +213,11 @@ def quantile(*, alpha: float, df: float | None) -> float:
 
 
 def standard_error(interval: Interval) -> float:
-    """The standard error behind an interval: its half-width over the quantile it was built
-    with (its own alpha and degrees of freedom)."""
+    """The standard error behind an interval: ``se`` when the interval carries it (a Wilson
+    interval's half-width is not q se), else its half-width over the quantile it was built with
+    (its own alpha and degrees of freedom)."""
+    if interval.se is not None:
+        return interval.se
     return interval.halfwidth / quantile(alpha=interval.alpha, df=interval.df)
 
 
@@ -184,12 +247,61 @@ def _linearised_variance(*, values: np.ndarray, w: np.ndarray | None, codes: np.
 
 
 def _from_variance(
-    *, mean: float, variance: float, alpha: float, df: int | None, method: str, n: int, N: int, **extra
+    *,
+    mean: float,
+    variance: float,
+    alpha: float,
+    df: int | None,
+    method: str,
+    n: int,
+    N: int,
+    bounded: bool = False,
+    note: str = "",
+    **extra,
 ) -> Interval:
-    half = quantile(alpha=alpha, df=df) * math.sqrt(variance)
+    """mean -/+ q sqrt(variance). ``bounded``: a rate whose interval must stay in [0, 1] (see
+    ``_inside_unit``)."""
+    q = quantile(alpha=alpha, df=df)
+    half = q * math.sqrt(variance)
+    lo, hi = mean - half, mean + half
+    if bounded and (lo < 0 or hi > 1):
+        mean, lo, hi, why = _inside_unit(mean=mean, variance=variance, q=q)
+        note = "; ".join(part for part in (note, why) if part)
     return Interval(
-        mean=mean, lo=mean - half, hi=mean + half, method=method, alpha=alpha, n=n, N=N, df=df, **extra
+        mean=mean,
+        lo=lo,
+        hi=hi,
+        method=method,
+        alpha=alpha,
+        n=n,
+        N=N,
+        df=df,
+        note=note,
+        se=math.sqrt(variance),
+        **extra,
     )
+
+
+def _inside_unit(*, mean: float, variance: float, q: float) -> tuple[float, float, float, str]:
+    """(mean, lo, hi, note) for a rate whose normal interval mean -/+ q sqrt(variance) leaves
+    [0, 1]. The estimate is clipped to [0, 1] (a PPI++ estimate may fall just outside; the rate
+    cannot). The interval is the normal one cut at the bound, which covers exactly when the
+    normal one does. Strictly inside (0 < p < 1), it is widened to contain the Wilson score
+    interval at the effective sample size n_eff = p (1 - p) / variance, the number of
+    simple-random-sample labels with that variance (the Kish design-effect reading): near a
+    bound the normal interval is too short on the inner side (its variance p (1 - p) is
+    estimated too small there), which Wilson's is not. Wilson's alone would pull the outer bound
+    in and miss a truth that a biased estimate (a PPI++ judge's bias the floors make room for)
+    leaves near the bound: 89% instead of 100% coverage in bench/coverage_bench.py --extreme.
+    The union of the two covers whenever either does. At 0 or 1 p (1 - p) is 0 and says
+    nothing of n_eff: the cut interval alone."""
+    p = min(1.0, max(0.0, mean))
+    half = q * math.sqrt(variance)
+    lo, hi = max(0.0, mean - half), min(1.0, mean + half)
+    if 0 < p < 1 and variance > 0:
+        wilson_lo, wilson_hi = wilson(p=p, n=p * (1 - p) / variance, q=q)
+        return p, min(lo, wilson_lo), max(hi, wilson_hi), WILSON_NOTE
+    return p, lo, hi, CUT_NOTE
 
 
 def _zero_width_note(values: np.ndarray) -> str:
@@ -245,14 +357,16 @@ def classical_mean(
         variance = _smoothed_variance(count=float(np.sum(values)), n=n, alpha=alpha) / G
         note = "all labels are equal: variance of the smoothed rate"
     return _from_variance(
-        mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=0, note=note
+        mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=0, note=note, bounded=True
     )
 
 
-def judge_mean(*, yhat_all: ArrayLike, alpha: float) -> Interval:
+def judge_mean(*, yhat_all: ArrayLike, alpha: float, bounded: bool = False) -> Interval:
     """Mean of the judge's labels over all its units (labeled and unlabeled) with the classical
     normal interval of ``ppi_py.classical_mean_ci``. Method ``judge-only``: the interval only
-    reflects sampling noise, never the judge's bias."""
+    reflects sampling noise, never the judge's bias. ``bounded`` (the robust method): where that
+    interval leaves [0, 1], it is cut at the bound and widened to the Wilson score interval on
+    the n judge labels, with a note."""
     alpha = _check_alpha(alpha)
     values = _vector(yhat_all, name="yhat_all")
     n = values.shape[0]
@@ -261,15 +375,12 @@ def judge_mean(*, yhat_all: ArrayLike, alpha: float) -> Interval:
     if n == 1:
         return _unbounded(mean=float(values[0]), method=JUDGE_ONLY, alpha=alpha, n=1, note="one judge label")
     lo, hi = classical_mean_ci(values, alpha=alpha)
-    return Interval(
-        mean=float(values.mean()),
-        lo=float(lo),
-        hi=float(hi),
-        method=JUDGE_ONLY,
-        alpha=alpha,
-        n=n,
-        note=_zero_width_note(values),
-    )
+    mean, low, high, note = float(values.mean()), float(lo), float(hi), _zero_width_note(values)
+    if bounded and (low < 0 or high > 1):
+        q = quantile(alpha=alpha, df=None)
+        variance = mean * (1 - mean) / n
+        mean, low, high, note = _inside_unit(mean=mean, variance=variance, q=q)
+    return Interval(mean=mean, lo=low, hi=high, method=JUDGE_ONLY, alpha=alpha, n=n, note=note)
 
 
 # PPI++ as in the study
@@ -446,7 +557,9 @@ def robust_ppi(
     is their weighted mean lam_bar, the coefficient of the unlabeled mean.
 
     Degenerate cases, with a note: n = 0 gives NaN; N = 0 uses lambda 0 (human labels only);
-    G = 1 gives the point estimate with an infinite interval (df 0).
+    G = 1 gives the point estimate with an infinite interval (df 0). Where the t interval leaves
+    [0, 1] the estimate is clipped to [0, 1] and the interval is Wilson's at the effective sample
+    size (``_inside_unit``).
     """
     alpha = _check_alpha(alpha)
     if lam_method not in LAM_METHODS:
@@ -502,7 +615,16 @@ def robust_ppi(
         note = "; ".join([*notes, "rare disagreements or equal labels: rectifier variance floored"])
     variance = lam_bar**2 * var_unl + rectifier_variance
     return _from_variance(
-        mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=N, lam=lam_bar, note=note
+        mean=mean,
+        variance=variance,
+        alpha=alpha,
+        df=G - 1,
+        method=method,
+        n=n,
+        N=N,
+        lam=lam_bar,
+        note=note,
+        bounded=True,
     )
 
 
@@ -563,18 +685,34 @@ def agreement(*, y: ArrayLike, yhat: ArrayLike) -> Agreement:
     )
 
 
-def effective_n(*, theta: float, halfwidth: float, alpha: float) -> float:
-    """Human labels a classical normal interval would need for the same half-width:
-    z^2 theta (1 - theta) / halfwidth^2, z the 1 - alpha/2 normal quantile. NaN when the
-    half-width is 0 or NaN; 0 when it is infinite."""
+def effective_n(*, theta: float, halfwidth: float, alpha: float, reference: Interval | None = None) -> float:
+    """Human labels a human-only interval would need for the same half-width.
+
+    Without ``reference`` (the study's formula): z^2 theta (1 - theta) / halfwidth^2, z the
+    1 - alpha/2 normal quantile. With ``reference``, the human-only interval shown next to the
+    PPI++ one (robust method): n_ref (halfwidth_ref / halfwidth)^2, a half-width shrinking as
+    1 / sqrt(n). The study's formula reads theta (1 - theta) where the human-only interval has
+    its own variance (design effect, t quantile, floors): near 0 or 1 it could call an interval
+    narrower than the human-only one worth fewer labels than it used; this one cannot (a narrower
+    interval is worth more than n_ref labels). When the reference has no finite positive
+    half-width, the formula. NaN when the half-width is 0 or NaN; 0 when it is infinite."""
     alpha = _check_alpha(alpha)
     if math.isnan(halfwidth) or halfwidth == 0:
         return math.nan
+    if (
+        reference is not None
+        and reference.n
+        and math.isfinite(reference.halfwidth)
+        and reference.halfwidth > 0
+    ):
+        return reference.n * (reference.halfwidth / halfwidth) ** 2
     z = quantile(alpha=alpha, df=None)
     return z**2 * theta * (1 - theta) / halfwidth**2
 
 
-def stratified_combine(*, parts: list[tuple[Interval, int]], alpha: float, method: str) -> Interval:
+def stratified_combine(
+    *, parts: list[tuple[Interval, int]], alpha: float, method: str, bounded: bool = False
+) -> Interval:
     """Stratified estimate from per-group intervals and group sizes N_k: mean sum_k (N_k/N)
     mean_k, variance sum_k (N_k/N)^2 var_k with var_k = (halfwidth_k / q_k)^2, q_k the quantile of
     part k at its own alpha and df. Groups of size 0 are left out.
@@ -583,6 +721,8 @@ def stratified_combine(*, parts: list[tuple[Interval, int]], alpha: float, metho
     (sum a_k var_k)^2 / sum (a_k var_k)^2 / df_k, normal parts counting as infinite df, rounded
     down (conservative, and df stays an integer). ``method`` is the result's method label, ``n``
     and ``N`` are summed. Any part without an estimate makes the result NaN, with a note.
+    ``bounded`` (the robust method): an interval leaving [0, 1] becomes Wilson's at the effective
+    sample size, as for one group.
     """
     alpha = _check_alpha(alpha)
     kept = [(part, size) for part, size in parts if size > 0]
@@ -611,4 +751,6 @@ def stratified_combine(*, parts: list[tuple[Interval, int]], alpha: float, metho
     else:
         # Only normal parts carry variance: infinite degrees of freedom.
         df = None
-    return _from_variance(mean=mean, variance=variance, alpha=alpha, df=df, method=method, n=n, N=N)
+    return _from_variance(
+        mean=mean, variance=variance, alpha=alpha, df=df, method=method, n=n, N=N, bounded=bounded
+    )

@@ -52,6 +52,13 @@ def _finite(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _clipped(group: GroupEstimate) -> str:
+    """Which intervals have a computed bound outside [0, 1], shown clipped (the study method
+    keeps ppi_py's bounds; old snapshots may hold such bounds): ``human judge ppi``, or empty."""
+    named = (("human", group.human), ("judge", group.judge), ("ppi", group.ppi))
+    return " ".join(name for name, interval in named if interval.clipped)
+
+
 def _confusion(group: GroupEstimate, key: str) -> int | None:
     return group.agreement.confusion[key] if group.agreement else None
 
@@ -70,16 +77,16 @@ COLUMNS: list[tuple[str, Callable[[GroupEstimate], Any], str | None]] = [
     ("n_paired", lambda g: g.n_paired, INTEGER),
     ("n_judge", lambda g: g.n_judge, INTEGER),
     ("human_mean", lambda g: _finite(g.human.mean), PERCENT),
-    ("human_lo", lambda g: _finite(g.human.lo), PERCENT),
-    ("human_hi", lambda g: _finite(g.human.hi), PERCENT),
+    ("human_lo", lambda g: _finite(g.human.shown_lo), PERCENT),
+    ("human_hi", lambda g: _finite(g.human.shown_hi), PERCENT),
     ("judge_mean", lambda g: _finite(g.judge.mean), PERCENT),
-    ("judge_lo", lambda g: _finite(g.judge.lo), PERCENT),
-    ("judge_hi", lambda g: _finite(g.judge.hi), PERCENT),
+    ("judge_lo", lambda g: _finite(g.judge.shown_lo), PERCENT),
+    ("judge_hi", lambda g: _finite(g.judge.shown_hi), PERCENT),
     ("ppi_mean", lambda g: _finite(g.ppi.mean), PERCENT),
-    ("ppi_lo", lambda g: _finite(g.ppi.lo), PERCENT),
-    ("ppi_hi", lambda g: _finite(g.ppi.hi), PERCENT),
-    ("ppi_minus", lambda g: _finite(g.ppi.mean - g.ppi.lo), PERCENT),
-    ("ppi_plus", lambda g: _finite(g.ppi.hi - g.ppi.mean), PERCENT),
+    ("ppi_lo", lambda g: _finite(g.ppi.shown_lo), PERCENT),
+    ("ppi_hi", lambda g: _finite(g.ppi.shown_hi), PERCENT),
+    ("ppi_minus", lambda g: _finite(g.ppi.mean - g.ppi.shown_lo), PERCENT),
+    ("ppi_plus", lambda g: _finite(g.ppi.shown_hi - g.ppi.mean), PERCENT),
     ("lambda", lambda g: _finite(g.ppi.lam), DECIMAL),
     ("observed_agreement", lambda g: _agreement(g, "observed"), PERCENT),
     ("chance_agreement", lambda g: _agreement(g, "chance"), PERCENT),
@@ -93,6 +100,7 @@ COLUMNS: list[tuple[str, Callable[[GroupEstimate], Any], str | None]] = [
     ("missing_unit_ids", lambda g: " ".join(map(str, g.missing_judgments)), None),
     ("ppi_method", lambda g: g.ppi.method, None),
     ("notes", lambda g: "; ".join(g.notes), None),
+    ("clipped", lambda g: _clipped(g), None),
 ]
 HEADERS = [header for header, _, _ in COLUMNS]
 _INDEX = {header: position for position, header in enumerate(HEADERS, start=1)}
@@ -234,8 +242,8 @@ def _summary(
                 _cell(ws, _finite(overall.human.mean), PERCENT),
                 _cell(ws, _finite(overall.judge.mean), PERCENT),
                 _cell(ws, _finite(overall.ppi.mean), PERCENT),
-                _cell(ws, _finite(overall.ppi.lo), PERCENT),
-                _cell(ws, _finite(overall.ppi.hi), PERCENT),
+                _cell(ws, _finite(overall.ppi.shown_lo), PERCENT),
+                _cell(ws, _finite(overall.ppi.shown_hi), PERCENT),
                 _cell(ws, _agreement(overall, "kappa"), DECIMAL),
                 _cell(ws, _finite(overall.effective_n), "0.0"),
                 _cell(ws, len(overall.missing_judgments), INTEGER),
@@ -435,7 +443,9 @@ def _dec(value: float | None, digits: int) -> str:
 
 
 def _ci(interval: Any) -> str:
-    return f"{_pct(interval.mean)} [{_pct(interval.lo)}, {_pct(interval.hi)}]"
+    """``mean [lo, hi]`` in percent, bounds in [0, 100], ``*`` after a bound shown clipped."""
+    mark = "*" if interval.clipped else ""
+    return f"{_pct(interval.mean)} [{_pct(interval.shown_lo)}, {_pct(interval.shown_hi)}]{mark}"
 
 
 def table_lines(*, report: Report) -> list[str]:
@@ -457,6 +467,8 @@ def table_lines(*, report: Report) -> list[str]:
             f"{_dec(agreement.kappa if agreement else None, 2):>6} "
             f"{_dec(group.effective_n, 0):>7} {len(group.missing_judgments):>7}"
         )
+    if any(_clipped(group) for group in report_groups(report=report)):
+        lines[0] += "; * bound outside [0, 1] shown clipped to [0, 1]"
     lines.append(
         f"human labels under guidelines {guidelines_text(report.versions)}; "
         f"judge prompt {prompt_text(report.versions)}"

@@ -13,6 +13,15 @@ covariance estimated on the current arrays:
 
 the very formulas ``ppi_py.ppi_mean_ci(lam=None)`` applies, so the projection at the current n is
 the study interval's half-width (up to rounding).
+
+The robust interval the page shows by default is not that one: design weights, answers as
+clusters, a t quantile and variance floors (no observed disagreement, labels all equal) can make
+it several times wider; a theme at +/- 20.7 points was told it needed 0 more labels for +/- 5
+because the study formula, with no disagreement and no variance, projected a zero half-width.
+So the report's planner (``plan_theme``) anchors the projection on the interval shown: the
+projected curve is scaled so that at the current n it equals the shown half-width (or, when the
+study formula projects nothing to scale, the shown half-width shrinks as 1 / sqrt(n)). A theme
+whose shown half-width exceeds the target therefore always needs at least one more label.
 """
 
 from __future__ import annotations
@@ -87,19 +96,55 @@ def ppi_halfwidths(
     return _ppi_halfwidths(moments=moments, n_labeled=counts, total=total, z=_z(alpha))
 
 
-def classical_labels_needed(*, y: ArrayLike, target_halfwidth: float, alpha: float) -> int:
+def _anchored(*, projected: np.ndarray, counts: np.ndarray, current: float | None) -> np.ndarray:
+    """``projected`` half-widths at totals ``counts`` (``counts[0]`` the current n), scaled so
+    that the first equals ``current``, the half-width of the interval shown; when the projection
+    there is zero (no variance seen), ``current * sqrt(n / n')``. Unchanged without a finite,
+    positive ``current``."""
+    if current is None or not (math.isfinite(current) and current > 0):
+        return projected
+    if projected[0] > _TINY:
+        return projected * (current / projected[0])
+    return current * np.sqrt(counts[0] / counts)
+
+
+def _at_least_one(needed: int, *, current: float | None, target: float) -> int:
+    """A group whose shown interval is wider than the target needs at least one more label
+    (an infinite interval included)."""
+    if current is not None and not math.isnan(current) and current > target * (1 + _SLACK):
+        return max(1, needed)
+    return needed
+
+
+def classical_labels_needed(
+    *, y: ArrayLike, target_halfwidth: float, alpha: float, current_halfwidth: float | None = None
+) -> int:
     """Additional human labels the classical normal interval (human labels only) needs to reach
     ``target_halfwidth``: ceil(z^2 Var(Y) / h^2) - n, at least 0. With fewer than 2 labels the
-    variance is taken at its worst case, 1/4."""
+    variance is taken at its worst case, 1/4.
+
+    ``current_halfwidth``: the half-width of the human-only interval shown for these n labels
+    (the robust one, say); the count then follows it as 1 / sqrt(n): ceil(n (h_now / h)^2) - n,
+    at least 1 when h_now exceeds the target."""
     _check_target(target_halfwidth)
     y_arr = _as_array(y)
+    current = current_halfwidth
+    if y_arr.size >= 1 and current is not None and math.isfinite(current) and current > 0:
+        needed = math.ceil(y_arr.size * (current / target_halfwidth) ** 2 - _SLACK) - int(y_arr.size)
+        return _at_least_one(max(0, needed), current=current, target=target_halfwidth)
     variance = float(np.var(y_arr)) if y_arr.size >= 2 else 0.25
     needed = math.ceil(_z(alpha) ** 2 * variance / target_halfwidth**2 - _SLACK)
-    return max(0, needed - int(y_arr.size))
+    return _at_least_one(max(0, needed - int(y_arr.size)), current=current, target=target_halfwidth)
 
 
 def labels_needed(
-    *, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike, target_halfwidth: float, alpha: float
+    *,
+    y: ArrayLike,
+    yhat: ArrayLike,
+    yhat_unlabeled: ArrayLike,
+    target_halfwidth: float,
+    alpha: float,
+    current_halfwidth: float | None = None,
 ) -> int:
     """Additional human labels the study PPI++ interval needs to reach ``target_halfwidth``:
     the smallest total n' whose projected half-width (``ppi_halfwidths``) is at most the target,
@@ -109,12 +154,18 @@ def labels_needed(
     ``classical_labels_needed`` at the worst-case variance. When no n' within the group reaches
     the target the judge cannot help there either, and the classical count is returned: a number
     above the unlabeled pool means the target is out of reach for this group.
+
+    ``current_halfwidth``: the half-width of the PPI++ interval shown for the current n (the
+    robust one, say): the projection is anchored on it (``_anchored``), so a group whose shown
+    interval is wider than the target never needs 0 more labels.
     """
     _check_target(target_halfwidth)
     y_arr, yhat_arr, unl_arr = _as_array(y), _as_array(yhat), _as_array(yhat_unlabeled)
     n = y_arr.size
+    current = current_halfwidth
     if n < 2:
-        return classical_labels_needed(y=y_arr, target_halfwidth=target_halfwidth, alpha=alpha)
+        needed = classical_labels_needed(y=y_arr, target_halfwidth=target_halfwidth, alpha=alpha)
+        return _at_least_one(needed, current=current, target=target_halfwidth)
     if yhat_arr.size != n:
         raise ValueError(f"yhat has {yhat_arr.size} values, expected {n}")
     total = n + unl_arr.size
@@ -122,10 +173,15 @@ def labels_needed(
     halfwidths = ppi_halfwidths(
         y=y_arr, yhat=yhat_arr, yhat_unlabeled=unl_arr, n_labeled=candidates, alpha=alpha
     )
+    halfwidths = _anchored(projected=halfwidths, counts=candidates.astype(float), current=current)
     reached = np.flatnonzero(halfwidths <= target_halfwidth * (1 + _SLACK))
     if reached.size:
-        return int(candidates[reached[0]]) - n
-    return classical_labels_needed(y=y_arr, target_halfwidth=target_halfwidth, alpha=alpha)
+        return _at_least_one(int(candidates[reached[0]]) - n, current=current, target=target_halfwidth)
+    needed = classical_labels_needed(
+        y=y_arr, target_halfwidth=target_halfwidth, alpha=alpha, current_halfwidth=current
+    )
+    # Beyond the pool: the target is out of reach, which a count above the pool says.
+    return max(needed, int(unl_arr.size) + 1) if current is not None and math.isfinite(current) else needed
 
 
 def agreement_curve(
@@ -256,22 +312,42 @@ def group_arrays(*, group: GroupEstimate) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def plan_theme(*, group: GroupEstimate, target_halfwidth: float, alpha: float) -> ThemePlan:
     """What more human labels buy in one theme of a report: :func:`labels_needed` and
-    :func:`classical_labels_needed` on the group's counts (see :func:`group_arrays`)."""
+    :func:`classical_labels_needed` on the group's counts (see :func:`group_arrays`).
+
+    Under the robust method both are anchored on the intervals the page shows (the PPI++ and the
+    human-only half-widths), which the study formulas alone can understate many times over; under
+    the study method the projection is that interval already. Either way a theme whose shown
+    interval is wider than the target needs at least one more label."""
     arrays = group_arrays(group=group)
     if arrays is None:
         return ThemePlan(
             theme=group.theme, n=group.n_paired, N=None, needed=None, classical=None, reachable=False
         )
     y, yhat, unlabeled = arrays
+    robust = group.method == "robust"
+    ppi_now, human_now = group.ppi.halfwidth, group.human.halfwidth
     needed = labels_needed(
-        y=y, yhat=yhat, yhat_unlabeled=unlabeled, target_halfwidth=target_halfwidth, alpha=alpha
+        y=y,
+        yhat=yhat,
+        yhat_unlabeled=unlabeled,
+        target_halfwidth=target_halfwidth,
+        alpha=alpha,
+        current_halfwidth=ppi_now if robust else None,
     )
+    needed = _at_least_one(needed, current=ppi_now, target=target_halfwidth)
+    classical = classical_labels_needed(
+        y=y,
+        target_halfwidth=target_halfwidth,
+        alpha=alpha,
+        current_halfwidth=human_now if robust and group.human.n == y.size else None,
+    )
+    classical = _at_least_one(classical, current=human_now, target=target_halfwidth)
     return ThemePlan(
         theme=group.theme,
         n=group.n_paired,
         N=int(unlabeled.size),
         needed=needed,
-        classical=classical_labels_needed(y=y, target_halfwidth=target_halfwidth, alpha=alpha),
+        classical=classical,
         reachable=needed <= unlabeled.size,
     )
 

@@ -141,11 +141,24 @@ def history(*, criterion: Criterion, judge: Judge, method: str, alpha: float) ->
 
 
 def _interval_from_json(
-    *, mean: Any, ci: Any, method: str, alpha: float, n: int, N: int = 0, lam: Any = None, df: Any = None
+    *,
+    mean: Any,
+    ci: Any,
+    method: str,
+    alpha: float,
+    n: int,
+    N: int = 0,
+    lam: Any = None,
+    df: Any = None,
+    raw: Any = None,
+    se: Any = None,
 ) -> estimators.Interval:
     # JSON keeps NaN and infinities as None: a missing mean is NaN, a missing bound beside a mean
     # is the unbounded side of an interval (a single label, one answer under the robust method).
-    lo, hi = ci or (None, None)
+    # ``raw``: the computed bounds of an interval shown clipped to [0, 1] (``<name>_ci_raw``);
+    # snapshots stored before it may hold bounds outside [0, 1] in ``ci``, which every page and
+    # download clips (``Interval.shown_lo`` / ``shown_hi``).
+    lo, hi = raw or ci or (None, None)
     if mean is None:
         return estimators.Interval(
             mean=math.nan, lo=math.nan, hi=math.nan, method=method, alpha=alpha, n=n, N=N, lam=lam, df=df
@@ -160,6 +173,7 @@ def _interval_from_json(
         N=N,
         lam=lam,
         df=df,
+        se=None if se is None else float(se),
     )
 
 
@@ -192,6 +206,7 @@ def group_from_json(*, data: dict[str, Any], alpha: float) -> GroupEstimate:
         human=_interval_from_json(
             mean=data["human_mean"],
             ci=data["human_ci"],
+            raw=data.get("human_ci_raw"),
             method=data.get("human_method", ""),
             alpha=alpha,
             n=n_human,
@@ -199,6 +214,7 @@ def group_from_json(*, data: dict[str, Any], alpha: float) -> GroupEstimate:
         judge=_interval_from_json(
             mean=data["judge_mean"],
             ci=data["judge_ci"],
+            raw=data.get("judge_ci_raw"),
             method=data.get("judge_method", ""),
             alpha=alpha,
             n=n_judge,
@@ -206,6 +222,8 @@ def group_from_json(*, data: dict[str, Any], alpha: float) -> GroupEstimate:
         ppi=_interval_from_json(
             mean=data["ppi_mean"],
             ci=data["ppi_ci"],
+            raw=data.get("ppi_ci_raw"),
+            se=data.get("ppi_se"),
             method=data.get("ppi_method", ""),
             alpha=alpha,
             n=n_paired,

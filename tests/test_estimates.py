@@ -37,6 +37,16 @@ def close(actual, expected) -> bool:
     return math.isclose(actual, expected, rel_tol=1e-12, abs_tol=1e-12)
 
 
+def raw_ci(entry, key):
+    """The computed bounds (ppi_py's for the study method): ``<key>_ci_raw`` when the interval
+    is shown clipped to [0, 1], which ``<key>_ci`` then is."""
+    shown = entry[f"{key}_ci"]
+    assert all(bound is None or 0 <= bound <= 1 for bound in shown)
+    raw = entry.get(f"{key}_ci_raw", shown)
+    assert shown == [None if b is None else min(1.0, max(0.0, b)) for b in raw]
+    return raw
+
+
 def test_study_report_json_has_every_field_equal_to_ppi_py_on_the_same_arrays(db):
     campaign, criterion, judge, units = study_campaign()
     report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
@@ -60,9 +70,12 @@ def test_study_report_json_has_every_field_equal_to_ppi_py_on_the_same_arrays(db
         assert entry["n_judge"] == len(yhat_all)
         assert entry["size"] == sizes[entry["theme"]]
         assert close(entry["human_mean"], y_all.mean())
-        assert entry["human_ci"] == pytest.approx(list(classical_mean_ci(y_all, alpha=ALPHA)), rel=1e-12)
+        assert raw_ci(entry, "human") == pytest.approx(list(classical_mean_ci(y_all, alpha=ALPHA)), rel=1e-12)
         assert close(entry["judge_mean"], yhat_all.mean())
-        assert entry["judge_ci"] == pytest.approx(list(classical_mean_ci(yhat_all, alpha=ALPHA)), rel=1e-12)
+        assert raw_ci(entry, "judge") == pytest.approx(
+            list(classical_mean_ci(yhat_all, alpha=ALPHA)), rel=1e-12
+        )
+        assert ("judge: bound clipped to [0, 1]" in entry["notes"]) == ("judge_ci_raw" in entry)
         assert (entry["human_method"], entry["judge_method"], entry["ppi_method"]) == (
             "classical",
             "judge-only",
@@ -71,7 +84,7 @@ def test_study_report_json_has_every_field_equal_to_ppi_py_on_the_same_arrays(db
         point = ppi_mean_pointestimate(y, yhat, unl, lam=None)
         lo, hi = ppi_mean_ci(y, yhat, unl, alpha=ALPHA, lam=None)
         assert entry["ppi_mean"] == pytest.approx(float(point[0]), rel=1e-12)
-        assert entry["ppi_ci"] == pytest.approx([float(lo[0]), float(hi[0])], rel=1e-12)
+        assert raw_ci(entry, "ppi") == pytest.approx([float(lo[0]), float(hi[0])], rel=1e-12)
         # The power-tuning lambda, by hand: Cov(Y, Yhat) / ((1 + n/N) Var(Yhat)), clipped to [0, 1]
         # (ppi_py: the covariance over n, the variance of all judge labels over n + N - 1).
         n, big_n = len(y), len(unl)
@@ -89,7 +102,7 @@ def test_study_report_json_has_every_field_equal_to_ppi_py_on_the_same_arrays(db
             "fn": int(((y == 1) & (yhat == 0)).sum()),
             "tn": int(((y == 0) & (yhat == 0)).sum()),
         }
-        half = (entry["ppi_ci"][1] - entry["ppi_ci"][0]) / 2
+        half = (raw_ci(entry, "ppi")[1] - raw_ci(entry, "ppi")[0]) / 2
         theta = entry["ppi_mean"]
         assert entry["effective_n"] == pytest.approx(z**2 * theta * (1 - theta) / half**2, rel=1e-9)
         missing = [unit.pk for unit, _, j in rows["labeled"] if j is None]
@@ -107,7 +120,7 @@ def test_study_report_json_has_every_field_equal_to_ppi_py_on_the_same_arrays(db
         assert overall[f"{key}_mean"] == pytest.approx(by_hand, rel=1e-12)
     parts = [(group.ppi, group.size) for group in report.themes]
     combined = estimators.stratified_combine(parts=parts, alpha=ALPHA, method="study")
-    assert overall["ppi_ci"] == pytest.approx([combined.lo, combined.hi], rel=1e-12)
+    assert raw_ci(overall, "ppi") == pytest.approx([combined.lo, combined.hi], rel=1e-12)
     assert overall["ppi_ci"][0] < overall["ppi_mean"] < overall["ppi_ci"][1]
     everything = [(h, j) for rows in units.values() for _, h, j in rows["labeled"] if j is not None]
     agreement = estimators.agreement(
@@ -119,7 +132,7 @@ def test_study_report_json_has_every_field_equal_to_ppi_py_on_the_same_arrays(db
     assert sorted(overall["missing_judgments"]) == sorted(
         unit.pk for rows in units.values() for unit, _, j in rows["labeled"] if j is None
     )
-    half = (overall["ppi_ci"][1] - overall["ppi_ci"][0]) / 2
+    half = (raw_ci(overall, "ppi")[1] - raw_ci(overall, "ppi")[0]) / 2
     theta = overall["ppi_mean"]
     assert overall["effective_n"] == pytest.approx(z**2 * theta * (1 - theta) / half**2, rel=1e-9)
 
@@ -391,3 +404,18 @@ def test_final_labels_take_the_latest_imported_label_of_each_unit(db):
     assert len(finals) == sum(len(rows["labeled"]) for rows in units.values())
     report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
     assert report.overall.n_human == len(finals)
+
+
+def test_robust_effective_n_is_measured_against_the_human_only_interval_shown(db):
+    _, criterion, judge, _ = study_campaign()
+    for alpha in (0.05, 0.01):
+        report = estimates.compute_report(criterion=criterion, judge=judge, method="robust", alpha=alpha)
+        for group in [*report.themes, report.overall]:
+            human, ppi = group.human, group.ppi
+            if not (math.isfinite(human.halfwidth) and human.halfwidth > 0 and ppi.halfwidth > 0):
+                continue
+            assert group.effective_n == pytest.approx(human.n * (human.halfwidth / ppi.halfwidth) ** 2)
+            if ppi.halfwidth <= human.halfwidth:
+                assert group.effective_n >= group.n_paired
+            for interval in (human, group.judge, ppi):
+                assert 0 <= interval.lo <= interval.hi <= 1 and not interval.clipped

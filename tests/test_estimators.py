@@ -237,8 +237,20 @@ def test_robust_ppi_with_fixed_lambda_and_no_design_is_the_hand_formula_with_t()
 
     interval = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam)
     assert interval.mean == pytest.approx(theta, rel=1e-14)
-    assert interval.halfwidth == pytest.approx(halfwidth, rel=1e-12)
     assert (interval.lam, interval.df, interval.method) == (lam, n - 1, estimators.PPI_ROBUST_FIXED)
+    # With 6 labels theta -/+ halfwidth leaves [0, 1]: cut at 1, widened to Wilson's interval at
+    # the effective sample size theta (1 - theta) / variance, with the same t quantile, by hand.
+    assert theta + halfwidth > 1
+    q = student_t.ppf(0.975, n - 1)
+    n_eff = theta * (1 - theta) / (halfwidth / q) ** 2
+    centre = (theta + q**2 / (2 * n_eff)) / (1 + q**2 / n_eff)
+    half = q / (1 + q**2 / n_eff) * math.sqrt(theta * (1 - theta) / n_eff + q**2 / (4 * n_eff**2))
+    expected = (min(theta - halfwidth, centre - half), max(1.0, centre + half))
+    assert expected == pytest.approx((theta - halfwidth, 1.0), rel=1e-12)
+    assert (interval.lo, interval.hi) == pytest.approx(expected, rel=1e-12)
+    assert estimators.standard_error(interval) * q == pytest.approx(halfwidth, rel=1e-12)
+    assert estimators.WILSON_NOTE in interval.note
+    assert 0 <= interval.lo < theta < interval.hi <= 1
 
 
 @pytest.mark.parametrize("case", CASES[:4])
@@ -252,7 +264,7 @@ def test_robust_ppi_with_singleton_clusters_is_ppi_py_variance_times_n_over_n_mi
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=0.05, lam=lam)
     ppi_var = ((hi[0] - lo[0]) / 2 / Z95) ** 2
     imputed = lam**2 * np.var(yhat_unlabeled) / N
-    robust_var = (robust.halfwidth / student_t.ppf(0.975, n - 1)) ** 2
+    robust_var = estimators.standard_error(robust) ** 2
 
     # Unless the disagreement floor binds (few disagreements), see the test below.
     def smoothed(count):  # Agresti-Coull: z^2/2 pseudo-successes and as many pseudo-failures
@@ -293,8 +305,11 @@ def test_twelve_labels_all_1_do_not_make_a_zero_width_robust_interval():
     ppi = estimators.robust_ppi(y=y, yhat=y, yhat_unlabeled=[1.0] * 50, alpha=0.05, clusters=list(range(12)))
     human = estimators.classical_mean(y=y, alpha=0.05, clusters=list(range(12)))
     assert ppi.lam == 0 and ppi.mean == human.mean == 1.0
-    assert ppi.halfwidth == pytest.approx(expected, rel=1e-12) and "floored" in ppi.note
-    assert human.halfwidth == pytest.approx(expected, rel=1e-12) and "all labels are equal" in human.note
+    # The t interval 1 -/+ expected is cut at 1, which it cannot exceed.
+    assert (ppi.lo, ppi.hi) == pytest.approx((1 - expected, 1.0), rel=1e-12) and "floored" in ppi.note
+    assert (human.lo, human.hi) == pytest.approx((1 - expected, 1.0), rel=1e-12)
+    assert "all labels are equal" in human.note and estimators.CUT_NOTE in human.note
+    assert estimators.CUT_NOTE in ppi.note
     # The study method stays exactly ppi_py's, zero width included.
     assert estimators.classical_mean(y=y, alpha=0.05).halfwidth == 0
 
@@ -352,8 +367,10 @@ def test_robust_ppi_cluster_variance_is_the_hand_sum_over_answers():
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.1, lam=lam, w=w, clusters=clusters
     )
     assert interval.mean == pytest.approx(lam * yhat_unlabeled.mean() + rect_mean, rel=1e-14)
-    assert interval.halfwidth == pytest.approx(expected, rel=1e-12)
+    q = student_t.ppf(0.95, G - 1)
+    assert estimators.standard_error(interval) * q == pytest.approx(expected, rel=1e-12)
     assert interval.df == G - 1 == 4
+    assert 0 <= interval.lo < interval.mean < interval.hi <= 1
 
 
 def test_crossfit_lambdas_leave_each_answer_out():
@@ -561,3 +578,166 @@ def test_stratified_combine_propagates_missing_and_infinite_parts():
     )
     assert infinite.mean == pytest.approx(0.45) and infinite.halfwidth == math.inf
     assert math.isnan(estimators.stratified_combine(parts=[], alpha=0.05, method="m").mean)
+
+
+# Intervals of a rate stay in [0, 1]
+
+# Wilson score intervals at 95% (statsmodels' proportion_confint(method="wilson") gives the same),
+# and by hand: 0/5 is [0, (z^2/5) / (1 + z^2/5)] = [0, 0.4345].
+WILSON_CASES = [
+    (0, 5, (0.0, 0.43448246478317487)),
+    (5, 5, (0.5655175352168252, 1.0)),
+    (3, 10, (0.10779126740630104, 0.6032218525388546)),
+]
+
+
+@pytest.mark.parametrize(("ones", "n", "expected"), WILSON_CASES)
+def test_wilson_is_the_score_interval_worked_by_hand(ones, n, expected):
+    assert estimators.wilson(p=ones / n, n=n, q=Z95) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    z2 = Z95**2
+    p = ones / n
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    assert expected == pytest.approx((max(0, centre - half), min(1, centre + half)), rel=1e-12, abs=1e-15)
+
+
+DEGENERATE = [
+    ([1.0] * 3, [1.0] * 3, [1.0] * 40),
+    ([0.0] * 3, [0.0] * 3, [0.0] * 40),
+    ([1.0, 1.0, 0.0], [1.0, 1.0, 1.0], [1.0] * 40),
+    ([0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [0.0] * 39 + [1.0]),
+    ([0.0, 0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0, 1.0], [0.0] * 60 + [1.0] * 2),
+    ([1.0] * 11 + [0.0], [1.0] * 12, [1.0] * 200 + [0.0]),
+]
+
+
+@pytest.mark.parametrize(("y", "yhat", "unlabeled"), DEGENERATE)
+def test_robust_intervals_never_leave_0_1_on_degenerate_inputs(y, yhat, unlabeled):
+    clusters = np.arange(len(y))
+    w = np.linspace(1.0, 3.0, len(y))
+    intervals = [
+        estimators.classical_mean(y=y, alpha=0.05, clusters=clusters),
+        estimators.classical_mean(y=y, alpha=0.05, w=w, clusters=clusters),
+        estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05, clusters=clusters),
+        estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05, w=w, clusters=clusters),
+        estimators.judge_mean(yhat_all=[*yhat, *unlabeled], alpha=0.05, bounded=True),
+    ]
+    for interval in intervals:
+        assert 0 <= interval.lo <= interval.mean <= interval.hi <= 1, interval
+        assert not interval.clipped
+        if interval.hi - interval.lo > 0:
+            assert interval.halfwidth > 0
+
+
+def test_a_robust_interval_inside_0_1_is_the_t_interval_unchanged():
+    y, yhat, unlabeled = arrays_of(CASES[1])
+    interval = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05, lam=0.5)
+    q = student_t.ppf(0.975, len(y) - 1)
+    assert interval.lo > 0 and interval.hi < 1
+    assert (interval.lo, interval.hi) == pytest.approx(
+        (interval.mean - q * interval.se, interval.mean + q * interval.se), rel=1e-14
+    )
+    assert estimators.WILSON_NOTE not in interval.note and estimators.CUT_NOTE not in interval.note
+
+
+def test_a_t_interval_leaving_0_1_becomes_wilson_at_the_effective_sample_size():
+    # 1 zero in 8 labels, 8 clusters: 0.875 -/+ t_7 * se passes 1.
+    y = [1.0] * 7 + [0.0]
+    interval = estimators.classical_mean(y=y, alpha=0.05, clusters=list(range(8)))
+    q = student_t.ppf(0.975, 7)
+    variance = np.var(y, ddof=1) / 8
+    assert 0.875 + q * math.sqrt(variance) > 1
+    n_eff = 0.875 * 0.125 / variance
+    wilson_lo, wilson_hi = estimators.wilson(p=0.875, n=n_eff, q=q)
+    cut = (0.875 - q * math.sqrt(variance), 1.0)
+    assert (interval.lo, interval.hi) == pytest.approx(
+        (min(cut[0], wilson_lo), max(cut[1], wilson_hi)), rel=1e-12
+    )
+    assert interval.lo == pytest.approx(wilson_lo, rel=1e-12) and interval.lo < cut[0]
+    assert interval.se == pytest.approx(math.sqrt(variance), rel=1e-12)
+    assert interval.mean == 0.875 and interval.note == estimators.WILSON_NOTE
+
+
+def test_study_keeps_ppi_py_numbers_and_clips_only_what_is_shown():
+    y = np.array([1.0, 1.0, 1.0, 0.0])
+    yhat = np.array([1.0, 1.0, 1.0, 1.0])
+    unlabeled = np.array([1.0] * 30 + [0.0] * 2)
+    interval = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05)
+    lo, hi = ppi_py.ppi_mean_ci(y, yhat, unlabeled, alpha=0.05, lam=None)
+    assert (interval.lo, interval.hi) == (float(lo[0]), float(hi[0]))
+    assert interval.hi > 1 and interval.clipped
+    assert (interval.shown_lo, interval.shown_hi) == (interval.lo, 1.0)
+    classical = estimators.classical_mean(y=[0.0, 0.0, 0.0, 1.0], alpha=0.05)
+    assert (
+        classical.lo < 0
+        and classical.clipped
+        and (classical.shown_lo, classical.shown_hi) == (0.0, classical.hi)
+    )
+    inside = estimators.classical_mean(y=[0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0], alpha=0.05)
+    assert not inside.clipped and (inside.shown_lo, inside.shown_hi) == (inside.lo, inside.hi)
+
+
+def test_clip_bound_keeps_missing_and_infinite_bounds():
+    assert math.isnan(estimators.clip_bound(None)) and math.isnan(estimators.clip_bound(math.nan))
+    assert estimators.clip_bound(math.inf) == math.inf and estimators.clip_bound(-math.inf) == -math.inf
+    assert (estimators.clip_bound(-0.2), estimators.clip_bound(0.3), estimators.clip_bound(1.01)) == (
+        0.0,
+        0.3,
+        1.0,
+    )
+    one = estimators.classical_mean(y=[1.0], alpha=0.05)
+    assert not one.clipped and math.isinf(one.shown_hi)
+
+
+def test_judge_only_stays_ppi_py_for_the_study_and_bounded_for_robust():
+    everything = np.array([0.0] * 199 + [1.0])
+    study = estimators.judge_mean(yhat_all=everything, alpha=0.05)
+    lo, hi = ppi_py.classical_mean_ci(everything, alpha=0.05)
+    assert (study.lo, study.hi) == (float(lo), float(hi)) and study.lo < 0
+    robust = estimators.judge_mean(yhat_all=everything, alpha=0.05, bounded=True)
+    wilson_lo, wilson_hi = estimators.wilson(p=0.005, n=200, q=Z95)
+    assert (robust.lo, robust.hi) == pytest.approx((0.0, max(wilson_hi, float(hi))), rel=1e-12, abs=1e-15)
+    assert robust.hi == pytest.approx(wilson_hi, rel=1e-12) and wilson_hi > hi
+    assert robust.note == estimators.WILSON_NOTE
+
+
+def test_robust_stratified_combination_stays_in_0_1():
+    parts = [
+        (estimators.classical_mean(y=[1.0] * 5 + [0.0], alpha=0.05, clusters=list(range(6))), 100),
+        (estimators.classical_mean(y=[1.0] * 6, alpha=0.05, clusters=list(range(6))), 300),
+    ]
+    combined = estimators.stratified_combine(parts=parts, alpha=0.05, method="s", bounded=True)
+    assert 0 <= combined.lo < combined.mean < combined.hi <= 1
+    raw = estimators.stratified_combine(parts=parts, alpha=0.05, method="s")
+    assert raw.hi > 1 and raw.clipped and combined.se == pytest.approx(raw.se, rel=1e-14)
+
+
+# Effective sample size
+
+
+def test_effective_n_keeps_the_study_formula_without_reference():
+    z = Z95
+    assert estimators.effective_n(theta=0.3, halfwidth=0.1, alpha=0.05) == pytest.approx(
+        z**2 * 0.21 / 0.01, rel=1e-12
+    )
+
+
+def test_effective_n_of_a_narrower_interval_is_never_below_the_labels_used():
+    # A robust human-only interval of 30 labels, +/- 7 points near 1 (design effect, t quantile):
+    # PPI++ at 99% +/- 5 points is narrower, yet the study formula calls it worth 15 labels.
+    human = estimators.Interval(
+        mean=0.96, lo=0.86, hi=1.0, method=estimators.CLASSICAL_ROBUST, alpha=0.05, n=30, df=29
+    )
+    formula = estimators.effective_n(theta=0.99, halfwidth=0.05, alpha=0.05)
+    assert formula == pytest.approx(Z95**2 * 0.99 * 0.01 / 0.05**2, rel=1e-12) and formula < 30
+    worth = estimators.effective_n(theta=0.99, halfwidth=0.05, alpha=0.05, reference=human)
+    assert worth == pytest.approx(30 * (0.07 / 0.05) ** 2, rel=1e-12)
+    assert worth > 30
+    # As wide as the human-only interval: worth exactly its labels.
+    same = estimators.effective_n(theta=0.99, halfwidth=0.07, alpha=0.05, reference=human)
+    assert same == pytest.approx(30, rel=1e-12)
+    # A reference without a usable half-width falls back to the formula.
+    one = estimators.classical_mean(y=[1.0], alpha=0.05)
+    assert estimators.effective_n(theta=0.3, halfwidth=0.1, alpha=0.05, reference=one) == pytest.approx(
+        Z95**2 * 0.21 / 0.01, rel=1e-12
+    )

@@ -203,3 +203,36 @@ def test_table_lines_show_each_theme_and_overall(reports):
     assert lines[-2].startswith("overall")
     # The last line names the texts the numbers rest on.
     assert lines[-1].startswith("human labels under guidelines ")
+
+
+def test_csv_xlsx_and_table_show_bounds_in_0_1_and_flag_the_clipped_ones(reports):
+    campaign, criteria_reports, _ = reports
+    report = criteria_reports[1]  # veracity, study method: ppi_py's bounds, some outside [0, 1]
+    groups = exports.report_groups(report=report)
+    clipped = [group for group in groups if group.human.clipped or group.judge.clipped or group.ppi.clipped]
+    assert clipped, "the fixture should hold an interval leaving [0, 1]"
+    stream = io.StringIO()
+    exports.write_csv(report=report, stream=stream)
+    rows = list(csv.DictReader(io.StringIO(stream.getvalue())))
+    for row, group in zip(rows, groups, strict=True):
+        for key in ("human", "judge", "ppi"):
+            for side in ("lo", "hi"):
+                if row[f"{key}_{side}"]:
+                    assert 0 <= float(row[f"{key}_{side}"]) <= 1
+        names = [name for name, value in (("human", group.human), ("judge", group.judge), ("ppi", group.ppi))]
+        flagged = [name for name in names if getattr(group, name).clipped]
+        assert row["clipped"] == " ".join(flagged)
+    assert any(row["clipped"] for row in rows)
+    sheet = _workbook(campaign, criteria_reports)["veracity"]
+    values = list(sheet.iter_rows(values_only=True))
+    header = list(values[0]) if "clipped" in values[0] else next(r for r in values if r and "clipped" in r)
+    at = {name: header.index(name) for name in ("human_lo", "human_hi", "ppi_lo", "ppi_hi", "clipped")}
+    body = values[values.index(tuple(header)) + 1 :]
+    assert any(row[at["clipped"]] for row in body)
+    for row in body:
+        for name in ("human_lo", "human_hi", "ppi_lo", "ppi_hi"):
+            if isinstance(row[at[name]], float):
+                assert 0 <= row[at[name]] <= 1
+    lines = exports.table_lines(report=report)
+    assert "clipped to [0, 1]" in lines[0]
+    assert any("*" in line for line in lines[2:-1])

@@ -270,3 +270,28 @@ def test_links_carry_alpha_as_a_number_in_french_too(campaign, analyst, client_f
     url = reverse("evaluation:report", args=[campaign.slug, "relevance"])
     content = client_for(analyst).get(url, HTTP_ACCEPT_LANGUAGE="fr").content.decode()
     assert "alpha=0.05" in content and "alpha=0,05" not in content
+
+
+def test_an_old_snapshot_with_bounds_outside_0_1_is_shown_and_downloaded_clipped(
+    campaign, analyst, client_for
+):
+    criterion, _, _ = judged_campaign(campaign)
+    snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
+    # A snapshot stored before bounds were kept in [0, 1]: ppi_py's raw bounds in ppi_ci.
+    stored = ReportSnapshot.objects.filter(method="robust").latest("created_at")
+    data = stored.data
+    theme = data["themes"][0]
+    theme["ppi_mean"], theme["ppi_ci"] = 0.97, [0.91, 1.03]
+    theme.pop("ppi_ci_raw", None)
+    theme.pop("ppi_se", None)
+    stored.data = data
+    stored.save(update_fields=["data"])
+    client = client_for(analyst)
+    mark = escape("(bound clipped to [0, 1])")
+    history = client.get(page("history", campaign)).content.decode()
+    assert f"97.0% [91.0%, 100.0%] {mark}" in history and "103.0%" not in history
+    report = client.get(page("report", campaign)).content.decode()
+    assert f"[91.0%, 100.0%] {mark}" in report and "103.0%" not in report
+    rows = list(csv.DictReader(io.StringIO(client.get(page("export_csv", campaign)).content.decode())))
+    row = next(row for row in rows if row["theme"] == theme["theme"])
+    assert (float(row["ppi_lo"]), float(row["ppi_hi"])) == (0.91, 1.0) and row["clipped"] == "ppi"

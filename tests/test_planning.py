@@ -183,3 +183,65 @@ def test_report_curve_is_the_seeded_agreement_curve_at_the_reports_sizes(db):
         seed=planning.CURVE_SEED,
         reps=planning.CURVE_REPS,
     )
+
+
+def _robust_group(*, y, yhat, unlabeled, method="robust") -> GroupEstimate:
+    clusters = np.arange(len(y))
+    if method == "robust":
+        human = estimators.classical_mean(y=y, alpha=0.05, clusters=clusters)
+        ppi = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05, clusters=clusters)
+    else:
+        human = estimators.classical_mean(y=y, alpha=0.05)
+        ppi = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05)
+    return GroupEstimate(
+        theme="Finance", difficulty=None, method=method, size=len(y) + len(unlabeled), n_human=len(y),
+        n_paired=len(y), n_judge=len(y) + len(unlabeled), human=human,
+        judge=estimators.judge_mean(yhat_all=[*yhat, *unlabeled], alpha=0.05), ppi=ppi,
+        agreement=estimators.agreement(y=y, yhat=yhat), effective_n=math.nan, missing_judgments=[],
+        weighted=False,
+    )  # fmt: skip
+
+
+def test_a_theme_wider_than_the_target_never_needs_zero_more_labels():
+    # 12 labels all 1, the judge agreeing with each: the study formula sees no variance and
+    # projects a zero half-width ("0 more labels"), like ppi_py's own zero-width interval, while
+    # the robust interval shown keeps a variance floor and is wider than +/- 5 points.
+    y = np.ones(12)
+    group = _robust_group(y=y, yhat=y, unlabeled=np.array([1.0] * 280 + [0.0] * 20))
+    assert group.ppi.halfwidth > 0.05 and group.human.halfwidth > 0.05
+    assert (
+        planning.labels_needed(
+            y=y, yhat=y, yhat_unlabeled=np.array([1.0] * 280 + [0.0] * 20), target_halfwidth=0.05, alpha=0.05
+        )
+        == 0
+    )  # the study projection alone: the bug
+    plan = planning.plan_theme(group=group, target_halfwidth=0.05, alpha=0.05)
+    assert plan.needed >= 1 and plan.classical >= 1
+    # Anchored on the shown half-width h, which shrinks as 1 / sqrt(n): ceil(12 (h / 0.05)^2) - 12.
+    expected = math.ceil(12 * (group.ppi.halfwidth / 0.05) ** 2 - 1e-9) - 12
+    assert plan.needed == expected
+    assert plan.classical == math.ceil(12 * (group.human.halfwidth / 0.05) ** 2 - 1e-9) - 12
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("method", ["robust", "study"])
+def test_plans_agree_with_the_interval_shown(seed, method):
+    y, yhat, unlabeled = binary_arrays(seed=seed, n=20, N=400, prevalence=0.8, agreement=0.9)
+    group = _robust_group(y=y, yhat=yhat, unlabeled=unlabeled, method=method)
+    for target in (0.02, 0.05, 0.1, 0.2, 0.5):
+        plan = planning.plan_theme(group=group, target_halfwidth=target, alpha=0.05)
+        if group.ppi.halfwidth > target:
+            assert plan.needed >= 1
+        else:
+            assert plan.needed == 0
+        if group.human.halfwidth > target:
+            assert plan.classical >= 1
+
+
+def test_anchored_projection_equals_the_shown_halfwidth_at_the_current_n():
+    y, yhat, unlabeled = binary_arrays(seed=5, n=25, N=300, prevalence=0.7, agreement=0.85)
+    group = _robust_group(y=y, yhat=yhat, unlabeled=unlabeled)
+    h = group.ppi.halfwidth
+    # A target just below the shown half-width needs one label or a few, never zero; just above, zero.
+    assert planning.plan_theme(group=group, target_halfwidth=h * 0.999, alpha=0.05).needed >= 1
+    assert planning.plan_theme(group=group, target_halfwidth=h * 1.001, alpha=0.05).needed == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -128,3 +129,28 @@ def test_several_judges_without_judge_option_lists_them(imported):
     Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
     with pytest.raises(CommandError, match="gpt, imported, lexical"):
         run("--campaign", "Velmont", "--criterion", "relevance")
+
+
+@pytest.mark.parametrize("method", ["robust", "study"])
+def test_json_csv_and_table_never_carry_a_bound_outside_0_1(imported, method, tmp_path):
+    args = ["--campaign", "Velmont", "--criterion", "relevance", "--method", method, "--alpha", "0.001"]
+    data = json.loads(run(*args, "--format", "json"))
+    groups = [*data["themes"], data["overall"]]
+    for group in groups:
+        for key in ("human", "judge", "ppi"):
+            assert all(b is None or 0 <= b <= 1 for b in group[f"{key}_ci"]), (group["theme"], key)
+            if f"{key}_ci_raw" in group:
+                assert method == "study"
+                assert any(b is not None and not 0 <= b <= 1 for b in group[f"{key}_ci_raw"])
+    clipped = [g for g in groups if any(f"{k}_ci_raw" in g for k in ("human", "judge", "ppi"))]
+    assert bool(clipped) == (method == "study")
+    run(*args, "--format", "csv", "--output", str(tmp_path / "r.csv"))
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "r.csv").read_text())))
+    for row in rows:
+        for column in ("human_lo", "human_hi", "judge_lo", "judge_hi", "ppi_lo", "ppi_hi"):
+            assert row[column] == "" or 0 <= float(row[column]) <= 1
+    assert any(row["clipped"] for row in rows) == (method == "study")
+    table = run(*args)
+    assert ("clipped to [0, 1]" in table) == (method == "study")
+    bounds = [float(b) for pair in re.findall(r"\[\s*(-?[\d.]+),\s*(-?[\d.]+)\]", table) for b in pair]
+    assert bounds and all(0 <= b <= 100 for b in bounds)

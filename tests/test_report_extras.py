@@ -98,3 +98,19 @@ def test_the_report_chart_escapes_theme_names():
     svg = extras.report_chart(report)
     assert "<svg" in svg and "<b>RH</b>" not in svg and "&lt;b&gt;RH&lt;/b&gt;" in svg
     assert "95% intervals" in svg
+
+
+def test_interval_never_shows_a_bound_outside_0_1_and_says_when_it_clipped():
+    study = interval(0.1, -0.05, 0.25)
+    assert extras.interval(study) == "[0.0%, 25.0%] (bound clipped to [0, 1])"
+    assert extras.interval(interval(0.97, 0.9, 1.04)) == "[90.0%, 100.0%] (bound clipped to [0, 1])"
+    assert extras.interval(interval(1.0, 1.0, 1.0)) == "[100.0%, 100.0%]"
+    # The half-width stays the computed interval's (what the planner reads).
+    assert extras.halfwidth(study) == "±15.0 pts"
+
+
+def test_the_page_shows_the_clipped_mark_through_the_template():
+    rendered = Template("{% load report_extras %}{{ value|interval }}").render(
+        Context({"value": interval(0.683, 0.202, 1.164)})
+    )
+    assert rendered == "[20.2%, 100.0%] (bound clipped to [0, 1])"

@@ -117,7 +117,16 @@ def test_planner_shows_labels_needed_per_theme(campaign, manager, client_for):
         y = [labeled[u] for u in sorted(labeled)]
         yhat = [verdicts[u] for u in sorted(labeled)]
         rest = [v for u, v in verdicts.items() if u not in labeled]
-        needed = planning.labels_needed(y=y, yhat=yhat, yhat_unlabeled=rest, target_halfwidth=0.1, alpha=0.05)
+        # The robust page anchors the projection on the PPI++ interval it shows.
+        needed = planning.labels_needed(
+            y=y,
+            yhat=yhat,
+            yhat_unlabeled=rest,
+            target_halfwidth=0.1,
+            alpha=0.05,
+            current_halfwidth=group.ppi.halfwidth,
+        )
+        assert (needed >= 1) == (group.ppi.halfwidth > 0.1)
         row = row_html(content, css="plan-row", attribute="theme", value=group.theme)
         assert re.search(rf'<td class="num">{needed}( <span|</td>)', row), (group.theme, needed, row)
 
@@ -194,3 +203,22 @@ def test_htmx_request_with_a_bad_parameter_gets_the_message_in_the_fragment(camp
     # htmx swaps only 2xx responses, so the message must come with 200 to be seen.
     assert response.status_code == 200
     assert "<html" not in content and "alpha: must be strictly between 0 and 1" in content
+
+
+@pytest.mark.parametrize("method", ["robust", "study"])
+def test_no_bound_outside_0_100_is_shown_and_a_clipped_one_is_flagged(method, campaign, analyst, client_for):
+    criterion, judge, _ = judged_campaign(campaign)
+    response = client_for(analyst).get(url(campaign), {"method": method, "alpha": "0.01"})
+    content = response.content.decode()
+    assert response.status_code == 200
+    bounds = [float(b) for b in re.findall(r"\[(-?[\d.]+)%, -?[\d.]+%\]", content)]
+    bounds += [float(b) for b in re.findall(r"\[-?[\d.]+%, (-?[\d.]+)%\]", content)]
+    assert bounds and all(0 <= b <= 100 for b in bounds)
+    report = compute_report(criterion=criterion, judge=judge, alpha=0.01, method=method)
+    clipped = any(
+        getattr(group, name).clipped
+        for group in [*report.themes, report.overall]
+        for name in ("human", "judge", "ppi")
+    )
+    assert clipped == (method == "study")
+    assert ("(bound clipped to [0, 1])" in content) == clipped

@@ -17,6 +17,7 @@ from evaluation.jobs import start_judge_run
 from evaluation.judge import runs
 from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
 from evaluation.snapshots import STALE_SCHEDULE
+from evaluation.templatetags import report_extras
 from tests.factories import add_member, make_answer, make_campaign, make_user
 from tests.judged import judged_campaign
 
@@ -246,3 +247,65 @@ def test_report_to_show_prefers_the_latest_snapshot_of_its_parameters(campaign):
     assert shown.changes == snapshots.Changes()
     other = snapshots.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.1)
     assert other.computed_because == "parameters" and other.changes is None
+
+
+def _group_json(**overrides):
+    data = {
+        "theme": "Finance",
+        "n_human": 5,
+        "n_paired": 5,
+        "n_judge": 40,
+        "human_mean": 0.8,
+        "human_ci": [0.45, 1.15],
+        "judge_mean": 0.9,
+        "judge_ci": [0.8, 1.0],
+        "ppi_mean": 0.85,
+        "ppi_ci": [0.6, 1.1],
+        "lambda": 0.5,
+        "method": "study",
+        "size": 45,
+    }
+    return {**data, **overrides}
+
+
+def test_an_old_snapshot_with_bounds_outside_0_1_is_shown_clipped():
+    group = snapshots.group_from_json(data=_group_json(), alpha=0.05)
+    # The numbers stored are kept (the standard error of the comparison reads them) ...
+    assert (group.ppi.lo, group.ppi.hi) == (0.6, 1.1) and group.ppi.clipped
+    # ... and shown clipped, flagged, on the report, compare and history pages.
+    assert (group.ppi.shown_lo, group.ppi.shown_hi) == (0.6, 1.0)
+    assert report_extras.interval(group.ppi) == "[60.0%, 100.0%] (bound clipped to [0, 1])"
+    assert report_extras.interval(group.human) == "[45.0%, 100.0%] (bound clipped to [0, 1])"
+    assert report_extras.interval(group.judge) == "[80.0%, 100.0%]"
+    assert report_extras.snapshot_cell(_group_json()) == "85.0% [60.0%, 100.0%] (bound clipped to [0, 1])"
+
+
+def test_a_new_snapshot_keeps_the_raw_bounds_beside_the_shown_ones():
+    group = snapshots.group_from_json(
+        data=_group_json(
+            ppi_ci=[0.6, 1.0], ppi_ci_raw=[0.6, 1.1], human_ci=[0.45, 1.0], human_ci_raw=[0.45, 1.15]
+        ),
+        alpha=0.05,
+    )
+    assert (group.ppi.lo, group.ppi.hi) == (0.6, 1.1) and (group.ppi.shown_lo, group.ppi.shown_hi) == (
+        0.6,
+        1.0,
+    )
+    assert group.ppi.halfwidth == pytest.approx(0.25)
+    cell = report_extras.snapshot_cell(_group_json(ppi_ci=[0.6, 1.0], ppi_ci_raw=[0.6, 1.1]))
+    assert cell == "85.0% [60.0%, 100.0%] (bound clipped to [0, 1])"
+    assert report_extras.snapshot_cell(_group_json(ppi_ci=[0.6, 0.95])) == "85.0% [60.0%, 95.0%]"
+
+
+def test_robust_snapshot_keeps_the_ppi_standard_error_for_comparisons(campaign):
+    criterion, judge, _ = judged_campaign(campaign)
+    report = compute_report(criterion=criterion, judge=judge, method="robust")
+    data = report_as_json(report=report)
+    back = snapshots.report_from_json(data=data)
+    for group, original in zip([*back.themes, back.overall], [*report.themes, report.overall], strict=True):
+        if original.ppi.se is not None and math.isfinite(original.ppi.se):
+            assert estimators.standard_error(group.ppi) == estimators.standard_error(original.ppi)
+        for name in ("human", "judge", "ppi"):
+            interval = getattr(group, name)
+            if math.isfinite(interval.lo):
+                assert 0 <= interval.lo <= interval.hi <= 1

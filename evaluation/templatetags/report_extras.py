@@ -52,15 +52,22 @@ def number(value: Any, digits: int = 2) -> str:
     return DASH if number is None else f"{number:.{int(digits)}f}"
 
 
+def _clipped_mark() -> str:
+    return _("(bound clipped to [0, 1])")
+
+
 @register.filter
 def interval(value: estimators.Interval | None) -> str:
-    """An interval's bounds as percentages, ``[12.3%, 45.6%]``; ``unbounded`` when a bound is
-    infinite (a single label), a dash without an estimate."""
+    """An interval's bounds as percentages, ``[12.3%, 45.6%]``, never outside [0%, 100%]: a
+    bound beyond (the study method keeps ppi_py's, old snapshots may hold one) is shown clipped
+    and marked so; ``unbounded`` when a bound is infinite (a single label), a dash without an
+    estimate."""
     if value is None or _number(value.mean) is None:
         return DASH
     if math.isinf(value.lo) or math.isinf(value.hi):
         return "unbounded"
-    return f"[{pct(value.lo)}, {pct(value.hi)}]"
+    bounds = f"[{pct(value.shown_lo)}, {pct(value.shown_hi)}]"
+    return f"{bounds} {_clipped_mark()}" if value.clipped else bounds
 
 
 @register.filter
@@ -118,12 +125,17 @@ def in_points(value: Any) -> str:
 @register.filter
 def snapshot_cell(group: dict[str, Any] | None) -> str:
     """A snapshot's PPI++ estimate of one group (its JSON) with its interval:
-    ``45.6% [40.1%, 51.2%]``, ``45.6% (unbounded)``, a dash without an estimate."""
+    ``45.6% [40.1%, 51.2%]``, ``45.6% (unbounded)``, a dash without an estimate. Bounds are
+    shown in [0%, 100%], marked when clipped (old snapshots may hold bounds outside)."""
     if not group or group.get("ppi_mean") is None:
         return DASH
     lo, hi = group.get("ppi_ci") or (None, None)
-    bounds = f" [{pct(lo)}, {pct(hi)}]" if lo is not None and hi is not None else " (unbounded)"
-    return f"{pct(group['ppi_mean'])}{bounds}"
+    if lo is None or hi is None:
+        return f"{pct(group['ppi_mean'])} (unbounded)"
+    shown_lo, shown_hi = estimators.clip_bound(lo), estimators.clip_bound(hi)
+    clipped = bool(group.get("ppi_ci_raw")) or (shown_lo, shown_hi) != (lo, hi)
+    bounds = f" [{pct(shown_lo)}, {pct(shown_hi)}]"
+    return f"{pct(group['ppi_mean'])}{bounds}" + (f" {_clipped_mark()}" if clipped else "")
 
 
 @register.filter
@@ -158,7 +170,7 @@ def report_chart(report: Report) -> SafeString:
         {
             "label": group.theme,
             "estimates": [
-                (name, value.mean, value.lo, value.hi)
+                (name, value.mean, value.shown_lo, value.shown_hi)
                 for name, value in (("Human", group.human), ("Judge", group.judge), ("PPI++", group.ppi))
             ],
         }
@@ -178,7 +190,9 @@ def history_chart(table: HistoryTable, criterion: str, alpha: float) -> SafeStri
         for theme, group in zip(table.columns, row.groups, strict=True):
             if group is not None:
                 lo, hi = group.get("ppi_ci") or (None, None)
-                estimates.append((theme, group.get("ppi_mean"), lo, hi))
+                estimates.append(
+                    (theme, group.get("ppi_mean"), estimators.clip_bound(lo), estimators.clip_bound(hi))
+                )
         snapshot = row.snapshot
         rows.append(
             {"label": f"{snapshot.created_at:%Y-%m-%d %H:%M} · n={snapshot.n_human}", "estimates": estimates}
@@ -197,7 +211,7 @@ def comparison_chart(compared: list[ThemeComparison], criterion: str, left: str,
         {
             "label": row.theme,
             "estimates": [
-                (name, group.ppi.mean, group.ppi.lo, group.ppi.hi)
+                (name, group.ppi.mean, group.ppi.shown_lo, group.ppi.shown_hi)
                 for name, group in zip(names, (row.left, row.right), strict=True)
                 if group is not None and math.isfinite(group.ppi.mean)
             ],
