@@ -275,8 +275,8 @@ def test_hostile_question_answer_and_sources_come_out_escaped_never_run(client_f
     escaped = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; {{ csrf_token }} l&#x27;&quot;offre&quot;"
     assert "<script>alert" not in page
     # The question; the sentence and the list item of its paragraph (the whole answer); the cited
-    # source's title and text.
-    assert page.count(escaped) == 5
+    # source's title and text; the sentence's snippet, for the trail of last labels.
+    assert page.count(escaped) == 6
 
 
 def test_reviewer_sees_the_first_label_and_must_comment_to_override(

@@ -180,3 +180,13 @@ def paragraph_html(view: ShownUnit) -> SafeString:
         sentence=view.sentence_text, paragraph=view.paragraph_text or "", answer=view.answer_text
     )
     return _render(view, paragraph)
+
+
+@register.filter
+def unit_snippet(view: ShownUnit, length: int = 80) -> str:
+    """A short plain reminder of the unit (its sentence, or the start of its answer), without
+    citations, bold or marks, cut at ``length`` characters: what the trail of last labels shows."""
+    text = view.sentence_text if view.paragraph_text is not None else view.answer_text
+    text = " ".join(citation_regex(view.citation_pattern).sub("", clean(text)).split())
+    text = text.replace("**", "")
+    return text if len(text) <= length else text[: length - 1].rstrip() + "…"
