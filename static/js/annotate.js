@@ -68,7 +68,15 @@
     if (!work || !element) return;
     work.replaceWith(element);
     if (window.htmx) window.htmx.process(element);
+    toTop(element);
     afterShow();
+  }
+
+  // A new unit is read from its top, wherever the last one was scrolled to: the top of the work
+  // region just below the sticky top bar (the stylesheet's scroll-padding-top), or the top of the
+  // page when the region starts above that.
+  function toTop(element) {
+    if (element) element.scrollIntoView({ block: "start", inline: "nearest", behavior: "instant" });
   }
 
   function csrfToken() {
@@ -386,6 +394,7 @@
     }
     action = "";
     pending = "";
+    toTop(work);
     afterShow();
   });
   document.addEventListener("htmx:responseError", function (event) {

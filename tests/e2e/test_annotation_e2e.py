@@ -23,9 +23,9 @@ SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "ann
 pytestmark = [pytest.mark.e2e, needs_chromium]
 
 
-def log_in(browser, live_server, username: str, target: str):
+def log_in(browser, live_server, username: str, target: str, viewport=(1280, 800)):
     """A fresh browser session that logs in through the form, keyboard only, and lands on ``target``."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="fr-FR")
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, locale="fr-FR")
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -230,3 +230,51 @@ def test_the_trail_shows_the_last_five_labels_and_undoes_the_last(live_server, b
     last = Label.objects.filter(user=people["claire"]).order_by("pk").last()
     assert last is not None and (last.unit_id, last.value) == (units[5].pk, None)
     assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_next_unit_is_shown_from_its_top(live_server, browser):
+    campaign, criterion, units, people = velmont_campaign()
+    annotate = reverse("annotation:annotate", args=[campaign.slug, "veracity", "label"])
+    page, errors = log_in(browser, live_server, "claire", annotate, viewport=(1280, 500))
+    assert page.get_attribute(".bench", "data-key-guard-ms") == "300"
+    for key in ("1", "s"):  # a prefetched unit, then an ordinary htmx swap
+        wait_for_prefetch(page)
+        page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+        page.wait_for_timeout(350)
+        assert page.evaluate("() => window.scrollY") > 100
+        press_and_wait(page, key)
+        # The unit's first lines are on screen, below the sticky top bar.
+        top = page.evaluate(
+            "() => [document.getElementById('work').getBoundingClientRect().top,"
+            " document.querySelector('.topbar').getBoundingClientRect().bottom]"
+        )
+        assert top[1] <= top[0] <= top[1] + 30, top
+    assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_decision_bar_never_covers_the_unit_text(live_server, browser):
+    campaign, criterion, units, people = velmont_campaign()
+    annotate = reverse("annotation:annotate", args=[campaign.slug, "veracity", "label"])
+    for width, height in ((390, 844), (1440, 900)):
+        page, errors = log_in(browser, live_server, "claire", annotate, viewport=(width, height))
+        bar = page.evaluate("() => document.getElementById('decision').getBoundingClientRect().height")
+        assert bar <= 0.16 * height, f"{bar:.0f} px of {height} at {width} px"
+        # The sentence to judge, scrolled to, ends above the bar.
+        page.evaluate("() => document.querySelector('mark.target').scrollIntoView({block: 'end'})")
+        below = page.evaluate(
+            "() => [document.querySelector('mark.target').getBoundingClientRect().bottom,"
+            " document.getElementById('decision').getBoundingClientRect().top]"
+        )
+        assert below[0] <= below[1], below
+        # At the end of the page, all of the unit is above the bar.
+        page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+        end = page.evaluate(
+            "() => [document.querySelector('#work .unit').getBoundingClientRect().bottom,"
+            " document.getElementById('decision').getBoundingClientRect().top]"
+        )
+        assert end[0] <= end[1], end
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+        assert errors == []
+        page.context.close()
