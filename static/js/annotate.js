@@ -366,8 +366,26 @@
     }
   }
 
+  // A citation chip shows its source's card: opened if it sits in a closed <details>, scrolled to
+  // if off screen, focused and highlighted for a moment (the keys keep labelling from there).
+  function showSource(link) {
+    var card = document.getElementById(link.getAttribute("href").slice(1));
+    if (!card) return false;
+    var holder = card.closest("details");
+    if (holder && !holder.open) holder.open = true;
+    card.scrollIntoView({ block: "nearest", behavior: "instant" });
+    card.focus({ preventScroll: true });
+    card.classList.add("source-flash");
+    window.setTimeout(function () {
+      card.classList.remove("source-flash");
+    }, 1600);
+    return true;
+  }
+
   document.addEventListener("click", function (event) {
     if (!event.target.closest) return;
+    var chip = event.target.closest("a.cite-link");
+    if (chip && showSource(chip)) event.preventDefault();
     if (event.target.closest("[data-open-shortcuts]")) openKeys();
     // Undoing while a label is still being saved would withdraw the one before it.
     if (event.target.closest("[data-trail-undo]") && busy) event.preventDefault();

@@ -278,3 +278,37 @@ def test_the_decision_bar_never_covers_the_unit_text(live_server, browser):
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width
         assert errors == []
         page.context.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cited_sources_sit_beside_the_sentence_on_wide_screens_and_chips_show_their_card(
+    live_server, browser
+):
+    campaign, criterion, units, people = velmont_campaign()
+    annotate = reverse("annotation:annotate", args=[campaign.slug, "veracity", "label"])
+    boxes = (
+        "() => [...document.querySelectorAll('#work .claim, #work .evidence')]"
+        ".map(e => e.getBoundingClientRect().toJSON())"
+    )
+    page, errors = log_in(browser, live_server, "claire", annotate, viewport=(1440, 900))
+    claim, evidence = page.evaluate(boxes)
+    assert evidence["left"] >= claim["right"] and abs(evidence["top"] - claim["top"]) < 5
+    # The guidelines fold away.
+    assert page.is_visible(".guidelines")
+    page.click(".guidelines-box > summary")
+    assert not page.is_visible(".guidelines")
+    # A chip in the text focuses and highlights its source's card; the keys still label.
+    page.click("#work .claim a.cite-link")
+    assert page.evaluate("() => document.activeElement.id") == "source-4ca822"
+    assert page.evaluate("() => document.activeElement.classList.contains('source-flash')")
+    page.wait_for_timeout(350)
+    wait_for_prefetch(page)
+    first = shown(page)
+    assert press_and_wait(page, "1") != first
+    assert errors == []
+    page.context.close()
+
+    page, errors = log_in(browser, live_server, "claire", annotate, viewport=(390, 844))
+    claim, evidence = page.evaluate(boxes)
+    assert evidence["top"] >= claim["bottom"]  # stacked
+    assert errors == []
