@@ -137,7 +137,13 @@
     } catch (error) {
       // Storage refused (private mode, full): the trail simply does not outlive the page.
     }
-    renderTrail(items.slice(-TRAIL_SIZE));
+    // After the frame that paints the next unit: the trail must not delay it.
+    var shown = items.slice(-TRAIL_SIZE);
+    window.requestAnimationFrame(function () {
+      window.setTimeout(function () {
+        renderTrail(shown);
+      }, 0);
+    });
   }
 
   function renderTrail(items) {

@@ -210,6 +210,7 @@ def test_the_trail_shows_the_last_five_labels_and_undoes_the_last(live_server, b
         key = "0" if n == 4 else "1"
         names[key] = page.text_content(f"#decision button[data-value='{key}'] .choice-name")
         press_and_wait(page, key)
+    page.wait_for_function("() => document.querySelectorAll('#trail .trail-item').length === 5")
     shown_trail = trail(page)
     assert len(shown_trail) == 5
     # Newest first: the sixth label, then the fifth (a 0), ...; snippets without citation markers.
