@@ -53,6 +53,7 @@ format: install
 bench: install
 	$(PY) bench/import_bench.py
 	$(PY) bench/annotation_bench.py
+	$(PY) bench/keystroke_bench.py
 	$(PY) bench/judge_bench.py
 	$(PY) bench/coverage_bench.py
 	$(PY) bench/report_bench.py

@@ -208,6 +208,24 @@ def test_an_empty_queue_says_nothing_is_left(client_for, annotator, campaign):
     assert "Nothing left for you here" in response.content.decode()
 
 
+def test_an_empty_queue_says_where_the_rest_of_the_stage_is(client_for, annotator, campaign, relevance):
+    criterion, units = relevance  # 3 units
+    Label.objects.create(unit=units[2], criterion=criterion, stage=Stage.IMPORTED, value=1)
+    other = member(campaign, Role.ANNOTATOR)
+    held = next_unit(user=other, criterion=criterion, stage=Stage.LABEL)
+    assert held is not None
+    label(annotator, criterion, Stage.LABEL, 1)
+    response = client_for(annotator).get(url(campaign, criterion, Stage.LABEL))
+    page = response.content.decode()
+    assert shown_unit(response) is None and "Nothing left for you here" in page
+    lease = Assignment.objects.get(user=other, label__isnull=True)
+    rest = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.split('class="progress-rest"')[1]))
+    assert "Where the 3 labels of this stage stand" in rest
+    assert "Done by you 1" in rest and "Done by others 0" in rest
+    assert "Already final (imported labels) 1" in rest
+    assert f"Held by others 1 free again by {lease.expires_at:%H:%M} at the latest" in rest
+
+
 def test_a_bad_value_is_a_400(client_for, annotator, campaign, relevance):
     criterion, units = relevance
     client = client_for(annotator)
@@ -275,8 +293,8 @@ def test_hostile_question_answer_and_sources_come_out_escaped_never_run(client_f
     escaped = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; {{ csrf_token }} l&#x27;&quot;offre&quot;"
     assert "<script>alert" not in page
     # The question; the sentence and the list item of its paragraph (the whole answer); the cited
-    # source's title and text.
-    assert page.count(escaped) == 5
+    # source's title and text; the sentence's snippet, for the trail of last labels.
+    assert page.count(escaped) == 6
 
 
 def test_reviewer_sees_the_first_label_and_must_comment_to_override(

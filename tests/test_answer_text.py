@@ -58,7 +58,7 @@ def test_hostile_sentence_and_paragraph_come_out_escaped_with_the_sentence_marke
     assert "<img" not in paragraph
     assert paragraph == (
         '<p><mark class="target">Le &lt;img src=x onerror=&quot;alert(1)&quot;&gt; '
-        '<span class="cite">c1</span>.</mark> Suite.</p>'
+        '<a class="cite-link" href="#source-c1"><span class="cite">c1</span></a>.</mark> Suite.</p>'
     )
     whole = rendered("{{ view|answer_html }}", view)
     assert whole.startswith('<p>Intro.</p><p><mark class="target">Le &lt;img')
@@ -122,3 +122,12 @@ def test_a_sentence_missing_from_its_paragraph_is_marked_where_the_answer_has_it
 )
 def test_a_domain_message_becomes_a_sentence(message, sentence):
     assert as_sentence(message) == sentence
+
+
+def test_a_citation_chip_links_to_its_source_card_whatever_the_id():
+    from annotation.templatetags.answer_text import source_anchor
+
+    assert source_anchor("4ca822") == "source-4ca822"
+    hostile = source_anchor('x" onmouseover="alert(1) é')
+    assert hostile.startswith("source-x.22.") and all(c.isalnum() or c in "-_." for c in hostile)
+    assert source_anchor("a b") != source_anchor("a_b")

@@ -660,3 +660,37 @@ def test_work_progress_in_blind_mode_matches_the_two_functions(campaign):
             criterion_progress(criterion=criterion),
         )
     assert work_progress(user=first, criterion=criterion, stage=Stage.LABEL)[1].settled == 1
+
+
+def test_stage_progress_says_what_the_rest_of_the_total_is(campaign, annotator):
+    other = member(campaign, Role.ANNOTATOR)
+    criterion, units = sampled(campaign=campaign, answers=5)
+    Label.objects.create(unit=units[4], criterion=criterion, stage=Stage.IMPORTED, value=1)
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    label(other, criterion, Stage.LABEL, 0, unit=units[1])
+    before = timezone.now()
+    held = next_unit(user=other, criterion=criterion, stage=Stage.LABEL)
+    assert held is not None and held.pk == units[2].pk
+    progress = stage_progress(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    assert (progress.mine, progress.by_others, progress.held, progress.imported) == (1, 1, 1, 1)
+    assert progress.left_for_others == 1  # units[3]: 5 = 1 + 1 + 1 held + 1 imported + 1
+    assert progress.held_until is not None
+    lease = timedelta(minutes=campaign.lease_minutes)
+    assert before + lease - timedelta(seconds=5) <= progress.held_until <= timezone.now() + lease
+    # One's own lease is not "held by others".
+    assert stage_progress(user=other, criterion=criterion, stage=Stage.LABEL).held == 0
+
+
+def test_stage_progress_in_blind_mode_counts_imported_units_for_both_slots(campaign):
+    blind(campaign)
+    first = member(campaign, Role.ANNOTATOR)
+    criterion, units = sampled(campaign=campaign, answers=3)
+    Label.objects.create(unit=units[2], criterion=criterion, stage=Stage.IMPORTED, value=0)
+    label(first, criterion, Stage.LABEL, 1, unit=units[0])
+    progress = stage_progress(user=first, criterion=criterion, stage=Stage.LABEL)
+    assert (progress.total, progress.filled, progress.imported_slots, progress.left_for_others) == (
+        6,
+        1,
+        2,
+        3,
+    )

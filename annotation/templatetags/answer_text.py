@@ -53,6 +53,14 @@ def citation_regex(pattern: str) -> re.Pattern[str]:
         return re.compile(DEFAULT_CITATION_PATTERN)
 
 
+def source_anchor(chunk_id: str) -> str:
+    """The id of a source's card on the annotation pages, escaped for an attribute: ``source-<id>``
+    with every character outside [A-Za-z0-9_-] written as its code point (ids are untrusted)."""
+    return "source-" + "".join(
+        c if c.isascii() and (c.isalnum() or c in "_-") else f".{ord(c):x}." for c in chunk_id
+    )
+
+
 def _cited_id(match: re.Match[str]) -> str:
     return match.group(1) if match.re.groups else match.group(0)
 
@@ -64,7 +72,9 @@ def _inline(text: str, *, citations: re.Pattern[str], retrieved: frozenset[str] 
         out.append(_BOLD.sub(r"<strong>\1</strong>", str(escape(text[position : match.start()]))))
         cited = escape(_cited_id(match))
         if _cited_id(match) in retrieved:
-            out.append(f'<span class="cite">{cited}</span>')
+            # A link to the source's card on the page (see source_anchor).
+            anchor = source_anchor(_cited_id(match))
+            out.append(f'<a class="cite-link" href="#{anchor}"><span class="cite">{cited}</span></a>')
         else:
             out.append(
                 f'<span class="cite broken" title="{escape(_("Cited but not retrieved"))}">{cited} '
@@ -180,3 +190,20 @@ def paragraph_html(view: ShownUnit) -> SafeString:
         sentence=view.sentence_text, paragraph=view.paragraph_text or "", answer=view.answer_text
     )
     return _render(view, paragraph)
+
+
+@register.filter
+def unit_snippet(view: ShownUnit, length: int = 80) -> str:
+    """A short plain reminder of the unit (its sentence, or the start of its answer), without
+    citations, bold or marks, cut at ``length`` characters: what the trail of last labels shows."""
+    text = view.sentence_text if view.paragraph_text is not None else view.answer_text
+    text = " ".join(citation_regex(view.citation_pattern).sub("", clean(text)).split())
+    text = re.sub(r" ([.,])", r"\1", text)  # the space a removed citation left (French keeps " ?")
+    text = text.replace("**", "")
+    return text if len(text) <= length else text[: length - 1].rstrip() + "…"
+
+
+@register.filter
+def source_id(chunk_id: str) -> str:
+    """The anchor of a source's card: the target of the citation chips (see :func:`source_anchor`)."""
+    return source_anchor(str(chunk_id))

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
@@ -152,6 +153,7 @@ def work_context(*, request: AppRequest, opened: Opened, unit: Unit | None, outc
         "message": outcome.message,
         "message_kind": outcome.kind,
         "focus": outcome.focus,
+        "key_guard_ms": settings.LABEL_KEY_GUARD_MS,
     }
 
 

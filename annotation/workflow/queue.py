@@ -18,11 +18,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from annotation.access import roles_of
 from annotation.current_sample import CURRENT_SAMPLE_SQL
@@ -288,13 +289,19 @@ def skip(
 
 @dataclass(frozen=True)
 class StageProgress:
-    """Where a stage stands on the current sample: the user's labels, everyone's, and the total."""
+    """Where a stage stands on the current sample: the user's labels, everyone's, and the total,
+    and what accounts for the rest of the total: slots held by others under a live lease (until
+    ``held_until`` at the latest), units already final by an imported label, and the slots left
+    for others (see :attr:`left_for_others`)."""
 
     stage: str
     mine: int
     filled: int
     total: int | None
     sample_size: int
+    held: int = 0
+    held_until: datetime | None = None
+    imported: int = 0
 
     @property
     def percent(self) -> int | None:
@@ -302,27 +309,76 @@ class StageProgress:
             return None
         return min(100, round(100 * self.filled / self.total))
 
+    @property
+    def by_others(self) -> int:
+        return self.filled - self.mine
 
+    @property
+    def imported_slots(self) -> int:
+        """Slots of the total that imported labels make final (the first stage only: later stages
+        count only units that have a first label, which imported units never get)."""
+        if self.total is None or self.stage != Stage.LABEL or not self.sample_size:
+            return 0
+        return self.imported * (self.total // self.sample_size)
+
+    @property
+    def left_for_others(self) -> int | None:
+        """Slots neither filled, held nor imported: units still open, to this person or to others
+        (the second blind label of a unit they labelled, a unit they worked on at another stage)."""
+        if self.total is None:
+            return None
+        return max(0, self.total - self.filled - self.held - self.imported_slots)
+
+
+_IN_SAMPLE = f"(unit_id IN (SELECT unit_id FROM {_SI} WHERE sample_id = {CURRENT_SAMPLE_SQL})) IS TRUE"
+_HELD_BY_OTHERS = (
+    f" FROM {_A} WHERE criterion_id = %(criterion)s AND stage = %(stage)s AND label_id IS NULL"
+    f" AND expires_at > %(now)s AND user_id <> %(user)s AND {_IN_SAMPLE}"
+)
 _PROGRESS_SQL = (
     "SELECT (SELECT COUNT(*) FROM " + _SI + " WHERE sample_id = " + CURRENT_SAMPLE_SQL + "),"
     " COALESCE(SUM(CASE WHEN a.stage = %(stage)s AND a.user_id = %(user)s THEN 1 ELSE 0 END), 0),"
     " COALESCE(SUM(CASE WHEN a.stage = %(stage)s THEN 1 ELSE 0 END), 0),"
-    " COALESCE(SUM(CASE WHEN a.stage = %(first)s THEN 1 ELSE 0 END), 0)"
+    " COALESCE(SUM(CASE WHEN a.stage = %(first)s THEN 1 ELSE 0 END), 0),"
+    f" (SELECT COUNT(*){_HELD_BY_OTHERS}), (SELECT MAX(expires_at){_HELD_BY_OTHERS}),"
+    f" (SELECT COUNT(DISTINCT unit_id) FROM {_L} WHERE criterion_id = %(criterion)s"
+    f" AND stage = %(imported)s AND {_IN_SAMPLE})"
     f" FROM {_A} a WHERE a.criterion_id = %(criterion)s AND a.label_id IS NOT NULL"
     f" AND (a.unit_id IN (SELECT unit_id FROM {_SI} WHERE sample_id = {CURRENT_SAMPLE_SQL})) IS TRUE"
 )
+_PROGRESS_COLUMNS = 7
+
+
+def _moment(value: object) -> datetime | None:
+    """A time read by a raw query: SQLite gives a naive UTC string, PostgreSQL an aware datetime."""
+    if value is None:
+        return None
+    moment = parse_datetime(value) if isinstance(value, str) else value
+    if not isinstance(moment, datetime):
+        return None
+    return timezone.make_aware(moment, UTC) if timezone.is_naive(moment) else moment
 
 
 def _stage_progress(*, criterion: Criterion, stage: str, row: tuple) -> StageProgress:
     mode = criterion.campaign.annotation_mode
-    size, mine, filled, first = (int(n) for n in row)
+    size, mine, filled, first, held = (int(n) for n in row[:5])
+    imported = int(row[6])
     if stage == Stage.LABEL:
         total: int | None = size * capacity(mode=mode, stage=stage)
     elif stage == Stage.REVIEW:
         total = first
     else:
         total = None
-    return StageProgress(stage=stage, mine=mine, filled=filled, total=total, sample_size=size)
+    return StageProgress(
+        stage=stage,
+        mine=mine,
+        filled=filled,
+        total=total,
+        sample_size=size,
+        held=held,
+        held_until=_moment(row[5]),
+        imported=imported,
+    )
 
 
 def stage_progress(*, user: User, criterion: Criterion, stage: str) -> StageProgress:
@@ -330,7 +386,9 @@ def stage_progress(*, user: User, criterion: Criterion, stage: str) -> StageProg
 
     ``mine``: slots the user filled at the stage; ``filled``: slots filled by anyone; ``total``:
     the slots the stage will have (sample size x slots for the first stage, one review per first
-    label), None for adjudication (it depends on disagreements still to come).
+    label), None for adjudication (it depends on disagreements still to come); ``held``: slots
+    others hold under a live lease, the last of which expires at ``held_until``; ``imported``:
+    units of the sample with an imported (final) label.
     """
     with connection.cursor() as cursor:
         cursor.execute(
@@ -417,8 +475,8 @@ def work_progress(*, user: User, criterion: Criterion, stage: str) -> tuple[Stag
         cursor.execute(sql, _params(user=user, criterion=criterion, stage=stage, now=timezone.now()))
         row = cursor.fetchone()
     return (
-        _stage_progress(criterion=criterion, stage=stage, row=row[:4]),
-        _criterion_progress(criterion=criterion, row=row[4:]),
+        _stage_progress(criterion=criterion, stage=stage, row=row[:_PROGRESS_COLUMNS]),
+        _criterion_progress(criterion=criterion, row=row[_PROGRESS_COLUMNS:]),
     )
 
 

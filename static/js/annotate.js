@@ -6,12 +6,21 @@
 // the label in the background; the server's answer (the unit it hands out next) is checked
 // against what is on screen and replaces it when they differ (an error, a lease lost). A failed
 // save puts the labelled unit back with an alert; its request key makes a retry count once.
+//
+// Guard: label keys are ignored for data-key-guard-ms after a unit is painted, so that a key
+// pressed twice by accident labels one unit, not the one that has just appeared as well.
+// Trail: the last five labels given in this tab (the unit's snippet, the value's name), the
+// last one with an undo; kept in sessionStorage so that a reload keeps it.
 (function () {
   "use strict";
 
   var busy = false;
   var queued = null; // one key pressed while a label was being saved, replayed after it
   var prefetched = null; // {after: unit id on screen, html: fragment, at: time fetched}
+  var pending = ""; // the unit whose label was sent by an ordinary htmx post
+  var shownAt = 0; // when the unit on screen was painted (performance.now())
+  var action = ""; // the form of the htmx request under way: "decision", "undo-form", "skip-form"
+  var TRAIL_SIZE = 5;
   var COMMENT_NEEDED = "A comment is required for this choice: type it, press Esc, then the key again.";
 
   function region() {
@@ -59,7 +68,15 @@
     if (!work || !element) return;
     work.replaceWith(element);
     if (window.htmx) window.htmx.process(element);
+    toTop(element);
     afterShow();
+  }
+
+  // A new unit is read from its top, wherever the last one was scrolled to: the top of the work
+  // region just below the sticky top bar (the stylesheet's scroll-padding-top), or the top of the
+  // page when the region starts above that.
+  function toTop(element) {
+    if (element) element.scrollIntoView({ block: "start", inline: "nearest", behavior: "instant" });
   }
 
   function csrfToken() {
@@ -89,7 +106,109 @@
       });
   }
 
+  function guardMs() {
+    var holder = document.querySelector("[data-key-guard-ms]");
+    return holder ? parseInt(holder.dataset.keyGuardMs, 10) || 0 : 0;
+  }
+
+  function painted() {
+    shownAt = performance.now();
+    // Counted from the frame that shows the unit, not from when its HTML arrived.
+    window.requestAnimationFrame(function () {
+      shownAt = performance.now();
+    });
+  }
+
+  function trailKey() {
+    return "attest-trail:" + window.location.pathname;
+  }
+
+  function loadTrail() {
+    try {
+      return JSON.parse(window.sessionStorage.getItem(trailKey()) || "[]");
+    } catch (error) {
+      return [];
+    }
+  }
+
+  function saveTrail(items) {
+    try {
+      window.sessionStorage.setItem(trailKey(), JSON.stringify(items.slice(-TRAIL_SIZE)));
+    } catch (error) {
+      // Storage refused (private mode, full): the trail simply does not outlive the page.
+    }
+    // After the frame that paints the next unit: the trail must not delay it.
+    var shown = items.slice(-TRAIL_SIZE);
+    window.requestAnimationFrame(function () {
+      window.setTimeout(function () {
+        renderTrail(shown);
+      }, 0);
+    });
+  }
+
+  function renderTrail(items) {
+    var box = document.getElementById("trail");
+    if (!box) return;
+    var list = box.querySelector("ol");
+    list.textContent = "";
+    box.hidden = !items.length;
+    items
+      .slice()
+      .reverse()
+      .forEach(function (item, index) {
+        var entry = document.createElement("li");
+        entry.className = "trail-item";
+        entry.dataset.unit = item.unit;
+        var value = document.createElement("strong");
+        value.className = "trail-value value-" + item.value;
+        value.textContent = item.name;
+        var snippet = document.createElement("span");
+        snippet.className = "trail-snippet";
+        snippet.textContent = item.snippet;
+        entry.appendChild(value);
+        entry.appendChild(snippet);
+        if (index === 0) {
+          var undo = document.createElement("button");
+          undo.type = "submit";
+          undo.className = "quiet trail-undo";
+          undo.setAttribute("form", "undo-form");
+          undo.dataset.trailUndo = "true";
+          var key = document.createElement("kbd");
+          key.textContent = "u";
+          undo.appendChild(key);
+          undo.appendChild(document.createTextNode(" " + (box.dataset.undoText || "Undo")));
+          entry.appendChild(undo);
+        }
+        list.appendChild(entry);
+      });
+  }
+
+  function remember(button, work) {
+    var name = button.querySelector(".choice-name");
+    var items = loadTrail();
+    items.push({
+      unit: work.dataset.unit,
+      value: button.dataset.value,
+      name: name ? name.textContent : button.dataset.value,
+      snippet: work.dataset.snippet || "",
+    });
+    saveTrail(items);
+  }
+
+  // A label that was not stored after all (refused, or its save failed) leaves the trail.
+  function forget(unit) {
+    var items = loadTrail();
+    for (var i = items.length - 1; i >= 0; i--) {
+      if (items[i].unit === unit) {
+        items.splice(i, 1);
+        saveTrail(items);
+        return;
+      }
+    }
+  }
+
   function afterShow() {
+    painted();
     var work = region();
     if (work && work.dataset.focus === "comment") focusComment(COMMENT_NEEDED);
     prefetch();
@@ -143,6 +262,7 @@
         var shown = region();
         if (!answer || !shown) return;
         var refused = answer.querySelector(".msg.error");
+        if (refused) forget(previous.dataset.unit);
         if (refused || answer.dataset.unit !== shown.dataset.unit) {
           place(answer);
           return;
@@ -153,6 +273,7 @@
         if (status && old) old.replaceWith(status);
       })
       .catch(function (error) {
+        forget(previous.dataset.unit);
         place(previous);
         alertBox(
           (error && /^\d+$/.test(error.message) ? "The server answered " + error.message + "." : "No connection.") +
@@ -172,6 +293,10 @@
       }
     }
     var work = region();
+    if (work && button.dataset.value !== undefined) {
+      pending = work.dataset.unit;
+      remember(button, work);
+    }
     var next = work && button.dataset.value !== undefined && button.form ? ready(work) : null;
     if (next) {
       labelAhead(button, work, next);
@@ -207,6 +332,13 @@
       }
       return;
     }
+    var work = region();
+    var button = work ? buttonFor(event, work) : null;
+    if (button && button.dataset.value !== undefined && performance.now() - shownAt < guardMs()) {
+      // Too soon after the unit appeared to be meant for it: a repeated or bouncing key.
+      event.preventDefault();
+      return;
+    }
     handle(event);
   });
 
@@ -240,12 +372,34 @@
     }
   }
 
+  // A citation chip shows its source's card: opened if it sits in a closed <details>, scrolled to
+  // if off screen, focused and highlighted for a moment (the keys keep labelling from there).
+  function showSource(link) {
+    var card = document.getElementById(link.getAttribute("href").slice(1));
+    if (!card) return false;
+    var holder = card.closest("details");
+    if (holder && !holder.open) holder.open = true;
+    card.scrollIntoView({ block: "nearest", behavior: "instant" });
+    card.focus({ preventScroll: true });
+    card.classList.add("source-flash");
+    window.setTimeout(function () {
+      card.classList.remove("source-flash");
+    }, 1600);
+    return true;
+  }
+
   document.addEventListener("click", function (event) {
-    if (event.target.closest && event.target.closest("[data-open-shortcuts]")) openKeys();
+    if (!event.target.closest) return;
+    var chip = event.target.closest("a.cite-link");
+    if (chip && showSource(chip)) event.preventDefault();
+    if (event.target.closest("[data-open-shortcuts]")) openKeys();
+    // Undoing while a label is still being saved would withdraw the one before it.
+    if (event.target.closest("[data-trail-undo]") && busy) event.preventDefault();
   });
 
-  document.addEventListener("htmx:beforeRequest", function () {
+  document.addEventListener("htmx:beforeRequest", function (event) {
     busy = true;
+    action = event.detail && event.detail.elt ? event.detail.elt.id || "" : "";
     alertBox("");
   });
   document.addEventListener("htmx:afterRequest", function () {
@@ -254,16 +408,32 @@
   });
   document.addEventListener("htmx:afterSwap", function () {
     prefetched = null;
+    var work = region();
+    var refused = work && work.querySelector(".msg.error");
+    if (action === "decision" && refused && pending) forget(pending);
+    if (action === "undo-form" && !refused) {
+      var items = loadTrail();
+      items.pop();
+      saveTrail(items);
+    }
+    action = "";
+    pending = "";
+    toTop(work);
     afterShow();
   });
   document.addEventListener("htmx:responseError", function (event) {
+    if (action === "decision" && pending) forget(pending);
     var status = event.detail && event.detail.xhr ? event.detail.xhr.status : "an error";
     alertBox("The server answered " + status + ". Your saved labels are safe; reload the page.");
   });
   document.addEventListener("htmx:sendError", function () {
+    if (action === "decision" && pending) forget(pending);
     alertBox(
       "No connection: your last action was not confirmed. Press the key again when the connection is back; it will not be counted twice."
     );
   });
-  document.addEventListener("DOMContentLoaded", afterShow);
+  document.addEventListener("DOMContentLoaded", function () {
+    renderTrail(loadTrail());
+    afterShow();
+  });
 })();

@@ -23,9 +23,9 @@ SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "ann
 pytestmark = [pytest.mark.e2e, needs_chromium]
 
 
-def log_in(browser, live_server, username: str, target: str):
+def log_in(browser, live_server, username: str, target: str, viewport=(1280, 800)):
     """A fresh browser session that logs in through the form, keyboard only, and lands on ``target``."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="fr-FR")
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, locale="fr-FR")
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -62,7 +62,10 @@ def wait_for_prefetch(page) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_keyboard_labelling_review_override_and_adjudication(live_server, browser):
+def test_keyboard_labelling_review_override_and_adjudication(live_server, browser, settings):
+    # No key guard here: this test presses keys as fast as the saves allow, on purpose
+    # (test_label_keys_are_ignored_just_after_a_unit_is_painted covers the guard).
+    settings.LABEL_KEY_GUARD_MS = 0
     campaign, criterion, units, people = velmont_campaign()
     annotate = reverse("annotation:annotate", args=[campaign.slug, "veracity", "label"])
     review = reverse("annotation:annotate", args=[campaign.slug, "veracity", "review"])
@@ -156,3 +159,157 @@ def test_keyboard_labelling_review_override_and_adjudication(live_server, browse
     # The annotator may not open the adjudication page.
     response = page.goto(live_server.url + adjudicate)
     assert response.status == 403
+
+
+def trail(page) -> list[tuple[str, str]]:
+    """The trail of last labels, newest first: (value's name, snippet)."""
+    return page.eval_on_selector_all(
+        "#trail .trail-item",
+        "items => items.map(i => [i.querySelector('.trail-value').textContent,"
+        " i.querySelector('.trail-snippet').textContent])",
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_label_keys_are_ignored_just_after_a_unit_is_painted(live_server, browser, settings):
+    settings.LABEL_KEY_GUARD_MS = 300
+    campaign, criterion, units, people = velmont_campaign()
+    annotate = reverse("annotation:annotate", args=[campaign.slug, "veracity", "label"])
+    page, errors = log_in(browser, live_server, "claire", annotate)
+    assert page.get_attribute(".bench", "data-key-guard-ms") == "300"
+    page.wait_for_timeout(350)
+    wait_for_prefetch(page)
+    first = shown(page)
+    # Two presses 30 ms apart: the second falls on a unit painted 30 ms before, and is ignored.
+    page.keyboard.press("1")
+    page.wait_for_timeout(30)
+    page.keyboard.press("1")
+    page.wait_for_function("() => !document.documentElement.hasAttribute('data-saving')")
+    page.wait_for_timeout(400)  # whatever a queued key would have done, it has done it now
+    second = shown(page)
+    assert second != first
+    mine = Label.objects.filter(user=people["claire"])
+    assert list(mine.values_list("unit_id", "value")) == [(int(first), 1)]
+    # A press once the guard is over labels the unit on screen.
+    wait_for_prefetch(page)
+    press_and_wait(page, "0")
+    assert list(mine.order_by("pk").values_list("unit_id", "value")) == [(int(first), 1), (int(second), 0)]
+    assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_trail_shows_the_last_five_labels_and_undoes_the_last(live_server, browser, settings):
+    settings.LABEL_KEY_GUARD_MS = 300
+    campaign, criterion, units, people = velmont_campaign()
+    annotate = reverse("annotation:annotate", args=[campaign.slug, "veracity", "label"])
+    page, errors = log_in(browser, live_server, "claire", annotate)
+    assert not page.is_visible("#trail")
+    names = {}
+    for n in range(6):
+        page.wait_for_timeout(320)
+        key = "0" if n == 4 else "1"
+        names[key] = page.text_content(f"#decision button[data-value='{key}'] .choice-name")
+        press_and_wait(page, key)
+    page.wait_for_function("() => document.querySelectorAll('#trail .trail-item').length === 5")
+    shown_trail = trail(page)
+    assert len(shown_trail) == 5
+    # Newest first: the sixth label, then the fifth (a 0), ...; snippets without citation markers.
+    assert [name for name, _ in shown_trail] == [names["1"], names["0"], names["1"], names["1"], names["1"]]
+    sixth = units[5].sentence.text
+    assert shown_trail[0][1][:20] == sixth[:20] and "[^" not in shown_trail[0][1]
+    assert page.locator("#trail .trail-undo").count() == 1
+    # A reload keeps the trail (this tab's own labels).
+    page.reload()
+    assert len(trail(page)) == 5
+    # Its undo withdraws the last label: the unit comes back and leaves the trail.
+    page.click("#trail .trail-undo")
+    page.wait_for_function(
+        "unit => document.getElementById('work').dataset.unit === unit", arg=str(units[5].pk)
+    )
+    page.wait_for_function("() => document.querySelectorAll('#trail .trail-item').length === 4")
+    assert trail(page)[0][0] == names["0"]
+    last = Label.objects.filter(user=people["claire"]).order_by("pk").last()
+    assert last is not None and (last.unit_id, last.value) == (units[5].pk, None)
+    assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_next_unit_is_shown_from_its_top(live_server, browser):
+    campaign, criterion, units, people = velmont_campaign()
+    annotate = reverse("annotation:annotate", args=[campaign.slug, "veracity", "label"])
+    page, errors = log_in(browser, live_server, "claire", annotate, viewport=(1280, 500))
+    assert page.get_attribute(".bench", "data-key-guard-ms") == "300"
+    for key in ("1", "s"):  # a prefetched unit, then an ordinary htmx swap
+        wait_for_prefetch(page)
+        page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+        page.wait_for_timeout(350)
+        assert page.evaluate("() => window.scrollY") > 100
+        press_and_wait(page, key)
+        # The unit's first lines are on screen, below the sticky top bar.
+        top = page.evaluate(
+            "() => [document.getElementById('work').getBoundingClientRect().top,"
+            " document.querySelector('.topbar').getBoundingClientRect().bottom]"
+        )
+        assert top[1] <= top[0] <= top[1] + 30, top
+    assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_decision_bar_never_covers_the_unit_text(live_server, browser):
+    campaign, criterion, units, people = velmont_campaign()
+    annotate = reverse("annotation:annotate", args=[campaign.slug, "veracity", "label"])
+    for width, height in ((390, 844), (1440, 900)):
+        page, errors = log_in(browser, live_server, "claire", annotate, viewport=(width, height))
+        bar = page.evaluate("() => document.getElementById('decision').getBoundingClientRect().height")
+        assert bar <= 0.16 * height, f"{bar:.0f} px of {height} at {width} px"
+        # The sentence to judge, scrolled to, ends above the bar.
+        page.evaluate("() => document.querySelector('mark.target').scrollIntoView({block: 'end'})")
+        below = page.evaluate(
+            "() => [document.querySelector('mark.target').getBoundingClientRect().bottom,"
+            " document.getElementById('decision').getBoundingClientRect().top]"
+        )
+        assert below[0] <= below[1], below
+        # At the end of the page, all of the unit is above the bar.
+        page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+        end = page.evaluate(
+            "() => [document.querySelector('#work .unit').getBoundingClientRect().bottom,"
+            " document.getElementById('decision').getBoundingClientRect().top]"
+        )
+        assert end[0] <= end[1], end
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+        assert errors == []
+        page.context.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cited_sources_sit_beside_the_sentence_on_wide_screens_and_chips_show_their_card(
+    live_server, browser
+):
+    campaign, criterion, units, people = velmont_campaign()
+    annotate = reverse("annotation:annotate", args=[campaign.slug, "veracity", "label"])
+    boxes = (
+        "() => [...document.querySelectorAll('#work .claim, #work .evidence')]"
+        ".map(e => e.getBoundingClientRect().toJSON())"
+    )
+    page, errors = log_in(browser, live_server, "claire", annotate, viewport=(1440, 900))
+    claim, evidence = page.evaluate(boxes)
+    assert evidence["left"] >= claim["right"] and abs(evidence["top"] - claim["top"]) < 5
+    # The guidelines fold away.
+    assert page.is_visible(".guidelines")
+    page.click(".guidelines-box > summary")
+    assert not page.is_visible(".guidelines")
+    # A chip in the text focuses and highlights its source's card; the keys still label.
+    page.click("#work .claim a.cite-link")
+    assert page.evaluate("() => document.activeElement.id") == "source-4ca822"
+    assert page.evaluate("() => document.activeElement.classList.contains('source-flash')")
+    page.wait_for_timeout(350)
+    wait_for_prefetch(page)
+    first = shown(page)
+    assert press_and_wait(page, "1") != first
+    assert errors == []
+    page.context.close()
+
+    page, errors = log_in(browser, live_server, "claire", annotate, viewport=(390, 844))
+    claim, evidence = page.evaluate(boxes)
+    assert evidence["top"] >= claim["bottom"]  # stacked
+    assert errors == []
