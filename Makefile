@@ -5,7 +5,7 @@ PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser run web worker migrate demo demo-file test test-fast lint format bench clean messages
+.PHONY: install browser run web worker migrate demo demo-file test test-fast lint format bench clean messages screenshots
 
 install: $(VENV)/.installed
 
@@ -56,6 +56,11 @@ bench: install
 	$(PY) bench/judge_bench.py
 	$(PY) bench/coverage_bench.py
 	$(PY) bench/report_bench.py
+
+# docs/screenshots/: the annotation page and a report, French and English, 1440 and 390 px, from
+# the demo in a throw-away database (tests never write there).
+screenshots: install browser
+	$(PY) bench/screenshots.py
 
 # The French catalogue (locale/fr): new strings extracted, then compiled (needs GNU gettext).
 messages: install
