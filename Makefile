@@ -32,10 +32,23 @@ demo-file: install
 	$(PY) -m demo.build
 
 # Web server and one Celery worker on the embedded defaults (SQLite, filesystem broker).
+# Ctrl-C reaches the web server; the worker runs in a process group of its own (setsid), so that
+# it is stopped in order: TERM (warm shutdown: running tasks may finish) for WORKER_GRACE seconds,
+# then QUIT (cold shutdown: unfinished tasks go back to the queue, they are acks_late) for 3 s,
+# then KILL to the whole group. A task stuck in warm shutdown can no longer hang `make run`.
+WORKER_GRACE ?= 10
 run: demo
 	@echo "Starting the worker and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
-	@$(VENV)/bin/celery -A config worker --loglevel=INFO --concurrency=2 & worker=$$!; \
-	  trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
+	@setsid $(VENV)/bin/celery -A config worker --loglevel=INFO --concurrency=2 & worker=$$!; \
+	  alive() { kill -0 $$worker 2>/dev/null; }; \
+	  within() { n=$$1; while [ $$n -gt 0 ] && alive; do sleep 1; n=$$((n - 1)); done; ! alive; }; \
+	  stop() { \
+	    trap - EXIT INT TERM; \
+	    kill -TERM $$worker 2>/dev/null; \
+	    within $(WORKER_GRACE) || { echo "worker still busy: cold shutdown"; kill -QUIT $$worker 2>/dev/null; }; \
+	    within 3 || echo "worker killed"; \
+	    kill -KILL -$$worker 2>/dev/null; wait $$worker 2>/dev/null; true; }; \
+	  trap stop EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install browser
