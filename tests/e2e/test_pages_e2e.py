@@ -275,12 +275,17 @@ def overflow(page) -> int:
 
 @pytest.mark.django_db(transaction=True)
 def test_no_page_scrolls_sideways_on_a_phone_in_english_or_french(live_server, browser, tmp_path):
-    """At 390 px every page fits the window: a wide table scrolls inside its own container."""
+    """At 390 px every page, and the 403 and 404 pages, fit the window: a wide table scrolls
+    inside its own container."""
     campaign, other, run, people = build_everything()
     wide: list[str] = []
     for locale in ("fr-FR", "en-GB"):
         contexts = {}
-        for n, (persona, path) in enumerate(pages(campaign, other, run, people)):
+        refused = [
+            ("claire", "/no/such/page/"),  # 404
+            ("claire", reverse("annotation:sampling", args=[campaign.slug])),  # 403: an annotator
+        ]
+        for n, (persona, path) in enumerate(pages(campaign, other, run, people) + refused):
             if persona not in contexts:
                 contexts[persona] = open_context(
                     browser, live_server, width=390, locale=locale, user=people[persona]
