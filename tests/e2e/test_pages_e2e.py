@@ -1,5 +1,6 @@
 """Every page, as the persona who uses it, in a real Chromium under the Content-Security-Policy
-(DEBUG off): no policy violation, no console error, no 4xx/5xx; then the login and lockout pages
+(DEBUG off): no policy violation, no console error, no 4xx/5xx, nothing wider than the window at
+1440 px nor at 390 px (in English and French); then the login and lockout pages
 in English and French at 1440 and 390 px.
 
 Skipped when /usr/bin/chromium is missing. Screenshots go to var/screenshots/.
@@ -127,6 +128,7 @@ def visit(page, url: str, problems: list[str], *, expected: int = 200) -> None:
     violations = page.evaluate("window.__violations")
     assert violations == [], (url, violations)
     assert problems == [], (url, problems)
+    assert overflow(page) <= 0, (url, page.evaluate(STICKING_OUT))
 
 
 @pytest.mark.django_db(transaction=True)
