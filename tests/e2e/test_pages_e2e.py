@@ -3,7 +3,8 @@
 1440 px nor at 390 px (in English and French); then the login and lockout pages
 in English and French at 1440 and 390 px.
 
-Skipped when /usr/bin/chromium is missing. Screenshots go to var/screenshots/.
+Skipped when /usr/bin/chromium is missing. The login and lockout screenshots go to var/screenshots/,
+the others to the test's temporary directory.
 """
 
 from __future__ import annotations
