@@ -5,7 +5,7 @@ PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser run web worker migrate demo demo-file test test-fast lint format bench clean messages
+.PHONY: install browser run web worker migrate demo demo-file test test-fast lint format bench clean messages screenshots
 
 install: $(VENV)/.installed
 
@@ -32,10 +32,23 @@ demo-file: install
 	$(PY) -m demo.build
 
 # Web server and one Celery worker on the embedded defaults (SQLite, filesystem broker).
+# Ctrl-C reaches the web server; the worker runs in a process group of its own (setsid), so that
+# it is stopped in order: TERM (warm shutdown: running tasks may finish) for WORKER_GRACE seconds,
+# then QUIT (cold shutdown: unfinished tasks go back to the queue, they are acks_late) for 3 s,
+# then KILL to the whole group. A task stuck in warm shutdown can no longer hang `make run`.
+WORKER_GRACE ?= 10
 run: demo
 	@echo "Starting the worker and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
-	@$(VENV)/bin/celery -A config worker --loglevel=INFO --concurrency=2 & worker=$$!; \
-	  trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
+	@setsid $(VENV)/bin/celery -A config worker --loglevel=INFO --concurrency=2 & worker=$$!; \
+	  alive() { kill -0 $$worker 2>/dev/null; }; \
+	  within() { n=$$1; while [ $$n -gt 0 ] && alive; do sleep 1; n=$$((n - 1)); done; ! alive; }; \
+	  stop() { \
+	    trap - EXIT INT TERM; \
+	    kill -TERM $$worker 2>/dev/null; \
+	    within $(WORKER_GRACE) || { echo "worker still busy: cold shutdown"; kill -QUIT $$worker 2>/dev/null; }; \
+	    within 3 || echo "worker killed"; \
+	    kill -KILL -$$worker 2>/dev/null; wait $$worker 2>/dev/null; true; }; \
+	  trap stop EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install browser
@@ -57,6 +70,11 @@ bench: install
 	$(PY) bench/judge_bench.py
 	$(PY) bench/coverage_bench.py
 	$(PY) bench/report_bench.py
+
+# docs/screenshots/: the annotation page and a report, French and English, 1440 and 390 px, from
+# the demo in a throw-away database (tests never write there).
+screenshots: install browser
+	$(PY) bench/screenshots.py
 
 # The French catalogue (locale/fr): new strings extracted, then compiled (needs GNU gettext).
 messages: install

@@ -241,8 +241,13 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # One line per HTTP request to the LLM server drowns everything else.
     # (and django-axes' banner at every start; its lines about failed logins stay).
+    "filters": {"refusals_without_traceback": {"()": "config.logs.RefusalsWithoutTraceback"}},
     "loggers": {
-        name: {"level": "WARNING"}
-        for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "axes.apps")
+        **{
+            name: {"level": "WARNING"}
+            for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "axes.apps")
+        },
+        # A 403 or 404 is logged as one warning line, without the traceback of its exception.
+        "django.request": {"filters": ["refusals_without_traceback"]},
     },
 }

@@ -160,6 +160,11 @@ def test_load_demo_imports_the_demo_file_and_creates_its_people():
     admin = User.objects.get(username="admin")
     assert admin.is_superuser and admin.check_password("demo")
     assert "password 'demo'" in out.getvalue()
+    # The login message names each person's roles.
+    lines = out.getvalue().splitlines()
+    assert "  annotator2   annotator, reviewer" in lines
+    assert "  manager      manager" in lines
+    assert any(line.startswith("  admin        superuser") for line in lines)
 
 
 def test_load_demo_twice_changes_nothing_and_says_so():

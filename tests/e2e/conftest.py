@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,30 @@ LAUNCH_ARGS = [
     "--no-first-run",
 ]
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def docs_status() -> str | None:
+    """`git status` of docs/ (None outside a git checkout)."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        return None
+    result = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all", "--", "docs"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    return result.stdout if result.returncode == 0 else None
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _docs_left_alone():
+    """Browser tests write their screenshots to temporary directories, never into docs/ (whose
+    screenshots `make screenshots` makes on purpose): docs/ is as it was after each module."""
+    before = docs_status()
+    yield
+    assert docs_status() == before, "a browser test changed docs/"
+
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls of the test are still
 # plain synchronous calls made between browser steps.

@@ -1,11 +1,10 @@
 """A real Chromium drives the annotation pages: keyboard labelling, review override, adjudication.
 
-Skipped when /usr/bin/chromium is missing. Writes docs/screenshots/annotator.png (1280 x 800).
+Skipped when /usr/bin/chromium is missing. Leaves a screenshot of the annotation page (1280 x 800) in
+the test's temporary directory; `make screenshots` makes the ones of docs/screenshots/.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -19,7 +18,6 @@ from tests.e2e.conftest import needs_chromium
 from tests.e2e.velmont import velmont_campaign
 from tests.factories import PASSWORD
 
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "annotator.png"
 pytestmark = [pytest.mark.e2e, needs_chromium]
 
 
@@ -62,7 +60,7 @@ def wait_for_prefetch(page) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_keyboard_labelling_review_override_and_adjudication(live_server, browser, settings):
+def test_keyboard_labelling_review_override_and_adjudication(live_server, browser, settings, tmp_path):
     # No key guard here: this test presses keys as fast as the saves allow, on purpose
     # (test_label_keys_are_ignored_just_after_a_unit_is_painted covers the guard).
     settings.LABEL_KEY_GUARD_MS = 0
@@ -75,14 +73,13 @@ def test_keyboard_labelling_review_override_and_adjudication(live_server, browse
     page, errors = log_in(browser, live_server, "claire", annotate)
     assert page.is_visible("mark.target")
     assert page.is_visible("text=Cited sources")
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     labelled = []
     for n in range(10):
         labelled.append(int(shown(page)))
         if n == 2:
             # The third sentence claims a 15 % margin; the source says 12.7 %.
             assert page.is_visible("text=15 %")
-            page.screenshot(path=str(SCREENSHOT))
+            page.screenshot(path=str(tmp_path / "annotator.png"))
         if n % 2:
             # Every other unit the next one is already in the page: it shows before the save ends.
             wait_for_prefetch(page)

@@ -1,8 +1,10 @@
 """Every page, as the persona who uses it, in a real Chromium under the Content-Security-Policy
-(DEBUG off): no policy violation, no console error, no 4xx/5xx; then the login and lockout pages
+(DEBUG off): no policy violation, no console error, no 4xx/5xx, nothing wider than the window at
+1440 px nor at 390 px (in English and French); then the login and lockout pages
 in English and French at 1440 and 390 px.
 
-Skipped when /usr/bin/chromium is missing. Screenshots go to var/screenshots/.
+Skipped when /usr/bin/chromium is missing. The login and lockout screenshots go to var/screenshots/,
+the others to the test's temporary directory.
 """
 
 from __future__ import annotations
@@ -136,6 +138,7 @@ def visit(page, url: str, problems: list[str], *, expected: int = 200) -> None:
     violations = page.evaluate("window.__violations")
     assert violations == [], (url, violations)
     assert problems == [], (url, problems)
+    assert overflow(page) <= 0, (url, page.evaluate(STICKING_OUT))
 
 
 @pytest.mark.django_db(transaction=True)
@@ -266,3 +269,59 @@ def test_the_import_page_shows_refusals_and_errors_in_place(live_server, browser
     assert Answer.objects.count() == answers
     assert [p for p in problems if "400" not in p and "413" not in p] == []
     context.close()
+
+
+# The outermost elements that stick out of the window on the right, to name in a failure.
+STICKING_OUT = """
+() => [...document.querySelectorAll("body *")].filter((element) => {
+  const right = (e) => e.getBoundingClientRect().right;
+  return right(element) > window.innerWidth + 0.5 && right(element.parentElement) <= window.innerWidth + 0.5;
+}).map((element) => element.tagName.toLowerCase() + "." + [...element.classList].join(".")).slice(0, 5)
+"""
+
+
+def overflow(page) -> int:
+    """How many CSS pixels the page is wider than the window (0 when nothing scrolls sideways)."""
+    return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_page_scrolls_sideways_on_a_phone_in_english_or_french(live_server, browser, tmp_path):
+    """At 390 px every page, and the 403 and 404 pages, fit the window: a wide table scrolls
+    inside its own container."""
+    campaign, other, run, people = build_everything()
+    wide: list[str] = []
+    for locale in ("fr-FR", "en-GB"):
+        contexts = {}
+        refused = [
+            ("claire", "/no/such/page/"),  # 404
+            ("claire", reverse("annotation:sampling", args=[campaign.slug])),  # 403: an annotator
+        ]
+        for n, (persona, path) in enumerate(pages(campaign, other, run, people) + refused):
+            if persona not in contexts:
+                contexts[persona] = open_context(
+                    browser, live_server, width=390, locale=locale, user=people[persona]
+                )
+            _, page, _ = contexts[persona]
+            page.goto(live_server.url + path)
+            page.wait_for_load_state("networkidle")
+            page.screenshot(path=str(tmp_path / f"{locale[:2]}-{n:02d}.png"), full_page=True)
+            if overflow(page) > 0:
+                wide.append(f"{locale} {path}: {overflow(page)} px too wide, {page.evaluate(STICKING_OUT)}")
+        for context, _, _ in contexts.values():
+            context.close()
+    assert wide == [], "\n".join(wide)
+
+    # On a laptop the report's tables fit their column: none needs its own scrollbar.
+    report = live_server.url + reverse("evaluation:report", args=[campaign.slug, "relevance"])
+    for locale in ("fr-FR", "en-GB"):
+        context, page, _ = open_context(browser, live_server, width=1280, locale=locale, user=people["anna"])
+        page.goto(report)
+        page.wait_for_load_state("networkidle")
+        page.screenshot(path=str(tmp_path / f"report-{locale[:2]}-1280.png"), full_page=True)
+        assert overflow(page) <= 0
+        scrolling = page.evaluate(
+            "[...document.querySelectorAll('.table-scroll')].map((e) => e.scrollWidth - e.clientWidth)"
+        )
+        assert len(scrolling) >= 2 and max(scrolling) <= 0, (locale, scrolling)
+        context.close()

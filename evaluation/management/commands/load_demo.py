@@ -32,8 +32,11 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"The demo campaign {result.campaign.name!r} is already loaded: nothing changed."
             )
-        people = ", ".join(DEMO_MEMBERS)
+        width = max(len(name) for name in [*DEMO_MEMBERS, DEMO_SUPERUSER]) + 2
+        self.stdout.write(f"Log in at /login/ with the password '{DEMO_PASSWORD}' as:")
+        for username, roles in DEMO_MEMBERS.items():
+            self.stdout.write(f"  {username:<{width}}{', '.join(roles)}")
         self.stdout.write(
-            f"Log in at /login/ as one of {people} (or {DEMO_SUPERUSER}, a superuser) with the "
-            f"password '{DEMO_PASSWORD}'. Demo accounts only: never keep them on a real server."
+            f"  {DEMO_SUPERUSER:<{width}}superuser: every role in every campaign, and the admin site"
         )
+        self.stdout.write("Demo accounts only: never keep them on a real server.")
