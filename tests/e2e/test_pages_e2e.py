@@ -1,7 +1,8 @@
 """Every page, as the persona who uses it, in a real Chromium under the Content-Security-Policy
 (DEBUG off): no policy violation, no console error, no 4xx/5xx, nothing wider than the window at
 1440 px nor at 390 px (in English and French); then the login and lockout pages
-in English and French at 1440 and 390 px.
+in English and French at 1440 and 390 px; then every form of the analysts' and managers' pages,
+submitted with the values the page gives it.
 
 Skipped when /usr/bin/chromium is missing. The login and lockout screenshots go to var/screenshots/,
 the others to the test's temporary directory.
@@ -10,6 +11,7 @@ the others to the test's temporary directory.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 from django.conf import settings
@@ -324,4 +326,80 @@ def test_no_page_scrolls_sideways_on_a_phone_in_english_or_french(live_server, b
             "[...document.querySelectorAll('.table-scroll')].map((e) => e.scrollWidth - e.clientWidth)"
         )
         assert len(scrolling) >= 2 and max(scrolling) <= 0, (locale, scrolling)
+        context.close()
+
+
+# Every form of the analysts' and managers' pages, with the values the page gives it (the
+# annotation, adjudication, team and import forms have browser tests of their own).
+
+
+def submit_with_defaults(page, *, form: str, path: str, method: str) -> int:
+    """Click the first submit button of ``form`` as the page shows it; the response's status.
+
+    Fails unless a request with ``method`` goes to ``path`` and the page's address or content
+    then differs from what it was."""
+    before = (page.url, page.content())
+    with page.expect_request(lambda r: r.method == method and urlparse(r.url).path == path) as sent:
+        page.locator(form).locator("button[type=submit]").first.click()
+    response = sent.value.response()
+    assert response is not None, (form, "no response")
+    page.wait_for_load_state("networkidle")
+    assert (page.url, page.content()) != before, (form, "the page did not change")
+    return response.status
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_form_submits_with_the_values_the_page_gives_it(live_server, browser):
+    campaign, other, run, people = build_everything()
+    slug = campaign.slug
+    sample = Sample.objects.filter(campaign=campaign).order_by("pk").first()
+    report = reverse("evaluation:report", args=[slug, "relevance"])
+    history = reverse("evaluation:history", args=[slug, "relevance"])
+    compare = reverse("evaluation:compare", args=[slug, "relevance"])
+    refresh = reverse("evaluation:refresh_estimates", args=[slug, "relevance"])
+    runs = reverse("evaluation:run_list", args=[slug])
+    sampling = reverse("annotation:sampling", args=[slug])
+    label_history = reverse("annotation:history", args=[slug])
+    # (persona, page, form, the address it sends to, method, statuses that are the right answer)
+    forms = [
+        ("anna", report, "form.report-form", report, "GET", {200}),
+        ("anna", report, f"form[action='{refresh}']", refresh, "POST", {200, 302}),
+        ("anna", history, "form.report-form", history, "GET", {200}),
+        ("anna", history, f"form[action='{refresh}']", refresh, "POST", {200, 302}),
+        ("anna", compare + f"?other={other.slug}", "form.report-form", compare, "GET", {200}),
+        ("manon", runs, "form.grid", runs, "POST", {200, 302}),
+        # The draw has no budget until the manager gives one: the page says so, in place.
+        (
+            "manon",
+            sampling,
+            f"form[action='{reverse('annotation:sample_draw', args=[slug])}']",
+            reverse("annotation:sample_draw", args=[slug]),
+            "POST",
+            {302, 400},
+        ),
+        (
+            "manon",
+            reverse("annotation:sample_detail", args=[slug, sample.pk]),
+            "form.grid",
+            reverse("annotation:sample_top_up", args=[slug, sample.pk]),
+            "POST",
+            {302, 400},
+        ),
+        ("manon", label_history, "form.history-filters", label_history, "GET", {200}),
+    ]
+    for persona, page_path, form, path, method, statuses in forms:
+        context, page, problems = open_context(browser, live_server, user=people[persona])
+        response = page.goto(live_server.url + page_path)
+        assert response.status == 200, page_path
+        status = submit_with_defaults(page, form=form, path=path, method=method)
+        assert status in statuses, (page_path, form, status)
+        # A refusal the form expects (400) is shown in the page (Chromium logs its status as a
+        # console error); anything else is a fault.
+        expected = (
+            "400 ",
+            "console error: Failed to load resource: the server responded with a status of 400",
+        )
+        if 400 in statuses:
+            problems = [p for p in problems if not p.startswith(expected)]
+        assert problems == [], (page_path, form, problems)
         context.close()
