@@ -292,3 +292,31 @@ def test_the_disagreements_queries_do_not_grow_with_the_units(campaign, analyst,
     # session, user, campaign, roles, criterion, judges, themes, judgments, labels, the page's
     # judgments with their units, its labels
     assert len(few) == 11, [q["sql"][:80] for q in few]
+
+
+# Links to the unit page and the disagreements
+
+
+def test_the_adjudication_page_links_to_the_unit(campaign, annotator, reviewer, adjudicator, client_for):
+    from tests.factories import label, sampled
+
+    criterion, units = sampled(campaign=campaign, answers=1)
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    label(reviewer, criterion, Stage.REVIEW, 0, unit=units[0], comment="Hors sujet.")
+    client = client_for(adjudicator)
+    page = client.get(reverse("annotation:adjudicate", args=[campaign.slug, "relevance"])).content.decode()
+    assert unit_url(campaign, units[0]) in page
+    assert client.get(unit_url(campaign, units[0])).status_code == 200
+
+
+def test_the_label_history_links_each_row_to_its_unit(campaign, annotator, reviewer, manager, client_for):
+    unit, _ = labelled_unit(campaign, annotator, reviewer)
+    page = client_for(manager).get(reverse("annotation:history", args=[campaign.slug])).content.decode()
+    assert unit_url(campaign, unit) in page
+
+
+def test_the_report_links_to_the_disagreements_with_its_judge(campaign, analyst, client_for):
+    disagreeing_campaign(campaign)
+    report = reverse("evaluation:report", args=[campaign.slug, "relevance"])
+    page = client_for(analyst).get(report + "?judge=gpt-judge").content.decode()
+    assert disagreements_url(campaign, judge="gpt-judge") in page
