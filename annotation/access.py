@@ -52,6 +52,19 @@ def may_see_judges(*, roles: Iterable[str]) -> bool:
     return bool(JUDGE_VIEWERS.intersection(roles))
 
 
+def may_open_units(*, roles: Iterable[str]) -> bool:
+    """Whether a member holding ``roles`` may open a unit's page (every human label on it).
+
+    Managers and analysts; adjudicators too, unless they also label or review: they would see
+    the others' labels on units they have still to label, which breaks the first labels'
+    independence (and blind mode).
+    """
+    held = set(roles)
+    if JUDGE_VIEWERS.intersection(held):
+        return True
+    return Role.ADJUDICATOR in held and not held.intersection({Role.ANNOTATOR, Role.REVIEWER})
+
+
 def roles_of(*, user: User | AnonymousUser, campaign: Campaign) -> set[str]:
     """The roles ``user`` holds in ``campaign``; superusers hold every role."""
     if not user.is_authenticated:

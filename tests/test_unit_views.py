@@ -90,6 +90,13 @@ def test_people_who_label_or_review_get_403(persona, campaign, annotator, review
     assert client_for(request.getfixturevalue(persona)).get(unit_url(campaign, unit)).status_code == 403
 
 
+@pytest.mark.parametrize("also", [Role.ANNOTATOR, Role.REVIEWER])
+def test_adjudicators_who_also_label_get_403(also, campaign, annotator, reviewer, adjudicator, client_for):
+    add_member(campaign=campaign, user=adjudicator, roles=[also])
+    unit, _ = labelled_unit(campaign, annotator, reviewer)
+    assert client_for(adjudicator).get(unit_url(campaign, unit)).status_code == 403
+
+
 def test_blind_mode_annotators_see_no_other_label(campaign, annotator, client_for):
     campaign.annotation_mode = AnnotationMode.BLIND_DOUBLE
     campaign.save()

@@ -1,19 +1,21 @@
 """One unit, whole (labels, history, final label, judges), and where humans and the judge disagree.
 
 Managers, analysts and adjudicators open a unit; only managers and analysts see its judges'
-labels. People who label and review get 403 (outsiders 404): they must not see the others'
-labels, nor the judge's. The disagreements are for managers and analysts only.
+labels. People who label and review get 403 (outsiders 404), adjudicators too when they also
+label or review: they must not see the others' labels, nor the judge's. The disagreements are
+for managers and analysts only.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from annotation.access import AppRequest, get_campaign_for, may_see_judges
+from annotation.access import AppRequest, get_campaign_for, may_open_units, may_see_judges
 from annotation.models import Role
 from evaluation import unit_record
 from evaluation.forms import DisagreementForm
@@ -28,6 +30,8 @@ PER_PAGE = 25
 def unit(request: AppRequest, slug: str, unit_id: int) -> HttpResponse:
     """The unit page (404 when the campaign has no such unit)."""
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=UNIT_VIEWERS)
+    if not may_open_units(roles=roles):
+        raise PermissionDenied("Your roles in this campaign do not allow this page.")
     record = unit_record.unit_record(
         campaign=campaign, unit_id=unit_id, with_judges=may_see_judges(roles=roles)
     )
