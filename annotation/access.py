@@ -32,6 +32,9 @@ COUNT_VIEWERS = frozenset({Role.MANAGER, Role.ANALYST})
 # history page). Recomputations also follow, on their own, every finished judge run and every
 # change of human labels; nobody else can start one. See docs/access.md.
 ESTIMATE_REFRESHERS = frozenset({Role.MANAGER, Role.ANALYST})
+# Who sees the judges' labels and reasoning (the unit page): never the people who label, or the
+# statistics would rest on humans who had seen the judge.
+JUDGE_VIEWERS = frozenset({Role.MANAGER, Role.ANALYST})
 
 
 def may_see_counts(*, roles: Iterable[str]) -> bool:
@@ -42,6 +45,24 @@ def may_see_counts(*, roles: Iterable[str]) -> bool:
 def may_refresh_estimates(*, roles: Iterable[str]) -> bool:
     """Whether a member holding ``roles`` may ask for a recomputation of the estimates."""
     return bool(ESTIMATE_REFRESHERS.intersection(roles))
+
+
+def may_see_judges(*, roles: Iterable[str]) -> bool:
+    """Whether a member holding ``roles`` sees the judges' labels and reasoning."""
+    return bool(JUDGE_VIEWERS.intersection(roles))
+
+
+def may_open_units(*, roles: Iterable[str]) -> bool:
+    """Whether a member holding ``roles`` may open a unit's page (every human label on it).
+
+    Managers and analysts; adjudicators too, unless they also label or review: they would see
+    the others' labels on units they have still to label, which breaks the first labels'
+    independence (and blind mode).
+    """
+    held = set(roles)
+    if JUDGE_VIEWERS.intersection(held):
+        return True
+    return Role.ADJUDICATOR in held and not held.intersection({Role.ANNOTATOR, Role.REVIEWER})
 
 
 def roles_of(*, user: User | AnonymousUser, campaign: Campaign) -> set[str]:

@@ -21,7 +21,7 @@ from django.forms.utils import ErrorDict
 from django.utils.translation import gettext_lazy as _
 
 from annotation import ingest
-from annotation.models import Campaign, Criterion
+from annotation.models import Campaign, Criterion, Unit
 from evaluation import estimates, import_previews
 from evaluation.estimates import EstimateError
 from evaluation.models import Judge, JudgeRun
@@ -366,3 +366,40 @@ class ConfirmImportForm(forms.Form):
             for field, messages in self.errors.items()
             for message in messages
         ]
+
+
+class DisagreementForm(forms.Form):
+    """The filters of the disagreements between humans and a judge: a theme, a judge (by name).
+
+    No judge named: the first judge by name. Themes are those of the criterion's units.
+    """
+
+    theme = forms.ChoiceField(label=_("Theme"), required=False)
+    judge = forms.ChoiceField(label=_("Judge"), required=False)
+
+    def __init__(self, data: Any, *, criterion: Criterion, judges: list[Judge]) -> None:
+        super().__init__(data)
+        self.judges = {judge.name: judge for judge in judges}
+        themes = (
+            Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
+            .order_by("theme")
+            .values_list("theme", flat=True)
+            .distinct()
+        )
+        cast(forms.ChoiceField, self.fields["theme"]).choices = [
+            ("", _("All themes")),
+            *((t, t) for t in themes),
+        ]
+        cast(forms.ChoiceField, self.fields["judge"]).choices = [(name, name) for name in self.judges]
+
+    def clean_judge(self) -> Judge | None:
+        name = self.cleaned_data.get("judge")
+        if name:
+            return self.judges[name]
+        return next(iter(self.judges.values()), None)
+
+    def query(self) -> str:
+        """The filters as a query string (for the pager's links), without empty values."""
+        judge = self.cleaned_data.get("judge")
+        pairs = {"theme": self.cleaned_data.get("theme") or "", "judge": judge.name if judge else ""}
+        return urlencode({key: value for key, value in pairs.items() if value})

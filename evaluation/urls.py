@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from evaluation.views import campaigns, compare, downloads, runs, start
+from evaluation.views import campaigns, compare, downloads, runs, start, units
 from evaluation.views import file_import as import_views
 from evaluation.views import history as history_views
 from evaluation.views import reports as report_views
@@ -24,7 +24,9 @@ urlpatterns = [
     path("campaigns/<slug:slug>/judge/runs/<int:run_id>/", runs.run_detail, name="run_detail"),
     path("campaigns/<slug:slug>/judge/runs/<int:run_id>/cancel/", runs.run_cancel, name="run_cancel"),
     path("campaigns/<slug:slug>/judge/runs/<int:run_id>/resume/", runs.run_resume, name="run_resume"),
+    path("campaigns/<slug:slug>/units/<int:unit_id>/", units.unit, name="unit"),
     path(REPORT, report_views.report, name="report"),
+    path(REPORT + "disagreements/", units.disagreements, name="disagreements"),
     path(REPORT + "history/", history_views.history, name="history"),
     path(REPORT + "refresh/", history_views.refresh, name="refresh_estimates"),
     path(REPORT + "compare/", compare.compare, name="compare"),

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Criterion, Role, Sample
+from annotation.models import Criterion, Level, Role, Sample, Unit
 from evaluation import snapshots
 from evaluation.judge import runs
 from evaluation.models import ReportSnapshot
@@ -69,6 +69,8 @@ def pages(campaign, other, run, people) -> list[tuple[str, str]]:
     """(persona, path) for every page of config/urls.py and the apps' urls.py that renders HTML."""
     slug = campaign.slug
     sample = Sample.objects.filter(campaign=campaign).order_by("pk").first()
+    judged = Unit.objects.filter(campaign=campaign, judgments__isnull=False, labels__isnull=False).first()
+    sentence = Unit.objects.filter(campaign=campaign, level=Level.SENTENCE).first()
     return [
         ("claire", reverse("evaluation:campaign_list")),
         ("claire", reverse("evaluation:campaign_overview", args=[slug])),
@@ -96,6 +98,9 @@ def pages(campaign, other, run, people) -> list[tuple[str, str]]:
         ("anna", reverse("evaluation:report", args=[slug, "relevance"])),
         ("anna", reverse("evaluation:history", args=[slug, "relevance"])),
         ("anna", reverse("evaluation:compare", args=[slug, "relevance"]) + f"?other={other.slug}"),
+        ("anna", reverse("evaluation:disagreements", args=[slug, "relevance"])),
+        ("anna", reverse("evaluation:unit", args=[slug, judged.pk])),
+        ("sophie", reverse("evaluation:unit", args=[slug, sentence.pk])),
         ("root", reverse("admin:index")),
         ("root", reverse("admin:axes_accessattempt_changelist")),
         ("root", reverse("admin:auth_user_change", args=[people["claire"].pk])),
