@@ -14,13 +14,52 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from evaluation import estimators
 from evaluation.charts import interval_chart
 from evaluation.estimates import Report
+from evaluation.overview import COUNT_NAMES
 from evaluation.snapshots import Changes, HistoryTable, ThemeComparison
 
 register = template.Library()
+
+# The descriptions of estimators.METHODS, for the French catalogue: the report translates them
+# where it shows them (tests/test_i18n.py checks that every description has its translation).
+_METHOD_NOTES = (
+    gettext_noop("Human labels only; normal interval, simple random sample (ppi_py.classical_mean_ci)."),
+    gettext_noop(
+        "Human labels only; design-weighted mean, cluster-robust variance, t interval "
+        "(Wilson score interval at the effective sample size where the t interval leaves [0, 1])."
+    ),
+    gettext_noop(
+        "Judge labels only, on every unit; normal interval (robust method: Wilson score interval "
+        "where the normal one leaves [0, 1]). Says nothing about the judge's bias."
+    ),
+    gettext_noop(
+        "PPI++ exactly as ppi_py (simple random sample, normal interval, lambda fitted on the labels)."
+    ),
+    gettext_noop(
+        "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
+        "interval at the effective sample size where it leaves [0, 1]) and a lambda cross-fitted by "
+        "leaving each answer out."
+    ),
+    gettext_noop(
+        "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
+        "interval at the effective sample size where it leaves [0, 1]) and one lambda pooled across groups."
+    ),
+    gettext_noop(
+        "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
+        "interval at the effective sample size where it leaves [0, 1]) and a given lambda."
+    ),
+)
+
+
+@register.filter
+def count_name(name: str) -> str:
+    """The campaign overview's name of a count ("questions", "labels"...), translated."""
+    return str(COUNT_NAMES.get(name, name))
+
 
 DASH = "—"
 # Snapshots drawn in the history chart (the table lists them all).
