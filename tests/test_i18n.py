@@ -199,3 +199,32 @@ def test_a_page_without_accept_language_stays_in_english(client_for, annotator, 
     url = reverse("annotation:annotate", args=[campaign.slug, "veracity", Stage.LABEL])
     page = client_for(annotator).get(url).content.decode()
     assert "Sentence to judge" in page and "Supported" in page and "Phrase à juger" not in page
+
+
+def test_numbers_on_french_pages_take_a_decimal_comma_and_english_ones_stay_as_they_were():
+    from evaluation.templatetags import report_extras as extras
+
+    ci = estimators.Interval(mean=0.5, lo=0.123, hi=0.456, method="m", alpha=0.05, n=10)
+    with translation.override("en"):
+        assert extras.pct(0.8333) == "83.3%"
+        assert extras.interval(ci) == "[12.3%, 45.6%]"
+        assert extras.number(0.5) == "0.50"
+        assert extras.points(0.123) == "±12.3 pts"
+        assert extras.confidence(0.05) == "95%"
+    with translation.override("fr"):
+        assert extras.pct(0.8333) == "83,3\u00a0%"
+        assert extras.interval(ci) == "[12,3\u00a0%\u00a0; 45,6\u00a0%]"
+        assert extras.number(0.5) == "0,50"
+        assert extras.points(0.123) == "±12,3 pts"
+        assert extras.signed(-0.05) == "-5,0"
+        assert extras.confidence(0.05) == "95\u00a0%"
+
+
+def test_the_french_report_writes_its_rates_with_a_decimal_comma(client_for, analyst, campaign):
+    judged_campaign(campaign)
+    url = reverse("evaluation:report", args=[campaign.slug, "relevance"])
+    page = _page(client_for(analyst), url)
+    assert re.search(r">\d{1,3},\d\u00a0%<", page)
+    assert not re.search(r">\d{1,3}\.\d%<", page)
+    # The form's numbers stay machine-readable, or the browser would refuse to send them.
+    assert 'name="alpha" id="alpha" step="any" min="0.001" max="0.5" value="0.05"' in page
