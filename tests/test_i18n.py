@@ -145,8 +145,21 @@ def test_the_work_page_speaks_french(client_for, annotator, campaign):
     page = _page(client_for(annotator), reverse("annotation:work", args=[campaign.slug]))
     _assert_french(
         page,
-        french=["Annotation humaine", "Mes files", "Pertinence"],
-        english=["Human annotation", "My queues", "Waiting for me", "Done by me", ">Relevance"],
+        french=[
+            "Annotation humaine",
+            "Mes files",
+            "Pertinence",
+            "Vos rôles : annotateur",
+            "<td>Étiquetage</td>",
+        ],
+        english=[
+            "Human annotation",
+            "My queues",
+            "Waiting for me",
+            "Done by me",
+            ">Relevance",
+            "<td>Label</td>",
+        ],
     )
 
 
