@@ -75,7 +75,7 @@ def test_every_placeholder_of_a_message_is_in_its_translation():
             assert set(PLACEHOLDER.findall(entry["msgstr"][0])) == wanted, entry["msgid"]
 
 
-def test_the_compiled_catalogue_is_not_older_than_its_source():
+def test_the_compiled_catalogue_holds_the_translations():
     compiled = CATALOGUE.with_suffix(".mo")
     assert compiled.exists()
     with translation.override("fr"):
