@@ -8,34 +8,35 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from annotation.conventions import DEFAULT_ABSTENTION_PATTERNS, DEFAULT_CITATION_PATTERN
 from annotation.text import chunk_text_hash
 
 
 class Role(models.TextChoices):
-    MANAGER = "manager", "Manager"
-    ANNOTATOR = "annotator", "Annotator"
-    REVIEWER = "reviewer", "Reviewer"
-    ADJUDICATOR = "adjudicator", "Adjudicator"
-    ANALYST = "analyst", "Analyst"
+    MANAGER = "manager", gettext_lazy("Manager")
+    ANNOTATOR = "annotator", gettext_lazy("Annotator")
+    REVIEWER = "reviewer", gettext_lazy("Reviewer")
+    ADJUDICATOR = "adjudicator", gettext_lazy("Adjudicator")
+    ANALYST = "analyst", gettext_lazy("Analyst")
 
 
 class AnnotationMode(models.TextChoices):
-    REVIEW = "review", "Review (label, review, adjudication)"
-    BLIND_DOUBLE = "blind_double", "Blind double (two labels, adjudication when they differ)"
+    REVIEW = "review", gettext_lazy("Review (label, review, adjudication)")
+    BLIND_DOUBLE = "blind_double", gettext_lazy("Blind double (two labels, adjudication when they differ)")
 
 
 class Level(models.TextChoices):
-    ANSWER = "answer", "Answer"
-    SENTENCE = "sentence", "Sentence"
+    ANSWER = "answer", pgettext_lazy("choice", "Answer")
+    SENTENCE = "sentence", pgettext_lazy("choice", "Sentence")
 
 
 class Stage(models.TextChoices):
-    LABEL = "label", "Label"
-    REVIEW = "review", "Review"
-    ADJUDICATION = "adjudication", "Adjudication"
-    IMPORTED = "imported", "Imported"
+    LABEL = "label", pgettext_lazy("choice", "Label")
+    REVIEW = "review", pgettext_lazy("choice", "Review")
+    ADJUDICATION = "adjudication", gettext_lazy("Adjudication")
+    IMPORTED = "imported", pgettext_lazy("choice", "Imported")
 
 
 class Campaign(models.Model):
@@ -357,10 +358,10 @@ class Sample(models.Model):
     """A stratified K-means sample drawn for one criterion; reproducible from its seed."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        PENDING = "pending", pgettext_lazy("choice", "Pending")
+        RUNNING = "running", pgettext_lazy("choice", "Running")
+        DONE = "done", pgettext_lazy("choice", "Done")
+        FAILED = "failed", pgettext_lazy("choice", "Failed")
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="samples")
     criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="samples")

@@ -13,13 +13,30 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy, pgettext_lazy
+
 from annotation.conventions import BUILTIN_CRITERIA, DEFAULT_CITATION_PATTERN
 from annotation.models import AnswerSource, Assignment, Campaign, Criterion, Label, Level, Stage, Unit
 from annotation.workflow import unit_state
 
-# How each built-in criterion names its two values; other criteria say yes / no.
-VALUE_NAMES = {name: spec["values"] for name, spec in BUILTIN_CRITERIA.items()}
-DEFAULT_VALUE_NAMES = {1: "Yes", 0: "No"}
+# How each built-in criterion names its two values, in the reader's language (conventions.py
+# stays Django-free, so the translations live here, where the names are shown); other criteria
+# say yes / no.
+_TRANSLATED_VALUE_NAMES: dict[str, Promise] = {
+    "Supported": gettext_lazy("Supported"),
+    "Not supported": gettext_lazy("Not supported"),
+    "On topic": gettext_lazy("On topic"),
+    "Off topic": gettext_lazy("Off topic"),
+}
+VALUE_NAMES: dict[str, dict[int, str | Promise]] = {
+    name: {value: _TRANSLATED_VALUE_NAMES.get(text, text) for value, text in spec["values"].items()}
+    for name, spec in BUILTIN_CRITERIA.items()
+}
+DEFAULT_VALUE_NAMES: dict[int, str | Promise] = {
+    1: pgettext_lazy("label value", "Yes"),
+    0: pgettext_lazy("label value", "No"),
+}
 _SENTINELS = str.maketrans("", "", "\x02\x03")
 
 
@@ -76,7 +93,7 @@ def unit_view(*, unit: Unit, campaign: Campaign) -> UnitView:
     )
 
 
-def value_names(criterion: Criterion) -> dict[int, str]:
+def value_names(criterion: Criterion) -> dict[int, str | Promise]:
     """What 1 and 0 mean for ``criterion``, in words."""
     return VALUE_NAMES.get(criterion.name, DEFAULT_VALUE_NAMES)
 
@@ -87,7 +104,7 @@ class Choice:
 
     value: int
     key: str
-    meaning: str
+    meaning: str | Promise
     needs_comment: bool = False
     verb: str = ""
 

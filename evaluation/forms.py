@@ -200,16 +200,20 @@ class CompareForm(ReportForm):
         if self.errors:
             return data
         if self.other_criterion is None:
-            self.add_error("other", f"{other.name!r} has no criterion {self.criterion.name!r}")
+            self.add_error(
+                "other",
+                _("%(campaign)s has no criterion %(criterion)s")
+                % {"campaign": repr(other.name), "criterion": repr(self.criterion.name)},
+            )
         if data.get("judge") is None:
             self.add_error("judge", self.params().no_judge)
         if data.get("other_judge") is None and not self.data.get("other_judge"):
             names = ", ".join(j.name for j in self.other_judges)
             self.add_error(
                 "other",
-                f"several judges have labeled this campaign: choose one ({names})"
+                _("several judges have labeled this campaign: choose one (%(names)s)") % {"names": names}
                 if self.other_judges
-                else "no judge has labeled this campaign yet",
+                else _("no judge has labeled this campaign yet"),
             )
         return data
 

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from annotation.models import Campaign, Criterion, CriterionVersion, Unit
 
@@ -14,9 +15,9 @@ class Judge(models.Model):
     """A model + prompt version + settings; judgments of two judges are never mixed."""
 
     class Kind(models.TextChoices):
-        OPENAI = "openai", "OpenAI-compatible LLM"
-        LEXICAL = "lexical", "Offline lexical baseline"
-        IMPORTED = "imported", "Imported labels"
+        OPENAI = "openai", gettext_lazy("OpenAI-compatible LLM")
+        LEXICAL = "lexical", gettext_lazy("Offline lexical baseline")
+        IMPORTED = "imported", gettext_lazy("Imported labels")
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judges")
     name = models.SlugField(max_length=100)
@@ -40,8 +41,8 @@ class Judgment(models.Model):
     """One judge's verdict on one unit for one criterion. Unique: re-running is idempotent."""
 
     class Status(models.TextChoices):
-        OK = "ok", "OK"
-        FAILED = "failed", "Failed"
+        OK = "ok", gettext_lazy("OK")
+        FAILED = "failed", pgettext_lazy("choice", "Failed")
 
     unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="judgments")
     criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="judgments")
@@ -77,16 +78,16 @@ class JudgeRun(models.Model):
     """One judge over a set of units of one criterion, split into per-answer batches."""
 
     class Scope(models.TextChoices):
-        ALL = "all", "All units"
-        MISSING = "missing", "Units not yet judged"
-        FAILED = "failed", "Units whose judgment failed"
+        ALL = "all", gettext_lazy("All units")
+        MISSING = "missing", gettext_lazy("Units not yet judged")
+        FAILED = "failed", gettext_lazy("Units whose judgment failed")
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        CANCELLED = "cancelled", "Cancelled"
-        BUDGET = "budget", "Stopped: token budget reached"
+        PENDING = "pending", pgettext_lazy("choice", "Pending")
+        RUNNING = "running", pgettext_lazy("choice", "Running")
+        DONE = "done", pgettext_lazy("choice", "Done")
+        CANCELLED = "cancelled", pgettext_lazy("choice", "Cancelled")
+        BUDGET = "budget", gettext_lazy("Stopped: token budget reached")
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judge_runs")
     criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="judge_runs")
@@ -147,11 +148,11 @@ class JudgeBatch(models.Model):
     """The units of one answer in a run: one prompt carries them all, so sources go once."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
+        PENDING = "pending", pgettext_lazy("choice", "Pending")
+        RUNNING = "running", pgettext_lazy("choice", "Running")
+        DONE = "done", pgettext_lazy("choice", "Done")
+        FAILED = "failed", pgettext_lazy("choice", "Failed")
+        CANCELLED = "cancelled", pgettext_lazy("choice", "Cancelled")
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="batches")
     answer = models.ForeignKey("annotation.Answer", on_delete=models.CASCADE, related_name="+")
@@ -189,10 +190,10 @@ class LLMCall(models.Model):
     evaluation.judge.accounting). ``used``: its reply is in its batch's tallies."""
 
     class Outcome(models.TextChoices):
-        SENT = "sent", "Sent, no reply seen"
-        REPLIED = "replied", "Replied"
-        REFUSED = "refused", "Refused by the server (not billed)"
-        LOST = "lost", "No reply within the timeout, or the connection broke"
+        SENT = "sent", gettext_lazy("Sent, no reply seen")
+        REPLIED = "replied", gettext_lazy("Replied")
+        REFUSED = "refused", gettext_lazy("Refused by the server (not billed)")
+        LOST = "lost", gettext_lazy("No reply within the timeout, or the connection broke")
 
     # Indexed by the two indexes below, which start with it.
     run = models.ForeignKey(
@@ -251,10 +252,10 @@ class ReportSnapshot(models.Model):
     """
 
     class Trigger(models.TextChoices):
-        JUDGE_RUN = "judge_run", "Judge run finished"
-        LABELS = "labels", "Human labels changed"
-        IMPORT = "import", "Import"
-        MANUAL = "manual", "On demand"
+        JUDGE_RUN = "judge_run", gettext_lazy("Judge run finished")
+        LABELS = "labels", gettext_lazy("Human labels changed")
+        IMPORT = "import", pgettext_lazy("snapshot trigger", "Import")
+        MANUAL = "manual", gettext_lazy("On demand")
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="report_snapshots")
     criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="report_snapshots")

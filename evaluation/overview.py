@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext, gettext_lazy
+
 from annotation.models import Answer, Campaign, Label, Question, Sentence, Unit
 from evaluation.charts import grouped_bar_chart
 from evaluation.metrics import (
-    METRIC_DEFINITIONS,
-    METRIC_TITLES,
-    METRIC_UNITS,
+    ABSTENTION_ON_INAPPROPRIATE,
+    CORRECT_LANGUAGE,
+    FUNCTIONAL_CITATION,
     METRICS,
+    RESPONSE,
     MetricRow,
     compute_metrics,
     difficulty_sort_key,
@@ -16,6 +19,40 @@ from evaluation.metrics import (
     percent,
 )
 from evaluation.models import Judgment
+
+# The page's words for the metrics, in the reader's language (evaluation.metrics keeps the
+# English ones for the command line and the exports).
+METRIC_TITLES = {
+    CORRECT_LANGUAGE: gettext_lazy("Correct language"),
+    RESPONSE: gettext_lazy("Response"),
+    FUNCTIONAL_CITATION: gettext_lazy("Functional citations"),
+    ABSTENTION_ON_INAPPROPRIATE: gettext_lazy("Abstention on inappropriate questions"),
+}
+METRIC_DEFINITIONS = {
+    CORRECT_LANGUAGE: gettext_lazy(
+        "Answers whose detected language is the expected one "
+        "(the campaign's expected language, else the question's)."
+    ),
+    RESPONSE: gettext_lazy("Answers that are not a manifest abstention and cite at least one source."),
+    FUNCTIONAL_CITATION: gettext_lazy(
+        "Sentences that cite, whose cited ids were all returned by the retriever."
+    ),
+    ABSTENTION_ON_INAPPROPRIATE: gettext_lazy("Answers to inappropriate questions that manifestly abstain."),
+}
+METRIC_UNITS = {
+    CORRECT_LANGUAGE: gettext_lazy("answers"),
+    RESPONSE: gettext_lazy("answers"),
+    FUNCTIONAL_CITATION: gettext_lazy("citing sentences"),
+    ABSTENTION_ON_INAPPROPRIATE: gettext_lazy("answers"),
+}
+COUNT_NAMES = {
+    "questions": gettext_lazy("questions"),
+    "answers": gettext_lazy("answers"),
+    "sentences": gettext_lazy("sentences"),
+    "units": gettext_lazy("units"),
+    "labels": gettext_lazy("labels"),
+    "judgments": gettext_lazy("judgments"),
+}
 
 
 def campaign_counts(*, campaign: Campaign, with_work: bool) -> dict[str, int]:
@@ -35,8 +72,8 @@ def campaign_counts(*, campaign: Campaign, with_work: bool) -> dict[str, int]:
 
 def _display_difficulty(difficulty: str | None) -> str:
     if difficulty is None:
-        return "All difficulties"
-    return difficulty or "(none)"
+        return gettext("All difficulties")
+    return difficulty or gettext("(none)")
 
 
 def _display_row(row: MetricRow) -> dict:
@@ -85,7 +122,8 @@ def automatic_metrics_sections(*, campaign: Campaign, alpha: float = 0.05) -> di
                 for row in mine
                 if row.difficulty is not None
             },
-            title=f"{METRIC_TITLES[metric]} by theme and difficulty ({level} Wald intervals)",
+            title=gettext("%(metric)s by theme and difficulty (%(level)s Wald intervals)")
+            % {"metric": METRIC_TITLES[metric], "level": level},
         )
         sections.append(
             {
@@ -95,7 +133,7 @@ def automatic_metrics_sections(*, campaign: Campaign, alpha: float = 0.05) -> di
                 "unit": METRIC_UNITS[metric],
                 "chart": chart,
                 "rows": [_display_row(row) for row in mine],
-                "overall": {**_display_row(overall[metric]), "theme": "All themes"},
+                "overall": {**_display_row(overall[metric]), "theme": gettext("All themes")},
             }
         )
     return {"sections": sections, "error": None}

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django import template
 from django.utils.text import capfirst
+from django.utils.translation import gettext_lazy
+
+from annotation.models import Role, Stage
+from annotation.team import ROLE_NAMES
 
 register = template.Library()
 
@@ -15,3 +21,39 @@ def as_sentence(message: object) -> str:
     if not text:
         return ""
     return capfirst(text) + ("" if text.endswith((".", "!", "?", "…")) else ".")
+
+
+# The built-in criteria's titles as stored (English, from annotation.conventions), in the
+# reader's language; other titles are shown as written.
+_BUILTIN_TITLES = {
+    "Veracity": gettext_lazy("Veracity"),
+    "Relevance": gettext_lazy("Relevance"),
+}
+
+
+@register.filter
+def builtin_title(title: object) -> str:
+    """A criterion's title, translated when it is a built-in criterion's English title."""
+    text = str(title or "")
+    return str(_BUILTIN_TITLES.get(text, text))
+
+
+@register.filter
+def stage_name(stage: object) -> str:
+    """A stage's name (``label``, ``review``...) as the reader says it."""
+    try:
+        return str(Stage(str(stage)).label)
+    except ValueError:
+        return str(stage)
+
+
+@register.filter
+def role_names(roles: Iterable[str] | None) -> str:
+    """Roles (``annotator``, ``manager``...) as the reader names them, comma-separated."""
+    names = []
+    for role in roles or []:
+        try:
+            names.append(str(ROLE_NAMES.get(Role(role), role)))
+        except ValueError:
+            names.append(str(role))
+    return ", ".join(names)

@@ -12,15 +12,55 @@ import math
 from typing import Any
 
 from django import template
+from django.utils import formats
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from evaluation import estimators
 from evaluation.charts import interval_chart
 from evaluation.estimates import Report
+from evaluation.overview import COUNT_NAMES
 from evaluation.snapshots import Changes, HistoryTable, ThemeComparison
 
 register = template.Library()
+
+# The descriptions of estimators.METHODS, for the French catalogue: the report translates them
+# where it shows them (tests/test_i18n.py checks that every description has its translation).
+_METHOD_NOTES = (
+    gettext_noop("Human labels only; normal interval, simple random sample (ppi_py.classical_mean_ci)."),
+    gettext_noop(
+        "Human labels only; design-weighted mean, cluster-robust variance, t interval "
+        "(Wilson score interval at the effective sample size where the t interval leaves [0, 1])."
+    ),
+    gettext_noop(
+        "Judge labels only, on every unit; normal interval (robust method: Wilson score interval "
+        "where the normal one leaves [0, 1]). Says nothing about the judge's bias."
+    ),
+    gettext_noop(
+        "PPI++ exactly as ppi_py (simple random sample, normal interval, lambda fitted on the labels)."
+    ),
+    gettext_noop(
+        "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
+        "interval at the effective sample size where it leaves [0, 1]) and a lambda cross-fitted by "
+        "leaving each answer out."
+    ),
+    gettext_noop(
+        "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
+        "interval at the effective sample size where it leaves [0, 1]) and one lambda pooled across groups."
+    ),
+    gettext_noop(
+        "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
+        "interval at the effective sample size where it leaves [0, 1]) and a given lambda."
+    ),
+)
+
+
+@register.filter
+def count_name(name: str) -> str:
+    """The campaign overview's name of a count ("questions", "labels"...), translated."""
+    return str(COUNT_NAMES.get(name, name))
+
 
 DASH = "—"
 # Snapshots drawn in the history chart (the table lists them all).
@@ -39,17 +79,34 @@ def _number(value: Any) -> float | None:
 
 
 @register.filter
+def _localized(text: str) -> str:
+    """A number written with a dot, with the reader's decimal separator (a comma in French)."""
+    separator = formats.get_format("DECIMAL_SEPARATOR")
+    return text if separator == "." else text.replace(".", separator)
+
+
+def _percent(text: str) -> str:
+    """A number already written, as a percentage in the reader's typography (``12,3 %`` in French)."""
+    return _("%(number)s%%") % {"number": _localized(text)}
+
+
+def _bounds(lo: str, hi: str) -> str:
+    """Two bounds already written, as an interval: ``[12.3%, 45.6%]``, ``[12,3 % ; 45,6 %]``."""
+    return _("[%(lo)s, %(hi)s]") % {"lo": lo, "hi": hi}
+
+
+@register.filter
 def pct(value: Any) -> str:
-    """A rate as a percentage with one decimal: ``0.1234`` is ``12.3%``."""
+    """A rate as a percentage with one decimal: ``0.1234`` is ``12.3%`` (``12,3 %`` in French)."""
     number = _number(value)
-    return DASH if number is None else f"{number * 100:.1f}%"
+    return DASH if number is None else _percent(f"{number * 100:.1f}")
 
 
 @register.filter
 def number(value: Any, digits: int = 2) -> str:
     """A number with ``digits`` decimals (2 by default)."""
     number = _number(value)
-    return DASH if number is None else f"{number:.{int(digits)}f}"
+    return DASH if number is None else _localized(f"{number:.{int(digits)}f}")
 
 
 def _clipped_mark() -> str:
@@ -65,8 +122,8 @@ def interval(value: estimators.Interval | None) -> str:
     if value is None or _number(value.mean) is None:
         return DASH
     if math.isinf(value.lo) or math.isinf(value.hi):
-        return "unbounded"
-    bounds = f"[{pct(value.shown_lo)}, {pct(value.shown_hi)}]"
+        return _("unbounded")
+    bounds = _bounds(pct(value.shown_lo), pct(value.shown_hi))
     return f"{bounds} {_clipped_mark()}" if value.clipped else bounds
 
 
@@ -82,21 +139,21 @@ def halfwidth(value: estimators.Interval | None) -> str:
 def points(value: Any) -> str:
     """A half-width as percentage points: ``0.123`` is ``±12.3 pts``."""
     number = _number(value)
-    return DASH if number is None else f"±{number * 100:.1f} pts"
+    return DASH if number is None else f"±{_localized(f'{number * 100:.1f}')} pts"
 
 
 @register.filter
 def signed_points(value: Any) -> str:
     """A difference of rates in percentage points with its sign: ``-0.05`` is ``-5.0 pts``."""
     number = _number(value)
-    return DASH if number is None else f"{number * 100:+.1f} pts"
+    return DASH if number is None else f"{_localized(f'{number * 100:+.1f}')} pts"
 
 
 @register.filter
 def signed(value: Any) -> str:
     """A difference of rates in points with its sign and no unit, as in an interval: ``+5.0``."""
     number = _number(value)
-    return DASH if number is None else f"{number * 100:+.1f}"
+    return DASH if number is None else _localized(f"{number * 100:+.1f}")
 
 
 @register.filter
@@ -105,21 +162,21 @@ def degrees(value: Any) -> str:
     number = _number(value)
     if number is None:
         return ""
-    return f"{number:.0f}" if number == round(number) else f"{number:.1f}"
+    return f"{number:.0f}" if number == round(number) else _localized(f"{number:.1f}")
 
 
 @register.filter
 def confidence(alpha: Any) -> str:
     """The confidence level of ``alpha``: ``0.05`` is ``95%``."""
     number = _number(alpha)
-    return DASH if number is None else f"{(1 - number) * 100:g}%"
+    return DASH if number is None else _percent(f"{(1 - number) * 100:g}")
 
 
 @register.filter
 def in_points(value: Any) -> str:
     """A rate in points with no unit and no useless zero: ``0.05`` is ``5``."""
     number = _number(value)
-    return DASH if number is None else f"{number * 100:g}"
+    return DASH if number is None else _localized(f"{number * 100:g}")
 
 
 @register.filter
@@ -131,10 +188,10 @@ def snapshot_cell(group: dict[str, Any] | None) -> str:
         return DASH
     lo, hi = group.get("ppi_ci") or (None, None)
     if lo is None or hi is None:
-        return f"{pct(group['ppi_mean'])} (unbounded)"
+        return f"{pct(group['ppi_mean'])} ({_('unbounded')})"
     shown_lo, shown_hi = estimators.clip_bound(lo), estimators.clip_bound(hi)
     clipped = bool(group.get("ppi_ci_raw")) or (shown_lo, shown_hi) != (lo, hi)
-    bounds = f" [{pct(shown_lo)}, {pct(shown_hi)}]"
+    bounds = " " + _bounds(pct(shown_lo), pct(shown_hi))
     return f"{pct(group['ppi_mean'])}{bounds}" + (f" {_clipped_mark()}" if clipped else "")
 
 
@@ -171,13 +228,19 @@ def report_chart(report: Report) -> SafeString:
             "label": group.theme,
             "estimates": [
                 (name, value.mean, value.shown_lo, value.shown_hi)
-                for name, value in (("Human", group.human), ("Judge", group.judge), ("PPI++", group.ppi))
+                for name, value in (
+                    (_("Human"), group.human),
+                    (_("Judge"), group.judge),
+                    ("PPI++", group.ppi),
+                )
             ],
         }
         for group in [*report.themes, report.overall]
     ]
     return interval_chart(
-        rows=rows, title=f"{report.criterion}: estimates with {confidence(report.alpha)} intervals"
+        rows=rows,
+        title=_("%(criterion)s: estimates with %(confidence)s intervals")
+        % {"criterion": report.criterion, "confidence": confidence(report.alpha)},
     )
 
 
@@ -198,7 +261,9 @@ def history_chart(table: HistoryTable, criterion: str, alpha: float) -> SafeStri
             {"label": f"{snapshot.created_at:%Y-%m-%d %H:%M} · n={snapshot.n_human}", "estimates": estimates}
         )
     return interval_chart(
-        rows=rows, title=f"{criterion}: PPI++ per theme over time ({confidence(alpha)} intervals)"
+        rows=rows,
+        title=_("%(criterion)s: PPI++ per theme over time (%(confidence)s intervals)")
+        % {"criterion": criterion, "confidence": confidence(alpha)},
     )
 
 
@@ -218,4 +283,8 @@ def comparison_chart(compared: list[ThemeComparison], criterion: str, left: str,
         }
         for row in compared
     ]
-    return interval_chart(rows=rows, title=f"{criterion}: PPI++ per theme, {left} vs {right}")
+    return interval_chart(
+        rows=rows,
+        title=_("%(criterion)s: PPI++ per theme, %(left)s vs %(right)s")
+        % {"criterion": criterion, "left": left, "right": right},
+    )

@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.access import ESTIMATE_REFRESHERS, AppRequest, get_campaign_for, may_refresh_estimates
@@ -63,8 +64,10 @@ def refresh(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     form = RefreshForm(request.POST)
     form.is_valid()
     if request_estimates_refresh(criterion=criterion_obj):
-        messages.success(request, "The estimates are being recomputed; the new snapshot appears here.")
+        messages.success(
+            request, gettext("The estimates are being recomputed; the new snapshot appears here.")
+        )
     else:
-        messages.info(request, "A recomputation of these estimates is already on its way.")
+        messages.info(request, gettext("A recomputation of these estimates is already on its way."))
     page = "evaluation:report" if form.cleaned_data.get("back") == "report" else "evaluation:history"
     return redirect(reverse(page, args=[slug, criterion_obj.name]) + form.query())

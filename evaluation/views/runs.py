@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
@@ -99,7 +100,7 @@ def run_cancel(request: AppRequest, slug: str, run_id: int) -> HttpResponse:
     run = get_object_or_404(JudgeRun, pk=run_id, campaign=campaign)
     try:
         cancel_judge_run(run_id=run.pk)
-        messages.success(request, f"Run {run.pk} cancelled.")
+        messages.success(request, gettext("Run %(number)s cancelled.") % {"number": run.pk})
     except runs.RunError as exc:
         messages.error(request, str(exc))
     return redirect("evaluation:run_detail", slug=campaign.slug, run_id=run.pk)
@@ -116,7 +117,7 @@ def run_resume(request: AppRequest, slug: str, run_id: int) -> HttpResponse:
     else:
         try:
             resume_judge_run(run_id=run.pk, token_budget=form.cleaned_data["token_budget"])
-            messages.success(request, f"Run {run.pk} resumed.")
+            messages.success(request, gettext("Run %(number)s resumed.") % {"number": run.pk})
         except runs.RunError as exc:
             messages.error(request, str(exc))
     return redirect("evaluation:run_detail", slug=campaign.slug, run_id=run.pk)

@@ -72,7 +72,7 @@ def test_keyboard_labelling_review_override_and_adjudication(live_server, browse
     # The annotator labels ten sentences, keyboard only; the third one is not supported.
     page, errors = log_in(browser, live_server, "claire", annotate)
     assert page.is_visible("mark.target")
-    assert page.is_visible("text=Cited sources")
+    assert page.is_visible("text=Sources citées")
     labelled = []
     for n in range(10):
         labelled.append(int(shown(page)))
@@ -126,7 +126,7 @@ def test_keyboard_labelling_review_override_and_adjudication(live_server, browse
     reviewer, errors = log_in(browser, live_server, "marc", review)
     target = int(shown(reviewer))
     assert target == units[0].pk
-    assert reviewer.is_visible("text=First label")
+    assert reviewer.is_visible("text=Première étiquette")
     reviewer.keyboard.press("0")
     assert reviewer.evaluate("document.activeElement.id") == "comment"
     assert shown(reviewer) == str(target) and not Label.objects.filter(stage="review").exists()
@@ -143,12 +143,12 @@ def test_keyboard_labelling_review_override_and_adjudication(live_server, browse
     # The adjudicator settles it, with a reason, and the first label wins.
     adjudicator, errors = log_in(browser, live_server, "sophie", adjudicate)
     assert int(shown(adjudicator)) == target
-    assert adjudicator.is_visible("text=Labels in conflict")
+    assert adjudicator.is_visible("text=Étiquettes en conflit")
     adjudicator.keyboard.press("c")
     adjudicator.keyboard.type("La source donne bien 48,2 M€ consolidés.")
     adjudicator.keyboard.press("Escape")
     adjudicator.keyboard.press("1")
-    adjudicator.wait_for_selector("text=No disagreement left")
+    adjudicator.wait_for_selector("text=Plus aucun désaccord")
     assert final_labels(criterion=criterion)[target] == 1
     assert Label.objects.get(stage="adjudication").comment == "La source donne bien 48,2 M€ consolidés."
     assert errors == []

@@ -1,0 +1,243 @@
+"""The French interface: a complete catalogue, and the pages a French browser gets speak French."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+from django.utils import translation
+
+from annotation.models import Criterion, Stage, Unit
+from evaluation import estimators
+from tests.factories import make_answer, sample_units, sampled
+from tests.judged import judged_campaign
+
+CATALOGUE = Path(settings.BASE_DIR) / "locale" / "fr" / "LC_MESSAGES" / "django.po"
+PLACEHOLDER = re.compile(r"%\(\w+\)s")
+FRENCH = {"HTTP_ACCEPT_LANGUAGE": "fr"}
+
+
+def _entries(text: str) -> list[dict]:
+    """The entries of a .po file: flags, msgctxt, msgid, msgid_plural and every msgstr, unquoted."""
+    entries = []
+    for block in text.split("\n\n"):
+        entry: dict = {"flags": set(), "msgstr": []}
+        key = None
+        for line in block.splitlines():
+            if line.startswith("#,"):
+                entry["flags"] |= {flag.strip() for flag in line[2:].split(",")}
+            elif line.startswith("#~"):
+                entry["obsolete"] = True
+            elif line.startswith("#") or not line.strip():
+                continue
+            elif line.startswith('"'):
+                value = ast.literal_eval(line)
+                if key == "msgstr":
+                    entry["msgstr"][-1] += value
+                else:
+                    entry[key] += value
+            else:
+                key, _, quoted = line.partition(" ")
+                value = ast.literal_eval(quoted)
+                if key.startswith("msgstr"):
+                    entry["msgstr"].append(value)
+                    key = "msgstr"
+                else:
+                    entry[key] = value
+        if entry.get("msgid"):
+            entries.append(entry)
+    return entries
+
+
+def test_the_french_catalogue_has_no_untranslated_fuzzy_or_obsolete_entry():
+    entries = _entries(CATALOGUE.read_text(encoding="utf-8"))
+    assert len(entries) > 500
+    untranslated = [e["msgid"] for e in entries if not all(e["msgstr"])]
+    fuzzy = [e["msgid"] for e in entries if "fuzzy" in e["flags"]]
+    obsolete = [e["msgid"] for e in entries if e.get("obsolete")]
+    assert untranslated == []
+    assert fuzzy == []
+    assert obsolete == []
+
+
+def test_every_placeholder_of_a_message_is_in_its_translation():
+    for entry in _entries(CATALOGUE.read_text(encoding="utf-8")):
+        wanted = set(PLACEHOLDER.findall(entry["msgid"]))
+        if "msgid_plural" in entry:
+            # A singular may name its count or not; it never adds a name of its own.
+            allowed = wanted | set(PLACEHOLDER.findall(entry["msgid_plural"]))
+            assert all(set(PLACEHOLDER.findall(t)) <= allowed for t in entry["msgstr"]), entry["msgid"]
+        else:
+            assert set(PLACEHOLDER.findall(entry["msgstr"][0])) == wanted, entry["msgid"]
+
+
+def test_the_compiled_catalogue_holds_the_translations():
+    compiled = CATALOGUE.with_suffix(".mo")
+    assert compiled.exists()
+    with translation.override("fr"):
+        assert translation.gettext("Whole answer") == "Réponse entière"
+
+
+def test_every_method_description_of_the_report_has_a_french_translation():
+    with translation.override("fr"):
+        for text in estimators.METHODS.values():
+            assert translation.gettext(text) != text, text
+
+
+# Pages in French
+
+
+@pytest.fixture
+def veracity_unit(campaign):
+    criterion = Criterion.objects.get(campaign=campaign, name="veracity")
+    answer = make_answer(
+        campaign=campaign,
+        text="Le chiffre d'affaires atteint 12 M€ [^c1^]. Il progresse de 8 % [^c2^].",
+        sentences=[("Le chiffre d'affaires atteint 12 M€ [^c1^].", ["c1"])],
+        chunk_ids=("c1", "c2", "c3"),
+    )
+    units = list(Unit.objects.filter(answer=answer, level="sentence"))
+    sample_units(criterion=criterion, units=units)
+    return criterion
+
+
+def _page(client, url: str) -> str:
+    response = client.get(url, **FRENCH)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def _assert_french(page: str, *, french: list[str], english: list[str]) -> None:
+    for text in french:
+        assert text in page, text
+    for text in english:
+        assert text not in page, text
+
+
+def test_the_annotate_page_speaks_french(client_for, annotator, campaign, veracity_unit):
+    url = reverse("annotation:annotate", args=[campaign.slug, "veracity", Stage.LABEL])
+    page = _page(client_for(annotator), url)
+    _assert_french(
+        page,
+        french=["Phrase à juger", "Sources citées", "Étayée", "Non étayée", "Passer", "Touches"],
+        english=[
+            "Sentence to judge",
+            "Cited sources",
+            "Whole answer",
+            "Other retrieved sources",
+            ">Supported<",
+            "Not supported",
+            "Skip<",
+            "Undo last",
+            "Keys<",
+            "You <strong>",
+            ">Campaigns<",
+        ],
+    )
+
+
+def test_the_work_page_speaks_french(client_for, annotator, campaign):
+    sampled(campaign=campaign, answers=2)
+    page = _page(client_for(annotator), reverse("annotation:work", args=[campaign.slug]))
+    _assert_french(
+        page,
+        french=[
+            "Annotation humaine",
+            "Mes files",
+            "Pertinence",
+            "Vos rôles : annotateur",
+            "<td>Étiquetage</td>",
+        ],
+        english=[
+            "Human annotation",
+            "My queues",
+            "Waiting for me",
+            "Done by me",
+            ">Relevance",
+            "<td>Label</td>",
+        ],
+    )
+
+
+def test_the_report_speaks_french(client_for, analyst, campaign):
+    judged_campaign(campaign)
+    url = reverse("evaluation:report", args=[campaign.slug, "relevance"])
+    page = _page(client_for(analyst), url)
+    _assert_french(
+        page,
+        french=[
+            "Les intervalles par thème sont larges.",
+            "Estimations et accord par thème",
+            "Planificateur de budget",
+            "Étiquettes humaines seules",
+        ],
+        english=[
+            "Per-theme intervals are wide",
+            "With 12 to 30 human labels",
+            "Estimates and agreement per theme",
+            "Budget planner",
+            "Human labels only;",
+            "themes weighted by their sizes",
+        ],
+    )
+
+
+def test_the_campaign_list_and_overview_speak_french(client_for, manager, campaign):
+    sampled(campaign=campaign, answers=2)
+    client = client_for(manager)
+    listing = _page(client, reverse("evaluation:campaign_list"))
+    _assert_french(listing, french=["Campagnes"], english=["<h1>Campaigns</h1>", "<th>Mode</th><th>Created"])
+    overview = _page(client, reverse("evaluation:campaign_overview", args=[campaign.slug]))
+    _assert_french(
+        overview,
+        french=["Métriques automatiques", "Mon travail", "Historique des étiquettes"],
+        english=["Automatic metrics", "My work", "Judge runs", "Label history"],
+    )
+
+
+def test_the_sampling_page_speaks_french(client_for, manager, campaign):
+    page = _page(client_for(manager), reverse("annotation:sampling", args=[campaign.slug]))
+    _assert_french(
+        page,
+        french=["Échantillons stratifiés", "Tirer un échantillon", "Unités par groupe"],
+        english=["Stratified samples", "Draw a sample", "Units per cluster", "No sample yet."],
+    )
+
+
+def test_a_page_without_accept_language_stays_in_english(client_for, annotator, campaign, veracity_unit):
+    url = reverse("annotation:annotate", args=[campaign.slug, "veracity", Stage.LABEL])
+    page = client_for(annotator).get(url).content.decode()
+    assert "Sentence to judge" in page and "Supported" in page and "Phrase à juger" not in page
+
+
+def test_numbers_on_french_pages_take_a_decimal_comma_and_english_ones_stay_as_they_were():
+    from evaluation.templatetags import report_extras as extras
+
+    ci = estimators.Interval(mean=0.5, lo=0.123, hi=0.456, method="m", alpha=0.05, n=10)
+    with translation.override("en"):
+        assert extras.pct(0.8333) == "83.3%"
+        assert extras.interval(ci) == "[12.3%, 45.6%]"
+        assert extras.number(0.5) == "0.50"
+        assert extras.points(0.123) == "±12.3 pts"
+        assert extras.confidence(0.05) == "95%"
+    with translation.override("fr"):
+        assert extras.pct(0.8333) == "83,3\u00a0%"
+        assert extras.interval(ci) == "[12,3\u00a0%\u00a0; 45,6\u00a0%]"
+        assert extras.number(0.5) == "0,50"
+        assert extras.points(0.123) == "±12,3 pts"
+        assert extras.signed(-0.05) == "-5,0"
+        assert extras.confidence(0.05) == "95\u00a0%"
+
+
+def test_the_french_report_writes_its_rates_with_a_decimal_comma(client_for, analyst, campaign):
+    judged_campaign(campaign)
+    url = reverse("evaluation:report", args=[campaign.slug, "relevance"])
+    page = _page(client_for(analyst), url)
+    assert re.search(r">\d{1,3},\d\u00a0%<", page)
+    assert not re.search(r">\d{1,3}\.\d%<", page)
+    # The form's numbers stay machine-readable, or the browser would refuse to send them.
+    assert 'name="alpha" id="alpha" step="any" min="0.001" max="0.5" value="0.05"' in page
