@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.db.models import Prefetch
+from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Campaign, Criterion, Label, Unit
@@ -48,7 +49,7 @@ class CriterionRecord:
     criterion: Criterion
     rows: list[LabelRow]
     state: workflow_state.UnitState
-    value_names: dict[int, str]
+    value_names: dict[int, str | Promise]
     judgments: list[Judgment] = field(default_factory=list)
 
     @property
