@@ -37,7 +37,7 @@ from annotation.current_sample import current_sample
 from annotation.errors import FieldError
 from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
-from evaluation import estimators
+from evaluation import estimators, intervals
 from evaluation.models import Judge, JudgePrompt, Judgment
 
 METHODS = ("robust", "study")
@@ -87,9 +87,9 @@ class GroupEstimate:
     n_human: int  # units with a final human label
     n_paired: int  # ... of which the judge labeled (the PPI++ labeled set)
     n_judge: int  # units with an ok judge label, labeled or not
-    human: estimators.Interval
-    judge: estimators.Interval
-    ppi: estimators.Interval
+    human: intervals.Interval
+    judge: intervals.Interval
+    ppi: intervals.Interval
     agreement: estimators.Agreement | None
     effective_n: float
     missing_judgments: list[int]  # units with a human label but no ok judgment
@@ -268,19 +268,19 @@ def _group(
 
 
 def _clipped_notes(
-    *, human: estimators.Interval, judge: estimators.Interval, ppi: estimators.Interval
+    *, human: intervals.Interval, judge: intervals.Interval, ppi: intervals.Interval
 ) -> list[str]:
     """One note per interval whose raw bounds (the study method's, as ppi_py gives them) leave
     [0, 1] and are shown clipped."""
     return [
-        f"{name}: {estimators.CLIPPED_NOTE}"
+        f"{name}: {intervals.CLIPPED_NOTE}"
         for name, interval in (("human", human), ("judge", judge), ("PPI++", ppi))
         if interval.clipped
     ]
 
 
 def _effective_n(
-    *, interval: estimators.Interval, human: estimators.Interval, alpha: float, method: str
+    *, interval: intervals.Interval, human: intervals.Interval, alpha: float, method: str
 ) -> float:
     """The study's n_eff formula for the study method; the robust method measures PPI++ against
     the human-only interval it shows (``estimators.effective_n`` with a reference)."""
@@ -297,7 +297,7 @@ def _effective_n(
 def _overall(
     *, themes: list[GroupEstimate], labeled: list[_Labeled], alpha: float, method: str
 ) -> GroupEstimate:
-    def combine(pick) -> estimators.Interval:
+    def combine(pick) -> intervals.Interval:
         parts = [(pick(group), group.size) for group in themes if group.size]
         label = f"stratified {parts[0][0].method}" if parts else f"stratified {method}"
         return estimators.stratified_combine(
@@ -482,7 +482,7 @@ def _num(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _bounds(interval: estimators.Interval) -> list[float | None]:
+def _bounds(interval: intervals.Interval) -> list[float | None]:
     """An interval's bounds as shown: in [0, 1] (``Interval.shown_lo`` / ``shown_hi``)."""
     return [_num(interval.shown_lo), _num(interval.shown_hi)]
 

@@ -42,10 +42,17 @@ from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 # lambda that ``ppi_mean_ci(lam=None)`` uses. tests/test_private_library_uses.py pins the version.
 from ppi_py.ppi import _calc_lam_glm
 from ppi_py.utils import construct_weight_vector, reshape_to_2d
-from scipy.stats import norm
-from scipy.stats import t as student_t
 
 from annotation.kappa import cohen_kappa
+from evaluation.intervals import (
+    Interval,
+    from_variance,
+    inside_unit,
+    nan_interval,
+    quantile,
+    standard_error,
+    unbounded_interval,
+)
 
 CLASSICAL = "classical"
 CLASSICAL_ROBUST = "classical-robust"
@@ -76,81 +83,8 @@ METHODS: dict[str, str] = {
 }
 
 LAM_METHODS = ("crossfit", "pooled", "fixed")
-# Notes of intervals made to respect [0, 1] (shown next to the interval on the page and exports).
-WILSON_NOTE = (
-    "normal interval left [0, 1]: cut at the bound and widened to the Wilson score interval "
-    "at the effective sample size"
-)
-CUT_NOTE = "normal interval left [0, 1]: cut at the bound"
-CLIPPED_NOTE = "bound clipped to [0, 1]"
 # Below this, a variance of 0/1 labels is zero up to rounding.
 _TINY = 1e-12
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A point estimate and its 1 - alpha confidence interval.
-
-    ``n`` labeled units, ``N`` unlabeled units (0 when the method uses none), ``lam`` the PPI++
-    coefficient (None when not applicable), ``df`` the t degrees of freedom (None for a normal
-    quantile), ``note`` why an estimate is NaN or an interval infinite or degenerate or how it
-    was kept in [0, 1], ``se`` the standard error behind a variance-based interval (None when
-    the interval is not mean -/+ q se: ppi_py's, or rebuilt from stored bounds).
-    """
-
-    mean: float
-    lo: float
-    hi: float
-    method: str
-    alpha: float
-    n: int
-    N: int = 0
-    lam: float | None = None
-    df: int | None = None
-    note: str = ""
-    se: float | None = None
-
-    @property
-    def halfwidth(self) -> float:
-        return (self.hi - self.lo) / 2
-
-    @property
-    def shown_lo(self) -> float:
-        """``lo`` clipped to [0, 1] (NaN and infinities kept: no interval is no interval)."""
-        return clip_bound(self.lo)
-
-    @property
-    def shown_hi(self) -> float:
-        """``hi`` clipped to [0, 1] (NaN and infinities kept)."""
-        return clip_bound(self.hi)
-
-    @property
-    def clipped(self) -> bool:
-        """A finite bound lies outside [0, 1] and is shown clipped (study method: ppi_py's raw
-        numbers stay in ``lo`` and ``hi``)."""
-        return self.shown_lo != self.lo or self.shown_hi != self.hi
-
-
-def clip_bound(value: float | None) -> float:
-    """A rate's interval bound as shown: a finite value clipped to [0, 1]; None becomes NaN;
-    NaN and infinities are kept (an infinite interval is shown as none)."""
-    if value is None:
-        return math.nan
-    value = float(value)
-    if not math.isfinite(value):
-        return value
-    return min(1.0, max(0.0, value))
-
-
-def wilson(*, p: float, n: float, q: float) -> tuple[float, float]:
-    """Wilson score interval of a proportion ``p`` observed on ``n`` (possibly effective,
-    fractional) units with quantile ``q``: (p + q^2/2n -/+ q sqrt(p(1-p)/n + q^2/4n^2)) /
-    (1 + q^2/n). Always inside [0, 1] for p in [0, 1]."""
-    p = min(1.0, max(0.0, float(p)))
-    q2n = q * q / n
-    centre = (p + q2n / 2) / (1 + q2n)
-    half = q / (1 + q2n) * math.sqrt(p * (1 - p) / n + q2n / (4 * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(frozen=True)
@@ -204,32 +138,6 @@ def _cluster_codes(clusters: ArrayLike | None, *, length: int) -> tuple[np.ndarr
     return codes.ravel(), int(codes.max()) + 1 if length else 0
 
 
-def quantile(*, alpha: float, df: float | None) -> float:
-    if df is None:
-        return float(norm.ppf(1 - alpha / 2))
-    if df <= 0:
-        return math.inf
-    return float(student_t.ppf(1 - alpha / 2, df))
-
-
-def standard_error(interval: Interval) -> float:
-    """The standard error behind an interval: ``se`` when the interval carries it (a Wilson
-    interval's half-width is not q se), else its half-width over the quantile it was built with
-    (its own alpha and degrees of freedom)."""
-    if interval.se is not None:
-        return interval.se
-    return interval.halfwidth / quantile(alpha=interval.alpha, df=interval.df)
-
-
-def _nan(*, method: str, alpha: float, n: int, N: int = 0, note: str) -> Interval:
-    nan = math.nan
-    return Interval(mean=nan, lo=nan, hi=nan, method=method, alpha=alpha, n=n, N=N, note=note)
-
-
-def _unbounded(*, mean: float, method: str, alpha: float, n: int, N: int = 0, **extra) -> Interval:
-    return Interval(mean=mean, lo=-math.inf, hi=math.inf, method=method, alpha=alpha, n=n, N=N, **extra)
-
-
 def _hajek(values: np.ndarray, w: np.ndarray | None) -> float:
     if w is None:
         return float(values.mean())
@@ -244,64 +152,6 @@ def _linearised_variance(*, values: np.ndarray, w: np.ndarray | None, codes: np.
     residuals = share * (values - _hajek(values, w))
     totals = np.bincount(codes, weights=residuals, minlength=G)
     return G / (G - 1) * float(np.sum(totals**2))
-
-
-def _from_variance(
-    *,
-    mean: float,
-    variance: float,
-    alpha: float,
-    df: int | None,
-    method: str,
-    n: int,
-    N: int,
-    bounded: bool = False,
-    note: str = "",
-    **extra,
-) -> Interval:
-    """mean -/+ q sqrt(variance). ``bounded``: a rate whose interval must stay in [0, 1] (see
-    ``_inside_unit``)."""
-    q = quantile(alpha=alpha, df=df)
-    half = q * math.sqrt(variance)
-    lo, hi = mean - half, mean + half
-    if bounded and (lo < 0 or hi > 1):
-        mean, lo, hi, why = _inside_unit(mean=mean, variance=variance, q=q)
-        note = "; ".join(part for part in (note, why) if part)
-    return Interval(
-        mean=mean,
-        lo=lo,
-        hi=hi,
-        method=method,
-        alpha=alpha,
-        n=n,
-        N=N,
-        df=df,
-        note=note,
-        se=math.sqrt(variance),
-        **extra,
-    )
-
-
-def _inside_unit(*, mean: float, variance: float, q: float) -> tuple[float, float, float, str]:
-    """(mean, lo, hi, note) for a rate whose normal interval mean -/+ q sqrt(variance) leaves
-    [0, 1]. The estimate is clipped to [0, 1] (a PPI++ estimate may fall just outside; the rate
-    cannot). The interval is the normal one cut at the bound, which covers exactly when the
-    normal one does. Strictly inside (0 < p < 1), it is widened to contain the Wilson score
-    interval at the effective sample size n_eff = p (1 - p) / variance, the number of
-    simple-random-sample labels with that variance (the Kish design-effect reading): near a
-    bound the normal interval is too short on the inner side (its variance p (1 - p) is
-    estimated too small there), which Wilson's is not. Wilson's alone would pull the outer bound
-    in and miss a truth that a biased estimate (a PPI++ judge's bias the floors make room for)
-    leaves near the bound: 89% instead of 100% coverage in bench/coverage_bench.py --extreme.
-    The union of the two covers whenever either does. At 0 or 1 p (1 - p) is 0 and says
-    nothing of n_eff: the cut interval alone."""
-    p = min(1.0, max(0.0, mean))
-    half = q * math.sqrt(variance)
-    lo, hi = max(0.0, mean - half), min(1.0, mean + half)
-    if 0 < p < 1 and variance > 0:
-        wilson_lo, wilson_hi = wilson(p=p, n=p * (1 - p) / variance, q=q)
-        return p, min(lo, wilson_lo), max(hi, wilson_hi), WILSON_NOTE
-    return p, lo, hi, CUT_NOTE
 
 
 def _zero_width_note(values: np.ndarray) -> str:
@@ -332,11 +182,13 @@ def classical_mean(
     weights = _weights(w, name="w", length=n)
     codes, G = _cluster_codes(clusters, length=n)
     if n == 0:
-        return _nan(method=method, alpha=alpha, n=0, note="no labeled units")
+        return nan_interval(method=method, alpha=alpha, n=0, note="no labeled units")
     mean = _hajek(values, weights)
     if not robust:
         if n == 1:
-            return _unbounded(mean=mean, method=method, alpha=alpha, n=1, note="one label: no variance")
+            return unbounded_interval(
+                mean=mean, method=method, alpha=alpha, n=1, note="one label: no variance"
+            )
         lo, hi = classical_mean_ci(values, alpha=alpha)
         return Interval(
             mean=float(values.mean()),
@@ -348,7 +200,9 @@ def classical_mean(
             note=_zero_width_note(values),
         )
     if G == 1:
-        return _unbounded(mean=mean, method=method, alpha=alpha, n=n, df=0, note="one cluster: no variance")
+        return unbounded_interval(
+            mean=mean, method=method, alpha=alpha, n=n, df=0, note="one cluster: no variance"
+        )
     variance = _linearised_variance(values=values, w=weights, codes=codes, G=G)
     note = ""
     if variance <= _TINY:
@@ -356,7 +210,7 @@ def classical_mean(
         # of the smoothed rate, as robust_ppi's rectifier floor gives it.
         variance = _smoothed_variance(count=float(np.sum(values)), n=n, alpha=alpha) / G
         note = "all labels are equal: variance of the smoothed rate"
-    return _from_variance(
+    return from_variance(
         mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=0, note=note, bounded=True
     )
 
@@ -371,15 +225,17 @@ def judge_mean(*, yhat_all: ArrayLike, alpha: float, bounded: bool = False) -> I
     values = _vector(yhat_all, name="yhat_all")
     n = values.shape[0]
     if n == 0:
-        return _nan(method=JUDGE_ONLY, alpha=alpha, n=0, note="no judge labels")
+        return nan_interval(method=JUDGE_ONLY, alpha=alpha, n=0, note="no judge labels")
     if n == 1:
-        return _unbounded(mean=float(values[0]), method=JUDGE_ONLY, alpha=alpha, n=1, note="one judge label")
+        return unbounded_interval(
+            mean=float(values[0]), method=JUDGE_ONLY, alpha=alpha, n=1, note="one judge label"
+        )
     lo, hi = classical_mean_ci(values, alpha=alpha)
     mean, low, high, note = float(values.mean()), float(lo), float(hi), _zero_width_note(values)
     if bounded and (low < 0 or high > 1):
         q = quantile(alpha=alpha, df=None)
         variance = mean * (1 - mean) / n
-        mean, low, high, note = _inside_unit(mean=mean, variance=variance, q=q)
+        mean, low, high, note = inside_unit(mean=mean, variance=variance, q=q)
     return Interval(mean=mean, lo=low, hi=high, method=JUDGE_ONLY, alpha=alpha, n=n, note=note)
 
 
@@ -425,9 +281,9 @@ def study_ppi(*, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike, alpha
     unlabeled = _vector(yhat_unlabeled, name="yhat_unlabeled")
     N = unlabeled.shape[0]
     if n == 0:
-        return _nan(method=PPI, alpha=alpha, n=0, N=N, note="no labeled units")
+        return nan_interval(method=PPI, alpha=alpha, n=0, N=N, note="no labeled units")
     if N == 0:
-        return _nan(method=PPI, alpha=alpha, n=n, N=0, note="no unlabeled units")
+        return nan_interval(method=PPI, alpha=alpha, n=n, N=0, note="no unlabeled units")
     pool = np.concatenate([preds, unlabeled])
     constant_judge = bool(np.all(pool == pool[0]))
     lam = math.nan if constant_judge else study_lambda(y=labels, yhat=preds, yhat_unlabeled=unlabeled)
@@ -441,7 +297,7 @@ def study_ppi(*, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike, alpha
         lo, hi = ppi_mean_ci(labels, preds, unlabeled, alpha=alpha, lam=lam)
     mean = float(np.asarray(mean).ravel()[0])
     if n == 1:
-        return _unbounded(
+        return unbounded_interval(
             mean=mean, method=PPI, alpha=alpha, n=1, N=N, lam=lam, note="one label: no variance"
         )
     return Interval(
@@ -582,7 +438,7 @@ def robust_ppi(
     weights_unl = _weights(w_unlabeled, name="w_unlabeled", length=N)
     codes, G = _cluster_codes(clusters, length=n)
     if n == 0:
-        return _nan(method=method, alpha=alpha, n=0, N=N, note="no labeled units")
+        return nan_interval(method=method, alpha=alpha, n=0, N=N, note="no labeled units")
 
     notes: list[str] = []
     if N == 0:
@@ -607,14 +463,16 @@ def robust_ppi(
     note = "; ".join(notes)
     if G == 1:
         note = "; ".join([*notes, "one cluster: no variance"])
-        return _unbounded(mean=mean, method=method, alpha=alpha, n=n, N=N, lam=lam_bar, df=0, note=note)
+        return unbounded_interval(
+            mean=mean, method=method, alpha=alpha, n=n, N=N, lam=lam_bar, df=0, note=note
+        )
     rectifier_variance = _linearised_variance(values=rectifier, w=weights, codes=codes, G=G)
     floor = _rectifier_floor(labels=labels, preds=preds, lam=lam_bar, alpha=alpha, G=G)
     if floor > rectifier_variance:
         rectifier_variance = floor
         note = "; ".join([*notes, "rare disagreements or equal labels: rectifier variance floored"])
     variance = lam_bar**2 * var_unl + rectifier_variance
-    return _from_variance(
+    return from_variance(
         mean=mean,
         variance=variance,
         alpha=alpha,
@@ -729,17 +587,19 @@ def stratified_combine(
     n = sum(part.n for part, _ in kept)
     N = sum(part.N for part, _ in kept)
     if not kept:
-        return _nan(method=method, alpha=alpha, n=n, N=N, note="no groups")
+        return nan_interval(method=method, alpha=alpha, n=n, N=N, note="no groups")
     missing = sum(1 for part, _ in kept if math.isnan(part.mean) or math.isnan(part.halfwidth))
     if missing:
-        return _nan(
+        return nan_interval(
             method=method, alpha=alpha, n=n, N=N, note=f"{missing} of {len(kept)} groups have no estimate"
         )
     total = sum(size for _, size in kept)
     shares = [size / total for _, size in kept]
     mean = sum(share * part.mean for share, (part, _) in zip(shares, kept, strict=True))
     if any(math.isinf(part.halfwidth) for part, _ in kept):
-        return _unbounded(mean=mean, method=method, alpha=alpha, n=n, N=N, note="a group has no variance")
+        return unbounded_interval(
+            mean=mean, method=method, alpha=alpha, n=n, N=N, note="a group has no variance"
+        )
     terms = [share**2 * standard_error(part) ** 2 for share, (part, _) in zip(shares, kept, strict=True)]
     variance = sum(terms)
     with_df = [(term, part.df) for term, (part, _) in zip(terms, kept, strict=True) if part.df is not None]
@@ -751,6 +611,6 @@ def stratified_combine(
     else:
         # Only normal parts carry variance: infinite degrees of freedom.
         df = None
-    return _from_variance(
+    return from_variance(
         mean=mean, variance=variance, alpha=alpha, df=df, method=method, n=n, N=N, bounded=bounded
     )

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from annotation.current_sample import current_sample_id
 from annotation.models import Criterion, Label, Sample, Unit
-from evaluation import estimators
+from evaluation import estimators, intervals
 from evaluation.estimates import (
     METHODS,
     OVERALL,
@@ -152,7 +152,7 @@ def _interval_from_json(
     df: Any = None,
     raw: Any = None,
     se: Any = None,
-) -> estimators.Interval:
+) -> intervals.Interval:
     # JSON keeps NaN and infinities as None: a missing mean is NaN, a missing bound beside a mean
     # is the unbounded side of an interval (a single label, one answer under the robust method).
     # ``raw``: the computed bounds of an interval shown clipped to [0, 1] (``<name>_ci_raw``);
@@ -160,10 +160,10 @@ def _interval_from_json(
     # download clips (``Interval.shown_lo`` / ``shown_hi``).
     lo, hi = raw or ci or (None, None)
     if mean is None:
-        return estimators.Interval(
+        return intervals.Interval(
             mean=math.nan, lo=math.nan, hi=math.nan, method=method, alpha=alpha, n=n, N=N, lam=lam, df=df
         )
-    return estimators.Interval(
+    return intervals.Interval(
         mean=float(mean),
         lo=-math.inf if lo is None else float(lo),
         hi=math.inf if hi is None else float(hi),
@@ -464,15 +464,15 @@ class ThemeComparison:
     difference: Difference | None
 
 
-def difference(*, left: estimators.Interval, right: estimators.Interval, alpha: float) -> Difference | None:
+def difference(*, left: intervals.Interval, right: intervals.Interval, alpha: float) -> Difference | None:
     """``right - left`` for two estimates from independent campaigns: the standard errors
     (half-width / the quantile each interval used) add in quadrature, with a normal quantile.
     None when either estimate is missing or unbounded."""
     if not all(math.isfinite(x) for x in (left.mean, left.halfwidth, right.mean, right.halfwidth)):
         return None
     estimate = right.mean - left.mean
-    half = estimators.quantile(alpha=alpha, df=None) * math.hypot(
-        estimators.standard_error(left), estimators.standard_error(right)
+    half = intervals.quantile(alpha=alpha, df=None) * math.hypot(
+        intervals.standard_error(left), intervals.standard_error(right)
     )
     return Difference(estimate=estimate, lo=estimate - half, hi=estimate + half)
 

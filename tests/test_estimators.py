@@ -11,7 +11,7 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 from sklearn.metrics import cohen_kappa_score
 
-from evaluation import estimators
+from evaluation import estimators, intervals
 
 # (seed, n, N, prevalence, judge agreement): balanced, imbalanced both ways, tiny n, large N,
 # and a judge worse than chance.
@@ -248,8 +248,8 @@ def test_robust_ppi_with_fixed_lambda_and_no_design_is_the_hand_formula_with_t()
     expected = (min(theta - halfwidth, centre - half), max(1.0, centre + half))
     assert expected == pytest.approx((theta - halfwidth, 1.0), rel=1e-12)
     assert (interval.lo, interval.hi) == pytest.approx(expected, rel=1e-12)
-    assert estimators.standard_error(interval) * q == pytest.approx(halfwidth, rel=1e-12)
-    assert estimators.WILSON_NOTE in interval.note
+    assert intervals.standard_error(interval) * q == pytest.approx(halfwidth, rel=1e-12)
+    assert intervals.WILSON_NOTE in interval.note
     assert 0 <= interval.lo < theta < interval.hi <= 1
 
 
@@ -264,7 +264,7 @@ def test_robust_ppi_with_singleton_clusters_is_ppi_py_variance_times_n_over_n_mi
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=0.05, lam=lam)
     ppi_var = ((hi[0] - lo[0]) / 2 / Z95) ** 2
     imputed = lam**2 * np.var(yhat_unlabeled) / N
-    robust_var = estimators.standard_error(robust) ** 2
+    robust_var = intervals.standard_error(robust) ** 2
 
     # Unless the disagreement floor binds (few disagreements), see the test below.
     def smoothed(count):  # Agresti-Coull: z^2/2 pseudo-successes and as many pseudo-failures
@@ -308,8 +308,8 @@ def test_twelve_labels_all_1_do_not_make_a_zero_width_robust_interval():
     # The t interval 1 -/+ expected is cut at 1, which it cannot exceed.
     assert (ppi.lo, ppi.hi) == pytest.approx((1 - expected, 1.0), rel=1e-12) and "floored" in ppi.note
     assert (human.lo, human.hi) == pytest.approx((1 - expected, 1.0), rel=1e-12)
-    assert "all labels are equal" in human.note and estimators.CUT_NOTE in human.note
-    assert estimators.CUT_NOTE in ppi.note
+    assert "all labels are equal" in human.note and intervals.CUT_NOTE in human.note
+    assert intervals.CUT_NOTE in ppi.note
     # The study method stays exactly ppi_py's, zero width included.
     assert estimators.classical_mean(y=y, alpha=0.05).halfwidth == 0
 
@@ -368,7 +368,7 @@ def test_robust_ppi_cluster_variance_is_the_hand_sum_over_answers():
     )
     assert interval.mean == pytest.approx(lam * yhat_unlabeled.mean() + rect_mean, rel=1e-14)
     q = student_t.ppf(0.95, G - 1)
-    assert estimators.standard_error(interval) * q == pytest.approx(expected, rel=1e-12)
+    assert intervals.standard_error(interval) * q == pytest.approx(expected, rel=1e-12)
     assert interval.df == G - 1 == 4
     assert 0 <= interval.lo < interval.mean < interval.hi <= 1
 
@@ -535,14 +535,14 @@ def test_effective_n_by_hand_and_degenerate_halfwidths():
     assert estimators.effective_n(theta=0.5, halfwidth=math.inf, alpha=0.05) == 0.0
 
 
-def _normal_part(mean: float, sd: float, *, alpha: float = 0.05, n: int = 10) -> estimators.Interval:
+def _normal_part(mean: float, sd: float, *, alpha: float = 0.05, n: int = 10) -> intervals.Interval:
     half = norm.ppf(1 - alpha / 2) * sd
-    return estimators.Interval(mean=mean, lo=mean - half, hi=mean + half, method="x", alpha=alpha, n=n)
+    return intervals.Interval(mean=mean, lo=mean - half, hi=mean + half, method="x", alpha=alpha, n=n)
 
 
-def _t_part(mean: float, sd: float, df: int, *, alpha: float = 0.05) -> estimators.Interval:
+def _t_part(mean: float, sd: float, df: int, *, alpha: float = 0.05) -> intervals.Interval:
     half = student_t.ppf(1 - alpha / 2, df) * sd
-    return estimators.Interval(
+    return intervals.Interval(
         mean=mean, lo=mean - half, hi=mean + half, method="x", alpha=alpha, n=df + 1, df=df
     )
 
@@ -567,12 +567,12 @@ def test_stratified_combine_uses_satterthwaite_degrees_of_freedom_rounded_down()
 
 
 def test_stratified_combine_propagates_missing_and_infinite_parts():
-    nan_part = estimators.Interval(mean=math.nan, lo=math.nan, hi=math.nan, method="x", alpha=0.05, n=0)
+    nan_part = intervals.Interval(mean=math.nan, lo=math.nan, hi=math.nan, method="x", alpha=0.05, n=0)
     missing = estimators.stratified_combine(
         parts=[(_normal_part(0.5, 0.1), 10), (nan_part, 5)], alpha=0.05, method="m"
     )
     assert math.isnan(missing.mean) and missing.note == "1 of 2 groups have no estimate"
-    one_cluster = estimators.Interval(mean=0.4, lo=-math.inf, hi=math.inf, method="x", alpha=0.05, n=3, df=0)
+    one_cluster = intervals.Interval(mean=0.4, lo=-math.inf, hi=math.inf, method="x", alpha=0.05, n=3, df=0)
     infinite = estimators.stratified_combine(
         parts=[(_t_part(0.5, 0.1, 9), 10), (one_cluster, 10)], alpha=0.05, method="m"
     )
@@ -593,7 +593,7 @@ WILSON_CASES = [
 
 @pytest.mark.parametrize(("ones", "n", "expected"), WILSON_CASES)
 def test_wilson_is_the_score_interval_worked_by_hand(ones, n, expected):
-    assert estimators.wilson(p=ones / n, n=n, q=Z95) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert intervals.wilson(p=ones / n, n=n, q=Z95) == pytest.approx(expected, rel=1e-12, abs=1e-15)
     z2 = Z95**2
     p = ones / n
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
@@ -637,7 +637,7 @@ def test_a_robust_interval_inside_0_1_is_the_t_interval_unchanged():
     assert (interval.lo, interval.hi) == pytest.approx(
         (interval.mean - q * interval.se, interval.mean + q * interval.se), rel=1e-14
     )
-    assert estimators.WILSON_NOTE not in interval.note and estimators.CUT_NOTE not in interval.note
+    assert intervals.WILSON_NOTE not in interval.note and intervals.CUT_NOTE not in interval.note
 
 
 def test_a_t_interval_leaving_0_1_becomes_wilson_at_the_effective_sample_size():
@@ -648,14 +648,14 @@ def test_a_t_interval_leaving_0_1_becomes_wilson_at_the_effective_sample_size():
     variance = np.var(y, ddof=1) / 8
     assert 0.875 + q * math.sqrt(variance) > 1
     n_eff = 0.875 * 0.125 / variance
-    wilson_lo, wilson_hi = estimators.wilson(p=0.875, n=n_eff, q=q)
+    wilson_lo, wilson_hi = intervals.wilson(p=0.875, n=n_eff, q=q)
     cut = (0.875 - q * math.sqrt(variance), 1.0)
     assert (interval.lo, interval.hi) == pytest.approx(
         (min(cut[0], wilson_lo), max(cut[1], wilson_hi)), rel=1e-12
     )
     assert interval.lo == pytest.approx(wilson_lo, rel=1e-12) and interval.lo < cut[0]
     assert interval.se == pytest.approx(math.sqrt(variance), rel=1e-12)
-    assert interval.mean == 0.875 and interval.note == estimators.WILSON_NOTE
+    assert interval.mean == 0.875 and interval.note == intervals.WILSON_NOTE
 
 
 def test_study_keeps_ppi_py_numbers_and_clips_only_what_is_shown():
@@ -678,9 +678,9 @@ def test_study_keeps_ppi_py_numbers_and_clips_only_what_is_shown():
 
 
 def test_clip_bound_keeps_missing_and_infinite_bounds():
-    assert math.isnan(estimators.clip_bound(None)) and math.isnan(estimators.clip_bound(math.nan))
-    assert estimators.clip_bound(math.inf) == math.inf and estimators.clip_bound(-math.inf) == -math.inf
-    assert (estimators.clip_bound(-0.2), estimators.clip_bound(0.3), estimators.clip_bound(1.01)) == (
+    assert math.isnan(intervals.clip_bound(None)) and math.isnan(intervals.clip_bound(math.nan))
+    assert intervals.clip_bound(math.inf) == math.inf and intervals.clip_bound(-math.inf) == -math.inf
+    assert (intervals.clip_bound(-0.2), intervals.clip_bound(0.3), intervals.clip_bound(1.01)) == (
         0.0,
         0.3,
         1.0,
@@ -695,10 +695,10 @@ def test_judge_only_stays_ppi_py_for_the_study_and_bounded_for_robust():
     lo, hi = ppi_py.classical_mean_ci(everything, alpha=0.05)
     assert (study.lo, study.hi) == (float(lo), float(hi)) and study.lo < 0
     robust = estimators.judge_mean(yhat_all=everything, alpha=0.05, bounded=True)
-    wilson_lo, wilson_hi = estimators.wilson(p=0.005, n=200, q=Z95)
+    wilson_lo, wilson_hi = intervals.wilson(p=0.005, n=200, q=Z95)
     assert (robust.lo, robust.hi) == pytest.approx((0.0, max(wilson_hi, float(hi))), rel=1e-12, abs=1e-15)
     assert robust.hi == pytest.approx(wilson_hi, rel=1e-12) and wilson_hi > hi
-    assert robust.note == estimators.WILSON_NOTE
+    assert robust.note == intervals.WILSON_NOTE
 
 
 def test_robust_stratified_combination_stays_in_0_1():
@@ -725,7 +725,7 @@ def test_effective_n_keeps_the_study_formula_without_reference():
 def test_effective_n_of_a_narrower_interval_is_never_below_the_labels_used():
     # A robust human-only interval of 30 labels, +/- 7 points near 1 (design effect, t quantile):
     # PPI++ at 99% +/- 5 points is narrower, yet the study formula calls it worth 15 labels.
-    human = estimators.Interval(
+    human = intervals.Interval(
         mean=0.96, lo=0.86, hi=1.0, method=estimators.CLASSICAL_ROBUST, alpha=0.05, n=30, df=29
     )
     formula = estimators.effective_n(theta=0.99, halfwidth=0.05, alpha=0.05)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from evaluation import estimators, planning
+from evaluation import estimators, intervals, planning
 from evaluation.estimates import GroupEstimate, Report, compute_report
 from tests.judged import study_campaign
 
@@ -152,7 +152,7 @@ def test_group_arrays_rebuild_the_groups_counts_and_plan_theme_plans_on_them(db)
 
 
 def test_a_group_without_paired_units_has_no_plan_and_the_curve_needs_two():
-    nan = estimators.Interval(mean=math.nan, lo=math.nan, hi=math.nan, method="m", alpha=0.05, n=0)
+    nan = intervals.Interval(mean=math.nan, lo=math.nan, hi=math.nan, method="m", alpha=0.05, n=0)
 
     empty = GroupEstimate(
         theme="RH", difficulty=None, method="study", size=3, n_human=0, n_paired=0, n_judge=3,

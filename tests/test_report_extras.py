@@ -7,14 +7,14 @@ import math
 import pytest
 from django.template import Context, Template
 
-from evaluation import estimators
+from evaluation import intervals
 from evaluation.estimates import GroupEstimate, Report
 from evaluation.snapshots import Changes
 from evaluation.templatetags import report_extras as extras
 
 
-def interval(mean: float, lo: float, hi: float) -> estimators.Interval:
-    return estimators.Interval(mean=mean, lo=lo, hi=hi, method="m", alpha=0.05, n=10)
+def interval(mean: float, lo: float, hi: float) -> intervals.Interval:
+    return intervals.Interval(mean=mean, lo=lo, hi=hi, method="m", alpha=0.05, n=10)
 
 
 @pytest.mark.parametrize(

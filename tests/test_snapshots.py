@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotation.models import Criterion, Label, Level, Role, Sample, SampleItem, Stage, Unit
 from annotation.workflow import next_unit, submit_label
-from evaluation import estimators, snapshots
+from evaluation import intervals, snapshots
 from evaluation.estimates import compute_report, report_as_json
 from evaluation.jobs import start_judge_run
 from evaluation.judge import runs
@@ -143,8 +143,8 @@ def test_a_finished_judge_run_snapshots_the_estimates(campaign, django_capture_o
 def test_difference_adds_standard_errors_in_quadrature_by_hand():
     # Normal interval: 0.6 +- 0.1 at alpha 0.05 -> se = 0.1 / 1.959964; t interval with 9 df:
     # 0.7 +- 0.2262157 -> se = 0.2262157 / 2.262157 = 0.1.
-    left = estimators.Interval(mean=0.6, lo=0.5, hi=0.7, method="a", alpha=0.05, n=10)
-    right = estimators.Interval(
+    left = intervals.Interval(mean=0.6, lo=0.5, hi=0.7, method="a", alpha=0.05, n=10)
+    right = intervals.Interval(
         mean=0.7, lo=0.7 - 0.2262157, hi=0.7 + 0.2262157, method="b", alpha=0.05, n=10, df=9
     )
     diff = snapshots.difference(left=left, right=right, alpha=0.05)
@@ -152,7 +152,7 @@ def test_difference_adds_standard_errors_in_quadrature_by_hand():
     assert diff.estimate == pytest.approx(0.1)
     assert diff.hi - diff.estimate == pytest.approx(1.959964 * se, rel=1e-5)
     assert not diff.excludes_zero
-    unbounded = estimators.Interval(mean=0.5, lo=-math.inf, hi=math.inf, method="c", alpha=0.05, n=1)
+    unbounded = intervals.Interval(mean=0.5, lo=-math.inf, hi=math.inf, method="c", alpha=0.05, n=1)
     assert snapshots.difference(left=left, right=unbounded, alpha=0.05) is None
 
 
@@ -304,7 +304,7 @@ def test_robust_snapshot_keeps_the_ppi_standard_error_for_comparisons(campaign):
     back = snapshots.report_from_json(data=data)
     for group, original in zip([*back.themes, back.overall], [*report.themes, report.overall], strict=True):
         if original.ppi.se is not None and math.isfinite(original.ppi.se):
-            assert estimators.standard_error(group.ppi) == estimators.standard_error(original.ppi)
+            assert intervals.standard_error(group.ppi) == intervals.standard_error(original.ppi)
         for name in ("human", "judge", "ppi"):
             interval = getattr(group, name)
             if math.isfinite(interval.lo):

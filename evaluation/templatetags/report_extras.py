@@ -17,7 +17,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from evaluation import estimators
+from evaluation import intervals
 from evaluation.charts import interval_chart
 from evaluation.estimates import Report
 from evaluation.overview import COUNT_NAMES
@@ -114,7 +114,7 @@ def _clipped_mark() -> str:
 
 
 @register.filter
-def interval(value: estimators.Interval | None) -> str:
+def interval(value: intervals.Interval | None) -> str:
     """An interval's bounds as percentages, ``[12.3%, 45.6%]``, never outside [0%, 100%]: a
     bound beyond (the study method keeps ppi_py's, old snapshots may hold one) is shown clipped
     and marked so; ``unbounded`` when a bound is infinite (a single label), a dash without an
@@ -128,7 +128,7 @@ def interval(value: estimators.Interval | None) -> str:
 
 
 @register.filter
-def halfwidth(value: estimators.Interval | None) -> str:
+def halfwidth(value: intervals.Interval | None) -> str:
     """An interval's half-width in percentage points, ``±12.3 pts``; ``∞`` when unbounded."""
     if value is None or _number(value.mean) is None or math.isnan(value.halfwidth):
         return DASH
@@ -189,7 +189,7 @@ def snapshot_cell(group: dict[str, Any] | None) -> str:
     lo, hi = group.get("ppi_ci") or (None, None)
     if lo is None or hi is None:
         return f"{pct(group['ppi_mean'])} ({_('unbounded')})"
-    shown_lo, shown_hi = estimators.clip_bound(lo), estimators.clip_bound(hi)
+    shown_lo, shown_hi = intervals.clip_bound(lo), intervals.clip_bound(hi)
     clipped = bool(group.get("ppi_ci_raw")) or (shown_lo, shown_hi) != (lo, hi)
     bounds = " " + _bounds(pct(shown_lo), pct(shown_hi))
     return f"{pct(group['ppi_mean'])}{bounds}" + (f" {_clipped_mark()}" if clipped else "")
@@ -254,7 +254,7 @@ def history_chart(table: HistoryTable, criterion: str, alpha: float) -> SafeStri
             if group is not None:
                 lo, hi = group.get("ppi_ci") or (None, None)
                 estimates.append(
-                    (theme, group.get("ppi_mean"), estimators.clip_bound(lo), estimators.clip_bound(hi))
+                    (theme, group.get("ppi_mean"), intervals.clip_bound(lo), intervals.clip_bound(hi))
                 )
         snapshot = row.snapshot
         rows.append(
