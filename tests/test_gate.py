@@ -1,0 +1,121 @@
+"""evaluation.gate: the conditions, the comparison with a baseline and the result's data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from annotation.models import Criterion
+from evaluation import gate, snapshots
+from evaluation.estimates import EstimateError, compute_report
+from evaluation.models import Judge
+from tests.factories import make_campaign
+from tests.judged import judged_campaign, study_campaign
+
+LOW = {
+    "Finance": ([(1, 1)] * 10 + [(0, 0)] * 10, [1] * 10 + [0] * 10),
+    "IT": ([(1, 1), (0, 0)] * 6, [1, 0] * 6),
+}
+HIGH = {
+    "Finance": ([(1, 1)] * 18 + [(0, 0)] * 2, [1] * 17 + [0] * 3),
+    "IT": ([(1, 1), (0, 0)] * 6, [1, 0] * 6),
+}
+
+
+@pytest.fixture
+def candidate(db):
+    campaign = make_campaign(name="Candidate")
+    criterion, _, _ = judged_campaign(campaign)
+    return campaign, criterion
+
+
+def test_the_lower_bound_checked_is_the_one_the_report_shows(candidate):
+    campaign, criterion = candidate
+    report = compute_report(criterion=criterion, judge=Judge.objects.get(campaign=campaign))
+    finance = next(group for group in report.themes if group.theme == "Finance")
+    just_above = finance.ppi.shown_lo + 1e-9
+    result = gate.evaluate_gate(
+        campaign=campaign, criterion=criterion, min_lower=just_above, themes=["Finance"]
+    )
+    assert not result.passed
+    shown, threshold = result.reason.removeprefix("theme Finance: PPI++ lower bound ").split(" < ")
+    assert float(shown) < float(threshold) == pytest.approx(just_above)
+    passed = gate.evaluate_gate(
+        campaign=campaign, criterion=criterion, min_lower=finance.ppi.shown_lo, themes=["Finance"]
+    )
+    assert passed.passed and passed.failures == ()
+
+
+def test_the_drop_is_the_compare_pages_difference_with_the_baseline_on_the_left(db):
+    _, old, old_judge, _ = study_campaign(name="v1", design=HIGH)
+    new_campaign, new, new_judge, _ = study_campaign(name="v2", design=LOW)
+    result = gate.evaluate_gate(
+        campaign=new_campaign, criterion=new, min_lower=0, baseline=old.campaign, alpha=0.1
+    )
+    compared = snapshots.compare_reports(
+        left=compute_report(criterion=old, judge=old_judge, alpha=0.1),
+        right=compute_report(criterion=new, judge=new_judge, alpha=0.1),
+    )
+    by_group = {row.group: row for row in result.figures}
+    for row in compared:
+        assert row.difference is not None
+        figures = by_group[row.theme]
+        assert (figures.difference, figures.difference_lower, figures.difference_upper) == (
+            row.difference.estimate,
+            row.difference.lo,
+            row.difference.hi,
+        )
+    assert by_group["Finance"].difference_upper < 0 and by_group["Finance"].failures
+    assert by_group["IT"].difference == 0 and not by_group["IT"].failures
+    finance = by_group["Finance"]
+    assert result.failures[0] == (
+        f"theme Finance: significant drop against v1: {finance.difference:+.3f} "
+        f"[{finance.difference_lower:+.3f}, {finance.difference_upper:+.3f}]"
+    )
+    assert result.failures[1].startswith("overall: significant drop against v1: ")
+
+
+def test_the_baseline_judge_defaults_to_the_judge_of_the_same_name(db):
+    _, old, _, _ = study_campaign(name="v1", design=LOW)
+    Judge.objects.create(campaign=old.campaign, name="lexical", kind=Judge.Kind.LEXICAL)
+    campaign, criterion, _, _ = study_campaign(name="v2", design=LOW)
+    result = gate.evaluate_gate(campaign=campaign, criterion=criterion, min_lower=0, baseline=old.campaign)
+    assert result.baseline_source is not None and result.baseline_source.judge == "imported"
+    with pytest.raises(EstimateError) as refused:
+        gate.evaluate_gate(
+            campaign=campaign, criterion=criterion, min_lower=0, baseline=old.campaign, baseline_judge="gpt"
+        )
+    assert refused.value.field == "baseline_judge"
+
+
+def test_the_result_is_strict_json(db):
+    campaign, criterion, _, _ = study_campaign(name="Thin", design={**LOW, "RH": ([], [1, 0])})
+    result = gate.evaluate_gate(campaign=campaign, criterion=criterion, min_lower=0.2)
+    data = json.loads(json.dumps(result.as_dict(), allow_nan=False))
+    rh = next(row for row in data["groups"] if row["group"] == "RH")
+    assert rh["ppi_mean"] is None and rh["failures"] == ["theme RH: no PPI++ estimate (0 paired units)"]
+    assert data["passed"] is False and data["line"] == f"FAIL: {data['reason']}"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"min_lower": -0.1}, "min_lower"),
+        ({"min_lower": float("nan")}, "min_lower"),
+        ({"themes": ["Nope"]}, "theme"),
+    ],
+)
+def test_a_request_that_cannot_be_read_is_refused_on_its_field(candidate, arguments, field):
+    campaign, criterion = candidate
+    with pytest.raises(EstimateError) as refused:
+        gate.evaluate_gate(campaign=campaign, criterion=criterion, **{"min_lower": 0.5, **arguments})
+    assert refused.value.field == field
+
+
+def test_a_criterion_of_another_campaign_is_refused(candidate):
+    campaign, _ = candidate
+    other = Criterion.objects.get(campaign=make_campaign(name="Other"), name="relevance")
+    with pytest.raises(EstimateError) as refused:
+        gate.evaluate_gate(campaign=campaign, criterion=other, min_lower=0.5)
+    assert refused.value.field == "criterion"
