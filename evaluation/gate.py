@@ -225,12 +225,13 @@ def read_report(*, criterion: Criterion, judge: Judge, method: str, alpha: float
             )
             if moved
         )
+        as_of = timezone.now()  # before computing, as a snapshot is dated
         report = compute_report(criterion=criterion, judge=judge, alpha=alpha, method=method)
         return report, Source(
             campaign=campaign,
             judge=judge.name,
             source=snapshots.Provenance.COMPUTED,
-            as_of=_iso(timezone.now()),
+            as_of=_iso(as_of),
             computed_because="stale",
             stale_since=since,
         )

@@ -204,6 +204,15 @@ def test_labels_recorded_after_the_snapshot_make_the_gate_compute(candidate, gat
     code, out, _ = gate("--campaign", "Candidate", "--criterion", "relevance", "--min-lower", "0.35")
     assert code == 0
     assert "estimates: snapshot of " in out and "after on demand; nothing recorded since" in out
+    _, out, _ = gate(
+        "--campaign", "Candidate", "--criterion", "relevance", "--min-lower", "0.35", "--format", "json"
+    )
+    data = json.loads(out)
+    assert data["estimates"]["source"] == "snapshot" and data["estimates"]["trigger"] == "manual"
+    report = report_json("--campaign", "Candidate", "--criterion", "relevance")
+    assert [(row["ppi_mean"], [row["ppi_lower"], row["ppi_upper"]]) for row in data["groups"]] == [
+        (group["ppi_mean"], group["ppi_ci"]) for group in [*report["themes"], report["overall"]]
+    ]
     unlabeled = Unit.objects.filter(campaign=candidate, level=criterion.level).exclude(
         pk__in=Label.objects.values("unit_id")
     )
