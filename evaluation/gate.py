@@ -275,7 +275,10 @@ def _bound_text(value: float, *, threshold: float) -> str:
 
 
 def _group_name(group: str) -> str:
-    return "overall" if group == OVERALL else f"theme {group}"
+    # Themes come from imported files: a line break in one must not split the one-line reason.
+    if group == OVERALL:
+        return "overall"
+    return f"theme {group if group.isprintable() else repr(group)}"
 
 
 def evaluate_gate(
@@ -329,7 +332,8 @@ def evaluate_gate(
         unknown = [name for name in wanted if name != OVERALL and name not in known]
         if unknown:
             raise EstimateError(
-                f"{', '.join(repr(name) for name in unknown)} is not a theme of {campaign.name!r} "
+                f"{', '.join(repr(name) for name in unknown)} "
+                f"{'is not a theme' if len(unknown) == 1 else 'are not themes'} of {campaign.name!r} "
                 f"(themes: {', '.join(known) or 'none'}, and {OVERALL})",
                 field="theme",
             )

@@ -119,3 +119,10 @@ def test_a_criterion_of_another_campaign_is_refused(candidate):
     with pytest.raises(EstimateError) as refused:
         gate.evaluate_gate(campaign=campaign, criterion=other, min_lower=0.5)
     assert refused.value.field == "criterion"
+
+
+def test_a_theme_name_with_a_line_break_keeps_the_reason_on_one_line(db):
+    campaign, criterion, _, _ = study_campaign(name="Broken", design={"Fin\nance": LOW["Finance"]})
+    result = gate.evaluate_gate(campaign=campaign, criterion=criterion, min_lower=0.9)
+    assert result.line.startswith("FAIL: theme 'Fin\\nance': PPI++ lower bound ")
+    assert "\n" not in result.line
