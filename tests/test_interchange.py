@@ -329,7 +329,10 @@ def test_parquet_read_back_by_pandas_equals_the_units_and_labels(campaign, tmp_p
     assert str(schema.field("human_label").type) == "int8"
 
 
-def test_parquet_is_readable_by_the_datasets_library(campaign, tmp_path):
+def test_parquet_is_readable_by_the_datasets_library(campaign, tmp_path, monkeypatch):
+    # A local file: nothing to ask the hub for.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     datasets = pytest.importorskip("datasets")
     fixture_answers(campaign)
     import_labels(path=LABEL_STUDIO_FILE, fmt="label-studio", campaign=campaign)
@@ -337,7 +340,13 @@ def test_parquet_is_readable_by_the_datasets_library(campaign, tmp_path):
     exporting.write_parquet(campaign=campaign, criteria=_criteria(campaign), sink=str(path))
     dataset = datasets.Dataset.from_parquet(str(path), cache_dir=str(tmp_path / "cache"))
     assert dataset.num_rows == Unit.objects.filter(campaign=campaign).count()
-    assert "labels" in dataset.column_names
+    rows = {row["unit_id"]: row for row in dataset if row["criterion"] == "relevance"}
+    answer_unit = Unit.objects.get(campaign=campaign, answer__external_id="ans-1", level="answer")
+    assert rows[answer_unit.pk]["human_label"] == 0
+    assert [(x["author"], x["value"]) for x in rows[answer_unit.pk]["labels"]] == [
+        ("label-studio-7", 1),
+        ("label-studio-9", 0),
+    ]
 
 
 ARES_KEYS = {
