@@ -70,6 +70,7 @@ bench: install
 	$(PY) bench/judge_bench.py
 	$(PY) bench/coverage_bench.py
 	$(PY) bench/report_bench.py
+	$(PY) bench/interchange_bench.py
 
 # docs/screenshots/: the annotation page and a report, French and English, 1440 and 390 px, from
 # the demo in a throw-away database (tests never write there).

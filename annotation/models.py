@@ -337,6 +337,10 @@ class Label(models.Model):
     )
     # A client-generated key: a retried or double-clicked submit is stored once.
     request_key = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    # Imported labels only (Label Studio, Argilla): the seconds their author spent on the unit
+    # and when the source tool last saw the label edited (None: unknown, or made in Attest).
+    seconds_spent = models.FloatField(null=True, blank=True)
+    edited_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]

@@ -32,4 +32,8 @@ urlpatterns = [
     path(REPORT + "compare/", compare.compare, name="compare"),
     path(REPORT + "export.xlsx", downloads.export_xlsx, name="export_xlsx"),
     path(REPORT + "export.csv", downloads.export_csv, name="export_csv"),
+    path(REPORT + "export.ares.json", downloads.export_ares, name="export_ares"),
+    path(REPORT + "export.label-studio.json", downloads.export_label_studio, name="export_label_studio"),
+    path(REPORT + "export.argilla.json", downloads.export_argilla, name="export_argilla"),
+    path(REPORT + "export.parquet", downloads.export_parquet, name="export_parquet"),
 ]

@@ -1,5 +1,6 @@
 """Downloads of a report: the Excel workbook and the CSV table, with the numbers the report page
-shows (snapshots.report_to_show).
+shows (snapshots.report_to_show); the same numbers with ARES's result keys; the criterion's units,
+labels and the report's judge for Label Studio, Argilla and as Parquet.
 
 Managers and analysts only, like the report itself.
 """
@@ -13,15 +14,18 @@ from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest
-from annotation.models import Campaign
+from annotation.models import Campaign, Criterion
 from evaluation import exports, snapshots
-from evaluation.forms import ReportForm
+from evaluation.forms import ReportForm, ReportParams
+from evaluation.interchange import exporting
 from evaluation.views.reports import criterion_page
 
 
-def _shown_report(
+def _report_params(
     request: AppRequest, slug: str, criterion: str
-) -> tuple[Campaign, snapshots.ShownReport] | HttpResponse:
+) -> tuple[Campaign, Criterion, ReportParams] | HttpResponse:
+    """The campaign, criterion and report parameters of a download (403 or 404 as the report),
+    or a 400 naming the parameter at fault or the missing judge."""
     campaign, _, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     form = ReportForm(request.GET, judges=judges)
     valid = form.is_valid()
@@ -29,6 +33,17 @@ def _shown_report(
     if not valid or params.judge is None:
         message = "; ".join(form.messages()) or params.no_judge
         return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+    return campaign, criterion_obj, params
+
+
+def _shown_report(
+    request: AppRequest, slug: str, criterion: str
+) -> tuple[Campaign, snapshots.ShownReport] | HttpResponse:
+    found = _report_params(request, slug, criterion)
+    if isinstance(found, HttpResponse):
+        return found
+    campaign, criterion_obj, params = found
+    assert params.judge is not None
     shown = snapshots.report_to_show(
         criterion=criterion_obj, judge=params.judge, method=params.method, alpha=params.alpha
     )
@@ -75,3 +90,72 @@ def export_csv(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     exports.write_csv(report=shown.report, stream=response, provenance=shown.provenance)
     return response
+
+
+def _attachment(content: bytes | str, *, content_type: str, name: str) -> HttpResponse:
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def _name(campaign: Campaign, criterion: Criterion, fmt: str) -> str:
+    return f"{campaign.slug}-{criterion.name}.{exporting.EXTENSIONS[fmt]}"
+
+
+@login_required
+@require_GET
+def export_label_studio(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
+    """The criterion's units as Label Studio tasks: every label in force as an annotation, the
+    report's judge as predictions."""
+    found = _report_params(request, slug, criterion)
+    if isinstance(found, HttpResponse):
+        return found
+    campaign, criterion_obj, params = found
+    stream = io.StringIO()
+    judges = [params.judge] if params.judge is not None else []
+    exporting.write_label_studio(campaign=campaign, criteria=[criterion_obj], stream=stream, judges=judges)
+    name = _name(campaign, criterion_obj, exporting.LABEL_STUDIO)
+    return _attachment(stream.getvalue(), content_type="application/json; charset=utf-8", name=name)
+
+
+@login_required
+@require_GET
+def export_argilla(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
+    """The criterion's units as Argilla records: labels in force as responses, the report's
+    judge as suggestions."""
+    found = _report_params(request, slug, criterion)
+    if isinstance(found, HttpResponse):
+        return found
+    campaign, criterion_obj, params = found
+    stream = io.StringIO()
+    exporting.write_argilla(campaign=campaign, criteria=[criterion_obj], stream=stream, judge=params.judge)
+    name = _name(campaign, criterion_obj, exporting.ARGILLA)
+    return _attachment(stream.getvalue(), content_type="application/json; charset=utf-8", name=name)
+
+
+@login_required
+@require_GET
+def export_parquet(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
+    """The criterion's units with their labels and judgments as Parquet."""
+    found = _report_params(request, slug, criterion)
+    if isinstance(found, HttpResponse):
+        return found
+    campaign, criterion_obj, _ = found
+    buffer = io.BytesIO()
+    exporting.write_parquet(campaign=campaign, criteria=[criterion_obj], sink=buffer)
+    name = _name(campaign, criterion_obj, exporting.PARQUET)
+    return _attachment(buffer.getvalue(), content_type="application/vnd.apache.parquet", name=name)
+
+
+@login_required
+@require_GET
+def export_ares(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
+    """The estimates the report page shows, with ARES's result keys, as JSON."""
+    found = _shown_report(request, slug, criterion)
+    if isinstance(found, HttpResponse):
+        return found
+    campaign, shown = found
+    stream = io.StringIO()
+    exporting.write_ares(report=shown.report, stream=stream)
+    name = exports.report_filename(campaign=campaign, report=shown.report, extension="ares.json")
+    return _attachment(stream.getvalue(), content_type="application/json; charset=utf-8", name=name)

@@ -1,0 +1,24 @@
+"""Imported labels keep the time their author spent and when they were last edited in the tool
+they came from (Label Studio's lead_time and updated_at). Both are set when the row is inserted:
+labels stay append-only (annotation/append_only.py)."""
+
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("annotation", "0007_label_append_only"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="label",
+            name="seconds_spent",
+            field=models.FloatField(blank=True, null=True),
+        ),
+        migrations.AddField(
+            model_name="label",
+            name="edited_at",
+            field=models.DateTimeField(blank=True, null=True),
+        ),
+    ]

@@ -1,0 +1,103 @@
+"""A campaign written out for another tool: Label Studio or Argilla JSON, Parquet, ARES results.
+
+JSON lists are written item by item, so a large campaign streams instead of being held whole.
+JSON and Parquet carry text as data: no spreadsheet ever evaluates it, so no formula
+neutralisation is needed here (the CSV and XLSX exports have theirs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, BinaryIO
+
+from annotation.models import Campaign, Criterion
+from evaluation.estimates import Report, report_as_json
+from evaluation.exports import Writable
+from evaluation.interchange import argilla, label_studio, parquet
+from evaluation.interchange.ares import ares_results
+from evaluation.interchange.vocabulary import Vocabulary
+from evaluation.models import Judge
+
+LABEL_STUDIO, ARGILLA, PARQUET, ARES = "label-studio", "argilla", "parquet", "ares"
+FORMATS = (LABEL_STUDIO, ARGILLA, PARQUET, ARES)
+EXTENSIONS = {
+    LABEL_STUDIO: "label-studio.json",
+    ARGILLA: "argilla.json",
+    PARQUET: "parquet",
+    ARES: "ares.json",
+}
+
+
+def write_json_list(items: Iterable[Any], stream: Writable) -> int:
+    """Write ``items`` to ``stream`` as one JSON list, an item per line; how many."""
+    count = 0
+    stream.write("[")
+    for item in items:
+        stream.write(("," if count else "") + "\n" + json.dumps(item, ensure_ascii=False))
+        count += 1
+    stream.write("\n]\n")
+    return count
+
+
+def write_label_studio(
+    *,
+    campaign: Campaign,
+    criteria: Sequence[Criterion],
+    stream: Writable,
+    vocabulary: Vocabulary | None = None,
+    judges: Sequence[Judge] | None = None,
+) -> int:
+    """The units at the criteria's levels as Label Studio tasks (see ``label_studio``); how many."""
+    tasks = label_studio.export_tasks(
+        campaign=campaign,
+        criteria=list(criteria),
+        vocabulary=vocabulary or Vocabulary(),
+        judges=None if judges is None else list(judges),
+    )
+    return write_json_list(tasks, stream)
+
+
+def write_argilla(
+    *,
+    campaign: Campaign,
+    criteria: Sequence[Criterion],
+    stream: Writable,
+    vocabulary: Vocabulary | None = None,
+    judge: Judge | None = None,
+) -> int:
+    """The units at the criteria's levels as Argilla records, ``judge``'s labels as suggestions
+    (see ``argilla``); how many."""
+    records = argilla.export_records(
+        campaign=campaign, criteria=list(criteria), vocabulary=vocabulary or Vocabulary(), judge=judge
+    )
+    return write_json_list(records, stream)
+
+
+def write_parquet(*, campaign: Campaign, criteria: Sequence[Criterion], sink: str | BinaryIO) -> int:
+    """The units with their labels as Parquet (see ``parquet``); how many rows."""
+    return parquet.write_parquet(campaign=campaign, criteria=criteria, sink=sink)
+
+
+def write_ares(*, report: Report, stream: Writable) -> int:
+    """The report's estimates with ARES's result keys (see ``ares``), as a JSON list; how many."""
+    results = ares_results(report=report_as_json(report=report))
+    stream.write(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    return len(results)
+
+
+class ExportError(Exception):
+    """An export cannot be made as asked; the message says why."""
+
+
+def pick_criteria(*, campaign: Campaign, name: str | None) -> list[Criterion]:
+    """The campaign's criterion called ``name``, or all its criteria when None; ExportError
+    naming the criteria when ``name`` is not one."""
+    criteria = list(Criterion.objects.filter(campaign=campaign).order_by("name"))
+    if name is None:
+        return criteria
+    for criterion in criteria:
+        if criterion.name == name:
+            return [criterion]
+    names = ", ".join(criterion.name for criterion in criteria) or "none"
+    raise ExportError(f"criterion {name!r} does not exist in {campaign.name!r} (criteria: {names})")

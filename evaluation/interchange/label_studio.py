@@ -1,0 +1,252 @@
+"""Label Studio's JSON export: tasks with their annotations and predictions, read and written.
+
+A task names its unit in ``data`` (``answer_id`` and ``sentence``, or ``unit_id``). Each
+annotation's ``choices`` results become labels of the criterion named by ``from_name`` (through
+the vocabulary), by ``completed_by``, at ``created_at`` (``updated_at``: when last edited,
+``lead_time``: seconds spent); a ``textarea`` result from ``comment`` is their comment. Cancelled
+annotations are passed over. Each prediction's ``choices`` results become judgments, keeping its
+``model_version`` and ``score``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from annotation.ingest.errors import ErrorLog
+from annotation.models import Campaign, Criterion
+from evaluation.interchange import authors
+from evaluation.interchange.contents import LabelInForce, UnitContent, campaign_units
+from evaluation.interchange.records import (
+    Author,
+    HumanLabel,
+    Parsed,
+    Prediction,
+    RecordReader,
+    iso,
+    read_json,
+)
+from evaluation.interchange.vocabulary import Vocabulary
+from evaluation.models import Judge
+
+COMMENT = "comment"
+TEXT = "text"
+
+
+def _choice(reader: RecordReader, item: dict[str, Any], path: str, vocabulary: Vocabulary) -> int | None:
+    value = reader.mapping(item.get("value"), f"{path}.value")
+    choices = value.get("choices")
+    if not isinstance(choices, list) or len(choices) != 1:
+        reader.error(f"{path}.value.choices", "must hold exactly one choice")
+        return None
+    number = vocabulary.value(choices[0])
+    if number is None:
+        reader.error(
+            f"{path}.value.choices",
+            f"{choices[0]!r} is not a known label value ({vocabulary.known()}); add it to the mapping",
+        )
+    return number
+
+
+def _results(
+    reader: RecordReader, results: list[Any], path: str, vocabulary: Vocabulary
+) -> Iterator[tuple[str, str, int | None]]:
+    """(criterion, path, value) of each choices result; comments are read by ``_comment``."""
+    for index, item in enumerate(results):
+        item_path = f"{path}[{index}]"
+        item = reader.mapping(item, item_path)
+        if not item or item.get("type") == "textarea":
+            continue
+        if item.get("type") != "choices":
+            reader.error(f"{item_path}.type", f"only choices results are read, not {item.get('type')!r}")
+            continue
+        question = item.get("from_name")
+        if not isinstance(question, str) or not question:
+            reader.error(f"{item_path}.from_name", "must name the question (a criterion)")
+            continue
+        yield vocabulary.criterion(question), item_path, _choice(reader, item, item_path, vocabulary)
+
+
+def _comment(results: list[Any]) -> str:
+    for item in results:
+        if isinstance(item, dict) and item.get("type") == "textarea" and item.get("from_name") == COMMENT:
+            texts = (item.get("value") or {}).get(TEXT) or []
+            return "\n".join(str(text) for text in texts) if isinstance(texts, list) else str(texts)
+    return ""
+
+
+def _author(reader: RecordReader, value: object, path: str) -> Author | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Author(tool=authors.LABEL_STUDIO, key=str(value))
+    if isinstance(value, dict) and isinstance(value.get("id"), int | str) and str(value.get("id")):
+        email, username = value.get("email") or "", value.get("username") or ""
+        if not isinstance(email, str) or not isinstance(username, str):
+            reader.error(path, "email and username must be text")
+            return None
+        return Author(tool=authors.LABEL_STUDIO, key=str(value["id"]), email=email, username=username)
+    reader.error(path, "must be a Label Studio user id or an object with its id (and email)")
+    return None
+
+
+def parse(*, data: Any, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> Parsed:
+    """The labels and predictions of a Label Studio export (a JSON list of tasks), problems
+    logged in ``errors`` with the task's number (1-based) and the field's path."""
+    parsed = Parsed(file=name)
+    if not isinstance(data, list):
+        errors.add(row=None, field="file", message="must be a JSON list of Label Studio tasks")
+        return parsed
+    parsed.records = len(data)
+    for number, task in enumerate(data, start=1):
+        reader = RecordReader(errors=errors, number=number)
+        task = reader.mapping(task, "task")
+        if not task:
+            continue
+        unit = reader.unit_key(reader.mapping(task.get("data"), "data"), "data")
+        for a, annotation in enumerate(reader.listing(task.get("annotations"), "annotations")):
+            path = f"annotations[{a}]"
+            annotation = reader.mapping(annotation, path)
+            if not annotation:
+                continue
+            if annotation.get("was_cancelled"):
+                parsed.skipped += 1
+                continue
+            author = _author(reader, annotation.get("completed_by"), f"{path}.completed_by")
+            created = reader.time(annotation.get("created_at"), f"{path}.created_at")
+            edited = reader.time(annotation.get("updated_at"), f"{path}.updated_at", required=False)
+            seconds = reader.seconds(annotation.get("lead_time"), f"{path}.lead_time")
+            results = reader.listing(annotation.get("result"), f"{path}.result")
+            comment = _comment(results)
+            for criterion, item_path, value in _results(reader, results, f"{path}.result", vocabulary):
+                if unit is None or author is None or created is None or value is None:
+                    continue
+                parsed.labels.append(
+                    HumanLabel(
+                        record=number,
+                        field=item_path,
+                        unit=unit,
+                        criterion=criterion,
+                        author=author,
+                        value=value,
+                        created_at=created,
+                        edited_at=edited,
+                        seconds_spent=seconds,
+                        comment=comment,
+                    )
+                )
+        for p, prediction in enumerate(reader.listing(task.get("predictions"), "predictions")):
+            path = f"predictions[{p}]"
+            prediction = reader.mapping(prediction, path)
+            if not prediction:
+                continue
+            kept = {
+                key: prediction[key] for key in ("model_version", "score") if prediction.get(key) is not None
+            }
+            results = reader.listing(prediction.get("result"), f"{path}.result")
+            for criterion, item_path, value in _results(reader, results, f"{path}.result", vocabulary):
+                if unit is None or value is None:
+                    continue
+                parsed.predictions.append(
+                    Prediction(
+                        record=number, field=item_path, unit=unit, criterion=criterion, value=value, kept=kept
+                    )
+                )
+    return parsed
+
+
+def read(*, path: str | Path, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> Parsed:
+    """``parse`` of the file at ``path``."""
+    return parse(data=read_json(path=path, name=name), name=name, vocabulary=vocabulary, errors=errors)
+
+
+def _result(question: str, value: int, vocabulary: Vocabulary) -> dict[str, Any]:
+    return {
+        "from_name": question,
+        "to_name": TEXT,
+        "type": "choices",
+        "value": {"choices": [vocabulary.name(value)]},
+    }
+
+
+def _annotations(labels: list[LabelInForce], vocabulary: Vocabulary) -> list[dict[str, Any]]:
+    """One annotation per person and moment: labels of several criteria made together (one
+    Label Studio annotation imported) are one annotation again."""
+    grouped: dict[tuple, list[LabelInForce]] = {}
+    for label in labels:
+        key = (
+            label.user_id,
+            label.stage,
+            label.created_at,
+            label.edited_at,
+            label.seconds_spent,
+            label.comment,
+        )
+        grouped.setdefault(key, []).append(label)
+    annotations = []
+    for group in grouped.values():
+        first = group[0]
+        result = [_result(vocabulary.question(label.criterion), label.value, vocabulary) for label in group]
+        if first.comment:
+            result.append(
+                {"from_name": COMMENT, "to_name": TEXT, "type": "textarea", "value": {TEXT: [first.comment]}}
+            )
+        annotations.append(
+            {
+                "id": first.label_id,
+                "completed_by": authors.label_studio_id(
+                    username=first.username, email=first.email, user_id=first.user_id
+                ),
+                "result": result,
+                "was_cancelled": False,
+                "created_at": iso(first.created_at),
+                "updated_at": iso(first.edited_at or first.created_at),
+                "lead_time": first.seconds_spent,
+                "stage": first.stage,
+            }
+        )
+    return annotations
+
+
+def _predictions(unit: UnitContent, vocabulary: Vocabulary) -> list[dict[str, Any]]:
+    by_judge: dict[str, list] = {}
+    for judgment in unit.judgments:
+        by_judge.setdefault(judgment.judge, []).append(judgment)
+    predictions = []
+    for judge, judgments in by_judge.items():
+        kept = judgments[0].kept
+        prediction: dict[str, Any] = {
+            "model_version": kept.get("model_version", judge),
+            "result": [_result(vocabulary.question(j.criterion), j.value, vocabulary) for j in judgments],
+        }
+        if "score" in kept:
+            prediction["score"] = kept["score"]
+        predictions.append(prediction)
+    return predictions
+
+
+def export_tasks(
+    *,
+    campaign: Campaign,
+    criteria: list[Criterion],
+    vocabulary: Vocabulary,
+    judges: list[Judge] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The campaign's units at the criteria's levels as Label Studio tasks: ``data`` (ids, texts,
+    theme), every label in force as an annotation, each judge's labels as a prediction."""
+    for unit in campaign_units(campaign=campaign, criteria=criteria, judges=judges):
+        yield {
+            "id": unit.unit_id,
+            "data": {
+                "unit_id": unit.unit_id,
+                "answer_id": unit.answer_id,
+                "sentence": unit.sentence,
+                "level": unit.level,
+                "question_id": unit.question_id,
+                "question": unit.question,
+                "text": unit.text,
+                "theme": unit.theme,
+                "difficulty": unit.difficulty,
+            },
+            "annotations": _annotations(unit.labels, vocabulary),
+            "predictions": _predictions(unit, vocabulary),
+        }
