@@ -8,6 +8,7 @@ from annotation import models
 from annotation.append_only import label_deletion_allowed
 from annotation.campaigns import ensure_builtin_criteria
 from annotation.guidelines import current_version
+from annotation.workflow import open_slots
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -42,11 +43,35 @@ class DeletesLabelsAdmin(admin.ModelAdmin):
 
     def delete_model(self, request, obj) -> None:
         with transaction.atomic(), label_deletion_allowed():
+            campaigns = _campaigns_of([obj])
             super().delete_model(request, obj)
+            _rebuild_queues(campaigns)
 
     def delete_queryset(self, request, queryset) -> None:
         with transaction.atomic(), label_deletion_allowed():
+            campaigns = _campaigns_of(queryset)
             super().delete_queryset(request, queryset)
+            _rebuild_queues(campaigns)
+
+
+def _campaigns_of(objs) -> set[int]:
+    """The campaigns the objects belong to (a campaign is its own)."""
+    ids = set()
+    for obj in objs:
+        if isinstance(obj, models.Campaign):
+            ids.add(obj.pk)
+        elif isinstance(obj, models.Sentence):
+            ids.add(obj.answer.campaign_id)
+        else:
+            ids.add(obj.campaign_id)
+    return ids
+
+
+def _rebuild_queues(campaign_ids: set[int]) -> None:
+    """Units, samples or slots went: set the stored queues of what remains again."""
+    open_slots.rebuild_all(
+        criteria=models.Criterion.objects.filter(campaign_id__in=campaign_ids).select_related("campaign")
+    )
 
 
 @admin.register(models.Campaign)
@@ -153,19 +178,46 @@ class LabelAdmin(ReadOnlyAdmin):
 
 
 @admin.register(models.Sample)
-class SampleAdmin(admin.ModelAdmin):
+class SampleAdmin(DeletesLabelsAdmin):
+    """A sample is drawn in the app; deleting one makes the criterion's previous sample current
+    again (its queue is set from it)."""
+
     list_display = ["id", "campaign", "criterion", "seed", "budget", "per_cluster", "status", "created_at"]
     list_filter = ["campaign", "status"]
 
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class WorkflowRecordAdmin(ReadOnlyAdmin):
+    """What the draws and the workflow write (sample items, slots): the queue is derived from
+    them, so they change only through the app."""
+
 
 @admin.register(models.SampleItem)
-class SampleItemAdmin(admin.ModelAdmin):
+class SampleItemAdmin(WorkflowRecordAdmin):
     list_display = ["sample", "unit", "theme", "cluster", "cluster_size", "inclusion_probability"]
     raw_id_fields = ["sample", "unit"]
 
 
+@admin.register(models.OpenSlot)
+class OpenSlotAdmin(WorkflowRecordAdmin):
+    list_display = ["criterion", "stage", "slot", "unit", "theme", "cluster", "rank", "held_until"]
+    list_filter = ["stage", "criterion__campaign"]
+    raw_id_fields = ["criterion", "unit"]
+
+
+@admin.register(models.QueueTally)
+class QueueTallyAdmin(WorkflowRecordAdmin):
+    list_display = ["criterion", "kind", "user", "filled", "settled"]
+    list_filter = ["kind", "criterion__campaign"]
+
+
 @admin.register(models.Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(WorkflowRecordAdmin):
     list_display = ["unit", "criterion", "stage", "slot", "user", "label", "expires_at", "skipped_at"]
     list_filter = ["stage", "criterion__campaign"]
     raw_id_fields = ["unit", "criterion", "user", "label"]

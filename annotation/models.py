@@ -449,8 +449,83 @@ class Assignment(models.Model):
                 name="assignment_leased_or_filled",
             ),
         ]
-        indexes = [models.Index(fields=["criterion", "stage", "user"])]
+        indexes = [
+            models.Index(fields=["criterion", "stage", "user"]),
+            # Leases (live, expired or skipped), never the filled slots: a person's own lease and
+            # the slots others hold are read from it on every label, whatever the labels done.
+            models.Index(
+                fields=["criterion", "stage", "user"],
+                condition=Q(label__isnull=True),
+                name="assignment_open_lease",
+            ),
+        ]
 
     def __str__(self) -> str:
         state = "filled" if self.label_id else "leased"
         return f"{self.stage} slot {self.slot} of unit {self.unit_id} {state} by {self.user_id}"
+
+
+class OpenSlot(models.Model):
+    """A slot of the criterion's current sample that no label fills yet: the work queue, stored.
+
+    Rows are derived from the sample, the slots and the labels (``annotation.workflow.open_slots``
+    keeps them in step with every write), so that handing out the next unit reads the front of
+    one index instead of testing every unit of the sample. A slot opens at a stage once its
+    prerequisite holds (a first label to review, a disagreement to adjudicate) and closes when a
+    label fills it; ``held_until`` mirrors the live lease on it, if any.
+    """
+
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="+", db_index=False)
+    stage = models.CharField(max_length=20, choices=Stage.choices)
+    slot = models.PositiveSmallIntegerField(default=1)
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="+")
+    theme = models.CharField(max_length=200)
+    cluster = models.IntegerField()
+    rank = models.PositiveIntegerField()
+    held_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["criterion", "unit", "stage", "slot"], name="openslot_unique_slot"
+            ),
+        ]
+        indexes = [
+            # The queue's order: the front of a stage's queue is the first free row of this index.
+            models.Index(
+                fields=["criterion", "stage", "theme", "cluster", "rank", "unit", "slot"],
+                name="openslot_queue_order",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"open {self.stage} slot {self.slot} of unit {self.unit_id}"
+
+
+class QueueTally(models.Model):
+    """Counts of a criterion's current sample, set when the sample changes and then moved by each
+    label, so that progress is read from a few rows instead of counted over the sample.
+
+    ``kind`` is a stage (one row per person: the slots they filled there, and the units their
+    labels settled, net of undos), ``sample`` (no person: the sample's size, and the units
+    settled when the counts were last set) or ``imported`` (no person: units with an imported
+    label, final from the start).
+    """
+
+    SAMPLE, IMPORTED = "sample", "imported"
+
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="+", db_index=False)
+    kind = models.CharField(max_length=20)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    filled = models.IntegerField(default=0)
+    settled = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["criterion", "kind", "user"], name="queuetally_unique_row"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.user_id}: {self.filled} filled, {self.settled} settled"

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy
 
 from annotation.errors import FieldError
 from annotation.models import Assignment, Campaign, Membership, Role
+from annotation.workflow import open_slots
 from annotation.workflow.rules import STAGE_ROLE
 
 # The order roles are shown in: the work first, then who reads and who runs the campaign.
@@ -137,8 +138,7 @@ def _leases(*, campaign: Campaign, user: User, roles: Iterable[str]):
 def _release_leases(*, campaign: Campaign, user: User, roles: Iterable[str]) -> int:
     """End ``user``'s live leases at the stages ``roles`` work in; how many were ended. An expired
     lease frees its slot for anyone (see annotation.workflow.queue); labels stay as they are."""
-    now = timezone.now()
-    return _leases(campaign=campaign, user=user, roles=roles).update(expires_at=now, updated_at=now)
+    return open_slots.release(leases=_leases(campaign=campaign, user=user, roles=roles), now=timezone.now())
 
 
 def check_revocable(*, campaign: Campaign, user: User, roles: Iterable[str]) -> list[Membership]:

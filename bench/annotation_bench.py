@@ -1,34 +1,28 @@
-"""Time submit-and-next under 8 concurrent annotators on a 200,000-sentence campaign (PostgreSQL).
+"""Time labelling under 8 concurrent annotators at several queue sizes (PostgreSQL).
 
-Run with ``.venv/bin/python bench/annotation_bench.py [--sentences N] [--sample S] [--clients C]
-[--threads]``. Creates the database ``attest_bench_annotation`` on 127.0.0.1:5432 (user
-postgres), fills it with bulk_create (answers of 5 sentences, 3 retrieved chunks each), draws a
-plain random sample of ``--sample`` sentence units for veracity, then runs two phases with
-``--clients`` concurrent clients, each one person with its own database connection, sending its
-next request as soon as the previous one is answered (no reading time: the machine saturated),
-or, with ``--reading-s S``, after reading the unit for S seconds on average (uniform between S/2
-and 3S/2; people at work, whose requests rarely meet):
+Run with ``.venv/bin/python bench/annotation_bench.py [--queued 2000,50000,500000] [--clients 8]
+[--labels 40] [--reading-labels 8] [--reading-s 2]``. For each size, in a database of its own
+(``attest_bench_annotation_<size>`` on 127.0.0.1:5432, user postgres, dropped after), it writes a
+campaign whose veracity sample holds that many sentence units, all queued (set-based SQL: answers
+of five sentences, three cited chunks each, four themes), vacuums and checkpoints, then runs two
+phases with ``--clients`` forked processes, each one person with its own database connection,
+labelling through the page's htmx POST (whose response renders the next unit, through the whole
+middleware stack):
 
-1. domain: annotators call ``submit_label`` then ``next_unit`` until the first-stage queue is
-   empty; the time of each submit-and-next pair is recorded;
-2. pages: reviewers go through the review stage with the Django test client in-process (an htmx
-   POST to the submit view, whose response is the next unit's rendered partial, through the
-   whole middleware stack); the time of each POST is recorded.
+1. back to back: each person labels ``--labels`` units, sending the next POST as soon as the
+   previous one is answered (the machine saturated);
+2. reading: each labels ``--reading-labels`` units after reading each for ``--reading-s`` seconds
+   on average (uniform between half and one and a half times it): people at work.
 
-By default each client is its own process (forked once Django is set up, before any database
-connection is opened), as with a WSGI server running one worker process per client: the figures
-are then the server time per request when 8 requests compete for the machine's cores and its
-PostgreSQL, with no interpreter lock shared between them. ``--threads`` runs the clients as
-threads of one process instead, as a single worker process with 8 threads would: there the
-requests also queue on that process's interpreter lock.
+Per size it prints labels per second back to back, the POST's p50 and p95 in both phases, the
+application's CPU per label (the clients' own CPU time) and PostgreSQL's (the CPU time of the
+backends serving them, from /proc), and how many people were told "nothing left" (always 0
+here: every queue is far from empty), then the ratio of PostgreSQL CPU per label between the
+largest and the smallest size. Targets: that ratio under 1.5; with people reading, POST p95
+under 50 ms at every size; back to back, POST p95 under 120 ms at 2,000 units on 2 cores.
 
-The database is vacuumed, analysed and checkpointed after the load and before the timed
-phases, as a campaign is imported once and annotated for days; the modules the first label
-imports lazily are imported before the clients start, as in a server process that has served
-its first label (the first label in a fresh process costs seconds more). Prints p50 / p95 / max in
-milliseconds per phase (target p95: under 50 ms) and drops the database.
-Then runs ``bench/sampling_bench.py`` (its own database: a 140-unit stratified sample drawn over
-100,000 sentence units, target under 30 s) unless ``--no-sampling``, and prints its figures.
+``--two-stages`` runs the older measure instead: a ``--sample`` of ``--sentences`` units labelled
+through the domain functions then reviewed through the page, and ``bench/sampling_bench.py``.
 It asserts nothing: timings belong here, never in tests.
 """
 
@@ -38,6 +32,7 @@ import argparse
 import multiprocessing
 import os
 import random
+import resource
 import subprocess
 import sys
 import threading
@@ -265,14 +260,14 @@ def settle(engine: str) -> None:
     print(f"  VACUUM (ANALYZE) and CHECKPOINT before timing: {time.perf_counter() - began:.1f} s")
 
 
-def people(*, campaign, role: str, count: int) -> list:
+def people(*, campaign, role: str, count: int, prefix: str = "") -> list:
     from django.contrib.auth import get_user_model
 
     from annotation.models import Membership
 
     users = []
     for n in range(count):
-        user = get_user_model().objects.create_user(username=f"{role}-{n}", password=None)
+        user = get_user_model().objects.create_user(username=f"{prefix}{role}-{n}", password=None)
         Membership.objects.create(campaign=campaign, user=user, role=role)
         users.append(user)
     return users
@@ -426,6 +421,272 @@ def report(name: str, times: list[float]) -> None:
     )
 
 
+# Queue sizes: one database per size, built in SQL, labelled through the page's POST.
+
+QUEUED = (2_000, 50_000, 500_000)
+
+
+def build_queued(*, size: int):
+    """A campaign whose veracity sample holds ``size`` sentence units (all of them queued), written
+    with set-based SQL (a few seconds at 500,000): answers of five sentences citing three of
+    2,000 chunks, four themes, clusters of 50."""
+    from django.db import connection
+
+    from annotation.campaigns import get_or_create_campaign
+    from annotation.models import Criterion, Question, Sample, SourceChunk
+    from annotation.text import chunk_text_hash
+
+    rng = random.Random(size)
+    campaign, _ = get_or_create_campaign(name="Annotation bench")
+    made = [
+        SourceChunk(
+            campaign=campaign,
+            external_id=f"c{n:05d}",
+            title=f"Document {n}.pdf",
+            page=rng.randint(1, 80),
+            text=" ".join(rng.choices(WORDS, k=180)),
+        )
+        for n in range(CHUNKS)
+    ]
+    for chunk in made:
+        chunk.text_hash = chunk_text_hash(chunk.text)
+    SourceChunk.objects.bulk_create(made, batch_size=2000)
+    answers = size // SENTENCES_PER_ANSWER
+    questions = max(1, answers // REPETITIONS)
+    Question.objects.bulk_create(
+        Question(
+            campaign=campaign,
+            external_id=f"Q{q}",
+            text=f"Question {q} sur {THEMES[q % len(THEMES)].lower()} ?",
+            theme=THEMES[q % len(THEMES)],
+            difficulty="simple",
+        )
+        for q in range(questions)
+    )
+    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="veracity")
+    sample = Sample.objects.create(
+        campaign=campaign, criterion=criterion, status=Sample.Status.DONE, budget=size
+    )
+    words = " ".join(WORDS)
+    params = {
+        "campaign": campaign.pk,
+        "answers": answers,
+        "questions": questions,
+        "sample": sample.pk,
+        "sentences": SENTENCES_PER_ANSWER,
+        "chunks": CHUNKS,
+    }
+    steps = [
+        # Answers: question n % questions, repetition n // questions + 1.
+        "INSERT INTO annotation_answer (campaign_id, question_id, external_id, repetition, text, language)"
+        " SELECT %(campaign)s, q.id, 'A' || n, n / %(questions)s + 1, %(text)s, 'fr'"
+        " FROM generate_series(0, %(answers)s - 1) n"
+        " JOIN annotation_question q ON q.campaign_id = %(campaign)s"
+        " AND q.external_id = 'Q' || (n %% %(questions)s)",
+        "INSERT INTO annotation_answersource (answer_id, chunk_id, rank)"
+        " SELECT a.id, c.id, r FROM annotation_answer a CROSS JOIN generate_series(1, 3) r"
+        " JOIN annotation_sourcechunk c ON c.campaign_id = %(campaign)s"
+        " AND c.external_id = 'c' || lpad(((a.id * 7 + r * 613) %% %(chunks)s)::text, 5, '0')"
+        " WHERE a.campaign_id = %(campaign)s",
+        "INSERT INTO annotation_sentence (answer_id, position, text, paragraph, paragraph_index, cited_ids,"
+        " citations_ok) SELECT a.id, p, %(sentence)s || ' ' || a.id || '-' || p || ' [^c00001^].', a.text, 0,"
+        " '[\"c00001\"]'::jsonb, true FROM annotation_answer a"
+        " CROSS JOIN generate_series(0, %(sentences)s - 1) p"
+        " WHERE a.campaign_id = %(campaign)s",
+        "INSERT INTO annotation_unit (campaign_id, level, answer_id, sentence_id, theme, difficulty)"
+        " SELECT %(campaign)s, 'sentence', s.answer_id, s.id, q.theme, 'simple' FROM annotation_sentence s"
+        " JOIN annotation_answer a ON a.id = s.answer_id JOIN annotation_question q ON q.id = a.question_id"
+        " WHERE a.campaign_id = %(campaign)s",
+        "INSERT INTO annotation_sampleitem (sample_id, unit_id, theme, cluster, cluster_size,"
+        " inclusion_probability, rank) SELECT %(sample)s, u.id, u.theme,"
+        " (row_number() OVER (PARTITION BY u.theme ORDER BY u.id) - 1) / 3, 50, 0.06,"
+        " (row_number() OVER (PARTITION BY u.theme ORDER BY u.id) - 1) %% 3"
+        " FROM annotation_unit u WHERE u.campaign_id = %(campaign)s AND u.level = 'sentence'",
+    ]
+    with connection.cursor() as cursor:
+        for step in steps:
+            cursor.execute(
+                step,
+                {**params, "text": words, "sentence": " ".join(WORDS[:14]).capitalize()},
+            )
+    try:  # the stored queue, where the code has one
+        from annotation.workflow import open_slots
+    except ImportError:
+        pass
+    else:
+        open_slots.rebuild(criterion=criterion)
+    return campaign, criterion
+
+
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _backend_cpu_s() -> float:
+    """CPU seconds the PostgreSQL backend serving this process's connection has used so far."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _labelling_client(campaign_slug, criterion_name, user, labels, reading_s, start, results) -> None:
+    """One person labelling ``labels`` units through the page (htmx GET, then POST submit, each
+    answered with the next unit): the POST times, the span, its own and its backend's CPU."""
+    import re
+
+    from django.db import connection
+    from django.test import Client
+    from django.urls import reverse
+
+    page = reverse("annotation:annotate", args=[campaign_slug, criterion_name, "label"])
+    submit = reverse("annotation:annotate_submit", args=[campaign_slug, criterion_name, "label"])
+    unit_re = re.compile(r'id="work"[^>]*data-unit="(\d*)"')
+    key_re = re.compile(r'name="request_key" value="([0-9a-f]+)"')
+    times: list[float] = []
+    try:
+        client = Client()
+        client.force_login(user)
+        read = _reader(user, reading_s)
+        html = client.get(page, HTTP_HX_REQUEST="true").content.decode()
+        start.wait()
+        began, cpu, pg = time.monotonic(), _cpu_s(), _backend_cpu_s()
+        told_nothing_left = 0
+        for _ in range(labels):
+            unit = unit_re.search(html).group(1)
+            if unit == "":
+                told_nothing_left += 1
+                break
+            read()
+            data = {"unit_id": unit, "value": str(int(unit) % 2), "request_key": key_re.search(html).group(1)}
+            t0 = time.perf_counter()
+            response = client.post(submit, data, HTTP_HX_REQUEST="true")
+            times.append(1000 * (time.perf_counter() - t0))
+            html = response.content.decode()
+        ended = time.monotonic()
+        figures = (times, began, ended, _cpu_s() - cpu, _backend_cpu_s() - pg, told_nothing_left, None)
+        results.put(figures)
+    except BaseException as exc:  # reported by the parent
+        results.put((times, 0.0, 0.0, 0.0, 0.0, 0, f"{exc.__class__.__name__}: {exc}"))
+    finally:
+        connection.close()
+
+
+def labelling_phase(*, campaign, criterion, users, labels: int, reading_s: float) -> dict:
+    """Every user labels ``labels`` units at once (forked processes); the phase's figures."""
+    from django.db import connections
+
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    start, results = context.Barrier(len(users)), context.Queue()
+    args = (campaign.slug, criterion.name)
+    children = [
+        context.Process(target=_labelling_client, args=(*args, user, labels, reading_s, start, results))
+        for user in users
+    ]
+    for child in children:
+        child.start()
+    reports = [results.get() for _ in children]
+    for child in children:
+        child.join()
+    errors = [r[-1] for r in reports if r[-1]]
+    if errors:
+        raise RuntimeError(f"{len(errors)} client(s) failed; first: {errors[0]}")
+    times = [t for r in reports for t in r[0]]
+    span = max(r[2] for r in reports) - min(r[1] for r in reports)
+    p50, p95 = np.percentile(times, [50, 95])
+    return {
+        "labels": len(times),
+        "labels_per_s": len(times) / span,
+        "p50": p50,
+        "p95": p95,
+        "app_cpu_ms": 1000 * sum(r[3] for r in reports) / len(times),
+        "pg_cpu_ms": 1000 * sum(r[4] for r in reports) / len(times),
+        "told_nothing_left": sum(r[5] for r in reports),
+    }
+
+
+def one_size(*, size: int, clients: int, labels: int, reading_labels: int, reading_s: float) -> None:
+    """Build a queue of ``size`` units in a fresh database and print its figures as one JSON line."""
+    import json
+
+    with bench_database(f"{DATABASE}_{size}") as engine:
+        if engine != "postgresql":
+            raise SystemExit("the queue sizes need PostgreSQL")
+        from annotation.models import Role
+
+        began = time.perf_counter()
+        campaign, criterion = build_queued(size=size)
+        built = time.perf_counter() - began
+        settle(engine)
+        import evaluation.tasks  # noqa: F401
+
+        annotators = people(campaign=campaign, role=Role.ANNOTATOR, count=clients)
+        back = labelling_phase(
+            campaign=campaign, criterion=criterion, users=annotators, labels=labels, reading_s=0
+        )
+        readers = people(campaign=campaign, role=Role.ANNOTATOR, count=clients, prefix="reading-")
+        reading = labelling_phase(
+            campaign=campaign, criterion=criterion, users=readers, labels=reading_labels, reading_s=reading_s
+        )
+        print(json.dumps({"size": size, "built_s": built, "back": back, "reading": reading}), flush=True)
+
+
+def sizes_table(args) -> None:
+    """Run :func:`one_size` for each size in its own process (Django is set up once per process,
+    for one database) and print the table."""
+    import json
+
+    print(
+        f"{args.clients} processes labelling through the page's POST (htmx, the next unit rendered in"
+        f" the response); back to back {args.labels} labels each, then {args.reading_labels} each reading"
+        f" {args.reading_s:g} s a unit; cores available: {len(os.sched_getaffinity(0))}"
+    )
+    header = (
+        f"{'queued':>9} | {'labels/s':>8} | {'POST p50':>8} | {'POST p95':>8} | {'app CPU/label':>13} |"
+        f" {'PG CPU/label':>12} | {'reading p50':>11} | {'reading p95':>11} | nothing left"
+    )
+    print(header)
+    print("-" * len(header))
+    rows = {}
+    for size in args.queued:
+        command = [
+            sys.executable,
+            __file__,
+            "--one-size",
+            str(size),
+            "--clients",
+            str(args.clients),
+            "--labels",
+            str(args.labels),
+            "--reading-labels",
+            str(args.reading_labels),
+            "--reading-s",
+            str(args.reading_s),
+        ]
+        out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        row = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+        rows[size] = row
+        back, reading = row["back"], row["reading"]
+        print(
+            f"{size:>9,} | {back['labels_per_s']:>8.1f} | {back['p50']:>5.1f} ms | {back['p95']:>5.1f} ms |"
+            f" {back['app_cpu_ms']:>10.1f} ms | {back['pg_cpu_ms']:>9.1f} ms | {reading['p50']:>8.1f} ms |"
+            f" {reading['p95']:>8.1f} ms | {back['told_nothing_left'] + reading['told_nothing_left']}",
+            flush=True,
+        )
+    smallest, largest = min(rows), max(rows)
+    if smallest != largest:
+        ratio = rows[largest]["back"]["pg_cpu_ms"] / rows[smallest]["back"]["pg_cpu_ms"]
+        print(
+            f"PostgreSQL CPU per label at {largest:,} / at {smallest:,} queued: {ratio:.2f}"
+            " (target: under 1.5)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=200_000)
@@ -442,9 +703,37 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-sampling", action="store_true", help="skip bench/sampling_bench.py")
+    parser.add_argument(
+        "--queued",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=list(QUEUED),
+        help="queue sizes to measure, comma-separated (default 2000,50000,500000)",
+    )
+    parser.add_argument("--labels", type=int, default=40, help="labels per person, back to back")
+    parser.add_argument("--reading-labels", type=int, default=8, help="labels per person while reading")
+    parser.add_argument("--one-size", type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--two-stages",
+        action="store_true",
+        help="the older run: label then review a sample of --sample units among --sentences",
+    )
     args = parser.parse_args()
     # Persistent connections, as a production server would keep them.
     os.environ.setdefault("DB_CONN_MAX_AGE", "600")
+    if args.one_size:
+        one_size(
+            size=args.one_size,
+            clients=args.clients,
+            labels=args.labels,
+            reading_labels=args.reading_labels,
+            reading_s=args.reading_s,
+        )
+        return
+    if not args.two_stages:
+        if not args.reading_s:
+            args.reading_s = 2.0
+        sizes_table(args)
+        return
 
     with bench_database(DATABASE) as engine:
         from annotation.models import Label, Role, Stage, Unit

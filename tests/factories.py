@@ -12,19 +12,22 @@ from annotation.campaigns import get_or_create_campaign
 from annotation.models import (
     Answer,
     AnswerSource,
+    Assignment,
     Campaign,
     Criterion,
     Label,
     Level,
     Membership,
+    OpenSlot,
     Question,
     Sample,
     SampleItem,
     Sentence,
     SourceChunk,
+    Stage,
     Unit,
 )
-from annotation.workflow import next_unit, submit_label
+from annotation.workflow import next_unit, open_slots, submit_label
 
 _seq = itertools.count(1)
 PASSWORD = "correct-horse-battery"
@@ -124,6 +127,7 @@ def sample_units(*, criterion: Criterion, units: list[Unit], themes: list[str] |
         )
         for i, unit in enumerate(units)
     )
+    open_slots.rebuild(criterion=Criterion.objects.select_related("campaign").get(pk=criterion.pk))
     return sample
 
 
@@ -208,3 +212,17 @@ def sampled_by_theme(campaign, plan: dict[str, list[tuple[int, int]]]):
             themes.append(theme)
     sample_units(criterion=criterion, units=units)
     return criterion, units
+
+
+def expire_leases(*, at) -> None:
+    """Every lease ends at ``at`` (in the past: as if its holder had walked away)."""
+    Assignment.objects.filter(label__isnull=True).update(expires_at=at)
+    OpenSlot.objects.exclude(held_until=None).update(held_until=at)
+
+
+def import_label(*, unit: Unit, criterion: Criterion, value: int) -> Label:
+    """An imported (final) label on ``unit``, as an import writes it: the criterion's stored queue
+    is set again, as the import does."""
+    imported = Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=value)
+    open_slots.rebuild(criterion=Criterion.objects.select_related("campaign").get(pk=criterion.pk))
+    return imported

@@ -10,7 +10,7 @@ from django.urls import reverse
 from annotation.models import AnnotationMode, Assignment, Criterion, Label, Role, Stage, Unit
 from annotation.workflow import final_labels, next_unit
 from evaluation.models import Judge, Judgment
-from tests.factories import label, make_answer, member, sample_units, sampled
+from tests.factories import import_label, label, make_answer, member, sample_units, sampled
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -210,7 +210,7 @@ def test_an_empty_queue_says_nothing_is_left(client_for, annotator, campaign):
 
 def test_an_empty_queue_says_where_the_rest_of_the_stage_is(client_for, annotator, campaign, relevance):
     criterion, units = relevance  # 3 units
-    Label.objects.create(unit=units[2], criterion=criterion, stage=Stage.IMPORTED, value=1)
+    import_label(unit=units[2], criterion=criterion, value=1)
     other = member(campaign, Role.ANNOTATOR)
     held = next_unit(user=other, criterion=criterion, stage=Stage.LABEL)
     assert held is not None
@@ -534,12 +534,15 @@ def test_query_counts_of_the_page_and_the_submit_do_not_grow_with_the_campaign(
     with CaptureQueriesContext(connection) as captured:
         client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
     submit = len(captured)
-    # session, user, criterion with its campaign and the role; the lease: savepoint, queue, lease
-    # renewed, unit, release; sources; both progress figures in one query
+    # session, user, criterion with its campaign and the role; the lease: savepoint, my lease's
+    # open slot held longer, the lease extended, unit, release; sources; both progress figures
+    # in one query
     assert page == 10
     # session, user, criterion with its campaign and the role; the label: savepoint, unit lock
-    # with its slots, label, slot, release; then the lease and the page's figures, as above
-    assert submit == 8 + 7
+    # with its slots, its open slots locked, label, slot, the unit's closed slots deleted and
+    # opened ones inserted, my counts, release; the next lease: savepoint, my lease (none), front
+    # of the queue, its open slot held, lease inserted, unit, release; sources; progress
+    assert submit == 3 + 9 + 7 + 2
 
     campaign, criterion = prepare(40)
     with django_assert_num_queries(page):

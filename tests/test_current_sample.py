@@ -8,7 +8,7 @@ from django.db import connection
 
 from annotation.current_sample import CURRENT_SAMPLE_SQL, current_sample
 from annotation.models import Role, Sample, Stage
-from annotation.workflow import next_unit
+from annotation.workflow import next_unit, open_slots
 from evaluation.estimates import compute_report
 from evaluation.models import Judge, Judgment
 from tests.factories import member, sample_units, sampled
@@ -47,6 +47,7 @@ def _agree(criterion, judge, annotator, expected: Sample | None) -> None:
 def test_without_items_no_sample_is_current(campaign):
     criterion, _ = sampled(campaign=campaign, answers=2)
     Sample.objects.all().delete()
+    open_slots.rebuild(criterion=criterion)
     Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.PENDING)
     judge = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
     _agree(criterion, judge, member(campaign, Role.ANNOTATOR), None)

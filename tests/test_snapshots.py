@@ -10,7 +10,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from annotation.models import Criterion, Label, Level, Role, Sample, SampleItem, Stage, Unit
-from annotation.workflow import next_unit, submit_label
+from annotation.workflow import next_unit, open_slots, submit_label
 from evaluation import intervals, snapshots
 from evaluation.estimates import compute_report, report_as_json
 from evaluation.jobs import start_judge_run
@@ -97,6 +97,7 @@ def test_a_burst_of_labels_schedules_one_refresh_that_snapshots_the_new_final_la
         SampleItem.objects.create(
             sample=sample, unit=unit, theme=unit.theme, cluster=0, cluster_size=4, inclusion_probability=1
         )
+    open_slots.rebuild(criterion=Criterion.objects.select_related("campaign").get(pk=criterion.pk))
     labeler, reviewer = make_user(username="l1"), make_user(username="r1")
     add_member(campaign=campaign, user=labeler, roles=[Role.ANNOTATOR])
     add_member(campaign=campaign, user=reviewer, roles=[Role.REVIEWER])

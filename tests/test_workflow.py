@@ -25,6 +25,7 @@ from annotation.workflow import (
     final_labels,
     my_queues,
     next_unit,
+    open_slots,
     skip,
     stage_progress,
     submit_label,
@@ -32,7 +33,7 @@ from annotation.workflow import (
     unit_state,
     unit_states,
 )
-from tests.factories import label, make_answer, member, sample_units, sampled
+from tests.factories import expire_leases, import_label, label, make_answer, member, sample_units, sampled
 
 pytestmark = pytest.mark.django_db
 
@@ -242,6 +243,7 @@ def test_queue_order_is_theme_then_cluster_then_rank(campaign, annotator):
             inclusion_probability=1,
             rank=rank,
         )
+    open_slots.rebuild(criterion=criterion)
     order = []
     while (unit := next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)) is not None:
         order.append(unit)
@@ -271,7 +273,7 @@ def test_an_expired_lease_returns_the_unit_to_the_queue(campaign, annotator):
     criterion, units = sampled(campaign=campaign, answers=1)
     assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL) == units[0]
     assert next_unit(user=other, criterion=criterion, stage=Stage.LABEL) is None
-    Assignment.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    expire_leases(at=timezone.now() - timedelta(seconds=1))
     assert next_unit(user=other, criterion=criterion, stage=Stage.LABEL) == units[0]
     # The first holder comes back too late: the slot is someone else's now.
     with pytest.raises(WorkflowError) as error:
@@ -285,7 +287,7 @@ def test_an_expired_lease_returns_the_unit_to_the_queue(campaign, annotator):
 def test_an_expired_lease_nobody_took_can_still_be_submitted(campaign, annotator):
     criterion, units = sampled(campaign=campaign, answers=1)
     unit = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
-    Assignment.objects.update(expires_at=timezone.now() - timedelta(minutes=1))
+    expire_leases(at=timezone.now() - timedelta(minutes=1))
     stored = label(annotator, criterion, Stage.LABEL, 1, unit=unit)
     assert Assignment.objects.get().label == stored
 
@@ -301,7 +303,7 @@ def test_an_eligible_unit_can_be_labelled_without_a_lease_but_not_one_outside_th
 
 def test_a_unit_with_an_imported_label_is_final_and_never_queued(campaign, annotator):
     criterion, units = sampled(campaign=campaign, answers=2)
-    Label.objects.create(unit=units[0], criterion=criterion, stage=Stage.IMPORTED, value=0)
+    import_label(unit=units[0], criterion=criterion, value=0)
     assert final_labels(criterion=criterion) == {units[0].pk: 0}
     assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL) == units[1]
     with pytest.raises(WorkflowError) as error:
@@ -512,21 +514,24 @@ def test_next_unit_and_submit_query_counts_do_not_grow_with_the_campaign(
     # current guidelines version, which a label records without a query.
     criterion = Criterion.objects.select_related("campaign", "current_version").get(pk=criterion.pk)
     user = annotator if stage == Stage.LABEL else reviewer
-    # roles, savepoint, queue query, insert of the lease, unit, release
-    with django_assert_num_queries(6):
+    # roles, savepoint, my lease (none), front of the queue, its open slot held, insert of the
+    # lease, unit, release
+    with django_assert_num_queries(8):
         unit = next_unit(user=user, criterion=criterion, stage=stage)
-    # the same, renewing the lease instead of inserting it
+    # roles, savepoint, my lease's open slot held longer, the lease extended, unit, release
     with django_assert_num_queries(6):
         assert next_unit(user=user, criterion=criterion, stage=stage) == unit
-    # roles, savepoint, unit lock with its slots, label insert, slot update, release
-    with django_assert_num_queries(6):
+    # roles, savepoint, unit lock with its slots, its open slots locked, label insert, slot
+    # update, the unit's closed slots deleted and opened ones inserted, the author's counts, release
+    with django_assert_num_queries(10):
         submit_label(user=user, unit_id=unit.pk, criterion=criterion, stage=stage, value=1, request_key="q")
 
 
 def test_next_unit_query_count_is_exact(campaign, annotator, django_assert_num_queries):
     criterion, _ = sampled(campaign=campaign, answers=3)
-    # roles, savepoint, candidate, insert of the lease, unit, release
-    with django_assert_num_queries(6):
+    # roles, savepoint, my lease (none), front of the queue, its open slot held, insert of the
+    # lease, unit, release
+    with django_assert_num_queries(8):
         assert next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL) is not None
 
 
@@ -582,7 +587,7 @@ def test_criterion_progress_counts_final_labels_in_review_mode(campaign, annotat
     from annotation.workflow.queue import criterion_progress
 
     criterion, units = sampled(campaign=campaign, answers=5)
-    Label.objects.create(unit=units[4], criterion=criterion, stage=Stage.IMPORTED, value=1)
+    import_label(unit=units[4], criterion=criterion, value=1)
     assert (
         criterion_progress(criterion=criterion).settled,
         criterion_progress(criterion=criterion).total,
@@ -665,7 +670,7 @@ def test_work_progress_in_blind_mode_matches_the_two_functions(campaign):
 def test_stage_progress_says_what_the_rest_of_the_total_is(campaign, annotator):
     other = member(campaign, Role.ANNOTATOR)
     criterion, units = sampled(campaign=campaign, answers=5)
-    Label.objects.create(unit=units[4], criterion=criterion, stage=Stage.IMPORTED, value=1)
+    import_label(unit=units[4], criterion=criterion, value=1)
     label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
     label(other, criterion, Stage.LABEL, 0, unit=units[1])
     before = timezone.now()
@@ -685,7 +690,7 @@ def test_stage_progress_in_blind_mode_counts_imported_units_for_both_slots(campa
     blind(campaign)
     first = member(campaign, Role.ANNOTATOR)
     criterion, units = sampled(campaign=campaign, answers=3)
-    Label.objects.create(unit=units[2], criterion=criterion, stage=Stage.IMPORTED, value=0)
+    import_label(unit=units[2], criterion=criterion, value=0)
     label(first, criterion, Stage.LABEL, 1, unit=units[0])
     progress = stage_progress(user=first, criterion=criterion, stage=Stage.LABEL)
     assert (progress.total, progress.filled, progress.imported_slots, progress.left_for_others) == (

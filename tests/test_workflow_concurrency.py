@@ -7,6 +7,7 @@ transaction, so there is nothing to prove there.
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import uuid
 from collections import Counter, defaultdict
@@ -14,8 +15,19 @@ from collections import Counter, defaultdict
 import pytest
 from django.conf import settings
 from django.db import connection
+from django.db.models import Q
 
-from annotation.models import AnnotationMode, Criterion, Label, Role, Stage, Unit
+from annotation.models import (
+    AnnotationMode,
+    Answer,
+    Assignment,
+    Criterion,
+    Label,
+    Question,
+    Role,
+    Stage,
+    Unit,
+)
 from annotation.workflow import WorkflowError, final_labels, next_unit, submit_label
 from tests.factories import add_member, make_answer, make_campaign, make_user, sample_units
 
@@ -130,3 +142,84 @@ def test_leases_expiring_at_once_still_give_one_label_per_unit():
     assert len(stored) == UNITS
     assert sorted(stored) == sorted(Label.objects.values_list("pk", flat=True))
     assert sorted(Label.objects.values_list("unit_id", flat=True)) == sorted(u.pk for u in units)
+
+
+PROCESSES = 8
+
+
+def _bulk_sample(*, mode: str, units: int):
+    """A campaign whose sample holds ``units`` sentence-free answer units, written in bulk."""
+    campaign = make_campaign(name=f"Large {uuid.uuid4().hex[:8]}", annotation_mode=mode)
+    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="relevance")
+    question = Question.objects.create(campaign=campaign, external_id="q", text="Q?", theme="Finance")
+    answers = Answer.objects.bulk_create(
+        Answer(campaign=campaign, question=question, external_id=f"a{i}", text=f"Answer {i}.")
+        for i in range(units)
+    )
+    made = Unit.objects.bulk_create(
+        Unit(campaign=campaign, level="answer", answer=answer, theme="Finance") for answer in answers
+    )
+    sample_units(criterion=criterion, units=made)
+    return campaign, criterion
+
+
+def _label_until_told_nothing_left(user_id: int, criterion_id: int, results) -> None:
+    """A worker process: label until ``next_unit`` says nothing is left, then say how many units
+    were still free (no label, no live lease) right after being told so."""
+    from django.contrib.auth.models import User
+    from django.db import connection as own
+    from django.utils import timezone
+
+    try:
+        user = User.objects.get(pk=user_id)
+        criterion = Criterion.objects.select_related("campaign").get(pk=criterion_id)
+        done = 0
+        while (unit := next_unit(user=user, criterion=criterion, stage=Stage.LABEL)) is not None:
+            submit_label(user=user, unit_id=unit.pk, criterion=criterion, stage=Stage.LABEL, value=1)
+            done += 1
+        # Free for this person: a slot without a label or a live lease, on a unit they did not
+        # label (the other blind slot of their own units is for someone else).
+        mine = Assignment.objects.filter(criterion=criterion, user=user).values("unit_id")
+        units = Unit.objects.filter(campaign=criterion.campaign).exclude(pk__in=mine)
+        slots = 2 if criterion.campaign.annotation_mode == AnnotationMode.BLIND_DOUBLE else 1
+        taken = (
+            Assignment.objects.filter(criterion=criterion, stage=Stage.LABEL, unit__in=units)
+            .filter(Q(label__isnull=False) | Q(expires_at__gt=timezone.now()))
+            .count()
+        )
+        results.put((user_id, done, units.count() * slots - taken, ""))
+    except BaseException as exc:  # the parent reports it
+        results.put((user_id, 0, -1, repr(exc)))
+    finally:
+        own.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "size"), [(AnnotationMode.REVIEW, 2_000), (AnnotationMode.BLIND_DOUBLE, 1_000)]
+)
+@pytest.mark.django_db(transaction=True)
+def test_eight_processes_on_a_large_queue_are_told_nothing_left_only_when_it_is_true(mode, size):
+    campaign, criterion = _bulk_sample(mode=mode, units=size)
+    users = [make_user() for _ in range(PROCESSES)]
+    for user in users:
+        add_member(campaign=campaign, user=user, roles=[Role.ANNOTATOR])
+    connection.close()  # each process opens its own connection
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    workers = [
+        context.Process(target=_label_until_told_nothing_left, args=(user.pk, criterion.pk, results))
+        for user in users
+    ]
+    for worker in workers:
+        worker.start()
+    reports = [results.get(timeout=600) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=60)
+    assert [error for *_, error in reports if error] == []
+    # Free slots only ever decrease here (no lease expires, nothing is undone): one still free
+    # after a person was told "nothing left" was free when they were told.
+    assert [free for _, _, free, _ in reports] == [0] * PROCESSES
+    slots = 2 if mode == AnnotationMode.BLIND_DOUBLE else 1
+    assert sum(done for _, done, _, _ in reports) == size * slots
+    assert Label.objects.filter(criterion=criterion).count() == size * slots
+    assert all(done > 0 for _, done, _, _ in reports)

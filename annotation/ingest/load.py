@@ -23,6 +23,7 @@ from annotation.ingest.records import AnswerRecord
 from annotation.ingest.validate import CheckedFile
 from annotation.ingest.write import JudgeLabel, LoadResult, NewQuestion, Writer
 from annotation.models import Campaign
+from annotation.workflow import open_slots
 
 __all__ = ["WRITE_BATCH", "JudgeLabel", "JudgeLabelSink", "LoadResult", "ProgressCallback", "load_file"]
 
@@ -93,6 +94,9 @@ def load_file(
         )
         if previous_chunks:
             writer.drop_unused_chunks(pks=previous_chunks)
+        # Imported labels are final and replaced answers take their units along: the stored
+        # queues are set again from what the campaign now holds.
+        open_slots.rebuild_all(criteria=campaign.criteria.select_related("campaign"))
     return result
 
 

@@ -25,6 +25,7 @@ from annotation.errors import FieldError
 from annotation.models import Criterion, Level, Sample, SampleItem, Unit
 from annotation.sampling.design import Draw, allocate_clusters, redraw_with_keep
 from annotation.sampling.staleness import is_stale
+from annotation.workflow import open_slots
 
 logger = logging.getLogger(__name__)
 
@@ -445,3 +446,5 @@ def _store(*, sample: Sample, draws: list[Draw]) -> None:
         updated, ["theme", "cluster", "cluster_size", "inclusion_probability", "rank"], batch_size=500
     )
     SampleItem.objects.bulk_create(created, batch_size=1000)
+    # The sample is now its criterion's current one (it has items): its queue is set from it.
+    open_slots.rebuild(criterion=Criterion.objects.select_related("campaign").get(pk=sample.criterion_id))

@@ -16,9 +16,19 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from annotation.current_sample import current_sample_id
+import annotation.workflow.open_slots as open_slots
+from annotation.current_sample import CURRENT_SAMPLE_SQL
 from annotation.guidelines import current_version
-from annotation.models import Assignment, Criterion, CriterionVersion, Label, SampleItem, Stage, Unit
+from annotation.models import (
+    Assignment,
+    Criterion,
+    CriterionVersion,
+    Label,
+    OpenSlot,
+    SampleItem,
+    Stage,
+    Unit,
+)
 from annotation.workflow.events import announce_labels_changed
 from annotation.workflow.queue import claim_slot, lease_end
 from annotation.workflow.rules import (
@@ -46,12 +56,20 @@ class _Slot:
     counts: bool
 
 
-_UNIT, _A, _L = Unit._meta.db_table, Assignment._meta.db_table, Label._meta.db_table
-# One round trip: lock the unit, say whether it has an imported label, read its slots.
+_UNIT, _A, _L, _SI, _OS = (
+    Unit._meta.db_table,
+    Assignment._meta.db_table,
+    Label._meta.db_table,
+    SampleItem._meta.db_table,
+    OpenSlot._meta.db_table,
+)
+# One round trip: lock the unit, say whether it has an imported label and whether it is in the
+# criterion's current sample, read its slots.
 _LOCK_SQL = (
     "SELECT u.level,"
     f" EXISTS (SELECT 1 FROM {_L} i WHERE i.unit_id = u.id AND i.criterion_id = %(criterion)s"
     " AND i.stage = %(imported)s),"
+    f" EXISTS (SELECT 1 FROM {_SI} x WHERE x.unit_id = u.id AND x.sample_id = {CURRENT_SAMPLE_SQL}),"
     " a.id, a.stage, a.slot, a.user_id, a.label_id, la.value,"
     " CASE WHEN a.label_id IS NOT NULL OR a.expires_at > %(now)s THEN 1 ELSE 0 END"
     f" FROM {_UNIT} u LEFT JOIN {_A} a ON a.unit_id = u.id AND a.criterion_id = %(criterion)s"
@@ -60,12 +78,31 @@ _LOCK_SQL = (
 )
 
 
-def _lock_unit(*, unit_id: int, criterion: Criterion, now: datetime) -> tuple[bool, list[_Slot]]:
-    """Lock the unit's row: (whether it has an imported label, its slots for the criterion).
+@dataclass(frozen=True)
+class _Locked:
+    """What the locking query read of a unit: whether it has an imported label, whether it is in
+    the criterion's current sample, and its slots for the criterion."""
+
+    imported: bool
+    in_sample: bool
+    slots: list[_Slot]
+
+    def filled(self) -> dict[tuple[str, int], int]:
+        """The values of the filled slots, by (stage, slot)."""
+        return {(s.stage, s.slot): s.value for s in self.slots if s.label_id and s.value is not None}
+
+
+_LOCK_OPEN_SQL = f"SELECT id FROM {_OS} WHERE criterion_id = %(criterion)s AND unit_id = %(unit)s"
+
+
+def _lock_unit(*, unit_id: int, criterion: Criterion, now: datetime) -> _Locked:
+    """Lock the unit's row and read it (see :class:`_Locked`).
 
     Raises WorkflowError when the unit is not in the criterion's campaign or not of its level.
     """
-    sql = _LOCK_SQL + (" FOR UPDATE OF u" if connection.features.has_select_for_update_of else "")
+    # NO KEY: label writes on the unit exclude each other, but rows that merely reference the unit
+    # (a lease inserted by next_unit) do not wait for them.
+    sql = _LOCK_SQL + (" FOR NO KEY UPDATE OF u" if connection.features.has_select_for_update_of else "")
     params: dict[str, Any] = {
         "criterion": criterion.pk,
         "imported": Stage.IMPORTED.value,
@@ -78,25 +115,31 @@ def _lock_unit(*, unit_id: int, criterion: Criterion, now: datetime) -> tuple[bo
         rows = cursor.fetchall()
     if not rows:
         raise WorkflowError(f"unit {unit_id} is not in this campaign", code="unit")
-    level, imported = rows[0][0], bool(rows[0][1])
+    # Then its open slots, before any of its slot rows: next_unit locks an open slot before its
+    # slot row, so taking them in the same order keeps the two from waiting on each other.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _LOCK_OPEN_SQL + (" FOR UPDATE" if connection.features.has_select_for_update else ""), params
+        )
+    level, imported, in_sample = rows[0][0], bool(rows[0][1]), bool(rows[0][2])
     if level != criterion.level:
         raise WorkflowError(
             f"unit {unit_id} is {level}-level; {criterion.name} is {criterion.level}-level", code="unit"
         )
     slots = [
         _Slot(
-            pk=row[2],
-            stage=row[3],
-            slot=row[4],
-            user_id=row[5],
-            label_id=row[6],
-            value=row[7],
-            counts=bool(row[8]),
+            pk=row[3],
+            stage=row[4],
+            slot=row[5],
+            user_id=row[6],
+            label_id=row[7],
+            value=row[8],
+            counts=bool(row[9]),
         )
         for row in rows
-        if row[2] is not None
+        if row[3] is not None
     ]
-    return imported, slots
+    return _Locked(imported=imported, in_sample=in_sample, slots=slots)
 
 
 def _replayed(label: Label, *, user: User, unit_id: int, criterion: Criterion, stage: str) -> Label:
@@ -197,8 +240,9 @@ def _record(
 ) -> Label:
     mode = criterion.campaign.annotation_mode
     now = timezone.now()
-    imported, slots = _lock_unit(unit_id=unit_id, criterion=criterion, now=now)
-    if imported:
+    locked = _lock_unit(unit_id=unit_id, criterion=criterion, now=now)
+    slots = locked.slots
+    if locked.imported:
         raise WorkflowError("this unit already has an imported final label", code="final")
     if any(s.user_id == user.pk and s.stage != stage and s.counts for s in slots):
         raise WorkflowError("you already work on another stage of this unit", code="other_stage")
@@ -226,10 +270,11 @@ def _record(
         if not kept:
             # An expired lease taken over by someone else since it was read.
             raise WorkflowError(TAKEN, code="taken")
+        _after_write(
+            locked=locked, criterion=criterion, user=user, unit_id=unit_id, change=((stage, mine.slot), value)
+        )
         return label
-    if not SampleItem.objects.filter(
-        sample_id=current_sample_id(criterion=criterion), unit_id=unit_id
-    ).exists():
+    if not locked.in_sample:
         raise WorkflowError("this unit is not in the criterion's current sample", code="not_queued")
     taken = {s.slot for s in slots if s.stage == stage and s.counts}
     free = [n for n in range(1, capacity(mode=mode, stage=stage) + 1) if n not in taken]
@@ -247,7 +292,43 @@ def _record(
         until=now,
         label=label,
     )
+    _after_write(
+        locked=locked, criterion=criterion, user=user, unit_id=unit_id, change=((stage, free[0]), value)
+    )
     return label
+
+
+def _after_write(
+    *,
+    locked: _Locked,
+    criterion: Criterion,
+    user: User,
+    unit_id: int,
+    change: tuple[tuple[str, int], int | None],
+) -> None:
+    """Keep the stored queue in step with a label written (value) or withdrawn (None) in a slot
+    of the locked unit: its open slots, and the author's counts when the unit is in the sample."""
+    open_slots.sync_unit(criterion=criterion, unit_id=unit_id)
+    if not locked.in_sample:
+        return
+    (stage, slot), value = change
+    mode = criterion.campaign.annotation_mode
+    before = locked.filled()
+    after = dict(before)
+    if value is None:
+        after.pop((stage, slot), None)
+    else:
+        after[(stage, slot)] = value
+    settled = int(open_slots.is_settled(mode=mode, filled=after)) - int(
+        open_slots.is_settled(mode=mode, filled=before)
+    )
+    open_slots.count_write(
+        criterion=criterion,
+        stage=stage,
+        user_id=user.pk,
+        filled=len(after) - len(before),
+        settled=settled,
+    )
 
 
 def _check_prerequisite(*, slots: list[_Slot], mode: str, stage: str, value: int, comment: str) -> None:
@@ -315,11 +396,12 @@ def _withdraw(*, user: User, criterion: Criterion, stage: str, request_key: str 
     last = mine.order_by("-label_id").values_list("unit_id", flat=True).first()
     if last is None:
         raise WorkflowError("nothing to undo", code="nothing")
-    _lock_unit(unit_id=last, criterion=criterion, now=timezone.now())
+    locked = _lock_unit(unit_id=last, criterion=criterion, now=timezone.now())
     # Read again under the lock: a concurrent undo may have withdrawn this one already.
-    row = mine.filter(unit_id=last).values_list("pk", flat=True).first()
-    if row is None:
+    found = mine.filter(unit_id=last).values_list("pk", "slot").first()
+    if found is None:
         raise WorkflowError("nothing to undo", code="nothing")
+    row, slot = found
     later = later_stages(mode=criterion.campaign.annotation_mode, stage=stage)
     if Assignment.objects.filter(
         unit_id=last, criterion=criterion, stage__in=later, label__isnull=False
@@ -341,4 +423,5 @@ def _withdraw(*, user: User, criterion: Criterion, stage: str, request_key: str 
         skipped_at=None,
         updated_at=now,
     )
+    _after_write(locked=locked, criterion=criterion, user=user, unit_id=last, change=((stage, slot), None))
     return withdrawal

@@ -7,10 +7,16 @@ to review, a disagreement to adjudicate), it has no imported label, and the pers
 on it at another stage nor the other blind slot. A person asking again gets their own live lease
 back first; units they skipped come after all the others. Order: theme, cluster, rank, unit id.
 
-Two people never hold the same slot: a lease is taken by inserting the slot's row (unique per
-unit, criterion, stage and slot) or by a conditional update of an expired one, and the candidate
-row is read with ``FOR UPDATE SKIP LOCKED`` on PostgreSQL so concurrent requests pick different
-units instead of colliding. SQLite runs every transaction as IMMEDIATE, which serialises them.
+The slots that are open are stored (``annotation.workflow.open_slots``), in the queue's order by
+an index, so that the next unit is read at the front of that index: the cost of a request does
+not grow with the number of units waiting, and progress is read from counts kept with each label.
+
+Two people never hold the same slot: the open slot is read with ``FOR UPDATE SKIP LOCKED`` on
+PostgreSQL, so concurrent requests take different slots without waiting, and its lease mirror
+(``held_until``) is set before the transaction ends, so a request that reads it afterwards skips
+it; the slot's row (unique per unit, criterion, stage and slot) is the last guard. SQLite runs
+every transaction as IMMEDIATE, which serialises them. Writers take a unit's locks in one order
+(the unit, its open slots, its slot rows), so they never wait on each other in a circle.
 """
 
 from __future__ import annotations
@@ -25,21 +31,24 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+import annotation.workflow.open_slots as open_slots
 from annotation.access import roles_of
-from annotation.current_sample import CURRENT_SAMPLE_SQL
 from annotation.models import (
     AnnotationMode,
     Assignment,
     Campaign,
     Criterion,
     Label,
-    SampleItem,
+    OpenSlot,
+    QueueTally,
     Stage,
     Unit,
 )
 from annotation.workflow.rules import STAGE_ROLE, capacity, require_stage_role, stages_for
 
-CLAIM_ATTEMPTS = 5
+# A claim loses only to a label written without a lease in the same slot (the open slots are
+# row-locked with SKIP LOCKED, so two claims never collide): look again a few times.
+CLAIM_ATTEMPTS = 20
 
 
 def lease_end(*, campaign: Campaign, now: datetime) -> datetime:
@@ -47,125 +56,123 @@ def lease_end(*, campaign: Campaign, now: datetime) -> datetime:
     return now + timedelta(minutes=campaign.lease_minutes)
 
 
-# The queue is one hand-written query: it runs on every label, and building the equivalent ORM
-# expression cost more Python time than the database spent answering it. Every per-person and
-# per-slot condition is an uncorrelated ``IN`` list, which both databases evaluate once and hash,
-# so its cost stays linear in the sample whatever the table statistics say.
-_A, _L = Assignment._meta.db_table, Label._meta.db_table
-_SI = SampleItem._meta.db_table
-_TAKEN = "(label_id IS NOT NULL OR expires_at > %(now)s)"
-_AT_STAGE = f"SELECT unit_id FROM {_A} WHERE criterion_id = %(criterion)s AND stage = %(stage)s"
-_MINE = _AT_STAGE + " AND user_id = %(user)s"
-_LIVE_MINE = _MINE + " AND label_id IS NULL AND expires_at > %(now)s"
-
-
-def _mine_latest(column: str) -> str:
-    return (
-        f"(SELECT MAX(m.{column}) FROM {_A} m WHERE m.unit_id = si.unit_id"
-        " AND m.criterion_id = %(criterion)s AND m.stage = %(stage)s AND m.user_id = %(user)s)"
-    )
-
-
-def _taken_slot(slot: int) -> str:
-    return f"{_AT_STAGE} AND slot = {slot:d} AND {_TAKEN}"
-
-
-@functools.cache
-def _where(*, mode: str, stage: str) -> str:
-    """The conditions that make a sample item eligible (see the module docstring)."""
-    free = " OR ".join(
-        f"si.unit_id NOT IN ({_taken_slot(n)})" for n in range(1, capacity(mode=mode, stage=stage) + 1)
-    )
-    conditions = [
-        f"si.sample_id = {CURRENT_SAMPLE_SQL}",
-        f"si.unit_id NOT IN (SELECT unit_id FROM {_L}"
-        " WHERE criterion_id = %(criterion)s AND stage = %(imported)s)",
-        f"si.unit_id NOT IN (SELECT unit_id FROM {_A} WHERE criterion_id = %(criterion)s"
-        f" AND user_id = %(user)s AND stage <> %(stage)s AND {_TAKEN})",
-        f"si.unit_id NOT IN ({_MINE} AND label_id IS NOT NULL)",
-        f"(si.unit_id IN ({_LIVE_MINE}) OR {free})",
-    ]
-    # "IS TRUE" keeps a prerequisite an IN list: PostgreSQL would turn a bare top-level IN into a
-    # semi-join, whose plan turns quadratic while the table statistics lag behind a new campaign.
-    if stage == Stage.REVIEW:
-        conditions.append(
-            f"(si.unit_id IN (SELECT unit_id FROM {_A} WHERE criterion_id = %(criterion)s"
-            " AND stage = %(first)s AND slot = 1 AND label_id IS NOT NULL)) IS TRUE"
-        )
-    elif stage == Stage.ADJUDICATION:
-        second_stage, second_slot = (
-            (Stage.LABEL, 2) if mode == AnnotationMode.BLIND_DOUBLE else (Stage.REVIEW, 1)
-        )
-        conditions.append(
-            f"(si.unit_id IN (SELECT a.unit_id FROM {_A} a JOIN {_L} la ON la.id = a.label_id"
-            f" JOIN {_A} b ON b.unit_id = a.unit_id AND b.criterion_id = a.criterion_id"
-            f" AND b.stage = '{second_stage.value}' AND b.slot = {second_slot:d}"
-            f" JOIN {_L} lb ON lb.id = b.label_id"
-            " WHERE a.criterion_id = %(criterion)s AND a.stage = %(first)s AND a.slot = 1"
-            " AND la.value <> lb.value)) IS TRUE"
-        )
-    return " AND ".join(conditions)
+_A, _OS, _QT = Assignment._meta.db_table, OpenSlot._meta.db_table, QueueTally._meta.db_table
+_FREE = "(q.held_until IS NULL OR q.held_until <= %(now)s)"
+# The user's live lease at the stage on a slot still open (a first label withdrawn closes its
+# review), latest first (the unit an undo gave back, then the one on screen): its open slot is
+# held longer in the same statement (open slot first, then the slot row, the order every writer
+# takes them in). A partial index on open leases serves it.
+_MY_LEASE_SQL = (
+    f"UPDATE {_OS} SET held_until = %(until)s WHERE id = ("
+    f"SELECT q.id FROM {_A} a JOIN {_OS} q ON q.criterion_id = a.criterion_id AND q.unit_id = a.unit_id"
+    " AND q.stage = a.stage AND q.slot = a.slot"
+    " WHERE a.criterion_id = %(criterion)s AND a.stage = %(stage)s AND a.user_id = %(user)s"
+    " AND a.label_id IS NULL AND a.expires_at > %(now)s{after}"
+    " ORDER BY a.updated_at DESC, a.id DESC LIMIT 1) RETURNING unit_id, slot"
+)
+# Units the user may not be handed at the stage: labelled by them (at any stage, or the other
+# blind slot), held by them at another stage; with ``{skipped}``, also those they skipped here.
+_NOT_MINE = (
+    f"NOT EXISTS (SELECT 1 FROM {_A} m WHERE m.unit_id = q.unit_id AND m.criterion_id = %(criterion)s"
+    " AND m.user_id = %(user)s AND (m.label_id IS NOT NULL"
+    " OR (m.expires_at > %(now)s AND m.stage <> %(stage)s){skipped}))"
+)
+# The front of the stage's queue: the first free open slot in the queue's order (theme, cluster,
+# rank, unit, slot) the user may take. Only rows under a live lease and the user's own units
+# are read past, so the cost does not grow with the queue.
+_FRONT_SQL = (
+    f"SELECT q.id, q.unit_id, q.slot, q.held_until FROM {_OS} q"
+    f" WHERE q.criterion_id = %(criterion)s AND q.stage = %(stage)s AND {_FREE}{{after}} AND "
+    + _NOT_MINE.format(skipped=" OR (m.stage = %(stage)s AND m.skipped_at IS NOT NULL)")
+    + " ORDER BY q.theme, q.cluster, q.rank, q.unit_id, q.slot LIMIT 1{lock}"
+)
+# Then the units the user skipped at the stage, in the order they skipped them.
+_SKIPPED_SQL = (
+    f"SELECT q.id, q.unit_id, q.slot, q.held_until FROM {_A} k JOIN {_OS} q"
+    " ON q.criterion_id = k.criterion_id AND q.unit_id = k.unit_id AND q.stage = k.stage"
+    " WHERE k.criterion_id = %(criterion)s AND k.stage = %(stage)s AND k.user_id = %(user)s"
+    f" AND k.label_id IS NULL AND k.skipped_at IS NOT NULL AND {_FREE}{{after}} AND "
+    + _NOT_MINE.format(skipped="")
+    + " ORDER BY k.skipped_at, q.theme, q.cluster, q.rank, q.unit_id, q.slot LIMIT 1{lock}"
+)
 
 
 @functools.cache
-def _candidate_sql(*, mode: str, stage: str, lock: bool, skip_one: bool = False) -> str:
-    slots = capacity(mode=mode, stage=stage)
-    free_slot = "1" if slots == 1 else f"CASE WHEN si.unit_id IN ({_taken_slot(1)}) THEN 2 ELSE 1 END"
-    # Whether the free slot already has a row (an expired lease to take over) or needs an insert.
-    has_row = " ".join(
-        f"WHEN {free_slot} = {n:d} THEN"
-        f" CASE WHEN si.unit_id IN ({_AT_STAGE} AND slot = {n:d}) THEN 1 ELSE 0 END"
-        for n in range(1, slots + 1)
+def _sql(template: str, *, after: bool, lock: bool) -> str:
+    return template.format(
+        after=" AND q.unit_id <> %(after)s" if after else "",
+        lock=" FOR UPDATE OF q SKIP LOCKED" if lock else "",
     )
-    where = _where(mode=mode, stage=stage) + (" AND si.unit_id <> %(after)s" if skip_one else "")
-    sql = (
-        "SELECT si.unit_id,"
-        f" CASE WHEN si.unit_id IN ({_LIVE_MINE}) THEN {_mine_latest('updated_at')} END AS mine_at,"
-        f" CASE WHEN si.unit_id IN ({_MINE} AND skipped_at IS NOT NULL) THEN {_mine_latest('skipped_at')}"
-        f" END AS my_skip, {free_slot} AS free_slot, CASE {has_row} END AS has_row"
-        f" FROM {_SI} si WHERE {where}"
-        # The unit given back by an undo, then the one on screen, then the queue; skipped ones last.
-        " ORDER BY mine_at DESC NULLS LAST, my_skip ASC NULLS FIRST,"
-        " si.theme, si.cluster, si.rank, si.unit_id"
-        " LIMIT 1"
-    )
-    return sql + (" FOR UPDATE OF si SKIP LOCKED" if lock else "")
 
 
-def _params(*, user: User, criterion: Criterion, stage: str, now: datetime, after: int | None = None) -> dict:
+def _params(*, user: User, criterion: Criterion, stage: str, now: datetime, **more: object) -> dict:
+    adapt = connection.ops.adapt_datetimefield_value
     return {
-        "after": after,
         "criterion": criterion.pk,
         "stage": stage,
         "user": user.pk,
-        "now": connection.ops.adapt_datetimefield_value(now),
-        "imported": Stage.IMPORTED.value,
-        "first": Stage.LABEL.value,
+        "now": adapt(now),
+        **{name: adapt(value) if isinstance(value, datetime) else value for name, value in more.items()},
     }
 
 
-def _candidate(
-    *, user: User, criterion: Criterion, stage: str, now: datetime, after: int | None = None
-) -> tuple | None:
-    """(unit id, my live lease's time, my skip's time, free slot, whether that slot has a row) of
-    the first eligible unit other than ``after``, row-locked on PostgreSQL."""
+def _take(
+    *, user: User, criterion: Criterion, stage: str, now: datetime, until: datetime, after: int | None
+) -> int | None:
+    """The unit to hand ``user`` now, leased to them (see :func:`next_unit`); None when none is left."""
+    params = _params(user=user, criterion=criterion, stage=stage, now=now, until=until, after=after)
     lock = connection.features.has_select_for_update_skip_locked
-    sql = _candidate_sql(
-        mode=criterion.campaign.annotation_mode, stage=stage, lock=lock, skip_one=after is not None
-    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, _params(user=user, criterion=criterion, stage=stage, now=now, after=after))
-        return cursor.fetchone()
+        cursor.execute(_MY_LEASE_SQL.format(after=" AND a.unit_id <> %(after)s" if after else ""), params)
+        mine = cursor.fetchone()
+        if mine is not None:
+            Assignment.objects.filter(
+                unit_id=mine[0],
+                criterion=criterion,
+                stage=stage,
+                slot=mine[1],
+                user_id=user.pk,
+                label__isnull=True,
+            ).update(expires_at=until, updated_at=now)
+            return mine[0]
+        row = None
+        for template in (_FRONT_SQL, _SKIPPED_SQL):
+            cursor.execute(_sql(template, after=after is not None, lock=lock), params)
+            if (row := cursor.fetchone()) is not None:
+                break
+    if row is None:
+        return None
+    open_id, unit_id, slot, held_until = row
+    OpenSlot.objects.filter(pk=open_id).update(held_until=until)
+    # A slot with a lease row (expired: it was free) is taken over; one without gets its row.
+    claim_slot(
+        user=user,
+        unit_id=unit_id,
+        criterion=criterion,
+        stage=stage,
+        slot=slot,
+        now=now,
+        until=until,
+        has_row=held_until is not None,
+    )
+    return unit_id
 
 
 def available_count(*, user: User, criterion: Criterion, stage: str, now: datetime) -> int:
-    """How many units ``next_unit`` could hand ``user`` at ``stage`` now (their own leases included)."""
-    where = _where(mode=criterion.campaign.annotation_mode, stage=stage)
+    """How many units ``next_unit`` could hand ``user`` at ``stage`` now (their own leases included).
+
+    Counts the stage's open slots (linear in them: for pages that list queues, not for the label
+    path, which never counts).
+    """
+    sql = (
+        f"SELECT COUNT(DISTINCT q.unit_id) FROM {_OS} q"
+        f" WHERE q.criterion_id = %(criterion)s AND q.stage = %(stage)s AND ({_FREE}"
+        f" OR EXISTS (SELECT 1 FROM {_A} h WHERE h.unit_id = q.unit_id AND h.criterion_id = %(criterion)s"
+        " AND h.stage = q.stage AND h.slot = q.slot AND h.user_id = %(user)s AND h.label_id IS NULL))"
+        " AND " + _NOT_MINE.format(skipped="")
+    )
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT COUNT(*) FROM {_SI} si WHERE {where}",
-            _params(user=user, criterion=criterion, stage=stage, now=now),
-        )
+        cursor.execute(sql, _params(user=user, criterion=criterion, stage=stage, now=now))
         return cursor.fetchone()[0]
 
 
@@ -183,12 +190,14 @@ def next_unit(
     the person then holds two leases (never more: asking again returns the same prefetched one).
 
     The user's own live lease comes back first (and is extended), so asking again never loses
-    it. Otherwise the first eligible unit (see the module docstring) is leased for the campaign's
-    ``lease_minutes``; an expired lease frees its slot for anyone. The unit comes with its answer,
-    question and sentence loaded. Raises PermissionDenied without the stage's role and
-    WorkflowError for a stage the campaign's mode does not have (``roles``: the user's roles
-    already read in this request, see :func:`require_stage_role`). A constant number of queries,
-    whatever the size of the campaign.
+    it. Otherwise the first free open slot of the stage's queue (see the module docstring and
+    :mod:`annotation.workflow.open_slots`) is leased for the campaign's ``lease_minutes``; an
+    expired lease frees its slot for anyone; units the user skipped come after all the others.
+    The unit comes with its answer, question and sentence loaded. Raises PermissionDenied without
+    the stage's role and WorkflowError for a stage the campaign's mode does not have (``roles``:
+    the user's roles already read in this request, see :func:`require_stage_role`). A constant
+    number of queries, whatever the size of the campaign; None only when no open slot is left
+    for the user.
     """
     campaign = criterion.campaign
     require_stage_role(user=user, campaign=campaign, stage=stage, roles=roles)
@@ -197,28 +206,14 @@ def next_unit(
         until = lease_end(campaign=campaign, now=now)
         try:
             with transaction.atomic():
-                row = _candidate(user=user, criterion=criterion, stage=stage, now=now, after=after)
-                if row is None:
+                unit_id = _take(
+                    user=user, criterion=criterion, stage=stage, now=now, until=until, after=after
+                )
+                if unit_id is None:
                     return None
-                unit_id, mine_at, _, free_slot, has_row = row
-                if mine_at is not None:
-                    Assignment.objects.filter(
-                        unit_id=unit_id, criterion=criterion, stage=stage, user_id=user.pk, label__isnull=True
-                    ).update(expires_at=until, updated_at=now)
-                else:
-                    claim_slot(
-                        user=user,
-                        unit_id=unit_id,
-                        criterion=criterion,
-                        stage=stage,
-                        slot=free_slot,
-                        now=now,
-                        until=until,
-                        has_row=bool(has_row),
-                    )
                 return Unit.objects.select_related("answer__question", "sentence").get(pk=unit_id)
         except IntegrityError:
-            # Someone took the slot between the read and the insert: look again.
+            # A label written without a lease filled the slot meanwhile: look again.
             continue
     return None
 
@@ -276,14 +271,18 @@ def skip(
     """
     require_stage_role(user=user, campaign=criterion.campaign, stage=stage, roles=roles)
     now = timezone.now()
-    released = Assignment.objects.filter(
+    mine = Assignment.objects.filter(
         unit_id=unit_id,
         criterion=criterion,
         stage=stage,
         user_id=user.pk,
         label__isnull=True,
         expires_at__gt=now,
-    ).update(expires_at=now, skipped_at=now, updated_at=now)
+    )
+    with transaction.atomic():
+        for slot in mine.values_list("slot", flat=True):
+            open_slots.hold(criterion=criterion, unit_id=unit_id, stage=stage, slot=slot, until=now)
+        released = mine.update(expires_at=now, skipped_at=now, updated_at=now)
     return bool(released)
 
 
@@ -330,23 +329,16 @@ class StageProgress:
         return max(0, self.total - self.filled - self.held - self.imported_slots)
 
 
-_IN_SAMPLE = f"(unit_id IN (SELECT unit_id FROM {_SI} WHERE sample_id = {CURRENT_SAMPLE_SQL})) IS TRUE"
-_HELD_BY_OTHERS = (
-    f" FROM {_A} WHERE criterion_id = %(criterion)s AND stage = %(stage)s AND label_id IS NULL"
-    f" AND expires_at > %(now)s AND user_id <> %(user)s AND {_IN_SAMPLE}"
-)
+# The counts of the criterion (a few rows: see annotation.workflow.open_slots), and the open
+# slots of the stage others hold under a live lease, read from the partial index on open leases.
 _PROGRESS_SQL = (
-    "SELECT (SELECT COUNT(*) FROM " + _SI + " WHERE sample_id = " + CURRENT_SAMPLE_SQL + "),"
-    " COALESCE(SUM(CASE WHEN a.stage = %(stage)s AND a.user_id = %(user)s THEN 1 ELSE 0 END), 0),"
-    " COALESCE(SUM(CASE WHEN a.stage = %(stage)s THEN 1 ELSE 0 END), 0),"
-    " COALESCE(SUM(CASE WHEN a.stage = %(first)s THEN 1 ELSE 0 END), 0),"
-    f" (SELECT COUNT(*){_HELD_BY_OTHERS}), (SELECT MAX(expires_at){_HELD_BY_OTHERS}),"
-    f" (SELECT COUNT(DISTINCT unit_id) FROM {_L} WHERE criterion_id = %(criterion)s"
-    f" AND stage = %(imported)s AND {_IN_SAMPLE})"
-    f" FROM {_A} a WHERE a.criterion_id = %(criterion)s AND a.label_id IS NOT NULL"
-    f" AND (a.unit_id IN (SELECT unit_id FROM {_SI} WHERE sample_id = {CURRENT_SAMPLE_SQL})) IS TRUE"
+    f"SELECT kind, user_id, filled, settled, NULL FROM {_QT} WHERE criterion_id = %(criterion)s"
+    " UNION ALL SELECT 'held', NULL, COUNT(*), 0, MAX(a.expires_at)"
+    f" FROM {_A} a JOIN {_OS} q ON q.criterion_id = a.criterion_id AND q.unit_id = a.unit_id"
+    " AND q.stage = a.stage AND q.slot = a.slot"
+    " WHERE a.criterion_id = %(criterion)s AND a.stage = %(stage)s AND a.label_id IS NULL"
+    " AND a.expires_at > %(now)s AND a.user_id <> %(user)s"
 )
-_PROGRESS_COLUMNS = 7
 
 
 def _moment(value: object) -> datetime | None:
@@ -357,45 +349,6 @@ def _moment(value: object) -> datetime | None:
     if not isinstance(moment, datetime):
         return None
     return timezone.make_aware(moment, UTC) if timezone.is_naive(moment) else moment
-
-
-def _stage_progress(*, criterion: Criterion, stage: str, row: tuple) -> StageProgress:
-    mode = criterion.campaign.annotation_mode
-    size, mine, filled, first, held = (int(n) for n in row[:5])
-    imported = int(row[6])
-    if stage == Stage.LABEL:
-        total: int | None = size * capacity(mode=mode, stage=stage)
-    elif stage == Stage.REVIEW:
-        total = first
-    else:
-        total = None
-    return StageProgress(
-        stage=stage,
-        mine=mine,
-        filled=filled,
-        total=total,
-        sample_size=size,
-        held=held,
-        held_until=_moment(row[5]),
-        imported=imported,
-    )
-
-
-def stage_progress(*, user: User, criterion: Criterion, stage: str) -> StageProgress:
-    """Progress of ``stage`` on the criterion's current sample, in one query.
-
-    ``mine``: slots the user filled at the stage; ``filled``: slots filled by anyone; ``total``:
-    the slots the stage will have (sample size x slots for the first stage, one review per first
-    label), None for adjudication (it depends on disagreements still to come); ``held``: slots
-    others hold under a live lease, the last of which expires at ``held_until``; ``imported``:
-    units of the sample with an imported (final) label.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _PROGRESS_SQL, _params(user=user, criterion=criterion, stage=stage, now=timezone.now())
-        )
-        row = cursor.fetchone()
-    return _stage_progress(criterion=criterion, stage=stage, row=row)
 
 
 @dataclass(frozen=True)
@@ -413,71 +366,76 @@ class CriterionProgress:
         return min(100, round(100 * self.settled / self.total))
 
 
-@functools.cache
-def _settled_sql(*, mode: str) -> str:
-    # One pass over the criterion's filled slots grouped by unit, joined to the sample by hash:
-    # linear whatever the planner believes. (Membership tests built from self-joins of the slot
-    # table took 28 s per page on a fresh 200,000-sentence campaign whose statistics were stale.)
-    def value(stage: str, slot: int) -> str:
-        return f"MAX(CASE WHEN a.stage = '{stage}' AND a.slot = {slot} THEN la.value END)"
-
-    label, review, adjudication = Stage.LABEL.value, Stage.REVIEW.value, Stage.ADJUDICATION.value
-    if mode == AnnotationMode.BLIND_DOUBLE:
-        # Both blind labels given, whatever their values: counting agreements would tell whoever
-        # gave the second label what the first one was.
-        done = f"COUNT(DISTINCT CASE WHEN a.stage = '{label}' THEN a.slot END) = 2"
+def _progress(
+    *, user: User, criterion: Criterion, stage: str, rows: list[tuple]
+) -> tuple[StageProgress, CriterionProgress]:
+    mode = criterion.campaign.annotation_mode
+    size = imported = mine = filled = first = settled = held = 0
+    held_until = None
+    for kind, user_id, count, done, moment in rows:
+        count, done = int(count), int(done)
+        settled += done
+        if kind == QueueTally.SAMPLE:
+            size = count
+        elif kind == QueueTally.IMPORTED:
+            imported = count
+        elif kind == "held":
+            held, held_until = count, _moment(moment)
+        else:
+            first += count if kind == Stage.LABEL else 0
+            filled += count if kind == stage else 0
+            mine += count if kind == stage and user_id == user.pk else 0
+    if stage == Stage.LABEL:
+        total: int | None = size * capacity(mode=mode, stage=stage)
+    elif stage == Stage.REVIEW:
+        total = first
     else:
-        # The filled slots hold the labels in force (an undo empties its slot): a review that
-        # agrees with the first label, or an adjudication, makes a final label.
-        done = (
-            f"COUNT(CASE WHEN a.stage = '{adjudication}' THEN 1 END) > 0"
-            f" OR {value(label, 1)} = {value(review, 1)}"
-        )
-    settled = (
-        f"SELECT a.unit_id FROM {_A} a JOIN {_L} la ON la.id = a.label_id"
-        f" WHERE a.criterion_id = %(criterion)s GROUP BY a.unit_id HAVING {done}"
-        f" UNION SELECT unit_id FROM {_L} WHERE criterion_id = %(criterion)s AND stage = %(imported)s"
+        total = None
+    progress = StageProgress(
+        stage=stage,
+        mine=mine,
+        filled=filled,
+        total=total,
+        sample_size=size,
+        held=held,
+        held_until=held_until,
+        imported=imported,
     )
-    return (
-        "SELECT COUNT(*), COUNT(d.unit_id)"
-        f" FROM {_SI} si LEFT JOIN ({settled}) d ON d.unit_id = si.unit_id"
-        f" WHERE si.sample_id = {CURRENT_SAMPLE_SQL}"
-    )
-
-
-def _criterion_progress(*, criterion: Criterion, row: tuple) -> CriterionProgress:
-    total, settled = (int(n) for n in row)
-    blind = criterion.campaign.annotation_mode == AnnotationMode.BLIND_DOUBLE
-    return CriterionProgress(settled=settled, total=total, blind=blind)
-
-
-def criterion_progress(*, criterion: Criterion) -> CriterionProgress:
-    """Units of the criterion's current sample that are done, and the sample's size.
-
-    Done: a final label in review mode; both labels given in blind double mode (their agreement
-    is no business of the people labelling). One query whatever the size of the campaign.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _settled_sql(mode=criterion.campaign.annotation_mode),
-            {"criterion": criterion.pk, "imported": Stage.IMPORTED.value},
-        )
-        row = cursor.fetchone()
-    return _criterion_progress(criterion=criterion, row=row)
+    blind = mode == AnnotationMode.BLIND_DOUBLE
+    return progress, CriterionProgress(settled=settled, total=size, blind=blind)
 
 
 def work_progress(*, user: User, criterion: Criterion, stage: str) -> tuple[StageProgress, CriterionProgress]:
-    """:func:`stage_progress` and :func:`criterion_progress` together, in one round trip (the
-    annotator page shows both after every label)."""
-    settled = _settled_sql(mode=criterion.campaign.annotation_mode)
-    sql = f"SELECT * FROM ({_PROGRESS_SQL}) p CROSS JOIN ({settled}) d"
+    """Progress of ``stage`` on the criterion's current sample, and of the whole criterion, in one
+    query of a few rows whatever the size of the sample.
+
+    The stage: ``mine``, slots the user filled; ``filled``, slots filled by anyone; ``total``, the
+    slots the stage will have (sample size x slots for the first stage, one review per first
+    label), None for adjudication (it depends on disagreements still to come); ``held``, slots
+    others hold under a live lease, the last of which expires at ``held_until``; ``imported``,
+    units of the sample with an imported (final) label. The criterion: units settled (a final
+    label in review mode; both labels given in blind double mode, whose agreement is no business
+    of the people labelling) out of the sample's size.
+    """
     with connection.cursor() as cursor:
-        cursor.execute(sql, _params(user=user, criterion=criterion, stage=stage, now=timezone.now()))
-        row = cursor.fetchone()
-    return (
-        _stage_progress(criterion=criterion, stage=stage, row=row[:_PROGRESS_COLUMNS]),
-        _criterion_progress(criterion=criterion, row=row[_PROGRESS_COLUMNS:]),
-    )
+        cursor.execute(
+            _PROGRESS_SQL, _params(user=user, criterion=criterion, stage=stage, now=timezone.now())
+        )
+        rows = cursor.fetchall()
+    return _progress(user=user, criterion=criterion, stage=stage, rows=rows)
+
+
+def stage_progress(*, user: User, criterion: Criterion, stage: str) -> StageProgress:
+    """The stage's part of :func:`work_progress`."""
+    return work_progress(user=user, criterion=criterion, stage=stage)[0]
+
+
+def criterion_progress(*, criterion: Criterion) -> CriterionProgress:
+    """The criterion's part of :func:`work_progress`: units of its current sample that are done."""
+    rows = list(QueueTally.objects.filter(criterion=criterion).values_list("kind", "filled", "settled"))
+    size = sum(filled for kind, filled, _ in rows if kind == QueueTally.SAMPLE)
+    blind = criterion.campaign.annotation_mode == AnnotationMode.BLIND_DOUBLE
+    return CriterionProgress(settled=sum(settled for *_, settled in rows), total=size, blind=blind)
 
 
 @dataclass(frozen=True)
