@@ -12,14 +12,14 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from annotation.ingest import ImportFailed
-from annotation.models import Criterion, Label, Stage, Unit
-from annotation.workflow import final_labels
+from annotation.models import Criterion, Label, Role, Stage, Unit
+from annotation.workflow import final_labels, next_unit, skip, stage_progress
 from evaluation import estimates
 from evaluation.interchange import exporting
 from evaluation.interchange.loading import import_labels
 from evaluation.interchange.vocabulary import Vocabulary, check_vocabulary
 from evaluation.models import Judge, Judgment
-from tests.factories import make_campaign, make_user
+from tests.factories import make_campaign, make_user, member, sample_units
 from tests.interchange_files import (
     ARGILLA_FILE,
     ARGILLA_MAPPING,
@@ -452,3 +452,31 @@ def test_ares_export_needs_a_criterion(campaign, tmp_path):
             "--output",
             str(tmp_path / "x"),
         )
+
+
+def test_imported_labels_take_their_units_out_of_the_work_queue(campaign):
+    fixture_answers(campaign)
+    vocabulary = check_vocabulary(mapping=LABEL_STUDIO_MAPPING, name="mapping")
+    criteria = {c.name: c for c in Criterion.objects.select_related("campaign").filter(campaign=campaign)}
+    for criterion in criteria.values():
+        units = list(Unit.objects.filter(campaign=campaign, level=criterion.level).order_by("pk"))
+        sample_units(criterion=criterion, units=units)
+    annotator = member(campaign, Role.ANNOTATOR)
+    import_labels(path=LABEL_STUDIO_FILE, fmt="label-studio", campaign=campaign, vocabulary=vocabulary)
+    for criterion in criteria.values():
+        imported = set(
+            Label.objects.filter(criterion=criterion, stage=Stage.IMPORTED).values_list("unit_id", flat=True)
+        )
+        if not imported:
+            continue
+        progress = stage_progress(user=annotator, criterion=criterion, stage=Stage.LABEL)
+        assert progress.imported == len(imported)
+        # Skipped units come back after all the others: going round once shows the whole queue.
+        handed: set[int] = set()
+        while (unit := next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)) is not None:
+            if unit.pk in handed:
+                break
+            handed.add(unit.pk)
+            skip(user=annotator, criterion=criterion, stage=Stage.LABEL, unit_id=unit.pk)
+        units = set(Unit.objects.filter(campaign=campaign, level=criterion.level).values_list("pk", flat=True))
+        assert handed == units - imported

@@ -7,10 +7,9 @@ from django.db import migrations, models
 
 def fill(apps, schema_editor):
     """Set the stored queue of every criterion from its current sample, slots and labels."""
-    from annotation.models import Criterion
     from annotation.workflow.open_slots import rebuild
 
-    for criterion in Criterion.objects.select_related("campaign"):
+    for criterion in apps.get_model("annotation", "Criterion").objects.select_related("campaign"):
         rebuild(criterion=criterion)
 
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0007_label_append_only"),
+        ("annotation", "0008_work_queue_stored"),
     ]
 
     operations = [

@@ -191,13 +191,16 @@ def rebuild(*, criterion: Criterion) -> None:
     """
     mode = criterion.campaign.annotation_mode
     params = _params(criterion)
-    OpenSlot.objects.filter(criterion=criterion).delete()
-    QueueTally.objects.filter(criterion=criterion).delete()
+    # By id: the migration that first fills the tables passes its own historical Criterion.
+    OpenSlot.objects.filter(criterion_id=criterion.pk).delete()
+    QueueTally.objects.filter(criterion_id=criterion.pk).delete()
     with connection.cursor() as cursor:
         cursor.execute(_insert_sql(mode=mode, one_unit=False), params)
         cursor.execute(settled_sql(mode=mode), params)
         size, settled = cursor.fetchone()
-        QueueTally.objects.create(criterion=criterion, kind=QueueTally.SAMPLE, filled=size, settled=settled)
+        QueueTally.objects.create(
+            criterion_id=criterion.pk, kind=QueueTally.SAMPLE, filled=size, settled=settled
+        )
         cursor.execute(_FILLED_TALLY_SQL, params)
         cursor.execute(_IMPORTED_TALLY_SQL, params)
 

@@ -27,6 +27,7 @@ from django.db import transaction
 from annotation.ingest.bulk import insert_rows
 from annotation.ingest.errors import ErrorLog, ImportFailed, RowError
 from annotation.models import Answer, Campaign, Criterion, Label, Stage, Unit
+from annotation.workflow import open_slots
 from evaluation.interchange import argilla, authors, label_studio
 from evaluation.interchange.records import HumanLabel, Parsed, Prediction, UnitKey
 from evaluation.interchange.vocabulary import Vocabulary
@@ -294,6 +295,10 @@ def import_labels(
                 ],
                 returning=False,
             )
+        # Imported labels are final: the work queues of their criteria are set again.
+        open_slots.rebuild_all(
+            criteria=Criterion.objects.filter(pk__in={row[1] for row in fresh}).select_related("campaign")
+        )
         touched = {row[1] for row in fresh} | {criteria[p.criterion].pk for p in parsed.predictions}
         for criterion_id in sorted(touched):
             enqueue_refresh(criterion_id=criterion_id, trigger=ReportSnapshot.Trigger.IMPORT)
