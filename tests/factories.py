@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+from datetime import datetime
+from unittest import mock
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -157,6 +159,13 @@ def label(user, criterion, stage, value, *, unit=None, comment: str = "", key: s
         comment=comment,
         request_key=key or f"k{next(_keys)}",
     )
+
+
+def label_at(at: datetime, user, criterion, stage, value, **kwargs) -> Label:
+    """:func:`label` with the server's clock at ``at``: the label's ``created_at`` (the pace the
+    annotators' page measures) is ``at``."""
+    with mock.patch("django.utils.timezone.now", return_value=at):
+        return label(user, criterion, stage, value, **kwargs)
 
 
 TOPICS = {

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import groupby
 
-from annotation.models import AnnotationMode, Criterion, Label, Stage
+from annotation.models import AnnotationMode, Campaign, Criterion, Label, Stage
 
 ID_CHUNK = 5000
 _ROW_FIELDS = ("id", "unit_id", "user_id", "stage", "value", "comment", "created_at")
@@ -191,3 +191,23 @@ def final_labels(*, criterion: Criterion, unit_ids: Iterable[int] | None = None)
         if state.final is not None:
             finals[unit_id] = state.final
     return finals
+
+
+def campaign_unit_states(*, campaign: Campaign) -> dict[int, dict[int, UnitState]]:
+    """State per unit id per criterion id, for every labelled unit of every criterion of
+    ``campaign`` (imported labels included: they are final). One query, whatever the number of
+    criteria and labels."""
+    rows = (
+        Label.objects.filter(criterion__campaign=campaign)
+        .order_by("criterion_id", "unit_id", "id")
+        .values_list("criterion_id", *_ROW_FIELDS)
+    )
+    states: dict[int, dict[int, UnitState]] = {}
+    # A row is (criterion id, *_ROW_FIELDS): the unit id is its third field.
+    for (criterion_id, unit_id), unit_rows in groupby(
+        rows.iterator(chunk_size=10_000), key=lambda r: (r[0], r[2])
+    ):
+        states.setdefault(criterion_id, {})[unit_id] = derive(
+            unit_id=unit_id, mode=campaign.annotation_mode, rows=(row[1:] for row in unit_rows)
+        )
+    return states
