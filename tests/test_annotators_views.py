@@ -9,8 +9,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from annotation.models import AnnotationMode, Criterion, Role, Stage
-from annotation.workflow import next_unit
-from tests.factories import add_member, label_at, make_campaign, make_user, sampled
+from tests.factories import add_member, label_at, make_campaign, make_user, reviewed_work, sampled
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
@@ -24,27 +23,9 @@ def url(campaign, **query) -> str:
     return base + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
 
 
-def review_work(campaign, annotator, reviewer, adjudicator, *, units: int = 4):
-    """``annotator`` labels ``units`` units 1, 1, 0, 1... at 0, 20, 50 s then after a break;
-    ``reviewer`` confirms, overrides, confirms the first three 40 s apart; ``adjudicator``
-    settles the override with 0; the reviewer then holds the fourth unit under a lease."""
-    criterion, sample_units = sampled(campaign=campaign, answers=units)
-    values = [1, 1, 0] + [1] * (units - 3)
-    times = [0, 20, 50] + [50 + 1000 + 10 * n for n in range(units - 3)]
-    for unit, value, second in zip(sample_units, values, times, strict=True):
-        label_at(at(second), annotator, criterion, Stage.LABEL, value, unit=unit)
-    for n, value in enumerate([1, 0, 0]):
-        label_at(
-            at(2000 + 40 * n), reviewer, criterion, Stage.REVIEW, value, unit=sample_units[n], comment="r"
-        )
-    label_at(at(3000), adjudicator, criterion, Stage.ADJUDICATION, 0, unit=sample_units[1], comment="settled")
-    assert next_unit(user=reviewer, criterion=criterion, stage=Stage.REVIEW) is not None
-    return criterion
-
-
 @pytest.fixture
 def worked(campaign, manager, annotator, reviewer, adjudicator):
-    return review_work(campaign, annotator, reviewer, adjudicator)
+    return reviewed_work(campaign, annotator, reviewer, adjudicator)
 
 
 # Who sees it
@@ -181,7 +162,7 @@ def test_a_constant_number_of_queries_whatever_the_number_of_labels(
         add_member(campaign=campaign, user=annotator, roles=[Role.ANNOTATOR])
         add_member(campaign=campaign, user=reviewer, roles=[Role.REVIEWER])
         add_member(campaign=campaign, user=adjudicator, roles=[Role.ADJUDICATOR])
-        review_work(campaign, annotator, reviewer, adjudicator, units=units)
+        reviewed_work(campaign, annotator, reviewer, adjudicator, units=units)
         client = client_for(manager)
         # Session, user, campaign, roles, criteria, label states, slots and leases, timeline, names.
         with django_assert_num_queries(9):
