@@ -77,7 +77,7 @@ def annotators_page(
 ) -> AnnotatorsPage:
     """The page's figures for ``campaign`` (its ``criteria``, as :func:`campaign_criteria` gives
     them) with the detail of ``chosen``; leases are live at ``now``. Four queries."""
-    states = campaign_unit_states(campaign=campaign)
+    states = campaign_unit_states(campaign=campaign, labelled_by_people=True)
     anchored = campaign.annotation_mode != AnnotationMode.BLIND_DOUBLE
     figures = []
     for criterion in criteria:

@@ -714,3 +714,18 @@ def test_campaign_unit_states_agree_with_each_criterions_states_in_one_query(
     assert states[relevance.pk] == unit_states(criterion=relevance)
     assert states[veracity.pk] == unit_states(criterion=veracity)
     assert len(states[relevance.pk]) == 3 and len(states[veracity.pk]) == 1
+
+
+def test_campaign_unit_states_can_leave_out_units_nobody_labelled(campaign, annotator):
+    from annotation.workflow.state import campaign_unit_states
+
+    relevance, units = sampled(campaign=campaign, answers=2)
+    label(annotator, relevance, Stage.LABEL, 1, unit=units[1])
+    # Imported afterwards (the queue refuses units that already have an imported label).
+    Label.objects.create(unit=units[0], criterion=relevance, stage=Stage.IMPORTED, value=1)
+    Label.objects.create(unit=units[1], criterion=relevance, stage=Stage.IMPORTED, value=0)
+    every = campaign_unit_states(campaign=campaign)[relevance.pk]
+    people = campaign_unit_states(campaign=campaign, labelled_by_people=True)[relevance.pk]
+    assert set(every) == {units[0].pk, units[1].pk}
+    assert set(people) == {units[1].pk}
+    assert people[units[1].pk].final == 0  # the imported label is final
