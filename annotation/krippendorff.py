@@ -18,6 +18,7 @@ examples.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,8 +27,11 @@ import numpy as np
 # The bootstrap's defaults: resamples of the units, and the seed that makes a page reproducible.
 RESAMPLES = 1000
 SEED = 0
-# Resamples drawn at once: memory stays at CHUNK x units indices whatever RESAMPLES is.
-CHUNK = 100
+# The cost bound: resamples x distinct unit patterns stays under MAX_DRAWS, so with more
+# patterns than MAX_DRAWS / RESAMPLES (20,000) fewer resamples are drawn, never fewer than
+# MIN_RESAMPLES. Pairs of binary labels have three patterns, whatever the number of units.
+MAX_DRAWS = 20_000_000
+MIN_RESAMPLES = 200
 
 
 @dataclass(frozen=True)
@@ -42,20 +46,22 @@ class AlphaInterval:
     undefined: int
 
 
-def _terms(units: Sequence[Sequence[int]]) -> tuple[np.ndarray, list[int]]:
-    """Per pairable unit: [D_u, n_u,c for each category c], and the categories' order."""
-    categories = sorted({value for values in units if len(values) >= 2 for value in values})
+def _patterns(units: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairable units, as rows [D_u, n_uc for each category c], and how many units
+    share each. Units with the same values (in any order) have the same terms: counting them
+    first keeps the arithmetic to a few rows whatever the number of units."""
+    shared = Counter(tuple(sorted(values)) for values in units if len(values) >= 2)
+    categories = sorted({value for values in shared for value in values})
     index = {value: i for i, value in enumerate(categories)}
     rows = []
-    for values in units:
-        if len(values) < 2:
-            continue
+    for values in shared:
         counts = np.zeros(len(categories))
         for value in values:
             counts[index[value]] += 1
         m = counts.sum()
         rows.append([(m * m - (counts * counts).sum()) / (m - 1), *counts])
-    return np.array(rows, dtype=float).reshape(len(rows), 1 + len(categories)), categories
+    patterns = np.array(rows, dtype=float).reshape(len(rows), 1 + len(categories))
+    return patterns, np.array(list(shared.values()), dtype=np.int64)
 
 
 def _alpha_from_sums(sums: np.ndarray) -> np.ndarray:
@@ -72,10 +78,13 @@ def _alpha_from_sums(sums: np.ndarray) -> np.ndarray:
 def nominal_alpha(units: Sequence[Sequence[int]]) -> float | None:
     """Krippendorff's alpha (nominal) of the values given to each unit (``units[u]`` lists the
     values unit u received, one per rater who rated it), or None when undefined."""
-    terms, _ = _terms(units)
-    if not len(terms):
+    return _alpha(*_patterns(units))
+
+
+def _alpha(patterns: np.ndarray, counts: np.ndarray) -> float | None:
+    if not len(patterns):
         return None
-    alpha = float(_alpha_from_sums(terms.sum(axis=0, keepdims=True))[0])
+    alpha = float(_alpha_from_sums((counts @ patterns)[np.newaxis, :])[0])
     return None if np.isnan(alpha) else alpha
 
 
@@ -90,19 +99,20 @@ def bootstrap_alpha(
     replacement ``resamples`` times (seeded: the same data give the same interval), alpha is
     computed on each, and the interval is the middle ``level`` of the defined ones.
 
-    None when alpha itself is undefined or fewer than two units are pairable. Cost: resamples x
-    pairable units additions, done ``CHUNK`` resamples at a time.
+    Units with the same per-unit terms (the same counts of each value) are interchangeable, so a
+    resample is drawn as how many times each distinct pattern comes up (a multinomial draw, the
+    same law as drawing units with replacement): the cost is resamples x patterns, whatever the
+    number of units, and fewer resamples are drawn when the patterns are many (``MAX_DRAWS``).
+    None when alpha itself is undefined or fewer than two units are pairable.
     """
-    terms, _ = _terms(units)
-    size = len(terms)
-    if size < 2 or nominal_alpha(units) is None:
+    patterns, counts = _patterns(units)
+    size = int(counts.sum())
+    if size < 2 or _alpha(patterns, counts) is None:
         return None
+    resamples = max(min(resamples, MAX_DRAWS // len(patterns)), min(resamples, MIN_RESAMPLES))
     rng = np.random.default_rng(seed)
-    alphas = []
-    for start in range(0, resamples, CHUNK):
-        draws = rng.integers(0, size, size=(min(CHUNK, resamples - start), size))
-        alphas.append(_alpha_from_sums(terms[draws].sum(axis=1)))
-    every = np.concatenate(alphas)
+    drawn = rng.multinomial(size, counts / size, size=resamples)
+    every = _alpha_from_sums(drawn @ patterns)
     defined = every[~np.isnan(every)]
     if not len(defined):
         return None

@@ -69,6 +69,35 @@ def test_bootstrap_is_none_when_alpha_is_undefined_or_a_single_unit_pairs():
     assert bootstrap_alpha([[0, 1]]) is None
 
 
+def test_bootstrap_draws_fewer_resamples_when_the_patterns_are_many(monkeypatch):
+    from annotation import krippendorff
+
+    # Four patterns: units of one, two, three and four values 1 beside a 0.
+    units = [[0] + [1] * (1 + n % 4) for n in range(100)]
+    assert bootstrap_alpha(units, resamples=1000).resamples == 1000
+    monkeypatch.setattr(krippendorff, "MAX_DRAWS", 4 * 250)
+    assert bootstrap_alpha(units, resamples=1000).resamples == 250
+    monkeypatch.setattr(krippendorff, "MAX_DRAWS", 4 * 50)
+    assert bootstrap_alpha(units, resamples=1000).resamples == krippendorff.MIN_RESAMPLES
+    assert bootstrap_alpha(units, resamples=100).resamples == 100
+
+
+def test_the_multinomial_bootstrap_matches_drawing_units_with_replacement():
+    import numpy as np
+
+    units = list(zip([0, 1, 0, 0, 0, 0, 0, 0, 1, 0] * 3, [1, 1, 1, 0, 0, 1, 0, 0, 0, 0] * 3, strict=True))
+    rng = np.random.default_rng(11)
+    direct = []
+    for _ in range(3000):
+        drawn = [units[i] for i in rng.integers(0, len(units), len(units))]
+        if (alpha := nominal_alpha(drawn)) is not None:
+            direct.append(alpha)
+    lo, hi = np.percentile(direct, [2.5, 97.5])
+    result = bootstrap_alpha(units, resamples=3000, seed=5)
+    assert result.lo == pytest.approx(lo, abs=0.05)
+    assert result.hi == pytest.approx(hi, abs=0.05)
+
+
 def test_bootstrap_leaves_out_resamples_where_alpha_is_undefined():
     # Two agreeing units of each value and nothing else: a resample of one kind only has no alpha.
     result = bootstrap_alpha([[0, 0], [1, 1]], resamples=200, seed=0)
