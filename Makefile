@@ -72,7 +72,7 @@ bench: install
 	$(PY) bench/report_bench.py
 	$(PY) bench/interchange_bench.py
 
-# docs/screenshots/: the annotation page and a report, French and English, 1440 and 390 px, from
+# docs/screenshots/: the annotation page, a report and the annotators' page, French and English, 1440 and 390 px, from
 # the demo in a throw-away database (tests never write there).
 screenshots: install browser
 	$(PY) bench/screenshots.py

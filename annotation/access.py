@@ -35,6 +35,10 @@ ESTIMATE_REFRESHERS = frozenset({Role.MANAGER, Role.ANALYST})
 # Who sees the judges' labels and reasoning (the unit page): never the people who label, or the
 # statistics would rest on humans who had seen the judge.
 JUDGE_VIEWERS = frozenset({Role.MANAGER, Role.ANALYST})
+# Who sees the annotators' page (each person's pace, overrides, agreement): the people who run
+# the team and settle disagreements. Not annotators nor reviewers (a person's agreement tells
+# them how the others labelled), nor analysts, who read the estimates, not the people.
+ANNOTATOR_VIEWERS = frozenset({Role.MANAGER, Role.ADJUDICATOR})
 
 
 def may_see_counts(*, roles: Iterable[str]) -> bool:
@@ -50,6 +54,11 @@ def may_refresh_estimates(*, roles: Iterable[str]) -> bool:
 def may_see_judges(*, roles: Iterable[str]) -> bool:
     """Whether a member holding ``roles`` sees the judges' labels and reasoning."""
     return bool(JUDGE_VIEWERS.intersection(roles))
+
+
+def may_see_annotators(*, roles: Iterable[str]) -> bool:
+    """Whether a member holding ``roles`` sees the annotators' page."""
+    return bool(ANNOTATOR_VIEWERS.intersection(roles))
 
 
 def may_open_units(*, roles: Iterable[str]) -> bool:

@@ -50,7 +50,9 @@ class CriterionAgreement:
     overall: Agreement
 
 
-def _pair(state: UnitState) -> tuple[int, int] | None:
+def second_look(state: UnitState) -> tuple[int, int] | None:
+    """The unit's first label and its second look (the review, or the other blind label), or
+    None when it lacks either: the pair every agreement figure between people compares."""
     if state.mode == AnnotationMode.BLIND_DOUBLE:
         if len(state.first) >= 2:
             return state.first[0].value, state.first[1].value
@@ -87,7 +89,7 @@ def human_agreement(*, criterion: Criterion) -> CriterionAgreement:
     adjudicated: dict[str, int] = defaultdict(int)
     for unit_id, state in states.items():
         theme = themes.get(unit_id, "")
-        if (pair := _pair(state)) is not None:
+        if (pair := second_look(state)) is not None:
             pairs[theme].append(pair)
         if state.adjudication is not None:
             adjudicated[theme] += 1

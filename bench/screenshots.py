@@ -1,5 +1,5 @@
-"""The screenshots of docs/screenshots/: the annotation page and a report, in French and English,
-at 1440 and 390 px, from the demo campaign.
+"""The screenshots of docs/screenshots/: the annotation page, a report and the annotators' page, in
+French and English, at 1440 and 390 px, from the demo campaign.
 
     python bench/screenshots.py [--out docs/screenshots]     (make screenshots)
 
@@ -53,6 +53,65 @@ def session_cookie(username: str) -> str:
     return client.cookies[settings.SESSION_COOKIE_NAME].value
 
 
+def demo_work(*, slug: str) -> None:
+    """Some review-mode work on the demo's veracity sample, so that the annotators' page has
+    figures: two people label, one reviews (overriding about one label in five), the adjudicator
+    settles the overrides, one person holds a unit under a lease. Each person works at a pace
+    drawn from a seeded generator (6 to 45 s a label, one break), stamped by a shifted server
+    clock that ends before now."""
+    import random
+    from datetime import timedelta
+    from unittest import mock
+
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from annotation.models import Criterion
+    from annotation.workflow import next_unit, submit_label
+
+    people = {user.username: user for user in get_user_model().objects.all()}
+    criterion = Criterion.objects.select_related("campaign").get(campaign__slug=slug, name="veracity")
+    rng = random.Random(7)
+    clock = timezone.now() - timedelta(hours=4)
+
+    def work(username: str, stage: str, count: int, value) -> None:
+        nonlocal clock
+        for n in range(count):
+            clock += timedelta(seconds=rng.uniform(6, 45) if n != count // 2 else 1200)
+            with mock.patch("django.utils.timezone.now", return_value=clock):
+                unit = next_unit(user=people[username], criterion=criterion, stage=stage)
+                if unit is None:
+                    return
+                given, comment = value(unit)
+                submit_label(
+                    user=people[username],
+                    unit_id=unit.pk,
+                    criterion=criterion,
+                    stage=stage,
+                    value=given,
+                    comment=comment,
+                    request_key=f"shot-{username}-{stage}-{n}",
+                )
+
+    def first(unit) -> tuple[int, str]:
+        return (1 if rng.random() < 0.8 else 0), ""
+
+    def review(unit) -> tuple[int, str]:
+        value = unit.labels.filter(stage="label").order_by("-id").values_list("value", flat=True).first()
+        if rng.random() < 0.2:
+            return 1 - value, "Not what the source says."
+        return value, ""
+
+    def settle(unit) -> tuple[int, str]:
+        return rng.choice((0, 1)), "Read the source again."
+
+    work("annotator1", "label", 14, first)
+    work("annotator2", "label", 10, first)
+    work("annotator3", "review", 16, review)
+    work("adjudicator", "adjudication", 5, settle)
+    next_unit(user=people["annotator1"], criterion=criterion, stage="label")
+
+
 def shoot(*, out: Path) -> list[Path]:
     """Load the demo, serve it and write the screenshots into ``out``; the files written."""
     from django.conf import settings
@@ -66,10 +125,12 @@ def shoot(*, out: Path) -> list[Path]:
     call_command("migrate", verbosity=0, interactive=False)
     call_command("load_demo", stdout=io.StringIO())
     slug = Campaign.objects.get(name=DEMO_CAMPAIGN).slug
+    demo_work(slug=slug)
     shots = {
         "annotator": ("annotator1", reverse("annotation:annotate", args=[slug, "veracity", "label"])),
         # The demo's imported human and judge labels are on relevance.
         "report": ("analyst", reverse("evaluation:report", args=[slug, "relevance"])),
+        "annotators": ("manager", reverse("evaluation:annotators", args=[slug]) + "?criterion=veracity"),
     }
     base, server = serve()
     written = []
@@ -91,8 +152,8 @@ def shoot(*, out: Path) -> list[Path]:
                         page.goto(base + path)
                         page.wait_for_load_state("networkidle")
                         target = out / f"{name}-{locale[:2]}-{width}.png"
-                        # The annotation page is shown as a person sees it; the report whole.
-                        page.screenshot(path=str(target), full_page=name == "report")
+                        # The annotation page is shown as a person sees it; the others whole.
+                        page.screenshot(path=str(target), full_page=name != "annotator")
                         written.append(target)
                         context.close()
             browser.close()

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation import ingest
 from annotation.models import Campaign, Criterion, Unit
+from annotation.templatetags.annotation_format import builtin_title
 from evaluation import estimates, import_previews
 from evaluation.estimates import EstimateError
 from evaluation.models import Judge, JudgeRun
@@ -407,3 +408,24 @@ class DisagreementForm(forms.Form):
         judge = self.cleaned_data.get("judge")
         pairs = {"theme": self.cleaned_data.get("theme") or "", "judge": judge.name if judge else ""}
         return urlencode({key: value for key, value in pairs.items() if value})
+
+
+class AnnotatorsForm(forms.Form):
+    """The criterion the annotators' page details, by name. None named: the first criterion by
+    name that has human labels, else the first by name (None when the campaign has none)."""
+
+    criterion = forms.ChoiceField(label=_("Criterion"), required=False)
+
+    def __init__(self, data: Any, *, criteria: list[Criterion]) -> None:
+        super().__init__(data)
+        self.criteria = {criterion.name: criterion for criterion in criteria}
+        cast(forms.ChoiceField, self.fields["criterion"]).choices = [
+            (criterion.name, builtin_title(criterion.title or criterion.name)) for criterion in criteria
+        ]
+
+    def clean_criterion(self) -> Criterion | None:
+        name = self.cleaned_data.get("criterion")
+        if name:
+            return self.criteria[name]
+        labelled = [c for c in self.criteria.values() if getattr(c, "has_human_labels", False)]
+        return next(iter(labelled or self.criteria.values()), None)

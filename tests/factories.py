@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+from datetime import UTC, datetime, timedelta
+from unittest import mock
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -163,6 +165,13 @@ def label(user, criterion, stage, value, *, unit=None, comment: str = "", key: s
     )
 
 
+def label_at(at: datetime, user, criterion, stage, value, **kwargs) -> Label:
+    """:func:`label` with the server's clock at ``at``: the label's ``created_at`` (the pace the
+    annotators' page measures) is ``at``."""
+    with mock.patch("django.utils.timezone.now", return_value=at):
+        return label(user, criterion, stage, value, **kwargs)
+
+
 TOPICS = {
     "Finance": [
         "bilan comptable trésorerie dette bancaire",
@@ -226,3 +235,28 @@ def import_label(*, unit: Unit, criterion: Criterion, value: int) -> Label:
     imported = Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=value)
     open_slots.rebuild(criterion=Criterion.objects.select_related("campaign").get(pk=criterion.pk))
     return imported
+
+
+WORK_START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def reviewed_work(campaign, annotator, reviewer, adjudicator, *, units: int = 4) -> Criterion:
+    """Review-mode work on relevance, timed from ``WORK_START``: ``annotator`` labels ``units``
+    units 1, 1, 0, 1... at 0, 20, 50 s then after a break (1050 s, then every 10 s);
+    ``reviewer`` confirms, overrides, confirms the first three at 2000, 2040, 2080 s;
+    ``adjudicator`` settles the override with 0 at 3000 s; the reviewer then holds the fourth
+    unit under a lease."""
+
+    def at(seconds: float) -> datetime:
+        return WORK_START + timedelta(seconds=seconds)
+
+    criterion, drawn = sampled(campaign=campaign, answers=units)
+    values = [1, 1, 0] + [1] * (units - 3)
+    times = [0, 20, 50] + [1050 + 10 * n for n in range(units - 3)]
+    for unit, value, second in zip(drawn, values, times, strict=True):
+        label_at(at(second), annotator, criterion, Stage.LABEL, value, unit=unit)
+    for n, value in enumerate([1, 0, 0]):
+        label_at(at(2000 + 40 * n), reviewer, criterion, Stage.REVIEW, value, unit=drawn[n], comment="r")
+    label_at(at(3000), adjudicator, criterion, Stage.ADJUDICATION, 0, unit=drawn[1], comment="settled")
+    assert next_unit(user=reviewer, criterion=criterion, stage=Stage.REVIEW) is not None
+    return criterion

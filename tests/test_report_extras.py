@@ -114,3 +114,15 @@ def test_the_page_shows_the_clipped_mark_through_the_template():
         Context({"value": interval(0.683, 0.202, 1.164)})
     )
     assert rendered == "[20.2%, 100.0%] (bound clipped to [0, 1])"
+
+
+def test_number_bounds_of_a_non_rate_interval_in_english_and_french():
+    from django.utils import translation
+
+    from annotation.krippendorff import AlphaInterval
+
+    bounds = AlphaInterval(lo=-0.0312, hi=0.98, level=0.95, resamples=1000, undefined=0)
+    assert extras.number_bounds(bounds) == "[-0.03, 0.98]"
+    assert extras.number_bounds(None) == "—"
+    with translation.override("fr"):
+        assert extras.number_bounds(bounds) == "[-0,03\u00a0; 0,98]"

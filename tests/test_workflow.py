@@ -699,3 +699,38 @@ def test_stage_progress_in_blind_mode_counts_imported_units_for_both_slots(campa
         2,
         3,
     )
+
+
+def test_campaign_unit_states_agree_with_each_criterions_states_in_one_query(
+    campaign, annotator, reviewer, django_assert_num_queries
+):
+    from annotation.workflow.state import campaign_unit_states
+
+    relevance, _ = sampled(campaign=campaign, answers=3)
+    veracity = Criterion.objects.select_related("campaign").get(campaign=campaign, name="veracity")
+    sample_units(criterion=veracity, units=list(Unit.objects.filter(campaign=campaign, level=veracity.level)))
+    for value in (1, 0, 1):
+        label(annotator, relevance, Stage.LABEL, value)
+    label(annotator, veracity, Stage.LABEL, 0)
+    label(reviewer, relevance, Stage.REVIEW, 1)
+    with django_assert_num_queries(1):
+        states = campaign_unit_states(campaign=campaign)
+    assert set(states) == {relevance.pk, veracity.pk}
+    assert states[relevance.pk] == unit_states(criterion=relevance)
+    assert states[veracity.pk] == unit_states(criterion=veracity)
+    assert len(states[relevance.pk]) == 3 and len(states[veracity.pk]) == 1
+
+
+def test_campaign_unit_states_can_leave_out_units_nobody_labelled(campaign, annotator):
+    from annotation.workflow.state import campaign_unit_states
+
+    relevance, units = sampled(campaign=campaign, answers=2)
+    label(annotator, relevance, Stage.LABEL, 1, unit=units[1])
+    # Imported afterwards (the queue refuses units that already have an imported label).
+    Label.objects.create(unit=units[0], criterion=relevance, stage=Stage.IMPORTED, value=1)
+    Label.objects.create(unit=units[1], criterion=relevance, stage=Stage.IMPORTED, value=0)
+    every = campaign_unit_states(campaign=campaign)[relevance.pk]
+    people = campaign_unit_states(campaign=campaign, labelled_by_people=True)[relevance.pk]
+    assert set(every) == {units[0].pk, units[1].pk}
+    assert set(people) == {units[1].pk}
+    assert people[units[1].pk].final == 0  # the imported label is final

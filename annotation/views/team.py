@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import team
-from annotation.access import AppRequest, get_campaign_for
+from annotation.access import AppRequest, get_campaign_for, may_see_annotators
 from annotation.agreement import campaign_agreement, may_see_agreement
 from annotation.forms import AddMemberForm, HistoryFilterForm, MemberForm, MemberRoleForm, add_domain_error
 from annotation.history import action_of, history_csv_rows, label_history, labellers
@@ -39,6 +39,7 @@ def work(request: AppRequest, slug: str) -> HttpResponse:
         # Labellers never see agreement: a blind pair's outcome would tell them the other label.
         agreement=campaign_agreement(campaign=campaign) if may_see_agreement(roles=roles) else None,
         can_see_history=bool(roles.intersection(HISTORY_ROLES)),
+        sees_annotators=may_see_annotators(roles=roles),
         roles=sorted(roles),
     )
     return render(request, "annotation/work.html", context)

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import groupby
 
-from annotation.models import AnnotationMode, Criterion, Label, Stage
+from django.db.models import Exists, OuterRef
+
+from annotation.models import AnnotationMode, Campaign, Criterion, Label, Stage
 
 ID_CHUNK = 5000
 _ROW_FIELDS = ("id", "unit_id", "user_id", "stage", "value", "comment", "created_at")
@@ -191,3 +193,31 @@ def final_labels(*, criterion: Criterion, unit_ids: Iterable[int] | None = None)
         if state.final is not None:
             finals[unit_id] = state.final
     return finals
+
+
+def campaign_unit_states(
+    *, campaign: Campaign, labelled_by_people: bool = False
+) -> dict[int, dict[int, UnitState]]:
+    """State per unit id per criterion id, for every labelled unit of every criterion of
+    ``campaign`` (imported labels included: they are final). ``labelled_by_people`` keeps only
+    the units a person labelled for that criterion (an imported campaign's other units are not
+    even read). One query, whatever the number of criteria and labels."""
+    rows = (
+        Label.objects.filter(criterion__campaign=campaign)
+        .order_by("criterion_id", "unit_id", "id")
+        .values_list("criterion_id", *_ROW_FIELDS)
+    )
+    if labelled_by_people:
+        by_people = Label.objects.filter(
+            criterion=OuterRef("criterion"), unit=OuterRef("unit"), user__isnull=False
+        )
+        rows = rows.filter(Exists(by_people))
+    states: dict[int, dict[int, UnitState]] = {}
+    # A row is (criterion id, *_ROW_FIELDS): the unit id is its third field.
+    for (criterion_id, unit_id), unit_rows in groupby(
+        rows.iterator(chunk_size=10_000), key=lambda r: (r[0], r[2])
+    ):
+        states.setdefault(criterion_id, {})[unit_id] = derive(
+            unit_id=unit_id, mode=campaign.annotation_mode, rows=(row[1:] for row in unit_rows)
+        )
+    return states

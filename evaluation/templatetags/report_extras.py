@@ -109,6 +109,16 @@ def number(value: Any, digits: int = 2) -> str:
     return DASH if number is None else _localized(f"{number:.{int(digits)}f}")
 
 
+@register.filter
+def number_bounds(value: Any) -> str:
+    """An interval of a number that is not a rate (``lo`` and ``hi`` attributes, such as alpha's
+    bootstrap interval) with two decimals, ``[-0.03, 0.98]`` (``[-0,03 ; 0,98]`` in French); a
+    dash without one."""
+    if value is None:
+        return DASH
+    return _bounds(number(value.lo), number(value.hi))
+
+
 def _clipped_mark() -> str:
     return _("(bound clipped to [0, 1])")
 

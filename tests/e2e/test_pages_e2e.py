@@ -95,6 +95,8 @@ def pages(campaign, other, run, people) -> list[tuple[str, str]]:
         ("manon", reverse("annotation:team_remove", args=[slug]) + f"?user={people['claire'].pk}"),
         ("manon", reverse("evaluation:start")),
         ("claire", reverse("evaluation:start")),
+        ("manon", reverse("evaluation:annotators", args=[slug])),
+        ("sophie", reverse("evaluation:annotators", args=[slug])),
         ("anna", reverse("evaluation:report", args=[slug, "relevance"])),
         ("anna", reverse("evaluation:history", args=[slug, "relevance"])),
         ("anna", reverse("evaluation:compare", args=[slug, "relevance"]) + f"?other={other.slug}"),
@@ -365,6 +367,7 @@ def test_every_form_submits_with_the_values_the_page_gives_it(live_server, brows
     runs = reverse("evaluation:run_list", args=[slug])
     sampling = reverse("annotation:sampling", args=[slug])
     label_history = reverse("annotation:history", args=[slug])
+    annotators = reverse("evaluation:annotators", args=[slug])
     # (persona, page, form, the address it sends to, method, statuses that are the right answer)
     forms = [
         ("anna", report, "form.report-form", report, "GET", {200}),
@@ -391,6 +394,7 @@ def test_every_form_submits_with_the_values_the_page_gives_it(live_server, brows
             {302, 400},
         ),
         ("manon", label_history, "form.history-filters", label_history, "GET", {200}),
+        ("manon", annotators, "form.annotators-form", annotators, "GET", {200}),
     ]
     for persona, page_path, form, path, method, statuses in forms:
         context, page, problems = open_context(browser, live_server, user=people[persona])
