@@ -208,3 +208,13 @@ def sampled_by_theme(campaign, plan: dict[str, list[tuple[int, int]]]):
             themes.append(theme)
     sample_units(criterion=criterion, units=units)
     return criterion, units
+
+
+# API tokens
+
+
+def api_token(user, *, name: str = "test") -> str:
+    """A new API token of ``user`` (the token itself, as its person is shown it once)."""
+    from api.tokens import create_token
+
+    return create_token(user=user, name=name).secret
