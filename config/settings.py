@@ -148,12 +148,11 @@ IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1024)
 # Any request but an import declaring a larger body is refused (413) before it is read.
 REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", 1024 * 1024, minimum=1024)
 
-# The REST API (docs/api.md): requests per token (or, before a token is checked, per address),
-# as django-ninja's throttles read them ("120/min", "2000/h"); the largest body a POST of answers
+# The REST API (docs/api.md): requests per token, as django-ninja's throttles read them
+# ("120/min", "2000/h"); the largest body a POST of answers
 # may declare, and the number of records above which a batch is imported in the background.
 API_RATE_PER_TOKEN = env_str("API_RATE_PER_TOKEN", "120/min")
-API_RATE_ANONYMOUS = env_str("API_RATE_ANONYMOUS", "30/min")
-API_MAX_BYTES = env_int("API_MAX_BYTES", 8 * 1024 * 1024, minimum=1024)
+API_MAX_BYTES = env_int("API_MAX_BYTES", min(8 * 1024 * 1024, DATA_UPLOAD_MAX_MEMORY_SIZE), minimum=1024)
 API_SYNC_MAX_RECORDS = env_int("API_SYNC_MAX_RECORDS", 200, minimum=1)
 if API_MAX_BYTES > DATA_UPLOAD_MAX_MEMORY_SIZE:
     raise ImproperlyConfigured("API_MAX_BYTES must not exceed DATA_UPLOAD_MAX_MEMORY_SIZE")

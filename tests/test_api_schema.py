@@ -20,7 +20,7 @@ from annotation.models import Criterion, Level, Unit
 from api.models import AnswerBatch
 from config.wsgi import application
 from evaluation.models import Judge, JudgeRun, Judgment
-from tests.factories import api_token, make_answer, member, sample_units
+from tests.factories import api_token, make_answer, make_user, member, sample_units
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXAMPLES = 12
@@ -90,6 +90,7 @@ def test_the_schema_lists_every_endpoint(client, db):
         HealthCheck.filter_too_much,
     ],
     derandomize=True,
+    database=None,
 )
 def test_the_api_keeps_to_its_schema(case, seeded):
     # Aim most cases at the seeded campaign and rows, so that they reach past the 404s.
@@ -102,3 +103,12 @@ def test_the_api_keeps_to_its_schema(case, seeded):
     if "criterion" in params and len(str(params["criterion"])) % 2 == 0:
         params["criterion"] = "relevance"
     case.call_and_validate(headers={"Authorization": f"Bearer {seeded['token']}"}, checks=CHECKS)
+
+
+def test_the_schema_is_public_and_its_docs_page_needs_a_login_and_loads_nothing_from_elsewhere(client, db):
+    assert client.get("/api/v1/openapi.json").status_code == 200
+    assert client.get("/api/v1/docs").status_code == 302
+    client.force_login(make_user(username="reader"))
+    page = client.get("/api/v1/docs").content.decode()
+    assert "/static/ninja/swagger-ui-bundle.js" in page
+    assert "cdn" not in page.lower() and "https://" not in page

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from ninja import Router
+from ninja import Router, Status
 from ninja.responses import codes_4xx
 
 from annotation import ingest
@@ -54,12 +54,12 @@ def post_answers(request: HttpRequest, slug: str, data: AnswersIn):
         # The token's person: the bearer check has set request.user to them.
         user = cast(User, request.user)
         batch = queue_records(campaign=campaign, records=data.records, update=data.update, user=user)
-        return 202, batch_out(batch)
+        return Status(202, batch_out(batch))
     try:
         summary = import_records(campaign=campaign, records=data.records, update=data.update)
     except ingest.ImportFailed as exc:
         raise ApiError(400, "import refused", errors_as_json(exc.errors), more=exc.more) from None
-    return 201, summary_as_json(summary)
+    return Status(201, summary_as_json(summary))
 
 
 @router.get(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Router, Status
 from ninja.responses import codes_4xx
 
 from annotation.access import (
@@ -43,7 +43,7 @@ def create_campaign(request: HttpRequest, data: CampaignIn):
         campaign = create_managed_campaign(name=data.name, manager=request.user)
     except FieldError as exc:
         raise domain_refusal(exc) from None
-    return 201, {"slug": campaign.slug, "name": campaign.name, "roles": ["manager"]}
+    return Status(201, {"slug": campaign.slug, "name": campaign.name, "roles": ["manager"]})
 
 
 @router.get("/campaigns/{slug}", response={200: CampaignDetailOut, codes_4xx: ErrorOut}, url_name="campaign")

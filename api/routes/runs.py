@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from ninja import Router
+from ninja import Router, Status
 from ninja.responses import codes_4xx
 
 from annotation.access import get_campaign_for
@@ -80,7 +80,7 @@ def start_run(request: HttpRequest, slug: str, data: RunIn):
         )
     except runs.RunError as exc:
         raise domain_refusal(exc) from None
-    return 202, run_out(_runs().get(pk=run.pk))
+    return Status(202, run_out(_runs().get(pk=run.pk)))
 
 
 @router.get("/campaigns/{slug}/runs/{run_id}", response={200: RunOut, codes_4xx: ErrorOut}, url_name="run")

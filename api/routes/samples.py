@@ -6,7 +6,7 @@ from django.db.models import Count, F
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from ninja import Router
+from ninja import Router, Status
 from ninja.pagination import PageNumberPagination, paginate
 from ninja.responses import codes_4xx
 
@@ -82,7 +82,7 @@ def draw_sample(request: HttpRequest, slug: str, data: SampleIn):
     except ValueError as exc:
         raise domain_refusal(exc) from None
     sample = Sample.objects.select_related("criterion", "campaign").get(pk=sample.pk)
-    return 202, sample_out(sample, drawn=sample.items.count())
+    return Status(202, sample_out(sample, drawn=sample.items.count()))
 
 
 @router.get(
