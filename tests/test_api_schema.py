@@ -23,7 +23,7 @@ from evaluation.models import Judge, JudgeRun, Judgment
 from tests.factories import api_token, make_answer, make_user, member, sample_units
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
-EXAMPLES = 12
+EXAMPLES = 25
 
 
 # The schema the app serves, read through its WSGI application when the tests are collected
