@@ -11,9 +11,9 @@ from ninja.pagination import PageNumberPagination, paginate
 from ninja.responses import codes_4xx
 
 from annotation.access import get_campaign_for
-from annotation.forms import THEME_BUDGET_PREFIX, SampleDrawForm
+from annotation.forms import THEME_BUDGET_PREFIX, sample_draw_form
 from annotation.jobs import request_sample
-from annotation.models import Criterion, Role, Sample, Unit
+from annotation.models import Role, Sample
 from annotation.sampling.reading import JSON_FIELDS
 from api.errors import domain_refusal, form_refusal
 from api.schemas import ErrorOut, SampleIn, SampleItemOut, SampleOut
@@ -67,13 +67,8 @@ def draw_sample(request: HttpRequest, slug: str, data: SampleIn):
     }
     for theme, budget in (data.per_theme_budget or {}).items():
         posted[THEME_BUDGET_PREFIX + theme] = budget
-    themes = (
-        Unit.objects.filter(campaign=campaign).values_list("theme", flat=True).distinct().order_by("theme")
-    )
-    form = SampleDrawForm(
-        {key: "" if value is None else str(value) for key, value in posted.items()},
-        criteria=Criterion.objects.filter(campaign=campaign),
-        themes=themes,
+    form = sample_draw_form(
+        campaign=campaign, data={key: "" if value is None else str(value) for key, value in posted.items()}
     )
     if not form.is_valid():
         raise form_refusal(form)
