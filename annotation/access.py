@@ -74,6 +74,28 @@ def may_open_units(*, roles: Iterable[str]) -> bool:
     return Role.ADJUDICATOR in held and not held.intersection({Role.ANNOTATOR, Role.REVIEWER})
 
 
+def may_create_campaigns(*, user: User | AnonymousUser) -> bool:
+    """Whether ``user`` may create a campaign (the new-campaign page, the API): staff and
+    superusers; whoever creates one becomes its manager."""
+    return bool(user.is_authenticated and (user.is_superuser or user.is_staff))
+
+
+def roles_by_campaign(*, user: User | AnonymousUser, campaigns: Iterable[Campaign]) -> dict[int, set[str]]:
+    """The roles ``user`` holds in each of ``campaigns``, by campaign id, in one query (every
+    role for a superuser)."""
+    ids = [campaign.pk for campaign in campaigns]
+    if not user.is_authenticated:
+        return {pk: set() for pk in ids}
+    if user.is_superuser:
+        return {pk: {role.value for role in Role} for pk in ids}
+    held: dict[int, set[str]] = {pk: set() for pk in ids}
+    for campaign_id, role in Membership.objects.filter(user=user, campaign_id__in=ids).values_list(
+        "campaign_id", "role"
+    ):
+        held[campaign_id].add(role)
+    return held
+
+
 def roles_of(*, user: User | AnonymousUser, campaign: Campaign) -> set[str]:
     """The roles ``user`` holds in ``campaign``; superusers hold every role."""
     if not user.is_authenticated:

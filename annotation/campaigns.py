@@ -6,8 +6,9 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from annotation.conventions import BUILTIN_CRITERIA
+from annotation.errors import FieldError
 from annotation.guidelines import guidelines_for
-from annotation.models import Campaign, Criterion
+from annotation.models import Campaign, Criterion, Membership, Role
 
 
 def ensure_builtin_criteria(*, campaign: Campaign) -> list[Criterion]:
@@ -48,3 +49,20 @@ def get_or_create_campaign(*, name: str, **fields: object) -> tuple[Campaign, bo
     campaign = Campaign.objects.create(name=name, slug=slug, **fields)
     ensure_builtin_criteria(campaign=campaign)
     return campaign, True
+
+
+@transaction.atomic
+def create_managed_campaign(*, name: str, manager) -> Campaign:
+    """A new, empty campaign named ``name`` (with the built-in criteria), ``manager`` its manager.
+
+    Raises FieldError (field ``name``) when the name is blank or taken, or its slug is taken.
+    """
+    name = name.strip()
+    if Campaign.objects.filter(name=name).exists():
+        raise FieldError("name", f"name: a campaign named {name!r} exists already")
+    try:
+        campaign, _ = get_or_create_campaign(name=name)
+    except ValueError as exc:
+        raise FieldError("name", "name: " + str(exc).removeprefix("campaign name: ")) from None
+    Membership.objects.create(campaign=campaign, user=manager, role=Role.MANAGER)
+    return campaign

@@ -19,7 +19,7 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError
-from annotation.models import Campaign, Criterion, Stage
+from annotation.models import Campaign, Criterion, Stage, Unit
 from annotation.team import ROLE_NAMES, ROLE_ORDER
 
 THEME_BUDGET_PREFIX = "theme_budget:"
@@ -163,6 +163,17 @@ class SampleDrawForm(forms.Form):
             "per_cluster": 3 if data["per_cluster"] is None else data["per_cluster"],
             "per_theme_budget": self.per_theme_budget(),
         }
+
+
+def sample_draw_form(*, campaign: Campaign, data=None) -> SampleDrawForm:
+    """The draw form of ``campaign``: its criteria, and a budget field per theme of its units
+    (the sampling page and the API read draws through it)."""
+    themes = (
+        Unit.objects.filter(campaign=campaign).values_list("theme", flat=True).distinct().order_by("theme")
+    )
+    return SampleDrawForm(
+        data, criteria=Criterion.objects.filter(campaign=campaign).order_by("name"), themes=themes
+    )
 
 
 class TopUpForm(forms.Form):

@@ -3,7 +3,8 @@
 The app runs behind no proxy (a plain gunicorn, as in the README), so nothing else stops an
 anonymous client from making a worker read and spool a body of any size. The declared
 ``Content-Length`` is checked before anything reads the body: imports may send up to
-IMPORT_MAX_BYTES, every other request up to REQUEST_MAX_BYTES. A body sent without a
+IMPORT_MAX_BYTES, the API's batches of answers up to API_MAX_BYTES, every other request up to
+REQUEST_MAX_BYTES. A body sent without a
 Content-Length (chunked) is not read by Django at all (it reads CONTENT_LENGTH bytes, none).
 """
 
@@ -12,13 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
 
 # The pages that take an import file (multipart uploads).
 UPLOAD_VIEWS = frozenset({"evaluation:import_new", "evaluation:import_into"})
+# The API's batches of answer records (JSON), up to API_MAX_BYTES.
+API_BATCH_VIEWS = frozenset({"api-v1:answers"})
+API_PATH = "/api/"
 
 
 def body_limit(*, path: str) -> int:
@@ -30,6 +34,8 @@ def body_limit(*, path: str) -> int:
         name = ""
     if name in UPLOAD_VIEWS:
         return settings.IMPORT_MAX_BYTES + settings.REQUEST_MAX_BYTES
+    if name in API_BATCH_VIEWS:
+        return settings.API_MAX_BYTES
     return settings.REQUEST_MAX_BYTES
 
 
@@ -74,6 +80,10 @@ class RequestBodyLimitMiddleware:
 
 
 def _refusal(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
+    if request.path_info.startswith(API_PATH):
+        # The API answers JSON, naming what was refused.
+        body = {"detail": message, "errors": [{"field": "body", "message": message}], "more": 0}
+        return JsonResponse(body, status=status)
     response = render(request, "errors/request_body.html", {"message": message}, status=status)
     if request.headers.get("HX-Request") == "true":
         # An htmx form (the import page) shows the refusal in place of the page's content.

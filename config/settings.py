@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_float, env_int, env_list, env_secret_key, env_str, local_secret_key
 
@@ -32,8 +33,10 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "axes",
+    "ninja",
     "annotation",
     "evaluation",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -144,6 +147,15 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024, minimum=1024)
 # Any request but an import declaring a larger body is refused (413) before it is read.
 REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", 1024 * 1024, minimum=1024)
+
+# The REST API (docs/api.md): requests per token, as django-ninja's throttles read them
+# ("120/min", "2000/h"); the largest body a POST of answers
+# may declare, and the number of records above which a batch is imported in the background.
+API_RATE_PER_TOKEN = env_str("API_RATE_PER_TOKEN", "120/min")
+API_MAX_BYTES = env_int("API_MAX_BYTES", min(8 * 1024 * 1024, DATA_UPLOAD_MAX_MEMORY_SIZE), minimum=1024)
+API_SYNC_MAX_RECORDS = env_int("API_SYNC_MAX_RECORDS", 200, minimum=1)
+if API_MAX_BYTES > DATA_UPLOAD_MAX_MEMORY_SIZE:
+    raise ImproperlyConfigured("API_MAX_BYTES must not exceed DATA_UPLOAD_MAX_MEMORY_SIZE")
 
 # HTTPS: all off by default (`make run` serves plain HTTP on 127.0.0.1); see the README for a
 # production environment, which `manage.py check --deploy` passes without a warning.

@@ -4,10 +4,17 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from api.urls import api_urls
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("annotation.urls")),
     path("", include("evaluation.urls")),
+    path("", include("api.urls")),
+    path("api/v1/", api_urls),
 ]
+
+# JSON under /api/, the page elsewhere.
+handler404 = "api.errors.not_found"

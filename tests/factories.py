@@ -260,3 +260,13 @@ def reviewed_work(campaign, annotator, reviewer, adjudicator, *, units: int = 4)
     label_at(at(3000), adjudicator, criterion, Stage.ADJUDICATION, 0, unit=drawn[1], comment="settled")
     assert next_unit(user=reviewer, criterion=criterion, stage=Stage.REVIEW) is not None
     return criterion
+
+
+# API tokens
+
+
+def api_token(user, *, name: str = "test") -> str:
+    """A new API token of ``user`` (the token itself, as its person is shown it once)."""
+    from api.tokens import create_token
+
+    return create_token(user=user, name=name).secret

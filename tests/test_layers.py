@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("annotation", "evaluation", "integrations", "config", "demo")
+PACKAGES = ("annotation", "evaluation", "api", "integrations", "config", "demo")
 
 
 def _modules() -> dict[str, Path]:
@@ -88,6 +88,19 @@ def test_annotation_never_imports_evaluation():
         if module.startswith("annotation") and any(t.startswith("evaluation") for t in targets)
     }
     assert offending == {}
+
+
+def test_the_api_sits_on_top_nothing_below_imports_it():
+    """``api`` calls both apps; neither app nor the service clients may import it back."""
+    graph = _graph()
+    offending = {
+        module: sorted(t for t in targets if t.split(".")[0] == "api")
+        for module, targets in graph.items()
+        if module.split(".")[0] in {"annotation", "evaluation", "integrations"}
+        and any(t.split(".")[0] == "api" for t in targets)
+    }
+    assert offending == {}
+    assert "api.routes.answers" in graph and "evaluation.file_import" in graph["api.batches"]
 
 
 def test_the_service_clients_import_neither_app_nor_django():

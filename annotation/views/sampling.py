@@ -10,23 +10,15 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from annotation.access import AppRequest, get_campaign_for
-from annotation.forms import SampleDrawForm, TopUpForm, add_domain_error
+from annotation.forms import SampleDrawForm, TopUpForm, add_domain_error, sample_draw_form
 from annotation.jobs import request_sample, request_top_up
-from annotation.models import Campaign, Criterion, Role, Sample, Unit
+from annotation.models import Campaign, Criterion, Role, Sample
 from annotation.sampling.reading import cluster_summary, sample_as_json
 from annotation.sampling.staleness import is_stale
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 OPERATORS = [Role.MANAGER]
 ACTIVE = (Sample.Status.PENDING, Sample.Status.RUNNING)
-
-
-def _draw_form(campaign: Campaign, data=None) -> SampleDrawForm:
-    themes = (
-        Unit.objects.filter(campaign=campaign).values_list("theme", flat=True).distinct().order_by("theme")
-    )
-    criteria = Criterion.objects.filter(campaign=campaign).order_by("name")
-    return SampleDrawForm(data, criteria=criteria, themes=themes)
 
 
 def _list_context(*, campaign: Campaign, roles: set[str], form: SampleDrawForm) -> dict:
@@ -52,7 +44,7 @@ def _list_context(*, campaign: Campaign, roles: set[str], form: SampleDrawForm) 
 @require_GET
 def sampling(request: AppRequest, slug: str) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
-    context = _list_context(campaign=campaign, roles=roles, form=_draw_form(campaign))
+    context = _list_context(campaign=campaign, roles=roles, form=sample_draw_form(campaign=campaign))
     return render(request, "annotation/sampling.html", context)
 
 
@@ -60,7 +52,7 @@ def sampling(request: AppRequest, slug: str) -> HttpResponse:
 @require_POST
 def sample_draw(request: AppRequest, slug: str) -> HttpResponse:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
-    form = _draw_form(campaign, request.POST)
+    form = sample_draw_form(campaign=campaign, data=request.POST)
     if form.is_valid():
         try:
             sample = request_sample(**form.draw_arguments(), user=request.user)

@@ -14,7 +14,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import ingest
-from annotation.access import AppRequest, get_campaign_for, roles_of
+from annotation.access import AppRequest, get_campaign_for, may_create_campaigns, roles_of
 from annotation.models import Campaign, Role
 from evaluation.file_import import ImportPreview, ImportSummary, import_file, import_previewed, preview_upload
 from evaluation.forms import ConfirmImportForm, ImportForm
@@ -25,10 +25,6 @@ MANAGERS = [Role.MANAGER]
 FORMAT_DOC = Path(settings.BASE_DIR) / "docs" / "import-format.md"
 # A few records of the demo campaign: a file the import accepts as it is (a test imports it).
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "import-example.jsonl"
-
-
-def _may_create(user) -> bool:
-    return user.is_superuser or user.is_staff
 
 
 def _save(upload: UploadedFile, directory: str, stem: str) -> Path:
@@ -160,7 +156,7 @@ def _page(request: AppRequest, *, campaign: Campaign | None) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def import_new(request: AppRequest) -> HttpResponse:
     """Import into a new campaign (or one the user manages), named in the form."""
-    if not _may_create(request.user):
+    if not may_create_campaigns(user=request.user):
         raise PermissionDenied("Only staff may create campaigns.")
     return _page(request, campaign=None)
 

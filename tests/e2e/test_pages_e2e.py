@@ -103,6 +103,7 @@ def pages(campaign, other, run, people) -> list[tuple[str, str]]:
         ("anna", reverse("evaluation:disagreements", args=[slug, "relevance"])),
         ("anna", reverse("evaluation:unit", args=[slug, judged.pk])),
         ("sophie", reverse("evaluation:unit", args=[slug, sentence.pk])),
+        ("claire", reverse("api:tokens")),
         ("root", reverse("admin:index")),
         ("root", reverse("admin:axes_accessattempt_changelist")),
         ("root", reverse("admin:auth_user_change", args=[people["claire"].pk])),
@@ -395,6 +396,7 @@ def test_every_form_submits_with_the_values_the_page_gives_it(live_server, brows
         ),
         ("manon", label_history, "form.history-filters", label_history, "GET", {200}),
         ("manon", annotators, "form.annotators-form", annotators, "GET", {200}),
+        ("claire", reverse("api:tokens"), "form.token-form", reverse("api:tokens"), "POST", {201}),
     ]
     for persona, page_path, form, path, method, statuses in forms:
         context, page, problems = open_context(browser, live_server, user=people[persona])

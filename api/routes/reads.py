@@ -1,0 +1,117 @@
+"""Estimates (the JSON of ``manage.py report --format json``), labels and judgments: for
+managers and analysts only, never for the people who label."""
+
+# No ``from __future__ import annotations`` here: django-ninja reads the Query[...] parameters'
+# annotations at run time, through the pagination decorator.
+
+from typing import Any
+
+from django.db.models import F
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja import Query, Router, Schema
+from ninja.pagination import PageNumberPagination, paginate
+from ninja.responses import codes_4xx
+from pydantic import ConfigDict
+
+from annotation.access import JUDGE_VIEWERS, get_campaign_for
+from annotation.models import Criterion, Label
+from api.errors import domain_refusal
+from api.schemas import ErrorOut, JudgmentOut, LabelOut
+from evaluation import estimates
+from evaluation.models import Judgment
+
+router = Router(tags=["estimates, labels and judgments"])
+READERS = sorted(JUDGE_VIEWERS)
+PAGE_SIZE = 200
+
+
+class EstimatesQuery(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    judge: str | None = None
+    alpha: float = 0.05
+    method: str = "robust"
+    by_difficulty: bool = False
+
+
+class ReadQuery(Schema):
+    criterion: str | None = None
+
+
+class JudgmentQuery(ReadQuery):
+    judge: str | None = None
+
+
+@router.get(
+    "/campaigns/{slug}/estimates/{criterion}",
+    response={200: dict[str, Any], codes_4xx: ErrorOut},
+    url_name="estimates",
+)
+def criterion_estimates(request: HttpRequest, slug: str, criterion: str, query: Query[EstimatesQuery]):
+    """Per-theme and overall estimates (human-only, judge-only, PPI++) of one criterion: the
+    JSON ``manage.py report --format json`` prints, with its parameters."""
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
+    found = get_object_or_404(Criterion, campaign=campaign, name=criterion)
+    try:
+        alpha = estimates.check_alpha(query.alpha)
+        method = estimates.check_method(query.method)
+        judge = estimates.default_judge(campaign=campaign, name=query.judge)
+        report = estimates.compute_report(
+            criterion=found, judge=judge, alpha=alpha, method=method, by_difficulty=query.by_difficulty
+        )
+    except estimates.EstimateError as exc:
+        raise domain_refusal(exc, default_field="judge") from None
+    return estimates.report_as_json(report=report)
+
+
+@router.get(
+    "/campaigns/{slug}/labels", response={200: list[LabelOut], codes_4xx: ErrorOut}, url_name="labels"
+)
+@paginate(PageNumberPagination, page_size=PAGE_SIZE)
+def list_labels(request: HttpRequest, slug: str, query: Query[ReadQuery]):
+    """Every human label row (append-only: changes and withdrawals included), oldest first."""
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
+    labels = Label.objects.filter(unit__campaign=campaign)
+    if query.criterion:
+        labels = labels.filter(criterion__name=query.criterion)
+    return labels.order_by("created_at", "id").values(
+        "id",
+        "stage",
+        "value",
+        "comment",
+        "created_at",
+        unit_id_=F("unit_id"),
+        answer_id=F("unit__answer__external_id"),
+        sentence=F("unit__sentence__position"),
+        criterion_name=F("criterion__name"),
+        author=F("user__username"),
+    )
+
+
+@router.get(
+    "/campaigns/{slug}/judgments",
+    response={200: list[JudgmentOut], codes_4xx: ErrorOut},
+    url_name="judgments",
+)
+@paginate(PageNumberPagination, page_size=PAGE_SIZE)
+def list_judgments(request: HttpRequest, slug: str, query: Query[JudgmentQuery]):
+    """Every judgment of the campaign's judges, oldest first."""
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
+    judgments = Judgment.objects.filter(unit__campaign=campaign)
+    if query.criterion:
+        judgments = judgments.filter(criterion__name=query.criterion)
+    if query.judge:
+        judgments = judgments.filter(judge__name=query.judge)
+    return judgments.order_by("created_at", "id").values(
+        "id",
+        "status",
+        "value",
+        "reasoning",
+        "created_at",
+        unit_id_=F("unit_id"),
+        answer_id=F("unit__answer__external_id"),
+        sentence=F("unit__sentence__position"),
+        criterion_name=F("criterion__name"),
+        judge_name=F("judge__name"),
+    )
