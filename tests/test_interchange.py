@@ -478,5 +478,7 @@ def test_imported_labels_take_their_units_out_of_the_work_queue(campaign):
                 break
             handed.add(unit.pk)
             skip(user=annotator, criterion=criterion, stage=Stage.LABEL, unit_id=unit.pk)
-        units = set(Unit.objects.filter(campaign=campaign, level=criterion.level).values_list("pk", flat=True))
+        units = set(
+            Unit.objects.filter(campaign=campaign, level=criterion.level).values_list("pk", flat=True)
+        )
         assert handed == units - imported
