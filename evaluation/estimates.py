@@ -32,9 +32,12 @@ from typing import Any, cast
 
 import numpy as np
 from django.db.models import Count, Sum
+from django.utils.functional import Promise
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from annotation.current_sample import current_sample
-from annotation.errors import FieldError
+from annotation.errors import FieldError, refusal
 from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
 from evaluation import estimators, intervals
@@ -54,8 +57,9 @@ class EstimateError(FieldError):
     starts with it.
     """
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
-        super().__init__(field, f"{field}: {message}" if field else message)
+    def __init__(self, message: str | Promise, *, field: str | None = None) -> None:
+        # The message may be a lazy translation (annotation.errors.refusal): kept lazy here.
+        super().__init__(field, format_lazy("{}: {}", field, message) if field else message)
 
     @property
     def message(self) -> str:
@@ -65,14 +69,21 @@ class EstimateError(FieldError):
 def check_method(method: str) -> str:
     """``method`` when it is one of ``METHODS``; EstimateError on field ``method`` otherwise."""
     if method not in METHODS:
-        raise EstimateError(f"{method!r} is not one of {', '.join(METHODS)}", field="method")
+        raise EstimateError(
+            refusal(
+                _("%(method)s is not one of %(methods)s"), method=repr(method), methods=", ".join(METHODS)
+            ),
+            field="method",
+        )
     return method
 
 
 def check_alpha(alpha: float) -> float:
     """``alpha`` when strictly between 0 and 1; EstimateError on field ``alpha`` otherwise."""
     if not (0 < alpha < 1):
-        raise EstimateError(f"must be strictly between 0 and 1, got {alpha:g}", field="alpha")
+        raise EstimateError(
+            refusal(_("must be strictly between 0 and 1, got %(alpha)s"), alpha=f"{alpha:g}"), field="alpha"
+        )
     return alpha
 
 
@@ -151,25 +162,50 @@ def choose_judge(*, judges: Sequence[Judge], name: str = "") -> Judge | None:
     for judge in judges:
         if judge.name == name:
             return judge
-    names = ", ".join(judge.name for judge in judges) or "none"
-    raise EstimateError(f"{name!r} is not a judge of this campaign (judges: {names})", field="judge")
+    raise EstimateError(
+        refusal(
+            _("%(name)s is not a judge of this campaign (judges: %(judges)s)"),
+            name=repr(name),
+            judges=_judge_names(judges),
+        ),
+        field="judge",
+    )
+
+
+def _judge_names(judges: Sequence[Judge]) -> str | Promise:
+    return ", ".join(judge.name for judge in judges) or _("none")
 
 
 def default_judge(*, campaign: Campaign, name: str | None = None) -> Judge:
     """The named judge, or :func:`pick_default_judge`'s choice. Raises EstimateError naming the
     judges when the name is unknown, when there is no judge, or when the choice is ambiguous."""
     judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
-    names = ", ".join(judge.name for judge in judges) or "none"
+    names = _judge_names(judges)
     if name:
         for judge in judges:
             if judge.name == name:
                 return judge
-        raise EstimateError(f"judge {name!r} does not exist in {campaign.name!r} (judges: {names})")
+        raise EstimateError(
+            refusal(
+                _("judge %(judge)s does not exist in %(campaign)s (judges: %(judges)s)"),
+                judge=repr(name),
+                campaign=repr(campaign.name),
+                judges=names,
+            )
+        )
     if not judges:
-        raise EstimateError(f"campaign {campaign.name!r} has no judge yet")
+        raise EstimateError(
+            refusal(_("campaign %(campaign)s has no judge yet"), campaign=repr(campaign.name))
+        )
     chosen = pick_default_judge(judges)
     if chosen is None:
-        raise EstimateError(f"campaign {campaign.name!r} has several judges; pick one with --judge: {names}")
+        raise EstimateError(
+            refusal(
+                _("campaign %(campaign)s has several judges; pick one with --judge: %(judges)s"),
+                campaign=repr(campaign.name),
+                judges=names,
+            )
+        )
     return chosen
 
 
@@ -385,7 +421,7 @@ def compute_report(
     check_method(method)
     check_alpha(alpha)
     if judge.campaign_id != criterion.campaign_id:
-        raise EstimateError(f"judge {judge.name!r} belongs to another campaign")
+        raise EstimateError(refusal(_("judge %(judge)s belongs to another campaign"), judge=repr(judge.name)))
 
     sizes: dict[tuple[str, str], int] = {
         (row["theme"], row["difficulty"]): row["n"]
