@@ -40,7 +40,7 @@ from annotation.current_sample import current_sample
 from annotation.errors import FieldError, refusal
 from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
-from evaluation import estimators, intervals
+from evaluation import estimators, intervals, notes
 from evaluation.models import Judge, JudgePrompt, Judgment
 
 METHODS = ("robust", "study")
@@ -227,23 +227,19 @@ def _group(
     sample_id: int | None,
 ) -> GroupEstimate:
     n_judge, judge_ones = judged
-    notes: list[str] = []
+    group_notes: list[str] = []
     labeled = sorted(labeled, key=lambda row: row.unit_id)
     paired = [row for row in labeled if row.yhat is not None]
     missing = [row.unit_id for row in labeled if row.yhat is None]
     if missing:
-        notes.append(f"{len(missing)} human-labeled units have no judgment and are left out of PPI++")
+        group_notes.append(notes.MISSING_JUDGMENTS % {"count": len(missing)})
     n_human, n_paired = len(labeled), len(paired)
     n_unlabeled = n_judge - n_paired
     unlabeled_ones = judge_ones - sum(row.yhat or 0 for row in paired)
 
     weighted = method == "robust" and bool(labeled) and all(row.pi is not None for row in labeled)
     if method == "robust" and labeled and not weighted:
-        notes.append(
-            "labeled units are not all from the current sample: equal weights"
-            if sample_id is not None
-            else "no sample drawn for this criterion: equal weights"
-        )
+        group_notes.append(notes.NOT_ALL_SAMPLED if sample_id is not None else notes.NO_SAMPLE)
 
     def weights(rows: list[_Labeled]) -> np.ndarray | None:
         return np.array([1.0 / cast(float, row.pi) for row in rows]) if weighted else None
@@ -277,12 +273,12 @@ def _group(
             w_unlabeled=None,
             clusters=clusters(paired),
         )
-    notes.extend(
-        f"{name}: {interval.note}"
+    group_notes.extend(
+        notes.OF_ESTIMATOR[name] % {"note": interval.note}
         for name, interval in (("human", human), ("judge", judge), ("PPI++", ppi))
         if interval.note
     )
-    notes.extend(_clipped_notes(human=human, judge=judge, ppi=ppi))
+    group_notes.extend(_clipped_notes(human=human, judge=judge, ppi=ppi))
     agreement = estimators.agreement(y=y, yhat=yhat) if n_paired else None
     return GroupEstimate(
         theme=theme,
@@ -299,7 +295,7 @@ def _group(
         effective_n=_effective_n(interval=ppi, human=human, alpha=alpha, method=method),
         missing_judgments=missing,
         weighted=weighted,
-        notes=notes,
+        notes=group_notes,
     )
 
 
@@ -309,7 +305,7 @@ def _clipped_notes(
     """One note per interval whose raw bounds (the study method's, as ppi_py gives them) leave
     [0, 1] and are shown clipped."""
     return [
-        f"{name}: {intervals.CLIPPED_NOTE}"
+        notes.OF_ESTIMATOR[name] % {"note": notes.CLIPPED}
         for name, interval in (("human", human), ("judge", judge), ("PPI++", ppi))
         if interval.clipped
     ]
@@ -345,11 +341,13 @@ def _overall(
     paired = [row for row in labeled if row.yhat is not None]
     y = np.array([row.y for row in paired], dtype=float)
     yhat = np.array([row.yhat for row in paired], dtype=float)
-    notes = sorted({note for group in themes for note in group.notes})
+    overall_notes = sorted({note for group in themes for note in group.notes})
     if ppi.note:
-        notes.append(f"overall PPI++: {ppi.note}")
+        overall_notes.append(notes.OVERALL % {"note": notes.OF_ESTIMATOR["PPI++"] % {"note": ppi.note}})
     judge = combine(lambda group: group.judge)
-    notes.extend(f"overall {note}" for note in _clipped_notes(human=human, judge=judge, ppi=ppi))
+    overall_notes.extend(
+        notes.OVERALL % {"note": note} for note in _clipped_notes(human=human, judge=judge, ppi=ppi)
+    )
     return GroupEstimate(
         theme=OVERALL,
         difficulty=None,
@@ -365,7 +363,7 @@ def _overall(
         effective_n=_effective_n(interval=ppi, human=human, alpha=alpha, method=method),
         missing_judgments=sorted(uid for group in themes for uid in group.missing_judgments),
         weighted=any(g.weighted for g in themes) and all(g.weighted for g in themes if g.n_human),
-        notes=notes,
+        notes=overall_notes,
     )
 
 
