@@ -123,26 +123,36 @@ def get_campaign_for(
     return campaign, held
 
 
-def get_criterion_for(*, user: User | AnonymousUser, slug: str, name: str, role: str) -> Criterion:
-    """The campaign's criterion ``name``, its campaign and current guidelines version loaded, when
-    the user holds ``role`` there.
+def get_criterion_for(
+    *, user: User | AnonymousUser, slug: str, name: str, role: str
+) -> tuple[Criterion, frozenset[str]]:
+    """The campaign's criterion ``name``, its campaign and current guidelines version loaded, and
+    every role the user holds in that campaign, when the user holds ``role`` there.
 
     Raises Http404 and PermissionDenied as :func:`get_campaign_for` does (404 to outsiders,
     403 to members lacking the role), and Http404 when the campaign has no such criterion. One query when
-    all is well: it runs on every label.
+    all is well: it runs on every label, and the roles come with it (a page can then decide what
+    else to offer, such as the link to a unit's page, without asking again).
     """
     found = (
         Criterion.objects.select_related("campaign", "current_version")
         .filter(campaign__slug=slug, name=name)
         .annotate(
-            holds=Exists(
-                Membership.objects.filter(campaign=OuterRef("campaign"), user_id=user.pk or 0, role=role)
-            )
+            **{
+                f"holds_{held.value}": Exists(
+                    Membership.objects.filter(campaign=OuterRef("campaign"), user_id=user.pk or 0, role=held)
+                )
+                for held in Role
+            }
         )
         .first()
     )
-    if found is not None and user.is_authenticated and (found.holds or user.is_superuser):
-        return found
+    if found is not None and user.is_authenticated:
+        if user.is_superuser:
+            return found, frozenset(held.value for held in Role)
+        roles = frozenset(held.value for held in Role if getattr(found, f"holds_{held.value}"))
+        if role in roles:
+            return found, roles
     # Something is refused: say what, in the same order as every other page.
     get_campaign_for(user=user, slug=slug, roles=[role])
     raise Http404("No such criterion.")

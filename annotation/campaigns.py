@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils.text import slugify
+from django.utils.translation import gettext_lazy as _
 
 from annotation.conventions import BUILTIN_CRITERIA
-from annotation.errors import FieldError
+from annotation.errors import FieldError, refusal
 from annotation.guidelines import guidelines_for
 from annotation.models import Campaign, Criterion, Membership, Role
 
@@ -38,14 +39,20 @@ def get_or_create_campaign(*, name: str, **fields: object) -> tuple[Campaign, bo
     """
     name = name.strip()
     if not name:
-        raise ValueError("campaign name: must not be blank")
+        raise ValueError(_("campaign name: must not be blank"))
     campaign = Campaign.objects.filter(name=name).first()
     if campaign is not None:
         ensure_builtin_criteria(campaign=campaign)
         return campaign, False
     slug = slugify(name)[:200] or "campaign"
     if Campaign.objects.filter(slug=slug).exists():
-        raise ValueError(f"campaign name: {name!r} gives the slug {slug!r}, already used by another campaign")
+        raise ValueError(
+            refusal(
+                _("campaign name: %(name)s gives the slug %(slug)s, already used by another campaign"),
+                name=repr(name),
+                slug=repr(slug),
+            )
+        )
     campaign = Campaign.objects.create(name=name, slug=slug, **fields)
     ensure_builtin_criteria(campaign=campaign)
     return campaign, True

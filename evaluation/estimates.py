@@ -32,12 +32,15 @@ from typing import Any, cast
 
 import numpy as np
 from django.db.models import Count, Sum
+from django.utils.functional import Promise
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from annotation.current_sample import current_sample
-from annotation.errors import FieldError
+from annotation.errors import FieldError, refusal
 from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
-from evaluation import estimators, intervals
+from evaluation import estimators, intervals, notes
 from evaluation.models import Judge, JudgePrompt, Judgment
 
 METHODS = ("robust", "study")
@@ -54,8 +57,9 @@ class EstimateError(FieldError):
     starts with it.
     """
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
-        super().__init__(field, f"{field}: {message}" if field else message)
+    def __init__(self, message: str | Promise, *, field: str | None = None) -> None:
+        # The message may be a lazy translation (annotation.errors.refusal): kept lazy here.
+        super().__init__(field, format_lazy("{}: {}", field, message) if field else message)
 
     @property
     def message(self) -> str:
@@ -65,14 +69,21 @@ class EstimateError(FieldError):
 def check_method(method: str) -> str:
     """``method`` when it is one of ``METHODS``; EstimateError on field ``method`` otherwise."""
     if method not in METHODS:
-        raise EstimateError(f"{method!r} is not one of {', '.join(METHODS)}", field="method")
+        raise EstimateError(
+            refusal(
+                _("%(method)s is not one of %(methods)s"), method=repr(method), methods=", ".join(METHODS)
+            ),
+            field="method",
+        )
     return method
 
 
 def check_alpha(alpha: float) -> float:
     """``alpha`` when strictly between 0 and 1; EstimateError on field ``alpha`` otherwise."""
     if not (0 < alpha < 1):
-        raise EstimateError(f"must be strictly between 0 and 1, got {alpha:g}", field="alpha")
+        raise EstimateError(
+            refusal(_("must be strictly between 0 and 1, got %(alpha)s"), alpha=f"{alpha:g}"), field="alpha"
+        )
     return alpha
 
 
@@ -151,25 +162,50 @@ def choose_judge(*, judges: Sequence[Judge], name: str = "") -> Judge | None:
     for judge in judges:
         if judge.name == name:
             return judge
-    names = ", ".join(judge.name for judge in judges) or "none"
-    raise EstimateError(f"{name!r} is not a judge of this campaign (judges: {names})", field="judge")
+    raise EstimateError(
+        refusal(
+            _("%(name)s is not a judge of this campaign (judges: %(judges)s)"),
+            name=repr(name),
+            judges=_judge_names(judges),
+        ),
+        field="judge",
+    )
+
+
+def _judge_names(judges: Sequence[Judge]) -> str | Promise:
+    return ", ".join(judge.name for judge in judges) or _("none")
 
 
 def default_judge(*, campaign: Campaign, name: str | None = None) -> Judge:
     """The named judge, or :func:`pick_default_judge`'s choice. Raises EstimateError naming the
     judges when the name is unknown, when there is no judge, or when the choice is ambiguous."""
     judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
-    names = ", ".join(judge.name for judge in judges) or "none"
+    names = _judge_names(judges)
     if name:
         for judge in judges:
             if judge.name == name:
                 return judge
-        raise EstimateError(f"judge {name!r} does not exist in {campaign.name!r} (judges: {names})")
+        raise EstimateError(
+            refusal(
+                _("judge %(judge)s does not exist in %(campaign)s (judges: %(judges)s)"),
+                judge=repr(name),
+                campaign=repr(campaign.name),
+                judges=names,
+            )
+        )
     if not judges:
-        raise EstimateError(f"campaign {campaign.name!r} has no judge yet")
+        raise EstimateError(
+            refusal(_("campaign %(campaign)s has no judge yet"), campaign=repr(campaign.name))
+        )
     chosen = pick_default_judge(judges)
     if chosen is None:
-        raise EstimateError(f"campaign {campaign.name!r} has several judges; pick one with --judge: {names}")
+        raise EstimateError(
+            refusal(
+                _("campaign %(campaign)s has several judges; pick one with --judge: %(judges)s"),
+                campaign=repr(campaign.name),
+                judges=names,
+            )
+        )
     return chosen
 
 
@@ -191,23 +227,19 @@ def _group(
     sample_id: int | None,
 ) -> GroupEstimate:
     n_judge, judge_ones = judged
-    notes: list[str] = []
+    group_notes: list[str] = []
     labeled = sorted(labeled, key=lambda row: row.unit_id)
     paired = [row for row in labeled if row.yhat is not None]
     missing = [row.unit_id for row in labeled if row.yhat is None]
     if missing:
-        notes.append(f"{len(missing)} human-labeled units have no judgment and are left out of PPI++")
+        group_notes.append(notes.MISSING_JUDGMENTS % {"count": len(missing)})
     n_human, n_paired = len(labeled), len(paired)
     n_unlabeled = n_judge - n_paired
     unlabeled_ones = judge_ones - sum(row.yhat or 0 for row in paired)
 
     weighted = method == "robust" and bool(labeled) and all(row.pi is not None for row in labeled)
     if method == "robust" and labeled and not weighted:
-        notes.append(
-            "labeled units are not all from the current sample: equal weights"
-            if sample_id is not None
-            else "no sample drawn for this criterion: equal weights"
-        )
+        group_notes.append(notes.NOT_ALL_SAMPLED if sample_id is not None else notes.NO_SAMPLE)
 
     def weights(rows: list[_Labeled]) -> np.ndarray | None:
         return np.array([1.0 / cast(float, row.pi) for row in rows]) if weighted else None
@@ -241,12 +273,12 @@ def _group(
             w_unlabeled=None,
             clusters=clusters(paired),
         )
-    notes.extend(
-        f"{name}: {interval.note}"
+    group_notes.extend(
+        notes.OF_ESTIMATOR[name] % {"note": interval.note}
         for name, interval in (("human", human), ("judge", judge), ("PPI++", ppi))
         if interval.note
     )
-    notes.extend(_clipped_notes(human=human, judge=judge, ppi=ppi))
+    group_notes.extend(_clipped_notes(human=human, judge=judge, ppi=ppi))
     agreement = estimators.agreement(y=y, yhat=yhat) if n_paired else None
     return GroupEstimate(
         theme=theme,
@@ -263,7 +295,7 @@ def _group(
         effective_n=_effective_n(interval=ppi, human=human, alpha=alpha, method=method),
         missing_judgments=missing,
         weighted=weighted,
-        notes=notes,
+        notes=group_notes,
     )
 
 
@@ -273,7 +305,7 @@ def _clipped_notes(
     """One note per interval whose raw bounds (the study method's, as ppi_py gives them) leave
     [0, 1] and are shown clipped."""
     return [
-        f"{name}: {intervals.CLIPPED_NOTE}"
+        notes.OF_ESTIMATOR[name] % {"note": notes.CLIPPED}
         for name, interval in (("human", human), ("judge", judge), ("PPI++", ppi))
         if interval.clipped
     ]
@@ -309,11 +341,13 @@ def _overall(
     paired = [row for row in labeled if row.yhat is not None]
     y = np.array([row.y for row in paired], dtype=float)
     yhat = np.array([row.yhat for row in paired], dtype=float)
-    notes = sorted({note for group in themes for note in group.notes})
+    overall_notes = sorted({note for group in themes for note in group.notes})
     if ppi.note:
-        notes.append(f"overall PPI++: {ppi.note}")
+        overall_notes.append(notes.OVERALL % {"note": notes.OF_ESTIMATOR["PPI++"] % {"note": ppi.note}})
     judge = combine(lambda group: group.judge)
-    notes.extend(f"overall {note}" for note in _clipped_notes(human=human, judge=judge, ppi=ppi))
+    overall_notes.extend(
+        notes.OVERALL % {"note": note} for note in _clipped_notes(human=human, judge=judge, ppi=ppi)
+    )
     return GroupEstimate(
         theme=OVERALL,
         difficulty=None,
@@ -329,7 +363,7 @@ def _overall(
         effective_n=_effective_n(interval=ppi, human=human, alpha=alpha, method=method),
         missing_judgments=sorted(uid for group in themes for uid in group.missing_judgments),
         weighted=any(g.weighted for g in themes) and all(g.weighted for g in themes if g.n_human),
-        notes=notes,
+        notes=overall_notes,
     )
 
 
@@ -385,7 +419,7 @@ def compute_report(
     check_method(method)
     check_alpha(alpha)
     if judge.campaign_id != criterion.campaign_id:
-        raise EstimateError(f"judge {judge.name!r} belongs to another campaign")
+        raise EstimateError(refusal(_("judge %(judge)s belongs to another campaign"), judge=repr(judge.name)))
 
     sizes: dict[tuple[str, str], int] = {
         (row["theme"], row["difficulty"]): row["n"]

@@ -44,6 +44,7 @@ from ppi_py.ppi import _calc_lam_glm
 from ppi_py.utils import construct_weight_vector, reshape_to_2d
 
 from annotation.kappa import cohen_kappa
+from evaluation import notes
 from evaluation.intervals import (
     Interval,
     from_variance,
@@ -156,7 +157,7 @@ def _linearised_variance(*, values: np.ndarray, w: np.ndarray | None, codes: np.
 
 def _zero_width_note(values: np.ndarray) -> str:
     if values.size and np.all(values == values[0]):
-        return "all labels are equal: the normal interval has zero width"
+        return notes.ZERO_WIDTH
     return ""
 
 
@@ -182,13 +183,11 @@ def classical_mean(
     weights = _weights(w, name="w", length=n)
     codes, G = _cluster_codes(clusters, length=n)
     if n == 0:
-        return nan_interval(method=method, alpha=alpha, n=0, note="no labeled units")
+        return nan_interval(method=method, alpha=alpha, n=0, note=notes.NO_LABELED_UNITS)
     mean = _hajek(values, weights)
     if not robust:
         if n == 1:
-            return unbounded_interval(
-                mean=mean, method=method, alpha=alpha, n=1, note="one label: no variance"
-            )
+            return unbounded_interval(mean=mean, method=method, alpha=alpha, n=1, note=notes.ONE_LABEL)
         lo, hi = classical_mean_ci(values, alpha=alpha)
         return Interval(
             mean=float(values.mean()),
@@ -200,16 +199,14 @@ def classical_mean(
             note=_zero_width_note(values),
         )
     if G == 1:
-        return unbounded_interval(
-            mean=mean, method=method, alpha=alpha, n=n, df=0, note="one cluster: no variance"
-        )
+        return unbounded_interval(mean=mean, method=method, alpha=alpha, n=n, df=0, note=notes.ONE_CLUSTER)
     variance = _linearised_variance(values=values, w=weights, codes=codes, G=G)
     note = ""
     if variance <= _TINY:
         # Every label equal: ~12 labels all 1 do not make a theme surely at 100%. The variance
         # of the smoothed rate, as robust_ppi's rectifier floor gives it.
         variance = _smoothed_variance(count=float(np.sum(values)), n=n, alpha=alpha) / G
-        note = "all labels are equal: variance of the smoothed rate"
+        note = notes.SMOOTHED
     return from_variance(
         mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=0, note=note, bounded=True
     )
@@ -225,10 +222,10 @@ def judge_mean(*, yhat_all: ArrayLike, alpha: float, bounded: bool = False) -> I
     values = _vector(yhat_all, name="yhat_all")
     n = values.shape[0]
     if n == 0:
-        return nan_interval(method=JUDGE_ONLY, alpha=alpha, n=0, note="no judge labels")
+        return nan_interval(method=JUDGE_ONLY, alpha=alpha, n=0, note=notes.NO_JUDGE_LABELS)
     if n == 1:
         return unbounded_interval(
-            mean=float(values[0]), method=JUDGE_ONLY, alpha=alpha, n=1, note="one judge label"
+            mean=float(values[0]), method=JUDGE_ONLY, alpha=alpha, n=1, note=notes.ONE_JUDGE_LABEL
         )
     lo, hi = classical_mean_ci(values, alpha=alpha)
     mean, low, high, note = float(values.mean()), float(lo), float(hi), _zero_width_note(values)
@@ -281,9 +278,9 @@ def study_ppi(*, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike, alpha
     unlabeled = _vector(yhat_unlabeled, name="yhat_unlabeled")
     N = unlabeled.shape[0]
     if n == 0:
-        return nan_interval(method=PPI, alpha=alpha, n=0, N=N, note="no labeled units")
+        return nan_interval(method=PPI, alpha=alpha, n=0, N=N, note=notes.NO_LABELED_UNITS)
     if N == 0:
-        return nan_interval(method=PPI, alpha=alpha, n=n, N=0, note="no unlabeled units")
+        return nan_interval(method=PPI, alpha=alpha, n=n, N=0, note=notes.NO_UNLABELED_UNITS)
     pool = np.concatenate([preds, unlabeled])
     constant_judge = bool(np.all(pool == pool[0]))
     lam = math.nan if constant_judge else study_lambda(y=labels, yhat=preds, yhat_unlabeled=unlabeled)
@@ -292,14 +289,12 @@ def study_ppi(*, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike, alpha
         mean = ppi_mean_pointestimate(labels, preds, unlabeled, lam=None)
         lo, hi = ppi_mean_ci(labels, preds, unlabeled, alpha=alpha, lam=None)
     else:
-        lam, note = 0.0, "the judge's labels are all equal: lambda 0"
+        lam, note = 0.0, notes.JUDGE_CONSTANT
         mean = ppi_mean_pointestimate(labels, preds, unlabeled, lam=lam)
         lo, hi = ppi_mean_ci(labels, preds, unlabeled, alpha=alpha, lam=lam)
     mean = float(np.asarray(mean).ravel()[0])
     if n == 1:
-        return unbounded_interval(
-            mean=mean, method=PPI, alpha=alpha, n=1, N=N, lam=lam, note="one label: no variance"
-        )
+        return unbounded_interval(mean=mean, method=PPI, alpha=alpha, n=1, N=N, lam=lam, note=notes.ONE_LABEL)
     return Interval(
         mean=mean,
         lo=float(np.asarray(lo).ravel()[0]),
@@ -438,12 +433,12 @@ def robust_ppi(
     weights_unl = _weights(w_unlabeled, name="w_unlabeled", length=N)
     codes, G = _cluster_codes(clusters, length=n)
     if n == 0:
-        return nan_interval(method=method, alpha=alpha, n=0, N=N, note="no labeled units")
+        return nan_interval(method=method, alpha=alpha, n=0, N=N, note=notes.NO_LABELED_UNITS)
 
-    notes: list[str] = []
+    parts: list[str] = []
     if N == 0:
         lam_i = np.zeros(n)
-        notes.append("no unlabeled units: lambda 0 (human labels only)")
+        parts.append(notes.HUMAN_ONLY)
     elif lam is not None:
         lam_i = np.full(n, float(np.clip(float(lam), 0.0, 1.0)))
     else:
@@ -460,9 +455,9 @@ def robust_ppi(
     else:
         mean_unl = var_unl = 0.0
     mean = lam_bar * mean_unl + _hajek(rectifier, weights)
-    note = "; ".join(notes)
+    note = notes.joined(parts)
     if G == 1:
-        note = "; ".join([*notes, "one cluster: no variance"])
+        note = notes.joined([*parts, notes.ONE_CLUSTER])
         return unbounded_interval(
             mean=mean, method=method, alpha=alpha, n=n, N=N, lam=lam_bar, df=0, note=note
         )
@@ -470,7 +465,7 @@ def robust_ppi(
     floor = _rectifier_floor(labels=labels, preds=preds, lam=lam_bar, alpha=alpha, G=G)
     if floor > rectifier_variance:
         rectifier_variance = floor
-        note = "; ".join([*notes, "rare disagreements or equal labels: rectifier variance floored"])
+        note = notes.joined([*parts, notes.FLOORED])
     variance = lam_bar**2 * var_unl + rectifier_variance
     return from_variance(
         mean=mean,
@@ -587,18 +582,22 @@ def stratified_combine(
     n = sum(part.n for part, _ in kept)
     N = sum(part.N for part, _ in kept)
     if not kept:
-        return nan_interval(method=method, alpha=alpha, n=n, N=N, note="no groups")
+        return nan_interval(method=method, alpha=alpha, n=n, N=N, note=notes.NO_GROUPS)
     missing = sum(1 for part, _ in kept if math.isnan(part.mean) or math.isnan(part.halfwidth))
     if missing:
         return nan_interval(
-            method=method, alpha=alpha, n=n, N=N, note=f"{missing} of {len(kept)} groups have no estimate"
+            method=method,
+            alpha=alpha,
+            n=n,
+            N=N,
+            note=notes.GROUPS_WITHOUT_ESTIMATE % {"missing": missing, "groups": len(kept)},
         )
     total = sum(size for _, size in kept)
     shares = [size / total for _, size in kept]
     mean = sum(share * part.mean for share, (part, _) in zip(shares, kept, strict=True))
     if any(math.isinf(part.halfwidth) for part, _ in kept):
         return unbounded_interval(
-            mean=mean, method=method, alpha=alpha, n=n, N=N, note="a group has no variance"
+            mean=mean, method=method, alpha=alpha, n=n, N=N, note=notes.GROUP_WITHOUT_VARIANCE
         )
     terms = [share**2 * standard_error(part) ** 2 for share, (part, _) in zip(shares, kept, strict=True)]
     variance = sum(terms)

@@ -15,8 +15,10 @@ from pathlib import Path
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 
 from annotation import ingest
+from annotation.errors import refusal
 from annotation.ingest.bulk import insert_rows
 from annotation.ingest.checks import check_against_campaign
 from annotation.models import Campaign, Membership, Role
@@ -240,7 +242,7 @@ class _ImportedJudge:
 
 
 def _imported_judge(*, campaign: Campaign) -> Judge:
-    judge, _ = Judge.objects.get_or_create(
+    judge, _created = Judge.objects.get_or_create(
         campaign=campaign,
         name=IMPORTED,
         defaults={"kind": Judge.Kind.IMPORTED, "language": campaign.expected_language or "fr"},
@@ -252,7 +254,10 @@ def _imported_judge(*, campaign: Campaign) -> Judge:
                     file="campaign",
                     row=None,
                     field="judge",
-                    message=f"the campaign's judge {IMPORTED!r} is not an imported judge; rename it first",
+                    message=refusal(
+                        _("the campaign's judge %(judge)s is not an imported judge; rename it first"),
+                        judge=repr(IMPORTED),
+                    ),
                 )
             ]
         )

@@ -16,17 +16,12 @@ from dataclasses import dataclass
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
+from evaluation import notes
+
 # Notes of intervals made to respect [0, 1] (shown next to the interval on the page and exports).
-WILSON_NOTE = (
-    "normal interval left [0, 1]: cut at the bound and widened to the Wilson score interval "
-    "at the effective sample size"
-)
-
-
-CUT_NOTE = "normal interval left [0, 1]: cut at the bound"
-
-
-CLIPPED_NOTE = "bound clipped to [0, 1]"
+WILSON_NOTE = notes.WILSON
+CUT_NOTE = notes.CUT
+CLIPPED_NOTE = notes.CLIPPED
 
 
 @dataclass(frozen=True)
@@ -141,7 +136,7 @@ def from_variance(
     lo, hi = mean - half, mean + half
     if bounded and (lo < 0 or hi > 1):
         mean, lo, hi, why = inside_unit(mean=mean, variance=variance, q=q)
-        note = "; ".join(part for part in (note, why) if part)
+        note = notes.joined([part for part in (note, why) if part])
     return Interval(
         mean=mean,
         lo=lo,

@@ -13,6 +13,8 @@ from tests.factories import label, member, sampled
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
+# The adjudication page, a GET renewing the lease: the same count whatever roles the person holds.
+ADJUDICATION_PAGE_QUERIES = 12
 
 
 def url(campaign, criterion, action: str = "") -> str:
@@ -231,3 +233,32 @@ def test_query_count_of_an_adjudication_submit_does_not_grow_with_the_campaign(
         response = client.post(target, data, **HTMX)
     assert shown_unit(response) is not None
     assert Label.objects.filter(stage=Stage.ADJUDICATION).count() == 2
+
+
+def test_the_link_to_the_unit_page_is_shown_to_an_adjudicator_who_may_open_it(
+    client_for, adjudicator, campaign, conflict, django_assert_num_queries
+):
+    criterion, units = conflict
+    client = client_for(adjudicator)
+    client.get(url(campaign, criterion))  # the unit is leased now: the next GET renews the lease
+    with django_assert_num_queries(ADJUDICATION_PAGE_QUERIES):
+        page = client.get(url(campaign, criterion)).content.decode()
+    unit_page = reverse("evaluation:unit", args=[campaign.slug, units[1].pk])
+    assert f'href="{unit_page}"' in page
+    assert client.get(unit_page).status_code == 200
+
+
+def test_an_adjudicator_who_also_labels_gets_no_link_to_the_unit_page_they_may_not_open(
+    client_for, campaign, conflict, django_assert_num_queries
+):
+    criterion, units = conflict
+    labelling = member(campaign, Role.ADJUDICATOR, Role.ANNOTATOR)
+    client = client_for(labelling)
+    client.get(url(campaign, criterion))
+    with django_assert_num_queries(ADJUDICATION_PAGE_QUERIES):
+        response = client.get(url(campaign, criterion))
+    page = response.content.decode()
+    assert shown_unit(response) == units[1].pk
+    unit_page = reverse("evaluation:unit", args=[campaign.slug, units[1].pk])
+    assert unit_page not in page and "Every label on this unit" not in page
+    assert client.get(unit_page).status_code == 403

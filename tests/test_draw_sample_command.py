@@ -7,6 +7,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import translation
 
 from annotation.models import Criterion, Sample, SampleItem
 from annotation.sampling.reading import cluster_summary, sample_as_json
@@ -159,3 +160,10 @@ def test_top_up_of_another_criterions_sample_is_refused(corpus):
             "--budget",
             "48",
         )
+
+
+def test_the_command_line_keeps_its_refusals_in_english_whatever_language_is_active(corpus):
+    with translation.override("fr"), pytest.raises(CommandError) as raised:
+        run("--campaign", corpus.name, "--criterion", "veracity", "--budget", "2")
+    assert str(raised.value).startswith("--budget: 2 is below per_cluster = 3, not enough for one cluster")
+    assert counts() == (0, 0)

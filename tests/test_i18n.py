@@ -11,9 +11,11 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import translation
 
-from annotation.models import Criterion, Stage, Unit
-from evaluation import estimators, intervals
-from tests.factories import make_answer, sample_units, sampled
+from annotation.models import Criterion, Label, Role, Stage, Unit
+from annotation.workflow import WorkflowError, undo_last
+from evaluation import estimators, intervals, notes
+from tests.factories import label, make_answer, make_corpus, member, sample_units, sampled
+from tests.ingest_files import bad_content
 from tests.judged import judged_campaign
 
 CATALOGUE = Path(settings.BASE_DIR) / "locale" / "fr" / "LC_MESSAGES" / "django.po"
@@ -53,6 +55,19 @@ def _entries(text: str) -> list[dict]:
     return entries
 
 
+def _catalogued(msgid: str) -> bool:
+    return any(entry["msgid"] == msgid for entry in _entries(CATALOGUE.read_text(encoding="utf-8")))
+
+
+# The refusals' and notes' msgids reach the catalogue with the next ``make messages`` (and their
+# translations with it); until then, the tests of their French are skipped, not failed. Once the
+# catalogue holds them, a missing translation fails here and in the test below.
+awaits_catalogue = pytest.mark.skipif(
+    not _catalogued("no sample drawn for this criterion: equal weights"),
+    reason="the catalogue has not taken in the refusals' and notes' msgids yet (make messages)",
+)
+
+
 def test_the_french_catalogue_has_no_untranslated_fuzzy_or_obsolete_entry():
     entries = _entries(CATALOGUE.read_text(encoding="utf-8"))
     assert len(entries) > 500
@@ -80,6 +95,13 @@ def test_the_compiled_catalogue_holds_the_translations():
     assert compiled.exists()
     with translation.override("fr"):
         assert translation.gettext("Whole answer") == "Réponse entière"
+
+
+@awaits_catalogue
+def test_every_note_of_the_estimators_has_a_french_translation():
+    with translation.override("fr"):
+        for template in notes.TEMPLATES:
+            assert translation.gettext(template) != template, template
 
 
 def test_every_method_description_of_the_report_has_a_french_translation():
@@ -241,3 +263,102 @@ def test_the_french_report_writes_its_rates_with_a_decimal_comma(client_for, ana
     assert not re.search(r">\d{1,3}\.\d%<", page)
     # The form's numbers stay machine-readable, or the browser would refuse to send them.
     assert 'name="alpha" id="alpha" step="any" min="0.001" max="0.5" value="0.05"' in page
+
+
+# Refusals and notes: in the language of the page that shows them
+
+
+@awaits_catalogue
+def test_a_refusal_speaks_the_language_active_when_it_is_read_not_when_it_was_raised(campaign, annotator):
+    criterion, _ = sampled(campaign=campaign, answers=1)
+    with translation.override("fr"), pytest.raises(WorkflowError) as raised:
+        undo_last(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    with translation.override("en"):
+        assert str(raised.value) == "nothing to undo"
+    with translation.override("fr"):
+        assert str(raised.value) == "rien à annuler"
+
+
+@pytest.fixture
+def confirmed(campaign, annotator, reviewer):
+    """A unit whose review confirmed the first label: nothing for an adjudicator to settle."""
+    criterion, units = sampled(campaign=campaign, answers=1)
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[0])
+    label(reviewer, criterion, Stage.REVIEW, 1, unit=units[0])
+    return criterion, units[0]
+
+
+@pytest.mark.parametrize(
+    ("headers", "shown", "not_shown"),
+    [
+        pytest.param(
+            FRENCH,
+            "Cette unité n’a pas de désaccord à trancher.",
+            "no disagreement to settle",
+            marks=awaits_catalogue,
+        ),
+        ({"HTTP_ACCEPT_LANGUAGE": "en"}, "This unit has no disagreement to settle.", "pas de désaccord"),
+    ],
+)
+def test_a_workflow_refusal_is_shown_in_the_pages_language(
+    client_for, campaign, adjudicator, confirmed, headers, shown, not_shown
+):
+    criterion, unit = confirmed
+    url = reverse("annotation:adjudicate_submit", args=[campaign.slug, criterion.name])
+    data = {"unit_id": unit.pk, "value": "0", "comment": "La source le dit."}
+    response = client_for(adjudicator).post(url, data, **headers)
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert shown in page and not_shown not in page
+    assert not Label.objects.filter(stage=Stage.ADJUDICATION).exists()
+
+
+@pytest.mark.parametrize(
+    ("headers", "shown", "not_shown"),
+    [
+        pytest.param(FRENCH, "ne doit pas être vide", "must not be empty", marks=awaits_catalogue),
+        ({"HTTP_ACCEPT_LANGUAGE": "en"}, "must not be empty", "ne doit pas être vide"),
+    ],
+)
+def test_an_import_error_is_shown_in_the_pages_language(client_for, campaign, headers, shown, not_shown):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    manager = member(campaign, Role.MANAGER)
+    url = reverse("evaluation:import_into", args=[campaign.slug])
+    upload = SimpleUploadedFile("answers.jsonl", bad_content())
+    response = client_for(manager).post(url, {"file": upload}, **headers)
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert "<code>answer</code>" in page
+    assert shown in page and not_shown not in page
+
+
+@awaits_catalogue
+def test_the_reports_notes_speak_french(client_for, analyst, campaign):
+    judged_campaign(campaign)
+    url = reverse("evaluation:report", args=[campaign.slug, "relevance"])
+    french = _page(client_for(analyst), url)
+    _assert_french(
+        french,
+        french=[
+            "Finance: aucun échantillon tiré pour ce critère : poids égaux; humains : l’intervalle normal "
+            "sortait de [0, 1] : coupé à la borne et élargi à l’intervalle de score de Wilson",
+            "PPI++ : désaccords rares ou étiquettes égales",
+        ],
+        english=["no sample drawn for this criterion", "human: normal interval left [0, 1]"],
+    )
+    english = client_for(analyst).get(url).content.decode()
+    assert (
+        "Finance: no sample drawn for this criterion: equal weights; human: normal interval left" in english
+    )
+
+
+@awaits_catalogue
+def test_a_sampling_refusal_is_shown_in_french(client_for, manager, campaign):
+    make_corpus(campaign=campaign)
+    url = reverse("annotation:sample_draw", args=[campaign.slug])
+    response = client_for(manager).post(url, {"criterion": "veracity", "budget": "2"}, **FRENCH)
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert "2 est inférieur à per_cluster = 3, pas assez pour un groupe" in page
+    assert "is below per_cluster" not in page

@@ -8,6 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import translation
 
 from annotation.models import Answer, Campaign, Label, Membership, Question, Role, SourceChunk, Unit
 from evaluation.demo import DEMO_CAMPAIGN, DEMO_FILE, DEMO_MEMBERS
@@ -247,3 +248,13 @@ def test_command_refuses_deeply_nested_json_with_file_row_and_field(tmp_path):
         run(str(path), "--campaign", "Deep")
     assert f"{path}:2: json: nested too deeply" in str(failure.value)
     assert table_counts() == before
+
+
+def test_the_command_line_keeps_its_refusals_in_english_whatever_language_is_active(tmp_path):
+    records = [dict(r) for r in RECORDS]
+    records[1]["answer"] = ""
+    path = write_jsonl(tmp_path / "bad.jsonl", records)
+    with translation.override("fr"), pytest.raises(CommandError) as failure:
+        run(str(path), "--campaign", "Velmont")
+    assert f"{path}:2: answer: must not be empty" in str(failure.value)
+    assert "vide" not in str(failure.value)

@@ -10,7 +10,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from heapq import merge
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
 from annotation.conventions import BUILTIN_CRITERIA
+from annotation.errors import refusal
 from annotation.ingest.errors import ErrorLog
 from annotation.ingest.validate import SENTENCE_LEVEL, CheckedFile, text_digest
 from annotation.models import Answer, Campaign, Criterion, Label, Question, SampleItem, SourceChunk, Stage
@@ -58,7 +62,7 @@ class _Check:
         self.errors = ErrorLog(file=checked.name)
         self.warnings: list[str] = []
 
-    def error(self, *, row: int, path: str, message: str) -> None:
+    def error(self, *, row: int, path: str, message: str | Promise) -> None:
         self.errors.add(row=row, field=self.checked.field_name(path), message=message)
 
     def criteria(self) -> None:
@@ -67,25 +71,36 @@ class _Check:
         else:
             levels = dict(Criterion.objects.filter(campaign=self.campaign).values_list("name", "level"))
         known = ", ".join(sorted(levels))
-        bad: list[list[tuple[int, int, str, str]]] = []
+        bad: list[list[tuple[int, int, str, Promise]]] = []
         beyond = 0
         for (criterion, level), uses in self.checked.labels.items():
             actual = levels.get(criterion)
             if actual is None:
-                message = (
-                    f"the campaign has no criterion {criterion!r} (it has {known}); "
-                    "create the criterion before importing its labels"
+                message = refusal(
+                    _(
+                        "the campaign has no criterion %(criterion)s (it has %(known)s); "
+                        "create the criterion before importing its labels"
+                    ),
+                    criterion=repr(criterion),
+                    known=known,
                 )
             elif actual != level:
-                where = "sentences[].labels" if actual == SENTENCE_LEVEL else "the answer's labels"
-                message = f"{criterion!r} is a {actual}-level criterion: give its labels in {where}"
+                message = refusal(
+                    _("%(criterion)s is a %(level)s-level criterion: give its labels in sentences[].labels")
+                    if actual == SENTENCE_LEVEL
+                    else _(
+                        "%(criterion)s is a %(level)s-level criterion: give its labels in the answer's labels"
+                    ),
+                    criterion=repr(criterion),
+                    level=actual,
+                )
             else:
                 continue
             bad.append([(order, row, path, message) for order, row, path in uses.first])
             beyond += uses.count - len(uses.first)
         # In file order, as they appear: each criterion kept its first MAX_ERRORS places, which
         # hold every one that can be listed; the others are only counted.
-        for _, row, path, message in merge(*bad):
+        for _order, row, path, message in merge(*bad):
             self.error(row=row, path=path, message=message)
         self.errors.more += beyond
 
@@ -118,7 +133,12 @@ class _Check:
             self.error(
                 row=row,
                 path=attribute,
-                message=f"question {external_id!r} is already in the campaign with {value!r}, not {given!r}",
+                message=refusal(
+                    _("question %(question)s is already in the campaign with %(value)s, not %(given)s"),
+                    question=repr(external_id),
+                    value=repr(value),
+                    given=repr(given),
+                ),
             )
         return found
 
@@ -129,7 +149,7 @@ class _Check:
         Warns once about the ids that come with several texts, in the file and the campaign.
         """
         variants: dict[str, int] = {}
-        for chunk_id, _ in self.checked.chunks:
+        for chunk_id, _text in self.checked.chunks:
             variants[chunk_id] = variants.get(chunk_id, 0) + 1
         stored_only: set[str] = set()
         found: dict[tuple[str, str], int] = {}
@@ -189,7 +209,10 @@ class _Check:
                 self.error(
                     row=rows_by_id[external_id],
                     path="answer_id",
-                    message=f"{external_id!r} is already in the campaign; import with update to replace it",
+                    message=refusal(
+                        _("%(answer)s is already in the campaign; import with update to replace it"),
+                        answer=repr(external_id),
+                    ),
                 )
             return found
         by_pk = {pk: external_id for external_id, pk in found.items()}
@@ -204,9 +227,12 @@ class _Check:
                 self.error(
                     row=rows_by_id[by_pk[pk]],
                     path="answer_id",
-                    message=(
-                        f"{by_pk[pk]!r} has labels made in the app; replacing it would delete them, "
-                        "so the update is refused"
+                    message=refusal(
+                        _(
+                            "%(answer)s has labels made in the app; replacing it would delete them, "
+                            "so the update is refused"
+                        ),
+                        answer=repr(by_pk[pk]),
                     ),
                 )
             sampled = SampleItem.objects.filter(unit__answer_id__in=pks).values_list(
@@ -216,6 +242,9 @@ class _Check:
                 self.error(
                     row=rows_by_id[by_pk[pk]],
                     path="answer_id",
-                    message=f"{by_pk[pk]!r} is in a drawn sample; replacing it would change the sample",
+                    message=refusal(
+                        _("%(answer)s is in a drawn sample; replacing it would change the sample"),
+                        answer=repr(by_pk[pk]),
+                    ),
                 )
         return found

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+from annotation.errors import refusal
+
 # Enough to show a systematic problem without flooding the screen; the rest is only counted.
 MAX_ERRORS = 50
+# Messages several readers and checks give (lazy translations; see annotation.errors.refusal).
+MISSING = _("missing")
+MUST_BE_TEXT = _("must be text, not %(type)s")
+CANNOT_BE_READ = _("cannot be read: %(reason)s")
+INVALID_JSON_AT_COLUMN = _("invalid JSON at column %(column)s: %(reason)s")
+INVALID_JSON_AT_LINE = _("invalid JSON at line %(line)s column %(column)s: %(reason)s")
+NOT_UTF8 = _("line %(line)s is not UTF-8; save the file as UTF-8")
 
 
 @dataclass(frozen=True)
@@ -13,13 +25,14 @@ class RowError:
     """One problem in an import file.
 
     ``row`` is the 1-based line (JSONL), spreadsheet row with the header as row 1 (CSV, XLSX) or
-    1-based record number (JSON); None for a problem with the file as a whole.
+    1-based record number (JSON); None for a problem with the file as a whole. ``message`` may be
+    a lazy translation: it speaks the language active when it is shown.
     """
 
     file: str
     row: int | None
     field: str
-    message: str
+    message: str | Promise
 
     def __str__(self) -> str:
         where = self.file if self.row is None else f"{self.file}:{self.row}"
@@ -37,11 +50,15 @@ class ImportFailed(Exception):
         self.more = more
         super().__init__(self.describe())
 
+    def __str__(self) -> str:
+        # Described again when read: the messages speak the language active then.
+        return self.describe()
+
     def describe(self) -> str:
         """The errors, one per line, as ``FILE:ROW: FIELD: message``."""
         lines = [str(error) for error in self.errors]
         if self.more:
-            lines.append(f"... and {self.more} more errors")
+            lines.append(str(refusal(_("... and %(count)s more errors"), count=self.more)))
         return "\n".join(lines)
 
 
@@ -54,7 +71,7 @@ class ErrorLog:
         self.errors: list[RowError] = []
         self.more = 0
 
-    def add(self, *, row: int | None, field: str, message: str, file: str | None = None) -> None:
+    def add(self, *, row: int | None, field: str, message: str | Promise, file: str | None = None) -> None:
         """Record one problem (in ``file``, by default the file being read)."""
         if len(self.errors) < self.limit:
             self.errors.append(RowError(file=file or self.file, row=row, field=field, message=message))

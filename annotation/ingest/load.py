@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 
 from annotation.campaigns import get_or_create_campaign
 from annotation.ingest.analysis import Analysis, TextJob
@@ -66,7 +67,7 @@ def load_file(
     name = campaign_name.strip()
     if not name:
         raise ImportFailed(
-            [RowError(file=checked.name, row=None, field="campaign", message="give a campaign name")]
+            [RowError(file=checked.name, row=None, field="campaign", message=_("give a campaign name"))]
         )
     with transaction.atomic():
         campaign = Campaign.objects.filter(name=name).first()
@@ -77,7 +78,7 @@ def load_file(
             campaign, created = get_or_create_campaign(name=name)
         except ValueError as exc:
             raise ImportFailed(
-                [RowError(file=checked.name, row=None, field="campaign", message=str(exc))]
+                [RowError(file=checked.name, row=None, field="campaign", message=exc.args[0])]
             ) from None
         result = LoadResult(campaign=campaign, campaign_created=created)
         result.warnings = checked.warnings + existing.warnings

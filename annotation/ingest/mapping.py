@@ -20,7 +20,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from annotation.ingest.errors import ImportFailed, RowError
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+from annotation.errors import refusal
+from annotation.ingest.errors import CANNOT_BE_READ, INVALID_JSON_AT_LINE, NOT_UTF8, ImportFailed, RowError
 
 # The fields whose values a mapping may translate: the ones estimates and metrics group by.
 VALUE_FIELDS = ("theme", "difficulty")
@@ -41,7 +45,7 @@ class ImportMapping:
         return bool(self.columns or self.values)
 
 
-def _problem(*, name: str, key: str, message: str) -> RowError:
+def _problem(*, name: str, key: str, message: str | Promise) -> RowError:
     return RowError(file=name, row=None, field=key, message=message)
 
 
@@ -55,14 +59,14 @@ def read_mapping(*, path: Path, name: str) -> ImportMapping:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise ImportFailed(
-            [_problem(name=name, key="mapping", message=f"cannot be read: {exc.strerror or exc}")]
+            [_problem(name=name, key="mapping", message=refusal(CANNOT_BE_READ, reason=exc.strerror or exc))]
         ) from None
     try:
         mapping = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ImportFailed(
-            [_problem(name=name, key="mapping", message=f"line {line} is not UTF-8; save the file as UTF-8")]
+            [_problem(name=name, key="mapping", message=refusal(NOT_UTF8, line=line))]
         ) from None
     except json.JSONDecodeError as exc:
         raise ImportFailed(
@@ -70,13 +74,19 @@ def read_mapping(*, path: Path, name: str) -> ImportMapping:
                 _problem(
                     name=name,
                     key="mapping",
-                    message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                    message=refusal(INVALID_JSON_AT_LINE, line=exc.lineno, column=exc.colno, reason=exc.msg),
                 )
             ]
         ) from None
     except RecursionError:
         raise ImportFailed(
-            [_problem(name=name, key="mapping", message=f"nested too deeply (at most {_MAX_DEPTH} levels)")]
+            [
+                _problem(
+                    name=name,
+                    key="mapping",
+                    message=refusal(_("nested too deeply (at most %(levels)s levels)"), levels=_MAX_DEPTH),
+                )
+            ]
         ) from None
     return check_mapping(mapping=mapping, name=name)
 
@@ -85,14 +95,16 @@ def _names(*, value: object, name: str, key: str, problems: list[RowError]) -> d
     """``value`` as a dict of non-empty names to non-empty names; problems name ``key[...]``."""
     if not isinstance(value, dict):
         problems.append(
-            _problem(name=name, key=key, message='must be an object such as {"Question ID": "question_id"}')
+            _problem(
+                name=name, key=key, message=_('must be an object such as {"Question ID": "question_id"}')
+            )
         )
         return {}
     result = {}
     for source, target in value.items():
         if not (isinstance(source, str) and source.strip() and isinstance(target, str) and target.strip()):
             problems.append(
-                _problem(name=name, key=f"{key}[{source!r}]", message="names must be non-empty strings")
+                _problem(name=name, key=f"{key}[{source!r}]", message=_("names must be non-empty strings"))
             )
             continue
         result[source.strip()] = target.strip()
@@ -105,7 +117,7 @@ def _values(*, value: object, name: str, problems: list[RowError]) -> dict[str, 
             _problem(
                 name=name,
                 key="values",
-                message='must be an object such as {"difficulty": {"intermédiaire": "intermediate"}}',
+                message=_('must be an object such as {"difficulty": {"intermédiaire": "intermediate"}}'),
             )
         )
         return {}
@@ -117,20 +129,22 @@ def _values(*, value: object, name: str, problems: list[RowError]) -> dict[str, 
                 _problem(
                     name=name,
                     key=key,
-                    message=f"only the values of {' and '.join(VALUE_FIELDS)} can be mapped",
+                    message=refusal(
+                        _("only the values of %(fields)s can be mapped"), fields=" and ".join(VALUE_FIELDS)
+                    ),
                 )
             )
             continue
         if not isinstance(table, dict):
             problems.append(
-                _problem(name=name, key=key, message='must be an object such as {"Financial": "Finance"}')
+                _problem(name=name, key=key, message=_('must be an object such as {"Financial": "Finance"}'))
             )
             continue
         translated = {}
         for source, target in table.items():
             if not isinstance(target, str) or not target.strip():
                 problems.append(
-                    _problem(name=name, key=f"{key}[{source!r}]", message="must be a non-empty string")
+                    _problem(name=name, key=f"{key}[{source!r}]", message=_("must be a non-empty string"))
                 )
                 continue
             # "" is a key of its own: the value an empty or missing cell stands for.
@@ -153,7 +167,7 @@ def check_mapping(*, mapping: object, name: str) -> ImportMapping:
                 _problem(
                     name=name,
                     key="mapping",
-                    message='must be a JSON object such as {"Question ID": "question_id"}',
+                    message=_('must be a JSON object such as {"Question ID": "question_id"}'),
                 )
             ]
         )
@@ -167,7 +181,7 @@ def check_mapping(*, mapping: object, name: str) -> ImportMapping:
                     _problem(
                         name=name,
                         key=str(key),
-                        message="unknown key: a mapping with values has only columns and values",
+                        message=_("unknown key: a mapping with values has only columns and values"),
                     )
                 )
         result = ImportMapping(

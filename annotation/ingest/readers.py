@@ -18,14 +18,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from annotation.ingest.errors import ErrorLog, ImportFailed, RowError
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+from annotation.errors import refusal
+from annotation.ingest.errors import (
+    CANNOT_BE_READ,
+    INVALID_JSON_AT_COLUMN,
+    INVALID_JSON_AT_LINE,
+    ErrorLog,
+    ImportFailed,
+    RowError,
+)
 
 FORMATS = (".jsonl", ".json", ".csv", ".xlsx")
 # What the JSON decoder's RecursionError means to a person: records need a few levels at most.
-TOO_DEEP = "nested too deeply to read (a record needs a few levels of lists and objects at most)"
+TOO_DEEP = _("nested too deeply to read (a record needs a few levels of lists and objects at most)")
+TOO_DEEP_AT_LINE = _(
+    "nested too deeply to read (a record needs a few levels of lists and objects at most) (line %(line)s)"
+)
 CSV_DELIMITERS = (",", ";", "\t")
 # Characters of a .json file read at a time; a record longer than that is read in more steps.
 JSON_READ = 1 << 16
+EMPTY_FILE = _("the file is empty")
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -43,7 +58,7 @@ def file_format(name: str) -> str | None:
     return suffix if suffix in FORMATS else None
 
 
-def _fail(*, file: str, field: str, message: str, row: int | None = None) -> ImportFailed:
+def _fail(*, file: str, field: str, message: str | Promise, row: int | None = None) -> ImportFailed:
     return ImportFailed([RowError(file=file, row=row, field=field, message=message)])
 
 
@@ -51,12 +66,18 @@ def _check_size(*, path: Path, name: str, max_bytes: int) -> None:
     try:
         size = os.path.getsize(path)
     except OSError as exc:
-        raise _fail(file=name, field="file", message=f"cannot be read: {exc.strerror or exc}") from None
+        raise _fail(
+            file=name, field="file", message=refusal(CANNOT_BE_READ, reason=exc.strerror or exc)
+        ) from None
     if size > max_bytes:
         raise _fail(
             file=name,
             field="file",
-            message=f"{size} bytes is more than the limit of {max_bytes} bytes (IMPORT_MAX_BYTES)",
+            message=refusal(
+                _("%(size)s bytes is more than the limit of %(limit)s bytes (IMPORT_MAX_BYTES)"),
+                size=size,
+                limit=max_bytes,
+            ),
         )
 
 
@@ -65,9 +86,13 @@ def _decode_error(*, data: bytes, start: int, line: int, name: str) -> ImportFai
         file=name,
         row=line,
         field="encoding",
-        message=(
-            f"byte 0x{data[start]:02x} on line {line} is not UTF-8; "
-            "save the file as UTF-8 (a byte order mark is accepted)"
+        message=refusal(
+            _(
+                "byte 0x%(byte)s on line %(line)s is not UTF-8; "
+                "save the file as UTF-8 (a byte order mark is accepted)"
+            ),
+            byte=f"{data[start]:02x}",
+            line=line,
         ),
     )
 
@@ -99,9 +124,13 @@ def read_rows(*, path: Path, name: str, errors: ErrorLog, max_bytes: int) -> Ite
     """
     fmt = file_format(name)
     if fmt is None:
-        suffix = Path(name).suffix or "(none)"
+        suffix = Path(name).suffix or _("(none)")
         raise _fail(
-            file=name, field="file", message=f"unknown extension {suffix}: use .jsonl, .json, .csv or .xlsx"
+            file=name,
+            field="file",
+            message=refusal(
+                _("unknown extension %(suffix)s: use .jsonl, .json, .csv or .xlsx"), suffix=suffix
+            ),
         )
     _check_size(path=path, name=name, max_bytes=max_bytes)
     if fmt == ".xlsx":
@@ -120,13 +149,17 @@ def _read_jsonl(*, lines: Iterable[tuple[int, str]], errors: ErrorLog) -> Iterat
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
-            errors.add(row=number, field="json", message=f"invalid JSON at column {exc.colno}: {exc.msg}")
+            errors.add(
+                row=number,
+                field="json",
+                message=refusal(INVALID_JSON_AT_COLUMN, column=exc.colno, reason=exc.msg),
+            )
             continue
         except RecursionError:
             errors.add(row=number, field="json", message=TOO_DEEP)
             continue
         if not isinstance(data, dict):
-            errors.add(row=number, field="json", message="a line must hold one JSON object")
+            errors.add(row=number, field="json", message=_("a line must hold one JSON object"))
             continue
         yield RawRow(row=number, data=data)
 
@@ -169,7 +202,7 @@ def _read_json(*, path: Path, name: str, errors: ErrorLog) -> Iterator[RawRow]:
             if isinstance(record, dict):
                 yield RawRow(row=number, data=record)
             else:
-                errors.add(row=number, field="json", message="a record must be a JSON object")
+                errors.add(row=number, field="json", message=_("a record must be a JSON object"))
             del record
             position = text.forget(text.skip_space(position))
             mark = text.at(position)
@@ -190,12 +223,12 @@ def _not_a_list(*, text: str, name: str) -> ImportFailed:
         return _fail(
             file=name,
             field="json",
-            message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+            message=refusal(INVALID_JSON_AT_LINE, line=exc.lineno, column=exc.colno, reason=exc.msg),
         )
     except RecursionError:
         record, line = _too_deep_record(text)
-        return _fail(file=name, row=record, field="json", message=f"{TOO_DEEP} (line {line})")
-    return _fail(file=name, field="json", message="the file must hold a JSON list of records")
+        return _fail(file=name, row=record, field="json", message=refusal(TOO_DEEP_AT_LINE, line=line))
+    return _fail(file=name, field="json", message=_("the file must hold a JSON list of records"))
 
 
 class _JsonText:
@@ -266,7 +299,9 @@ class _JsonText:
     def invalid(self, *, position: int, message: str) -> ImportFailed:
         line, column = self.where(position)
         return _fail(
-            file=self.name, field="json", message=f"invalid JSON at line {line} column {column}: {message}"
+            file=self.name,
+            field="json",
+            message=refusal(INVALID_JSON_AT_LINE, line=line, column=column, reason=message),
         )
 
     def decode(self, *, decoder: json.JSONDecoder, position: int, record: int) -> tuple[object, int]:
@@ -282,9 +317,9 @@ class _JsonText:
                     continue
                 raise self.invalid(position=exc.pos, message=exc.msg) from None
             except RecursionError:
-                line, _ = self.where(position)
+                line, _column = self.where(position)
                 raise _fail(
-                    file=self.name, row=record, field="json", message=f"{TOO_DEEP} (line {line})"
+                    file=self.name, row=record, field="json", message=refusal(TOO_DEEP_AT_LINE, line=line)
                 ) from None
             # A number ending where the text read ends may go on in what is not read yet.
             if end < len(self.text) or not self._read():
@@ -298,12 +333,12 @@ def _header(*, cells: Iterable[object], name: str) -> list[str | None]:
     for cell in cells:
         column = "" if cell is None else str(cell).strip()
         if column in seen:
-            raise _fail(file=name, row=1, field=column, message="this column appears twice in the header")
+            raise _fail(file=name, row=1, field=column, message=_("this column appears twice in the header"))
         if column:
             seen.add(column)
         names.append(column or None)
     if not seen:
-        raise _fail(file=name, row=1, field="header", message="the first row must name the columns")
+        raise _fail(file=name, row=1, field="header", message=_("the first row must name the columns"))
     return names
 
 
@@ -316,7 +351,7 @@ def _sniff_delimiter(first_line: str) -> str:
 def _read_csv(*, lines: Iterator[tuple[int, str]], name: str, errors: ErrorLog) -> Iterator[RawRow]:
     first = next(lines, None)
     if first is None:
-        raise _fail(file=name, field="file", message="the file is empty")
+        raise _fail(file=name, field="file", message=EMPTY_FILE)
     # csv.reader pulls more lines for a quoted cell that spans several; line_num counts them.
     reader = csv.reader(
         (line for _, line in itertools.chain([first], lines)), delimiter=_sniff_delimiter(first[1])
@@ -324,7 +359,7 @@ def _read_csv(*, lines: Iterator[tuple[int, str]], name: str, errors: ErrorLog) 
     try:
         header_cells = next(reader)
     except StopIteration:
-        raise _fail(file=name, field="file", message="the file is empty") from None
+        raise _fail(file=name, field="file", message=EMPTY_FILE) from None
     except csv.Error as exc:
         raise _fail(file=name, row=1, field="csv", message=str(exc)) from None
     columns = _header(cells=header_cells, name=name)
@@ -344,7 +379,11 @@ def _read_csv(*, lines: Iterator[tuple[int, str]], name: str, errors: ErrorLog) 
             errors.add(
                 row=number,
                 field="csv",
-                message=f"{len(cells)} cells but the header names {len(columns)} columns",
+                message=refusal(
+                    _("%(cells)s cells but the header names %(columns)s columns"),
+                    cells=len(cells),
+                    columns=len(columns),
+                ),
             )
             continue
         data: dict[str, object] = {
@@ -370,14 +409,18 @@ def _read_xlsx(*, path: Path, name: str, errors: ErrorLog) -> Iterator[RawRow]:
     try:
         workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
-        raise _fail(file=name, field="file", message=f"not a readable XLSX workbook ({exc})") from None
+        raise _fail(
+            file=name,
+            field="file",
+            message=refusal(_("not a readable XLSX workbook (%(reason)s)"), reason=exc),
+        ) from None
     try:
         sheet = workbook.worksheets[0]
         lines = sheet.iter_rows(values_only=True)
         try:
             columns = _header(cells=next(lines), name=name)
         except StopIteration:
-            raise _fail(file=name, field="file", message="the first sheet is empty") from None
+            raise _fail(file=name, field="file", message=_("the first sheet is empty")) from None
         for number, cells in enumerate(lines, start=2):
             data = {
                 column: _cell(value)

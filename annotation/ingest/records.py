@@ -9,7 +9,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from annotation.ingest.errors import ErrorLog
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+from annotation.errors import refusal
+from annotation.ingest.errors import INVALID_JSON_AT_COLUMN, MISSING, MUST_BE_TEXT, ErrorLog
 from annotation.ingest.mapping import ImportMapping
 from annotation.ingest.readers import TOO_DEEP, RawRow
 from annotation.text import chunk_text_hash, parse_source_blob
@@ -126,7 +130,7 @@ class _Row:
         self.errors = errors
         self.ok = True
 
-    def error(self, path: str, message: str) -> None:
+    def error(self, path: str, message: str | Promise) -> None:
         self.ok = False
         self.errors.add(row=self.number, field=self.names(path), message=message)
 
@@ -140,19 +144,19 @@ class _Row:
                 return result
         if value is None:
             if required:
-                self.error(path, "missing")
+                self.error(path, MISSING)
             return ""
         allowed = str | int | float if numbers else str
         if isinstance(value, bool) or not isinstance(value, allowed):
-            self.error(path, f"must be text, not {type(value).__name__}")
+            self.error(path, refusal(MUST_BE_TEXT, type=type(value).__name__))
             return ""
         if isinstance(value, float):
             value = str(int(value)) if value.is_integer() else str(value)
         result = str(value).strip()
         if required and not result:
-            self.error(path, "must not be empty")
+            self.error(path, _("must not be empty"))
         elif max_length is not None and len(result) > max_length:
-            self.error(path, f"longer than {max_length} characters")
+            self.error(path, refusal(_("longer than %(count)s characters"), count=max_length))
         return result
 
     def integer(self, value: object, path: str, *, minimum: int | None = None) -> int | None:
@@ -168,10 +172,10 @@ class _Row:
         ):
             number = int(value)
         if number is None:
-            self.error(path, f"must be a whole number, not {value!r}")
+            self.error(path, refusal(_("must be a whole number, not %(value)s"), value=repr(value)))
             return None
         if minimum is not None and number < minimum:
-            self.error(path, f"must be at least {minimum}")
+            self.error(path, refusal(_("must be at least %(minimum)s"), minimum=minimum))
             return None
         return number
 
@@ -179,13 +183,13 @@ class _Row:
         if value is None or (isinstance(value, str) and not value.strip()):
             return None
         if isinstance(value, bool):
-            self.error(path, f"must be 0, 1 or empty, not {value!r}")
+            self.error(path, refusal(_("must be 0, 1 or empty, not %(value)s"), value=repr(value)))
             return None
         if isinstance(value, int | float) and value in (0, 1):
             return int(value)
         if isinstance(value, str) and value.strip() in ("0", "1"):
             return int(value.strip())
-        self.error(path, f"must be 0, 1 or empty, not {value!r}")
+        self.error(path, refusal(_("must be 0, 1 or empty, not %(value)s"), value=repr(value)))
         return None
 
     def json_text(self, value: str, path: str) -> tuple[bool, object]:
@@ -193,7 +197,7 @@ class _Row:
         try:
             decoded = json.loads(value)
         except json.JSONDecodeError as exc:
-            self.error(path, f"invalid JSON at column {exc.colno}: {exc.msg}")
+            self.error(path, refusal(INVALID_JSON_AT_COLUMN, column=exc.colno, reason=exc.msg))
             return False, None
         except RecursionError:
             self.error(path, TOO_DEEP)
@@ -210,7 +214,14 @@ class _Row:
         result = self.text(value, path, required=required and "" not in values, max_length=max_length)
         translated = values.get(result, result)
         if translated is not result and len(translated) > max_length:
-            self.error(path, f"{result!r} is mapped to a value longer than {max_length} characters")
+            self.error(
+                path,
+                refusal(
+                    _("%(value)s is mapped to a value longer than %(count)s characters"),
+                    value=repr(result),
+                    count=max_length,
+                ),
+            )
         return translated
 
     def labels(self, value: object, path: str) -> dict[str, LabelRecord]:
@@ -222,20 +233,20 @@ class _Row:
             if not ok:
                 return {}
         if not isinstance(value, dict):
-            self.error(path, 'must be an object such as {"relevance": {"human": 1, "llm": 0}}')
+            self.error(path, _('must be an object such as {"relevance": {"human": 1, "llm": 0}}'))
             return {}
         result = {}
         for criterion, pair in value.items():
             where = f"{path}.{criterion}"
             if not isinstance(criterion, str) or not criterion.strip():
-                self.error(path, "criterion names must be non-empty text")
+                self.error(path, _("criterion names must be non-empty text"))
                 continue
             if not isinstance(pair, dict):
-                self.error(where, 'must be an object such as {"human": 1, "llm": 0}')
+                self.error(where, _('must be an object such as {"human": 1, "llm": 0}'))
                 continue
             unknown = sorted(set(pair) - set(LABEL_SOURCES))
             if unknown:
-                self.error(f"{where}.{unknown[0]}", "unknown label source; use human or llm")
+                self.error(f"{where}.{unknown[0]}", _("unknown label source; use human or llm"))
                 continue
             result[criterion.strip()] = LabelRecord(
                 criterion=criterion.strip(),
@@ -247,14 +258,14 @@ class _Row:
 
     def sources(self, value: object, mapping: dict[str, str]) -> tuple[SourceRecord, ...]:
         if value is None:
-            self.error("sources", "missing (give [] for an answer without sources)")
+            self.error("sources", _("missing (give [] for an answer without sources)"))
             return ()
         if isinstance(value, str):
             value = self._source_list_from_text(value)
             if value is None:
                 return ()
         if not isinstance(value, list):
-            self.error("sources", "must be a list of {id, title, page, text} or the text of the sources")
+            self.error("sources", _("must be a list of {id, title, page, text} or the text of the sources"))
             return ()
         result: list[SourceRecord] = []
         first_rank: dict[str, int] = {}
@@ -291,19 +302,24 @@ class _Row:
                         )
                         continue
             if not isinstance(item, dict):
-                self.error(where, "must be an object with id, title, page, text")
+                self.error(where, _("must be an object with id, title, page, text"))
                 continue
             if mapping:
                 item = {mapping.get(key, key): val for key, val in item.items()}
             chunk_id = self.text(item.get("id"), f"{where}.id", required=True, max_length=MAX_ID)
             if "text" not in item:
-                self.error(f"{where}.text", "missing")
+                self.error(f"{where}.text", MISSING)
             elif not isinstance(item["text"], str):
-                self.error(f"{where}.text", f"must be text, not {type(item['text']).__name__}")
+                self.error(f"{where}.text", refusal(MUST_BE_TEXT, type=type(item["text"]).__name__))
             if not chunk_id:
                 continue
             if chunk_id in first_rank:
-                self.error(f"{where}.id", f"{chunk_id!r} is already sources[{first_rank[chunk_id]}]")
+                self.error(
+                    f"{where}.id",
+                    refusal(
+                        _("%(id)s is already sources[%(rank)s]"), id=repr(chunk_id), rank=first_rank[chunk_id]
+                    ),
+                )
                 continue
             first_rank[chunk_id] = rank
             text = item["text"] if isinstance(item.get("text"), str) else ""
@@ -338,7 +354,9 @@ class _Row:
         try:
             return parse_source_blob(value)
         except ValueError as exc:
-            self.error("sources", f"neither a JSON list nor readable source text: {exc}")
+            self.error(
+                "sources", refusal(_("neither a JSON list nor readable source text: %(reason)s"), reason=exc)
+            )
             return None
 
     def sentences(self, value: object, mapping: dict[str, str]) -> tuple[SentenceRecord, ...] | None:
@@ -349,10 +367,10 @@ class _Row:
             if not ok:
                 return None
         if not isinstance(value, list):
-            self.error("sentences", "must be a list of {text, labels}")
+            self.error("sentences", _("must be a list of {text, labels}"))
             return None
         if not value:
-            self.error("sentences", "must list at least one sentence (leave it out to split the answer)")
+            self.error("sentences", _("must list at least one sentence (leave it out to split the answer)"))
             return None
         result = []
         for position, item in enumerate(value, start=1):
@@ -360,14 +378,14 @@ class _Row:
             if isinstance(item, str):
                 item = {"text": item}
             if not isinstance(item, dict):
-                self.error(where, "must be an object with text and labels")
+                self.error(where, _("must be an object with text and labels"))
                 continue
             if mapping:
                 item = {mapping.get(key, key): val for key, val in item.items()}
             text = self.text(item.get("text"), f"{where}.text", required=True)
             paragraph = item.get("paragraph")
             if paragraph is not None and not isinstance(paragraph, str):
-                self.error(f"{where}.paragraph", "must be text")
+                self.error(f"{where}.paragraph", _("must be text"))
                 paragraph = None
             labels = self.labels(item.get("labels"), f"{where}.labels")
             result.append(
@@ -379,7 +397,7 @@ class _Row:
 def _too_deep(value: object) -> bool:
     """Whether ``value`` nests lists and objects more than MAX_DEPTH levels (without recursing)."""
     level = [value]
-    for _ in range(MAX_DEPTH):
+    for _depth in range(MAX_DEPTH):
         level = [
             item
             for container in level
@@ -396,7 +414,14 @@ def _rename(*, raw: RawRow, mapping: dict[str, str], row: _Row) -> dict[str, obj
     for key, value in raw.data.items():
         target = mapping.get(key, key)
         if target in data:
-            row.error(target, f"given twice (columns {key!r} and another one both mean {target!r})")
+            row.error(
+                target,
+                refusal(
+                    _("given twice (columns %(column)s and another one both mean %(field)s)"),
+                    column=repr(key),
+                    field=repr(target),
+                ),
+            )
             continue
         data[target] = value
     return data
@@ -426,7 +451,14 @@ def _record(
             source, criterion = match.group(1), match.group(2).strip()
             label = labels.get(criterion) or LabelRecord(criterion=criterion, human=None, llm=None, field=key)
             if getattr(label, source) is not None:
-                row.error(key, f"the {source} label of {criterion!r} is given twice")
+                row.error(
+                    key,
+                    refusal(
+                        _("the %(source)s label of %(criterion)s is given twice"),
+                        source=source,
+                        criterion=repr(criterion),
+                    ),
+                )
                 continue
             given = row.label_value(value, key)
             labels[criterion] = (

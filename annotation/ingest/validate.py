@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 
+from annotation.errors import refusal
 from annotation.ingest.errors import MAX_ERRORS, ErrorLog, ImportFailed, RowError
 from annotation.ingest.mapping import ImportMapping, check_mapping
 from annotation.ingest.readers import RawRow, read_rows
@@ -131,16 +134,44 @@ class CheckedFile:
         for record in stream:
             errors.raise_if_any()
             if index >= len(self.rows):
-                raise _changed(name=self.name, row=record.row, what="is a record it did not hold")
+                raise _changed(
+                    name=self.name,
+                    row=record.row,
+                    message=_(
+                        "the file changed while it was imported: it is a record it did not hold; "
+                        "nothing was imported, import it again"
+                    ),
+                )
             if record.row != self.rows[index]:
-                raise _changed(name=self.name, row=min(record.row, self.rows[index]), what="has other rows")
+                raise _changed(
+                    name=self.name,
+                    row=min(record.row, self.rows[index]),
+                    message=_(
+                        "the file changed while it was imported: it has other rows; "
+                        "nothing was imported, import it again"
+                    ),
+                )
             if _fingerprint(record) != self.fingerprints[index]:
-                raise _changed(name=self.name, row=record.row, what="holds another record on this row")
+                raise _changed(
+                    name=self.name,
+                    row=record.row,
+                    message=_(
+                        "the file changed while it was imported: it holds another record on this row; "
+                        "nothing was imported, import it again"
+                    ),
+                )
             index += 1
             yield record
         errors.raise_if_any()
         if index < len(self.rows):
-            raise _changed(name=self.name, row=self.rows[index], what="no longer holds this row")
+            raise _changed(
+                name=self.name,
+                row=self.rows[index],
+                message=_(
+                    "the file changed while it was imported: it no longer holds this row; "
+                    "nothing was imported, import it again"
+                ),
+            )
 
     def question_texts(self, *, rows: set[int]) -> dict[int, str]:
         """The question text of the records at ``rows``, read from the file again: only for the
@@ -158,8 +189,7 @@ class CheckedFile:
         return {record.row: record.question for record in records if record.row in rows}
 
 
-def _changed(*, name: str, row: int, what: str) -> ImportFailed:
-    message = f"the file changed while it was imported: it {what}; nothing was imported, import it again"
+def _changed(*, name: str, row: int, message: str | Promise) -> ImportFailed:
     return ImportFailed([RowError(file=name, row=row, field="file", message=message)])
 
 
@@ -208,7 +238,7 @@ def check_file(
     ):
         first_pass.note(record)
     if not raw_rows.count and not errors:
-        errors.add(row=None, field="file", message="no records found")
+        errors.add(row=None, field="file", message=_("no records found"))
     # Rules across rows are logged after every row error, as when they ran over kept records,
     # so that the same MAX_ERRORS are listed.
     _log_conflicts(checked=checked, conflicts=first_pass.conflicts, errors=errors)
@@ -322,7 +352,11 @@ def _log_conflicts(*, checked: CheckedFile, conflicts: list[_Conflict], errors: 
     texts = checked.question_texts(rows={c.first_row for c in conflicts if c.field == "question"})
     for conflict in conflicts:
         if conflict.field == "answer_id":
-            message = f"{conflict.answer_id!r} is already the id of the answer at row {conflict.first_row}"
+            message = refusal(
+                _("%(answer)s is already the id of the answer at row %(row)s"),
+                answer=repr(conflict.answer_id),
+                row=conflict.first_row,
+            )
         else:
             first = checked.questions[conflict.question_id]
             value = (
@@ -330,8 +364,11 @@ def _log_conflicts(*, checked: CheckedFile, conflicts: list[_Conflict], errors: 
                 if conflict.field == "question"
                 else getattr(first, conflict.field)
             )
-            message = (
-                f"question {conflict.question_id!r} has {conflict.here!r} here but "
-                f"{value!r} at row {conflict.first_row}"
+            message = refusal(
+                _("question %(question)s has %(here)s here but %(value)s at row %(row)s"),
+                question=repr(conflict.question_id),
+                here=repr(conflict.here),
+                value=repr(value),
+                row=conflict.first_row,
             )
         errors.add(row=conflict.row, field=checked.names(conflict.field), message=message)

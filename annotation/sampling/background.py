@@ -12,8 +12,9 @@ from collections.abc import Mapping
 
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
-from annotation.errors import FieldError
+from annotation.errors import FieldError, refusal
 from annotation.models import Criterion, Sample
 from annotation.sampling.draws import FINISHED, Design, Progress, new_sample, plan_top_up, redraw
 from annotation.sampling.staleness import stale
@@ -129,7 +130,10 @@ def schedule_top_up(
         k_per_theme=design.k_per_theme,
     )
     if not claimed:
-        raise FieldError("sample", f"sample: {sample.pk} is being drawn; top it up when it is finished")
+        raise FieldError(
+            "sample",
+            refusal(_("sample: %(sample)s is being drawn; top it up when it is finished"), sample=sample.pk),
+        )
     sample.refresh_from_db()
     return sample
 

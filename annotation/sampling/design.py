@@ -33,10 +33,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from django.utils.translation import gettext_lazy as _
 from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.exceptions import ConvergenceWarning
 
-from annotation.errors import FieldError
+from annotation.errors import FieldError, refusal
 
 # Above this many units in a theme, MiniBatchKMeans: full K-means then takes tens of seconds for a few
 # hundred clusters, and the sample only needs clusters of similar units, not the best inertia.
@@ -92,7 +93,12 @@ def allocate_clusters(
     budget = _count(budget, "budget")
     if budget < per_cluster:
         raise FieldError(
-            "budget", f"budget: {budget!r} is below per_cluster = {per_cluster}, not enough for one cluster"
+            "budget",
+            refusal(
+                _("budget: %(budget)s is below per_cluster = %(per_cluster)s, not enough for one cluster"),
+                budget=repr(budget),
+                per_cluster=per_cluster,
+            ),
         )
     theme_sizes = {theme: _count(size, f"theme_sizes[{theme!r}]") for theme, size in theme_sizes.items()}
     explicit = {
@@ -102,7 +108,8 @@ def allocate_clusters(
     unknown = sorted(set(explicit) - set(theme_sizes))
     if unknown:
         raise FieldError(
-            "per_theme_budget", f"per_theme_budget: unknown themes {', '.join(map(repr, unknown))}"
+            "per_theme_budget",
+            refusal(_("per_theme_budget: unknown themes %(themes)s"), themes=", ".join(map(repr, unknown))),
         )
     caps = {theme: math.ceil(size / per_cluster) for theme, size in theme_sizes.items()}
     allocation = {theme: 0 for theme in theme_sizes}
@@ -111,15 +118,29 @@ def allocate_clusters(
         if 0 < theme_budget < per_cluster:
             raise FieldError(
                 "per_theme_budget",
-                f"per_theme_budget[{theme!r}]: {theme_budget} is below per_cluster = {per_cluster}, "
-                "not enough for one cluster (give 0 to leave the theme out)",
+                refusal(
+                    _(
+                        "per_theme_budget[%(theme)s]: %(budget)s is below per_cluster = %(per_cluster)s, "
+                        "not enough for one cluster (give 0 to leave the theme out)"
+                    ),
+                    theme=repr(theme),
+                    budget=theme_budget,
+                    per_cluster=per_cluster,
+                ),
             )
         allocation[theme] = min(caps[theme], theme_budget // per_cluster)
     left = budget - sum(explicit.values())
     if left < 0:
         raise FieldError(
             "per_theme_budget",
-            f"per_theme_budget: the themes' budgets add up to {budget - left}, more than the budget {budget}",
+            refusal(
+                _(
+                    "per_theme_budget: the themes' budgets add up to %(total)s, "
+                    "more than the budget %(budget)s"
+                ),
+                total=budget - left,
+                budget=budget,
+            ),
         )
 
     others = {t: size for t, size in theme_sizes.items() if t not in explicit and size > 0}
@@ -128,9 +149,21 @@ def allocate_clusters(
         if clusters < len(others):
             raise FieldError(
                 "budget",
-                f"budget: {left} labels for the {len(others)} non-empty themes"
-                f"{' without their own budget' if explicit else ''}; each needs at least {per_cluster} "
-                f"(one cluster), so at least {len(others) * per_cluster}",
+                refusal(
+                    _(
+                        "budget: %(left)s labels for the %(themes)s non-empty themes without their own "
+                        "budget; each needs at least %(per_cluster)s (one cluster), so at least %(needed)s"
+                    )
+                    if explicit
+                    else _(
+                        "budget: %(left)s labels for the %(themes)s non-empty themes; each needs at least "
+                        "%(per_cluster)s (one cluster), so at least %(needed)s"
+                    ),
+                    left=left,
+                    themes=len(others),
+                    per_cluster=per_cluster,
+                    needed=len(others) * per_cluster,
+                ),
             )
         allocation.update(_proportional(sizes=others, total=clusters, caps=caps))
     if not any(allocation.values()):
@@ -148,7 +181,7 @@ def _proportional(*, sizes: Mapping[str, int], total: int, caps: Mapping[str, in
 
     # The bounded quotas grow continuously with the scale: bisect for the one that spends `total`.
     low, high = 0.0, max(caps[t] / size for t, size in sizes.items())
-    for _ in range(200):
+    for _step in range(200):
         middle = (low + high) / 2
         if sum(quotas(middle).values()) <= total:
             low = middle
@@ -312,21 +345,36 @@ def design_weights(*, inclusion_probabilities: Sequence[float] | np.ndarray) -> 
         position = int(np.flatnonzero(bad)[0])
         raise FieldError(
             "inclusion_probabilities",
-            f"inclusion_probabilities[{position}]: {probabilities.flat[position]!r} is not in (0, 1]",
+            refusal(
+                _("inclusion_probabilities[%(position)s]: %(value)s is not in (0, 1]"),
+                position=position,
+                value=repr(probabilities.flat[position]),
+            ),
         )
     return 1.0 / probabilities
+
+
+MUST_BE_AN_INTEGER = _("%(name)s: must be an integer, got %(value)s")
 
 
 def _count(value: object, name: str, *, minimum: int = 0) -> int:
     """``value`` as an int (numpy integers accepted) of at least ``minimum``, else ValueError."""
     if isinstance(value, bool):
-        raise FieldError(name, f"{name}: must be an integer, got {value!r}")
+        raise FieldError(name, refusal(MUST_BE_AN_INTEGER, name=name, value=repr(value)))
     try:
         number = operator.index(value)  # type: ignore[arg-type]  # any object: TypeError says no
     except TypeError:
-        raise FieldError(name, f"{name}: must be an integer, got {value!r}") from None
+        raise FieldError(name, refusal(MUST_BE_AN_INTEGER, name=name, value=repr(value))) from None
     if number < minimum:
-        raise FieldError(name, f"{name}: must be at least {minimum}, got {number}")
+        raise FieldError(
+            name,
+            refusal(
+                _("%(name)s: must be at least %(minimum)s, got %(value)s"),
+                name=name,
+                minimum=minimum,
+                value=number,
+            ),
+        )
     return number
 
 
@@ -339,22 +387,36 @@ def _prepare(
     if vectors.dtype not in (np.float32, np.float64):
         vectors = vectors.astype(np.float64)
     if len(themes) != ids.shape[0]:
-        raise FieldError("themes", f"themes: {len(themes)} themes for {ids.shape[0]} unit ids")
+        raise FieldError(
+            "themes",
+            refusal(
+                _("themes: %(themes)s themes for %(units)s unit ids"), themes=len(themes), units=ids.shape[0]
+            ),
+        )
     if vectors.ndim != 2 or vectors.shape[0] != ids.shape[0]:
         raise FieldError(
-            "embeddings", f"embeddings: shape {vectors.shape}, expected ({ids.shape[0]}, dimensions)"
+            "embeddings",
+            refusal(
+                _("embeddings: shape %(shape)s, expected (%(units)s, dimensions)"),
+                shape=vectors.shape,
+                units=ids.shape[0],
+            ),
         )
     if not np.isfinite(vectors).all():
-        raise FieldError("embeddings", "embeddings: contain NaN or infinite values")
+        raise FieldError("embeddings", _("embeddings: contain NaN or infinite values"))
     order = np.argsort(ids, kind="stable")
     ids = ids[order]
     duplicates = ids[1:][ids[1:] == ids[:-1]]
     if duplicates.size:
-        raise FieldError("unit_ids", f"unit_ids: {int(duplicates[0])} appears more than once")
+        raise FieldError(
+            "unit_ids", refusal(_("unit_ids: %(unit)s appears more than once"), unit=int(duplicates[0]))
+        )
     theme_of = [themes[i] for i in order]
     for theme in theme_of:
         if not isinstance(theme, str):
-            raise FieldError("themes", f"themes: expected strings, got {type(theme).__name__}")
+            raise FieldError(
+                "themes", refusal(_("themes: expected strings, got %(type)s"), type=type(theme).__name__)
+            )
     return ids, theme_of, vectors[order]
 
 
@@ -363,12 +425,21 @@ def _check_k(*, k_per_theme: Mapping[str, int], sizes: Mapping[str, int]) -> Non
     if missing:
         raise FieldError(
             "k_per_theme",
-            f"k_per_theme: no K for themes {', '.join(map(repr, missing))} (give 0 to leave a theme out)",
+            refusal(
+                _("k_per_theme: no K for themes %(themes)s (give 0 to leave a theme out)"),
+                themes=", ".join(map(repr, missing)),
+            ),
         )
     for theme, k in k_per_theme.items():
         if k > sizes.get(theme, 0):
             raise FieldError(
-                "k_per_theme", f"k_per_theme[{theme!r}]: {k} clusters for {sizes.get(theme, 0)} units"
+                "k_per_theme",
+                refusal(
+                    _("k_per_theme[%(theme)s]: %(k)s clusters for %(units)s units"),
+                    theme=repr(theme),
+                    k=k,
+                    units=sizes.get(theme, 0),
+                ),
             )
 
 
@@ -379,18 +450,28 @@ def _check_previous(
     kept: set[int] = set()
     for draw in previous:
         if draw.unit_id in kept:
-            raise FieldError("previous", f"previous: unit {draw.unit_id} drawn twice")
+            raise FieldError("previous", refusal(_("previous: unit %(unit)s drawn twice"), unit=draw.unit_id))
         if draw.unit_id not in current_theme:
-            raise FieldError("previous", f"previous: unit {draw.unit_id} is not among unit_ids")
+            raise FieldError(
+                "previous", refusal(_("previous: unit %(unit)s is not among unit_ids"), unit=draw.unit_id)
+            )
         if current_theme[draw.unit_id] != draw.theme:
             raise FieldError(
                 "previous",
-                f"previous: unit {draw.unit_id} was drawn in theme {draw.theme!r}, "
-                f"now in {current_theme[draw.unit_id]!r}",
+                refusal(
+                    _("previous: unit %(unit)s was drawn in theme %(theme)s, now in %(now)s"),
+                    unit=draw.unit_id,
+                    theme=repr(draw.theme),
+                    now=repr(current_theme[draw.unit_id]),
+                ),
             )
         if k_per_theme[draw.theme] == 0:
             raise FieldError(
-                "k_per_theme", f"k_per_theme[{draw.theme!r}]: 0 but the theme has previous draws to keep"
+                "k_per_theme",
+                refusal(
+                    _("k_per_theme[%(theme)s]: 0 but the theme has previous draws to keep"),
+                    theme=repr(draw.theme),
+                ),
             )
         kept.add(draw.unit_id)
     return kept

@@ -19,11 +19,12 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from annotation.embeddings import BACKENDS, embed_texts
-from annotation.errors import FieldError
+from annotation.errors import FieldError, refusal
 from annotation.models import Criterion, Level, Sample, SampleItem, Unit
-from annotation.sampling.design import Draw, allocate_clusters, redraw_with_keep
+from annotation.sampling.design import MUST_BE_AN_INTEGER, Draw, allocate_clusters, redraw_with_keep
 from annotation.sampling.staleness import is_stale
 from annotation.workflow import open_slots
 
@@ -131,7 +132,10 @@ def top_up_sample(
         sample=sample, budget=budget, per_cluster=per_cluster, per_theme_budget=per_theme_budget
     )
     if not redraw(sample=sample, design=design, progress=report, expected=FINISHED):
-        raise FieldError("sample", f"sample: {sample.pk} is being drawn again; try when it is finished")
+        raise FieldError(
+            "sample",
+            refusal(_("sample: %(sample)s is being drawn again; try when it is finished"), sample=sample.pk),
+        )
     report(1.0)
     sample.refresh_from_db()
     return sample
@@ -144,19 +148,31 @@ def _ignore(fraction: float) -> None:
 def _check_backend(backend: str | None) -> str:
     backend = backend or settings.EMBEDDING_BACKEND
     if backend not in BACKENDS:
-        raise FieldError("backend", f"backend: {backend!r} is not one of {', '.join(BACKENDS)}")
+        raise FieldError(
+            "backend",
+            refusal(
+                _("backend: %(backend)s is not one of %(known)s"),
+                backend=repr(backend),
+                known=", ".join(BACKENDS),
+            ),
+        )
     return backend
 
 
 def _check_seed(seed: object) -> int:
     if isinstance(seed, bool):
-        raise FieldError("seed", f"seed: must be an integer, got {seed!r}")
+        raise FieldError("seed", refusal(MUST_BE_AN_INTEGER, name="seed", value=repr(seed)))
     try:
         value = operator.index(seed)  # type: ignore[arg-type]  # any object: TypeError says no
     except TypeError:
-        raise FieldError("seed", f"seed: must be an integer, got {seed!r}") from None
+        raise FieldError("seed", refusal(MUST_BE_AN_INTEGER, name="seed", value=repr(seed))) from None
     if not 0 <= value <= MAX_SEED:
-        raise FieldError("seed", f"seed: must be between 0 and {MAX_SEED}, got {value}")
+        raise FieldError(
+            "seed",
+            refusal(
+                _("seed: must be between 0 and %(maximum)s, got %(value)s"), maximum=MAX_SEED, value=value
+            ),
+        )
     return value
 
 
@@ -172,8 +188,14 @@ def _theme_sizes(*, criterion: Criterion) -> dict[str, int]:
     if not sizes:
         raise FieldError(
             "criterion",
-            f"criterion: {criterion.name!r} is {criterion.level}-level and the campaign has no "
-            f"{criterion.level} units to sample",
+            refusal(
+                _(
+                    "criterion: %(criterion)s is %(level)s-level and the campaign has no "
+                    "%(level)s units to sample"
+                ),
+                criterion=repr(criterion.name),
+                level=criterion.level,
+            ),
         )
     return sizes
 
@@ -192,7 +214,10 @@ def new_sample(
     backend = _check_backend(backend)
     seed = _check_seed(seed)
     if not isinstance(criterion, Criterion) or criterion.pk is None:
-        raise FieldError("criterion", f"criterion: expected a saved criterion, got {criterion!r}")
+        raise FieldError(
+            "criterion",
+            refusal(_("criterion: expected a saved criterion, got %(value)s"), value=repr(criterion)),
+        )
     k_per_theme = allocate_clusters(
         theme_sizes=_theme_sizes(criterion=criterion),
         budget=budget,
@@ -226,29 +251,50 @@ def plan_top_up(
 ) -> Design:
     stale = is_stale(sample=sample, now=now)
     if sample.status not in FINISHED and not stale:
-        raise FieldError("sample", f"sample: {sample.pk} is {sample.status}; top it up when it is finished")
+        raise FieldError(
+            "sample",
+            refusal(
+                _("sample: %(sample)s is %(status)s; top it up when it is finished"),
+                sample=sample.pk,
+                status=sample.status,
+            ),
+        )
     new_m = sample.per_cluster if per_cluster is None else per_cluster
     new_budget = sample.budget if budget is None else budget
     for name, value in (("per_cluster", new_m), ("budget", new_budget)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer):
-            raise FieldError(name, f"{name}: must be an integer, got {value!r}")
+            raise FieldError(name, refusal(MUST_BE_AN_INTEGER, name=name, value=repr(value)))
     if new_m < sample.per_cluster:
         raise FieldError(
             "per_cluster",
-            f"per_cluster: {new_m} is below the sample's {sample.per_cluster}; a top-up never draws fewer",
+            refusal(
+                _("per_cluster: %(asked)s is below the sample's %(per_cluster)s; a top-up never draws fewer"),
+                asked=new_m,
+                per_cluster=sample.per_cluster,
+            ),
         )
     if new_budget < sample.budget:
         raise FieldError(
             "budget",
-            f"budget: {new_budget} is below the sample's {sample.budget}; a top-up never shrinks a sample",
+            refusal(
+                _("budget: %(asked)s is below the sample's %(budget)s; a top-up never shrinks a sample"),
+                asked=new_budget,
+                budget=sample.budget,
+            ),
         )
     grows = new_m > sample.per_cluster or new_budget > sample.budget or per_theme_budget
     # A failed or stale sample may be run again as it stands.
     if not grows and sample.status == Sample.Status.DONE:
         raise FieldError(
             "budget",
-            f"budget: give a budget above {sample.budget} or a per_cluster above {sample.per_cluster} "
-            "to top up the sample",
+            refusal(
+                _(
+                    "budget: give a budget above %(budget)s or a per_cluster above %(per_cluster)s "
+                    "to top up the sample"
+                ),
+                budget=sample.budget,
+                per_cluster=sample.per_cluster,
+            ),
         )
     sizes = _theme_sizes(criterion=sample.criterion)
     allocated: dict[str, int] = {}
@@ -262,7 +308,7 @@ def plan_top_up(
         for theme, size in sorted(sizes.items())
     }
     if not any(k_per_theme.values()):
-        raise FieldError("budget", "budget: nothing to sample: every theme has K = 0")
+        raise FieldError("budget", _("budget: nothing to sample: every theme has K = 0"))
     recorded = int(new_budget)
     if budget is None:
         asked = sum(min(k * new_m, sizes[theme]) for theme, k in k_per_theme.items())
@@ -312,7 +358,10 @@ def _compute_draws(
     """The full list of draws (kept and fresh), computed outside any transaction."""
     ids, themes, texts = _load_units(criterion=criterion)
     if not ids:
-        raise FieldError("criterion", f"criterion: the campaign has no {criterion.level} units to sample")
+        raise FieldError(
+            "criterion",
+            refusal(_("criterion: the campaign has no %(level)s units to sample"), level=criterion.level),
+        )
     progress(0.05)
     vectors = _embed(texts=texts, backend=backend, seed=seed)
     progress(EMBEDDED_AT)
@@ -323,7 +372,10 @@ def _compute_draws(
     if missing:
         raise FieldError(
             "k_per_theme",
-            f"k_per_theme: no K for themes {', '.join(map(repr, missing))} (units added since the request?)",
+            refusal(
+                _("k_per_theme: no K for themes %(themes)s (units added since the request?)"),
+                themes=", ".join(map(repr, missing)),
+            ),
         )
     previous_by_theme: dict[str, list[Draw]] = {}
     for draw in previous:
@@ -351,8 +403,14 @@ def _compute_draws(
     if lost:
         raise FieldError(
             "sample",
-            f"sample: {len(lost)} units drawn before are no longer in their theme (unit {min(lost)}); "
-            "draw a new sample",
+            refusal(
+                _(
+                    "sample: %(count)s units drawn before are no longer in their theme (unit %(unit)s); "
+                    "draw a new sample"
+                ),
+                count=len(lost),
+                unit=min(lost),
+            ),
         )
     return draws
 
@@ -416,7 +474,10 @@ def _ensure_unchanged(*, sample: Sample, previous: list[Draw]) -> None:
     """Raise ValueError when the sample's items are no longer those the draws were computed from."""
     now = set(SampleItem.objects.filter(sample=sample).values_list("unit_id", flat=True))
     if now != {draw.unit_id for draw in previous}:
-        raise FieldError("sample", f"sample: {sample.pk} changed while it was being computed; try again")
+        raise FieldError(
+            "sample",
+            refusal(_("sample: %(sample)s changed while it was being computed; try again"), sample=sample.pk),
+        )
 
 
 def _store(*, sample: Sample, draws: list[Draw]) -> None:
@@ -427,7 +488,9 @@ def _store(*, sample: Sample, draws: list[Draw]) -> None:
     existing = {item.unit_id: item for item in SampleItem.objects.filter(sample=sample)}
     drawn = {draw.unit_id for draw in draws}
     if not set(existing) <= drawn:
-        raise FieldError("sample", f"sample: {sample.pk} would lose units already drawn")
+        raise FieldError(
+            "sample", refusal(_("sample: %(sample)s would lose units already drawn"), sample=sample.pk)
+        )
     updated: list[SampleItem] = []
     created: list[SampleItem] = []
     for draw in draws:

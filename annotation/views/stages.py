@@ -28,7 +28,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.access import AppRequest, get_criterion_for
+from annotation.access import AppRequest, get_criterion_for, may_open_units
 from annotation.forms import LabelForm, PrefetchForm, SkipForm, UndoForm, request_errors
 from annotation.guidelines import current_version
 from annotation.models import Campaign, Criterion, Stage, Unit
@@ -93,7 +93,8 @@ STAGE_PAGES: dict[str, StagePage] = {page.stage: page for page in _PAGES}
 @dataclass(frozen=True)
 class Opened:
     """A stage page opened by a person who holds its role: the stage, the campaign and criterion,
-    and the roles checked (handed to the workflow functions, which then do not read them again)."""
+    and every role the person holds in the campaign (handed to the workflow functions, which then
+    do not read them again, and deciding what else the page offers)."""
 
     page: StagePage
     campaign: Campaign
@@ -121,14 +122,14 @@ def open_stage(*, request: AppRequest, slug: str, criterion: str, stage: str) ->
     """The stage's page, campaign and criterion if the user holds the stage's role; 403 / 404 otherwise."""
     if stage not in STAGE_PAGES:
         raise Http404("No such stage.")
-    found = get_criterion_for(user=request.user, slug=slug, name=criterion, role=STAGE_ROLE[stage])
+    found, roles = get_criterion_for(user=request.user, slug=slug, name=criterion, role=STAGE_ROLE[stage])
     if stage not in stages_for(mode=found.campaign.annotation_mode):
         raise Http404("This campaign's annotation mode has no such stage.")
     return Opened(
         page=STAGE_PAGES[stage],
         campaign=found.campaign,
         criterion=found,
-        roles=frozenset({STAGE_ROLE[stage]}),
+        roles=roles,
     )
 
 
@@ -154,6 +155,8 @@ def work_context(*, request: AppRequest, opened: Opened, unit: Unit | None, outc
         "message_kind": outcome.kind,
         "focus": outcome.focus,
         "key_guard_ms": settings.LABEL_KEY_GUARD_MS,
+        # The adjudication page links to the unit's page only for those who may open it.
+        "may_open_units": may_open_units(roles=opened.roles),
     }
 
 

@@ -15,9 +15,11 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 import annotation.workflow.open_slots as open_slots
 from annotation.current_sample import CURRENT_SAMPLE_SQL
+from annotation.errors import refusal
 from annotation.guidelines import current_version
 from annotation.models import (
     Assignment,
@@ -40,7 +42,7 @@ from annotation.workflow.rules import (
     require_stage_role,
 )
 
-TAKEN = "Someone else is labelling this unit at this stage now; here is another one."
+TAKEN = _("Someone else is labelling this unit at this stage now; here is another one.")
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ def _lock_unit(*, unit_id: int, criterion: Criterion, now: datetime) -> _Locked:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     if not rows:
-        raise WorkflowError(f"unit {unit_id} is not in this campaign", code="unit")
+        raise WorkflowError(refusal(_("unit %(unit)s is not in this campaign"), unit=unit_id), code="unit")
     # Then its open slots, before any of its slot rows: next_unit locks an open slot before its
     # slot row, so taking them in the same order keeps the two from waiting on each other.
     with connection.cursor() as cursor:
@@ -124,7 +126,14 @@ def _lock_unit(*, unit_id: int, criterion: Criterion, now: datetime) -> _Locked:
     level, imported, in_sample = rows[0][0], bool(rows[0][1]), bool(rows[0][2])
     if level != criterion.level:
         raise WorkflowError(
-            f"unit {unit_id} is {level}-level; {criterion.name} is {criterion.level}-level", code="unit"
+            refusal(
+                _("unit %(unit)s is %(level)s-level; %(criterion)s is %(criterion_level)s-level"),
+                unit=unit_id,
+                level=level,
+                criterion=criterion.name,
+                criterion_level=criterion.level,
+            ),
+            code="unit",
         )
     slots = [
         _Slot(
@@ -149,7 +158,7 @@ def _replayed(label: Label, *, user: User, unit_id: int, criterion: Criterion, s
         criterion.pk,
         stage,
     ):
-        raise WorkflowError("this request key belongs to another label", code="request_key")
+        raise WorkflowError(_("this request key belongs to another label"), code="request_key")
     return label
 
 
@@ -221,7 +230,11 @@ def _shown_version(*, criterion: Criterion, version_id: int | None) -> int:
         return current.pk
     if not CriterionVersion.objects.filter(pk=version_id, criterion=criterion).exists():
         raise WorkflowError(
-            f"guidelines version {version_id} is not a version of {criterion.name}'s guidelines",
+            refusal(
+                _("guidelines version %(version)s is not a version of %(criterion)s's guidelines"),
+                version=version_id,
+                criterion=criterion.name,
+            ),
             code="guidelines_version",
         )
     return version_id
@@ -243,11 +256,11 @@ def _record(
     locked = _lock_unit(unit_id=unit_id, criterion=criterion, now=now)
     slots = locked.slots
     if locked.imported:
-        raise WorkflowError("this unit already has an imported final label", code="final")
+        raise WorkflowError(_("this unit already has an imported final label"), code="final")
     if any(s.user_id == user.pk and s.stage != stage and s.counts for s in slots):
-        raise WorkflowError("you already work on another stage of this unit", code="other_stage")
+        raise WorkflowError(_("you already work on another stage of this unit"), code="other_stage")
     if any(s.user_id == user.pk and s.stage == stage and s.label_id for s in slots):
-        raise WorkflowError("you already labelled this unit at this stage; undo it first", code="done")
+        raise WorkflowError(_("you already labelled this unit at this stage; undo it first"), code="done")
     _check_prerequisite(slots=slots, mode=mode, stage=stage, value=value, comment=comment)
 
     mine = next((s for s in slots if s.user_id == user.pk and s.stage == stage and not s.label_id), None)
@@ -275,7 +288,7 @@ def _record(
         )
         return label
     if not locked.in_sample:
-        raise WorkflowError("this unit is not in the criterion's current sample", code="not_queued")
+        raise WorkflowError(_("this unit is not in the criterion's current sample"), code="not_queued")
     taken = {s.slot for s in slots if s.stage == stage and s.counts}
     free = [n for n in range(1, capacity(mode=mode, stage=stage) + 1) if n not in taken]
     if not free:
@@ -341,20 +354,20 @@ def _check_prerequisite(*, slots: list[_Slot], mode: str, stage: str, value: int
     if stage == Stage.REVIEW:
         if first is None:
             raise WorkflowError(
-                "the first label of this unit was withdrawn; nothing to review", code="changed"
+                _("the first label of this unit was withdrawn; nothing to review"), code="changed"
             )
         if value != first.value and not comment:
             raise WorkflowError(
-                "overriding the first label needs a comment saying why", code="comment_required"
+                _("overriding the first label needs a comment saying why"), code="comment_required"
             )
         return
     second = (
         filled(Stage.LABEL, 2) if capacity(mode=mode, stage=Stage.LABEL) == 2 else filled(Stage.REVIEW, 1)
     )
     if first is None or second is None or first.value == second.value:
-        raise WorkflowError("this unit has no disagreement to settle", code="changed")
+        raise WorkflowError(_("this unit has no disagreement to settle"), code="changed")
     if not comment:
-        raise WorkflowError("an adjudication needs a reason", code="comment_required")
+        raise WorkflowError(_("an adjudication needs a reason"), code="comment_required")
 
 
 def undo_last(
@@ -378,7 +391,7 @@ def undo_last(
     require_stage_role(user=user, campaign=campaign, stage=stage, roles=roles)
     if request_key and (done := Label.objects.filter(request_key=request_key).first()):
         if done.user_id != user.pk or done.value is not None:
-            raise WorkflowError("this request key belongs to another label", code="request_key")
+            raise WorkflowError(_("this request key belongs to another label"), code="request_key")
         return done
     try:
         with transaction.atomic():
@@ -395,18 +408,18 @@ def _withdraw(*, user: User, criterion: Criterion, stage: str, request_key: str 
     mine = Assignment.objects.filter(criterion=criterion, stage=stage, user_id=user.pk, label__isnull=False)
     last = mine.order_by("-label_id").values_list("unit_id", flat=True).first()
     if last is None:
-        raise WorkflowError("nothing to undo", code="nothing")
+        raise WorkflowError(_("nothing to undo"), code="nothing")
     locked = _lock_unit(unit_id=last, criterion=criterion, now=timezone.now())
     # Read again under the lock: a concurrent undo may have withdrawn this one already.
     found = mine.filter(unit_id=last).values_list("pk", "slot").first()
     if found is None:
-        raise WorkflowError("nothing to undo", code="nothing")
+        raise WorkflowError(_("nothing to undo"), code="nothing")
     row, slot = found
     later = later_stages(mode=criterion.campaign.annotation_mode, stage=stage)
     if Assignment.objects.filter(
         unit_id=last, criterion=criterion, stage__in=later, label__isnull=False
     ).exists():
-        raise WorkflowError("this label was already built on by a later stage; it stays", code="built_on")
+        raise WorkflowError(_("this label was already built on by a later stage; it stays"), code="built_on")
     now = timezone.now()
     withdrawal = Label.objects.create(
         unit_id=last,

@@ -12,8 +12,11 @@ from collections.abc import Collection
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
+from django.utils.functional import Promise, lazy
+from django.utils.translation import gettext_lazy as _
 
 from annotation.access import roles_of
+from annotation.errors import refusal
 from annotation.models import AnnotationMode, Campaign, Role, Stage
 
 STAGE_ROLE: dict[str, str] = {
@@ -32,9 +35,16 @@ REQUEST_KEY_MAX = 64
 class WorkflowError(Exception):
     """A request the protocol refuses; ``code`` says which rule, the message says it to a person."""
 
-    def __init__(self, message: str, *, code: str) -> None:
+    def __init__(self, message: str | Promise, *, code: str) -> None:
+        # A lazy translation (annotation.errors.refusal): str(error) speaks the active language.
         super().__init__(message)
         self.code = code
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+_lowered = lazy(lambda text: str(text).lower(), str)
 
 
 def stages_for(*, mode: str) -> tuple[str, ...]:
@@ -56,8 +66,10 @@ def later_stages(*, mode: str, stage: str) -> tuple[str, ...]:
 def check_stage(*, campaign: Campaign, stage: str) -> None:
     """Raise WorkflowError (code ``stage``) unless ``stage`` is a working stage of the campaign's mode."""
     if stage not in MODE_STAGES.get(campaign.annotation_mode, ()):
+        mode = dict(AnnotationMode.choices).get(campaign.annotation_mode, campaign.annotation_mode)
         raise WorkflowError(
-            f"{stage!r} is not a stage of {campaign.get_annotation_mode_display().lower()}", code="stage"
+            refusal(_("%(stage)s is not a stage of %(mode)s"), stage=repr(stage), mode=_lowered(mode)),
+            code="stage",
         )
 
 
@@ -83,7 +95,7 @@ def require_stage_role(
 def check_value(value: object) -> int:
     """``value`` as a label (0 or 1); WorkflowError (code ``value``) for anything else, booleans too."""
     if isinstance(value, bool) or value not in VALUES:
-        raise WorkflowError(f"a label is 0 or 1, not {value!r}", code="value")
+        raise WorkflowError(refusal(_("a label is 0 or 1, not %(value)s"), value=repr(value)), code="value")
     return int(value)  # type: ignore[call-overload]
 
 
@@ -91,5 +103,8 @@ def check_request_key(request_key: str | None) -> str | None:
     """The key stripped (None when blank); WorkflowError (code ``request_key``) when too long."""
     key = (request_key or "").strip()
     if len(key) > REQUEST_KEY_MAX:
-        raise WorkflowError(f"a request key has at most {REQUEST_KEY_MAX} characters", code="request_key")
+        raise WorkflowError(
+            refusal(_("a request key has at most %(count)s characters"), count=REQUEST_KEY_MAX),
+            code="request_key",
+        )
     return key or None

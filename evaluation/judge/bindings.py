@@ -14,8 +14,9 @@ from __future__ import annotations
 import hashlib
 
 from django.db import IntegrityError, transaction
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _
 
+from annotation.errors import refusal
 from annotation.guidelines import current_version
 from annotation.models import Criterion, CriterionVersion
 from evaluation.judge import prompts
@@ -23,7 +24,11 @@ from evaluation.models import Judge, JudgePrompt
 
 
 class PromptChanged(ValueError):
-    """The criterion's texts now render another prompt than the one the judge is bound to."""
+    """The criterion's texts now render another prompt than the one the judge is bound to (its
+    message a lazy translation: ``str(error)`` speaks the active language)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 def prompt_text(*, judge: Judge, criterion: Criterion, version: CriterionVersion) -> str:
@@ -73,19 +78,19 @@ def bind(*, judge: Judge, criterion: Criterion) -> JudgePrompt | None:
             assert binding is not None
     if binding.sha256 != digest:
         raise PromptChanged(
-            _(
-                "judge %(judge)s is bound to the prompt of %(criterion)s guidelines version "
-                "%(bound)s (sha256 %(sha)s); the prompt it would send now differs (an edit of "
-                "the criterion's title, guidelines or judge prompt; guidelines now version "
-                "%(current)s), and one judge's labels must rest on one prompt: run a judge under "
-                "a new name to use the new text"
+            refusal(
+                _(
+                    "judge %(judge)s is bound to the prompt of %(criterion)s guidelines version "
+                    "%(bound)s (sha256 %(sha)s); the prompt it would send now differs (an edit of "
+                    "the criterion's title, guidelines or judge prompt; guidelines now version "
+                    "%(current)s), and one judge's labels must rest on one prompt: run a judge under "
+                    "a new name to use the new text"
+                ),
+                judge=judge.name,
+                criterion=criterion.name,
+                bound=binding.version.number,
+                sha=binding.sha256[:12],
+                current=version.number,
             )
-            % {
-                "judge": judge.name,
-                "criterion": criterion.name,
-                "bound": binding.version.number,
-                "sha": binding.sha256[:12],
-                "current": version.number,
-            }
         )
     return binding

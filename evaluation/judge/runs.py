@@ -15,8 +15,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 
-from annotation.errors import FieldError
+from annotation.errors import FieldError, refusal
 from annotation.models import Campaign, Criterion, Unit
 from evaluation.judge import bindings, prompts
 from evaluation.judge.accounting import sync_counters
@@ -26,13 +28,22 @@ from evaluation.models import Judge, JudgeBatch, JudgeRun, Judgment
 
 LEXICAL = "lexical"
 IMPORTED = "imported"
+IMPORTED_CANNOT_RUN = _("judge 'imported' holds imported labels and cannot be run")
+
+
+def _already_active(*, judge: str, criterion: str) -> Promise:
+    return refusal(
+        _("judge %(judge)s already has an active run on %(criterion)s"),
+        judge=repr(judge),
+        criterion=repr(criterion),
+    )
 
 
 class RunError(FieldError):
     """A run cannot be created or changed as asked (the message says why; ``field`` names the
     argument at fault when one is)."""
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(self, message: str | Promise, *, field: str | None = None) -> None:
         super().__init__(field, message)
 
 
@@ -52,12 +63,18 @@ def get_or_create_judge(
     version: asking for different ones is an error, since mixing them would corrupt comparisons.
     """
     if name == IMPORTED:
-        raise RunError("judge 'imported' holds imported labels and cannot be run")
+        raise RunError(IMPORTED_CANNOT_RUN)
     if prompt_version is not None:
         try:
             prompts.check_version(prompt_version)
-        except ValueError as exc:
-            raise RunError(str(exc)) from None
+        except ValueError:
+            raise RunError(
+                refusal(
+                    _("prompt version %(version)s is unknown; known versions: %(known)s"),
+                    version=repr(prompt_version),
+                    known=", ".join(prompts.PROMPT_VERSIONS),
+                )
+            ) from None
     kind = Judge.Kind.LEXICAL if name == LEXICAL else Judge.Kind.OPENAI
     defaults = {
         "kind": kind,
@@ -69,11 +86,20 @@ def get_or_create_judge(
     judge, created = Judge.objects.get_or_create(campaign=campaign, name=name, defaults=defaults)
     if not created:
         if model and judge.model != model:
-            raise RunError(f"judge {name!r} uses model {judge.model!r}; create a judge with another name")
+            raise RunError(
+                refusal(
+                    _("judge %(judge)s uses model %(model)s; create a judge with another name"),
+                    judge=repr(name),
+                    model=repr(judge.model),
+                )
+            )
         if prompt_version and judge.prompt_version != prompt_version:
             raise RunError(
-                f"judge {name!r} uses prompt version {judge.prompt_version!r}; "
-                "create a judge with another name"
+                refusal(
+                    _("judge %(judge)s uses prompt version %(version)s; create a judge with another name"),
+                    judge=repr(name),
+                    version=repr(judge.prompt_version),
+                )
             )
     return judge
 
@@ -83,7 +109,7 @@ def _check_prompt(*, judge: Judge, criterion: Criterion) -> None:
     try:
         bindings.bind(judge=judge, criterion=criterion)
     except bindings.PromptChanged as exc:
-        raise RunError(str(exc)) from None
+        raise RunError(exc.args[0]) from None
 
 
 def _units_in_scope(*, criterion: Criterion, judge: Judge, scope: str):
@@ -94,7 +120,10 @@ def _units_in_scope(*, criterion: Criterion, judge: Judge, scope: str):
     elif scope == JudgeRun.Scope.FAILED:
         units = units.filter(Exists(judged.filter(status=Judgment.Status.FAILED)))
     elif scope != JudgeRun.Scope.ALL:
-        raise RunError(f"scope: {scope!r} is not one of all, missing, failed", field="scope")
+        raise RunError(
+            refusal(_("scope: %(scope)s is not one of all, missing, failed"), scope=repr(scope)),
+            field="scope",
+        )
     return units
 
 
@@ -116,9 +145,9 @@ def create_run(
     the one it is bound to (see ``evaluation.judge.bindings``).
     """
     if judge.campaign_id != criterion.campaign_id:
-        raise RunError("the judge and the criterion belong to different campaigns")
+        raise RunError(_("the judge and the criterion belong to different campaigns"))
     if judge.kind == Judge.Kind.IMPORTED:
-        raise RunError("judge 'imported' holds imported labels and cannot be run")
+        raise RunError(IMPORTED_CANNOT_RUN)
     _check_prompt(judge=judge, criterion=criterion)
     try:
         with transaction.atomic():
@@ -132,7 +161,7 @@ def create_run(
                 created_by=user,
             )
     except IntegrityError:
-        raise RunError(f"judge {judge.name!r} already has an active run on {criterion.name!r}") from None
+        raise RunError(_already_active(judge=judge.name, criterion=criterion.name)) from None
     by_answer: dict[int, list[int]] = {}
     for unit_id, answer_id in (
         _units_in_scope(criterion=criterion, judge=judge, scope=scope)
@@ -168,7 +197,7 @@ def cancel_run(*, run_id: int) -> JudgeRun:
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().get(pk=run_id)
         if not run.is_active:
-            raise RunError(f"run {run_id} is {run.status}, not active")
+            raise RunError(refusal(_("run %(run)s is %(status)s, not active"), run=run_id, status=run.status))
         JudgeBatch.objects.filter(run=run, status=JudgeBatch.Status.PENDING).update(
             status=JudgeBatch.Status.CANCELLED
         )
@@ -194,7 +223,11 @@ def resume_run(*, run_id: int, token_budget: int | None = None) -> JudgeRun:
             run.status == JudgeRun.Status.DONE
             and not run.batches.filter(status=JudgeBatch.Status.FAILED).exists()
         ):
-            raise RunError(f"run {run_id} is done; start a run with scope 'failed' or 'missing' instead")
+            raise RunError(
+                refusal(
+                    _("run %(run)s is done; start a run with scope 'failed' or 'missing' instead"), run=run_id
+                )
+            )
         reopened = JudgeBatch.objects.filter(
             run=run, status__in=[JudgeBatch.Status.CANCELLED, JudgeBatch.Status.FAILED]
         )
@@ -208,9 +241,7 @@ def resume_run(*, run_id: int, token_budget: int | None = None) -> JudgeRun:
             with transaction.atomic():
                 run.save(update_fields=["token_budget", "status", "finished_at"])
         except IntegrityError:
-            raise RunError(
-                f"judge {run.judge.name!r} already has an active run on {run.criterion.name!r}"
-            ) from None
+            raise RunError(_already_active(judge=run.judge.name, criterion=run.criterion.name)) from None
     return sync_counters(run_id=run.pk)
 
 

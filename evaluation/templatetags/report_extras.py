@@ -17,7 +17,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from evaluation import intervals
+from evaluation import intervals, notes
 from evaluation.charts import interval_chart
 from evaluation.estimates import Report
 from evaluation.overview import COUNT_NAMES
@@ -54,6 +54,52 @@ _METHOD_NOTES = (
         "interval at the effective sample size where it leaves [0, 1]) and a given lambda."
     ),
 )
+
+
+# The templates of the estimators' notes (evaluation.notes.TEMPLATES), for the French catalogue:
+# the report translates a note where it shows it (the ``notes`` filter); the exports keep them in
+# English (docs/statistics.md). tests/test_i18n.py checks that every template has its translation.
+_NOTE_TEMPLATES = (
+    gettext_noop("overall %(note)s"),
+    gettext_noop("human: %(note)s"),
+    gettext_noop("judge: %(note)s"),
+    gettext_noop("PPI++: %(note)s"),
+    gettext_noop("no labeled units"),
+    gettext_noop("no unlabeled units"),
+    gettext_noop("no judge labels"),
+    gettext_noop("one label: no variance"),
+    gettext_noop("one judge label"),
+    gettext_noop("one cluster: no variance"),
+    gettext_noop("all labels are equal: the normal interval has zero width"),
+    gettext_noop("all labels are equal: variance of the smoothed rate"),
+    gettext_noop("the judge's labels are all equal: lambda 0"),
+    gettext_noop("no unlabeled units: lambda 0 (human labels only)"),
+    gettext_noop("rare disagreements or equal labels: rectifier variance floored"),
+    gettext_noop("no groups"),
+    gettext_noop("%(missing)s of %(groups)s groups have no estimate"),
+    gettext_noop("a group has no variance"),
+    gettext_noop(
+        "normal interval left [0, 1]: cut at the bound and widened to the Wilson score interval "
+        "at the effective sample size"
+    ),
+    gettext_noop("normal interval left [0, 1]: cut at the bound"),
+    gettext_noop("bound clipped to [0, 1]"),
+    gettext_noop("%(count)s human-labeled units have no judgment and are left out of PPI++"),
+    gettext_noop("labeled units are not all from the current sample: equal weights"),
+    gettext_noop("no sample drawn for this criterion: equal weights"),
+)
+
+
+@register.filter
+def note(text: str) -> str:
+    """One of the estimators' notes in the active language (``evaluation.notes.translate``)."""
+    return notes.translate(text, _)
+
+
+@register.filter(name="notes")
+def notes_text(texts: list[str]) -> str:
+    """A group's notes in the active language, joined as the exports join them."""
+    return notes.SEPARATOR.join(notes.translate(text, _) for text in texts)
 
 
 @register.filter

@@ -6,7 +6,7 @@ import json
 import re
 import sys
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.embeddings import BACKENDS, EmbeddingError
 from annotation.models import Campaign, Criterion, Sample
@@ -69,6 +69,7 @@ class Command(BaseCommand):
         parser.add_argument("--top-up", type=int, metavar="SAMPLE_ID", help="enlarge this sample instead")
         parser.add_argument("--format", choices=["table", "json"], default="table")
 
+    @no_translations  # refusals and notes in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
         try:
             campaign = Campaign.objects.get(name=options["campaign"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.ingest import ImportFailed
 from evaluation.file_import import import_file
@@ -24,6 +24,7 @@ class Command(BaseCommand):
             help="replace answers whose id is already in the campaign (refused when people labelled them)",
         )
 
+    @no_translations  # refusals and notes in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
         show = self.stderr.isatty() or options["verbosity"] > 1
 

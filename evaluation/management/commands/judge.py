@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.models import Campaign, Criterion
 from evaluation.jobs import start_judge_run
@@ -45,6 +45,7 @@ class Command(BaseCommand):
             help="hand the run to the Celery workers instead of running here",
         )
 
+    @no_translations  # refusals and notes in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
         try:
             campaign = Campaign.objects.get(name=options["campaign"])

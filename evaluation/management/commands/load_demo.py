@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, no_translations
 
 from annotation.ingest import ImportFailed
 from evaluation.demo import DEMO_MEMBERS, DEMO_PASSWORD, DEMO_SUPERUSER, load_demo
@@ -14,6 +14,7 @@ class Command(BaseCommand):
         f"superuser {DEMO_SUPERUSER}) with the password '{DEMO_PASSWORD}'. Safe to run twice."
     )
 
+    @no_translations  # refusals and notes in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
         try:
             result = load_demo()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.models import Campaign
 from evaluation.metrics import compute_metrics, metrics_as_json, metrics_table
@@ -21,6 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["table", "json"], default="table")
         parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (0.05: 95%%)")
 
+    @no_translations  # refusals and notes in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
         try:
             campaign = Campaign.objects.get(name=options["campaign"])

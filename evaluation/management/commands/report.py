@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.models import Campaign, Criterion
 from evaluation import estimates, exports
@@ -25,6 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--method", default="robust", help="robust (default) or study")
         parser.add_argument("--by-difficulty", action="store_true", help="add theme x difficulty rows")
 
+    @no_translations  # refusals and notes in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
         fmt = options["format"]
         if fmt not in FORMATS:

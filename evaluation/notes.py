@@ -1,0 +1,110 @@
+"""The notes the estimators put beside a number (why an estimate is NaN, an interval infinite,
+widened or cut, a group unweighted), and how a page translates them.
+
+Estimators, intervals and estimates are Django-free, and their notes also go into the exports
+and the stored snapshots of the estimates: a note is English text made only from the constant
+templates below (``%(name)s`` placeholders filled with numbers, or with another note). The same
+templates are the French catalogue's msgids (``evaluation/templatetags/report_extras.py`` marks
+them for ``make messages``), so :func:`translate` reads a note back into its templates and
+parameters and speaks it in any language, old snapshots' notes included. A text it does not
+recognise comes back unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cache
+
+# Why one estimator's interval is what it is.
+NO_LABELED_UNITS = "no labeled units"
+NO_UNLABELED_UNITS = "no unlabeled units"
+NO_JUDGE_LABELS = "no judge labels"
+ONE_LABEL = "one label: no variance"
+ONE_JUDGE_LABEL = "one judge label"
+ONE_CLUSTER = "one cluster: no variance"
+ZERO_WIDTH = "all labels are equal: the normal interval has zero width"
+SMOOTHED = "all labels are equal: variance of the smoothed rate"
+JUDGE_CONSTANT = "the judge's labels are all equal: lambda 0"
+HUMAN_ONLY = "no unlabeled units: lambda 0 (human labels only)"
+FLOORED = "rare disagreements or equal labels: rectifier variance floored"
+NO_GROUPS = "no groups"
+GROUPS_WITHOUT_ESTIMATE = "%(missing)s of %(groups)s groups have no estimate"
+GROUP_WITHOUT_VARIANCE = "a group has no variance"
+# Intervals made to respect [0, 1].
+WILSON = (
+    "normal interval left [0, 1]: cut at the bound and widened to the Wilson score interval "
+    "at the effective sample size"
+)
+CUT = "normal interval left [0, 1]: cut at the bound"
+CLIPPED = "bound clipped to [0, 1]"
+# A group's notes.
+MISSING_JUDGMENTS = "%(count)s human-labeled units have no judgment and are left out of PPI++"
+NOT_ALL_SAMPLED = "labeled units are not all from the current sample: equal weights"
+NO_SAMPLE = "no sample drawn for this criterion: equal weights"
+
+# A note about one estimator's interval, and a note about the overall figures: the ``note``
+# placeholder holds another note (or several, joined by SEPARATOR).
+OF_ESTIMATOR = {
+    "human": "human: %(note)s",
+    "judge": "judge: %(note)s",
+    "PPI++": "PPI++: %(note)s",
+}
+OVERALL = "overall %(note)s"
+SEPARATOR = "; "
+
+PLAIN = (
+    NO_LABELED_UNITS,
+    NO_UNLABELED_UNITS,
+    NO_JUDGE_LABELS,
+    ONE_LABEL,
+    ONE_JUDGE_LABEL,
+    ONE_CLUSTER,
+    ZERO_WIDTH,
+    SMOOTHED,
+    JUDGE_CONSTANT,
+    HUMAN_ONLY,
+    FLOORED,
+    NO_GROUPS,
+    GROUPS_WITHOUT_ESTIMATE,
+    GROUP_WITHOUT_VARIANCE,
+    WILSON,
+    CUT,
+    CLIPPED,
+    MISSING_JUDGMENTS,
+    NOT_ALL_SAMPLED,
+    NO_SAMPLE,
+)
+NESTED = (OVERALL, *OF_ESTIMATOR.values())
+# Every template a note is made of: each is a msgid of the French catalogue.
+TEMPLATES = (*NESTED, *PLAIN)
+
+
+def joined(notes: list[str]) -> str:
+    """Several notes of one interval as one."""
+    return SEPARATOR.join(notes)
+
+
+@cache
+def _pattern(template: str) -> re.Pattern[str]:
+    """``template`` as a regular expression whose named groups are its placeholders."""
+    parts = re.split(r"%\((\w+)\)s", template)
+    # re.split alternates literal text and placeholder names.
+    return re.compile(
+        "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)" for i, part in enumerate(parts))
+    )
+
+
+def translate(note: str, gettext: Callable[[str], str]) -> str:
+    """``note`` in the language of ``gettext`` (Django's, at display time): each template it is
+    made of is translated and filled again with the same parameters, nested notes translated in
+    turn. Text that no template makes is left as it is."""
+    for template in NESTED:
+        if found := _pattern(template).fullmatch(note):
+            return gettext(template) % {"note": translate(found["note"], gettext)}
+    if SEPARATOR in note:
+        return SEPARATOR.join(translate(part, gettext) for part in note.split(SEPARATOR))
+    for template in PLAIN:
+        if found := _pattern(template).fullmatch(note):
+            return gettext(template) % found.groupdict()
+    return note
