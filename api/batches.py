@@ -50,7 +50,7 @@ def summary_as_json(summary: ImportSummary) -> dict:
 def errors_as_json(errors: Iterable[ingest.RowError]) -> list[dict]:
     """Row errors as ``{"file", "row", "field", "message"}``."""
     return [
-        {"file": error.file, "row": error.row, "field": error.field, "message": error.message}
+        {"file": error.file, "row": error.row, "field": error.field, "message": str(error.message)}
         for error in errors
     ]
 

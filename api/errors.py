@@ -49,7 +49,7 @@ def form_refusal(form: forms.Form) -> ApiError:
 def domain_refusal(error: Exception, *, default_field: str = "body") -> ApiError:
     """A domain function's refusal (a ValueError, a FieldError naming its field) as a 400."""
     field = error.field if isinstance(error, FieldError) and error.field else default_field
-    message = error.reason if isinstance(error, FieldError) else str(error)
+    message = str(error.reason) if isinstance(error, FieldError) else str(error)
     return ApiError(400, "invalid request", [{"field": field, "message": message}])
 
 

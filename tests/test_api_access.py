@@ -80,6 +80,13 @@ ENDPOINTS = [
     ("get", "/campaigns/{slug}/runs/{run}", None, READERS, 200),
     ("post", "/campaigns/{slug}/runs/{run}/cancel", None, ("manager",), 200),
     ("get", "/campaigns/{slug}/estimates/relevance?judge=imported", None, READERS, 200),
+    (
+        "post",
+        "/campaigns/{slug}/gate",
+        {"criterion": "relevance", "min_lower": 0.5, "judge": "imported"},
+        READERS,
+        200,
+    ),
     ("get", "/campaigns/{slug}/labels", None, READERS, 200),
     ("get", "/campaigns/{slug}/judgments", None, READERS, 200),
 ]

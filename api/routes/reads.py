@@ -14,11 +14,11 @@ from ninja.pagination import PageNumberPagination, paginate
 from ninja.responses import codes_4xx
 from pydantic import ConfigDict
 
-from annotation.access import JUDGE_VIEWERS, get_campaign_for
+from annotation.access import JUDGE_VIEWERS, campaigns_for, get_campaign_for
 from annotation.models import Criterion, Label
 from api.errors import domain_refusal
 from api.schemas import ErrorOut, JudgmentOut, LabelOut
-from evaluation import estimates
+from evaluation import estimates, gate
 from evaluation.models import Judgment
 
 router = Router(tags=["estimates, labels and judgments"])
@@ -115,3 +115,52 @@ def list_judgments(request: HttpRequest, slug: str, query: Query[JudgmentQuery])
         criterion_name=F("criterion__name"),
         judge_name=F("judge__name"),
     )
+
+
+class GateIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    criterion: str
+    min_lower: float
+    themes: list[str] | None = None
+    baseline: str | None = None
+    judge: str | None = None
+    baseline_judge: str | None = None
+    alpha: float = 0.05
+    method: str = "robust"
+
+
+@router.post(
+    "/campaigns/{slug}/gate",
+    response={200: dict[str, Any], codes_4xx: ErrorOut},
+    url_name="gate",
+)
+def release_gate(request: HttpRequest, slug: str, body: GateIn):
+    """The release gate of ``manage.py gate`` (``docs/gate.md``): whether every checked theme's
+    PPI++ lower bound reaches ``min_lower`` and, with a ``baseline`` campaign (by name, which the
+    caller must also be able to read), whether no theme dropped significantly. Answers 200 with
+    ``passed`` and ``reason`` either way: a failed gate is a verdict, not an error."""
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
+    try:
+        found = gate.find_criterion(campaign=campaign, name=body.criterion)
+        baseline = None
+        if body.baseline is not None:
+            # Among the campaigns the caller belongs to: others are not named, even as existing.
+            baseline = campaigns_for(user=request.user).filter(name=body.baseline).first()
+            if baseline is None:
+                raise estimates.EstimateError(f"campaign {body.baseline!r} does not exist", field="baseline")
+            get_campaign_for(user=request.user, slug=baseline.slug, roles=READERS)
+        result = gate.evaluate_gate(
+            campaign=campaign,
+            criterion=found,
+            min_lower=body.min_lower,
+            themes=body.themes,
+            baseline=baseline,
+            judge=body.judge,
+            baseline_judge=body.baseline_judge,
+            alpha=body.alpha,
+            method=body.method,
+        )
+    except estimates.EstimateError as exc:
+        raise domain_refusal(exc, default_field="body") from None
+    return result.as_dict()
