@@ -232,7 +232,7 @@ def judge_mean(*, yhat_all: ArrayLike, alpha: float, bounded: bool = False) -> I
     if bounded and (low < 0 or high > 1):
         q = quantile(alpha=alpha, df=None)
         variance = mean * (1 - mean) / n
-        mean, low, high, note = inside_unit(mean=mean, variance=variance, q=q)
+        mean, low, high, note = inside_unit(mean=mean, variance=variance, q=q, n=n)
     return Interval(mean=mean, lo=low, hi=high, method=JUDGE_ONLY, alpha=alpha, n=n, note=note)
 
 

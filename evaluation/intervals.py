@@ -135,7 +135,7 @@ def from_variance(
     half = q * math.sqrt(variance)
     lo, hi = mean - half, mean + half
     if bounded and (lo < 0 or hi > 1):
-        mean, lo, hi, why = inside_unit(mean=mean, variance=variance, q=q)
+        mean, lo, hi, why = inside_unit(mean=mean, variance=variance, q=q, n=n)
         note = notes.joined([part for part in (note, why) if part])
     return Interval(
         mean=mean,
@@ -152,7 +152,7 @@ def from_variance(
     )
 
 
-def inside_unit(*, mean: float, variance: float, q: float) -> tuple[float, float, float, str]:
+def inside_unit(*, mean: float, variance: float, q: float, n: float = 0) -> tuple[float, float, float, str]:
     """(mean, lo, hi, note) for a rate whose normal interval mean -/+ q sqrt(variance) leaves
     [0, 1]. The estimate is clipped to [0, 1] (a PPI++ estimate may fall just outside; the rate
     cannot). The interval is the normal one cut at the bound, which covers exactly when the
@@ -164,11 +164,14 @@ def inside_unit(*, mean: float, variance: float, q: float) -> tuple[float, float
     in and miss a truth that a biased estimate (a PPI++ judge's bias the floors make room for)
     leaves near the bound: 89% instead of 100% coverage in bench/coverage_bench.py --extreme.
     The union of the two covers whenever either does. At 0 or 1 p (1 - p) is 0 and says
-    nothing of n_eff: the cut interval alone."""
+    nothing of n_eff: the cut interval alone. ``n``, the labels the estimate rests on, is the
+    least n_eff taken: very near a bound p (1 - p) shrinks faster than a variance held up by a
+    floor, and n_eff would fall toward 0 with Wilson's interval toward [0, 1] (0.9998 with 20
+    agreeing labels gave [0.014, 1]); an estimate is never worth fewer labels than it used."""
     p = min(1.0, max(0.0, mean))
     half = q * math.sqrt(variance)
     lo, hi = max(0.0, mean - half), min(1.0, mean + half)
     if 0 < p < 1 and variance > 0:
-        wilson_lo, wilson_hi = wilson(p=p, n=p * (1 - p) / variance, q=q)
+        wilson_lo, wilson_hi = wilson(p=p, n=max(p * (1 - p) / variance, n), q=q)
         return p, min(lo, wilson_lo), max(hi, wilson_hi), WILSON_NOTE
     return p, lo, hi, CUT_NOTE

@@ -647,7 +647,9 @@ def test_a_t_interval_leaving_0_1_becomes_wilson_at_the_effective_sample_size():
     q = student_t.ppf(0.975, 7)
     variance = np.var(y, ddof=1) / 8
     assert 0.875 + q * math.sqrt(variance) > 1
-    n_eff = 0.875 * 0.125 / variance
+    # p (1 - p) / variance is 7 here (ddof 1): never fewer than the 8 labels the estimate used.
+    n_eff = max(0.875 * 0.125 / variance, 8)
+    assert n_eff == 8
     wilson_lo, wilson_hi = intervals.wilson(p=0.875, n=n_eff, q=q)
     cut = (0.875 - q * math.sqrt(variance), 1.0)
     assert (interval.lo, interval.hi) == pytest.approx(
@@ -656,6 +658,25 @@ def test_a_t_interval_leaving_0_1_becomes_wilson_at_the_effective_sample_size():
     assert interval.lo == pytest.approx(wilson_lo, rel=1e-12) and interval.lo < cut[0]
     assert interval.se == pytest.approx(math.sqrt(variance), rel=1e-12)
     assert interval.mean == 0.875 and interval.note == intervals.WILSON_NOTE
+
+
+def test_an_estimate_very_near_a_bound_is_never_worth_fewer_labels_than_it_used():
+    # A variance held up by a floor while p (1 - p) vanishes: p (1 - p) / variance is 0.02, and
+    # Wilson's interval at 0.02 labels would be about [0.005, 1]. At the 20 labels used it is
+    # Wilson's for 20 labels all equal to 1 at p: lower bound 20 p / (20 + q^2) to first order.
+    q = 1.959963984540054
+    mean, lo, hi, note = intervals.inside_unit(mean=0.9998, variance=0.01, q=q, n=20)
+    wilson_lo, _ = intervals.wilson(p=0.9998, n=20, q=q)
+    cut_lo = 0.9998 - q * 0.1
+    assert (mean, hi, note) == (0.9998, 1.0, intervals.WILSON_NOTE)
+    assert lo == pytest.approx(min(cut_lo, wilson_lo), rel=1e-12)
+    assert 0.79 < lo < 0.81  # the cut normal interval's bound, not Wilson's at 0.02 labels
+    without_floor, *_ = intervals.wilson(p=0.9998, n=0.9998 * 0.0002 / 0.01, q=q)
+    assert without_floor < 0.01
+    # The case met: 18 ones and 2 zeros the judge all agrees with, 20 unlabeled units it calls 1.
+    y = [1.0] * 18 + [0.0] * 2
+    robust = estimators.robust_ppi(y=y, yhat=y, yhat_unlabeled=[1.0] * 20, alpha=0.05)
+    assert robust.mean > 0.999 and 0.8 < robust.lo < 0.85 and robust.hi == 1.0
 
 
 def test_study_keeps_ppi_py_numbers_and_clips_only_what_is_shown():
