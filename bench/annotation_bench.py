@@ -106,24 +106,12 @@ def _sentence(rng: random.Random, cited: str) -> str:
     return " ".join(words).capitalize() + f" de {rng.randint(2, 99)},{rng.randint(0, 9)} % [^{cited}^]."
 
 
-def build(*, sentences: int, sample: int, seed: int):
-    """The campaign, its veracity criterion and a sample of ``sample`` sentence units."""
+def bench_campaign(rng: random.Random):
+    """The bench's campaign and its ``CHUNKS`` source chunks."""
     from annotation.campaigns import get_or_create_campaign
-    from annotation.models import (
-        Answer,
-        AnswerSource,
-        Criterion,
-        Level,
-        Question,
-        Sample,
-        SampleItem,
-        Sentence,
-        SourceChunk,
-        Unit,
-    )
+    from annotation.models import SourceChunk
     from annotation.text import chunk_text_hash
 
-    rng = random.Random(seed)
     campaign, _ = get_or_create_campaign(name="Annotation bench")
     made = [
         SourceChunk(
@@ -137,7 +125,25 @@ def build(*, sentences: int, sample: int, seed: int):
     ]
     for chunk in made:
         chunk.text_hash = chunk_text_hash(chunk.text)  # bulk_create skips save(), which sets it
-    chunks = SourceChunk.objects.bulk_create(made, batch_size=2000)
+    return campaign, SourceChunk.objects.bulk_create(made, batch_size=2000)
+
+
+def build(*, sentences: int, sample: int, seed: int):
+    """The campaign, its veracity criterion and a sample of ``sample`` sentence units."""
+    from annotation.models import (
+        Answer,
+        AnswerSource,
+        Criterion,
+        Level,
+        Question,
+        Sample,
+        SampleItem,
+        Sentence,
+        Unit,
+    )
+
+    rng = random.Random(seed)
+    campaign, chunks = bench_campaign(rng)
     n_answers = sentences // SENTENCES_PER_ANSWER
     n_questions = max(1, n_answers // REPETITIONS)
     questions = Question.objects.bulk_create(
@@ -432,25 +438,10 @@ def build_queued(*, size: int):
     2,000 chunks, four themes, clusters of 50."""
     from django.db import connection
 
-    from annotation.campaigns import get_or_create_campaign
-    from annotation.models import Criterion, Question, Sample, SourceChunk
-    from annotation.text import chunk_text_hash
+    from annotation.models import Criterion, Question, Sample
 
     rng = random.Random(size)
-    campaign, _ = get_or_create_campaign(name="Annotation bench")
-    made = [
-        SourceChunk(
-            campaign=campaign,
-            external_id=f"c{n:05d}",
-            title=f"Document {n}.pdf",
-            page=rng.randint(1, 80),
-            text=" ".join(rng.choices(WORDS, k=180)),
-        )
-        for n in range(CHUNKS)
-    ]
-    for chunk in made:
-        chunk.text_hash = chunk_text_hash(chunk.text)
-    SourceChunk.objects.bulk_create(made, batch_size=2000)
+    campaign, _ = bench_campaign(rng)
     answers = size // SENTENCES_PER_ANSWER
     questions = max(1, answers // REPETITIONS)
     Question.objects.bulk_create(
