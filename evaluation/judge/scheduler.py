@@ -14,11 +14,12 @@ it is judged.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.db import connection, transaction
@@ -269,6 +270,11 @@ class _JudgingPools:
         self.judges = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge")
         self.storer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-store")
         self.judging_now: dict[Future, tuple[int, BatchInput]] = {}
+        # Every future, once done, is put here by its done-callback: the calling thread wakes on
+        # this queue alone. ``concurrent.futures.wait`` over the futures in flight would instead
+        # lock and hook every one of them at each wake-up, hundreds of times a second at a
+        # concurrency of 64: the calling thread would spend more interpreter time than it feeds.
+        self.finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
         self.waiting: list[storage.Judged] = []  # judged, to be stored
         self.storing: tuple[Future, list[storage.Judged]] | None = None
         self.stored = 0
@@ -307,11 +313,16 @@ class _JudgingPools:
                     storage.store_batches, run=self.judging.run, owner=self.judging.owner, judged=group
                 )
                 self.storing = (future, group)
-            running = [*self.judging_now, *([self.storing[0]] if self.storing else [])]
-            if not running:
+                future.add_done_callback(self.finished.put)
+            if not self.judging_now and self.storing is None:
                 return False
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
+            # Everything finished meanwhile is collected at one wake-up.
+            self._collect(self.finished.get())
+            while True:
+                try:
+                    future = self.finished.get_nowait()
+                except queue.Empty:
+                    break
                 self._collect(future)
             if self.error is None:
                 self.monitor.tick()
@@ -326,9 +337,13 @@ class _JudgingPools:
             if (item := self.claims.next()) is None:
                 return
             batch_id, data = item
-            self.judging_now[self.judges.submit(self.judging.judge, batch_id=batch_id, data=data)] = item
+            future = self.judges.submit(self.judging.judge, batch_id=batch_id, data=data)
+            self.judging_now[future] = item
+            future.add_done_callback(self.finished.put)
 
     def _collect(self, future: Future) -> None:
+        if future not in self.judging_now and (self.storing is None or future is not self.storing[0]):
+            return  # withdrawn before it started (cancelled): already given back
         if self.storing is not None and future is self.storing[0]:
             group = self.storing[1]
             self.storing = None
