@@ -168,14 +168,28 @@ class CallRecorder:
                 waiting.written.set()
 
 
+# PostgreSQL: one column array per column, so that the statement's text is the same whatever the
+# number of rows (parsed once by psycopg, prepared once by the server).
+_INSERT_UNNEST_SQL = (
+    f"INSERT INTO {LLMCall._meta.db_table} ({_COLUMNS}) "
+    "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::integer[], "
+    "%s::text[], %s::boolean[], %s::text[], %s::timestamptz[]) RETURNING id"
+)
+
+
 def _insert_rows(rows: list[tuple]) -> list[int]:
     """Insert call rows in one statement, in autocommit; their ids, in the order of ``rows``
-    (PostgreSQL and SQLite return the rows of a multi-row VALUES in order, as Django's
+    (PostgreSQL and SQLite return the rows of one INSERT in the order given, as Django's
     ``bulk_create`` relies on)."""
-    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
-    sql = f"INSERT INTO {LLMCall._meta.db_table} ({_COLUMNS}) VALUES {values} RETURNING id"
     with connection.cursor() as cursor:
-        cursor.execute(sql, [value for row in rows for value in row])
+        if connection.vendor == "postgresql":
+            cursor.execute(_INSERT_UNNEST_SQL, [list(column) for column in zip(*rows, strict=True)])
+        else:
+            values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
+            cursor.execute(
+                f"INSERT INTO {LLMCall._meta.db_table} ({_COLUMNS}) VALUES {values} RETURNING id",
+                [value for row in rows for value in row],
+            )
         return [row[0] for row in cursor.fetchall()]
 
 
