@@ -26,10 +26,11 @@ import json
 import queue
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, F, FloatField, OuterRef, Subquery, Sum, Value
+from django.db.models import F, FloatField, Min, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -111,6 +112,7 @@ class CallRecorder:
 
     def __init__(self) -> None:
         self._waiting: queue.SimpleQueue[_Waiting | None] = queue.SimpleQueue()
+        self._stopping = False
         self._thread = threading.Thread(target=self._work, name="judge-calls", daemon=True)
         self._thread.start()
 
@@ -131,33 +133,45 @@ class CallRecorder:
             self._thread.join()
 
     def _work(self) -> None:
+        cursor, error = None, None
         try:
             if connection.vendor == "postgresql":
-                with connection.cursor() as cursor:
-                    # This connection only ever writes these rows (see _INSERT_ASYNC_SQL).
-                    cursor.execute("SET synchronous_commit TO off")
-            stopping = False
-            while not stopping:
-                first = self._waiting.get()
-                if first is None:
-                    break
-                group = [first]
-                while len(group) < self.GROUP:
-                    try:
-                        more = self._waiting.get_nowait()
-                    except queue.Empty:
-                        break
-                    if more is None:
-                        stopping = True
-                        break
-                    group.append(more)
-                self._write(group)
+                # This thread's own connection, which only ever writes these rows: committed
+                # asynchronously (see _INSERT_ASYNC_SQL), through psycopg's cursor, kept (the
+                # statement is prepared once), without Django's wrapper around every execute.
+                connection.ensure_connection()
+                cursor = connection.connection.cursor()
+                cursor.execute("SET synchronous_commit TO off")
+        except BaseException as exc:  # the waiting threads hear of it, none waits for ever
+            error = exc
+        try:
+            while (group := self._next_group()) is not None:
+                self._write(group, cursor=cursor, error=error)
         finally:
             connection.close()
 
-    def _write(self, group: list[_Waiting]) -> None:
+    def _next_group(self) -> list[_Waiting] | None:
+        """The rows waiting (at least one, at most ``GROUP``); None once ``close`` was called and
+        every row before it written."""
+        if self._stopping or (first := self._waiting.get()) is None:
+            return None
+        group = [first]
+        while len(group) < self.GROUP:
+            try:
+                more = self._waiting.get_nowait()
+            except queue.Empty:
+                break
+            if more is None:
+                self._stopping = True
+                break
+            group.append(more)
+        return group
+
+    def _write(self, group: list[_Waiting], *, cursor: object, error: BaseException | None) -> None:
         try:
-            ids = _insert_rows([waiting.row for waiting in group])
+            if error is not None:
+                raise error
+            ids = _insert_rows([waiting.row for waiting in group], cursor=cursor)
             for waiting, call_id in zip(group, ids, strict=True):
                 waiting.call_id = call_id
         except BaseException as exc:  # every waiting thread hears of it
@@ -177,20 +191,20 @@ _INSERT_UNNEST_SQL = (
 )
 
 
-def _insert_rows(rows: list[tuple]) -> list[int]:
+def _insert_rows(rows: list[tuple], *, cursor: Any = None) -> list[int]:
     """Insert call rows in one statement, in autocommit; their ids, in the order of ``rows``
     (PostgreSQL and SQLite return the rows of one INSERT in the order given, as Django's
-    ``bulk_create`` relies on)."""
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(_INSERT_UNNEST_SQL, [list(column) for column in zip(*rows, strict=True)])
-        else:
-            values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
-            cursor.execute(
-                f"INSERT INTO {LLMCall._meta.db_table} ({_COLUMNS}) VALUES {values} RETURNING id",
-                [value for row in rows for value in row],
-            )
+    ``bulk_create`` relies on). ``cursor``: psycopg's own, on PostgreSQL."""
+    if cursor is not None:
+        cursor.execute(_INSERT_UNNEST_SQL, [list(column) for column in zip(*rows, strict=True)], prepare=True)
         return [row[0] for row in cursor.fetchall()]
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
+    with connection.cursor() as django_cursor:
+        django_cursor.execute(
+            f"INSERT INTO {LLMCall._meta.db_table} ({_COLUMNS}) VALUES {values} RETURNING id",
+            [value for row in rows for value in row],
+        )
+        return [row[0] for row in django_cursor.fetchall()]
 
 
 class BatchCallLog:
@@ -280,27 +294,44 @@ def replies_of(log: list[dict], *, used: bool) -> list[tuple[int, int, int, bool
 
 def unused_spend(*, run_id: int) -> dict:
     """Calls of the run whose replies were not used: {"calls", "prompt", "completion"}, counted as
-    the module says (the server's usage, else a reply to the same prompt, else the estimate)."""
-    same_prompt = (
-        LLMCall.objects.filter(
-            run_id=OuterRef("run_id"), prompt_sha256=OuterRef("prompt_sha256"), prompt_tokens__isnull=False
-        )
-        .exclude(outcome=LLMCall.Outcome.REFUSED)
-        .order_by("id")
-    )
-    return (
+    the module says (the server's usage, else a reply to the same prompt, else the estimate).
+
+    The reply to the same prompt is the first (by id) that has a usage. It is looked up once per
+    prompt, not once per call: the calls in flight are many at a high concurrency, and a run whose
+    prompts repeat has many replies to each.
+    """
+    refused = LLMCall.Outcome.REFUSED
+    unused = list(
         LLMCall.objects.filter(run_id=run_id, used=False)
-        .exclude(outcome=LLMCall.Outcome.REFUSED)
-        .annotate(
-            p=Coalesce(
-                "prompt_tokens",
-                Subquery(same_prompt.values("prompt_tokens")[:1]),
-                "estimated_prompt_tokens",
-            ),
-            c=Coalesce("completion_tokens", Subquery(same_prompt.values("completion_tokens")[:1]), Value(0)),
-        )
-        .aggregate(calls=Count("id"), prompt=Coalesce(Sum("p"), 0), completion=Coalesce(Sum("c"), 0))
+        .exclude(outcome=refused)
+        .values_list("prompt_sha256", "prompt_tokens", "completion_tokens", "estimated_prompt_tokens")
     )
+    missing = {sha for sha, prompt, completion, _ in unused if prompt is None or completion is None}
+    same_prompt: dict[str, tuple[int | None, int | None]] = {}
+    if missing:
+        first_replies = (
+            LLMCall.objects.filter(run_id=run_id, prompt_sha256__in=missing, prompt_tokens__isnull=False)
+            .exclude(outcome=refused)
+            .values("prompt_sha256")
+            .annotate(first=Min("id"))
+            .values("first")
+        )
+        same_prompt = {
+            sha: (prompt, completion)
+            for sha, prompt, completion in LLMCall.objects.filter(id__in=Subquery(first_replies)).values_list(
+                "prompt_sha256", "prompt_tokens", "completion_tokens"
+            )
+        }
+    total_prompt = total_completion = 0
+    for sha, prompt, completion, estimate in unused:
+        reply = same_prompt.get(sha)
+        if prompt is None:
+            prompt = reply[0] if reply is not None and reply[0] is not None else estimate
+        if completion is None:
+            completion = reply[1] if reply is not None and reply[1] is not None else 0
+        total_prompt += prompt
+        total_completion += completion
+    return {"calls": len(unused), "prompt": total_prompt, "completion": total_completion}
 
 
 def run_totals(*, run: JudgeRun) -> dict:
