@@ -2,10 +2,12 @@
 threads, one storing thread, the run's counters, cancel and budget.
 
 The calling thread claims and loads the batches, hands them to a pool of judging threads
-(``concurrent.futures``) and hands what they judged to a one-thread pool that stores it, up to
-``STORE_GROUP`` batches per transaction: with many threads calling the judge, each one writing
-its own judgments would queue for the database and, between round trips, for the interpreter lock,
-and the calls in flight would drop below the run's concurrency. A batch handed over stays claimed
+(``concurrent.futures``) and hands what they judged to a one-thread pool that stores it, a group
+of batches per transaction: with many threads calling the judge, each one writing its own
+judgments would queue for the database and, between round trips, for the interpreter lock, and
+the calls in flight would drop below the run's concurrency. For the same reason the rows that
+record each call before it is sent are written by one recorder thread for all the judging threads
+(``evaluation.judge.accounting.CallRecorder``). A batch handed over stays claimed
 (``running``) until it is stored, so a process killed meanwhile leaves it to the stale-claim
 recovery (``evaluation.judge.claims``) like a batch cut off mid-call. With one thread (the lexical
 judge, a concurrency of 1) everything happens in the calling thread, each batch stored as soon as
