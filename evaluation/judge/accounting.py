@@ -196,8 +196,11 @@ def _insert_rows(rows: list[tuple], *, cursor: Any = None) -> list[int]:
     (PostgreSQL and SQLite return the rows of one INSERT in the order given, as Django's
     ``bulk_create`` relies on). ``cursor``: psycopg's own, on PostgreSQL."""
     if cursor is not None:
-        cursor.execute(_INSERT_UNNEST_SQL, [list(column) for column in zip(*rows, strict=True)], prepare=True)
-        return [row[0] for row in cursor.fetchall()]
+        with connection.wrap_database_errors:  # Django's exceptions, as from its own cursors
+            cursor.execute(
+                _INSERT_UNNEST_SQL, [list(column) for column in zip(*rows, strict=True)], prepare=True
+            )
+            return [row[0] for row in cursor.fetchall()]
     values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
     with connection.cursor() as django_cursor:
         django_cursor.execute(
