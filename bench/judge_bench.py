@@ -8,7 +8,9 @@ Run with ``.venv/bin/python bench/judge_bench.py``. Prints, it asserts nothing.
    ``--per-thread`` judgments per thread (100: a run long enough for its steady rate to show, not
    only its start). Beside it, "client alone": the share reached by the bare SDK client making the
    same number of calls at the same concurrency against the same server, with none of the app's
-   work: the ceiling this machine allows (the server, in its own process, shares its CPUs).
+   work: the ceiling this machine allows (the server, in its own process, shares its CPUs), and the
+   gap between the two in points. ``--repeat`` runs each level several times (judge, then client
+   alone, in turn) and prints the medians: on a shared machine one run says little.
 2. prompt tokens per sentence judged on the demo campaign, one prompt per answer (what the app
    does) vs one prompt per sentence; tokens estimated as characters / 4, the server's own rule.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -110,35 +113,50 @@ def client_alone(*, base_url: str, concurrency: int, n: int) -> float:
     return seconds
 
 
-def throughput(concurrencies: list[int], per_thread: int) -> None:
+def throughput(concurrencies: list[int], per_thread: int, repeat: int = 1) -> None:
     from annotation.models import Criterion
     from evaluation.judge import runs
 
     print(f"judge throughput, server latency {LATENCY_S * 1000:.0f} ms, {per_thread} calls per thread")
     print(
+        "share: judgments/s as a share of the ideal (concurrency / latency); client alone: the bare SDK's "
+        "share in the same conditions; gap: client alone minus the judge, in points"
+    )
+    print(
         f"{'concurrency':>11} {'judgments':>9} {'seconds':>8} {'judgments/s':>11} {'ideal/s':>8} "
-        f"{'share':>6} {'client alone':>12}"
+        f"{'share':>6} {'client alone':>12} {'gap':>5}"
     )
     with ServerProcess(LATENCY_S) as server:
         for concurrency in concurrencies:
             n = concurrency * per_thread
-            campaign = _make_campaign(n)
-            relevance = Criterion.objects.get(campaign=campaign, name="relevance")
-            judge = runs.get_or_create_judge(
-                campaign=campaign, name="gpt", model="m", base_url=server.base_url
-            )
-            run = runs.create_run(criterion=relevance, judge=judge, concurrency=concurrency)
-            start = time.perf_counter()
-            run = runs.run_inline(run_id=run.pk, concurrency=concurrency)
-            seconds = time.perf_counter() - start
-            assert run.done_units == n, run.status
-            rate = n / seconds
             ideal = concurrency / LATENCY_S
-            alone = n / client_alone(base_url=server.base_url, concurrency=concurrency, n=n)
-            print(
-                f"{concurrency:>11} {n:>9} {seconds:>8.2f} {rate:>11.1f} {ideal:>8.0f} "
-                f"{rate / ideal:>6.0%} {alone / ideal:>12.0%}"
-            )
+            shares: list[tuple[float, float]] = []
+            for _ in range(repeat):
+                campaign = _make_campaign(n)
+                relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+                judge = runs.get_or_create_judge(
+                    campaign=campaign, name="gpt", model="m", base_url=server.base_url
+                )
+                run = runs.create_run(criterion=relevance, judge=judge, concurrency=concurrency)
+                start = time.perf_counter()
+                run = runs.run_inline(run_id=run.pk, concurrency=concurrency)
+                seconds = time.perf_counter() - start
+                assert run.done_units == n, run.status
+                rate = n / seconds
+                alone = n / client_alone(base_url=server.base_url, concurrency=concurrency, n=n)
+                shares.append((rate / ideal, alone / ideal))
+                print(
+                    f"{concurrency:>11} {n:>9} {seconds:>8.2f} {rate:>11.1f} {ideal:>8.0f} "
+                    f"{rate / ideal:>6.0%} {alone / ideal:>12.0%} {100 * (alone - rate) / ideal:>5.0f}"
+                )
+            if repeat > 1:
+                judge_share = statistics.median(share for share, _ in shares)
+                alone_share = statistics.median(alone for _, alone in shares)
+                gap = statistics.median(100 * (alone - share) for share, alone in shares)
+                print(
+                    f"{'median':>11} {'':>9} {'':>8} {'':>11} {'':>8} "
+                    f"{judge_share:>6.0%} {alone_share:>12.0%} {gap:>5.0f}"
+                )
 
 
 def prompt_tokens() -> None:
@@ -189,11 +207,19 @@ def main() -> None:
         default=100,
         help="judgments per thread at each level (100: about 10 s of ideal time per level)",
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs per level, judge and client alone in turn, then their medians (the machine is noisy)",
+    )
+    parser.add_argument("--no-tokens", action="store_true", help="skip the prompt tokens comparison")
     args = parser.parse_args()
     with bench_database("attest_bench_judge") as engine:
         print(f"database: {engine}")
-        throughput(args.concurrency, args.per_thread)
-        prompt_tokens()
+        throughput(args.concurrency, args.per_thread, max(1, args.repeat))
+        if not args.no_tokens:
+            prompt_tokens()
 
 
 if __name__ == "__main__":

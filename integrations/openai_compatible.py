@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 import openai
-from openai.types.chat import ChatCompletion
 
 logger = logging.getLogger(__name__)
 
@@ -175,6 +174,35 @@ def _sdk_client(
         return client
 
 
+def _chat_reply(response: object, *, name: str, attempts: int, call_id: int | None) -> ChatReply:
+    """The reply of a chat completion from its JSON body (as the SDK's ``ChatCompletion`` would
+    read it: absent fields are None); ``PermanentError`` for a reply without a choice."""
+    choices = response.get("choices") if isinstance(response, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    if not isinstance(response, dict) or not isinstance(choice, dict):
+        raise PermanentError(f"{name} server returned no choice: {_short(response)}")
+    message = choice.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    usage = response.get("usage")
+    if not isinstance(usage, dict):
+        usage = None
+    finish_reason = choice.get("finish_reason")
+    return ChatReply(
+        content=content if isinstance(content, str) else "",
+        prompt_tokens=None if usage is None else _count(usage.get("prompt_tokens")),
+        completion_tokens=None if usage is None else _count(usage.get("completion_tokens")),
+        finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+        raw=response,
+        attempts=attempts,
+        call_id=call_id,
+    )
+
+
+def _count(value: object) -> int:
+    """A token count from a reply's usage: 0 when absent or not a whole number."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
 class Client:
     """One OpenAI-compatible server: the SDK's client (its connection pool) and the retry policy.
 
@@ -307,15 +335,17 @@ class Client:
             body["max_tokens"] = max_tokens
         carried_format = False
 
-        def request() -> ChatCompletion:
+        def request() -> object:
             nonlocal carried_format
             carried_format = response_format is not None and self.sends_response_format
             sent = {**body, "response_format": response_format} if carried_format else body
             # The SDK's typed path (``chat.completions.create``) walks every message through its
             # parameter transforms, about a third of the client's CPU per call, which change
             # nothing for plain-text messages; the SDK's documented generic ``post`` sends the same
-            # POST, parsed into the same ChatCompletion, with the same errors and timeouts.
-            return self._openai.post("/chat/completions", body=sent, cast_to=ChatCompletion)
+            # POST with the same errors and timeouts. ``cast_to=object`` gives the reply's JSON as
+            # parsed: building a ``ChatCompletion`` of it, then a dict again for the audit record,
+            # cost the judging threads more interpreter time than the rest of the reply's handling.
+            return self._openai.post("/chat/completions", body=sent, cast_to=object)
 
         def drop_format(exc: openai.APIStatusError) -> bool:
             if not (carried_format and _mentions_response_format(exc)):
@@ -335,19 +365,7 @@ class Client:
         response, attempts, call_id = self.send(
             request, log=log, before_request=before_request, resend_at_once=drop_format
         )
-        if not getattr(response, "choices", None):
-            raise PermanentError(f"{self.name} server returned no choice: {_short(response)}")
-        choice = response.choices[0]
-        usage = response.usage
-        return ChatReply(
-            content=choice.message.content or "",
-            prompt_tokens=None if usage is None else usage.prompt_tokens or 0,
-            completion_tokens=None if usage is None else usage.completion_tokens or 0,
-            finish_reason=choice.finish_reason,
-            raw=response.to_dict(mode="json"),
-            attempts=attempts,
-            call_id=call_id,
-        )
+        return _chat_reply(response, name=self.name, attempts=attempts, call_id=call_id)
 
     def embed(self, *, model: str, inputs: list[str]) -> list[list[float]]:
         """The embedding of each of ``inputs``, in their order, under the retry policy.

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection
 from django.urls import reverse
 from django.utils import timezone
 
@@ -126,6 +128,63 @@ def test_calls_are_recorded_before_they_are_sent(campaign):
         judge = _judge(campaign, server)
         runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge).pk)
     assert seen == [1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_calls_of_concurrent_threads_are_recorded_before_they_are_sent(campaign):
+    relevance = _answers(campaign, 12)
+    behind: list[tuple[int, int]] = []  # (requests received, rows committed), as the server saw
+
+    def labeler(index: int, body: dict) -> int:
+        behind.append((len(server.calls), LLMCall.objects.count()))
+        connection.close()  # the server's thread: no session left behind
+        return 1
+
+    with ScriptedLLMServer(labeler=labeler, latency_s=0.02) as server:
+        judge = _judge(campaign, server)
+        run = runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge, concurrency=4).pk)
+    assert run.status == JudgeRun.Status.DONE
+    assert len(behind) == 12
+    assert all(rows >= received for received, rows in behind)
+    assert LLMCall.objects.filter(run=run, used=True).count() == 12
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_call_recorder_gives_each_thread_its_row_and_each_failure_to_its_thread(campaign):
+    relevance = _answers(campaign, 1)
+    run = runs.create_run(criterion=relevance, judge=runs.get_or_create_judge(campaign=campaign, name="gpt"))
+    batch = run.batches.get()
+    messages = [{"role": "user", "content": "x" * 40}]
+    recorder = accounting.CallRecorder()
+    ids: dict[int, int] = {}
+
+    def send(i: int) -> None:
+        log = accounting.BatchCallLog(
+            run_id=run.pk, batch_id=batch.pk, owner=f"thread-{i}", messages=messages, recorder=recorder
+        )
+        ids[i] = log.sent()
+
+    try:
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        orphan = accounting.BatchCallLog(
+            run_id=run.pk, batch_id=batch.pk + 1000, owner="orphan", messages=messages, recorder=recorder
+        )
+        with pytest.raises(IntegrityError):
+            orphan.sent()  # no such batch: the write fails, in the thread that asked for it
+        after = accounting.BatchCallLog(
+            run_id=run.pk, batch_id=batch.pk, owner="after", messages=messages, recorder=recorder
+        ).sent()
+    finally:
+        recorder.close()
+    rows = dict(LLMCall.objects.filter(run=run).values_list("id", "owner"))
+    assert rows == {**{call_id: f"thread-{i}" for i, call_id in ids.items()}, after: "after"}
+    assert set(LLMCall.objects.values_list("estimated_prompt_tokens", "outcome", "used")) == {
+        (10, LLMCall.Outcome.SENT, False)
+    }
 
 
 def test_the_run_page_shows_the_spend_on_replies_not_used_in_english_and_french(

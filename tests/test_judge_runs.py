@@ -603,3 +603,26 @@ def test_a_database_error_while_storing_gives_every_judged_batch_back(campaign, 
     assert run.status == JudgeRun.Status.DONE
     assert (run.done_units, run.failed_units) == (12, 0)
     assert _ok_counts(relevance, judge) == (12, 12)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_judged_batches_are_stored_a_group_at_a_time(campaign, monkeypatch):
+    _corpus(campaign, answers=16)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    groups: list[int] = []
+    store_batches = storage.store_batches
+
+    def counted(*, run, owner, judged):
+        groups.append(len(judged))
+        return store_batches(run=run, owner=owner, judged=judged)
+
+    monkeypatch.setattr(storage, "store_batches", counted)
+    monkeypatch.setattr(scheduler, "STORE_WAIT_S", 60.0)  # a group is complete, or the run over
+    with ScriptedLLMServer(latency_s=0.01) as server:
+        judge = _llm_judge(campaign, server)
+        run = runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge, concurrency=4).pk)
+    assert run.status == JudgeRun.Status.DONE
+    assert _ok_counts(relevance, judge) == (16, 16)
+    # As many batches as there are judging threads per transaction, the last group excepted.
+    assert sum(groups) == 16
+    assert all(size >= 4 for size in groups[:-1])

@@ -23,10 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import queue
+import threading
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, F, FloatField, OuterRef, Subquery, Sum, Value
+from django.db.models import F, FloatField, Min, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -65,41 +69,189 @@ _INSERT_ASYNC_SQL = (
 )
 
 
+def _sent_row(*, run_id: int, batch_id: int, owner: str, sha256: str, estimate: int) -> tuple:
+    return (
+        run_id,
+        batch_id,
+        owner,
+        sha256,
+        estimate,
+        LLMCall.Outcome.SENT.value,
+        False,
+        "",
+        connection.ops.adapt_datetimefield_value(timezone.now()),
+    )
+
+
+@dataclass
+class _Waiting:
+    """A request waiting for its call's row: the row, then its id or the error that stopped it."""
+
+    row: tuple
+    written: threading.Event = field(default_factory=threading.Event)
+    call_id: int | None = None
+    error: BaseException | None = None
+
+
+class CallRecorder:
+    """Writes the rows of the calls that many judging threads are about to send, together: one
+    thread of its own takes every row waiting and writes them in one multi-row INSERT (one
+    transaction), then lets each waiting thread send its request.
+
+    A row is still committed before its request goes out (``record`` returns only then), so a
+    worker killed at any moment leaves every request it sent recorded; what changes is that the
+    rows of requests that leave at the same time share one statement and one commit, instead of a
+    round trip and a transaction each, in every judging thread and in the database. On PostgreSQL
+    the recorder's connection commits asynchronously (see ``_INSERT_ASYNC_SQL``).
+
+    ``close`` writes what is waiting, stops the thread and closes its connection.
+    """
+
+    # Rows written by one statement at most (a bound on its size; 64 threads send ~64 at once).
+    GROUP = 256
+
+    def __init__(self) -> None:
+        self._waiting: queue.SimpleQueue[_Waiting | None] = queue.SimpleQueue()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._work, name="judge-calls", daemon=True)
+        self._thread.start()
+
+    def record(self, row: tuple) -> int:
+        """Write the call's row (``_sent_row``), committed; its id. Raises what the write raised."""
+        waiting = _Waiting(row=row)
+        self._waiting.put(waiting)
+        waiting.written.wait()
+        if waiting.error is not None:
+            raise waiting.error
+        assert waiting.call_id is not None
+        return waiting.call_id
+
+    def close(self) -> None:
+        """Write the rows waiting, then stop (idempotent)."""
+        if self._thread.is_alive():
+            self._waiting.put(None)
+            self._thread.join()
+
+    def _work(self) -> None:
+        cursor, error = None, None
+        try:
+            if connection.vendor == "postgresql":
+                # This thread's own connection, which only ever writes these rows: committed
+                # asynchronously (see _INSERT_ASYNC_SQL), through psycopg's cursor, kept (the
+                # statement is prepared once), without Django's wrapper around every execute.
+                connection.ensure_connection()
+                cursor = connection.connection.cursor()
+                cursor.execute("SET synchronous_commit TO off")
+        except BaseException as exc:  # the waiting threads hear of it, none waits for ever
+            error = exc
+        try:
+            while (group := self._next_group()) is not None:
+                self._write(group, cursor=cursor, error=error)
+        finally:
+            connection.close()
+
+    def _next_group(self) -> list[_Waiting] | None:
+        """The rows waiting (at least one, at most ``GROUP``); None once ``close`` was called and
+        every row before it written."""
+        if self._stopping or (first := self._waiting.get()) is None:
+            return None
+        group = [first]
+        while len(group) < self.GROUP:
+            try:
+                more = self._waiting.get_nowait()
+            except queue.Empty:
+                break
+            if more is None:
+                self._stopping = True
+                break
+            group.append(more)
+        return group
+
+    def _write(self, group: list[_Waiting], *, cursor: object, error: BaseException | None) -> None:
+        try:
+            if error is not None:
+                raise error
+            ids = _insert_rows([waiting.row for waiting in group], cursor=cursor)
+            for waiting, call_id in zip(group, ids, strict=True):
+                waiting.call_id = call_id
+        except BaseException as exc:  # every waiting thread hears of it
+            for waiting in group:
+                waiting.error = exc
+        finally:
+            for waiting in group:
+                waiting.written.set()
+
+
+# PostgreSQL: one column array per column, so that the statement's text is the same whatever the
+# number of rows (parsed once by psycopg, prepared once by the server).
+_INSERT_UNNEST_SQL = (
+    f"INSERT INTO {LLMCall._meta.db_table} ({_COLUMNS}) "
+    "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::integer[], "
+    "%s::text[], %s::boolean[], %s::text[], %s::timestamptz[]) RETURNING id"
+)
+
+
+def _insert_rows(rows: list[tuple], *, cursor: Any = None) -> list[int]:
+    """Insert call rows in one statement, in autocommit; their ids, in the order of ``rows``
+    (PostgreSQL and SQLite return the rows of one INSERT in the order given, as Django's
+    ``bulk_create`` relies on). ``cursor``: psycopg's own, on PostgreSQL."""
+    if cursor is not None:
+        with connection.wrap_database_errors:  # Django's exceptions, as from its own cursors
+            cursor.execute(
+                _INSERT_UNNEST_SQL, [list(column) for column in zip(*rows, strict=True)], prepare=True
+            )
+            return [row[0] for row in cursor.fetchall()]
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
+    with connection.cursor() as django_cursor:
+        django_cursor.execute(
+            f"INSERT INTO {LLMCall._meta.db_table} ({_COLUMNS}) VALUES {values} RETURNING id",
+            [value for row in rows for value in row],
+        )
+        return [row[0] for row in django_cursor.fetchall()]
+
+
 class BatchCallLog:
     """The ``CallLog`` of one batch's requests (see ``evaluation.judge.client.CallLog``).
 
-    ``sent`` is one INSERT in autocommit, in the calling thread, before the request: the only
-    write on the hot path, and it cannot wait for a batch of writes, since a row written after
-    the request went out would miss the calls of a worker killed meanwhile. On PostgreSQL it is
-    committed asynchronously (see ``_INSERT_ASYNC_SQL``).
+    ``sent`` writes the call's row before the request, committed: the only write on the hot path,
+    and it cannot wait for the storing thread's writes, since a row written after the request went
+    out would miss the calls of a worker killed meanwhile. With a ``recorder`` (several judging
+    threads) the row is written by it, together with the rows of other threads' requests; else by
+    one INSERT in autocommit in the calling thread, on PostgreSQL committed asynchronously (see
+    ``_INSERT_ASYNC_SQL``).
     """
 
-    def __init__(self, *, run_id: int, batch_id: int, owner: str, messages: list[dict]) -> None:
+    def __init__(
+        self,
+        *,
+        run_id: int,
+        batch_id: int,
+        owner: str,
+        messages: list[dict],
+        recorder: CallRecorder | None = None,
+    ) -> None:
         self.run_id = run_id
         self.batch_id = batch_id
         self.owner = owner
         self.sha256 = prompt_sha256(messages)
         self.estimate = estimate_tokens(messages)
+        self.recorder = recorder
 
     def sent(self) -> int:
+        row = _sent_row(
+            run_id=self.run_id,
+            batch_id=self.batch_id,
+            owner=self.owner,
+            sha256=self.sha256,
+            estimate=self.estimate,
+        )
+        if self.recorder is not None:
+            return self.recorder.record(row)
         # A plain INSERT ... RETURNING: the ORM's save machinery costs the judging threads more
         # interpreter time than the statement itself.
         asynchronous = connection.vendor == "postgresql" and not connection.in_atomic_block
         with connection.cursor() as cursor:
-            cursor.execute(
-                _INSERT_ASYNC_SQL if asynchronous else _INSERT_SQL,
-                (
-                    self.run_id,
-                    self.batch_id,
-                    self.owner,
-                    self.sha256,
-                    self.estimate,
-                    LLMCall.Outcome.SENT.value,
-                    False,
-                    "",
-                    connection.ops.adapt_datetimefield_value(timezone.now()),
-                ),
-            )
+            cursor.execute(_INSERT_ASYNC_SQL if asynchronous else _INSERT_SQL, row)
             return cursor.fetchone()[0]
 
     def refused(self, call_id: int, *, error: str) -> None:
@@ -145,27 +297,44 @@ def replies_of(log: list[dict], *, used: bool) -> list[tuple[int, int, int, bool
 
 def unused_spend(*, run_id: int) -> dict:
     """Calls of the run whose replies were not used: {"calls", "prompt", "completion"}, counted as
-    the module says (the server's usage, else a reply to the same prompt, else the estimate)."""
-    same_prompt = (
-        LLMCall.objects.filter(
-            run_id=OuterRef("run_id"), prompt_sha256=OuterRef("prompt_sha256"), prompt_tokens__isnull=False
-        )
-        .exclude(outcome=LLMCall.Outcome.REFUSED)
-        .order_by("id")
-    )
-    return (
+    the module says (the server's usage, else a reply to the same prompt, else the estimate).
+
+    The reply to the same prompt is the first (by id) that has a usage. It is looked up once per
+    prompt, not once per call: the calls in flight are many at a high concurrency, and a run whose
+    prompts repeat has many replies to each.
+    """
+    refused = LLMCall.Outcome.REFUSED
+    unused = list(
         LLMCall.objects.filter(run_id=run_id, used=False)
-        .exclude(outcome=LLMCall.Outcome.REFUSED)
-        .annotate(
-            p=Coalesce(
-                "prompt_tokens",
-                Subquery(same_prompt.values("prompt_tokens")[:1]),
-                "estimated_prompt_tokens",
-            ),
-            c=Coalesce("completion_tokens", Subquery(same_prompt.values("completion_tokens")[:1]), Value(0)),
-        )
-        .aggregate(calls=Count("id"), prompt=Coalesce(Sum("p"), 0), completion=Coalesce(Sum("c"), 0))
+        .exclude(outcome=refused)
+        .values_list("prompt_sha256", "prompt_tokens", "completion_tokens", "estimated_prompt_tokens")
     )
+    missing = {sha for sha, prompt, completion, _ in unused if prompt is None or completion is None}
+    same_prompt: dict[str, tuple[int | None, int | None]] = {}
+    if missing:
+        first_replies = (
+            LLMCall.objects.filter(run_id=run_id, prompt_sha256__in=missing, prompt_tokens__isnull=False)
+            .exclude(outcome=refused)
+            .values("prompt_sha256")
+            .annotate(first=Min("id"))
+            .values("first")
+        )
+        same_prompt = {
+            sha: (prompt, completion)
+            for sha, prompt, completion in LLMCall.objects.filter(id__in=Subquery(first_replies)).values_list(
+                "prompt_sha256", "prompt_tokens", "completion_tokens"
+            )
+        }
+    total_prompt = total_completion = 0
+    for sha, prompt, completion, estimate in unused:
+        reply = same_prompt.get(sha)
+        if prompt is None:
+            prompt = reply[0] if reply is not None and reply[0] is not None else estimate
+        if completion is None:
+            completion = reply[1] if reply is not None and reply[1] is not None else 0
+        total_prompt += prompt
+        total_completion += completion
+    return {"calls": len(unused), "prompt": total_prompt, "completion": total_completion}
 
 
 def run_totals(*, run: JudgeRun) -> dict:

@@ -2,10 +2,12 @@
 threads, one storing thread, the run's counters, cancel and budget.
 
 The calling thread claims and loads the batches, hands them to a pool of judging threads
-(``concurrent.futures``) and hands what they judged to a one-thread pool that stores it, up to
-``STORE_GROUP`` batches per transaction: with many threads calling the judge, each one writing
-its own judgments would queue for the database and, between round trips, for the interpreter lock,
-and the calls in flight would drop below the run's concurrency. A batch handed over stays claimed
+(``concurrent.futures``) and hands what they judged to a one-thread pool that stores it, a group
+of batches per transaction: with many threads calling the judge, each one writing its own
+judgments would queue for the database and, between round trips, for the interpreter lock, and
+the calls in flight would drop below the run's concurrency. For the same reason the rows that
+record each call before it is sent are written by one recorder thread for all the judging threads
+(``evaluation.judge.accounting.CallRecorder``). A batch handed over stays claimed
 (``running``) until it is stored, so a process killed meanwhile leaves it to the stale-claim
 recovery (``evaluation.judge.claims``) like a batch cut off mid-call. With one thread (the lexical
 judge, a concurrency of 1) everything happens in the calling thread, each batch stored as soon as
@@ -14,11 +16,12 @@ it is judged.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.db import connection, transaction
@@ -26,7 +29,7 @@ from django.utils import timezone
 
 from annotation.models import CriterionVersion
 from evaluation.judge import bindings, storage
-from evaluation.judge.accounting import BatchCallLog, spent_tokens, sync_counters
+from evaluation.judge.accounting import BatchCallLog, CallRecorder, spent_tokens, sync_counters
 from evaluation.judge.claims import ACTIVE, claim, unclaim, worker_name
 from evaluation.judge.client import JudgeClient, JudgeClientError, TokenBudget
 from evaluation.judge.inputs import BatchInput, load_batches
@@ -36,8 +39,17 @@ from evaluation.models import Judge, JudgeBatch, JudgeRun
 # A run's counters (and what other processes spent of its budget) are refreshed from its batches
 # at most this often by each process working on it: live progress without a query per batch.
 SYNC_INTERVAL_S = 1.0
+# Batches submitted per judging thread (one being judged, the others waiting): enough for the
+# threads to go from one call to the next while the calling thread claims and loads the next chunk
+# or refreshes the run's counters, which takes a tenth of a second or more when 64 threads share
+# the interpreter with it.
+AHEAD_PER_THREAD = 4
 # Judged batches stored together, in one transaction, by a run's storing thread.
 STORE_GROUP = 50
+# A judged batch waits at most this long for others to be stored with (unless nothing else is
+# being judged): a transaction per few batches costs the storing thread and the database several
+# times what one per group does, and the judging threads share their interpreter with it.
+STORE_WAIT_S = 0.25
 
 
 def process_batches(
@@ -87,7 +99,9 @@ def process_batches(
         workers = 1  # nothing to wait for: threads would only contend for the interpreter lock
     if connection.vendor == "sqlite":
         workers = min(workers, 4)  # SQLite serialises writers; more threads only queue on its lock
-    judging = _BatchJudging(run=run, owner=worker_name(), client=client, texts=texts)
+    # Several judging threads: their calls' rows are written together (see CallRecorder).
+    recorder = CallRecorder() if client is not None and workers > 1 else None
+    judging = _BatchJudging(run=run, owner=worker_name(), client=client, texts=texts, recorder=recorder)
     monitor = _RunMonitor(run_id, budget=budget, progress=progress)
     claims = _ClaimsAhead(
         judging=judging, batch_ids=ids, chunk_size=max(1, load_size or max(200, 8 * workers))
@@ -100,9 +114,13 @@ def process_batches(
     finally:
         # Claims no thread started on go back to the queue, whatever stopped us (an error, a soft
         # time limit): left 'running', they would wait for a recovery.
-        claims.give_back()
-        if client is not None:
-            client.close()
+        try:
+            claims.give_back()
+        finally:
+            if recorder is not None:
+                recorder.close()  # after the judging threads: none is waiting for it
+            if client is not None:
+                client.close()
     _finish_if_complete(run_id)
     monitor.sync()
     return stored
@@ -116,6 +134,7 @@ class _BatchJudging:
     owner: str
     client: JudgeClient | None
     texts: CriterionVersion | None  # the guidelines version the judge is bound to
+    recorder: CallRecorder | None = None  # writes the calls' rows of several threads together
 
     def judge(self, *, batch_id: int, data: BatchInput) -> Outcome | None:
         """What the judge says of the batch; None when the token budget stopped the run first (the
@@ -131,7 +150,11 @@ class _BatchJudging:
                 client=self.client,
                 texts=self.texts,
                 calls=lambda messages: BatchCallLog(
-                    run_id=self.run.pk, batch_id=batch_id, owner=self.owner, messages=messages
+                    run_id=self.run.pk,
+                    batch_id=batch_id,
+                    owner=self.owner,
+                    messages=messages,
+                    recorder=self.recorder,
                 ),
             )
             if outcome.budget_stopped:
@@ -250,9 +273,9 @@ def _judge_inline(*, judging: _BatchJudging, claims: _ClaimsAhead, monitor: _Run
 class _JudgingPools:
     """``workers`` judging threads and one storing thread, fed by the calling thread.
 
-    The calling thread keeps two batches per judging thread submitted (one being judged, one
-    waiting), so that a thread goes from one call to the next at once, and hands judged batches to
-    the storing thread, all that are waiting (up to ``STORE_GROUP``) whenever it is free. On an
+    The calling thread keeps ``AHEAD_PER_THREAD`` batches per judging thread submitted (one being
+    judged, the others waiting), so that a thread goes from one call to the next at once, and hands
+    judged batches to the storing thread a group at a time (see ``_group_ready``). On an
     error (in a judging thread, in the calling thread: a soft time limit, Ctrl-C, a failing
     ``progress``) the batches not started are given back at once, those being judged finish and
     are stored, then the error is raised. After a failure to store, the batches judged and not
@@ -269,7 +292,13 @@ class _JudgingPools:
         self.judges = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge")
         self.storer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-store")
         self.judging_now: dict[Future, tuple[int, BatchInput]] = {}
+        # Every future, once done, is put here by its done-callback: the calling thread wakes on
+        # this queue alone. ``concurrent.futures.wait`` over the futures in flight would instead
+        # lock and hook every one of them at each wake-up, hundreds of times a second at a
+        # concurrency of 64: the calling thread would spend more interpreter time than it feeds.
+        self.finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
         self.waiting: list[storage.Judged] = []  # judged, to be stored
+        self.waiting_since = 0.0  # when the first of them was judged
         self.storing: tuple[Future, list[storage.Judged]] | None = None
         self.stored = 0
         self.error: BaseException | None = None
@@ -301,17 +330,26 @@ class _JudgingPools:
         try:
             if self.error is None:
                 self._submit()
-            if self.storing is None and self.waiting:
+            if self.storing is None and self._group_ready():
                 group, self.waiting = self.waiting[:STORE_GROUP], self.waiting[STORE_GROUP:]
+                self.waiting_since = time.monotonic()
                 future = self.storer.submit(
                     storage.store_batches, run=self.judging.run, owner=self.judging.owner, judged=group
                 )
                 self.storing = (future, group)
-            running = [*self.judging_now, *([self.storing[0]] if self.storing else [])]
-            if not running:
+                future.add_done_callback(self.finished.put)
+            if not self.judging_now and self.storing is None:
                 return False
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
+            # Everything finished meanwhile is collected at one wake-up.
+            try:
+                self._collect(self.finished.get(timeout=STORE_WAIT_S if self.waiting else None))
+            except queue.Empty:
+                return True  # time to store what waits
+            while True:
+                try:
+                    future = self.finished.get_nowait()
+                except queue.Empty:
+                    break
                 self._collect(future)
             if self.error is None:
                 self.monitor.tick()
@@ -319,16 +357,33 @@ class _JudgingPools:
             self._stop(exc)
         return True
 
+    def _group_ready(self) -> bool:
+        """Whether the judged batches waiting should be stored now: a group (as many as there are
+        judging threads, at most ``STORE_GROUP``), nothing else being judged (or an error: no more
+        will come), or the first has waited ``STORE_WAIT_S``."""
+        if not self.waiting:
+            return False
+        return (
+            len(self.waiting) >= min(STORE_GROUP, self.workers)
+            or not self.judging_now
+            or self.error is not None
+            or time.monotonic() - self.waiting_since >= STORE_WAIT_S
+        )
+
     def _submit(self) -> None:
-        while len(self.judging_now) < 2 * self.workers:
+        while len(self.judging_now) < AHEAD_PER_THREAD * self.workers:
             if not self.monitor.active():
                 self._withdraw(status=JudgeBatch.Status.CANCELLED)
             if (item := self.claims.next()) is None:
                 return
             batch_id, data = item
-            self.judging_now[self.judges.submit(self.judging.judge, batch_id=batch_id, data=data)] = item
+            future = self.judges.submit(self.judging.judge, batch_id=batch_id, data=data)
+            self.judging_now[future] = item
+            future.add_done_callback(self.finished.put)
 
     def _collect(self, future: Future) -> None:
+        if future not in self.judging_now and (self.storing is None or future is not self.storing[0]):
+            return  # withdrawn before it started (cancelled): already given back
         if self.storing is not None and future is self.storing[0]:
             group = self.storing[1]
             self.storing = None
@@ -348,6 +403,8 @@ class _JudgingPools:
         if self.store_failed:
             self.judging.release(batch_id, status=JudgeBatch.Status.PENDING)
         else:
+            if not self.waiting:
+                self.waiting_since = time.monotonic()
             self.waiting.append((batch_id, outcome, data.llm_calls))
 
     def _stop(self, error: BaseException) -> None:
