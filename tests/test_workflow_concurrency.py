@@ -216,9 +216,12 @@ def test_eight_processes_on_a_large_queue_are_told_nothing_left_only_when_it_is_
     for worker in workers:
         worker.join(timeout=60)
     assert [error for *_, error in reports if error] == []
-    # Free slots only ever decrease here (no lease expires, nothing is undone): one still free
-    # after a person was told "nothing left" was free when they were told.
-    assert [free for _, _, free, _ in reports] == [0] * PROCESSES
+    # Free slots only ever decrease here (no lease expires, nothing is undone), so one still free
+    # after a person was told "nothing left" was free when they were told, except the slots
+    # another person was taking at that instant: their lease, not yet committed, is invisible
+    # to the count, and each other person takes at most one slot at a time. (Before the queue
+    # was stored, people were sent away with thousands of free slots left.)
+    assert all(0 <= free < PROCESSES for _, _, free, _ in reports), reports
     slots = 2 if mode == AnnotationMode.BLIND_DOUBLE else 1
     assert sum(done for _, done, _, _ in reports) == size * slots
     assert Label.objects.filter(criterion=criterion).count() == size * slots
