@@ -34,6 +34,21 @@ def start_judge_run(
     return run
 
 
+def start_requested_run(*, campaign, request: dict, user=None) -> JudgeRun:
+    """Start the run a valid ``JudgeRunForm`` asks for (its ``cleaned_data``): the judge named,
+    made with ``model`` when new, on the criterion, scope, concurrency and budget given. The runs
+    page and the API both start runs through it. Raises RunError as the run's creation does."""
+    judge = runs.get_or_create_judge(campaign=campaign, name=request["judge"], model=request["model"] or None)
+    return start_judge_run(
+        criterion=request["criterion"],
+        judge=judge,
+        scope=request["scope"],
+        concurrency=request["concurrency"],
+        token_budget=request["token_budget"],
+        user=user,
+    )
+
+
 def cancel_judge_run(*, run_id: int) -> JudgeRun:
     """Cancel a run (pending batches stop; batches being judged finish)."""
     return runs.cancel_run(run_id=run_id)

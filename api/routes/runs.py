@@ -13,7 +13,7 @@ from annotation.models import Role
 from api.errors import domain_refusal, form_refusal
 from api.schemas import ErrorOut, RunIn, RunOut
 from evaluation.forms import JudgeRunForm
-from evaluation.jobs import cancel_judge_run, start_judge_run
+from evaluation.jobs import cancel_judge_run, start_requested_run
 from evaluation.judge import runs
 from evaluation.models import JudgeRun
 
@@ -65,19 +65,8 @@ def start_run(request: HttpRequest, slug: str, data: RunIn):
     )
     if not form.is_valid():
         raise form_refusal(form)
-    cleaned = form.cleaned_data
     try:
-        judge = runs.get_or_create_judge(
-            campaign=campaign, name=cleaned["judge"], model=cleaned["model"] or None
-        )
-        run = start_judge_run(
-            criterion=cleaned["criterion"],
-            judge=judge,
-            scope=cleaned["scope"],
-            concurrency=cleaned["concurrency"],
-            token_budget=cleaned["token_budget"],
-            user=request.user,
-        )
+        run = start_requested_run(campaign=campaign, request=form.cleaned_data, user=request.user)
     except runs.RunError as exc:
         raise domain_refusal(exc) from None
     return Status(202, run_out(_runs().get(pk=run.pk)))

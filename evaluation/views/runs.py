@@ -14,7 +14,7 @@ from annotation.access import AppRequest, get_campaign_for
 from annotation.forms import add_domain_error
 from annotation.models import Criterion, Role
 from evaluation.forms import JudgeRunForm, ResumeForm
-from evaluation.jobs import cancel_judge_run, resume_judge_run, start_judge_run
+from evaluation.jobs import cancel_judge_run, resume_judge_run, start_requested_run
 from evaluation.judge import accounting, bindings, runs
 from evaluation.models import Judge, JudgeRun
 
@@ -33,19 +33,8 @@ def run_list(request: AppRequest, slug: str) -> HttpResponse:
         campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=OPERATORS)
         form = JudgeRunForm(request.POST, campaign=campaign)
         if form.is_valid():
-            data = form.cleaned_data
             try:
-                judge = runs.get_or_create_judge(
-                    campaign=campaign, name=data["judge"], model=data["model"] or None
-                )
-                run = start_judge_run(
-                    criterion=data["criterion"],
-                    judge=judge,
-                    scope=data["scope"],
-                    concurrency=data["concurrency"],
-                    token_budget=data["token_budget"],
-                    user=request.user,
-                )
+                run = start_requested_run(campaign=campaign, request=form.cleaned_data, user=request.user)
             except runs.RunError as exc:
                 add_domain_error(form, exc)
             else:
