@@ -106,10 +106,11 @@ def _sentence(rng: random.Random, cited: str) -> str:
     return " ".join(words).capitalize() + f" de {rng.randint(2, 99)},{rng.randint(0, 9)} % [^{cited}^]."
 
 
-def bench_campaign(rng: random.Random):
-    """The bench's campaign and its ``CHUNKS`` source chunks."""
+def bench_campaign(rng: random.Random, *, questions: int):
+    """The bench's campaign, its ``CHUNKS`` source chunks and ``questions`` questions (themes in
+    turn)."""
     from annotation.campaigns import get_or_create_campaign
-    from annotation.models import SourceChunk
+    from annotation.models import Question, SourceChunk
     from annotation.text import chunk_text_hash
 
     campaign, _ = get_or_create_campaign(name="Annotation bench")
@@ -125,7 +126,31 @@ def bench_campaign(rng: random.Random):
     ]
     for chunk in made:
         chunk.text_hash = chunk_text_hash(chunk.text)  # bulk_create skips save(), which sets it
-    return campaign, SourceChunk.objects.bulk_create(made, batch_size=2000)
+    chunks = SourceChunk.objects.bulk_create(made, batch_size=2000)
+    asked = Question.objects.bulk_create(
+        [
+            Question(
+                campaign=campaign,
+                external_id=f"Q{q}",
+                text=f"Question {q} sur {THEMES[q % len(THEMES)].lower()} ?",
+                theme=THEMES[q % len(THEMES)],
+                difficulty="simple",
+            )
+            for q in range(questions)
+        ],
+        batch_size=5000,
+    )
+    return campaign, chunks, asked
+
+
+def set_queue(criterion) -> None:
+    """Set the criterion's stored work queue from the sample items just written in bulk, as a
+    draw does (nothing to do for code without a stored queue: the bench also measures it)."""
+    try:
+        from annotation.workflow import open_slots
+    except ImportError:
+        return
+    open_slots.rebuild(criterion=criterion)
 
 
 def build(*, sentences: int, sample: int, seed: int):
@@ -135,7 +160,6 @@ def build(*, sentences: int, sample: int, seed: int):
         AnswerSource,
         Criterion,
         Level,
-        Question,
         Sample,
         SampleItem,
         Sentence,
@@ -143,22 +167,9 @@ def build(*, sentences: int, sample: int, seed: int):
     )
 
     rng = random.Random(seed)
-    campaign, chunks = bench_campaign(rng)
     n_answers = sentences // SENTENCES_PER_ANSWER
     n_questions = max(1, n_answers // REPETITIONS)
-    questions = Question.objects.bulk_create(
-        [
-            Question(
-                campaign=campaign,
-                external_id=f"Q{q}",
-                text=f"Question {q} sur {THEMES[q % len(THEMES)].lower()} ?",
-                theme=THEMES[q % len(THEMES)],
-                difficulty="simple",
-            )
-            for q in range(n_questions)
-        ],
-        batch_size=5000,
-    )
+    campaign, chunks, questions = bench_campaign(rng, questions=n_questions)
     sources = [rng.sample(chunks, SOURCES_PER_ANSWER) for _ in range(n_answers)]
     texts = [
         [_sentence(rng, sources[a][p % SOURCES_PER_ANSWER].external_id) for p in range(SENTENCES_PER_ANSWER)]
@@ -249,6 +260,7 @@ def build(*, sentences: int, sample: int, seed: int):
         ],
         batch_size=5000,
     )
+    set_queue(criterion)
     return campaign, criterion
 
 
@@ -438,22 +450,12 @@ def build_queued(*, size: int):
     2,000 chunks, four themes, clusters of 50."""
     from django.db import connection
 
-    from annotation.models import Criterion, Question, Sample
+    from annotation.models import Criterion, Sample
 
     rng = random.Random(size)
-    campaign, _ = bench_campaign(rng)
     answers = size // SENTENCES_PER_ANSWER
     questions = max(1, answers // REPETITIONS)
-    Question.objects.bulk_create(
-        Question(
-            campaign=campaign,
-            external_id=f"Q{q}",
-            text=f"Question {q} sur {THEMES[q % len(THEMES)].lower()} ?",
-            theme=THEMES[q % len(THEMES)],
-            difficulty="simple",
-        )
-        for q in range(questions)
-    )
+    campaign, _, _ = bench_campaign(rng, questions=questions)
     criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="veracity")
     sample = Sample.objects.create(
         campaign=campaign, criterion=criterion, status=Sample.Status.DONE, budget=size
@@ -500,12 +502,7 @@ def build_queued(*, size: int):
                 step,
                 {**params, "text": words, "sentence": " ".join(WORDS[:14]).capitalize()},
             )
-    try:  # the stored queue, where the code has one
-        from annotation.workflow import open_slots
-    except ImportError:
-        pass
-    else:
-        open_slots.rebuild(criterion=criterion)
+    set_queue(criterion)
     return campaign, criterion
 
 
