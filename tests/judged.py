@@ -63,6 +63,18 @@ DESIGN = {
 }
 
 
+# Two versions of an assistant for the release gate: the same IT theme, and a Finance theme whose
+# estimate is high in one (18 of 20 labels true) and about half in the other.
+GATE_LOW = {
+    "Finance": ([(1, 1)] * 10 + [(0, 0)] * 10, [1] * 10 + [0] * 10),
+    "IT": ([(1, 1), (0, 0)] * 6, [1, 0] * 6),
+}
+GATE_HIGH = {
+    "Finance": ([(1, 1)] * 18 + [(0, 0)] * 2, [1] * 17 + [0] * 3),
+    "IT": ([(1, 1), (0, 0)] * 6, [1, 0] * 6),
+}
+
+
 def study_campaign(*, design=DESIGN, name: str = "Imported study"):
     """Answers, imported human labels (relevance) and imported judge labels, as an import writes them."""
     campaign = make_campaign(name=name)

@@ -11,16 +11,7 @@ from annotation.models import Role
 from evaluation import gate
 from evaluation.models import Judge
 from tests.factories import add_member, api_token, make_campaign, make_user
-from tests.judged import judged_campaign, study_campaign
-
-LOW = {
-    "Finance": ([(1, 1)] * 10 + [(0, 0)] * 10, [1] * 10 + [0] * 10),
-    "IT": ([(1, 1), (0, 0)] * 6, [1, 0] * 6),
-}
-HIGH = {
-    "Finance": ([(1, 1)] * 18 + [(0, 0)] * 2, [1] * 17 + [0] * 3),
-    "IT": ([(1, 1), (0, 0)] * 6, [1, 0] * 6),
-}
+from tests.judged import GATE_HIGH, GATE_LOW, judged_campaign, study_campaign
 
 
 def _post(client, user, slug: str, body: dict):
@@ -49,8 +40,8 @@ def test_the_api_gives_the_gates_verdict_and_figures(client, min_lower):
 
 @pytest.mark.django_db
 def test_a_baseline_the_caller_does_not_belong_to_is_not_named(client):
-    _, old, _, _ = study_campaign(name="v1", design=HIGH)
-    new_campaign, new, _, _ = study_campaign(name="v2", design=LOW)
+    _, old, _, _ = study_campaign(name="v1", design=GATE_HIGH)
+    new_campaign, new, _, _ = study_campaign(name="v2", design=GATE_LOW)
     manager = make_user(username="gate-manager")
     add_member(campaign=new_campaign, user=manager, roles=[Role.MANAGER])
     body = {"criterion": new.name, "min_lower": 0, "baseline": old.campaign.name, "alpha": 0.1}

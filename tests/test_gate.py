@@ -11,16 +11,7 @@ from evaluation import gate, snapshots
 from evaluation.estimates import EstimateError, compute_report
 from evaluation.models import Judge
 from tests.factories import make_campaign
-from tests.judged import judged_campaign, study_campaign
-
-LOW = {
-    "Finance": ([(1, 1)] * 10 + [(0, 0)] * 10, [1] * 10 + [0] * 10),
-    "IT": ([(1, 1), (0, 0)] * 6, [1, 0] * 6),
-}
-HIGH = {
-    "Finance": ([(1, 1)] * 18 + [(0, 0)] * 2, [1] * 17 + [0] * 3),
-    "IT": ([(1, 1), (0, 0)] * 6, [1, 0] * 6),
-}
+from tests.judged import GATE_HIGH, GATE_LOW, judged_campaign, study_campaign
 
 
 @pytest.fixture
@@ -48,8 +39,8 @@ def test_the_lower_bound_checked_is_the_one_the_report_shows(candidate):
 
 
 def test_the_drop_is_the_compare_pages_difference_with_the_baseline_on_the_left(db):
-    _, old, old_judge, _ = study_campaign(name="v1", design=HIGH)
-    new_campaign, new, new_judge, _ = study_campaign(name="v2", design=LOW)
+    _, old, old_judge, _ = study_campaign(name="v1", design=GATE_HIGH)
+    new_campaign, new, new_judge, _ = study_campaign(name="v2", design=GATE_LOW)
     result = gate.evaluate_gate(
         campaign=new_campaign, criterion=new, min_lower=0, baseline=old.campaign, alpha=0.1
     )
@@ -77,9 +68,9 @@ def test_the_drop_is_the_compare_pages_difference_with_the_baseline_on_the_left(
 
 
 def test_the_baseline_judge_defaults_to_the_judge_of_the_same_name(db):
-    _, old, _, _ = study_campaign(name="v1", design=LOW)
+    _, old, _, _ = study_campaign(name="v1", design=GATE_LOW)
     Judge.objects.create(campaign=old.campaign, name="lexical", kind=Judge.Kind.LEXICAL)
-    campaign, criterion, _, _ = study_campaign(name="v2", design=LOW)
+    campaign, criterion, _, _ = study_campaign(name="v2", design=GATE_LOW)
     result = gate.evaluate_gate(campaign=campaign, criterion=criterion, min_lower=0, baseline=old.campaign)
     assert result.baseline_source is not None and result.baseline_source.judge == "imported"
     with pytest.raises(EstimateError) as refused:
@@ -90,7 +81,7 @@ def test_the_baseline_judge_defaults_to_the_judge_of_the_same_name(db):
 
 
 def test_the_result_is_strict_json(db):
-    campaign, criterion, _, _ = study_campaign(name="Thin", design={**LOW, "RH": ([], [1, 0])})
+    campaign, criterion, _, _ = study_campaign(name="Thin", design={**GATE_LOW, "RH": ([], [1, 0])})
     result = gate.evaluate_gate(campaign=campaign, criterion=criterion, min_lower=0.2)
     data = json.loads(json.dumps(result.as_dict(), allow_nan=False))
     rh = next(row for row in data["groups"] if row["group"] == "RH")
@@ -122,7 +113,7 @@ def test_a_criterion_of_another_campaign_is_refused(candidate):
 
 
 def test_a_theme_name_with_a_line_break_keeps_the_reason_on_one_line(db):
-    campaign, criterion, _, _ = study_campaign(name="Broken", design={"Fin\nance": LOW["Finance"]})
+    campaign, criterion, _, _ = study_campaign(name="Broken", design={"Fin\nance": GATE_LOW["Finance"]})
     result = gate.evaluate_gate(campaign=campaign, criterion=criterion, min_lower=0.9)
     assert result.line.startswith("FAIL: theme 'Fin\\nance': PPI++ lower bound ")
     assert "\n" not in result.line
