@@ -95,14 +95,23 @@ _SKIPPED_SQL = (
     + _NOT_MINE.format(skipped="")
     + " ORDER BY k.skipped_at, q.theme, q.cluster, q.rank, q.unit_id, q.slot LIMIT 1{lock}"
 )
+# Where rows can be locked (PostgreSQL), either of them is held until the new lease's end in the
+# same statement (one round trip): it returns the unit, the slot, and the hold it had before (not
+# None: a lease row is there, expired, to take over). SQLite, which cannot return a joined
+# table's columns from an UPDATE, reads the row and then updates it.
+_HOLD_SQL = (
+    "WITH picked AS ({pick}) UPDATE " + _OS + " SET held_until = %(until)s FROM picked"
+    f" WHERE {_OS}.id = picked.id RETURNING picked.unit_id, picked.slot, picked.held_until"
+)
 
 
 @functools.cache
 def _sql(template: str, *, after: bool, lock: bool) -> str:
-    return template.format(
+    pick = template.format(
         after=" AND q.unit_id <> %(after)s" if after else "",
         lock=" FOR UPDATE OF q SKIP LOCKED" if lock else "",
     )
+    return _HOLD_SQL.format(pick=pick) if lock else pick
 
 
 def _params(*, user: User, criterion: Criterion, stage: str, now: datetime, **more: object) -> dict:
@@ -142,8 +151,11 @@ def _take(
                 break
     if row is None:
         return None
-    open_id, unit_id, slot, held_until = row
-    OpenSlot.objects.filter(pk=open_id).update(held_until=until)
+    if lock:
+        unit_id, slot, held_until = row
+    else:
+        open_id, unit_id, slot, held_until = row
+        OpenSlot.objects.filter(pk=open_id).update(held_until=until)
     # A slot with a lease row (expired: it was free) is taken over; one without gets its row.
     claim_slot(
         user=user,
