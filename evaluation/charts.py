@@ -294,3 +294,64 @@ def interval_chart(
             parts.append("".join(g))
     parts.append("</svg>")
     return mark_safe("".join(parts))  # every text above went through escape()
+
+
+def reliability_chart(
+    *, points: Sequence[tuple[float, float, int]], title: str, x_label: str, y_label: str, size: int = 320
+) -> SafeString:
+    """A reliability diagram as a safe SVG string: the diagonal (perfect calibration) and one
+    marker per bin at (mean predicted probability, observed share), its area growing with the
+    bin's count. ``points`` are ``(mean_probability, observed, count)``; both axes run 0-100%."""
+    if not points:
+        return _empty(width=size, height=size, title=title)
+    left, top, right, bottom = 52.0, 34.0, 14.0, 44.0
+    plot = size - left - right
+    height = int(top + plot + bottom)
+    base = top + plot
+
+    def x_of(v: float) -> float:
+        return left + min(max(v, 0.0), 1.0) * plot
+
+    def y_of(v: float) -> float:
+        return base - min(max(v, 0.0), 1.0) * plot
+
+    parts = _open(width=size, height=height, title=title)
+    for i in range(5):
+        v = i / 4
+        parts.append(
+            f'<line class="gridline" x1="{_f(x_of(v))}" x2="{_f(x_of(v))}" y1="{_f(top)}" y2="{_f(base)}" '
+            f'stroke="{GRID}"/><line class="gridline" x1="{_f(left)}" x2="{_f(left + plot)}" '
+            f'y1="{_f(y_of(v))}" y2="{_f(y_of(v))}" stroke="{GRID}"/>'
+            f'<text class="tick" x="{_f(x_of(v))}" y="{_f(base + 16)}" text-anchor="middle" fill="{MUTED}">'
+            f"{_tick_label(v)}</text>"
+            f'<text class="tick" x="{_f(left - 6)}" y="{_f(y_of(v) + 4)}" text-anchor="end" fill="{MUTED}">'
+            f"{_tick_label(v)}</text>"
+        )
+    parts.append(
+        f'<line class="diagonal" x1="{_f(x_of(0))}" y1="{_f(y_of(0))}" x2="{_f(x_of(1))}" y2="{_f(y_of(1))}" '
+        f'stroke="{MUTED}" stroke-dasharray="4 3"/>'
+        f'<text class="axis-label" x="{_f(left + plot / 2)}" y="{_f(base + 34)}" text-anchor="middle" '
+        f'fill="{INK}">{escape(x_label)}</text>'
+        f'<text class="axis-label" transform="translate(14 {_f(top + plot / 2)}) rotate(-90)" '
+        f'text-anchor="middle" fill="{INK}">{escape(y_label)}</text>'
+    )
+    largest = max(count for _, _, count in points) or 1
+    line = []
+    for mean, observed, count in points:
+        if not _finite(mean, observed):
+            continue
+        r = 3.0 + 6.0 * math.sqrt(count / largest)
+        line.append((x_of(mean), y_of(observed)))
+        tip = f"{_pct(mean)} → {_pct(observed)} ({count})"
+        parts.append(
+            f'<g class="bin"><title>{escape(tip)}</title>'
+            + _marker("circle", cx=x_of(mean), cy=y_of(observed), r=r, colour=PALETTE[0])
+            + "</g>"
+        )
+    if len(line) > 1:
+        parts.insert(
+            -len(line),
+            f'<polyline class="reliability" points="{_points(*line)}" fill="none" stroke="{PALETTE[0]}"/>',
+        )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # every text above went through escape()

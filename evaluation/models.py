@@ -49,6 +49,9 @@ class Judgment(models.Model):
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="judgments")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OK)
     value = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The judge's probability for its label (evaluation.judge.confidence): from the reply's
+    # log-probabilities, the judge's own words, or the lexical judge's score; None when unknown.
+    confidence = models.FloatField(null=True, blank=True)
     reasoning = models.TextField(blank=True)
     raw_response = models.TextField(blank=True)
     error = models.TextField(blank=True)
@@ -66,6 +69,10 @@ class Judgment(models.Model):
             models.CheckConstraint(
                 condition=(Q(status="ok", value__in=[0, 1]) | Q(status="failed", value__isnull=True)),
                 name="judgment_value_matches_status",
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True) | Q(confidence__gte=0, confidence__lte=1),
+                name="judgment_confidence_range",
             ),
         ]
         indexes = [models.Index(fields=["judge", "criterion", "status"])]

@@ -148,8 +148,8 @@ def _is_transient(exc: openai.APIStatusError) -> bool:
     return exc.status_code in _TRANSIENT_STATUSES or exc.status_code >= 500
 
 
-def _mentions_response_format(exc: openai.APIStatusError) -> bool:
-    return exc.status_code in (400, 422) and "response_format" in f"{exc.message} {exc.body}"
+def _mentions(exc: openai.APIStatusError, parameter: str) -> bool:
+    return exc.status_code in (400, 422) and parameter in f"{exc.message} {exc.body}"
 
 
 _SHARED: dict[tuple, openai.OpenAI] = {}
@@ -230,7 +230,8 @@ class Client:
         self._sleep = sleep
         self._shared = shared
         self._lock = threading.Lock()
-        self._send_response_format = True
+        # Optional parameters a server may refuse: sent until it does, then left out.
+        self._refused: set[str] = set()
         try:
             self._openai = _sdk_client(base_url=base_url, api_key=api_key, timeout_s=timeout_s, shared=shared)
         except openai.OpenAIError as exc:
@@ -250,8 +251,12 @@ class Client:
     @property
     def sends_response_format(self) -> bool:
         """False once the server has rejected ``response_format`` (for the client's lifetime)."""
+        return self.sends("response_format")
+
+    def sends(self, parameter: str) -> bool:
+        """False once the server has refused the optional ``parameter`` (for the client's lifetime)."""
         with self._lock:
-            return self._send_response_format
+            return parameter not in self._refused
 
     def send(
         self,
@@ -321,24 +326,33 @@ class Client:
         temperature: float,
         max_tokens: int | None = None,
         response_format: dict | None = None,
+        top_logprobs: int | None = None,
         log: CallLog | None = None,
         before_request: Callable[[], None] | None = None,
     ) -> ChatReply:
         """One chat completion for ``messages``, under the retry policy (see ``send``).
 
-        ``response_format`` is sent until the server rejects it: a 400/422 that names it is
-        sent again at once without it, and this client stops sending it. Raises
-        ``PermanentError`` for a reply without a choice.
+        Two optional parameters are sent until the server refuses them: ``response_format``, and
+        ``top_logprobs`` (with ``logprobs``: the log-probabilities of each token of the reply and
+        of that many alternatives, which OpenAI-compatible servers such as vLLM return). A
+        400/422 that names one is sent again at once without it, and this client stops sending
+        it. Raises ``PermanentError`` for a reply without a choice.
         """
         body: dict = {"model": model, "messages": messages, "temperature": temperature}
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
-        carried_format = False
+        optional: dict[str, dict] = {}
+        if response_format is not None:
+            optional["response_format"] = {"response_format": response_format}
+        if top_logprobs is not None:
+            optional["logprobs"] = {"logprobs": True, "top_logprobs": top_logprobs}
+        carried: list[str] = []
 
         def request() -> object:
-            nonlocal carried_format
-            carried_format = response_format is not None and self.sends_response_format
-            sent = {**body, "response_format": response_format} if carried_format else body
+            carried[:] = [name for name in optional if self.sends(name)]
+            sent = dict(body)
+            for name in carried:
+                sent.update(optional[name])
             # The SDK's typed path (``chat.completions.create``) walks every message through its
             # parameter transforms, about a third of the client's CPU per call, which change
             # nothing for plain-text messages; the SDK's documented generic ``post`` sends the same
@@ -347,23 +361,25 @@ class Client:
             # cost the judging threads more interpreter time than the rest of the reply's handling.
             return self._openai.post("/chat/completions", body=sent, cast_to=object)
 
-        def drop_format(exc: openai.APIStatusError) -> bool:
-            if not (carried_format and _mentions_response_format(exc)):
+        def drop_refused(exc: openai.APIStatusError) -> bool:
+            refused = [name for name in carried if _mentions(exc, name)]
+            if not refused:
                 return False
-            # Servers without structured outputs (older vLLM, llama.cpp, proxies) say so with a
-            # 400; the prompt alone still asks for JSON.
+            # Servers without structured outputs or log-probabilities (older vLLM, llama.cpp,
+            # proxies) say so with a 400; the prompt alone still asks for JSON.
             logger.warning(
-                "%s server rejects response_format; continuing without it: HTTP %s: %s",
+                "%s server rejects %s; continuing without it: HTTP %s: %s",
                 self.name,
+                " and ".join(refused),
                 exc.status_code,
                 _server_message(exc),
             )
             with self._lock:
-                self._send_response_format = False
+                self._refused.update(refused)
             return True
 
         response, attempts, call_id = self.send(
-            request, log=log, before_request=before_request, resend_at_once=drop_format
+            request, log=log, before_request=before_request, resend_at_once=drop_refused
         )
         return _chat_reply(response, name=self.name, attempts=attempts, call_id=call_id)
 

@@ -163,6 +163,42 @@ def default_labeler(index: int, request: dict) -> int:
     return 1
 
 
+def default_confidence(index: int, request: dict) -> float:
+    """The probability the scripted model gives each label it writes."""
+    return 0.9
+
+
+_TOKEN = re.compile(r"\d|\w+|\s+|.", re.DOTALL)
+
+
+def token_logprobs(
+    content: str, *, labels: list[tuple[int, float]], values: tuple[int, ...] = (0, 1)
+) -> dict:
+    """The ``logprobs`` of a choice whose reply is ``content``, as OpenAI-compatible servers give
+    them: one entry per token (digits are tokens of their own), each with its alternatives. The
+    token after each ``"label":`` (in order) is ``labels[n]``'s value with its probability, the
+    rest of the probability spread over the other values; every other token is certain."""
+    tokens = _TOKEN.findall(content)
+    entries, text, labelled = [], "", 0
+    for token in tokens:
+        if token.isdigit() and re.search(r'"label"\s*:\s*"?$', text) and labelled < len(labels):
+            value, probability = labels[labelled]
+            labelled += 1
+            others = [v for v in values if v != value]
+            alternatives = [{"token": token, "logprob": math.log(probability)}] + [
+                {"token": str(v), "logprob": math.log((1 - probability) / len(others))}
+                for v in others
+                if probability < 1
+            ]
+            entries.append({"token": token, "logprob": math.log(probability), "top_logprobs": alternatives})
+        else:
+            entries.append(
+                {"token": token, "logprob": 0.0, "top_logprobs": [{"token": token, "logprob": 0.0}]}
+            )
+        text += token
+    return {"content": entries}
+
+
 def expected_indices(request: dict) -> list[int]:
     """Indices on the ``INDICES: [...]`` line of the request's last user message ([0] without one)."""
     users = [m for m in request.get("messages", []) if m.get("role") == "user"]
@@ -243,6 +279,7 @@ class ScriptedLLMServer:
         *,
         latency_s: float = 0.0,
         labeler: Callable[[int, dict], int] = default_labeler,
+        confidence: Callable[[int, dict], float] = default_confidence,
         retry_after_s: float = 0.05,
         slow_s: float = 1.0,
         reject_response_format: bool = False,
@@ -250,6 +287,7 @@ class ScriptedLLMServer:
     ) -> None:
         self.latency_s = latency_s
         self.labeler = labeler
+        self.confidence = confidence
         self.retry_after_s = retry_after_s
         self.slow_s = slow_s
         self.reject_response_format = reject_response_format
@@ -444,6 +482,10 @@ class ScriptedLLMServer:
             }
             for i in indices
         ]
+        system = next((m.get("content") for m in body.get("messages", []) if m.get("role") == "system"), "")
+        if '"confidence"' in str(system):  # a judge asked for its confidence in words
+            for verdict in verdicts:
+                verdict["confidence"] = round(self.confidence(verdict["index"], body), 4)
         document = json.dumps({"verdicts": verdicts}, ensure_ascii=False)
         finish_reason = "stop"
         if isinstance(fault, InvalidJSON):
@@ -475,7 +517,12 @@ class ScriptedLLMServer:
                         "index": 0,
                         "message": {"role": "assistant", "content": content},
                         "finish_reason": finish_reason,
-                        "logprobs": None,
+                        "logprobs": token_logprobs(
+                            content,
+                            labels=[(v["label"], self.confidence(v["index"], body)) for v in verdicts],
+                        )
+                        if body.get("logprobs")
+                        else None,
                     }
                 ],
                 "usage": {

@@ -141,6 +141,7 @@ class JudgeClient:
         backoff_max_s: float = 30.0,
         max_tokens: int | None = None,
         response_format: str = "json_object",
+        top_logprobs: int | None = None,
         price_per_1k_prompt: float = 0.0,
         price_per_1k_completion: float = 0.0,
         budget: TokenBudget | None = None,
@@ -174,6 +175,9 @@ class JudgeClient:
         self.max_attempts = max_attempts
         self.max_tokens = max_tokens
         self.response_format = response_format
+        # Ask for the reply's token log-probabilities (and this many alternatives per token): the
+        # judge's confidence in each verdict (evaluation.judge.confidence).
+        self.top_logprobs = top_logprobs
         self.price_per_1k_prompt = price_per_1k_prompt
         self.price_per_1k_completion = price_per_1k_completion
         self.budget = budget
@@ -225,6 +229,7 @@ class JudgeClient:
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             response_format=self._format,
+            top_logprobs=self.top_logprobs,
             log=log,
             before_request=self.budget.ensure_available if self.budget is not None else None,
         )

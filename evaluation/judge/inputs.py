@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from annotation.models import AnswerSource, Criterion, CriterionVersion, Level, Unit
-from evaluation.judge import prompts
+from evaluation.judge import confidence, prompts
 from evaluation.models import Judge, JudgeBatch
 
 
@@ -94,7 +94,8 @@ def build_messages(
     criterion a generic prompt around its own guidelines. A criterion's ``judge_prompt``, when not
     blank, replaces the framing of either. ``texts``: the version of the criterion's guidelines and
     judge prompt to send (a run sends the one its judge is bound to); the criterion's current
-    texts when None. The system message is ``prompts.system_prompt`` of the same arguments.
+    texts when None. The system message is ``prompts.system_prompt`` of the same arguments (with,
+    for a judge whose confidence is verbal, the line that asks for it).
     """
     source = texts if texts is not None else criterion
     guidelines = source.guidelines or None
@@ -102,7 +103,7 @@ def build_messages(
     version = judge.prompt_version or prompts.PROMPT_VERSION
     sentences = [{"index": i["index"], "text": i["text"], "paragraph": i["paragraph"]} for i in data.items]
     if prompts.BUILTIN_LEVELS.get(criterion.name) != criterion.level:
-        return prompts.build_criterion_messages(
+        messages = prompts.build_criterion_messages(
             title=criterion.title or criterion.name,
             level=criterion.level,
             question=data.question,
@@ -114,8 +115,8 @@ def build_messages(
             language=judge.language,
             version=version,
         )
-    if criterion.level == Level.SENTENCE:
-        return prompts.build_veracity_messages(
+    elif criterion.level == Level.SENTENCE:
+        messages = prompts.build_veracity_messages(
             question=data.question,
             sources=data.sources,
             sentences=sentences,
@@ -124,11 +125,17 @@ def build_messages(
             version=version,
             instructions=instructions,
         )
-    return prompts.build_relevance_messages(
-        question=data.question,
-        answer=data.answer,
-        guidelines=guidelines,
-        language=judge.language,
-        version=version,
-        instructions=instructions,
-    )
+    else:
+        messages = prompts.build_relevance_messages(
+            question=data.question,
+            answer=data.answer,
+            guidelines=guidelines,
+            language=judge.language,
+            version=version,
+            instructions=instructions,
+        )
+    if confidence.mode_of(judge.settings) == confidence.VERBAL:
+        # The judge's own estimate of being right, asked in the system message.
+        asked = prompts.verbal_confidence_line(judge.language)
+        messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n{asked}"}
+    return messages

@@ -9,11 +9,12 @@ see ``evaluation.judge.accounting``): what a batch's judging gave is an ``Outcom
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 
 from annotation.models import Criterion, CriterionVersion, Level
+from evaluation.judge import confidence
 from evaluation.judge.accounting import BatchCallLog, judge_prices
 from evaluation.judge.client import (
     BudgetExceeded,
@@ -69,6 +70,9 @@ def client_for(judge: Judge, *, budget: TokenBudget | None = None) -> JudgeClien
         price_per_1k_completion=prices[1],
         budget=budget,
         shared=True,
+        top_logprobs=confidence.TOP_LOGPROBS
+        if confidence.mode_of(judge.settings) == confidence.LOGPROBS
+        else None,
     )
 
 
@@ -130,7 +134,7 @@ def judge_with_llm(
             "cost": cost,
             "latency_ms": int(completion.latency_s * 1000),
             "http_attempts": completion.attempts,
-            "raw_response": completion.raw,
+            "raw_response": confidence.without_logprobs(completion.raw),
             "call_id": completion.call_id,
         }
         outcome.log.append(call)
@@ -141,8 +145,21 @@ def judge_with_llm(
             call["error"] = reason[:2000]
             continue
         call["accepted"] = True
+        verdicts = _with_confidence(verdicts, raw=completion.raw, mode=confidence.mode_of(judge.settings))
         by_index = {v.index: v for v in verdicts}
         outcome.verdicts = {item["unit_id"]: by_index[item["index"]] for item in data.items}
         return outcome
     outcome.failures = {item["unit_id"]: reason or "no reply" for item in data.items}
     return outcome
+
+
+def _with_confidence(verdicts: list[Verdict], *, raw: dict, mode: str) -> list[Verdict]:
+    """The verdicts with the judge's confidence in each (``evaluation.judge.confidence``): from
+    the reply's log-probabilities, or as the judge wrote it (verbal), or none."""
+    if mode == confidence.VERBAL:
+        return verdicts
+    if mode == confidence.LOGPROBS:
+        found = confidence.verdict_probabilities(raw, count=len(verdicts), values=(0, 1))
+        if found is not None:
+            return [replace(v, confidence=found[v.position]) for v in verdicts]
+    return [replace(v, confidence=None) for v in verdicts]

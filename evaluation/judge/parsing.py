@@ -9,8 +9,9 @@ one, or gives a label other than 0 or 1 raises ``VerdictError`` with a message t
 from __future__ import annotations
 
 import json
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _FENCE = re.compile(r"```[ \t]*[A-Za-z]*[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
 _DECODER = json.JSONDecoder()
@@ -24,6 +25,11 @@ class Verdict:
     index: int
     label: int
     reasoning: str
+    # The judge's probability for its label (evaluation.judge.confidence), None when unknown.
+    confidence: float | None = None
+    # Where the verdict stands among the reply's verdicts (0: the first written); not part of
+    # what a verdict says.
+    position: int = field(default=0, compare=False)
 
 
 class VerdictError(ValueError):
@@ -176,6 +182,24 @@ def _as_label(value: object, *, index: int) -> int:
     raise VerdictError(f"verdict {index}: label {value!r} is not 0 or 1")
 
 
+def _as_confidence(value: object) -> float | None:
+    """A verbalised confidence: a number from 0 to 1 (or a percentage); None for anything else,
+    which does not make the verdict invalid."""
+    if isinstance(value, str):
+        value = value.strip().rstrip("%")
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        return None
+    if 0 <= value <= 1:
+        return float(value)
+    if 1 < value <= 100:
+        return float(value) / 100
+    return None
+
+
 def parse_verdicts(content: str, *, expected_indices: list[int]) -> list[Verdict]:
     """The verdicts in ``content``, one per expected index, sorted by index.
 
@@ -207,6 +231,8 @@ def parse_verdicts(content: str, *, expected_indices: list[int]) -> list[Verdict
                 index=index,
                 label=_as_label(item["label"], index=index),
                 reasoning=reasoning if isinstance(reasoning, str) else json.dumps(reasoning),
+                confidence=_as_confidence(item.get("confidence")),
+                position=position,
             )
         )
     seen: set[int] = set()

@@ -190,6 +190,20 @@ PROMPTS_BY_VERSION: dict[str, dict] = {"v1": {"text": _TEXT, "guidelines": BUILT
 PROMPT_VERSIONS = tuple(PROMPTS_BY_VERSION)
 
 
+_VERBAL_CONFIDENCE = {
+    "fr": (
+        'Ajoute à chaque verdict un champ "confidence" : la probabilité, entre 0 et 1, que ton label '
+        "soit le bon."
+    ),
+    "en": 'Add to each verdict a "confidence" field: the probability, from 0 to 1, that your label is right.',
+}
+
+
+def verbal_confidence_line(language: str | None) -> str:
+    """The line that asks a judge with verbalised confidence for it (evaluation.judge.confidence)."""
+    return _VERBAL_CONFIDENCE[normalise_language(language)]
+
+
 def check_version(version: str | None) -> str:
     """``version`` when it is a released prompt version (None gives the current one).
 

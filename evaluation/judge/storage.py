@@ -69,6 +69,7 @@ def store_batches(*, run: JudgeRun, owner: str, judged: list[Judged]) -> set[int
             update_fields=[
                 "status",
                 "value",
+                "confidence",
                 "reasoning",
                 "raw_response",
                 "error",
@@ -145,6 +146,7 @@ def _judgment_rows(*, run: JudgeRun, outcome: Outcome, already_ok: set[int]) -> 
             judge_id=run.judge_id,
             status=Judgment.Status.OK if verdict is not None else Judgment.Status.FAILED,
             value=verdict.label if verdict is not None else None,
+            confidence=verdict.confidence if verdict is not None else None,
             reasoning=verdict.reasoning if verdict is not None else "",
             raw_response=outcome.raw,
             error=reason[:2000],

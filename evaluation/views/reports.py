@@ -11,11 +11,12 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, get_campaign_for, may_refresh_estimates
 from annotation.models import Campaign, Criterion, Role
-from evaluation import estimators, planning, snapshots
+from evaluation import calibration, charts, estimators, planning, snapshots
 from evaluation.estimates import METHODS
 from evaluation.forms import ReportForm
 from evaluation.models import Judge
@@ -79,6 +80,18 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
             ],
             curve=planning.report_curve(report=shown.report),
         )
+        judged = calibration.judge_calibration(criterion=criterion_obj, judge=params.judge)
+        # The lexical judge gives no confidence: nothing to show for it.
+        if judged.count or (judged.unscored and params.judge.kind == Judge.Kind.OPENAI):
+            context.update(
+                calibration=judged,
+                calibration_chart=charts.reliability_chart(
+                    points=[(b.mean_probability, b.observed, b.count) for b in judged.bins],
+                    title=_("Reliability of %(judge)s") % {"judge": params.judge.name},
+                    x_label=_("Judge's probability of 1"),
+                    y_label=_("Share of human 1s"),
+                ),
+            )
         if len(judges) > 1:
             context["comparison"] = snapshots.overall_by_judge(
                 criterion=criterion_obj, judges=judges, shown=shown, method=params.method, alpha=params.alpha
