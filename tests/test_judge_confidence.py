@@ -190,3 +190,23 @@ def test_the_report_shows_the_judge_s_calibration_against_the_final_labels(clien
     html = page.content.decode()
     assert page.status_code == 200
     assert 'id="calibration-title"' in html and "0.21" in html and 'class="diagonal"' in html
+
+
+def test_the_lexical_judge_s_confidence_grows_with_the_overlap_s_distance_to_its_threshold():
+    from evaluation.judge.lexical import SCORE_SLOPE, VERACITY_THRESHOLD, lexical_relevance, lexical_veracity
+
+    source = "Le chiffre d'affaires consolidé atteint 148,6 M€ en 2023, en progression."
+    sure = lexical_veracity(sentence="Le chiffre d'affaires consolidé atteint 148,6 M€.", sources=[source])
+    # Every content word found: the overlap is 1, the margin 1 - threshold.
+    margin = 1 - VERACITY_THRESHOLD
+    assert sure.label == 1 and sure.confidence == pytest.approx(1 / (1 + math.exp(-SCORE_SLOPE * margin)))
+    unsupported = lexical_veracity(sentence="La dette nette baisse fortement.", sources=[source])
+    assert unsupported.label == 0 and unsupported.confidence > 0.9
+    assert lexical_veracity(sentence="La dette baisse.", sources=[]).confidence == 0.95
+    # A number the sources lack makes the verdict 0; with every word found, it is a toss-up.
+    missing = lexical_veracity(sentence="Le chiffre d'affaires atteint 150 M€.", sources=[source])
+    assert (missing.label, missing.confidence) == (0, 0.5)
+    relevant = lexical_relevance(
+        question="Quel est le chiffre d'affaires ?", answer="Le chiffre d'affaires est de 148,6 M€."
+    )
+    assert relevant.label == 1 and relevant.confidence > 0.9

@@ -12,7 +12,7 @@ REPORT = (
 
 
 def test_a_sentence_whose_words_and_numbers_are_in_its_source_is_true():
-    label, reasoning = lexical_veracity(
+    label, reasoning, _ = lexical_veracity(
         sentence="Le chiffre d'affaires de Velmont atteint 12,4 M€ en 2023 [^4ca822^].", sources=[REPORT]
     )
     assert label == 1
@@ -20,7 +20,7 @@ def test_a_sentence_whose_words_and_numbers_are_in_its_source_is_true():
 
 
 def test_one_number_absent_from_the_sources_makes_the_sentence_false():
-    label, reasoning = lexical_veracity(
+    label, reasoning, _ = lexical_veracity(
         sentence="Le chiffre d'affaires de Velmont atteint 13,4 M€ en 2023 [^4ca822^].", sources=[REPORT]
     )
     assert label == 0
@@ -67,20 +67,20 @@ def test_a_filler_sentence_is_true_even_without_sources():
         "Bonjour, voici les éléments demandés.",
         "Merci.",
     ):
-        label, reasoning = lexical_veracity(sentence=sentence, sources=[])
+        label, reasoning, _ = lexical_veracity(sentence=sentence, sources=[])
         assert label == 1, sentence
         assert "filler" in reasoning
 
 
 def test_a_sentence_with_content_that_cites_nothing_is_false():
     assert lexical_veracity(sentence="Velmont emploie 1 234 salariés.", sources=[])[0] == 0
-    label, reasoning = lexical_veracity(sentence="Velmont emploie 1 234 salariés.", sources=["", "  "])
+    label, reasoning, _ = lexical_veracity(sentence="Velmont emploie 1 234 salariés.", sources=["", "  "])
     assert label == 0
     assert "no cited source" in reasoning
 
 
 def test_a_sentence_about_something_else_than_its_source_is_false():
-    label, reasoning = lexical_veracity(
+    label, reasoning, _ = lexical_veracity(
         sentence="La cybersécurité repose sur un pare-feu mutualisé et une supervision externalisée.",
         sources=[REPORT],
     )
@@ -94,7 +94,7 @@ def test_accents_plurals_and_word_endings_are_folded():
 
 
 def test_citation_markers_are_neither_words_nor_numbers():
-    label, reasoning = lexical_veracity(
+    label, reasoning, _ = lexical_veracity(
         sentence="Velmont compte trois sites [^4ca822^][^b7_1-f^].", sources=[REPORT]
     )
     assert label == 1
@@ -119,7 +119,7 @@ def test_the_lexical_judge_is_deterministic():
 
 
 def test_an_answer_that_takes_up_the_question_is_relevant():
-    label, reasoning = lexical_relevance(
+    label, reasoning, _ = lexical_relevance(
         question="Quel est le chiffre d'affaires 2023 de Velmont ?",
         answer="Le chiffre d'affaires de Velmont atteint 12,4 M€ en 2023 [^4ca822^].",
     )
@@ -128,7 +128,7 @@ def test_an_answer_that_takes_up_the_question_is_relevant():
 
 
 def test_an_answer_that_ignores_the_question_is_not_relevant():
-    label, _ = lexical_relevance(
+    label, _, _ = lexical_relevance(
         question="Quel est le chiffre d'affaires 2023 de Velmont ?",
         answer="La météo de Lyon sera ensoleillée demain.",
     )
@@ -143,6 +143,6 @@ def test_an_abstention_is_judged_like_any_answer_by_its_overlap():
 
 
 def test_a_question_without_content_words_makes_any_answer_relevant():
-    label, reasoning = lexical_relevance(question="Et alors ?", answer="Rien.")
+    label, reasoning, _ = lexical_relevance(question="Et alors ?", answer="Rien.")
     assert label == 1
     assert "no content word" in reasoning

@@ -82,13 +82,17 @@ def judge_lexically(*, data: BatchInput, criterion: Criterion) -> Outcome:
     if criterion.level == Level.SENTENCE:
         texts = {s["id"]: s["text"] for s in data.sources}
         for item in data.items:
-            label, reasoning = lexical_veracity(
+            found = lexical_veracity(
                 sentence=item["text"], sources=[texts[c] for c in item["cited_ids"] if c in texts]
             )
-            verdicts[item["unit_id"]] = Verdict(index=item["index"], label=label, reasoning=reasoning)
+            verdicts[item["unit_id"]] = Verdict(
+                index=item["index"], label=found.label, reasoning=found.reasoning, confidence=found.confidence
+            )
     else:
-        label, reasoning = lexical_relevance(question=data.question, answer=data.answer)
-        verdicts[data.items[0]["unit_id"]] = Verdict(index=0, label=label, reasoning=reasoning)
+        found = lexical_relevance(question=data.question, answer=data.answer)
+        verdicts[data.items[0]["unit_id"]] = Verdict(
+            index=0, label=found.label, reasoning=found.reasoning, confidence=found.confidence
+        )
     return Outcome(verdicts=verdicts, failures={})
 
 

@@ -31,12 +31,37 @@ their sources is fast (well over 20,000 sentences a second).
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
 from annotation.conventions import DEFAULT_CITATION_PATTERN
+
+# How sharply the lexical judge's score moves from 0 to 1 around its threshold (see ``_score``).
+SCORE_SLOPE = 10.0
+
+
+class LexicalVerdict(NamedTuple):
+    """The lexical judge's label, its reasoning, and its confidence in the label: a score from
+    the overlap's distance to the threshold, not a calibrated probability (the report's
+    calibration shows how far from one it is)."""
+
+    label: int
+    reasoning: str
+    confidence: float
+
+
+def _score(*, overlap: float, threshold: float, label: int) -> float:
+    """The confidence in ``label``: a logistic of the overlap's margin over the threshold, so a
+    verdict far from the threshold is surer than one beside it (0.5 at the threshold)."""
+    one = 1.0 / (1.0 + math.exp(-SCORE_SLOPE * (overlap - threshold)))
+    if label == 0:
+        # A number not found in the sources makes the verdict 0 whatever the words say.
+        return max(1.0 - one, 0.5)
+    return max(one, 0.5)
+
 
 VERACITY_THRESHOLD = 0.6
 RELEVANCE_THRESHOLD = 0.5
@@ -174,8 +199,8 @@ _source_profile = lru_cache(maxsize=8192)(_profile)
 
 def lexical_veracity(
     *, sentence: str, sources: list[str], threshold: float = VERACITY_THRESHOLD
-) -> tuple[int, str]:
-    """(label, reasoning) for one sentence against the texts of the sources it cites.
+) -> LexicalVerdict:
+    """(label, reasoning, confidence) for one sentence against the texts of the sources it cites.
 
     1 when at least ``threshold`` of its content words and all of its numbers occur in the cited
     sources; 1 for a sentence with no content word and no number (filler); 0 for a sentence with
@@ -184,10 +209,12 @@ def lexical_veracity(
     analysis = _analyse(sentence)
     stems, numbers = analysis.stems, analysis.numbers
     if not stems and not numbers:
-        return 1, "lexical: no content word and no number (filler sentence)"
+        return LexicalVerdict(1, "lexical: no content word and no number (filler sentence)", 0.5)
     profiles = [_source_profile(text) for text in sources if text and text.strip()]
     if not profiles:
-        return 0, f"lexical: {len(stems)} content word(s) and {len(numbers)} number(s) but no cited source"
+        return LexicalVerdict(
+            0, f"lexical: {len(stems)} content word(s) and {len(numbers)} number(s) but no cited source", 0.95
+        )
     found = sum(1 for stem in stems if any(stem in p.stems for p in profiles))
     missing_numbers = [
         raw for raw, forms in numbers if not any(not forms.isdisjoint(p.numbers) for p in profiles)
@@ -202,13 +229,14 @@ def lexical_veracity(
         detail = f"number(s) not found: {', '.join(missing_numbers)}"
     else:
         detail = f"all {len(numbers)} number(s) found" if numbers else "no number"
-    return label, f"lexical: {words}; {detail}"
+    confidence = _score(overlap=overlap, threshold=threshold, label=label)
+    return LexicalVerdict(label, f"lexical: {words}; {detail}", confidence)
 
 
 def lexical_relevance(
     *, question: str, answer: str, threshold: float = RELEVANCE_THRESHOLD
-) -> tuple[int, str]:
-    """(label, reasoning) for one answer: does it take up the question's terms?
+) -> LexicalVerdict:
+    """(label, reasoning, confidence) for one answer: does it take up the question's terms?
 
     1 when at least ``threshold`` of the question's content words and numbers occur in the
     answer; 1 when the question has none to look for. Abstentions are not special-cased (see the
@@ -217,15 +245,16 @@ def lexical_relevance(
     wanted = _analyse(question)
     terms = len(wanted.stems) + len(wanted.numbers)
     if terms == 0:
-        return 1, "lexical: the question has no content word to look for"
+        return LexicalVerdict(1, "lexical: the question has no content word to look for", 0.5)
     given = _profile(answer)
     found = sum(1 for stem in wanted.stems if stem in given.stems) + sum(
         1 for _, forms in wanted.numbers if not forms.isdisjoint(given.numbers)
     )
     overlap = found / terms
     label = int(overlap >= threshold)
-    return (
+    return LexicalVerdict(
         label,
         f"lexical: {found}/{terms} of the question's terms found in the answer "
         f"({overlap:.0%}, threshold {threshold:.0%})",
+        _score(overlap=overlap, threshold=threshold, label=label),
     )
