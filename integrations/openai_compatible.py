@@ -327,6 +327,7 @@ class Client:
         max_tokens: int | None = None,
         response_format: dict | None = None,
         top_logprobs: int | None = None,
+        choices: int | None = None,
         log: CallLog | None = None,
         before_request: Callable[[], None] | None = None,
     ) -> ChatReply:
@@ -336,11 +337,15 @@ class Client:
         ``top_logprobs`` (with ``logprobs``: the log-probabilities of each token of the reply and
         of that many alternatives, which OpenAI-compatible servers such as vLLM return). A
         400/422 that names one is sent again at once without it, and this client stops sending
-        it. Raises ``PermanentError`` for a reply without a choice.
+        it. ``choices`` asks for that many completions of the same messages (``n``; the reply's
+        ``content`` is the first one's, ``raw`` holds them all). Raises ``PermanentError`` for a
+        reply without a choice.
         """
         body: dict = {"model": model, "messages": messages, "temperature": temperature}
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
+        if choices is not None and choices > 1:
+            body["n"] = choices
         optional: dict[str, dict] = {}
         if response_format is not None:
             optional["response_format"] = {"response_format": response_format}

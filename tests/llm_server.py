@@ -280,6 +280,7 @@ class ScriptedLLMServer:
         latency_s: float = 0.0,
         labeler: Callable[[int, dict], int] = default_labeler,
         confidence: Callable[[int, dict], float] = default_confidence,
+        sample_labeler: Callable[[int, dict, int], int] | None = None,
         retry_after_s: float = 0.05,
         slow_s: float = 1.0,
         reject_response_format: bool = False,
@@ -288,6 +289,7 @@ class ScriptedLLMServer:
         self.latency_s = latency_s
         self.labeler = labeler
         self.confidence = confidence
+        self.sample_labeler = sample_labeler or (lambda index, body, choice: labeler(index, body))
         self.retry_after_s = retry_after_s
         self.slow_s = slow_s
         self.reject_response_format = reject_response_format
@@ -474,18 +476,27 @@ class ScriptedLLMServer:
             )
             return
         indices = expected_indices(body)
-        verdicts = [
-            {
-                "index": i,
-                "reasoning": f"Phrase {i} : informations vérifiées dans les sources citées.",
-                "label": int(self.labeler(i, body)),
-            }
-            for i in indices
-        ]
         system = next((m.get("content") for m in body.get("messages", []) if m.get("role") == "system"), "")
-        if '"confidence"' in str(system):  # a judge asked for its confidence in words
-            for verdict in verdicts:
-                verdict["confidence"] = round(self.confidence(verdict["index"], body), 4)
+        verbal = '"confidence"' in str(system)  # a judge asked for its confidence in words
+
+        def verdicts_of(choice: int) -> list[dict]:
+            found = []
+            for i in indices:
+                value = self.labeler(i, body) if choice == 0 else self.sample_labeler(i, body, choice)
+                verdict = {
+                    "index": i,
+                    "reasoning": f"Phrase {i} : informations vérifiées dans les sources citées.",
+                    "label": int(value),
+                }
+                if verbal:
+                    verdict["confidence"] = round(self.confidence(i, body), 4)
+                found.append(verdict)
+            return found
+
+        # ``n`` choices (sampled verdicts): the first from ``labeler``, the others from
+        # ``sample_labeler``; faults shape the first only.
+        samples = [verdicts_of(choice) for choice in range(max(1, int(body.get("n") or 1)))]
+        verdicts = samples[0]
         document = json.dumps({"verdicts": verdicts}, ensure_ascii=False)
         finish_reason = "stop"
         if isinstance(fault, InvalidJSON):
@@ -500,8 +511,10 @@ class ScriptedLLMServer:
             content, finish_reason = fault.content, fault.finish_reason
         else:
             content = document
+        contents = [content] + [json.dumps({"verdicts": v}, ensure_ascii=False) for v in samples[1:]]
         prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
-        prompt_tokens, completion_tokens = max(1, prompt_chars // 4), max(1, len(content) // 4)
+        prompt_tokens = max(1, prompt_chars // 4)
+        completion_tokens = sum(max(1, len(text) // 4) for text in contents)
         with self._lock:
             self._served_prompt_tokens += prompt_tokens
             self._served_completion_tokens += completion_tokens
@@ -514,16 +527,17 @@ class ScriptedLLMServer:
                 "model": body.get("model", self.model),
                 "choices": [
                     {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": finish_reason,
+                        "index": number,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": finish_reason if number == 0 else "stop",
                         "logprobs": token_logprobs(
-                            content,
-                            labels=[(v["label"], self.confidence(v["index"], body)) for v in verdicts],
+                            text,
+                            labels=[(v["label"], self.confidence(v["index"], body)) for v in samples[number]],
                         )
                         if body.get("logprobs")
                         else None,
                     }
+                    for number, text in enumerate(contents)
                 ],
                 "usage": {
                     "prompt_tokens": prompt_tokens,

@@ -210,3 +210,25 @@ def test_the_lexical_judge_s_confidence_grows_with_the_overlap_s_distance_to_its
         question="Quel est le chiffre d'affaires ?", answer="Le chiffre d'affaires est de 148,6 M€."
     )
     assert relevant.label == 1 and relevant.confidence > 0.9
+
+
+def test_agreement_shares_by_hand():
+    # Labels 1, 0 from the first completion; three others: (1, 0), (0, 0), (1, 1)
+    assert confidence.agreement_shares([1, 0], [[1, 0], [0, 0], [1, 1]]) == [0.75, 0.75]
+    assert confidence.agreement_shares([1], []) == [1.0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_judge_with_sampled_verdicts_asks_for_k_completions_and_stores_the_share_that_agree(campaign):
+    _answers(campaign, n=2)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    # The first completion says 1; of the four others, the first says 0.
+    with ScriptedLLMServer(sample_labeler=lambda index, body, choice: int(choice != 1)) as server:
+        judge = _judge(campaign, server, confidence="samples", confidence_samples=5)
+        _run(relevance, judge)
+        sent = server.requests
+    assert all(body["n"] == 5 and "logprobs" not in body for body in sent)
+    assert sorted(Judgment.objects.filter(judge=judge).values_list("value", "confidence")) == [
+        (1, 0.8),
+        (1, 0.8),
+    ]

@@ -142,6 +142,7 @@ class JudgeClient:
         max_tokens: int | None = None,
         response_format: str = "json_object",
         top_logprobs: int | None = None,
+        samples: int | None = None,
         price_per_1k_prompt: float = 0.0,
         price_per_1k_completion: float = 0.0,
         budget: TokenBudget | None = None,
@@ -178,6 +179,9 @@ class JudgeClient:
         # Ask for the reply's token log-probabilities (and this many alternatives per token): the
         # judge's confidence in each verdict (evaluation.judge.confidence).
         self.top_logprobs = top_logprobs
+        # Ask for this many completions of each prompt (sampled verdicts: the judge's confidence
+        # is the share that agree with the first).
+        self.samples = samples
         self.price_per_1k_prompt = price_per_1k_prompt
         self.price_per_1k_completion = price_per_1k_completion
         self.budget = budget
@@ -230,6 +234,7 @@ class JudgeClient:
             max_tokens=self.max_tokens,
             response_format=self._format,
             top_logprobs=self.top_logprobs,
+            choices=self.samples,
             log=log,
             before_request=self.budget.ensure_available if self.budget is not None else None,
         )

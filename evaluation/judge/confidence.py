@@ -10,6 +10,11 @@ Three sources, by a judge's ``settings["confidence"]``:
   values: 0 and 1, or a categorical criterion's values). A server that returns no
   log-probabilities, or a reply whose label tokens cannot all be found, gives no confidence
   (None): never a guess.
+- ``samples``: the same prompt is completed k times in one request (``n``, k from
+  ``settings["confidence_samples"]``, 5 by default; the judge's temperature must be above 0 for
+  the completions to differ); the label is the first completion's, the confidence the share of
+  the completions whose verdicts parse that give the same label. It costs k times the completion
+  tokens.
 - ``verbal``: the judge is asked for a ``confidence`` between 0 and 1 in each verdict (the
   prompt says so); read by ``evaluation.judge.parsing``. Verbalised confidence is known to be
   overconfident: the calibration on the report shows by how much.
@@ -26,8 +31,11 @@ import math
 import re
 from collections.abc import Collection, Sequence
 
-LOGPROBS, VERBAL, NONE = "logprobs", "verbal", "none"
-MODES = (LOGPROBS, VERBAL, NONE)
+LOGPROBS, SAMPLES, VERBAL, NONE = "logprobs", "samples", "verbal", "none"
+MODES = (LOGPROBS, SAMPLES, VERBAL, NONE)
+# Completions asked for each prompt by a judge whose confidence comes from sampled verdicts,
+# unless its settings say otherwise (``confidence_samples``).
+DEFAULT_SAMPLES = 5
 # Alternatives asked for each token: enough to see every value of a binary label and most of a
 # categorical one (OpenAI's limit is 20).
 TOP_LOGPROBS = 5
@@ -41,6 +49,37 @@ def mode_of(settings: dict) -> str:
     """The judge's confidence source (``settings["confidence"]``), ``logprobs`` by default."""
     mode = str(settings.get("confidence") or LOGPROBS)
     return mode if mode in MODES else LOGPROBS
+
+
+def samples_of(settings: dict) -> int:
+    """How many completions a judge with sampled verdicts asks for (at least 2)."""
+    try:
+        return max(2, int(settings.get("confidence_samples") or DEFAULT_SAMPLES))
+    except (TypeError, ValueError):
+        return DEFAULT_SAMPLES
+
+
+def other_contents(raw: dict) -> list[str]:
+    """The contents of a reply's choices after the first (sampled completions)."""
+    choices = raw.get("choices") if isinstance(raw, dict) else None
+    if not isinstance(choices, list):
+        return []
+    found = []
+    for choice in choices[1:]:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            found.append(content)
+    return found
+
+
+def agreement_shares(labels: Sequence[int], samples: Sequence[Sequence[int]]) -> list[float]:
+    """For each verdict's label, the share of the completions (the first included) giving it:
+    ``samples`` holds the labels of each other completion, in the same order as ``labels``."""
+    return [
+        (1 + sum(1 for other in samples if other[i] == label)) / (1 + len(samples))
+        for i, label in enumerate(labels)
+    ]
 
 
 def _value(token: str) -> int | None:

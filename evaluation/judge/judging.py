@@ -58,6 +58,7 @@ def client_for(judge: Judge, *, budget: TokenBudget | None = None) -> JudgeClien
     if not api_key:
         raise PermanentError("OPENAI_API_KEY is not set: use the 'lexical' judge, or configure a server")
     prices = judge_prices(judge)
+    mode = confidence.mode_of(judge.settings)
     return JudgeClient(
         base_url=base_url,
         api_key=api_key,
@@ -70,9 +71,8 @@ def client_for(judge: Judge, *, budget: TokenBudget | None = None) -> JudgeClien
         price_per_1k_completion=prices[1],
         budget=budget,
         shared=True,
-        top_logprobs=confidence.TOP_LOGPROBS
-        if confidence.mode_of(judge.settings) == confidence.LOGPROBS
-        else None,
+        top_logprobs=confidence.TOP_LOGPROBS if mode == confidence.LOGPROBS else None,
+        samples=confidence.samples_of(judge.settings) if mode == confidence.SAMPLES else None,
     )
 
 
@@ -149,7 +149,9 @@ def judge_with_llm(
             call["error"] = reason[:2000]
             continue
         call["accepted"] = True
-        verdicts = _with_confidence(verdicts, raw=completion.raw, mode=confidence.mode_of(judge.settings))
+        verdicts = _with_confidence(
+            verdicts, raw=completion.raw, mode=confidence.mode_of(judge.settings), expected=expected
+        )
         by_index = {v.index: v for v in verdicts}
         outcome.verdicts = {item["unit_id"]: by_index[item["index"]] for item in data.items}
         return outcome
@@ -157,11 +159,22 @@ def judge_with_llm(
     return outcome
 
 
-def _with_confidence(verdicts: list[Verdict], *, raw: dict, mode: str) -> list[Verdict]:
+def _with_confidence(verdicts: list[Verdict], *, raw: dict, mode: str, expected: list[int]) -> list[Verdict]:
     """The verdicts with the judge's confidence in each (``evaluation.judge.confidence``): from
-    the reply's log-probabilities, or as the judge wrote it (verbal), or none."""
+    the reply's log-probabilities, the other sampled completions, or as the judge wrote it
+    (verbal), or none."""
     if mode == confidence.VERBAL:
         return verdicts
+    if mode == confidence.SAMPLES:
+        # Completions whose verdicts do not parse are left out of the share.
+        samples = []
+        for content in confidence.other_contents(raw):
+            try:
+                samples.append([v.label for v in parse_verdicts(content, expected_indices=expected)])
+            except VerdictError:
+                continue
+        shares = confidence.agreement_shares([v.label for v in verdicts], samples)
+        return [replace(v, confidence=share) for v, share in zip(verdicts, shares, strict=True)]
     if mode == confidence.LOGPROBS:
         found = confidence.verdict_probabilities(raw, count=len(verdicts), values=(0, 1))
         if found is not None:
