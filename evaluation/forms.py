@@ -259,6 +259,18 @@ class JudgeRunForm(MessagesMixin, forms.Form):
     )
     concurrency = WholeNumberField(required=False)
     token_budget = WholeNumberField(required=False)
+    # Where a new LLM judge's confidence in each verdict comes from (evaluation.judge.confidence).
+    CONFIDENCE_SOURCES = [
+        ("logprobs", _("from the reply's log-probabilities")),
+        ("samples", _("from 5 sampled verdicts (5 times the completion tokens)")),
+        ("verbal", _("as the judge states it")),
+        ("none", _("none")),
+    ]
+    confidence = forms.ChoiceField(
+        choices=CONFIDENCE_SOURCES,
+        required=False,
+        error_messages={"invalid_choice": _("%(value)r is not one of logprobs, samples, verbal, none")},
+    )
 
     def __init__(self, data: Any, *, campaign: Campaign) -> None:
         super().__init__(data)

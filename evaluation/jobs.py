@@ -38,7 +38,12 @@ def start_requested_run(*, campaign, request: dict, user=None) -> JudgeRun:
     """Start the run a valid ``JudgeRunForm`` asks for (its ``cleaned_data``): the judge named,
     made with ``model`` when new, on the criterion, scope, concurrency and budget given. The runs
     page and the API both start runs through it. Raises RunError as the run's creation does."""
-    judge = runs.get_or_create_judge(campaign=campaign, name=request["judge"], model=request["model"] or None)
+    judge = runs.get_or_create_judge(
+        campaign=campaign,
+        name=request["judge"],
+        model=request["model"] or None,
+        confidence_source=request.get("confidence") or None,
+    )
     return start_judge_run(
         criterion=request["criterion"],
         judge=judge,

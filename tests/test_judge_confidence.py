@@ -232,3 +232,63 @@ def test_a_judge_with_sampled_verdicts_asks_for_k_completions_and_stores_the_sha
         (1, 0.8),
         (1, 0.8),
     ]
+
+
+# Choosing a judge's confidence source
+
+
+def test_a_new_judge_keeps_its_confidence_source_and_another_is_refused(campaign):
+    judge = runs.get_or_create_judge(campaign=campaign, name="gpt", model="m", confidence_source="verbal")
+    assert confidence.mode_of(judge.settings) == confidence.VERBAL
+    assert runs.get_or_create_judge(campaign=campaign, name="gpt", confidence_source="verbal") == judge
+    with pytest.raises(runs.RunError, match="'gpt''s confidence comes from verbal"):
+        runs.get_or_create_judge(campaign=campaign, name="gpt", confidence_source="logprobs")
+    with pytest.raises(runs.RunError, match="confidence source 'guess' is unknown"):
+        runs.get_or_create_judge(campaign=campaign, name="other", confidence_source="guess")
+    assert (
+        confidence.mode_of(runs.get_or_create_judge(campaign=campaign, name="plain").settings) == "logprobs"
+    )
+
+
+def test_the_runs_page_makes_a_judge_with_the_confidence_source_chosen(client_for, manager, campaign):
+    from django.urls import reverse
+
+    from evaluation.models import Judge
+
+    url = reverse("evaluation:run_list", args=[campaign.slug])
+    page = client_for(manager).get(url).content.decode()
+    assert '<select name="confidence" id="confidence"><option value="logprobs">' in page
+    response = client_for(manager).post(
+        url, {"criterion": "relevance", "judge": "gpt", "confidence": "samples"}
+    )
+    assert response.status_code == 302
+    assert Judge.objects.get(name="gpt").settings["confidence"] == "samples"
+    refused = client_for(manager).post(
+        url, {"criterion": "relevance", "judge": "gpt2", "confidence": "guess"}
+    )
+    assert (
+        refused.status_code == 400
+        and "confidence: &#x27;guess&#x27; is not one of" in refused.content.decode()
+    )
+
+
+def test_the_judge_command_takes_a_confidence_source(campaign):
+    from django.core.management import CommandError, call_command
+
+    from evaluation.models import Judge
+
+    with pytest.raises(CommandError, match="--confidence-samples must be at least 2"):
+        call_command(
+            "judge",
+            "--campaign",
+            campaign.name,
+            "--criterion",
+            "relevance",
+            "--judge",
+            "g",
+            "--confidence",
+            "samples",
+            "--confidence-samples",
+            "1",
+        )
+    assert not Judge.objects.filter(name="g").exists()

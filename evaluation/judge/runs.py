@@ -20,7 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, refusal
 from annotation.models import Campaign, Criterion, Unit
-from evaluation.judge import bindings, prompts
+from evaluation.judge import bindings, confidence, prompts
 from evaluation.judge.accounting import sync_counters
 from evaluation.judge.claims import recover_run
 from evaluation.judge.scheduler import process_batches
@@ -55,8 +55,14 @@ def get_or_create_judge(
     prompt_version: str | None = None,
     language: str | None = None,
     base_url: str | None = None,
+    confidence_source: str | None = None,
+    confidence_samples: int | None = None,
 ) -> Judge:
     """The campaign's judge called ``name``, created on first use.
+
+    ``confidence_source`` and ``confidence_samples``: where an LLM judge's confidence in each
+    verdict comes from (``evaluation.judge.confidence``; ``logprobs`` when not given), fixed at
+    creation like the model: asking an existing judge for another source is refused.
 
     ``lexical`` is the built-in offline judge. Any other name is an OpenAI-compatible judge whose
     model defaults to ``OPENAI_JUDGE_MODEL``. An existing judge keeps its model and prompt
@@ -81,8 +87,20 @@ def get_or_create_judge(
         "model": "" if kind == Judge.Kind.LEXICAL else (model or settings.OPENAI_JUDGE_MODEL),
         "prompt_version": prompt_version or prompts.PROMPT_VERSION,
         "language": language or campaign.expected_language or "fr",
-        "settings": {"base_url": base_url} if base_url else {},
+        "settings": {
+            **({"base_url": base_url} if base_url else {}),
+            **({"confidence": confidence_source} if confidence_source and kind == Judge.Kind.OPENAI else {}),
+            **({"confidence_samples": confidence_samples} if confidence_samples else {}),
+        },
     }
+    if confidence_source is not None and confidence_source not in confidence.MODES:
+        raise RunError(
+            refusal(
+                _("confidence source %(source)s is unknown; known sources: %(known)s"),
+                source=repr(confidence_source),
+                known=", ".join(confidence.MODES),
+            )
+        )
     judge, created = Judge.objects.get_or_create(campaign=campaign, name=name, defaults=defaults)
     if not created:
         if model and judge.model != model:
@@ -91,6 +109,18 @@ def get_or_create_judge(
                     _("judge %(judge)s uses model %(model)s; create a judge with another name"),
                     judge=repr(name),
                     model=repr(judge.model),
+                )
+            )
+        if (
+            confidence_source
+            and judge.kind == Judge.Kind.OPENAI
+            and confidence.mode_of(judge.settings) != confidence_source
+        ):
+            raise RunError(
+                refusal(
+                    _("judge %(judge)s's confidence comes from %(source)s; create a judge with another name"),
+                    judge=repr(name),
+                    source=confidence.mode_of(judge.settings),
                 )
             )
         if prompt_version and judge.prompt_version != prompt_version:

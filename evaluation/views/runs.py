@@ -48,6 +48,7 @@ def run_list(request: AppRequest, slug: str) -> HttpResponse:
         "criteria": Criterion.objects.filter(campaign=campaign),
         "judges": Judge.objects.filter(campaign=campaign),
         "scopes": JudgeRun.Scope.choices,
+        "confidence_sources": JudgeRunForm.CONFIDENCE_SOURCES,
         "errors": errors,
     }
     return render(request, "evaluation/runs.html", context, status=400 if errors else 200)

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Campaign, Criterion
 from evaluation.jobs import start_judge_run
-from evaluation.judge import runs
+from evaluation.judge import confidence, runs
 from evaluation.models import JudgeRun
 
 
@@ -34,6 +34,16 @@ class Command(BaseCommand):
         parser.add_argument("--model")
         parser.add_argument("--prompt-version")
         parser.add_argument("--base-url", help="OpenAI-compatible server for a new judge")
+        parser.add_argument(
+            "--confidence",
+            choices=confidence.MODES,
+            help="where a new LLM judge's confidence in each verdict comes from (default: logprobs)",
+        )
+        parser.add_argument(
+            "--confidence-samples",
+            type=int,
+            help=f"completions per prompt for --confidence samples (default {confidence.DEFAULT_SAMPLES})",
+        )
         scope = parser.add_mutually_exclusive_group()
         scope.add_argument("--only-missing", action="store_true")
         scope.add_argument("--only-failed", action="store_true")
@@ -57,6 +67,8 @@ class Command(BaseCommand):
             raise CommandError(
                 f"criterion {options['criterion']!r} does not exist in {campaign.name!r}"
             ) from None
+        if options["confidence_samples"] is not None and options["confidence_samples"] < 2:
+            raise CommandError("--confidence-samples must be at least 2")
         if options["concurrency"] is not None and options["concurrency"] < 1:
             raise CommandError("--concurrency must be at least 1")
         scope = (
@@ -73,6 +85,8 @@ class Command(BaseCommand):
                 model=options["model"],
                 prompt_version=options["prompt_version"],
                 base_url=options["base_url"],
+                confidence_source=options["confidence"],
+                confidence_samples=options["confidence_samples"],
             )
             if options["background"]:
                 run = start_judge_run(
