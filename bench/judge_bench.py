@@ -98,8 +98,14 @@ def client_alone(*, base_url: str, concurrency: int, n: int) -> float:
                 if left[0] == 0:
                     return
                 left[0] -= 1
+            # The same request as the judge's (JSON output, the reply's log-probabilities).
             client.chat.completions.create(
-                model="m", messages=messages, temperature=0, response_format={"type": "json_object"}
+                model="m",
+                messages=messages,
+                temperature=0,
+                response_format={"type": "json_object"},
+                logprobs=True,
+                top_logprobs=5,
             )
 
     threads = [threading.Thread(target=work) for _ in range(concurrency)]
