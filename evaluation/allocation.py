@@ -74,6 +74,26 @@ def disagreement_spread(*, disagreements: int, labels: int, alpha: float = 0.05)
     return math.sqrt(rate * (1 - rate))
 
 
+def verdict_strata(
+    *, theme: str, judged: dict[str, int], pilot: dict[str, tuple[int, int]], alpha: float = 0.05
+) -> list[Stratum]:
+    """The verdict strata of one theme: ``judged`` maps a verdict (``"1"``, ``"0"``) to the number
+    of the theme's units the judge gave it, ``pilot`` maps it to (disagreements, labels) among
+    the pilot's human labels of those units. Spread from :func:`disagreement_spread` (a verdict
+    the pilot did not reach gets the smoothed rate of 0 labels, 0.5: the worst case). Verdicts
+    with no unit are left out."""
+    strata = []
+    for verdict, size in sorted(judged.items()):
+        if size < 0:
+            raise ValueError(f"judged[{verdict!r}] must be >= 0, got {size}")
+        if size == 0:
+            continue
+        disagreements, labels = pilot.get(verdict, (0, 0))
+        spread = disagreement_spread(disagreements=disagreements, labels=labels, alpha=alpha)
+        strata.append(Stratum(theme=theme, key=f"judge {verdict}", size=size, spread=spread))
+    return strata
+
+
 def _term(stratum: Stratum, theme_size: int, n: int) -> float:
     if n >= stratum.size:
         return 0.0

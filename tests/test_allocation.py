@@ -14,6 +14,7 @@ from evaluation.allocation import (
     disagreement_spread,
     expected_variances,
     split_budget,
+    verdict_strata,
 )
 
 
@@ -77,3 +78,15 @@ def test_bad_input():
         split_budget(strata=[Stratum("A", "all", 10, 0.5)], budget=5, objective="median")
     with pytest.raises(ValueError, match="twice"):
         split_budget(strata=[Stratum("A", "all", 10, 0.5), Stratum("A", "all", 10, 0.5)], budget=5)
+
+
+def test_verdict_strata_from_the_judge_labels_and_a_pilot():
+    strata = verdict_strata(
+        theme="RH", judged={"1": 700, "0": 300, "x": 0}, pilot={"1": (2, 20), "0": (5, 10)}
+    )
+    assert [(s.key, s.size) for s in strata] == [("judge 0", 300), ("judge 1", 700)]
+    assert strata[1].spread == pytest.approx(disagreement_spread(disagreements=2, labels=20))
+    unseen = verdict_strata(theme="RH", judged={"0": 50}, pilot={})
+    assert unseen[0].spread == pytest.approx(0.5)
+    split = split_budget(strata=strata, budget=60)
+    assert sum(split.labels.values()) == 60
