@@ -7,11 +7,12 @@ judge's bias b_k = theta_k - m_k varies across themes with mean square tau^2; wh
 
     shrunk_k = m_k + w_k (theta_k - m_k),   w_k = tau^2 / (tau^2 + s_k^2)
 
-tau^2 = max(0, mean_k((theta_k - m_k)^2 - s_k^2)), by moments across themes, at least
-``tau2_floor``. This is the shape of prediction-powered adaptive shrinkage (PAS, Li and
-Ignatiadis 2025): shrink each problem's PPI estimate toward its prediction mean, more where it
-is noisier. (PAS tunes its weights by Stein's unbiased risk estimate; the moment estimate here is
-the simpler empirical Bayes one.)
+tau^2 = mean_k((theta_k - m_k)^2 - s_k^2), by moments across themes, at least Armstrong,
+Kolesár and Plagborg-Møller's 2 mean(s^4) / (k mean(s^2)) and ``tau2_floor``. This is the
+shape of prediction-powered adaptive shrinkage (PAS, Li and Ignatiadis 2025): shrink each
+problem's PPI estimate toward its prediction mean, more where it is noisier. (PAS tunes its
+weights by Stein's unbiased risk estimate; the moment estimate here is the simpler empirical
+Bayes one.)
 
 **Intervals.** The robust empirical Bayes confidence interval of Armstrong, Kolesár and
 Plagborg-Møller (2022, Econometrica): shrunk_k -/+ cva(s_k^2 / tau^2) w_k s_k, where cva(t) is the
