@@ -1,13 +1,14 @@
 """Where the Python of one label POST goes: a profile of the label page's htmx POST (PostgreSQL).
 
-Run with ``.venv/bin/python bench/post_profile.py [--queued 2000] [--labels 300] [--top 25]``. In a
-database of its own (``attest_bench_post_profile``, dropped after) it builds the queue of
-``bench/annotation_bench.py``, then one person labels ``--labels`` units through the page's POST
-(the next unit rendered in the response, through the whole middleware stack), first unprofiled
-(wall time and CPU time per POST, then the queries of a few more), then under cProfile. It prints the milliseconds per POST,
-the share of the profiled time spent in each part of the stack (template rendering, building SQL,
-running it, sessions and authentication, the workflow's own code) and the functions with the most
-cumulative time. It asserts nothing: timings belong here, never in tests.
+Run with ``.venv/bin/python bench/post_profile.py [--queued 2000] [--labels 300] [--top 25]
+[--sql]``. In a database of its own (``attest_bench_post_profile``, dropped after) it builds the
+queue of ``bench/annotation_bench.py``, then one person labels ``--labels`` units through the
+page's POST (the next unit rendered in the response, through the whole middleware stack), first
+unprofiled (wall time and CPU time per POST, then the queries of a few more), then under
+cProfile. It prints the milliseconds per POST, the share of the profiled time spent in each part
+of the stack (template rendering, building SQL, running it, sessions and authentication, the
+application's own code) and the functions with the most cumulative and own time. It asserts
+nothing: timings belong here, never in tests.
 """
 
 from __future__ import annotations
