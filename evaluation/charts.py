@@ -304,7 +304,7 @@ def reliability_chart(
     bin's count. ``points`` are ``(mean_probability, observed, count)``; both axes run 0-100%."""
     if not points:
         return _empty(width=size, height=size, title=title)
-    left, top, right, bottom = 52.0, 34.0, 14.0, 44.0
+    left, top, right, bottom = 52.0, 34.0, 24.0, 44.0
     plot = size - left - right
     height = int(top + plot + bottom)
     base = top + plot
