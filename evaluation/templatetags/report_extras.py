@@ -18,10 +18,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from evaluation import intervals, notes
-from evaluation.charts import interval_chart
+from evaluation.charts import interval_chart, line_chart
 from evaluation.estimates import Report
 from evaluation.overview import COUNT_NAMES
 from evaluation.snapshots import Changes, HistoryTable, ThemeComparison
+from evaluation.stability import QuestionStability, Stability
 
 register = template.Library()
 
@@ -343,4 +344,28 @@ def comparison_chart(compared: list[ThemeComparison], criterion: str, left: str,
         rows=rows,
         title=_("%(criterion)s: PPI++ per theme, %(left)s vs %(right)s")
         % {"criterion": criterion, "left": left, "right": right},
+    )
+
+
+@register.filter
+def repetition_values(row: QuestionStability) -> str:
+    """A question's values in repetition order: ``1 0 1 1`` for labels, percentages for rates."""
+    if row.binary:
+        return " ".join(f"{value:.0f}" for value in row.values)
+    return " ".join(pct(value) for value in row.values)
+
+
+@register.simple_tag
+def stability_chart(result: Stability) -> SafeString:
+    """The width of the overall interval against the repetitions used per question: measured by
+    subsampling, and as the design effect predicts it (SVG)."""
+    return line_chart(
+        series=[
+            (_("Measured (mean over draws)"), [(p.r, p.mean_width) for p in result.widths]),
+            (_("Predicted by the design effect"), [(p.r, p.predicted_width) for p in result.widths]),
+        ],
+        title=_("Width of the %(confidence)s interval against repetitions per question")
+        % {"confidence": confidence(result.alpha)},
+        x_label=_("Repetitions per question"),
+        y_label=_("Width (points)"),
     )
