@@ -324,7 +324,8 @@ def line_chart(
     base = top + plot_h
     x_lo, x_hi = min(x for x, _ in finite), max(x for x, _ in finite)
     span = x_hi - x_lo or 1.0
-    y_max = max(y for _, y in finite) * 1.1 or 1.0
+    # Four gridline steps of a whole number of points each.
+    y_max = math.ceil(max(y for _, y in finite) * 100 / 4 - 1e-9) * 4 / 100 or 0.04
 
     def x_of(v: float) -> float:
         return left + (v - x_lo) / span * plot_w
@@ -350,7 +351,7 @@ def line_chart(
             f'<line class="gridline" x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(y)}" y2="{_f(y)}" '
             f'stroke="{GRID}"/>'
             f'<text class="tick" x="{_f(left - 6)}" y="{_f(y + 4)}" text-anchor="end" fill="{MUTED}">'
-            f"{v * 100:.1f}</text>"
+            f"{v * 100:g}</text>"
         )
     xs = sorted({x for x, _ in finite})
     step = max(1, math.ceil(len(xs) / 12))

@@ -110,6 +110,10 @@ class ICC:
     n: int
     alpha: float
 
+    @property
+    def has_interval(self) -> bool:
+        return math.isfinite(self.lo) and math.isfinite(self.hi)
+
 
 @dataclass(frozen=True)
 class WidthPoint:
@@ -334,8 +338,8 @@ def width_curve(
     ``numpy.random.default_rng(seed)`` for the whole curve), keeps the first min(r, n_i) and
     computes :func:`clustered_estimate`; the width is the mean over ``draws`` (one draw where no
     question has more than r answers: every draw would keep them all). Predicted by the design
-    effect: 2 t_{G-1} sqrt(S^2 (1 + (r - 1) max(ICC, 0)) / (G r)), S^2 the variance of every
-    value (ddof 1), G the number of questions; NaN without an ICC."""
+    effect: 2 t_{G-1} sqrt(S^2 (1 + (r - 1) max(ICC, 0)) / (G r)) (at most 1), S^2 the variance
+    of every value (ddof 1), G the number of questions; NaN without an ICC."""
     arrays = [np.asarray(group, dtype=float) for group in groups if len(group)]
     if not arrays:
         return []
@@ -369,8 +373,9 @@ def width_curve(
             widths.append(_width(interval))
             used.append(values.size)
         finite = [w for w in widths if math.isfinite(w)]
+        # An interval of a rate is at most [0, 1] wide.
         predicted = (
-            2 * q * math.sqrt(variance * (1 + (r - 1) * rho) / (G * r))
+            min(1.0, 2 * q * math.sqrt(variance * (1 + (r - 1) * rho) / (G * r)))
             if math.isfinite(rho) and math.isfinite(variance) and math.isfinite(q)
             else math.nan
         )

@@ -84,7 +84,7 @@ def test_width_curve_with_every_repetition_is_the_full_interval_and_prediction_f
     for point in curve:
         deff = 1 + (point.r - 1) * max(icc, 0)
         assert point.predicted_width == pytest.approx(
-            2 * q * math.sqrt(values.var(ddof=1) * deff / (5 * point.r))
+            min(1, 2 * q * math.sqrt(values.var(ddof=1) * deff / (5 * point.r)))
         )
     assert curve[0].mean_width > curve[-1].mean_width
     # Seeded: the same seed gives the same curve, another seed another one.

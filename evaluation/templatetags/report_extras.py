@@ -348,6 +348,21 @@ def comparison_chart(compared: list[ThemeComparison], criterion: str, left: str,
 
 
 @register.filter
+def rate_bounds(value: tuple[float, float] | None) -> str:
+    """Two bounds of a rate, ``(lo, hi)``, as an interval of percentages; a dash without one."""
+    if value is None or _number(value[0]) is None or _number(value[1]) is None:
+        return DASH
+    return _bounds(pct(value[0]), pct(value[1]))
+
+
+@register.filter
+def width_points(value: Any) -> str:
+    """The width of an interval of rates in percentage points: ``0.123`` is ``12.3 pts``."""
+    number = _number(value)
+    return DASH if number is None else f"{_localized(f'{number * 100:.1f}')} pts"
+
+
+@register.filter
 def repetition_values(row: QuestionStability) -> str:
     """A question's values in repetition order: ``1 0 1 1`` for labels, percentages for rates."""
     if row.binary:
