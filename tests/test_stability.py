@@ -248,3 +248,19 @@ def test_refusals_name_their_field(campaign, judge):
         with pytest.raises(EstimateError) as caught:
             stability.compute_stability(campaign=campaign, measure=measure, **{"judge": judge, **kwargs})
         assert caught.value.field == field
+
+
+def test_functional_citations_per_answer_are_the_share_of_its_citing_sentences(campaign):
+    question = Question.objects.create(campaign=campaign, external_id="Q", text="Q ?", theme="Finance")
+    # First answer: one sentence cites a retrieved id, one an id never retrieved, one cites nothing.
+    sentences = [("A [^c1^].", ["c1"]), ("B [^zz^].", ["zz"]), ("C.", [])]
+    for repetition, cited in enumerate([sentences, sentences[:1]], start=1):
+        answer = make_answer(campaign=campaign, question=question, sentences=cited)
+        answer.repetition = repetition
+        answer.save(update_fields=["repetition"])
+    result = stability.compute_stability(
+        campaign=campaign, measure=stability.Measure("metric", "functional_citation")
+    )
+    assert result.level == "sentence"
+    (row,) = result.questions
+    assert row.values == [0.5, 1.0] and row.disagree
