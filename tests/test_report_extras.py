@@ -126,3 +126,25 @@ def test_number_bounds_of_a_non_rate_interval_in_english_and_french():
     assert extras.number_bounds(None) == "—"
     with translation.override("fr"):
         assert extras.number_bounds(bounds) == "[-0,03\u00a0; 0,98]"
+
+
+def test_repetition_values_are_labels_for_answers_and_rates_for_sentences():
+    from evaluation.stability import QuestionStability
+    from evaluation.templatetags.report_extras import repetition_values, width_points
+
+    row = QuestionStability(
+        question_id=1,
+        external_id="Q",
+        theme="T",
+        difficulty="",
+        repetitions=[1, 2, 3],
+        values=[1.0, 0.0, 1.0],
+        rate=2 / 3,
+        spread=0.58,
+        least=0.0,
+        greatest=1.0,
+        disagree=True,
+    )
+    assert repetition_values(row) == "1 0 1"
+    assert repetition_values(row, "sentence") == "100.0% 0.0% 100.0%"
+    assert width_points(0.1234) == "12.3 pts" and width_points(float("nan")) == "—"

@@ -363,9 +363,10 @@ def width_points(value: Any) -> str:
 
 
 @register.filter
-def repetition_values(row: QuestionStability) -> str:
-    """A question's values in repetition order: ``1 0 1 1`` for labels, percentages for rates."""
-    if row.binary:
+def repetition_values(row: QuestionStability, level: str = "answer") -> str:
+    """A question's values in repetition order: ``1 0 1 1`` for labels of answers, percentages
+    for rates (``level`` ``"sentence"``: an answer's value is the rate of its sentences)."""
+    if level != "sentence" and row.binary:
         return " ".join(f"{value:.0f}" for value in row.values)
     return " ".join(pct(value) for value in row.values)
 
