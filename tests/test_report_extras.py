@@ -10,6 +10,7 @@ from django.template import Context, Template
 from evaluation import intervals
 from evaluation.estimates import GroupEstimate, Report
 from evaluation.snapshots import Changes
+from evaluation.stability import QuestionStability
 from evaluation.templatetags import report_extras as extras
 
 
@@ -129,9 +130,6 @@ def test_number_bounds_of_a_non_rate_interval_in_english_and_french():
 
 
 def test_repetition_values_are_labels_for_answers_and_rates_for_sentences():
-    from evaluation.stability import QuestionStability
-    from evaluation.templatetags.report_extras import repetition_values, width_points
-
     row = QuestionStability(
         question_id=1,
         external_id="Q",
@@ -145,6 +143,6 @@ def test_repetition_values_are_labels_for_answers_and_rates_for_sentences():
         greatest=1.0,
         disagree=True,
     )
-    assert repetition_values(row) == "1 0 1"
-    assert repetition_values(row, "sentence") == "100.0% 0.0% 100.0%"
-    assert width_points(0.1234) == "12.3 pts" and width_points(float("nan")) == "—"
+    assert extras.repetition_values(row) == "1 0 1"
+    assert extras.repetition_values(row, "sentence") == "100.0% 0.0% 100.0%"
+    assert extras.width_points(0.1234) == "12.3 pts" and extras.width_points(float("nan")) == "—"
