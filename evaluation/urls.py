@@ -28,6 +28,7 @@ urlpatterns = [
     path("campaigns/<slug:slug>/annotators/", annotators.annotators, name="annotators"),
     path("campaigns/<slug:slug>/stability/", stability.stability_page, name="stability"),
     path("campaigns/<slug:slug>/stability/export.csv", stability.stability_csv, name="stability_csv"),
+    path("campaigns/<slug:slug>/stability/export.json", stability.stability_json, name="stability_json"),
     path(REPORT, report_views.report, name="report"),
     path(REPORT + "disagreements/", units.disagreements, name="disagreements"),
     path(REPORT + "history/", history_views.history, name="history"),

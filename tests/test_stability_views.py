@@ -49,7 +49,9 @@ def test_managers_and_analysts_see_the_figures_with_the_defaults(
 
 
 @pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator", "outsider"])
-@pytest.mark.parametrize("name", ["evaluation:stability", "evaluation:stability_csv"])
+@pytest.mark.parametrize(
+    "name", ["evaluation:stability", "evaluation:stability_csv", "evaluation:stability_json"]
+)
 def test_people_who_label_get_403_and_outsiders_404(persona, name, campaign, judge, client_for, request):
     response = client_for(request.getfixturevalue(persona)).get(url(campaign, name))
     assert response.status_code == (404 if persona == "outsider" else 403)
@@ -151,3 +153,15 @@ def test_the_report_links_to_the_stability_of_its_criterion(campaign, analyst, c
     judged_campaign(campaign)
     content = client_for(analyst).get(reverse("evaluation:report", args=[campaign.slug, "relevance"])).content
     assert (url(campaign) + "?measure=criterion:relevance&amp;judge=imported").encode() in content
+
+
+def test_json_download_is_the_commands_json(campaign, analyst, judge, client_for):
+    response = client_for(analyst).get(url(campaign, "evaluation:stability_json"), {"draws": "5"})
+    assert response.status_code == 200 and response["Content-Type"].startswith("application/json")
+    assert response["Content-Disposition"].endswith('-relevance-judge-stability.json"')
+    expected = stability.stability_as_json(
+        stability=stability.compute_stability(
+            campaign=campaign, measure=stability.Measure("criterion", "relevance"), judge=judge, draws=5
+        )
+    )
+    assert response.json() == expected

@@ -9,6 +9,7 @@ labels, which annotators, reviewers and adjudicators must never see. 403 for the
 from __future__ import annotations
 
 import csv
+import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -58,19 +59,36 @@ def stability_page(request: AppRequest, slug: str) -> HttpResponse:
     return render(request, "evaluation/stability.html", context, status=200 if valid else 400)
 
 
-@login_required
-@require_GET
-def stability_csv(request: AppRequest, slug: str) -> HttpResponse:
-    """The per-question table of the page's parameters as CSV (400 with the messages as text for
-    a bad parameter)."""
+def _download(request: AppRequest, slug: str, *, extension: str) -> HttpResponse:
     context, valid = _computed(request, slug)
     if not valid or "result" not in context:
         return HttpResponse(
             "\n".join(context["errors"]), status=400, content_type="text/plain; charset=utf-8"
         )
     result = context["result"]
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
     name = slugify(f"{context['campaign'].slug}-{result.measure.name}-{result.source}-stability")
-    response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
-    csv.writer(response).writerows(stability.csv_rows(stability=result))
+    if extension == "csv":
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        csv.writer(response).writerows(stability.csv_rows(stability=result))
+    else:
+        data = stability.stability_as_json(stability=result)
+        response = HttpResponse(
+            json.dumps(data, indent=2, ensure_ascii=False), content_type="application/json; charset=utf-8"
+        )
+    response["Content-Disposition"] = f'attachment; filename="{name}.{extension}"'
     return response
+
+
+@login_required
+@require_GET
+def stability_csv(request: AppRequest, slug: str) -> HttpResponse:
+    """The per-question table of the page's parameters as CSV, formulas neutralised (400 with
+    the messages as text for a bad parameter)."""
+    return _download(request, slug, extension="csv")
+
+
+@login_required
+@require_GET
+def stability_json(request: AppRequest, slug: str) -> HttpResponse:
+    """Everything the page shows, as the command's JSON (400 as for the CSV)."""
+    return _download(request, slug, extension="json")

@@ -64,7 +64,7 @@ def test_a_manager_reads_the_figures_and_submits_the_form_with_its_defaults(live
     assert "measure=criterion%3Arelevance" in page.url and "judge=gpt" in page.url
     check_figures(page)
     with page.expect_download() as download:
-        page.click("a[download]")
+        page.click("a[download][href*='export.csv']")
     assert download.value.suggested_filename.endswith(".csv")
     assert problems == []
     context.close()
