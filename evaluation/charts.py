@@ -353,5 +353,103 @@ def reliability_chart(
             -len(line),
             f'<polyline class="reliability" points="{_points(*line)}" fill="none" stroke="{PALETTE[0]}"/>',
         )
+
+
+def line_chart(
+    *,
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    title: str,
+    x_label: str,
+    y_label: str,
+    width: int = 720,
+    height: int = 320,
+) -> SafeString:
+    """Lines of (x, y) points as a safe SVG string: whole-number x (such as a number of
+    repetitions) and y a width of rates, ticked in percentage points from 0 to the largest y.
+
+    ``series`` are ``(name, [(x, y), ...])``; each has its colour, marker shape and dash pattern,
+    so the chart reads without colour; a point whose y is not finite breaks its line. With no
+    finite point the chart says "No data".
+    """
+    finite = [(x, y) for _, points in series for x, y in points if _finite(x, y)]
+    if not finite:
+        return _empty(width=width, height=height, title=title)
+    names = [name for name, _ in series]
+    left, right, bottom = 58.0, 16.0, 48.0
+    legend = _legend_layout(names=names, width=width, x0=left, y0=30)
+    top = legend[-1][1] + 28
+    plot_w = max(10.0, width - left - right)
+    plot_h = max(10.0, height - top - bottom)
+    base = top + plot_h
+    x_lo, x_hi = min(x for x, _ in finite), max(x for x, _ in finite)
+    span = x_hi - x_lo or 1.0
+    # Four gridline steps of a whole number of points each.
+    y_max = math.ceil(max(y for _, y in finite) * 100 / 4 - 1e-9) * 4 / 100 or 0.04
+
+    def x_of(v: float) -> float:
+        return left + (v - x_lo) / span * plot_w
+
+    def y_of(v: float) -> float:
+        return base - min(max(v, 0.0), y_max) / y_max * plot_h
+
+    dashes = ("", ' stroke-dasharray="6 4"', ' stroke-dasharray="2 3"')
+    parts = _open(width=width, height=height, title=title)
+    for i, name in enumerate(names):
+        x, y = legend[i]
+        colour = PALETTE[i % len(PALETTE)]
+        parts.append(
+            f'<g class="legend-item"><line x1="{_f(x)}" x2="{_f(x + 14)}" y1="{_f(y + 6)}" y2="{_f(y + 6)}" '
+            f'stroke="{colour}" stroke-width="2.5"{dashes[i % len(dashes)]}/>'
+            + _marker(MARKERS[i % len(MARKERS)], cx=x + 7, cy=y + 6, r=3.5, colour=colour)
+            + f'<text x="{_f(x + 20)}" y="{_f(y + 10)}" fill="{INK}">{escape(_clip(name, 30))}</text></g>'
+        )
+    for i in range(5):
+        v = y_max * i / 4
+        y = y_of(v)
+        parts.append(
+            f'<line class="gridline" x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(y)}" y2="{_f(y)}" '
+            f'stroke="{GRID}"/>'
+            f'<text class="tick" x="{_f(left - 6)}" y="{_f(y + 4)}" text-anchor="end" fill="{MUTED}">'
+            f"{v * 100:g}</text>"
+        )
+    xs = sorted({x for x, _ in finite})
+    step = max(1, math.ceil(len(xs) / 12))
+    for x in xs[::step]:
+        parts.append(
+            f'<text class="tick" x="{_f(x_of(x))}" y="{_f(base + 16)}" text-anchor="middle" fill="{MUTED}">'
+            f"{x:g}</text>"
+        )
+    parts.append(
+        f'<line class="axis" x1="{_f(left)}" x2="{_f(left)}" y1="{_f(top)}" y2="{_f(base)}" '
+        f'stroke="{MUTED}"/>'
+        f'<line class="axis" x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(base)}" y2="{_f(base)}" '
+        f'stroke="{MUTED}"/>'
+        f'<text class="axis-label" x="{_f(left + plot_w / 2)}" y="{_f(base + 36)}" text-anchor="middle" '
+        f'fill="{INK}">{escape(x_label)}</text>'
+        f'<text class="axis-label" x="12" y="{_f(top + plot_h / 2)}" text-anchor="middle" fill="{INK}" '
+        f'transform="rotate(-90 12 {_f(top + plot_h / 2)})">{escape(y_label)}</text>'
+    )
+    for i, (name, points) in enumerate(series):
+        colour = PALETTE[i % len(PALETTE)]
+        runs: list[list[tuple[float, float]]] = [[]]
+        for x, y in points:
+            if _finite(x, y):
+                runs[-1].append((x_of(x), y_of(y)))
+            elif runs[-1]:
+                runs.append([])
+        for run in runs:
+            if len(run) > 1:
+                parts.append(
+                    f'<polyline class="line" points="{_points(*run)}" fill="none" stroke="{colour}" '
+                    f'stroke-width="2"{dashes[i % len(dashes)]}/>'
+                )
+        for x, y in points:
+            if _finite(x, y):
+                tip = escape(f"{name}, {x:g}: {y * 100:.1f}")
+                parts.append(
+                    f'<g class="point"><title>{tip}</title>'
+                    + _marker(MARKERS[i % len(MARKERS)], cx=x_of(x), cy=y_of(y), r=3.5, colour=colour)
+                    + "</g>"
+                )
     parts.append("</svg>")
     return mark_safe("".join(parts))  # every text above went through escape()

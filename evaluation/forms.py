@@ -23,9 +23,11 @@ from django.utils.translation import gettext_lazy as _
 from annotation import ingest
 from annotation.models import Campaign, Criterion, Unit
 from annotation.templatetags.annotation_format import builtin_title
-from evaluation import estimates, import_previews
+from evaluation import estimates, import_previews, stability
 from evaluation.estimates import EstimateError
+from evaluation.metrics import METRICS
 from evaluation.models import Judge, JudgeRun
+from evaluation.overview import METRIC_TITLES
 from evaluation.snapshots import SNAPSHOT_ALPHA
 
 DEFAULT_METHOD = "robust"
@@ -441,3 +443,103 @@ class AnnotatorsForm(forms.Form):
             return self.criteria[name]
         labelled = [c for c in self.criteria.values() if getattr(c, "has_human_labels", False)]
         return next(iter(labelled or self.criteria.values()), None)
+
+
+@dataclass(frozen=True)
+class StabilityParams:
+    """What the stability page reads (a parameter that was wrong holds its default)."""
+
+    measure: stability.Measure | None
+    source: str
+    judge: Judge | None
+    alpha: float
+    draws: int
+    seed: int
+
+
+class StabilityForm(MessagesMixin, forms.Form):
+    """The GET parameters of the stability page. ``measure``: ``criterion:NAME`` or
+    ``metric:NAME`` (default: the first criterion, else the response metric); ``source``:
+    ``judge`` (default) or ``human``, for a criterion; ``judge``: a name among ``judges``
+    (default :func:`estimates.pick_default_judge`'s choice); ``alpha``; ``draws`` (1 to
+    ``stability.MAX_DRAWS``) and ``seed`` of the subsampling. Missing parameters take their
+    defaults, which the form then shows."""
+
+    measure = forms.ChoiceField(label=_("Criterion or metric"))
+    source = forms.ChoiceField(
+        label=_("Labels"),
+        choices=[(stability.JUDGE, _("The judge's labels")), (stability.HUMAN, _("Final human labels"))],
+    )
+    judge = forms.ChoiceField(label=_("Judge"), required=False)
+    alpha = NumberField(label=_("Alpha (1 − confidence)"))
+    draws = WholeNumberField(label=_("Draws per number of repetitions"))
+    seed = forms.IntegerField(label=_("Seed"), min_value=0)
+
+    def __init__(self, data: Any, *, criteria: list[Criterion], judges: list[Judge]) -> None:
+        self.criteria = criteria
+        self.judges = {judge.name: judge for judge in judges}
+        default_judge = estimates.pick_default_judge(judges)
+        first = stability.measures(criteria=criteria)[0]
+        defaults = {
+            "measure": first.key,
+            "source": stability.JUDGE,
+            "judge": default_judge.name if default_judge is not None else "",
+            "alpha": str(DEFAULT_ALPHA),
+            "draws": str(stability.DEFAULT_DRAWS),
+            "seed": str(stability.DEFAULT_SEED),
+        }
+        super().__init__({**defaults, **{key: value for key, value in data.items() if value != ""}})
+        criterion_choices = [(f"criterion:{c.name}", builtin_title(c.title or c.name)) for c in criteria]
+        metric_choices = [(f"metric:{name}", METRIC_TITLES[name]) for name in METRICS]
+        cast(forms.ChoiceField, self.fields["measure"]).choices = [
+            (_("Criteria"), criterion_choices),
+            (_("Automatic metrics"), metric_choices),
+        ]
+        cast(forms.ChoiceField, self.fields["judge"]).choices = [("", _("choose a judge"))] + [
+            (name, name) for name in self.judges
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or self.cleaned_data
+        self._check("alpha", estimates.check_alpha)
+        self._check("draws", stability.check_draws)
+        self._check("measure", lambda key: stability.parse_measure(key=key, criteria=self.criteria))
+        if "judge" in data:
+            data["judge"] = self.judges.get(data["judge"])
+        measure = data.get("measure")
+        if (
+            isinstance(measure, stability.Measure)
+            and measure.kind != stability.METRIC
+            and data.get("source") == stability.JUDGE
+            and data.get("judge") is None
+            and "judge" not in self.errors
+        ):
+            self.add_error(
+                "judge",
+                _("several judges have labeled this campaign: choose one (%(names)s)")
+                % {"names": ", ".join(self.judges)}
+                if self.judges
+                else _("no judge has labeled this campaign yet: choose the final human labels"),
+            )
+        return data
+
+    def _check(self, key: str, check: Callable[[Any], Any]) -> None:
+        if key not in self.cleaned_data:
+            return
+        try:
+            self.cleaned_data[key] = check(self.cleaned_data[key])
+        except EstimateError as exc:
+            self.add_error(exc.field or key, exc.message)
+
+    def params(self) -> StabilityParams:
+        data = self.cleaned_data
+        measure = data.get("measure")
+        seed = data.get("seed")
+        return StabilityParams(
+            measure=measure if isinstance(measure, stability.Measure) else None,
+            source=data.get("source") or stability.JUDGE,
+            judge=data.get("judge"),
+            alpha=data.get("alpha") or DEFAULT_ALPHA,
+            draws=data.get("draws") or stability.DEFAULT_DRAWS,
+            seed=seed if isinstance(seed, int) else stability.DEFAULT_SEED,
+        )

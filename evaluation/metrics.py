@@ -14,7 +14,7 @@ import math
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -164,37 +164,68 @@ def _primary_language(code: str) -> str:
     return code.strip().casefold().replace("_", "-").split("-")[0]
 
 
-def _answer_counts(*, campaign: Campaign) -> dict[tuple[str, str, str], list[int]]:
-    """(metric, theme, difficulty) -> [n, successes] for the three answer-level metrics."""
+def _answer_outcomes(*, campaign: Campaign) -> Iterator[tuple[int, str, str, dict[str, bool]]]:
+    """(answer id, theme, difficulty, {metric: success}) per answer for the three answer-level
+    metrics; a metric that does not apply to the answer (no expected language, a question that
+    is not inappropriate) is absent from its dict. The one definition of those metrics."""
     citation = _compile(campaign.citation_pattern, what="citation pattern")
     abstains = abstention_matcher(campaign=campaign)
     expected_for_campaign = _primary_language(campaign.expected_language or "")
     inappropriate: dict[str, bool] = {}
-    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     rows = (
         Answer.objects.filter(campaign=campaign)
         .order_by()
-        .values_list("text", "language", "question__theme", "question__difficulty", "question__language")
+        .values_list(
+            "id", "text", "language", "question__theme", "question__difficulty", "question__language"
+        )
         .iterator(chunk_size=2000)
     )
-    for text, language, theme, difficulty, question_language in rows:
+    for answer_id, text, language, theme, difficulty, question_language in rows:
+        outcomes: dict[str, bool] = {}
         expected = expected_for_campaign or _primary_language(question_language or "")
         # Without an expected language there is nothing to compare with: the answer is not counted.
         if expected:
-            cell = counts[(CORRECT_LANGUAGE, theme, difficulty)]
-            cell[0] += 1
-            cell[1] += _primary_language(language or "") == expected
+            outcomes[CORRECT_LANGUAGE] = _primary_language(language or "") == expected
         abstention = abstains(text)
-        cell = counts[(RESPONSE, theme, difficulty)]
-        cell[0] += 1
-        cell[1] += (not abstention) and citation.search(text) is not None
+        outcomes[RESPONSE] = (not abstention) and citation.search(text) is not None
         if difficulty not in inappropriate:
             inappropriate[difficulty] = is_inappropriate(difficulty)
         if inappropriate[difficulty]:
-            cell = counts[(ABSTENTION_ON_INAPPROPRIATE, theme, difficulty)]
+            outcomes[ABSTENTION_ON_INAPPROPRIATE] = abstention
+        yield answer_id, theme, difficulty, outcomes
+
+
+def _answer_counts(*, campaign: Campaign) -> dict[tuple[str, str, str], list[int]]:
+    """(metric, theme, difficulty) -> [n, successes] for the three answer-level metrics."""
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for _answer_id, theme, difficulty, outcomes in _answer_outcomes(campaign=campaign):
+        for metric, success in outcomes.items():
+            cell = counts[(metric, theme, difficulty)]
             cell[0] += 1
-            cell[1] += abstention
+            cell[1] += success
     return counts
+
+
+def answer_values(*, campaign: Campaign, metric: str) -> dict[int, float]:
+    """Per answer id, the answer's value of ``metric``: 0 or 1 for the answer-level metrics; for
+    functional citations, the share of the answer's citing sentences whose cited ids were all
+    retrieved (answers without a citing sentence are left out). Answers the metric does not
+    apply to are left out. One query. Raises ValueError for an unknown metric."""
+    if metric not in METRICS:
+        raise ValueError(f"metric: unknown metric {metric!r} (known: {', '.join(METRICS)})")
+    if metric == FUNCTIONAL_CITATION:
+        groups = (
+            Sentence.objects.filter(answer__campaign=campaign, citations_ok__isnull=False)
+            .order_by()
+            .values("answer_id")
+            .annotate(n=Count("id"), ok=Count("id", filter=Q(citations_ok=True)))
+        )
+        return {g["answer_id"]: g["ok"] / g["n"] for g in groups}
+    return {
+        answer_id: float(outcomes[metric])
+        for answer_id, _theme, _difficulty, outcomes in _answer_outcomes(campaign=campaign)
+        if metric in outcomes
+    }
 
 
 def _sentence_counts(*, campaign: Campaign) -> dict[tuple[str, str, str], list[int]]:

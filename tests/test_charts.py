@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from django.utils.safestring import SafeString
 
-from evaluation.charts import PALETTE, grouped_bar_chart, interval_chart
+from evaluation.charts import PALETTE, grouped_bar_chart, interval_chart, line_chart
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 SVG = "{http://www.w3.org/2000/svg}"
@@ -196,3 +196,22 @@ def test_interval_chart_without_data_says_so(rows):
 def test_interval_chart_refuses_an_empty_axis():
     with pytest.raises(ValueError):
         interval_chart(rows=interval_rows(), title="t", x_min=1.0, x_max=1.0)
+
+
+def test_line_chart_escapes_names_breaks_lines_at_missing_points_and_says_no_data():
+    svg = line_chart(
+        series=[
+            ("<b>measured</b>", [(1, 0.4), (2, float("nan")), (3, 0.2), (4, 0.1)]),
+            ("predicted", [(1, 0.3)]),
+        ],
+        title="<script>x</script>",
+        x_label="repetitions",
+        y_label="width",
+    )
+    assert "<script>" not in svg and "&lt;script&gt;" in svg and "&lt;b&gt;measured" in svg
+    # The missing point at 2 leaves the first point alone: one line, from 3 to 4.
+    assert svg.count("<polyline") == 1
+    assert svg.count('class="point"') == 4
+    parse(svg)
+    empty = line_chart(series=[("a", [(1, float("nan"))])], title="t", x_label="x", y_label="y")
+    assert "No data" in empty and "<polyline" not in empty

@@ -10,6 +10,7 @@ from django.template import Context, Template
 from evaluation import intervals
 from evaluation.estimates import GroupEstimate, Report
 from evaluation.snapshots import Changes
+from evaluation.stability import QuestionStability
 from evaluation.templatetags import report_extras as extras
 
 
@@ -126,3 +127,22 @@ def test_number_bounds_of_a_non_rate_interval_in_english_and_french():
     assert extras.number_bounds(None) == "—"
     with translation.override("fr"):
         assert extras.number_bounds(bounds) == "[-0,03\u00a0; 0,98]"
+
+
+def test_repetition_values_are_labels_for_answers_and_rates_for_sentences():
+    row = QuestionStability(
+        question_id=1,
+        external_id="Q",
+        theme="T",
+        difficulty="",
+        repetitions=[1, 2, 3],
+        values=[1.0, 0.0, 1.0],
+        rate=2 / 3,
+        spread=0.58,
+        least=0.0,
+        greatest=1.0,
+        disagree=True,
+    )
+    assert extras.repetition_values(row) == "1 0 1"
+    assert extras.repetition_values(row, "sentence") == "100.0% 0.0% 100.0%"
+    assert extras.width_points(0.1234) == "12.3 pts" and extras.width_points(float("nan")) == "—"

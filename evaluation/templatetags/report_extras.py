@@ -18,10 +18,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from evaluation import intervals, notes
-from evaluation.charts import interval_chart
+from evaluation.charts import interval_chart, line_chart
 from evaluation.estimates import Report
 from evaluation.overview import COUNT_NAMES
 from evaluation.snapshots import Changes, HistoryTable, ThemeComparison
+from evaluation.stability import QuestionStability, Stability
 
 register = template.Library()
 
@@ -343,4 +344,44 @@ def comparison_chart(compared: list[ThemeComparison], criterion: str, left: str,
         rows=rows,
         title=_("%(criterion)s: PPI++ per theme, %(left)s vs %(right)s")
         % {"criterion": criterion, "left": left, "right": right},
+    )
+
+
+@register.filter
+def rate_bounds(value: tuple[float, float] | None) -> str:
+    """Two bounds of a rate, ``(lo, hi)``, as an interval of percentages; a dash without one."""
+    if value is None or _number(value[0]) is None or _number(value[1]) is None:
+        return DASH
+    return _bounds(pct(value[0]), pct(value[1]))
+
+
+@register.filter
+def width_points(value: Any) -> str:
+    """The width of an interval of rates in percentage points: ``0.123`` is ``12.3 pts``."""
+    number = _number(value)
+    return DASH if number is None else f"{_localized(f'{number * 100:.1f}')} pts"
+
+
+@register.filter
+def repetition_values(row: QuestionStability, level: str = "answer") -> str:
+    """A question's values in repetition order: ``1 0 1 1`` for labels of answers, percentages
+    for rates (``level`` ``"sentence"``: an answer's value is the rate of its sentences)."""
+    if level != "sentence" and row.binary:
+        return " ".join(f"{value:.0f}" for value in row.values)
+    return " ".join(pct(value) for value in row.values)
+
+
+@register.simple_tag
+def stability_chart(result: Stability) -> SafeString:
+    """The width of the overall interval against the repetitions used per question: measured by
+    subsampling, and as the design effect predicts it (SVG)."""
+    return line_chart(
+        series=[
+            (_("Measured (mean over draws)"), [(p.r, p.mean_width) for p in result.widths]),
+            (_("Predicted by the design effect"), [(p.r, p.predicted_width) for p in result.widths]),
+        ],
+        title=_("Width of the %(confidence)s interval against repetitions per question")
+        % {"confidence": confidence(result.alpha)},
+        x_label=_("Repetitions per question"),
+        y_label=_("Width (points)"),
     )

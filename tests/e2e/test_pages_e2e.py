@@ -101,6 +101,7 @@ def pages(campaign, other, run, people) -> list[tuple[str, str]]:
         ("anna", reverse("evaluation:history", args=[slug, "relevance"])),
         ("anna", reverse("evaluation:compare", args=[slug, "relevance"]) + f"?other={other.slug}"),
         ("anna", reverse("evaluation:disagreements", args=[slug, "relevance"])),
+        ("anna", reverse("evaluation:stability", args=[slug])),
         ("anna", reverse("evaluation:unit", args=[slug, judged.pk])),
         ("sophie", reverse("evaluation:unit", args=[slug, sentence.pk])),
         ("claire", reverse("api:tokens")),
@@ -369,6 +370,7 @@ def test_every_form_submits_with_the_values_the_page_gives_it(live_server, brows
     sampling = reverse("annotation:sampling", args=[slug])
     label_history = reverse("annotation:history", args=[slug])
     annotators = reverse("evaluation:annotators", args=[slug])
+    stability = reverse("evaluation:stability", args=[slug])
     # (persona, page, form, the address it sends to, method, statuses that are the right answer)
     forms = [
         ("anna", report, "form.report-form", report, "GET", {200}),
@@ -396,6 +398,7 @@ def test_every_form_submits_with_the_values_the_page_gives_it(live_server, brows
         ),
         ("manon", label_history, "form.history-filters", label_history, "GET", {200}),
         ("manon", annotators, "form.annotators-form", annotators, "GET", {200}),
+        ("anna", stability, "form.stability-form", stability, "GET", {200}),
         ("claire", reverse("api:tokens"), "form.token-form", reverse("api:tokens"), "POST", {201}),
     ]
     for persona, page_path, form, path, method, statuses in forms:

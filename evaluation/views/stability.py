@@ -1,0 +1,94 @@
+"""Stability across repetitions: how much a question's answers vary from one repetition to the
+next, per question and overall, and what more repetitions would buy.
+
+Managers and analysts only (``evaluation.views.reports.VIEWERS``): the page shows the judge's
+labels, which annotators, reviewers and adjudicators must never see. 403 for the other members,
+404 for outsiders.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.utils.text import slugify
+from django.views.decorators.http import require_GET
+
+from annotation.access import AppRequest, get_campaign_for
+from evaluation import stability
+from evaluation.forms import StabilityForm
+from evaluation.views.reports import VIEWERS, campaign_judges
+
+
+def _computed(request: AppRequest, slug: str) -> tuple[dict[str, Any], bool]:
+    campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
+    criteria = list(campaign.criteria.order_by("name"))
+    form = StabilityForm(request.GET, criteria=criteria, judges=campaign_judges(campaign=campaign))
+    valid = form.is_valid()
+    params = form.params()
+    context: dict[str, Any] = {
+        "campaign": campaign,
+        "roles": roles,
+        "form": form,
+        "params": params,
+        "errors": form.messages(),
+    }
+    if valid and params.measure is not None:
+        context["result"] = stability.compute_stability(
+            campaign=campaign,
+            measure=params.measure,
+            source=params.source,
+            judge=params.judge,
+            alpha=params.alpha,
+            draws=params.draws,
+            seed=params.seed,
+        )
+    return context, valid
+
+
+@login_required
+@require_GET
+def stability_page(request: AppRequest, slug: str) -> HttpResponse:
+    """The stability of the measure the form names (defaults: the first criterion, the judge's
+    labels); 400 with the form's messages for a bad parameter."""
+    context, valid = _computed(request, slug)
+    return render(request, "evaluation/stability.html", context, status=200 if valid else 400)
+
+
+def _download(request: AppRequest, slug: str, *, extension: str) -> HttpResponse:
+    context, valid = _computed(request, slug)
+    if not valid or "result" not in context:
+        return HttpResponse(
+            "\n".join(context["errors"]), status=400, content_type="text/plain; charset=utf-8"
+        )
+    result = context["result"]
+    name = slugify(f"{context['campaign'].slug}-{result.measure.name}-{result.source}-stability")
+    if extension == "csv":
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        csv.writer(response).writerows(stability.csv_rows(stability=result))
+    else:
+        data = stability.stability_as_json(stability=result)
+        response = HttpResponse(
+            json.dumps(data, indent=2, ensure_ascii=False), content_type="application/json; charset=utf-8"
+        )
+    response["Content-Disposition"] = f'attachment; filename="{name}.{extension}"'
+    return response
+
+
+@login_required
+@require_GET
+def stability_csv(request: AppRequest, slug: str) -> HttpResponse:
+    """The per-question table of the page's parameters as CSV, formulas neutralised (400 with
+    the messages as text for a bad parameter)."""
+    return _download(request, slug, extension="csv")
+
+
+@login_required
+@require_GET
+def stability_json(request: AppRequest, slug: str) -> HttpResponse:
+    """Everything the page shows, as the command's JSON (400 as for the CSV)."""
+    return _download(request, slug, extension="json")

@@ -1,0 +1,167 @@
+"""The stability page and its CSV: access by role, defaults, numbers equal compute_stability's,
+a constant number of queries, escaping."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Criterion, Question
+from evaluation import stability
+from evaluation.models import Judge
+from tests.judged import HOSTILE, judged_campaign
+from tests.test_stability import repeated
+
+TABLE = {"Finance-1": [1, 1, 0], "Finance-2": [0, 0, 0], "IT-1": [1, 1, 1]}
+
+
+def url(campaign, name: str = "evaluation:stability") -> str:
+    return reverse(name, args=[campaign.slug])
+
+
+@pytest.fixture
+def judge(campaign):
+    judge = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
+    repeated(
+        campaign, TABLE, judge=judge, criterion=Criterion.objects.get(campaign=campaign, name="relevance")
+    )
+    return judge
+
+
+@pytest.mark.parametrize("persona", ["analyst", "manager"])
+def test_managers_and_analysts_see_the_figures_with_the_defaults(
+    persona, campaign, judge, client_for, request
+):
+    response = client_for(request.getfixturevalue(persona)).get(url(campaign))
+    assert response.status_code == 200
+    content = response.content.decode()
+    result = response.context["result"]
+    # Defaults: the first criterion by name (relevance), the only judge, alpha 0.05.
+    assert result.measure.name == "relevance" and result.judge == "gpt" and result.alpha == 0.05
+    assert "<svg" in content and "Repetitions per question" in content
+    assert 'data-question="Finance-1"' in content and "1 1 0" in content
+    assert "66.7%" in content  # Finance-1's rate, and ICC 0.67
+    assert "0.67" in content
+    assert 'value="criterion:relevance" selected' in content
+
+
+@pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator", "outsider"])
+@pytest.mark.parametrize(
+    "name", ["evaluation:stability", "evaluation:stability_csv", "evaluation:stability_json"]
+)
+def test_people_who_label_get_403_and_outsiders_404(persona, name, campaign, judge, client_for, request):
+    response = client_for(request.getfixturevalue(persona)).get(url(campaign, name))
+    assert response.status_code == (404 if persona == "outsider" else 403)
+    assert b"Finance-1" not in response.content
+
+
+def test_anonymous_is_sent_to_login_and_post_is_refused(campaign, analyst, judge, client, client_for):
+    response = client.get(url(campaign))
+    assert response.status_code == 302 and reverse("login") in response["Location"]
+    assert client_for(analyst).post(url(campaign)).status_code == 405
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"alpha": "2"}, "alpha"),
+        ({"draws": "0"}, "draws"),
+        ({"draws": "500"}, "draws"),
+        ({"measure": "criterion:nope"}, "measure"),
+        ({"source": "crowd"}, "source"),
+        ({"judge": "other"}, "judge"),
+        ({"seed": "-1"}, "seed"),
+    ],
+)
+def test_a_bad_parameter_is_400_with_a_message_naming_it(query, field, campaign, analyst, judge, client_for):
+    response = client_for(analyst).get(url(campaign), query)
+    assert response.status_code == 400
+    assert f"<li>{field}: " in response.content.decode()
+    assert "result" not in response.context
+
+
+def test_without_a_judge_the_page_asks_for_one_or_the_human_labels(campaign, analyst, client_for):
+    response = client_for(analyst).get(url(campaign))
+    assert response.status_code == 400
+    assert "no judge has labeled this campaign yet" in response.content.decode()
+    human = client_for(analyst).get(url(campaign), {"source": "human"})
+    assert human.status_code == 200 and "No answer has a value yet." in human.content.decode()
+
+
+def test_metrics_and_human_labels_are_offered(campaign, analyst, judge, client_for):
+    response = client_for(analyst).get(url(campaign), {"measure": "metric:response"})
+    assert response.status_code == 200
+    assert response.context["result"].source == "metric"
+    assert "Values: the automatic metric" in response.content.decode()
+
+
+def test_numbers_shown_equal_compute_stability(campaign, analyst, judge, client_for):
+    response = client_for(analyst).get(url(campaign), {"alpha": "0.1", "draws": "7", "seed": "3"})
+    expected = stability.compute_stability(
+        campaign=campaign,
+        measure=stability.Measure("criterion", "relevance"),
+        judge=judge,
+        alpha=0.1,
+        draws=7,
+        seed=3,
+    )
+    assert response.context["result"] == expected
+
+
+def test_a_constant_number_of_queries_whatever_the_number_of_answers(
+    campaign, analyst, judge, client_for, django_assert_num_queries
+):
+    client = client_for(analyst)
+    # Session, user, campaign, roles, criteria, judges, judge labels per answer, answers.
+    with django_assert_num_queries(8):
+        assert client.get(url(campaign)).status_code == 200
+    repeated(
+        campaign,
+        {f"HR-{i}": [1, 0, 1, 1] for i in range(6)},
+        judge=judge,
+        criterion=Criterion.objects.get(campaign=campaign, name="relevance"),
+    )
+    with django_assert_num_queries(8):
+        assert client.get(url(campaign)).status_code == 200
+
+
+def test_csv_has_one_row_per_question_with_formulas_neutralised(campaign, analyst, judge, client_for):
+    Question.objects.filter(external_id="IT-1").update(external_id="=HYPERLINK(1)")
+    response = client_for(analyst).get(url(campaign, "evaluation:stability_csv"))
+    assert response.status_code == 200
+    assert "attachment" in response["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0] == list(stability.CSV_HEADER)
+    assert rows[1][:5] == ["Finance-1", "Finance", "simple", "3", str(round(2 / 3, 6))]
+    assert rows[1][-2:] == ["1", "1 1 0"]
+    assert any(row[0] == "'=HYPERLINK(1)" for row in rows)
+    bad = client_for(analyst).get(url(campaign, "evaluation:stability_csv"), {"alpha": "7"})
+    assert bad.status_code == 400 and b"alpha" in bad.content
+
+
+def test_theme_and_question_names_are_escaped(campaign, analyst, judge, client_for):
+    Question.objects.filter(external_id="IT-1").update(theme=HOSTILE, external_id="<b>q</b>")
+    content = client_for(analyst).get(url(campaign)).content.decode()
+    assert "<script>alert" not in content and "<b>q</b>" not in content
+    assert "&lt;script&gt;" in content
+
+
+def test_the_report_links_to_the_stability_of_its_criterion(campaign, analyst, client_for):
+    judged_campaign(campaign)
+    content = client_for(analyst).get(reverse("evaluation:report", args=[campaign.slug, "relevance"])).content
+    assert (url(campaign) + "?measure=criterion:relevance&amp;judge=imported").encode() in content
+
+
+def test_json_download_is_the_commands_json(campaign, analyst, judge, client_for):
+    response = client_for(analyst).get(url(campaign, "evaluation:stability_json"), {"draws": "5"})
+    assert response.status_code == 200 and response["Content-Type"].startswith("application/json")
+    assert response["Content-Disposition"].endswith('-relevance-judge-stability.json"')
+    expected = stability.stability_as_json(
+        stability=stability.compute_stability(
+            campaign=campaign, measure=stability.Measure("criterion", "relevance"), judge=judge, draws=5
+        )
+    )
+    assert response.json() == expected
