@@ -353,6 +353,8 @@ def reliability_chart(
             -len(line),
             f'<polyline class="reliability" points="{_points(*line)}" fill="none" stroke="{PALETTE[0]}"/>',
         )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # every text above went through escape()
 
 
 def line_chart(
