@@ -14,7 +14,7 @@ import math
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -164,36 +164,46 @@ def _primary_language(code: str) -> str:
     return code.strip().casefold().replace("_", "-").split("-")[0]
 
 
-def _answer_counts(*, campaign: Campaign) -> dict[tuple[str, str, str], list[int]]:
-    """(metric, theme, difficulty) -> [n, successes] for the three answer-level metrics."""
+def _answer_outcomes(*, campaign: Campaign) -> Iterator[tuple[str, str, str, str, bool]]:
+    """(metric, theme, difficulty, question external id, success) for each answer and each of
+    the three answer-level metrics that counts it."""
     citation = _compile(campaign.citation_pattern, what="citation pattern")
     abstains = abstention_matcher(campaign=campaign)
     expected_for_campaign = _primary_language(campaign.expected_language or "")
     inappropriate: dict[str, bool] = {}
-    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     rows = (
         Answer.objects.filter(campaign=campaign)
         .order_by()
-        .values_list("text", "language", "question__theme", "question__difficulty", "question__language")
+        .values_list(
+            "text",
+            "language",
+            "question__theme",
+            "question__difficulty",
+            "question__language",
+            "question__external_id",
+        )
         .iterator(chunk_size=2000)
     )
-    for text, language, theme, difficulty, question_language in rows:
+    for text, language, theme, difficulty, question_language, question in rows:
         expected = expected_for_campaign or _primary_language(question_language or "")
         # Without an expected language there is nothing to compare with: the answer is not counted.
         if expected:
-            cell = counts[(CORRECT_LANGUAGE, theme, difficulty)]
-            cell[0] += 1
-            cell[1] += _primary_language(language or "") == expected
+            yield CORRECT_LANGUAGE, theme, difficulty, question, _primary_language(language or "") == expected
         abstention = abstains(text)
-        cell = counts[(RESPONSE, theme, difficulty)]
-        cell[0] += 1
-        cell[1] += (not abstention) and citation.search(text) is not None
+        yield RESPONSE, theme, difficulty, question, (not abstention) and citation.search(text) is not None
         if difficulty not in inappropriate:
             inappropriate[difficulty] = is_inappropriate(difficulty)
         if inappropriate[difficulty]:
-            cell = counts[(ABSTENTION_ON_INAPPROPRIATE, theme, difficulty)]
-            cell[0] += 1
-            cell[1] += abstention
+            yield ABSTENTION_ON_INAPPROPRIATE, theme, difficulty, question, abstention
+
+
+def _answer_counts(*, campaign: Campaign) -> dict[tuple[str, str, str], list[int]]:
+    """(metric, theme, difficulty) -> [n, successes] for the three answer-level metrics."""
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for metric, theme, difficulty, _question, success in _answer_outcomes(campaign=campaign):
+        cell = counts[(metric, theme, difficulty)]
+        cell[0] += 1
+        cell[1] += success
     return counts
 
 
@@ -212,6 +222,29 @@ def _sentence_counts(*, campaign: Campaign) -> dict[tuple[str, str, str], list[i
         ]
         for g in groups
     }
+
+
+def question_counts(*, campaign: Campaign) -> dict[tuple[str, str, str], list[int]]:
+    """(metric, theme, question external id) -> [n, successes] for every metric: the same
+    counts as :func:`compute_metrics` reads, per question instead of per difficulty, for
+    comparing two versions of the assistant question by question."""
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for metric, theme, _difficulty, question, success in _answer_outcomes(campaign=campaign):
+        cell = counts[(metric, theme, question)]
+        cell[0] += 1
+        cell[1] += success
+    groups = (
+        Sentence.objects.filter(answer__campaign=campaign, citations_ok__isnull=False)
+        .order_by()
+        .values("answer__question__theme", "answer__question__external_id")
+        .annotate(n=Count("id"), ok=Count("id", filter=Q(citations_ok=True)))
+    )
+    for g in groups:
+        counts[(FUNCTIONAL_CITATION, g["answer__question__theme"], g["answer__question__external_id"])] = [
+            g["n"],
+            g["ok"],
+        ]
+    return dict(counts)
 
 
 def _row(
