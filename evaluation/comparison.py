@@ -383,6 +383,12 @@ class Comparison:
         return [row for row in self.rows if row.estimate == estimate]
 
     @property
+    def sections(self) -> list[tuple[str, list[Row]]]:
+        """(estimate, its rows) for PPI++, human-only, judge-only, then each metric compared."""
+        names = [PPI, HUMAN, JUDGE, *self.metric_names]
+        return [(name, self.rows_of(name)) for name in names if self.rows_of(name)]
+
+    @property
     def metric_names(self) -> list[str]:
         return [name for name in metrics.METRICS if any(row.estimate == name for row in self.rows)]
 
@@ -395,6 +401,15 @@ def question_ids(*, campaign: Campaign) -> set[str]:
 def shares_questions(*, left: Campaign, right: Campaign) -> bool:
     """Whether two campaigns have at least one question id in common (then they compare by question)."""
     return bool(question_ids(campaign=left) & question_ids(campaign=right))
+
+
+def by_question(*, campaigns: Sequence[Campaign]) -> bool:
+    """Whether these campaigns are compared by question: more than two versions always are (and
+    are refused by :func:`compare_versions` when two of them share no question); two are when they
+    share a question id, and are otherwise independent samples."""
+    if len(campaigns) != 2:
+        return True
+    return shares_questions(left=campaigns[0], right=campaigns[1])
 
 
 def versions_for(
