@@ -173,9 +173,7 @@ class CompareForm(ReportForm):
         self.candidates = candidates
         more = cast(forms.MultipleChoiceField, self.fields["more"])
         more.choices = [(c.slug, c.name) for c in candidates]
-        more.error_messages["invalid_choice"] = _(
-            "%(value)r is not a campaign you manage or analyse"
-        )
+        more.error_messages["invalid_choice"] = _("%(value)r is not a campaign you manage or analyse")
         self.criterion = criterion
         self.other_campaign: Campaign | None = None
         self.other_criterion: Criterion | None = None
