@@ -69,6 +69,7 @@ bench: install
 	$(PY) bench/keystroke_bench.py
 	$(PY) bench/judge_bench.py
 	$(PY) bench/coverage_bench.py
+	$(PY) bench/compare_bench.py
 	$(PY) bench/report_bench.py
 	$(PY) bench/interchange_bench.py
 

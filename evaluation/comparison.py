@@ -171,7 +171,7 @@ def _add(into: dict[str, float], contributions: dict[str, float], *, share: floa
         into[question] = into.get(question, 0.0) + share * value
 
 
-def _counts_linear(counts: dict[str, tuple[int, int]]) -> Linear:
+def rate_linear(counts: dict[str, tuple[int, int]]) -> Linear:
     """The rate of successes over units counted per question (question -> (n, successes))."""
     n = sum(count for count, _ in counts.values())
     if n == 0:
@@ -184,7 +184,7 @@ def _counts_linear(counts: dict[str, tuple[int, int]]) -> Linear:
     )
 
 
-def _theme_linears(
+def theme_linears(
     *,
     rows: list[tuple[estimates.Labeled, str]],
     judged: dict[str, tuple[int, int]],
@@ -193,7 +193,7 @@ def _theme_linears(
     """Human-only, judge-only and PPI++ of one theme: ``rows`` its labeled units with their
     question ids, ``judged`` question -> (ok judgments, ones) over all its units. The estimates
     are those of ``estimates.compute_report`` (same weights, same lambdas, held fixed)."""
-    out: dict[str, Linear] = {JUDGE: _counts_linear(judged)}
+    out: dict[str, Linear] = {JUDGE: rate_linear(judged)}
     weighted = method == "robust" and bool(rows) and all(row.pi is not None for row, _ in rows)
 
     def weights(chosen: list[tuple[estimates.Labeled, str]]) -> np.ndarray | None:
@@ -315,7 +315,7 @@ def version_estimates(*, criterion: Criterion, judge: Judge, method: str) -> dic
     themes = sorted(set(sizes) | set(judged) | set(by_theme))
     result: dict[str, dict[str, Linear]] = {name: {} for name in ESTIMATES}
     for theme in themes:
-        for name, linear in _theme_linears(
+        for name, linear in theme_linears(
             rows=by_theme.get(theme, []), judged=judged.get(theme, {}), method=method
         ).items():
             result[name][theme] = linear
@@ -332,13 +332,13 @@ def metric_estimates(*, campaign: Campaign) -> dict[str, dict[str, Linear]]:
         per[metric][theme][question] = (n, ones)
     result: dict[str, dict[str, Linear]] = {}
     for metric, themes in per.items():
-        result[metric] = {theme: _counts_linear(counts) for theme, counts in sorted(themes.items())}
+        result[metric] = {theme: rate_linear(counts) for theme, counts in sorted(themes.items())}
         pooled: dict[str, tuple[int, int]] = {}
         for counts in themes.values():
             for question, (n, ones) in counts.items():
                 before = pooled.get(question, (0, 0))
                 pooled[question] = (before[0] + n, before[1] + ones)
-        result[metric][OVERALL] = _counts_linear(pooled)
+        result[metric][OVERALL] = rate_linear(pooled)
     return result
 
 

@@ -44,7 +44,7 @@ def test_one_answer_per_question_gives_the_paired_t_test():
     a = {"q1": (1, 1), "q2": (1, 1), "q3": (1, 0), "q4": (1, 0)}
     b = {"q1": (1, 1), "q2": (1, 1), "q3": (1, 1), "q4": (1, 0)}
     diff = comparison.paired_difference(
-        left=comparison._counts_linear(a), right=comparison._counts_linear(b), alpha=0.05
+        left=comparison.rate_linear(a), right=comparison.rate_linear(b), alpha=0.05
     )
     assert diff is not None
     assert diff.estimate == pytest.approx(0.25)
@@ -69,12 +69,12 @@ def test_two_rates_of_100_percent_are_never_marked_as_different():
     ones = {f"q{i}": (3, 3) for i in range(10)}
     nine = {f"q{i}": (3, 3 if i else 0) for i in range(10)}
     same = comparison.paired_difference(
-        left=comparison._counts_linear(ones), right=comparison._counts_linear(ones), alpha=0.05
+        left=comparison.rate_linear(ones), right=comparison.rate_linear(ones), alpha=0.05
     )
     assert same is not None and same.degenerate and math.isnan(same.p_value) and not same.significant
     # One side at 100% with no width: still no mark, whatever the other side does.
     one_side = comparison.paired_difference(
-        left=comparison._counts_linear(ones), right=comparison._counts_linear(nine), alpha=0.05
+        left=comparison.rate_linear(ones), right=comparison.rate_linear(nine), alpha=0.05
     )
     assert one_side is not None and one_side.degenerate and not one_side.significant
 
@@ -95,7 +95,7 @@ def test_paired_interval_is_narrower_than_the_independent_one_when_versions_are_
         a = {f"q{i}": (5, int(rng.binomial(5, p[i]))) for i in range(120)}
         b = {f"q{i}": (5, int(rng.binomial(5, min(1, p[i] + 0.05)))) for i in range(120)}
         diff = comparison.paired_difference(
-            left=comparison._counts_linear(a), right=comparison._counts_linear(b), alpha=0.05
+            left=comparison.rate_linear(a), right=comparison.rate_linear(b), alpha=0.05
         )
         assert diff is not None
         ratios.append(diff.se / diff.independent_se)
