@@ -131,3 +131,15 @@ def test_the_page_costs_a_fixed_number_of_queries(
 # Session, user, memberships, candidates and judges; then per version its question ids, unit
 # counts, judgments, labels, sample and metrics, whatever the number of answers (below ID_CHUNK labels).
 QUERIES = 46
+
+
+def test_twice_the_answers_cost_the_same_queries(db, client, django_assert_num_queries):
+    big = [_version(f"Big v{i}", _outcomes(i, 0.1 * i, answers=8)) for i in (1, 2, 3)]
+    user = make_user(username="analyst")
+    for campaign in big:
+        add_member(campaign=campaign, user=user, roles=[Role.ANALYST])
+    client.force_login(user)
+    params = {"other": big[1].slug, "more": big[2].slug}
+    client.get(url(big[0]), params)
+    with django_assert_num_queries(QUERIES):
+        assert client.get(url(big[0]), params).status_code == 200

@@ -161,13 +161,13 @@ def _version(name: str, outcomes: dict[str, list[tuple[int, int | None]]]):
     return campaign
 
 
-def _outcomes(seed: int, shift: float) -> dict[str, list[tuple[int | None, int]]]:
+def _outcomes(seed: int, shift: float, *, answers: int = 4) -> dict[str, list[tuple[int | None, int]]]:
     rng = np.random.default_rng(seed)
     hardness = np.random.default_rng(5).beta(2, 2, size=20)
     result = {}
     for q in range(20):
         rows = []
-        for a in range(4):
+        for a in range(answers):
             truth = int(rng.random() < min(1.0, hardness[q] + shift))
             verdict = truth if rng.random() > 0.15 else 1 - truth
             rows.append((truth if a < 2 else None, verdict))
