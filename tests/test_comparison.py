@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from annotation.models import Answer, Criterion, Label, Level, Question, Stage, Unit
+from annotation.models import Answer, Criterion, Label, Level, Question, Sample, SampleItem, Stage, Unit
 from evaluation import comparison, estimates
 from evaluation.comparison import Linear
 from evaluation.models import Judge, Judgment
@@ -139,6 +139,30 @@ def test_estimates_by_question_are_those_of_the_report(db, method):
         finance = report.themes[0]
         assert finance.human.se is not None
         assert linears["human"]["Finance"].variance == pytest.approx(finance.human.se**2)
+
+
+def test_design_weights_are_those_of_the_report(db):
+    campaign, criterion, judge, units = study_campaign()
+    sample = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
+    for theme, rows in units.items():
+        for index, (unit, _, _) in enumerate(rows["labeled"]):
+            SampleItem.objects.create(
+                sample=sample,
+                unit=unit,
+                theme=theme,
+                cluster=index % 3,
+                cluster_size=5,
+                inclusion_probability=0.2 if index % 3 else 0.5,
+            )
+    report = estimates.compute_report(criterion=criterion, judge=judge)
+    linears = comparison.version_estimates(criterion=criterion, judge=judge, method="robust")
+    for group in [*report.themes, report.overall]:
+        assert group.weighted
+        assert linears["human"][group.theme].estimate == pytest.approx(group.human.mean, rel=1e-12)
+        assert linears["ppi"][group.theme].estimate == pytest.approx(group.ppi.mean, rel=1e-12)
+    finance = report.themes[0]
+    assert finance.human.se is not None
+    assert linears["human"]["Finance"].variance == pytest.approx(finance.human.se**2, rel=1e-9)
 
 
 def _version(name: str, outcomes: dict[str, list[tuple[int, int | None]]]):
