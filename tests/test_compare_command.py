@@ -70,7 +70,7 @@ def test_bad_input_names_the_option(versions, args, message):
 
 
 def test_unknown_criterion_or_one_absent_from_a_campaign_names_it(versions):
-    Criterion.objects.filter(campaign=versions[1], name="relevance").delete()
+    Criterion.objects.filter(campaign=versions[1], name="relevance").update(name="relevance-old")
     with pytest.raises(CommandError) as caught:
         run("--campaign", "Assistant v1", "--other", "Assistant v2", "--criterion", "relevance")
     assert "--criterion: 'relevance' is not a criterion of campaign 'Assistant v2'" in str(caught.value)

@@ -97,7 +97,7 @@ def test_a_third_version_sharing_no_question_is_refused_naming_it(versions, anal
 
 
 def test_a_third_version_without_the_criterion_is_refused(versions, analyst_of_all, client):
-    Criterion.objects.filter(campaign=versions[2], name="relevance").delete()
+    Criterion.objects.filter(campaign=versions[2], name="relevance").update(name="relevance-old")
     client.force_login(analyst_of_all)
     response = client.get(url(versions[0]), {"other": versions[1].slug, "more": versions[2].slug})
     assert response.status_code == 400
