@@ -126,3 +126,23 @@ def test_number_bounds_of_a_non_rate_interval_in_english_and_french():
     assert extras.number_bounds(None) == "—"
     with translation.override("fr"):
         assert extras.number_bounds(bounds) == "[-0,03\u00a0; 0,98]"
+
+
+def test_p_value_estimate_title_and_difference_bounds():
+    from django.utils import translation
+
+    from evaluation.comparison import PairedDifference
+
+    assert extras.p_value(0.0543) == "0.054"
+    assert extras.p_value(0.0004) == "< 0.001"
+    assert extras.p_value(math.nan) == "—"
+    assert extras.estimate_title("ppi") == "PPI++"
+    assert extras.estimate_title("response") == "Response"
+    diff = PairedDifference(
+        estimate=0.1, se=0.05, df=9, lo=-0.031, hi=0.12, p_value=0.06, independent_se=0.07,
+        questions=10, shared=10, degenerate=False, alpha=0.05,
+    )  # fmt: skip
+    assert extras.difference_bounds(diff) == "[-3.1, +12.0]"
+    assert extras.difference_bounds(None) == ""
+    with translation.override("fr"):
+        assert extras.p_value(0.0543) == "0,054"

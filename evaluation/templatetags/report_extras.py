@@ -363,14 +363,14 @@ def estimate_title(name: str) -> str:
 
 @register.filter
 def p_value(value: Any) -> str:
-    """A p-value with two significant digits (``0.0043``), ``< 0.0001`` below that; a dash
-    when there is none (a degenerate difference)."""
+    """A p-value with three decimals (``0.054``), ``< 0.001`` below that; a dash when there is
+    none (a degenerate difference)."""
     number = _number(value)
     if number is None:
         return DASH
-    if number < 1e-4:
-        return _("< %(number)s") % {"number": _localized("0.0001")}
-    return _localized(f"{number:.2g}" if number < 0.01 else f"{number:.2f}")
+    if number < 0.001:
+        return _("< %(number)s") % {"number": _localized("0.001")}
+    return _localized(f"{number:.3f}")
 
 
 @register.filter
