@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 import json
 
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.urls import reverse
 
 from annotation.models import Campaign, Membership, Question
 from evaluation import comparison
@@ -39,7 +41,7 @@ def test_version_2_fixes_the_off_topic_answers_and_strays_in_informatique():
     assert strayed and all("\n\n" in r["answer"] for r in strayed)
 
 
-def test_load_demo_brings_version_2_comparable_by_question(db):
+def test_load_demo_brings_version_2_comparable_by_question(db, client):
     out = io.StringIO()
     call_command("load_demo", stdout=out)
     assert "version 2" in out.getvalue()
@@ -55,6 +57,11 @@ def test_load_demo_brings_version_2_comparable_by_question(db):
     human = {row.theme: row for row in result.rows_of("human")}
     assert human["Informatique"].right_value < human["Informatique"].left_value
     assert human["Finance"].right_value >= human["Finance"].left_value
+    # The demo's analyst sees the two versions compared by question on the page.
+    client.force_login(get_user_model().objects.get(username="analyst"))
+    page = client.get(reverse("evaluation:compare", args=[first.slug, "relevance"]), {"other": second.slug})
+    assert page.status_code == 200
+    assert 'id="paired-note"' in page.content.decode()
     again = io.StringIO()
     call_command("load_demo", stdout=again)
     assert "already loaded: nothing changed" in again.getvalue()
