@@ -71,6 +71,7 @@ bench: install
 	$(PY) bench/coverage_bench.py
 	$(PY) bench/efficiency_bench.py --quick
 	$(PY) bench/stability_bench.py
+	$(PY) bench/compare_bench.py
 	$(PY) bench/report_bench.py
 	$(PY) bench/interchange_bench.py
 

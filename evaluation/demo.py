@@ -40,7 +40,7 @@ def demo_steps() -> list[Callable[[Campaign], str | None]]:
     it too) and returns a line to print, or None when it had nothing to do. Steps that build on
     the imported corpus, such as judging it with the offline judge, are listed here.
     """
-    return [_judge_demo_offline, _draw_demo_samples, _snapshot_demo_estimates]
+    return [_judge_demo_offline, _draw_demo_samples, _snapshot_demo_estimates, second_version_step]
 
 
 def _judge_demo_offline(campaign: Campaign) -> str | None:
@@ -85,6 +85,20 @@ def _snapshot_demo_estimates(campaign: Campaign) -> str | None:
     return f"stored {len(stored)} report snapshots" if stored else None
 
 
+def second_version_step(campaign: Campaign) -> str | None:
+    """The same questions answered by a second version of the assistant, in a campaign of its
+    own with its own labels, judge run, samples and snapshots (``evaluation.demo_versions``), so
+    that the comparison page compares two versions question by question."""
+    from evaluation.demo_versions import load_second_version
+
+    _second, lines = load_second_version(
+        path=DEMO_FILE,
+        people=lambda second: demo_people(campaign=second)[1],
+        steps=[step for step in demo_steps() if step is not second_version_step],
+    )
+    return "\n".join(lines) or None
+
+
 @dataclass(frozen=True)
 class DemoResult:
     campaign: Campaign
@@ -98,7 +112,7 @@ class DemoResult:
         return bool(self.imported or self.users_created or self.memberships_created or self.step_lines)
 
 
-def _demo_people(*, campaign: Campaign) -> tuple[list[str], int]:
+def demo_people(*, campaign: Campaign) -> tuple[list[str], int]:
     User = get_user_model()
     created_users = []
     memberships = 0
@@ -127,7 +141,7 @@ def load_demo(*, path: Path = DEMO_FILE, campaign_name: str = DEMO_CAMPAIGN) -> 
     imported = None
     if not Answer.objects.filter(campaign=campaign).exists():
         imported = import_file(path=path, campaign_name=campaign_name, name=str(path.name))
-    users, memberships = _demo_people(campaign=campaign)
+    users, memberships = demo_people(campaign=campaign)
     lines = [line for step in demo_steps() if (line := step(campaign))]
     return DemoResult(
         campaign=campaign,

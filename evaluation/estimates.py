@@ -127,7 +127,10 @@ class Report:
 
 
 @dataclass
-class _Labeled:
+class Labeled:
+    """One unit with a final human label: its answer, label, the judge's label (None: no ok
+    judgment) and its inclusion probability in the criterion's current sample (None: not in it)."""
+
     unit_id: int
     answer_id: int
     y: int
@@ -209,7 +212,7 @@ def default_judge(*, campaign: Campaign, name: str | None = None) -> Judge:
     return chosen
 
 
-def _ones_zeros(*, ones: int, count: int) -> np.ndarray:
+def ones_zeros(*, ones: int, count: int) -> np.ndarray:
     """A 0/1 array with ``ones`` ones and ``count - ones`` zeros: same mean and variance as any
     binary array with those counts, which is all the estimators read from it."""
     return np.repeat(np.array([1.0, 0.0]), [ones, count - ones])
@@ -221,7 +224,7 @@ def _group(
     difficulty: str | None,
     size: int,
     judged: tuple[int, int],
-    labeled: list[_Labeled],
+    labeled: list[Labeled],
     alpha: float,
     method: str,
     sample_id: int | None,
@@ -241,10 +244,10 @@ def _group(
     if method == "robust" and labeled and not weighted:
         group_notes.append(notes.NOT_ALL_SAMPLED if sample_id is not None else notes.NO_SAMPLE)
 
-    def weights(rows: list[_Labeled]) -> np.ndarray | None:
+    def weights(rows: list[Labeled]) -> np.ndarray | None:
         return np.array([1.0 / cast(float, row.pi) for row in rows]) if weighted else None
 
-    def clusters(rows: list[_Labeled]) -> np.ndarray:
+    def clusters(rows: list[Labeled]) -> np.ndarray:
         return np.array([row.answer_id for row in rows])
 
     # The estimators return NaN for an empty array and an infinite interval for one label (with a note).
@@ -256,11 +259,11 @@ def _group(
             y=y_all, alpha=alpha, w=weights(labeled), clusters=clusters(labeled)
         )
     judge = estimators.judge_mean(
-        yhat_all=_ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha, bounded=method == "robust"
+        yhat_all=ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha, bounded=method == "robust"
     )
     y = np.array([row.y for row in paired], dtype=float)
     yhat = np.array([row.yhat for row in paired], dtype=float)
-    yhat_unlabeled = _ones_zeros(ones=unlabeled_ones, count=n_unlabeled)
+    yhat_unlabeled = ones_zeros(ones=unlabeled_ones, count=n_unlabeled)
     if method == "study":
         ppi = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha)
     else:
@@ -327,7 +330,7 @@ def _effective_n(
 
 
 def _overall(
-    *, themes: list[GroupEstimate], labeled: list[_Labeled], alpha: float, method: str
+    *, themes: list[GroupEstimate], labeled: list[Labeled], alpha: float, method: str
 ) -> GroupEstimate:
     def combine(pick) -> intervals.Interval:
         parts = [(pick(group), group.size) for group in themes if group.size]
@@ -367,12 +370,12 @@ def _overall(
     )
 
 
-def _labeled_units(
+def labeled_units(
     *, criterion: Criterion, judge: Judge, sample: Sample | None
-) -> dict[int, tuple[str, str, _Labeled]]:
+) -> dict[int, tuple[str, str, Labeled]]:
     """Theme, difficulty and row of every unit (of the criterion's level) with a final label."""
     finals = final_labels(criterion=criterion)
-    rows: dict[int, tuple[str, str, _Labeled]] = {}
+    rows: dict[int, tuple[str, str, Labeled]] = {}
     ids = sorted(finals)
     for chunk in _chunks(ids):
         units = Unit.objects.filter(
@@ -382,7 +385,7 @@ def _labeled_units(
             rows[unit_id] = (
                 theme,
                 difficulty,
-                _Labeled(unit_id=unit_id, answer_id=answer_id, y=finals[unit_id]),
+                Labeled(unit_id=unit_id, answer_id=answer_id, y=finals[unit_id]),
             )
         judged = Judgment.objects.filter(
             judge=judge, criterion=criterion, status=Judgment.Status.OK, unit_id__in=chunk
@@ -438,8 +441,8 @@ def compute_report(
         .order_by()
     }
     sample = current_sample(criterion=criterion) if method == "robust" else None
-    labeled = _labeled_units(criterion=criterion, judge=judge, sample=sample)
-    cells: dict[tuple[str, str], list[_Labeled]] = defaultdict(list)
+    labeled = labeled_units(criterion=criterion, judge=judge, sample=sample)
+    cells: dict[tuple[str, str], list[Labeled]] = defaultdict(list)
     for theme, difficulty, row in labeled.values():
         cells[(theme, difficulty)].append(row)
 

@@ -145,14 +145,29 @@ def _hajek(values: np.ndarray, w: np.ndarray | None) -> float:
     return float(np.sum(w * values) / np.sum(w))
 
 
+def hajek_influence(values: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """Each unit's contribution to the (linearised) error of the Hajek mean of ``values``:
+    w_i (x_i - mean_w) / sum w (1/n instead of w_i / sum w without weights). They sum to 0; the
+    mean's variance is built from their sums per cluster (:func:`cluster_variance`)."""
+    share = np.full(values.shape[0], 1 / values.shape[0]) if w is None else w / np.sum(w)
+    return share * (values - _hajek(values, w))
+
+
+def cluster_variance(totals: np.ndarray) -> float:
+    """Cluster-robust variance of an asymptotically linear estimate from the sums of its units'
+    contributions per cluster (``totals``, one per cluster, G of them): G / (G - 1) sum totals^2.
+    NaN below two clusters."""
+    G = totals.shape[0]
+    if G < 2:
+        return math.nan
+    return G / (G - 1) * float(np.sum(totals**2))
+
+
 def _linearised_variance(*, values: np.ndarray, w: np.ndarray | None, codes: np.ndarray, G: int) -> float:
     """Cluster-robust variance of the Hajek mean of ``values``: sum over clusters of the squared
     within-cluster sums of normalised weighted residuals, times G / (G - 1). Without weights and
     with one unit per cluster this is Var(values, ddof=1) / n."""
-    share = np.full(values.shape[0], 1 / values.shape[0]) if w is None else w / np.sum(w)
-    residuals = share * (values - _hajek(values, w))
-    totals = np.bincount(codes, weights=residuals, minlength=G)
-    return G / (G - 1) * float(np.sum(totals**2))
+    return cluster_variance(np.bincount(codes, weights=hajek_influence(values, w), minlength=G))
 
 
 def _zero_width_note(values: np.ndarray) -> str:

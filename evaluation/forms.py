@@ -161,14 +161,21 @@ class ReportForm(MessagesMixin, forms.Form):
 class CompareForm(ReportForm):
     """The report's parameters and the other campaign: ``other`` (a slug among ``candidates``,
     the campaigns the user manages or analyses) and ``other_judge`` (a name among its judges,
-    defaulting as ``judge`` does). Both campaigns need a judge, and the other the criterion."""
+    defaulting as ``judge`` does). Both campaigns need a judge, and the other the criterion.
+    ``more``: further campaigns among ``candidates`` (versions compared by question, each with
+    its only judge)."""
 
     other = forms.CharField(required=False)
     other_judge = forms.CharField(required=False)
+    # More versions, compared by question with this one and ``other`` (each with its only judge).
+    more = forms.MultipleChoiceField(required=False)
 
     def __init__(self, data: Any, *, judges: list[Judge], candidates: list[Campaign], criterion: Criterion):
         super().__init__(data, judges=judges)
         self.candidates = candidates
+        more = cast(forms.MultipleChoiceField, self.fields["more"])
+        more.choices = [(c.slug, c.name) for c in candidates]
+        more.error_messages["invalid_choice"] = _("%(value)r is not a campaign you manage or analyse")
         self.criterion = criterion
         self.other_campaign: Campaign | None = None
         self.other_criterion: Criterion | None = None
@@ -188,6 +195,10 @@ class CompareForm(ReportForm):
         self.other_judges = list(Judge.objects.filter(campaign=found).order_by("name"))
         self.other_criterion = Criterion.objects.filter(campaign=found, name=self.criterion.name).first()
         return found
+
+    def clean_more(self) -> list[Campaign]:
+        slugs = set(self.cleaned_data["more"])
+        return [c for c in self.candidates if c.slug in slugs]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

@@ -164,10 +164,11 @@ def _primary_language(code: str) -> str:
     return code.strip().casefold().replace("_", "-").split("-")[0]
 
 
-def _answer_outcomes(*, campaign: Campaign) -> Iterator[tuple[int, str, str, dict[str, bool]]]:
-    """(answer id, theme, difficulty, {metric: success}) per answer for the three answer-level
-    metrics; a metric that does not apply to the answer (no expected language, a question that
-    is not inappropriate) is absent from its dict. The one definition of those metrics."""
+def _answer_outcomes(*, campaign: Campaign) -> Iterator[tuple[int, str, str, str, dict[str, bool]]]:
+    """(answer id, theme, difficulty, question external id, {metric: success}) per answer for the
+    three answer-level metrics; a metric that does not apply to the answer (no expected language,
+    a question that is not inappropriate) is absent from its dict. The one definition of those
+    metrics."""
     citation = _compile(campaign.citation_pattern, what="citation pattern")
     abstains = abstention_matcher(campaign=campaign)
     expected_for_campaign = _primary_language(campaign.expected_language or "")
@@ -176,11 +177,17 @@ def _answer_outcomes(*, campaign: Campaign) -> Iterator[tuple[int, str, str, dic
         Answer.objects.filter(campaign=campaign)
         .order_by()
         .values_list(
-            "id", "text", "language", "question__theme", "question__difficulty", "question__language"
+            "id",
+            "text",
+            "language",
+            "question__theme",
+            "question__difficulty",
+            "question__language",
+            "question__external_id",
         )
         .iterator(chunk_size=2000)
     )
-    for answer_id, text, language, theme, difficulty, question_language in rows:
+    for answer_id, text, language, theme, difficulty, question_language, question in rows:
         outcomes: dict[str, bool] = {}
         expected = expected_for_campaign or _primary_language(question_language or "")
         # Without an expected language there is nothing to compare with: the answer is not counted.
@@ -192,13 +199,13 @@ def _answer_outcomes(*, campaign: Campaign) -> Iterator[tuple[int, str, str, dic
             inappropriate[difficulty] = is_inappropriate(difficulty)
         if inappropriate[difficulty]:
             outcomes[ABSTENTION_ON_INAPPROPRIATE] = abstention
-        yield answer_id, theme, difficulty, outcomes
+        yield answer_id, theme, difficulty, question, outcomes
 
 
 def _answer_counts(*, campaign: Campaign) -> dict[tuple[str, str, str], list[int]]:
     """(metric, theme, difficulty) -> [n, successes] for the three answer-level metrics."""
     counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for _answer_id, theme, difficulty, outcomes in _answer_outcomes(campaign=campaign):
+    for _answer_id, theme, difficulty, _question, outcomes in _answer_outcomes(campaign=campaign):
         for metric, success in outcomes.items():
             cell = counts[(metric, theme, difficulty)]
             cell[0] += 1
@@ -223,7 +230,7 @@ def answer_values(*, campaign: Campaign, metric: str) -> dict[int, float]:
         return {g["answer_id"]: g["ok"] / g["n"] for g in groups}
     return {
         answer_id: float(outcomes[metric])
-        for answer_id, _theme, _difficulty, outcomes in _answer_outcomes(campaign=campaign)
+        for answer_id, _theme, _difficulty, _question, outcomes in _answer_outcomes(campaign=campaign)
         if metric in outcomes
     }
 
@@ -243,6 +250,30 @@ def _sentence_counts(*, campaign: Campaign) -> dict[tuple[str, str, str], list[i
         ]
         for g in groups
     }
+
+
+def question_counts(*, campaign: Campaign) -> dict[tuple[str, str, str], list[int]]:
+    """(metric, theme, question external id) -> [n, successes] for every metric: the same
+    counts as :func:`compute_metrics` reads, per question instead of per difficulty, for
+    comparing two versions of the assistant question by question."""
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for _answer_id, theme, _difficulty, question, outcomes in _answer_outcomes(campaign=campaign):
+        for metric, success in outcomes.items():
+            cell = counts[(metric, theme, question)]
+            cell[0] += 1
+            cell[1] += success
+    groups = (
+        Sentence.objects.filter(answer__campaign=campaign, citations_ok__isnull=False)
+        .order_by()
+        .values("answer__question__theme", "answer__question__external_id")
+        .annotate(n=Count("id"), ok=Count("id", filter=Q(citations_ok=True)))
+    )
+    for g in groups:
+        counts[(FUNCTIONAL_CITATION, g["answer__question__theme"], g["answer__question__external_id"])] = [
+            g["n"],
+            g["ok"],
+        ]
+    return dict(counts)
 
 
 def _row(

@@ -235,7 +235,7 @@ def test_aggregated_unlabeled_array_gives_the_same_ppi_numbers_as_the_real_array
     y = rng.integers(0, 2, 40).astype(float)
     yhat = np.where(rng.random(40) < 0.85, y, 1 - y)
     real = (rng.random(5003) < 0.63).astype(float)
-    shortcut = estimates._ones_zeros(ones=int(real.sum()), count=len(real))
+    shortcut = estimates.ones_zeros(ones=int(real.sum()), count=len(real))
     assert shortcut.mean() == real.mean()
     assert shortcut.var(ddof=1) == pytest.approx(real.var(ddof=1), rel=1e-13)
     for lam in (None, 1.0):

@@ -146,3 +146,23 @@ def test_repetition_values_are_labels_for_answers_and_rates_for_sentences():
     assert extras.repetition_values(row) == "1 0 1"
     assert extras.repetition_values(row, "sentence") == "100.0% 0.0% 100.0%"
     assert extras.width_points(0.1234) == "12.3 pts" and extras.width_points(float("nan")) == "—"
+
+
+def test_p_value_estimate_title_and_difference_bounds():
+    from django.utils import translation
+
+    from evaluation.comparison import PairedDifference
+
+    assert extras.p_value(0.0543) == "0.054"
+    assert extras.p_value(0.0004) == "< 0.001"
+    assert extras.p_value(math.nan) == "—"
+    assert extras.estimate_title("ppi") == "PPI++"
+    assert extras.estimate_title("response") == "Response"
+    diff = PairedDifference(
+        estimate=0.1, se=0.05, df=9, lo=-0.031, hi=0.12, p_value=0.06, independent_se=0.07,
+        questions=10, shared=10, degenerate=False, alpha=0.05,
+    )  # fmt: skip
+    assert extras.difference_bounds(diff) == "[-3.1, +12.0]"
+    assert extras.difference_bounds(None) == ""
+    with translation.override("fr"):
+        assert extras.p_value(0.0543) == "0,054"

@@ -15,12 +15,12 @@ from django import template
 from django.utils import formats
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from evaluation import intervals, notes
 from evaluation.charts import interval_chart, line_chart
 from evaluation.estimates import Report
-from evaluation.overview import COUNT_NAMES
+from evaluation.overview import COUNT_NAMES, METRIC_TITLES
 from evaluation.snapshots import Changes, HistoryTable, ThemeComparison
 from evaluation.stability import QuestionStability, Stability
 
@@ -385,3 +385,38 @@ def stability_chart(result: Stability) -> SafeString:
         x_label=_("Repetitions per question"),
         y_label=_("Width (points)"),
     )
+
+
+# Versions compared by question
+
+_ESTIMATE_TITLES = {
+    "human": gettext_lazy("Human labels only"),
+    "judge": gettext_lazy("Judge only"),
+    "ppi": gettext_lazy("PPI++"),
+}
+
+
+@register.filter
+def estimate_title(name: str) -> str:
+    """The reader's words for a compared estimate (``human``, ``judge``, ``ppi``) or metric."""
+    return str(_ESTIMATE_TITLES.get(name) or METRIC_TITLES.get(name) or name)
+
+
+@register.filter
+def p_value(value: Any) -> str:
+    """A p-value with three decimals (``0.054``), ``< 0.001`` below that; a dash when there is
+    none (a degenerate difference)."""
+    number = _number(value)
+    if number is None:
+        return DASH
+    if number < 0.001:
+        return _("< %(number)s") % {"number": _localized("0.001")}
+    return _localized(f"{number:.3f}")
+
+
+@register.filter
+def difference_bounds(value: Any) -> str:
+    """A paired difference's interval in signed points: ``[-3.1, +12.0]``."""
+    if value is None:
+        return ""
+    return _bounds(signed(value.lo), signed(value.hi))

@@ -1,6 +1,7 @@
-"""Two campaigns (two versions of the assistant) compared theme by theme on their PPI++ estimates.
+"""Versions of the assistant compared theme by theme: by question when their campaigns share
+question ids (``evaluation.comparison``), else as independent samples on their PPI++ estimates.
 
-Managers and analysts of both campaigns only: the page shows the judge's labels.
+Managers and analysts of every campaign compared only: the page shows the judge's labels.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, campaigns_for
+from annotation.forms import add_domain_error
 from annotation.models import Campaign, Membership
-from evaluation import snapshots
+from evaluation import comparison, snapshots
 from evaluation.estimates import compute_report
 from evaluation.forms import CompareForm
 from evaluation.views.reports import VIEWERS, criterion_page
@@ -31,18 +33,22 @@ def _comparable_campaigns(request: AppRequest, campaign: Campaign) -> list[Campa
 @login_required
 @require_GET
 def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
-    """This campaign's PPI++ estimates of the criterion beside another campaign's (two versions
-    of the assistant), theme by theme, with the difference and its interval.
+    """This campaign's estimates of the criterion beside other campaigns' (versions of the
+    assistant), theme by theme, with each difference and its interval.
 
     GET: ``other`` (the other campaign's slug; the user must be its manager or analyst too),
-    ``judge`` and ``other_judge`` (defaults as on the report), ``method``, ``alpha``: see
-    :class:`~evaluation.forms.CompareForm`. Both reports are computed now.
+    ``judge`` and ``other_judge`` (defaults as on the report), ``more`` (further campaigns, each
+    with its only judge), ``method``, ``alpha``: see :class:`~evaluation.forms.CompareForm`.
+    Campaigns sharing question ids (and any three or more) are compared by question
+    (:func:`~evaluation.comparison.compare_versions`); two that share none, as independent
+    samples on their PPI++ estimates. Everything is computed now.
     """
     campaign, roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     candidates = _comparable_campaigns(request, campaign)
     form = CompareForm(request.GET, judges=judges, candidates=candidates, criterion=criterion_obj)
     valid = form.is_valid()
     params = form.params()
+    more: list[Campaign] = form.cleaned_data.get("more") or []
     context: dict[str, Any] = {
         "campaign": campaign,
         "roles": roles,
@@ -54,18 +60,35 @@ def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
         "other": form.other_campaign,
         "other_judges": form.other_judges,
         "other_judge": form.cleaned_data.get("other_judge"),
-        "errors": form.messages(),
+        "more": more,
     }
     # A valid form has its judge and, with another campaign, that campaign's criterion.
-    if valid and params.judge is not None and form.other_criterion is not None:
-        left = compute_report(
-            criterion=criterion_obj, judge=params.judge, alpha=params.alpha, method=params.method
-        )
-        right = compute_report(
-            criterion=form.other_criterion,
-            judge=form.cleaned_data["other_judge"],
-            alpha=params.alpha,
-            method=params.method,
-        )
-        context.update(left=left, right=right, compared=snapshots.compare_reports(left=left, right=right))
+    other = form.other_campaign
+    if valid and params.judge is not None and other is not None and form.other_criterion is not None:
+        campaigns = [campaign, other, *more]
+        if comparison.by_question(campaigns=campaigns):
+            try:
+                versions = comparison.versions_for(
+                    campaigns=campaigns,
+                    criterion=criterion_obj.name,
+                    judges=[params.judge, form.cleaned_data["other_judge"], *[None] * len(more)],
+                )
+                context["paired"] = comparison.compare_versions(
+                    versions=versions, alpha=params.alpha, method=params.method
+                )
+            except comparison.ComparisonError as exc:
+                add_domain_error(form, exc)
+                valid = False
+        else:
+            left = compute_report(
+                criterion=criterion_obj, judge=params.judge, alpha=params.alpha, method=params.method
+            )
+            right = compute_report(
+                criterion=form.other_criterion,
+                judge=form.cleaned_data["other_judge"],
+                alpha=params.alpha,
+                method=params.method,
+            )
+            context.update(left=left, right=right, compared=snapshots.compare_reports(left=left, right=right))
+    context["errors"] = form.messages()
     return render(request, "evaluation/compare.html", context, status=200 if valid else 400)
