@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.db.models import Exists, OuterRef
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, refusal
-from annotation.models import AnswerSource, Campaign, Criterion, Level, Question, Unit
+from annotation.models import AnswerSource, Campaign, Criterion, Label, Level, Question, Unit
 from annotation.workflow.state import final_labels
 from evaluation.evidence import (
     DEFAULT_BUDGETS,
@@ -73,6 +74,17 @@ class EvidenceReport:
     @property
     def metrics(self) -> list[str]:
         return metric_names(self.ks)
+
+
+def answer_criteria(*, campaign: Campaign) -> list[Criterion]:
+    """The campaign's answer-level criteria by name, each with ``has_human_labels`` (any human
+    label, imported or made in the app; one query)."""
+    labels = Label.objects.filter(criterion=OuterRef("pk"), value__isnull=False)
+    return list(
+        campaign.criteria.filter(level=Level.ANSWER)
+        .annotate(has_human_labels=Exists(labels))
+        .order_by("name")
+    )
 
 
 def criterion_categories(criterion: Criterion) -> list[tuple[int, str]]:

@@ -1,0 +1,76 @@
+"""Evidence coverage and retrieval ranking metrics of a campaign's answers, against the gold
+evidence of its questions; the same numbers as JSON.
+
+Managers and analysts only, like the reports: the calibration reads final human labels.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from annotation.access import AppRequest, get_campaign_for
+from annotation.models import Campaign
+from evaluation.evidence_report import (
+    EvidenceError,
+    EvidenceReport,
+    answer_criteria,
+    evidence_report,
+    report_as_json,
+)
+from evaluation.forms import EvidenceForm
+from evaluation.views.reports import VIEWERS
+
+
+def _report(request: AppRequest, slug: str) -> tuple[Campaign, set[str], EvidenceForm, EvidenceReport | None]:
+    campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
+    form = EvidenceForm(request.GET, criteria=answer_criteria(campaign=campaign))
+    report = None
+    if form.is_valid():
+        data = form.cleaned_data
+        criterion = data["criterion"]
+        try:
+            report = evidence_report(
+                campaign=campaign,
+                budgets=data["budgets"],
+                ks=data["k"],
+                criterion=criterion.name if criterion else None,
+                insufficient=data["insufficient_category"] if criterion else None,
+                correct=data["correct_category"] if criterion else None,
+                fit_budget=data["fit_budget"] if criterion else None,
+            )
+        except EvidenceError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.reason)
+    return campaign, roles, form, report
+
+
+@login_required
+@require_GET
+def evidence(request: AppRequest, slug: str) -> HttpResponse:
+    """The page: coverage per theme at each budget (table and chart), ranking metrics per theme,
+    and the calibration on a criterion (thresholds, category shares chart). 400 for a bad
+    parameter, named on the page."""
+    campaign, roles, form, report = _report(request, slug)
+    context: dict[str, Any] = {"campaign": campaign, "roles": roles, "form": form, "report": report}
+    if report is not None:
+        context["query"] = request.GET.urlencode()
+    return render(request, "evaluation/evidence.html", context, status=200 if report is not None else 400)
+
+
+@login_required
+@require_GET
+def evidence_json(request: AppRequest, slug: str) -> HttpResponse:
+    """The page's numbers as the command's JSON (same parameters); 400 naming a bad one."""
+    campaign, _roles, form, report = _report(request, slug)
+    if report is None:
+        return HttpResponse("; ".join(form.messages()), status=400, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(
+        json.dumps(report_as_json(report), ensure_ascii=False, indent=2), content_type="application/json"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-evidence.json"'
+    return response

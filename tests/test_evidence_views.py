@@ -1,0 +1,101 @@
+"""The evidence page and its JSON: who sees them, what they show, what they cost."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Criterion, Level, Unit
+from tests.factories import import_label, make_answer
+
+pytestmark = pytest.mark.django_db
+
+
+def url(campaign, name: str = "evaluation:evidence", **query) -> str:
+    base = reverse(name, args=[campaign.slug])
+    return base + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
+
+
+@pytest.fixture
+def gold(campaign):
+    first = make_answer(campaign=campaign, theme="Finance", chunk_ids=("c1", "c2"))
+    first.question.gold_evidence = [{"text": "Texte c1.", "chunk_id": "c1"}]
+    first.question.save()
+    second = make_answer(campaign=campaign, question=first.question, chunk_ids=("c2", "c3"))
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    import_label(unit=Unit.objects.get(answer=first, level=Level.ANSWER), criterion=relevance, value=1)
+    import_label(unit=Unit.objects.get(answer=second, level=Level.ANSWER), criterion=relevance, value=0)
+    hostile = make_answer(campaign=campaign, theme="<script>x</script>", chunk_ids=("c1",))
+    hostile.question.gold_evidence = [{"chunk_id": "c1"}]
+    hostile.question.save()
+    return campaign
+
+
+@pytest.mark.parametrize(
+    ("persona", "status"),
+    [
+        ("manager", 200),
+        ("analyst", 200),
+        ("annotator", 403),
+        ("reviewer", 403),
+        ("adjudicator", 403),
+        ("outsider", 404),
+    ],
+)
+def test_managers_and_analysts_only(persona, status, campaign, client_for, request):
+    user = request.getfixturevalue(persona)
+    assert client_for(user).get(url(campaign)).status_code == status
+    assert client_for(user).get(url(campaign, "evaluation:evidence_json")).status_code == status
+
+
+def test_anonymous_goes_to_login_and_only_get(campaign, manager, client, client_for):
+    assert client.get(url(campaign)).status_code == 302
+    assert client_for(manager).post(url(campaign)).status_code == 405
+    assert client_for(manager).post(url(campaign, "evaluation:evidence_json")).status_code == 405
+
+
+def test_the_page_shows_coverage_ranking_and_calibration_with_its_defaults(gold, manager, client_for):
+    response = client_for(manager).get(url(gold))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-theme="Finance"' in html and "N=1000" in html and "ndcg@10" in html
+    # The default calibration: relevance (the criterion with labels), values 0 and 1.
+    assert "What the score says about relevance (N=1000)" in html
+    assert html.count("<svg") == 2
+    assert "<script>x</script>" not in html and "&lt;script&gt;x&lt;/script&gt;" in html
+
+
+def test_the_page_reads_in_a_bounded_number_of_queries(
+    gold, manager, client_for, django_assert_max_num_queries
+):
+    client = client_for(manager)
+    client.get(url(gold))
+    with django_assert_max_num_queries(14):
+        client.get(url(gold, budgets="100,200", k="1,5"))
+
+
+def test_a_bad_parameter_is_named_with_a_400(gold, manager, client_for):
+    client = client_for(manager)
+    response = client.get(url(gold, budgets="100,abc"))
+    assert response.status_code == 400
+    assert "budgets: &#x27;abc&#x27; is not a positive whole number" in response.content.decode()
+    response = client.get(url(gold, criterion="relevance", insufficient_category=7))
+    assert response.status_code == 400
+    assert "insufficient_category" in response.content.decode()
+    response = client.get(url(gold, "evaluation:evidence_json", k="0"))
+    assert response.status_code == 400 and response.content.decode().startswith("k: ")
+
+
+def test_choosing_no_criterion_leaves_the_calibration_out(gold, manager, client_for):
+    html = client_for(manager).get(url(gold, criterion="")).content.decode()
+    assert "What the score says" not in html
+
+
+def test_the_json_download_holds_the_commands_numbers(gold, manager, client_for):
+    response = client_for(manager).get(url(gold, "evaluation:evidence_json", budgets="100"))
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == f'attachment; filename="{gold.slug}-evidence.json"'
+    data = response.json()
+    assert data["coverage"]["overall"][0]["mean"] == pytest.approx((1 + 7 / 9) / 2)
+    assert data["calibration"]["criterion"] == "relevance"
+    assert data["retrieval"]["<script>x</script>"]["mrr"]["mean"] == 1.0
