@@ -242,10 +242,11 @@ def category_shares(
     """The share of each category along the sorted scores: ``pairs`` (score, category value)
     sorted by score and cut into ``bins`` groups of equal size (the first ones one larger when
     they do not divide evenly; fewer groups than ``bins`` when there are fewer answers), each
-    with the share of every value of ``categories`` among its answers."""
+    with the share of every value of ``categories`` among its answers. Answers of equal score
+    keep their order in ``pairs`` (never sorted by category, which would paint a trend)."""
     if bins < 1:
         raise ValueError("bins must be at least 1")
-    ordered = sorted(pairs)
+    ordered = sorted(pairs, key=lambda pair: pair[0])
     count = min(bins, len(ordered))
     result: list[ShareBin] = []
     start = 0
