@@ -490,4 +490,27 @@ class EvidenceForm(MessagesMixin, forms.Form):
                 data["insufficient_category"] = min(values)
             if data.get("correct_category") is None:
                 data["correct_category"] = max(values)
+            if data.get("fit_budget") is None and data.get("budgets"):
+                data["fit_budget"] = max(data["budgets"])
         return data
+
+    def effective(self) -> EvidenceForm:
+        """The same form bound to the values in effect, defaults written out (call after a
+        successful ``is_valid``): the page shows them, and submitting it asks for the same."""
+        data = self.cleaned_data
+        criterion = data["criterion"]
+
+        def text(value: object) -> str:
+            return "" if value is None or criterion is None else str(value)
+
+        return EvidenceForm(
+            {
+                "budgets": ",".join(map(str, data["budgets"])),
+                "k": ",".join(map(str, data["k"])),
+                "criterion": criterion.name if criterion else "",
+                "insufficient_category": text(data["insufficient_category"]),
+                "correct_category": text(data["correct_category"]),
+                "fit_budget": text(data["fit_budget"]),
+            },
+            criteria=list(self.criteria.values()),
+        )

@@ -99,3 +99,12 @@ def test_the_json_download_holds_the_commands_numbers(gold, manager, client_for)
     assert data["coverage"]["overall"][0]["mean"] == pytest.approx((1 + 7 / 9) / 2)
     assert data["calibration"]["criterion"] == "relevance"
     assert data["retrieval"]["<script>x</script>"]["mrr"]["mean"] == 1.0
+
+
+def test_the_form_shows_the_values_in_effect_so_that_submitting_it_asks_for_the_same(
+    gold, manager, client_for
+):
+    html = client_for(manager).get(url(gold)).content.decode()
+    assert 'name="budgets" id="id_budgets" value="100,200,300,400,500,600,700,800,900,1000"' in html
+    assert '<option value="relevance" selected>' in html
+    assert 'name="insufficient_category" value="0"' in html and 'name="correct_category" value="1"' in html

@@ -58,6 +58,7 @@ def evidence(request: AppRequest, slug: str) -> HttpResponse:
     campaign, roles, form, report = _report(request, slug)
     context: dict[str, Any] = {"campaign": campaign, "roles": roles, "form": form, "report": report}
     if report is not None:
+        context["form"] = form.effective()
         context["query"] = request.GET.urlencode()
     return render(request, "evaluation/evidence.html", context, status=200 if report is not None else 400)
 
