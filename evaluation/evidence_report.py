@@ -8,6 +8,7 @@ docs/evidence.md for the measures, their formulas and intervals.
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, refusal
 from annotation.models import AnswerSource, Campaign, Criterion, Label, Level, Question, Unit
+from annotation.spreadsheets import neutralise_row
 from annotation.workflow.state import final_labels
 from evaluation.evidence import (
     DEFAULT_BUDGETS,
@@ -29,6 +31,7 @@ from evaluation.evidence import (
     coverage_at_budgets,
     fit_threshold,
 )
+from evaluation.exports import Writable
 from evaluation.retrieval import DEFAULT_KS, Mean, metric_names, question_bootstrap_means, ranking_metrics
 
 OVERALL = "overall"
@@ -278,7 +281,45 @@ def _calibration(
     )
 
 
-# Renderings: JSON for the command and the download, a plain-text table for a terminal.
+# Renderings: JSON for the command and the download, CSV for a spreadsheet, a plain-text table
+# for a terminal.
+
+CSV_HEADERS = ("campaign", "measure", "theme", "budget", "k", "mean", "lo", "hi", "n", "questions", "alpha")
+
+
+def write_csv(*, report: EvidenceReport, stream: Writable) -> None:
+    """The report's means as CSV, one row per measure and theme: ``coverage`` per budget, then
+    ``precision``, ``recall``, ``ndcg`` per k and ``mrr``. Fractions (0.5, not 50); an empty
+    field for a missing number; texts from the file (themes, the campaign's name) neutralised
+    against spreadsheet formulas."""
+    writer = csv.writer(stream)
+    writer.writerow(CSV_HEADERS)
+
+    def row(measure: str, theme: str, budget: object, k: object, mean: Mean) -> None:
+        numbers = ["" if v is None else v for v in (mean.mean, mean.lo, mean.hi)]
+        writer.writerow(
+            neutralise_row(
+                [
+                    report.campaign.name,
+                    measure,
+                    theme,
+                    budget,
+                    k,
+                    *numbers,
+                    mean.n,
+                    mean.questions,
+                    mean.alpha,
+                ]
+            )
+        )
+
+    for theme, means in report.coverage.items():
+        for budget, mean in zip(report.budgets, means, strict=True):
+            row("coverage", theme, budget, "", mean)
+    for theme, metrics in report.retrieval.items():
+        for name, mean in metrics.items():
+            measure, _, k = name.partition("@")
+            row(measure, theme, "", k, mean)
 
 
 def _mean_json(mean: Mean) -> dict[str, object]:

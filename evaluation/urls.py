@@ -28,6 +28,7 @@ urlpatterns = [
     path("campaigns/<slug:slug>/annotators/", annotators.annotators, name="annotators"),
     path("campaigns/<slug:slug>/evidence/", evidence.evidence, name="evidence"),
     path("campaigns/<slug:slug>/evidence.json", evidence.evidence_json, name="evidence_json"),
+    path("campaigns/<slug:slug>/evidence.csv", evidence.evidence_csv, name="evidence_csv"),
     path(REPORT, report_views.report, name="report"),
     path(REPORT + "disagreements/", units.disagreements, name="disagreements"),
     path(REPORT + "history/", history_views.history, name="history"),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pytest
 from django.urls import reverse
 
@@ -108,3 +111,32 @@ def test_the_form_shows_the_values_in_effect_so_that_submitting_it_asks_for_the_
     assert 'name="budgets" id="id_budgets" value="100,200,300,400,500,600,700,800,900,1000"' in html
     assert '<option value="relevance" selected>' in html
     assert 'name="insufficient_category" value="0"' in html and 'name="correct_category" value="1"' in html
+
+
+def test_the_csv_download_has_one_row_per_measure_and_theme_with_formulas_neutralised(
+    gold, manager, client_for
+):
+    gold.name = "=cmd()"
+    gold.save()
+    response = client_for(manager).get(url(gold, "evaluation:evidence_csv", budgets="100", k="1"))
+    assert response.status_code == 200
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0] == [
+        "campaign",
+        "measure",
+        "theme",
+        "budget",
+        "k",
+        "mean",
+        "lo",
+        "hi",
+        "n",
+        "questions",
+        "alpha",
+    ]
+    by_key = {(r[1], r[2], r[3], r[4]): r for r in rows[1:]}
+    assert float(by_key[("coverage", "overall", "100", "")][5]) == pytest.approx((1 + 7 / 9) / 2)
+    assert by_key[("mrr", "overall", "", "")][8] == "3"
+    assert ("precision", "Finance", "", "1") in by_key
+    assert {r[0] for r in rows[1:]} == {"'=cmd()"}
+    assert client_for(manager).get(url(gold, "evaluation:evidence_csv", k="x")).status_code == 400
