@@ -287,14 +287,18 @@ def _calibration(
 CSV_HEADERS = ("campaign", "measure", "theme", "budget", "k", "mean", "lo", "hi", "n", "questions", "alpha")
 
 
-def write_csv(*, report: EvidenceReport, stream: Writable) -> None:
-    """The report's means as CSV, one row per measure and theme: ``coverage`` per budget, then
-    ``precision``, ``recall``, ``ndcg`` per k and ``mrr``. Fractions (0.5, not 50); an empty
-    field for a missing number; texts from the file (themes, the campaign's name) neutralised
-    against spreadsheet formulas."""
+def write_csv(*, reports: Sequence[EvidenceReport], stream: Writable) -> None:
+    """The reports' means as CSV, one row per campaign, measure and theme: ``coverage`` per
+    budget, then ``precision``, ``recall``, ``ndcg`` per k and ``mrr``. Fractions (0.5, not 50);
+    an empty field for a missing number; texts from the file (themes, campaign names)
+    neutralised against spreadsheet formulas."""
     writer = csv.writer(stream)
     writer.writerow(CSV_HEADERS)
+    for report in reports:
+        _csv_rows(writer=writer, report=report)
 
+
+def _csv_rows(*, writer: Any, report: EvidenceReport) -> None:
     def row(measure: str, theme: str, budget: object, k: object, mean: Mean) -> None:
         numbers = ["" if v is None else v for v in (mean.mean, mean.lo, mean.hi)]
         writer.writerow(

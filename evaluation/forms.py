@@ -18,6 +18,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.forms.utils import ErrorDict
+from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
 from annotation import ingest
@@ -447,10 +448,17 @@ class EvidenceForm(MessagesMixin, forms.Form):
     insufficient_category = forms.IntegerField(label=_("“Not enough information” value"), required=False)
     correct_category = forms.IntegerField(label=_("“Fully correct” value"), required=False)
     fit_budget = forms.IntegerField(label=_("Budget of the calibration"), required=False)
+    other = forms.MultipleChoiceField(label=_("Side by side with"), required=False)
 
-    def __init__(self, data: Any, *, criteria: list[Criterion]) -> None:
+    def __init__(
+        self, data: Any, *, criteria: list[Criterion], candidates: list[Campaign] | None = None
+    ) -> None:
         super().__init__(data)
         self.criteria = {criterion.name: criterion for criterion in criteria}
+        self.candidates = {campaign.slug: campaign for campaign in candidates or []}
+        cast(forms.MultipleChoiceField, self.fields["other"]).choices = [
+            (campaign.slug, campaign.name) for campaign in candidates or []
+        ]
         cast(forms.ChoiceField, self.fields["criterion"]).choices = [("", "—")] + [
             (criterion.name, builtin_title(criterion.title or criterion.name)) for criterion in criteria
         ]
@@ -471,6 +479,9 @@ class EvidenceForm(MessagesMixin, forms.Form):
 
     def clean_k(self) -> list[int]:
         return self._numbers("k", DEFAULT_KS)
+
+    def clean_other(self) -> list[Campaign]:
+        return [self.candidates[slug] for slug in self.cleaned_data.get("other") or []]
 
     def clean_criterion(self) -> Criterion | None:
         name = self.cleaned_data.get("criterion")
@@ -503,7 +514,9 @@ class EvidenceForm(MessagesMixin, forms.Form):
         def text(value: object) -> str:
             return "" if value is None or criterion is None else str(value)
 
-        return EvidenceForm(
+        effective = QueryDict(mutable=True)
+        effective.setlist("other", [campaign.slug for campaign in data["other"]])
+        effective.update(
             {
                 "budgets": ",".join(map(str, data["budgets"])),
                 "k": ",".join(map(str, data["k"])),
@@ -511,6 +524,8 @@ class EvidenceForm(MessagesMixin, forms.Form):
                 "insufficient_category": text(data["insufficient_category"]),
                 "correct_category": text(data["correct_category"]),
                 "fit_budget": text(data["fit_budget"]),
-            },
-            criteria=list(self.criteria.values()),
+            }
+        )
+        return EvidenceForm(
+            effective, criteria=list(self.criteria.values()), candidates=list(self.candidates.values())
         )

@@ -140,3 +140,37 @@ def test_the_csv_download_has_one_row_per_measure_and_theme_with_formulas_neutra
     assert ("precision", "Finance", "", "1") in by_key
     assert {r[0] for r in rows[1:]} == {"'=cmd()"}
     assert client_for(manager).get(url(gold, "evaluation:evidence_csv", k="x")).status_code == 400
+
+
+@pytest.fixture
+def other_retriever(gold, manager):
+    from annotation.models import Role
+    from tests.factories import add_member, make_campaign
+
+    other = make_campaign(name="Other retriever")
+    add_member(campaign=other, user=manager, roles=[Role.MANAGER])
+    answer = make_answer(campaign=other, theme="Finance", chunk_ids=("c1",))
+    answer.question.gold_evidence = [{"text": "Texte c1.", "chunk_id": "c1"}]
+    answer.question.save()
+    return other
+
+
+def test_campaigns_side_by_side_on_the_page_and_in_the_downloads(gold, other_retriever, manager, client_for):
+    client = client_for(manager)
+    html = client.get(url(gold, budgets="100", other=other_retriever.slug)).content.decode()
+    assert 'id="side-title"' in html and "Other retriever" in html
+    assert f'<option value="{other_retriever.slug}" selected>' in html
+    data = client.get(url(gold, "evaluation:evidence_json", budgets="100", other=other_retriever.slug)).json()
+    assert [d["campaign"] for d in data] == [gold.name, "Other retriever"]
+    assert data[1]["coverage"]["overall"][0]["mean"] == 1.0
+    rows = client.get(url(gold, "evaluation:evidence_csv", budgets="100", other=other_retriever.slug))
+    assert "Other retriever" in rows.content.decode()
+
+
+def test_a_campaign_the_user_does_not_manage_or_analyse_cannot_stand_beside(gold, manager, client_for):
+    from tests.factories import make_campaign
+
+    hidden = make_campaign(name="Hidden")
+    response = client_for(manager).get(url(gold, other=hidden.slug))
+    assert response.status_code == 400
+    assert "Hidden" not in response.content.decode()

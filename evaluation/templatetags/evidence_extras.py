@@ -40,8 +40,16 @@ def share_range(low: float, high: float) -> str:
 
 
 @register.filter
-def by_index(values: list, index: int) -> object:
-    return values[index] if 0 <= index < len(values) else None
+def overall_coverage(report: EvidenceReport, index: int) -> Mean | None:
+    """The report's overall coverage at its ``index``-th budget (None without gold passages)."""
+    means = report.coverage.get(OVERALL, [])
+    return means[index] if 0 <= index < len(means) else None
+
+
+@register.filter
+def overall_metric(report: EvidenceReport, name: str) -> Mean | None:
+    """The report's overall mean of the ranking metric ``name`` (None without gold chunk ids)."""
+    return report.retrieval.get(OVERALL, {}).get(name)
 
 
 @register.simple_tag
@@ -59,6 +67,23 @@ def coverage_chart(report: EvidenceReport) -> SafeString:
         series=series,
         values=values,  # type: ignore[arg-type]
         title=_("Evidence coverage by token budget"),
+    )
+
+
+@register.simple_tag
+def side_by_side_chart(reports: list[EvidenceReport]) -> SafeString:
+    """Overall mean coverage per budget (groups) and campaign (bars), with intervals (SVG)."""
+    groups = [f"N={budget}" for budget in reports[0].budgets]
+    values = {}
+    for report in reports:
+        for i, m in enumerate(report.coverage.get(OVERALL, [])):
+            if m.mean is not None:
+                values[(groups[i], report.campaign.name)] = (m.mean, m.lo, m.hi)
+    return grouped_bar_chart(
+        groups=groups,
+        series=[report.campaign.name for report in reports],
+        values=values,  # type: ignore[arg-type]
+        title=_("Evidence coverage by token budget, campaign by campaign"),
     )
 
 

@@ -25,12 +25,17 @@ from evaluation.evidence_report import (
     write_csv,
 )
 from evaluation.forms import EvidenceForm
+from evaluation.views.compare import comparable_campaigns
 from evaluation.views.reports import VIEWERS
 
 
 def _report(request: AppRequest, slug: str) -> tuple[Campaign, set[str], EvidenceForm, EvidenceReport | None]:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
-    form = EvidenceForm(request.GET, criteria=answer_criteria(campaign=campaign))
+    form = EvidenceForm(
+        request.GET,
+        criteria=answer_criteria(campaign=campaign),
+        candidates=comparable_campaigns(request, campaign),
+    )
     report = None
     if form.is_valid():
         data = form.cleaned_data
@@ -50,6 +55,14 @@ def _report(request: AppRequest, slug: str) -> tuple[Campaign, set[str], Evidenc
     return campaign, roles, form, report
 
 
+def _others(form: EvidenceForm, report: EvidenceReport) -> list[EvidenceReport]:
+    """The reports of the campaigns chosen to stand beside this one (no calibration)."""
+    return [
+        evidence_report(campaign=other, budgets=report.budgets, ks=report.ks, alpha=report.alpha)
+        for other in form.cleaned_data["other"]
+    ]
+
+
 @login_required
 @require_GET
 def evidence(request: AppRequest, slug: str) -> HttpResponse:
@@ -61,6 +74,9 @@ def evidence(request: AppRequest, slug: str) -> HttpResponse:
     if report is not None:
         context["form"] = form.effective()
         context["query"] = request.GET.urlencode()
+        others = _others(form, report)
+        if others:
+            context["side_by_side"] = [report, *others]
     return render(request, "evaluation/evidence.html", context, status=200 if report is not None else 400)
 
 
@@ -71,9 +87,9 @@ def evidence_json(request: AppRequest, slug: str) -> HttpResponse:
     campaign, _roles, form, report = _report(request, slug)
     if report is None:
         return HttpResponse("; ".join(form.messages()), status=400, content_type="text/plain; charset=utf-8")
-    response = HttpResponse(
-        json.dumps(report_as_json(report), ensure_ascii=False, indent=2), content_type="application/json"
-    )
+    others = _others(form, report)
+    data = [report_as_json(r) for r in [report, *others]] if others else report_as_json(report)
+    response = HttpResponse(json.dumps(data, ensure_ascii=False, indent=2), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-evidence.json"'
     return response
 
@@ -87,5 +103,5 @@ def evidence_csv(request: AppRequest, slug: str) -> HttpResponse:
         return HttpResponse("; ".join(form.messages()), status=400, content_type="text/plain; charset=utf-8")
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-evidence.csv"'
-    write_csv(report=report, stream=response)
+    write_csv(reports=[report, *_others(form, report)], stream=response)
     return response

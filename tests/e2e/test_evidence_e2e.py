@@ -32,6 +32,9 @@ def build():
     relevance = Criterion.objects.get(campaign=campaign, name="relevance")
     import_label(unit=Unit.objects.get(answer=first, level=Level.ANSWER), criterion=relevance, value=1)
     import_label(unit=Unit.objects.get(answer=second, level=Level.ANSWER), criterion=relevance, value=0)
+    # Another campaign of the manager's (another retriever): the form offers it side by side.
+    other = make_campaign(name="Velmont evidence, other retriever with a long name (e2e)")
+    add_member(campaign=other, user=manager, roles=[Role.MANAGER])
     return campaign, manager
 
 
@@ -86,5 +89,12 @@ def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server,
             assert cells(page, "Finance")[-1].startswith("88,9" if locale == "fr-FR" else "88.9%")
             with page.expect_navigation():
                 page.locator("form.evidence-form button[type=submit]").click()
+            # The other campaign chosen: the side-by-side section, and still no sideways scroll.
+            page.select_option("#id_other", index=0)
+            with page.expect_navigation():
+                page.locator("form.evidence-form button[type=submit]").click()
+            assert page.locator("#side-title").count() == 1
+            page.screenshot(path=str(tmp_path / f"evidence-side-{locale[:2]}-{width}.png"), full_page=True)
+            assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
             assert problems == []
             context.close()
