@@ -21,9 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # Words (runs of Unicode letters, digits and underscores) and every other visible character on
-# its own: a deterministic stand-in for a model's tokenizer that needs no file, and counts a
-# little fewer tokens than a BPE tokenizer does on the same text (a budget of N of ours is about
-# N * 1.2 to 1.4 BPE tokens on French and English prose).
+# its own: a deterministic stand-in for a model's tokenizer that needs no file (none is installed,
+# and one fetched at run time would break offline use). It never cuts a word, as BPE does, so its
+# counts are not a model's: see docs/evidence.md.
 TOKEN = re.compile(r"\w+|[^\w\s]")
 DEFAULT_BUDGETS = tuple(range(100, 1001, 100))
 # Between two chunks in the concatenation: never part of a passage's match across chunks.
