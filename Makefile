@@ -74,6 +74,7 @@ bench: install
 	$(PY) bench/compare_bench.py
 	$(PY) bench/report_bench.py
 	$(PY) bench/interchange_bench.py
+	$(PY) bench/evidence_bench.py
 
 # docs/screenshots/: the annotation page, a report and the annotators' page, French and English, 1440 and 390 px, from
 # the demo in a throw-away database (tests never write there).

@@ -98,6 +98,10 @@ class Question(models.Model):
     theme = models.CharField(max_length=200)
     difficulty = models.CharField(max_length=50, blank=True)
     language = models.CharField(max_length=8, blank=True)
+    # Optional, from the import: what a good answer says, and the passages (``{"text": ...}``)
+    # or retrieved chunks (``{"chunk_id": ...}``) it must rest on (annotation.gold_evidence).
+    reference_answer = models.TextField(blank=True)
+    gold_evidence = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["theme", "external_id"]

@@ -222,11 +222,50 @@ def _add_labels(records: list[dict], *, seed: int) -> None:
         }
 
 
+# Gold evidence: per answerable question, at most GOLD_CITED chunks its answers cite and one
+# chunk of its theme the retriever does not rank first (what a reader of the data room would add)
+# give a passage of GOLD_SENTENCES consecutive sentences each; the chunks' ids are the gold ids.
+GOLD_CITED = 2
+GOLD_SENTENCES = 2
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-Ý])")
+MARKUP = re.compile(r"\*\*")
+
+
+def _gold_evidence(*, spec: QuestionSpec, seed: int) -> tuple[str, list[dict]]:
+    """A question's reference answer (its first opening and first fact, without citations) and
+    its gold evidence: passages excerpted from the chunks its answers cite, with their ids."""
+    if not spec.intros and not spec.facts:
+        return "", []
+    rng = random.Random(f"{seed}:{spec.qid}:gold")
+    pieces = [*spec.intros[:1], *(fact.prose[0] for fact in spec.facts[:1])]
+    reference = MARKUP.sub("", " ".join(PLACEHOLDER.sub("", piece) for piece in pieces)).strip()
+    keys = _cited_keys(" ".join([*spec.intros, *(p for fact in spec.facts for p in fact.prose)]))
+    unranked = [c.key for c in CHUNKS if c.theme == spec.theme and c.key not in spec.relevant]
+    gold: list[dict] = []
+    for key in [*keys[:GOLD_CITED], rng.choice(unranked)]:
+        chunk = CHUNKS_BY_KEY[key]
+        sentences = SENTENCE_END.split(chunk.text)
+        start = rng.randrange(max(1, len(sentences) - GOLD_SENTENCES + 1))
+        gold.append({"text": " ".join(sentences[start : start + GOLD_SENTENCES]), "chunk_id": chunk.id})
+    return reference, gold
+
+
+def _add_gold_evidence(records: list[dict], *, seed: int) -> None:
+    """Give every record its question's reference answer and gold evidence (empty for the
+    inappropriate questions, whose answers should find nothing)."""
+    found = {spec.qid: _gold_evidence(spec=spec, seed=seed) for spec in QUESTIONS}
+    for record in records:
+        reference, gold = found[record["question_id"]]
+        record["reference_answer"] = reference
+        record["gold_evidence"] = gold
+
+
 def build_campaign(*, seed: int = SEED) -> list[dict]:
     """Every answer record of the demo campaign, in question then repetition order.
 
     Deterministic for a given ``seed``. Each record has the import fields (question_id, question,
-    theme, difficulty, answer_id, repetition, answer, sources, labels); the defects of ``DEFECTS``
+    theme, difficulty, answer_id, repetition, answer, sources, labels, reference_answer,
+    gold_evidence); the defects of ``DEFECTS``
     are applied to their answers. Raises ValueError when a defect cannot be planted where declared.
     """
     records: list[dict] = []
@@ -272,6 +311,7 @@ def build_campaign(*, seed: int = SEED) -> list[dict]:
                 }
             )
     _add_labels(records, seed=seed)
+    _add_gold_evidence(records, seed=seed)
     return records
 
 

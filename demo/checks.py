@@ -41,6 +41,8 @@ RECORD_FIELDS = (
     "answer",
     "sources",
     "labels",
+    "reference_answer",
+    "gold_evidence",
 )
 
 

@@ -48,6 +48,8 @@ class ImportSummary:
     deleted_judgments: int
     seconds: float
     warnings: list[str] = field(default_factory=list)
+    # Questions the file gave a reference answer or gold evidence.
+    questions_given_evidence: int = 0
 
     @property
     def answers(self) -> int:
@@ -64,6 +66,11 @@ class ImportSummary:
             f"{self.file}: imported {where} {self.campaign.name!r} in {self.seconds:.1f} s",
             f"answers: {self.answers_created} new, {self.answers_replaced} replaced",
             f"questions: {self.questions_created} new; chunks: {self.chunks_created} new",
+            *(
+                [f"questions given a reference answer or gold evidence: {self.questions_given_evidence}"]
+                if self.questions_given_evidence
+                else []
+            ),
             f"sentences: {self.sentences}; units: {self.units}",
             f"imported labels: {self.labels} human, {self.judgments} judge ('{IMPORTED}')",
         ]
@@ -98,6 +105,26 @@ class LabelsPresent:
 
 
 @dataclass(frozen=True)
+class EvidencePresent:
+    """The reference answers and gold evidence a previewed file gives its questions."""
+
+    reference_answers: int = 0
+    gold_questions: int = 0
+    gold_texts: int = 0
+    gold_chunks: int = 0
+
+
+def _evidence_present(checked: ingest.CheckedFile) -> EvidencePresent:
+    questions = checked.questions.values()
+    return EvidencePresent(
+        reference_answers=sum(bool(q.reference_row) for q in questions),
+        gold_questions=sum(bool(q.gold_row) for q in questions),
+        gold_texts=sum(q.gold_texts for q in questions),
+        gold_chunks=sum(q.gold_chunks for q in questions),
+    )
+
+
+@dataclass(frozen=True)
 class ImportPreview:
     """What importing a file would do, found by checking it (pass 1 and the checks against the
     campaign) without writing anything."""
@@ -115,6 +142,7 @@ class ImportPreview:
     labels: list[LabelsPresent]
     warnings: list[str]
     token: str = ""
+    evidence: EvidencePresent = EvidencePresent()
 
     @property
     def answers_new(self) -> int:
@@ -161,6 +189,7 @@ def preview_file(
             for (criterion, level), uses in sorted(checked.labels.items())
         ],
         warnings=checked.warnings + existing.warnings,
+        evidence=_evidence_present(checked),
     )
 
 
@@ -316,4 +345,5 @@ def import_file(
         deleted_judgments=result.deleted.get("evaluation.Judgment", 0),
         seconds=time.perf_counter() - started,
         warnings=result.warnings,
+        questions_given_evidence=len(result.questions_given_evidence),
     )

@@ -18,6 +18,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.forms.utils import ErrorDict
+from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
 from annotation import ingest
@@ -25,9 +26,12 @@ from annotation.models import Campaign, Criterion, Unit
 from annotation.templatetags.annotation_format import builtin_title
 from evaluation import estimates, import_previews, stability
 from evaluation.estimates import EstimateError
+from evaluation.evidence import DEFAULT_BUDGETS, parse_budgets
+from evaluation.evidence_report import criterion_categories
 from evaluation.metrics import METRICS
 from evaluation.models import Judge, JudgeRun
 from evaluation.overview import METRIC_TITLES
+from evaluation.retrieval import DEFAULT_KS
 from evaluation.snapshots import SNAPSHOT_ALPHA
 
 DEFAULT_METHOD = "robust"
@@ -553,4 +557,100 @@ class StabilityForm(MessagesMixin, forms.Form):
             alpha=data.get("alpha") or DEFAULT_ALPHA,
             draws=data.get("draws") or stability.DEFAULT_DRAWS,
             seed=seed if isinstance(seed, int) else stability.DEFAULT_SEED,
+        )
+
+
+class EvidenceForm(MessagesMixin, forms.Form):
+    """The evidence page's parameters (GET): ``budgets`` and ``k`` (positive whole numbers,
+    comma-separated), ``criterion`` (an answer-level criterion; by default the first with human
+    labels, none when no criterion has any), ``insufficient_category`` and ``correct_category``
+    (values of its labels; by default its lowest and its highest) and ``fit_budget`` (one of the
+    budgets; by default the largest)."""
+
+    budgets = forms.CharField(label=_("Token budgets"), required=False)
+    k = forms.CharField(label=_("Ranks k"), required=False)
+    criterion = forms.ChoiceField(label=_("Criterion"), required=False)
+    insufficient_category = forms.IntegerField(label=_("“Not enough information” value"), required=False)
+    correct_category = forms.IntegerField(label=_("“Fully correct” value"), required=False)
+    fit_budget = forms.IntegerField(label=_("Budget of the calibration"), required=False)
+    other = forms.MultipleChoiceField(label=_("Side by side with"), required=False)
+
+    def __init__(
+        self, data: Any, *, criteria: list[Criterion], candidates: list[Campaign] | None = None
+    ) -> None:
+        super().__init__(data)
+        self.criteria = {criterion.name: criterion for criterion in criteria}
+        self.candidates = {campaign.slug: campaign for campaign in candidates or []}
+        cast(forms.MultipleChoiceField, self.fields["other"]).choices = [
+            (campaign.slug, campaign.name) for campaign in candidates or []
+        ]
+        cast(forms.ChoiceField, self.fields["criterion"]).choices = [("", "—")] + [
+            (criterion.name, builtin_title(criterion.title or criterion.name)) for criterion in criteria
+        ]
+
+    def _numbers(self, name: str, default: tuple[int, ...]) -> list[int]:
+        text = self.cleaned_data.get(name) or ""
+        if not text.strip():
+            return list(default)
+        try:
+            return parse_budgets(text)
+        except ValueError as exc:
+            raise ValidationError(
+                _("%(reason)s; give positive whole numbers separated by commas"), params={"reason": exc}
+            ) from None
+
+    def clean_budgets(self) -> list[int]:
+        return self._numbers("budgets", DEFAULT_BUDGETS)
+
+    def clean_k(self) -> list[int]:
+        return self._numbers("k", DEFAULT_KS)
+
+    def clean_other(self) -> list[Campaign]:
+        return [self.candidates[slug] for slug in self.cleaned_data.get("other") or []]
+
+    def clean_criterion(self) -> Criterion | None:
+        name = self.cleaned_data.get("criterion")
+        if name:
+            return self.criteria[name]
+        if self.data.get("criterion") == "":
+            return None  # "—" chosen: no calibration
+        labelled = [c for c in self.criteria.values() if getattr(c, "has_human_labels", False)]
+        return next(iter(labelled), None)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or self.cleaned_data
+        criterion = data.get("criterion")
+        if criterion is not None:
+            values = [value for value, _name in criterion_categories(criterion)]
+            if data.get("insufficient_category") is None:
+                data["insufficient_category"] = min(values)
+            if data.get("correct_category") is None:
+                data["correct_category"] = max(values)
+            if data.get("fit_budget") is None and data.get("budgets"):
+                data["fit_budget"] = max(data["budgets"])
+        return data
+
+    def effective(self) -> EvidenceForm:
+        """The same form bound to the values in effect, defaults written out (call after a
+        successful ``is_valid``): the page shows them, and submitting it asks for the same."""
+        data = self.cleaned_data
+        criterion = data["criterion"]
+
+        def text(value: object) -> str:
+            return "" if value is None or criterion is None else str(value)
+
+        effective = QueryDict(mutable=True)
+        effective.setlist("other", [campaign.slug for campaign in data["other"]])
+        effective.update(
+            {
+                "budgets": ",".join(map(str, data["budgets"])),
+                "k": ",".join(map(str, data["k"])),
+                "criterion": criterion.name if criterion else "",
+                "insufficient_category": text(data["insufficient_category"]),
+                "correct_category": text(data["correct_category"]),
+                "fit_budget": text(data["fit_budget"]),
+            }
+        )
+        return EvidenceForm(
+            effective, criteria=list(self.criteria.values()), candidates=list(self.candidates.values())
         )

@@ -2,7 +2,17 @@ from __future__ import annotations
 
 from django.urls import path
 
-from evaluation.views import annotators, campaigns, compare, downloads, runs, stability, start, units
+from evaluation.views import (
+    annotators,
+    campaigns,
+    compare,
+    downloads,
+    evidence,
+    runs,
+    stability,
+    start,
+    units,
+)
 from evaluation.views import file_import as import_views
 from evaluation.views import history as history_views
 from evaluation.views import reports as report_views
@@ -29,6 +39,9 @@ urlpatterns = [
     path("campaigns/<slug:slug>/stability/", stability.stability_page, name="stability"),
     path("campaigns/<slug:slug>/stability/export.csv", stability.stability_csv, name="stability_csv"),
     path("campaigns/<slug:slug>/stability/export.json", stability.stability_json, name="stability_json"),
+    path("campaigns/<slug:slug>/evidence/", evidence.evidence, name="evidence"),
+    path("campaigns/<slug:slug>/evidence.json", evidence.evidence_json, name="evidence_json"),
+    path("campaigns/<slug:slug>/evidence.csv", evidence.evidence_csv, name="evidence_csv"),
     path(REPORT, report_views.report, name="report"),
     path(REPORT + "disagreements/", units.disagreements, name="disagreements"),
     path(REPORT + "history/", history_views.history, name="history"),

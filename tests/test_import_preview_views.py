@@ -252,3 +252,21 @@ def test_previews_older_than_their_age_are_swept(client_for, manager, url):
     os.utime(directory, (old, old))
     assert import_previews.sweep_expired() == 1
     assert kept() == []
+
+
+def test_a_preview_counts_the_reference_answers_and_gold_evidence(client_for, manager, url):
+    records = [dict(r) for r in RECORDS]
+    records[0]["reference_answer"] = "48,2 M€."
+    records[0]["gold_evidence"] = ["Le chiffre d'affaires 2023 s'élève à 48,2 M€.", {"chunk_id": "c1"}]
+    content = "".join(json.dumps(r) + "\n" for r in records).encode()
+    response = client_for(manager).post(url, {"file": upload(content), "preview": "1"})
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert (
+        "Questions with a reference answer: 1; with gold evidence: 1 (passage texts: 1, chunk ids: 1)."
+        in page
+    )
+    assert (
+        "None: the questions come without reference answers or gold evidence."
+        in preview(client_for(manager), url).content.decode()
+    )

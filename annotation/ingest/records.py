@@ -29,9 +29,12 @@ RECORD_FIELDS = (
     "sources",
     "labels",
     "sentences",
+    "reference_answer",
+    "gold_evidence",
 )
 SOURCE_FIELDS = ("id", "title", "page", "text")
 SENTENCE_FIELDS = ("text", "labels", "paragraph")
+GOLD_FIELDS = ("text", "chunk_id")
 LABEL_SOURCES = ("human", "llm")
 LABEL_COLUMN = re.compile(r"^(human|llm):(.+)$")
 MAX_WARNINGS = 50
@@ -75,6 +78,23 @@ class SentenceRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class GoldItem:
+    """One piece of a question's gold evidence: a passage's text, a chunk id, or both."""
+
+    text: str | None
+    chunk_id: str | None
+
+    def as_json(self) -> dict[str, str]:
+        """The item as Question.gold_evidence stores it (only the keys it has)."""
+        item = {}
+        if self.text is not None:
+            item["text"] = self.text
+        if self.chunk_id is not None:
+            item["chunk_id"] = self.chunk_id
+        return item
+
+
+@dataclass(frozen=True, slots=True)
 class AnswerRecord:
     row: int
     question_id: str
@@ -88,6 +108,9 @@ class AnswerRecord:
     labels: tuple[LabelRecord, ...]
     # None: the answer is split into sentences on import.
     sentences: tuple[SentenceRecord, ...] | None
+    # Of the question, when the row gives them (None: not given, the question keeps its own).
+    reference_answer: str | None = None
+    gold_evidence: tuple[GoldItem, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -336,6 +359,49 @@ class _Row:
             )
         return tuple(result)
 
+    def gold_evidence(self, value: object, mapping: dict[str, str]) -> tuple[GoldItem, ...] | None:
+        """A list of passage texts, ``{"text": ...}`` and ``{"chunk_id": ...}`` items (or its
+        JSON text) as gold items; None when not given."""
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        if isinstance(value, str):
+            ok, value = self.json_text(value, "gold_evidence")
+            if not ok:
+                return None
+        shape = _('must be a list of passage texts or of {"text": ...} and {"chunk_id": ...} objects')
+        if not isinstance(value, list):
+            self.error("gold_evidence", shape)
+            return None
+        result: list[GoldItem] = []
+        for position, item in enumerate(value, start=1):
+            where = f"gold_evidence[{position}]"
+            if isinstance(item, str):
+                item = {"text": item}
+            if not isinstance(item, dict):
+                self.error(where, shape)
+                continue
+            if mapping:
+                item = {mapping.get(key, key): val for key, val in item.items()}
+            if "text" not in item and "chunk_id" not in item:
+                self.error(where, _("give the passage's text or the chunk_id of a retrieved chunk"))
+                continue
+            text = chunk_id = None
+            if "text" in item:
+                given = item["text"]
+                if not isinstance(given, str):
+                    self.error(f"{where}.text", refusal(MUST_BE_TEXT, type=type(given).__name__))
+                    continue
+                if not given.strip():
+                    self.error(f"{where}.text", _("must not be empty"))
+                    continue
+                text = given
+            if "chunk_id" in item:
+                chunk_id = self.text(item["chunk_id"], f"{where}.chunk_id", required=True, max_length=MAX_ID)
+                if not chunk_id:
+                    continue
+            result.append(GoldItem(text=text, chunk_id=chunk_id))
+        return tuple(result)
+
     def _source_list_from_text(self, value: str) -> list | None:
         stripped = value.strip()
         if stripped.startswith("["):
@@ -489,6 +555,12 @@ def _record(
         "sources": row.sources(data.get("sources"), columns),
         "labels": tuple(labels.values()),
         "sentences": row.sentences(data.get("sentences"), columns),
+        # An empty reference answer is no reference answer, as an empty cell is a missing one.
+        "reference_answer": row.text(
+            data.get("reference_answer"), "reference_answer", required=False, numbers=False
+        )
+        or None,
+        "gold_evidence": row.gold_evidence(data.get("gold_evidence"), columns),
     }
     repetition = row.integer(data.get("repetition"), "repetition", minimum=1)
     if not row.ok:

@@ -12,6 +12,7 @@ number of answers and chunks, not the size of their texts.
 from __future__ import annotations
 
 import hashlib
+import json
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -50,6 +51,15 @@ class QuestionSeen:
     difficulty: str
     # Its answers in the file (a preview counts answers per theme and difficulty).
     answers: int = 1
+    # The first row giving its reference answer and its gold evidence, with a digest of each
+    # (0 and b"": not given); every other row giving one must give the same.
+    reference_row: int = 0
+    reference: bytes = b""
+    gold_row: int = 0
+    gold: bytes = b""
+    # Of its gold evidence: the items with a passage text, and those with a chunk id.
+    gold_texts: int = 0
+    gold_chunks: int = 0
 
 
 @dataclass(slots=True)
@@ -297,11 +307,13 @@ class _FirstPass:
         digest = text_digest(record.question)
         first = self.checked.questions.get(record.question_id)
         if first is None:
-            self.checked.questions[record.question_id] = QuestionSeen(
+            first = self.checked.questions[record.question_id] = QuestionSeen(
                 row=record.row, text=digest, theme=record.theme, difficulty=record.difficulty
             )
+            self._extras(record, first)
             return
         first.answers += 1
+        self._extras(record, first)
         for attribute, differs in (
             ("question", digest != first.text),
             ("theme", record.theme != first.theme),
@@ -315,6 +327,37 @@ class _FirstPass:
                         question_id=record.question_id,
                         here=getattr(record, attribute),
                         first_row=first.row,
+                    )
+                )
+
+    def _extras(self, record: AnswerRecord, first: QuestionSeen) -> None:
+        """Note the row's reference answer and gold evidence of the question, if it gives them."""
+        if record.reference_answer is not None:
+            digest = text_digest(record.reference_answer)
+            if not first.reference_row:
+                first.reference_row, first.reference = record.row, digest
+            elif digest != first.reference:
+                self._conflict(
+                    _Conflict(
+                        row=record.row,
+                        field="reference_answer",
+                        question_id=record.question_id,
+                        first_row=first.reference_row,
+                    )
+                )
+        if record.gold_evidence is not None:
+            digest = text_digest(json.dumps([item.as_json() for item in record.gold_evidence]))
+            if not first.gold_row:
+                first.gold_row, first.gold = record.row, digest
+                first.gold_texts = sum(item.text is not None for item in record.gold_evidence)
+                first.gold_chunks = sum(item.chunk_id is not None for item in record.gold_evidence)
+            elif digest != first.gold:
+                self._conflict(
+                    _Conflict(
+                        row=record.row,
+                        field="gold_evidence",
+                        question_id=record.question_id,
+                        first_row=first.gold_row,
                     )
                 )
 
@@ -355,6 +398,13 @@ def _log_conflicts(*, checked: CheckedFile, conflicts: list[_Conflict], errors: 
             message = refusal(
                 _("%(answer)s is already the id of the answer at row %(row)s"),
                 answer=repr(conflict.answer_id),
+                row=conflict.first_row,
+            )
+        elif conflict.field in ("reference_answer", "gold_evidence"):
+            message = refusal(
+                _("question %(question)s has another %(field)s here than at row %(row)s"),
+                question=repr(conflict.question_id),
+                field=conflict.field,
                 row=conflict.first_row,
             )
         else:

@@ -63,6 +63,8 @@ class LoadResult:
     labels: int = 0
     judgments: int = 0
     judge_labels: list[JudgeLabel] = field(default_factory=list)
+    # Pks of the questions the file gave a reference answer or gold evidence.
+    questions_given_evidence: set[int] = field(default_factory=set)
     deleted: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -125,6 +127,7 @@ class Writer:
         """Write one batch: the ``questions`` it is the first to give, then ``records`` with
         their (language, sentences) in ``analysed``. Returns the batch's judge labels."""
         self._questions(questions)
+        self._question_extras(records)
         self._chunks(records)
         return self._answers(records=records, analysed=analysed)
 
@@ -136,6 +139,25 @@ class Writer:
         )
         self.questions.update((question[0], pk) for question, pk in zip(questions, ids, strict=True))
         self.result.questions_created += len(questions)
+
+    def _question_extras(self, records: list[AnswerRecord]) -> None:
+        """Set the reference answer and gold evidence the batch's rows give to their questions
+        (pass 1 checked that the rows of a question agree; a value given replaces the stored one)."""
+        given: dict[tuple[str, ...], dict[int, Question]] = {}
+        for record in records:
+            fields: list[str] = []
+            question = Question(pk=self.questions[record.question_id])
+            if record.reference_answer is not None:
+                fields.append("reference_answer")
+                question.reference_answer = record.reference_answer
+            if record.gold_evidence is not None:
+                fields.append("gold_evidence")
+                question.gold_evidence = [item.as_json() for item in record.gold_evidence]
+            if fields:
+                given.setdefault(tuple(fields), {})[question.pk] = question
+        for names, questions in given.items():
+            Question.objects.bulk_update(list(questions.values()), list(names), batch_size=LOOKUP_BATCH)
+        self.result.questions_given_evidence.update(pk for questions in given.values() for pk in questions)
 
     def _chunks(self, records: list[AnswerRecord]) -> None:
         # The first source with an (id, text) in file order gives the row its title and page.

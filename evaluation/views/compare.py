@@ -22,7 +22,8 @@ from evaluation.forms import CompareForm
 from evaluation.views.reports import VIEWERS, criterion_page
 
 
-def _comparable_campaigns(request: AppRequest, campaign: Campaign) -> list[Campaign]:
+def comparable_campaigns(request: AppRequest, campaign: Campaign) -> list[Campaign]:
+    """The other campaigns the user manages or analyses (every other one for a superuser)."""
     viewer = Membership.objects.filter(user=request.user, role__in=VIEWERS).values("campaign_id")
     found = campaigns_for(user=request.user).exclude(pk=campaign.pk)
     if not request.user.is_superuser:
@@ -44,7 +45,7 @@ def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     samples on their PPI++ estimates. Everything is computed now.
     """
     campaign, roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
-    candidates = _comparable_campaigns(request, campaign)
+    candidates = comparable_campaigns(request, campaign)
     form = CompareForm(request.GET, judges=judges, candidates=candidates, criterion=criterion_obj)
     valid = form.is_valid()
     params = form.params()

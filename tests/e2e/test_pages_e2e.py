@@ -97,6 +97,7 @@ def pages(campaign, other, run, people) -> list[tuple[str, str]]:
         ("claire", reverse("evaluation:start")),
         ("manon", reverse("evaluation:annotators", args=[slug])),
         ("sophie", reverse("evaluation:annotators", args=[slug])),
+        ("anna", reverse("evaluation:evidence", args=[slug])),
         ("anna", reverse("evaluation:report", args=[slug, "relevance"])),
         ("anna", reverse("evaluation:history", args=[slug, "relevance"])),
         ("anna", reverse("evaluation:compare", args=[slug, "relevance"]) + f"?other={other.slug}"),
