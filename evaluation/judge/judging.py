@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from annotation.categories import allowed_values
 from annotation.models import Criterion, CriterionVersion, Level
 from evaluation.judge.accounting import BatchCallLog, judge_prices
 from evaluation.judge.client import (
@@ -49,9 +50,11 @@ class Outcome:
     budget_stopped: bool = False
 
 
-def client_for(judge: Judge, *, budget: TokenBudget | None = None) -> JudgeClient:
+def client_for(
+    judge: Judge, *, budget: TokenBudget | None = None, labels: tuple[int, ...] = (0, 1)
+) -> JudgeClient:
     """The client of an LLM judge (its server, model and settings); PermanentError when no server
-    or key is configured."""
+    or key is configured. ``labels``: the criterion's label values (``allowed_values``)."""
     base_url = judge.settings.get("base_url") or settings.OPENAI_BASE_URL
     api_key = settings.OPENAI_API_KEY or ("not-needed" if base_url else "")
     if not api_key:
@@ -69,6 +72,7 @@ def client_for(judge: Judge, *, budget: TokenBudget | None = None) -> JudgeClien
         price_per_1k_completion=prices[1],
         budget=budget,
         shared=True,
+        labels=labels,
     )
 
 
@@ -135,7 +139,9 @@ def judge_with_llm(
         }
         outcome.log.append(call)
         try:
-            verdicts = parse_verdicts(completion.content, expected_indices=expected)
+            verdicts = parse_verdicts(
+                completion.content, expected_indices=expected, labels=allowed_values(criterion)
+            )
         except VerdictError as exc:
             reason = f"invalid verdicts (finish_reason={completion.finish_reason}): {exc}"
             call["error"] = reason[:2000]
