@@ -25,17 +25,18 @@ figures combine the theme estimates with weights N_k / N (stratified estimator).
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
-from django.db.models import Count, Sum
+from django.db.models import Count
 from django.utils.functional import Promise
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
+from annotation.categories import Category, Indicator, indicator_array, is_categorical, one_hot
 from annotation.current_sample import current_sample
 from annotation.errors import FieldError, refusal
 from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Unit
@@ -44,6 +45,8 @@ from evaluation import estimators, intervals, notes
 from evaluation.models import Judge, JudgePrompt, Judgment
 
 METHODS = ("robust", "study")
+# The label value a binary criterion's estimates count: the rate of 1.
+BINARY_POSITIVE = frozenset({1})
 OVERALL = "overall"
 # Keeps every IN (...) list below SQLite's bound-parameter limit.
 ID_CHUNK = 900
@@ -220,13 +223,20 @@ def _group(
     theme: str,
     difficulty: str | None,
     size: int,
-    judged: tuple[int, int],
+    judged: dict[int, int],
     labeled: list[_Labeled],
     alpha: float,
     method: str,
     sample_id: int | None,
+    positive: frozenset[int] = BINARY_POSITIVE,
+    categories: tuple[int, ...] | None = None,
 ) -> GroupEstimate:
-    n_judge, judge_ones = judged
+    """``judged``: the group's ok judge labels counted by value. ``positive``: the label values
+    read as 1 (the indicator estimated: 1 for a binary criterion, a category or a group of
+    categories). ``categories``: every category value of a categorical criterion, whose PPI++
+    estimates then share one lambda (``_joint_lambda``) so that they sum to 1."""
+    n_judge = sum(judged.values())
+    judge_ones = sum(count for value, count in judged.items() if value in positive)
     group_notes: list[str] = []
     labeled = sorted(labeled, key=lambda row: row.unit_id)
     paired = [row for row in labeled if row.yhat is not None]
@@ -235,7 +245,12 @@ def _group(
         group_notes.append(notes.MISSING_JUDGMENTS % {"count": len(missing)})
     n_human, n_paired = len(labeled), len(paired)
     n_unlabeled = n_judge - n_paired
-    unlabeled_ones = judge_ones - sum(row.yhat or 0 for row in paired)
+    unlabeled_counts = Counter(judged)
+    unlabeled_counts.subtract(row.yhat for row in paired if row.yhat is not None)
+    unlabeled_ones = sum(count for value, count in unlabeled_counts.items() if value in positive)
+
+    def indicator(value: int | None) -> float:
+        return 1.0 if value in positive else 0.0
 
     weighted = method == "robust" and bool(labeled) and all(row.pi is not None for row in labeled)
     if method == "robust" and labeled and not weighted:
@@ -248,7 +263,7 @@ def _group(
         return np.array([row.answer_id for row in rows])
 
     # The estimators return NaN for an empty array and an infinite interval for one label (with a note).
-    y_all = np.array([row.y for row in labeled], dtype=float)
+    y_all = np.array([indicator(row.y) for row in labeled], dtype=float)
     if method == "study":
         human = estimators.classical_mean(y=y_all, alpha=alpha)
     else:
@@ -258,11 +273,16 @@ def _group(
     judge = estimators.judge_mean(
         yhat_all=_ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha, bounded=method == "robust"
     )
-    y = np.array([row.y for row in paired], dtype=float)
-    yhat = np.array([row.yhat for row in paired], dtype=float)
+    y = np.array([indicator(row.y) for row in paired], dtype=float)
+    yhat = np.array([indicator(row.yhat) for row in paired], dtype=float)
     yhat_unlabeled = _ones_zeros(ones=unlabeled_ones, count=n_unlabeled)
+    lam = (
+        _joint_lambda(paired=paired, unlabeled=unlabeled_counts, categories=categories, method=method)
+        if categories is not None
+        else None
+    )
     if method == "study":
-        ppi = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha)
+        ppi = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha, lam=lam)
     else:
         ppi = estimators.robust_ppi(
             y=y,
@@ -272,6 +292,8 @@ def _group(
             w=weights(paired),
             w_unlabeled=None,
             clusters=clusters(paired),
+            lam=lam,
+            lam_method="crossfit" if lam is None else "pooled",
         )
     group_notes.extend(
         notes.OF_ESTIMATOR[name] % {"note": interval.note}
@@ -297,6 +319,39 @@ def _group(
         weighted=weighted,
         notes=group_notes,
     )
+
+
+def _joint_lambda(
+    *, paired: list[_Labeled], unlabeled: Counter[int], categories: tuple[int, ...], method: str
+) -> float:
+    """One lambda for every category of a group, so that the categories' PPI++ estimates sum to
+    1 (and a group's equals the sum of its categories'): lambda applied to each indicator alike.
+
+    Study method: ppi_py's own power tuning on the one-hot (n x K) arrays, which minimises the
+    total variance over the K coordinates (``estimators.joint_study_lambda``; NaN when the judge
+    gives one category only, then 0 is used). Robust method: ``estimators.pooled_lambda`` over
+    the K indicators (the same trace criterion, unweighted)."""
+    values = [int(row.yhat) for row in paired if row.yhat is not None]
+    y_values = [row.y for row in paired]
+    spread = [value for value in categories for _ in range(max(0, unlabeled.get(value, 0)))]
+    if method == "study":
+        columns = [Category(value=value, key="", name="", title="") for value in categories]
+        return estimators.joint_study_lambda(
+            y=one_hot(y_values, columns),
+            yhat=one_hot(values, columns),
+            yhat_unlabeled=one_hot(spread, columns),
+        )
+    groups = []
+    for value in categories:
+        chosen = Indicator(name="", title="", kind="category", values=frozenset({value}))
+        groups.append(
+            (
+                indicator_array(y_values, chosen),
+                indicator_array(values, chosen),
+                indicator_array(spread, chosen),
+            )
+        )
+    return estimators.pooled_lambda(groups=groups)
 
 
 def _clipped_notes(
@@ -327,7 +382,12 @@ def _effective_n(
 
 
 def _overall(
-    *, themes: list[GroupEstimate], labeled: list[_Labeled], alpha: float, method: str
+    *,
+    themes: list[GroupEstimate],
+    labeled: list[_Labeled],
+    alpha: float,
+    method: str,
+    positive: frozenset[int] = BINARY_POSITIVE,
 ) -> GroupEstimate:
     def combine(pick) -> intervals.Interval:
         parts = [(pick(group), group.size) for group in themes if group.size]
@@ -339,8 +399,8 @@ def _overall(
     ppi = combine(lambda group: group.ppi)
     human = combine(lambda group: group.human)
     paired = [row for row in labeled if row.yhat is not None]
-    y = np.array([row.y for row in paired], dtype=float)
-    yhat = np.array([row.yhat for row in paired], dtype=float)
+    y = np.array([1.0 if row.y in positive else 0.0 for row in paired], dtype=float)
+    yhat = np.array([1.0 if row.yhat in positive else 0.0 for row in paired], dtype=float)
     overall_notes = sorted({note for group in themes for note in group.notes})
     if ppi.note:
         overall_notes.append(notes.OVERALL % {"note": notes.OF_ESTIMATOR["PPI++"] % {"note": ppi.note}})
@@ -400,22 +460,28 @@ def _labeled_units(
     return rows
 
 
-def compute_report(
-    *,
-    criterion: Criterion,
-    judge: Judge,
-    alpha: float = 0.05,
-    method: str = "robust",
-    by_difficulty: bool = False,
-) -> Report:
-    """Human-only, judge-only and PPI++ estimates of ``criterion`` with ``judge``, per theme,
-    overall (stratified by theme sizes) and, with ``by_difficulty``, per theme x difficulty.
+@dataclass
+class EstimateInputs:
+    """What every estimate of one criterion and judge reads from the database, read once: unit
+    counts per (theme, difficulty), the judge's ok labels counted by value per (theme,
+    difficulty), the labeled units (final human label, judge label, inclusion probability) and
+    the sample whose probabilities weight them (robust method)."""
 
-    ``method`` is ``"robust"`` (design weights, cluster-robust variance, t quantile, cross-fitted
-    lambda) or ``"study"`` (exactly ``ppi_py``, simple random sample). Raises EstimateError on a
-    bad method or alpha, or a judge from another campaign. Every interval carries its method,
-    alpha and sizes; an estimate that cannot be computed is NaN with a note saying why.
-    """
+    criterion: Criterion
+    judge: Judge
+    alpha: float
+    method: str
+    sizes: dict[tuple[str, str], int]
+    judged: dict[tuple[str, str], dict[int, int]]
+    sample: Sample | None
+    labeled: dict[int, tuple[str, str, _Labeled]]
+
+
+def load_inputs(
+    *, criterion: Criterion, judge: Judge, alpha: float = 0.05, method: str = "robust"
+) -> EstimateInputs:
+    """The rows the estimates of ``criterion`` with ``judge`` rest on (``EstimateInputs``).
+    Raises EstimateError on a bad method or alpha, or a judge from another campaign."""
     check_method(method)
     check_alpha(alpha)
     if judge.campaign_id != criterion.campaign_id:
@@ -428,34 +494,68 @@ def compute_report(
         .annotate(n=Count("id"))
         .order_by()
     }
-    judged: dict[tuple[str, str], tuple[int, int]] = {
-        (row["unit__theme"], row["unit__difficulty"]): (row["n"], int(row["ones"] or 0))
-        for row in Judgment.objects.filter(
+    judged: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
+    for row in (
+        Judgment.objects.filter(
             judge=judge, criterion=criterion, status=Judgment.Status.OK, unit__level=criterion.level
         )
-        .values("unit__theme", "unit__difficulty")
-        .annotate(n=Count("id"), ones=Sum("value"))
+        .values("unit__theme", "unit__difficulty", "value")
+        .annotate(n=Count("id"))
         .order_by()
-    }
+    ):
+        judged[(row["unit__theme"], row["unit__difficulty"])][int(row["value"])] = row["n"]
     sample = current_sample(criterion=criterion) if method == "robust" else None
     labeled = _labeled_units(criterion=criterion, judge=judge, sample=sample)
+    return EstimateInputs(
+        criterion=criterion,
+        judge=judge,
+        alpha=alpha,
+        method=method,
+        sizes=sizes,
+        judged=dict(judged),
+        sample=sample,
+        labeled=labeled,
+    )
+
+
+def build_report(
+    *,
+    inputs: EstimateInputs,
+    by_difficulty: bool = False,
+    positive: frozenset[int] = BINARY_POSITIVE,
+    categories: tuple[int, ...] | None = None,
+) -> Report:
+    """The report of the indicator ``positive`` (the label values read as 1) from ``inputs``:
+    per theme, overall and, with ``by_difficulty``, per theme x difficulty. ``categories`` as
+    for ``_group`` (a categorical criterion's values: one lambda for all its indicators)."""
+    criterion, judge, alpha, method, sample = (
+        inputs.criterion,
+        inputs.judge,
+        inputs.alpha,
+        inputs.method,
+        inputs.sample,
+    )
+    sizes, judged, labeled = inputs.sizes, inputs.judged, inputs.labeled
     cells: dict[tuple[str, str], list[_Labeled]] = defaultdict(list)
     for theme, difficulty, row in labeled.values():
         cells[(theme, difficulty)].append(row)
 
     def estimate(keys: Iterable[tuple[str, str]], theme: str, difficulty: str | None) -> GroupEstimate:
         keys = list(keys)
-        n_judge = sum(judged.get(key, (0, 0))[0] for key in keys)
-        ones = sum(judged.get(key, (0, 0))[1] for key in keys)
+        counts: Counter[int] = Counter()
+        for key in keys:
+            counts.update(judged.get(key, {}))
         return _group(
             theme=theme,
             difficulty=difficulty,
             size=sum(sizes.get(key, 0) for key in keys),
-            judged=(n_judge, ones),
+            judged=dict(counts),
             labeled=[row for key in keys for row in cells.get(key, [])],
             alpha=alpha,
             method=method,
             sample_id=sample.pk if sample is not None else None,
+            positive=positive,
+            categories=categories,
         )
 
     all_keys = sorted(set(sizes) | set(judged) | set(cells))
@@ -463,7 +563,11 @@ def compute_report(
     themes = [estimate((key for key in all_keys if key[0] == theme), theme, None) for theme in theme_names]
     cells_estimates = [estimate([key], key[0], key[1]) for key in all_keys] if by_difficulty else None
     overall = _overall(
-        themes=themes, labeled=[row for _, _, row in labeled.values()], alpha=alpha, method=method
+        themes=themes,
+        labeled=[row for _, _, row in labeled.values()],
+        alpha=alpha,
+        method=method,
+        positive=positive,
     )
     return Report(
         campaign=criterion.campaign.name,
@@ -478,6 +582,39 @@ def compute_report(
         by_difficulty=cells_estimates,
         versions=text_versions(criterion=criterion, judge=judge),
     )
+
+
+def compute_report(
+    *,
+    criterion: Criterion,
+    judge: Judge,
+    alpha: float = 0.05,
+    method: str = "robust",
+    by_difficulty: bool = False,
+) -> Report:
+    """Human-only, judge-only and PPI++ estimates of ``criterion`` with ``judge``, per theme,
+    overall (stratified by theme sizes) and, with ``by_difficulty``, per theme x difficulty.
+
+    ``method`` is ``"robust"`` (design weights, cluster-robust variance, t quantile, cross-fitted
+    lambda) or ``"study"`` (exactly ``ppi_py``, simple random sample). Raises EstimateError on a
+    bad method or alpha, a judge from another campaign, or a categorical criterion (its
+    estimates are per category: ``evaluation.categorical.compute_categorical_report``). Every
+    interval carries its method, alpha and sizes; an estimate that cannot be computed is NaN
+    with a note saying why.
+    """
+    if is_categorical(criterion):
+        raise EstimateError(
+            refusal(
+                _(
+                    "criterion %(criterion)s has categories: its estimates are per category and "
+                    "group (the report page, the report command, or the API's categorical report)"
+                ),
+                criterion=repr(criterion.name),
+            ),
+            field="criterion",
+        )
+    inputs = load_inputs(criterion=criterion, judge=judge, alpha=alpha, method=method)
+    return build_report(inputs=inputs, by_difficulty=by_difficulty)
 
 
 def text_versions(*, criterion: Criterion, judge: Judge) -> dict[str, Any]:

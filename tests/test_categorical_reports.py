@@ -1,0 +1,125 @@
+"""A criterion with categories in the report page, its downloads and the report command."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+from openpyxl import load_workbook
+
+from evaluation.categorical import categorical_report_as_json, compute_categorical_report
+from tests.categorical import categorical_campaign
+
+
+def url(campaign, name: str = "correctness", view: str = "report") -> str:
+    return reverse(f"evaluation:{view}", args=[campaign.slug, name])
+
+
+@pytest.mark.parametrize("persona", ["analyst", "manager"])
+def test_the_page_shows_every_category_and_group_per_theme_with_the_confusion_matrix(
+    persona, campaign, client_for, request
+):
+    criterion, judge, _ = categorical_campaign(campaign)
+    report = compute_categorical_report(criterion=criterion, judge=judge)
+    response = client_for(request.getfixturevalue(persona)).get(url(campaign))
+    content = response.content.decode()
+    assert response.status_code == 200
+    for theme in ("Finance", "IT", "overall"):
+        assert f'data-theme="{theme}"' in content
+    for name in ("not-enough-information", "fully-correct", "correct", "hallucination", "abstention"):
+        assert f'data-category="{name}"' in content
+    assert content.count('class="metrics-table confusion-matrix"') == 3
+    assert "Fully correct" in content and "group hallucination" in content
+    kappa = report.confusion[-1].kappa
+    assert f"κ {kappa:.2f}" in content
+    assert "ppi++-robust-pooled" in content
+
+
+def test_the_page_as_htmx_is_the_results_region(campaign, analyst, client_for):
+    categorical_campaign(campaign)
+    response = client_for(analyst).get(url(campaign), headers={"HX-Request": "true"})
+    content = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in content and 'id="report-results"' in content and "confusion-matrix" in content
+
+
+@pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator", "outsider"])
+def test_people_who_label_and_outsiders_never_see_it(persona, campaign, client_for, request):
+    categorical_campaign(campaign)
+    response = client_for(request.getfixturevalue(persona)).get(url(campaign))
+    assert response.status_code == (404 if persona == "outsider" else 403)
+
+
+def test_csv_download_has_a_row_per_category_or_group_and_theme(campaign, analyst, client_for):
+    criterion, judge, _ = categorical_campaign(campaign)
+    response = client_for(analyst).get(url(campaign, view="export_csv"), {"method": "study"})
+    assert response.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert len(rows) == 8 * 3
+    data = categorical_report_as_json(
+        report=compute_categorical_report(criterion=criterion, judge=judge, method="study")
+    )
+    first = data["estimates"][0]["themes"][0]
+    assert (rows[0]["category"], rows[0]["category_kind"], rows[0]["category_values"], rows[0]["theme"]) == (
+        "not-enough-information",
+        "category",
+        "1",
+        "Finance",
+    )
+    assert float(rows[0]["ppi_mean"]) == pytest.approx(first["ppi_mean"])
+    assert [row["category_values"] for row in rows if row["category"] == "hallucination"] == ["2 4"] * 3
+
+
+def test_xlsx_download_has_the_estimates_and_confusion_sheets(campaign, analyst, client_for):
+    categorical_campaign(campaign)
+    response = client_for(analyst).get(url(campaign, view="export_xlsx"))
+    assert response.status_code == 200
+    book = load_workbook(io.BytesIO(response.content), read_only=True)
+    assert {"Summary", "correctness", "correctness confusion", "Units"} <= set(book.sheetnames)
+    summary = [row[0] for row in book["Summary"].iter_rows(min_row=4, values_only=True)]
+    assert summary[:1] == ["correctness: not-enough-information"] and len(summary) == 8
+
+
+def test_ares_download_is_refused_for_categories(campaign, analyst, client_for):
+    categorical_campaign(campaign)
+    response = client_for(analyst).get(url(campaign, view="export_ares"))
+    assert response.status_code == 400
+    assert b"category" in response.content
+
+
+def test_report_command_json_is_the_categorical_report(campaign):
+    criterion, judge, _ = categorical_campaign(campaign)
+    out = io.StringIO()
+    call_command(
+        "report", campaign=campaign.name, criterion="correctness", format="json", method="study", stdout=out
+    )
+    data = json.loads(out.getvalue())
+    expected = categorical_report_as_json(
+        report=compute_categorical_report(criterion=criterion, judge=judge, method="study")
+    )
+    assert data == json.loads(json.dumps(expected))
+    assert data["kind"] == "categorical" and [c["value"] for c in data["categories"]] == [1, 2, 3, 4, 5]
+
+
+def test_report_command_table_csv_and_xlsx(campaign, tmp_path):
+    categorical_campaign(campaign)
+    out = io.StringIO()
+    call_command("report", campaign=campaign.name, criterion="correctness", format="table", stdout=out)
+    text = out.getvalue()
+    assert "category fully-correct (5): Fully correct" in text and "group hallucination (2, 4)" in text
+    assert "confusion overall" in text
+    for fmt in ("csv", "xlsx"):
+        path = tmp_path / f"report.{fmt}"
+        call_command(
+            "report",
+            campaign=campaign.name,
+            criterion="correctness",
+            format=fmt,
+            output=str(path),
+            stdout=out,
+        )
+        assert path.stat().st_size > 0
