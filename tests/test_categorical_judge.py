@@ -20,16 +20,15 @@ VALUES = (1, 2, 3, 4, 5)
 
 @pytest.mark.parametrize(("label", "value"), [(3, 3), ("5", 5), (2.0, 2), (" 1 ", 1)])
 def test_a_category_value_is_read_as_a_number(label, value):
-    reply = '{"verdicts": [{"index": 0, "reasoning": "r", "label": %s}]}' % (
-        f'"{label}"' if isinstance(label, str) else label
-    )
+    written = f'"{label}"' if isinstance(label, str) else str(label)
+    reply = '{"verdicts": [{"index": 0, "reasoning": "r", "label": ' + written + "}]}"
     assert parse_verdicts(reply, expected_indices=[0], labels=VALUES)[0].label == value
 
 
 @pytest.mark.parametrize("label", ["0", "6", "true", "true_json", '"fully correct"', "2.5"])
 def test_anything_but_a_category_value_is_refused(label):
     text = {"true": '"true"', "true_json": "true", "0": "0", "6": "6", "2.5": "2.5"}.get(label, label)
-    reply = '{"verdicts": [{"index": 0, "reasoning": "r", "label": %s}]}' % text
+    reply = '{"verdicts": [{"index": 0, "reasoning": "r", "label": ' + text + "}]}"
     with pytest.raises(VerdictError, match="is not one of the category values 1, 2, 3, 4, 5"):
         parse_verdicts(reply, expected_indices=[0], labels=VALUES)
 

@@ -123,3 +123,33 @@ def test_report_command_table_csv_and_xlsx(campaign, tmp_path):
             stdout=out,
         )
         assert path.stat().st_size > 0
+
+
+def test_the_api_gives_the_report_commands_json(campaign, analyst, client):
+    from tests.factories import api_token
+
+    criterion, judge, _ = categorical_campaign(campaign)
+    response = client.get(
+        f"/api/v1/campaigns/{campaign.slug}/estimates/correctness",
+        {"method": "study"},
+        headers={"Authorization": f"Bearer {api_token(analyst)}"},
+    )
+    assert response.status_code == 200
+    expected = categorical_report_as_json(
+        report=compute_categorical_report(criterion=criterion, judge=judge, method="study")
+    )
+    assert response.json() == json.loads(json.dumps(expected))
+
+
+def test_comparing_campaigns_on_categories_is_refused_with_a_message(campaign, analyst, client_for):
+    categorical_campaign(campaign)
+    response = client_for(analyst).get(url(campaign, view="compare"))
+    assert response.status_code == 400
+    assert "a criterion with categories has one per category" in response.content.decode()
+
+
+def test_snapshots_are_not_recorded_for_categories(campaign):
+    from evaluation.snapshots import record_snapshots
+
+    criterion, _, _ = categorical_campaign(campaign)
+    assert record_snapshots(criterion=criterion, trigger="import") == []
