@@ -464,8 +464,8 @@ def _labeled_units(
 class EstimateInputs:
     """What every estimate of one criterion and judge reads from the database, read once: unit
     counts per (theme, difficulty), the judge's ok labels counted by value per (theme,
-    difficulty), the labeled units (final human label, judge label, inclusion probability) and
-    the sample whose probabilities weight them (robust method)."""
+    difficulty), the labeled units (final human label, judge label, inclusion probability), the
+    sample whose probabilities weight them (robust method) and the texts' versions."""
 
     criterion: Criterion
     judge: Judge
@@ -475,6 +475,7 @@ class EstimateInputs:
     judged: dict[tuple[str, str], dict[int, int]]
     sample: Sample | None
     labeled: dict[int, tuple[str, str, _Labeled]]
+    versions: dict[str, Any]
 
 
 def load_inputs(
@@ -515,6 +516,7 @@ def load_inputs(
         judged=dict(judged),
         sample=sample,
         labeled=labeled,
+        versions=text_versions(criterion=criterion, judge=judge),
     )
 
 
@@ -580,7 +582,7 @@ def build_report(
         themes=themes,
         overall=overall,
         by_difficulty=cells_estimates,
-        versions=text_versions(criterion=criterion, judge=judge),
+        versions=inputs.versions,
     )
 
 

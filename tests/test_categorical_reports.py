@@ -153,3 +153,22 @@ def test_snapshots_are_not_recorded_for_categories(campaign):
 
     criterion, _, _ = categorical_campaign(campaign)
     assert record_snapshots(criterion=criterion, trigger="import") == []
+
+
+def test_the_page_reads_the_database_a_fixed_number_of_times(campaign, analyst, client_for):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import make_answer
+
+    criterion, judge, _ = categorical_campaign(campaign)
+    client = client_for(analyst)
+    client.get(url(campaign))  # sessions and caches warmed
+    with CaptureQueriesContext(connection) as first:
+        assert client.get(url(campaign)).status_code == 200
+    for theme in ("HR", "Legal"):
+        for _ in range(5):
+            make_answer(campaign=campaign, theme=theme)
+    with CaptureQueriesContext(connection) as second:
+        assert client.get(url(campaign)).status_code == 200
+    assert len(first) == len(second) == 16
