@@ -94,8 +94,8 @@ def compute_categorical_report(
     theme x difficulty with ``by_difficulty``): human-only, judge-only and PPI++ rates with their
     intervals, plus the human x judge confusion matrices. The database is read once for all the
     indicators. Raises EstimateError as ``compute_report`` does (bad method, alpha, judge)."""
-    inputs = load_inputs(criterion=criterion, judge=judge, alpha=alpha, method=method)
     values = tuple(category.value for category in categories_of(criterion))
+    inputs = load_inputs(criterion=criterion, judge=judge, alpha=alpha, method=method, values=values)
     made = [
         IndicatorReport(
             indicator=indicator,

@@ -428,7 +428,7 @@ def _overall(
 
 
 def _labeled_units(
-    *, criterion: Criterion, judge: Judge, sample: Sample | None
+    *, criterion: Criterion, judge: Judge, sample: Sample | None, values: tuple[int, ...] | None = None
 ) -> dict[int, tuple[str, str, _Labeled]]:
     """Theme, difficulty and row of every unit (of the criterion's level) with a final label."""
     finals = final_labels(criterion=criterion)
@@ -448,7 +448,7 @@ def _labeled_units(
             judge=judge, criterion=criterion, status=Judgment.Status.OK, unit_id__in=chunk
         ).values_list("unit_id", "value")
         for unit_id, value in judged:
-            if unit_id in rows and value is not None:
+            if unit_id in rows and value is not None and (values is None or value in values):
                 rows[unit_id][2].yhat = int(value)
         if sample is not None:
             items = SampleItem.objects.filter(sample=sample, unit_id__in=chunk).values_list(
@@ -479,10 +479,17 @@ class EstimateInputs:
 
 
 def load_inputs(
-    *, criterion: Criterion, judge: Judge, alpha: float = 0.05, method: str = "robust"
+    *,
+    criterion: Criterion,
+    judge: Judge,
+    alpha: float = 0.05,
+    method: str = "robust",
+    values: tuple[int, ...] | None = None,
 ) -> EstimateInputs:
     """The rows the estimates of ``criterion`` with ``judge`` rest on (``EstimateInputs``).
-    Raises EstimateError on a bad method or alpha, or a judge from another campaign."""
+    ``values``: the label values the criterion has now (its categories); a judgment of another
+    value (a category removed since) is left out, as a judgment that failed. Raises
+    EstimateError on a bad method or alpha, or a judge from another campaign."""
     check_method(method)
     check_alpha(alpha)
     if judge.campaign_id != criterion.campaign_id:
@@ -496,17 +503,18 @@ def load_inputs(
         .order_by()
     }
     judged: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
+    ok = Judgment.objects.filter(judge=judge, criterion=criterion, status=Judgment.Status.OK)
+    if values is not None:
+        ok = ok.filter(value__in=values)
     for row in (
-        Judgment.objects.filter(
-            judge=judge, criterion=criterion, status=Judgment.Status.OK, unit__level=criterion.level
-        )
+        ok.filter(unit__level=criterion.level)
         .values("unit__theme", "unit__difficulty", "value")
         .annotate(n=Count("id"))
         .order_by()
     ):
         judged[(row["unit__theme"], row["unit__difficulty"])][int(row["value"])] = row["n"]
     sample = current_sample(criterion=criterion) if method == "robust" else None
-    labeled = _labeled_units(criterion=criterion, judge=judge, sample=sample)
+    labeled = _labeled_units(criterion=criterion, judge=judge, sample=sample, values=values)
     return EstimateInputs(
         criterion=criterion,
         judge=judge,
