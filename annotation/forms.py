@@ -270,6 +270,9 @@ class CriterionForm(forms.Form):
     """A criterion as the criteria page writes it. Name, level and kind at creation only
     (``editing`` leaves them out); categories and groups as text (``annotation.criteria``)."""
 
+    # The server says what is missing, in place, in the page's language.
+    use_required_attribute = False
+
     name = forms.SlugField(label=_("Name"), max_length=100, help_text=_("letters, digits, - and _"))
     level = forms.ChoiceField(label=_("Level"), choices=Level.choices, initial=Level.ANSWER)
     kind = forms.ChoiceField(
