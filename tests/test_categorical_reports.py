@@ -172,3 +172,31 @@ def test_the_page_reads_the_database_a_fixed_number_of_times(campaign, analyst, 
     with CaptureQueriesContext(connection) as second:
         assert client.get(url(campaign)).status_code == 200
     assert len(first) == len(second) == 16
+
+
+def test_label_studio_and_argilla_exchanges_refuse_categories_naming_the_criterion(
+    campaign, analyst, client_for
+):
+    from annotation import ingest
+    from annotation.models import Criterion
+    from evaluation.interchange import exporting
+    from evaluation.interchange.loading import import_labels
+    from evaluation.interchange.vocabulary import check_vocabulary
+    from tests.interchange_files import LABEL_STUDIO_FILE, fixture_answers
+    from tests.test_interchange import LABEL_STUDIO_MAPPING
+
+    criterion, judge, _ = categorical_campaign(campaign)
+    for view in ("export_label_studio", "export_argilla"):
+        response = client_for(analyst).get(url(campaign, view=view))
+        assert response.status_code == 400
+        assert b"criterion 'correctness' has named categories" in response.content
+    with pytest.raises(exporting.ExportError, match="the Argilla export carries 0/1 labels only"):
+        exporting.write_argilla(campaign=campaign, criteria=[criterion], stream=io.StringIO(), judge=judge)
+
+    fixture_answers(campaign)
+    Criterion.objects.filter(campaign=campaign, name__in=["relevance", "veracity"]).update(
+        kind="categorical", categories=criterion.categories
+    )
+    vocabulary = check_vocabulary(mapping=LABEL_STUDIO_MAPPING, name="mapping")
+    with pytest.raises(ingest.ImportFailed, match="has named categories: Label Studio and Argilla labels"):
+        import_labels(path=LABEL_STUDIO_FILE, fmt="label-studio", campaign=campaign, vocabulary=vocabulary)

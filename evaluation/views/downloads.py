@@ -159,7 +159,12 @@ def export_label_studio(request: AppRequest, slug: str, criterion: str) -> HttpR
     campaign, criterion_obj, params = found
     stream = io.StringIO()
     judges = [params.judge] if params.judge is not None else []
-    exporting.write_label_studio(campaign=campaign, criteria=[criterion_obj], stream=stream, judges=judges)
+    try:
+        exporting.write_label_studio(
+            campaign=campaign, criteria=[criterion_obj], stream=stream, judges=judges
+        )
+    except exporting.ExportError as error:
+        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
     name = _name(campaign, criterion_obj, exporting.LABEL_STUDIO)
     return _attachment(stream.getvalue(), content_type="application/json; charset=utf-8", name=name)
 
@@ -174,7 +179,12 @@ def export_argilla(request: AppRequest, slug: str, criterion: str) -> HttpRespon
         return found
     campaign, criterion_obj, params = found
     stream = io.StringIO()
-    exporting.write_argilla(campaign=campaign, criteria=[criterion_obj], stream=stream, judge=params.judge)
+    try:
+        exporting.write_argilla(
+            campaign=campaign, criteria=[criterion_obj], stream=stream, judge=params.judge
+        )
+    except exporting.ExportError as error:
+        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
     name = _name(campaign, criterion_obj, exporting.ARGILLA)
     return _attachment(stream.getvalue(), content_type="application/json; charset=utf-8", name=name)
 
