@@ -167,12 +167,13 @@ def categories_of(criterion: object) -> list[Category]:
 
 
 def groups_of(criterion: object) -> dict[str, list[int]]:
-    """The groups of a categorical criterion (name -> values); {} for a binary one."""
+    """The groups of a categorical criterion (name -> values) by name, {} for a binary one (by
+    name: PostgreSQL's jsonb keeps no order of keys)."""
     if not is_categorical(criterion):
         return {}
     return {
         str(name): sorted(int(v) for v in values)
-        for name, values in (getattr(criterion, "category_groups", None) or {}).items()
+        for name, values in sorted((getattr(criterion, "category_groups", None) or {}).items())
     }
 
 
@@ -215,7 +216,7 @@ def value_for_key(*, criterion: object, key: object) -> int | None:
 
 
 def indicators(criterion: object) -> list[Indicator]:
-    """One indicator per category (by value), then one per group (in the criterion's order)."""
+    """One indicator per category (by value), then one per group (by name)."""
     made = [
         Indicator(name=c.name, title=c.title, kind="category", values=frozenset({c.value}))
         for c in categories_of(criterion)

@@ -19,7 +19,15 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
-from annotation.categories import BINARY, CATEGORICAL, KINDS, CategoryError, categories_of, check_definition
+from annotation.categories import (
+    BINARY,
+    CATEGORICAL,
+    KINDS,
+    CategoryError,
+    categories_of,
+    check_definition,
+    groups_of,
+)
 from annotation.errors import FieldError, refusal
 from annotation.guidelines import current_version
 from annotation.models import Campaign, Criterion, CriterionVersion, Label, Level
@@ -94,7 +102,7 @@ def groups_text(criterion: Criterion) -> str:
     """The criterion's groups as the page writes them, one per line."""
     return "\n".join(
         f"{name}: {', '.join(str(value) for value in values)}"
-        for name, values in (criterion.category_groups or {}).items()
+        for name, values in groups_of(criterion).items()
     )
 
 

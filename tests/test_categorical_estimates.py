@@ -37,9 +37,9 @@ def test_study_ppi_per_category_equals_ppi_py_on_the_indicator_arrays(db):
         "partly-incomplete",
         "fully-incorrect",
         "fully-correct",
+        "abstention",
         "correct",
         "hallucination",
-        "abstention",
     ]
     assert [item["kind"] for item in data["estimates"]] == ["category"] * 5 + ["group"] * 3
     for theme, theme_rows in rows.items():

@@ -80,11 +80,11 @@ def test_values_keys_and_indicators(campaign):
     assert categories.value_for_key(criterion=criterion, key="4") == 4
     assert categories.value_for_key(criterion=criterion, key="9") is None
     assert [(i.name, i.kind, sorted(i.values)) for i in indicators(criterion)][-3:] == [
+        ("abstention", "group", [1, 3]),
         ("correct", "group", [5]),
         ("hallucination", "group", [2, 4]),
-        ("abstention", "group", [1, 3]),
     ]
-    hallucination = indicators(criterion)[-2]
+    hallucination = indicators(criterion)[-1]
     assert indicator_array([1, 2, 4, 5], hallucination).tolist() == [0.0, 1.0, 1.0, 0.0]
     relevance = criterion.campaign.criteria.get(name="relevance")
     assert categories.allowed_values(relevance) == (0, 1)
