@@ -6,7 +6,7 @@ its 0/1 indicator (``annotation.categories.indicator_array``), human-only, judge
 with the same estimators, intervals and notes as a binary criterion (``evaluation.estimates``).
 
 The PPI++ estimates of one group of units share one lambda across the categories
-(``estimates._joint_lambda``): theta_k = lambda mean(Yhat_unl_k) + mean(Y_k - lambda Yhat_k)
+(``estimators.joint_lambda``): theta_k = lambda mean(Yhat_unl_k) + mean(Y_k - lambda Yhat_k)
 sums over k to 1 exactly as the indicators do, and a group's estimate is the sum of its
 categories'. With a lambda per category they would not (each lambda tunes its own coordinate).
 With the study method this lambda is ppi_py's own on the one-hot (n x K) arrays (the lambda that

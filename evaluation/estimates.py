@@ -6,9 +6,11 @@ For each group of units (a theme, optionally a theme x difficulty cell) the arra
 - ``Yhat``: the judge's labels (``ok`` judgments) on those same units;
 - ``Yhat_unlabeled``: the judge's labels on the group's units without a final human label.
 
-Labels are binary, so the unlabeled judge array matters to every estimator only through its
-length and its number of ones: the mean and the variance of any 0/1 array are functions of those
-two counts. The judge's labels are therefore counted and summed per theme and difficulty in SQL,
+The arrays estimated are 0/1 (a binary label, or the indicator of a category or a group of
+categories: ``positive`` values read as 1), so the unlabeled judge array matters to every
+estimator only through its length and its number of ones: the mean and the variance of any 0/1
+array are functions of those two counts. The judge's labels are therefore counted per theme,
+difficulty and value in SQL,
 the ~1,000 labeled units' judge labels are fetched one by one and subtracted, and the unlabeled
 array is rebuilt with ``np.repeat`` (ones, then zeros). ``ppi_py`` then returns the same numbers
 as on the real array, without a million rows ever reaching Python.
@@ -36,13 +38,16 @@ from django.utils.functional import Promise
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from annotation.categories import Category, Indicator, indicator_array, is_categorical, one_hot
+from annotation.categories import is_categorical
 from annotation.current_sample import current_sample
 from annotation.errors import FieldError, refusal
 from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
 from evaluation import estimators, intervals, notes
 from evaluation.models import Judge, JudgePrompt, Judgment
+from evaluation.report_json import group_as_json, report_as_json
+
+__all__ = ["group_as_json", "report_as_json"]  # their home is evaluation.report_json
 
 METHODS = ("robust", "study")
 # The label value a binary criterion's estimates count: the rate of 1.
@@ -277,7 +282,13 @@ def _group(
     yhat = np.array([indicator(row.yhat) for row in paired], dtype=float)
     yhat_unlabeled = _ones_zeros(ones=unlabeled_ones, count=n_unlabeled)
     lam = (
-        _joint_lambda(paired=paired, unlabeled=unlabeled_counts, categories=categories, method=method)
+        estimators.joint_lambda(
+            y=[row.y for row in paired],
+            yhat=[int(row.yhat) for row in paired if row.yhat is not None],
+            unlabeled=unlabeled_counts,
+            categories=categories,
+            method=method,
+        )
         if categories is not None
         else None
     )
@@ -319,39 +330,6 @@ def _group(
         weighted=weighted,
         notes=group_notes,
     )
-
-
-def _joint_lambda(
-    *, paired: list[_Labeled], unlabeled: Counter[int], categories: tuple[int, ...], method: str
-) -> float:
-    """One lambda for every category of a group, so that the categories' PPI++ estimates sum to
-    1 (and a group's equals the sum of its categories'): lambda applied to each indicator alike.
-
-    Study method: ppi_py's own power tuning on the one-hot (n x K) arrays, which minimises the
-    total variance over the K coordinates (``estimators.joint_study_lambda``; NaN when the judge
-    gives one category only, then 0 is used). Robust method: ``estimators.pooled_lambda`` over
-    the K indicators (the same trace criterion, unweighted)."""
-    values = [int(row.yhat) for row in paired if row.yhat is not None]
-    y_values = [row.y for row in paired]
-    spread = [value for value in categories for _ in range(max(0, unlabeled.get(value, 0)))]
-    if method == "study":
-        columns = [Category(value=value, key="", name="", title="") for value in categories]
-        return estimators.joint_study_lambda(
-            y=one_hot(y_values, columns),
-            yhat=one_hot(values, columns),
-            yhat_unlabeled=one_hot(spread, columns),
-        )
-    groups = []
-    for value in categories:
-        chosen = Indicator(name="", title="", kind="category", values=frozenset({value}))
-        groups.append(
-            (
-                indicator_array(y_values, chosen),
-                indicator_array(values, chosen),
-                indicator_array(spread, chosen),
-            )
-        )
-    return estimators.pooled_lambda(groups=groups)
 
 
 def _clipped_notes(
@@ -654,80 +632,3 @@ def text_versions(*, criterion: Criterion, judge: Judge) -> dict[str, Any]:
             {"guidelines_version": binding[0], "sha256": binding[1]} if binding is not None else None
         ),
     }
-
-
-def _num(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-def _bounds(interval: intervals.Interval) -> list[float | None]:
-    """An interval's bounds as shown: in [0, 1] (``Interval.shown_lo`` / ``shown_hi``)."""
-    return [_num(interval.shown_lo), _num(interval.shown_hi)]
-
-
-def group_as_json(*, group: GroupEstimate) -> dict[str, Any]:
-    """One group as a JSON-ready dict (NaN and infinities become None). Intervals are given as
-    shown, inside [0, 1]; one whose computed bounds left [0, 1] (the study method keeps ppi_py's)
-    also has them under ``<name>_ci_raw``. ``ppi_se`` is the PPI++ standard error when the
-    interval is not mean -/+ q se (robust, widened to stay in [0, 1])."""
-    agreement = group.agreement
-    data: dict[str, Any] = {
-        "theme": group.theme,
-        "n_human": group.n_human,
-        "n_judge": group.n_judge,
-        "human_mean": _num(group.human.mean),
-        "human_ci": _bounds(group.human),
-        "judge_mean": _num(group.judge.mean),
-        "judge_ci": _bounds(group.judge),
-        "ppi_mean": _num(group.ppi.mean),
-        "ppi_ci": _bounds(group.ppi),
-        "lambda": _num(group.ppi.lam),
-        "observed_agreement": _num(agreement.observed) if agreement else None,
-        "chance_agreement": _num(agreement.chance) if agreement else None,
-        "kappa": _num(agreement.kappa) if agreement else None,
-        "effective_n": _num(group.effective_n),
-        "method": group.method,
-        "difficulty": group.difficulty,
-        "size": group.size,
-        "n_paired": group.n_paired,
-        "human_method": group.human.method,
-        "judge_method": group.judge.method,
-        "ppi_method": group.ppi.method,
-        "ppi_df": _num(group.ppi.df),
-        "weighted": group.weighted,
-        "confusion": dict(agreement.confusion) if agreement else None,
-        "n_missing_judgments": len(group.missing_judgments),
-        "missing_judgments": list(group.missing_judgments),
-        "notes": list(group.notes),
-    }
-    if group.difficulty is None:
-        del data["difficulty"]
-    for name, interval in (("human", group.human), ("judge", group.judge), ("ppi", group.ppi)):
-        if interval.clipped:
-            data[f"{name}_ci_raw"] = [_num(interval.lo), _num(interval.hi)]
-    if group.ppi.se is not None and math.isfinite(group.ppi.se):
-        data["ppi_se"] = group.ppi.se
-    return data
-
-
-def report_as_json(*, report: Report) -> dict[str, Any]:
-    """The report as a JSON-ready dict: campaign, criterion, judge, alpha, one object per theme
-    under ``themes`` and the stratified combination under ``overall`` (NaN becomes None)."""
-    data: dict[str, Any] = {
-        "campaign": report.campaign,
-        "criterion": report.criterion,
-        "judge": report.judge,
-        "alpha": report.alpha,
-        "method": report.method,
-        "level": report.level,
-        "sample_id": report.sample_id,
-        "themes": [group_as_json(group=group) for group in report.themes],
-        "overall": group_as_json(group=report.overall),
-        "versions": report.versions,
-    }
-    if report.by_difficulty is not None:
-        data["by_difficulty"] = [group_as_json(group=group) for group in report.by_difficulty]
-    return data

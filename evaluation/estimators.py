@@ -31,7 +31,7 @@ label or one cluster gives a point estimate with an infinite interval, and ``not
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,6 +43,7 @@ from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from ppi_py.ppi import _calc_lam_glm
 from ppi_py.utils import construct_weight_vector, reshape_to_2d
 
+from annotation.categories import Category, Indicator, indicator_array, one_hot
 from annotation.kappa import cohen_kappa
 from evaluation import notes
 from evaluation.intervals import (
@@ -418,6 +419,33 @@ def pooled_lambda(*, groups: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]]) -
     if denominator <= _TINY:
         return 0.0
     return float(np.clip(numerator / denominator, 0.0, 1.0))
+
+
+def joint_lambda(
+    *, y: list[int], yhat: list[int], unlabeled: Mapping[int, int], categories: tuple[int, ...], method: str
+) -> float:
+    """One lambda for every category of a group of units, so that the categories' PPI++
+    estimates sum to 1 (and a group's equals the sum of its categories'). ``y`` and ``yhat``:
+    the human and judge labels (category values) of the paired units; ``unlabeled``: the judge's
+    labels on the other units, counted by value.
+
+    Study method: ppi_py's own power tuning on the one-hot (n x K) arrays, which minimises the
+    total variance over the K coordinates (``joint_study_lambda``; NaN when the judge gives one
+    category only, then ``study_ppi`` uses 0). Robust method: ``pooled_lambda`` over the K
+    indicators (the same trace criterion, unweighted)."""
+    spread = [value for value in categories for _ in range(max(0, unlabeled.get(value, 0)))]
+    if method == "study":
+        columns = [Category(value=value, key="", name="", title="") for value in categories]
+        return joint_study_lambda(
+            y=one_hot(y, columns), yhat=one_hot(yhat, columns), yhat_unlabeled=one_hot(spread, columns)
+        )
+    groups = []
+    for value in categories:
+        chosen = Indicator(name="", title="", kind="category", values=frozenset({value}))
+        groups.append(
+            (indicator_array(y, chosen), indicator_array(yhat, chosen), indicator_array(spread, chosen))
+        )
+    return pooled_lambda(groups=groups)
 
 
 def robust_ppi(
