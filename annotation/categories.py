@@ -240,15 +240,3 @@ def one_hot(values: Sequence[int], categories: Sequence[Category]) -> np.ndarray
     for row, value in enumerate(values):
         matrix[row, column[value]] = 1.0
     return matrix
-
-
-def campaign_category_keys(*, campaign_name: str) -> dict[str, dict[str, int]]:
-    """For each criterion with named categories of the campaign called ``campaign_name``, its
-    keys (lower case) -> category values: how an import reads their labels. {} when the
-    campaign does not exist yet (its criteria are then the built-in binary ones)."""
-    from annotation.models import Criterion
-
-    return {
-        criterion.name: {c.key.lower(): c.value for c in categories_of(criterion)}
-        for criterion in Criterion.objects.filter(campaign__name=campaign_name.strip(), kind=CATEGORICAL)
-    }

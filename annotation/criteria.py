@@ -171,3 +171,13 @@ def save_criterion(
         raise CriterionError(name if name != "__all__" else None, " ".join(messages)) from None
     criterion.save()
     return criterion, current_version(criterion=criterion)
+
+
+def campaign_category_keys(*, campaign_name: str) -> dict[str, dict[str, int]]:
+    """For each criterion with named categories of the campaign called ``campaign_name``, its
+    keys (lower case) -> category values: how an import reads their labels. {} when the
+    campaign does not exist yet (its criteria are then the built-in binary ones)."""
+    return {
+        criterion.name: {c.key.lower(): c.value for c in categories_of(criterion)}
+        for criterion in Criterion.objects.filter(campaign__name=campaign_name.strip(), kind=CATEGORICAL)
+    }

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
 from annotation import ingest
-from annotation.categories import campaign_category_keys
+from annotation.criteria import campaign_category_keys
 from annotation.errors import refusal
 from annotation.ingest.bulk import insert_rows
 from annotation.ingest.checks import check_against_campaign

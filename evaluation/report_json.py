@@ -1,15 +1,14 @@
 """A report as JSON: what ``manage.py report --format json``, the API, the snapshots and the
-ARES export read (NaN and infinities become None; intervals as shown, inside [0, 1])."""
+ARES export read (NaN and infinities become None; intervals as shown, inside [0, 1]). Its
+arguments are ``evaluation.estimates``' GroupEstimate and Report, read by their attributes (that
+module imports this one)."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evaluation import intervals
-
-if TYPE_CHECKING:
-    from evaluation.estimates import GroupEstimate, Report
 
 
 def _num(value: Any) -> float | None:
@@ -24,7 +23,7 @@ def _bounds(interval: intervals.Interval) -> list[float | None]:
     return [_num(interval.shown_lo), _num(interval.shown_hi)]
 
 
-def group_as_json(*, group: GroupEstimate) -> dict[str, Any]:
+def group_as_json(*, group: Any) -> dict[str, Any]:
     """One group as a JSON-ready dict (NaN and infinities become None). Intervals are given as
     shown, inside [0, 1]; one whose computed bounds left [0, 1] (the study method keeps ppi_py's)
     also has them under ``<name>_ci_raw``. ``ppi_se`` is the PPI++ standard error when the
@@ -69,7 +68,7 @@ def group_as_json(*, group: GroupEstimate) -> dict[str, Any]:
     return data
 
 
-def report_as_json(*, report: Report) -> dict[str, Any]:
+def report_as_json(*, report: Any) -> dict[str, Any]:
     """The report as a JSON-ready dict: campaign, criterion, judge, alpha, one object per theme
     under ``themes`` and the stratified combination under ``overall`` (NaN becomes None)."""
     data: dict[str, Any] = {
