@@ -155,6 +155,9 @@ class CriterionAdmin(DeletesLabelsAdmin):
     list_display = ["name", "campaign", "level", "prompt_version", "builtin"]
     list_filter = ["campaign", "level"]
     exclude = ["current_version"]
+    # Categories are made and edited on the campaign's criteria page (annotation.criteria), which
+    # checks them and keeps the values that labels hold.
+    readonly_fields = ["kind", "categories", "category_groups"]
     inlines = [CriterionVersionInline]
 
     def save_model(self, request, obj, form, change) -> None:

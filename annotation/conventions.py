@@ -91,3 +91,35 @@ BUILTIN_GUIDELINES: dict[str, dict[str, str]] = {
         ),
     },
 }
+
+# An example of a criterion with named categories (annotation/categories.py): answer correctness
+# in five nominal categories, grouped as correct, hallucination and abstention, as in the RAG
+# evaluation literature. Keys 1-5, as the values.
+ANSWER_CORRECTNESS: dict = {
+    "name": "correctness",
+    "title": "Answer correctness",
+    "level": "answer",
+    "categories": [
+        {
+            "value": 1,
+            "key": "1",
+            "name": "not-enough-information",
+            "title": "Not enough information in the documents",
+        },
+        {
+            "value": 2,
+            "key": "2",
+            "name": "partly-incorrect",
+            "title": "Partly correct, with incorrect details",
+        },
+        {
+            "value": 3,
+            "key": "3",
+            "name": "partly-incomplete",
+            "title": "Partly correct, incomplete for lack of information",
+        },
+        {"value": 4, "key": "4", "name": "fully-incorrect", "title": "Fully incorrect"},
+        {"value": 5, "key": "5", "name": "fully-correct", "title": "Fully correct"},
+    ],
+    "groups": {"correct": [5], "hallucination": [2, 4], "abstention": [1, 3]},
+}

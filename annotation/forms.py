@@ -18,8 +18,9 @@ from django.db.models import QuerySet
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
+from annotation.criteria import CriterionDraft, parse_categories, parse_groups
 from annotation.errors import FieldError
-from annotation.models import Campaign, Criterion, Stage, Unit
+from annotation.models import Campaign, Criterion, Level, Stage, Unit
 from annotation.team import ROLE_NAMES, ROLE_ORDER
 
 THEME_BUDGET_PREFIX = "theme_budget:"
@@ -263,3 +264,82 @@ class MemberRoleForm(MemberForm):
     """One member and one role: what a grant or a revocation names."""
 
     role = forms.ChoiceField(label=_("Role"), choices=_role_choices)
+
+
+class CriterionForm(forms.Form):
+    """A criterion as the criteria page writes it. Name, level and kind at creation only
+    (``editing`` leaves them out); categories and groups as text (``annotation.criteria``)."""
+
+    # The server says what is missing, in place, in the page's language.
+    use_required_attribute = False
+
+    name = forms.SlugField(label=_("Name"), max_length=100, help_text=_("letters, digits, - and _"))
+    level = forms.ChoiceField(label=_("Level"), choices=Level.choices, initial=Level.ANSWER)
+    kind = forms.ChoiceField(
+        label=_("Kind"),
+        choices=[("binary", _("Binary (1 / 0)")), ("categorical", _("Named categories"))],
+        initial="binary",
+    )
+    title = forms.CharField(label=_("Title"), max_length=200, required=False)
+    positive_key = forms.CharField(
+        label=_("Key of 1"),
+        max_length=1,
+        initial="1",
+        required=False,
+        strip=False,
+        help_text=_("binary only"),
+    )
+    negative_key = forms.CharField(
+        label=_("Key of 0"),
+        max_length=1,
+        initial="0",
+        required=False,
+        strip=False,
+        help_text=_("binary only"),
+    )
+    categories = forms.CharField(
+        label=_("Categories"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text=_("one per line: value | key | name | title (named categories only)"),
+    )
+    category_groups = forms.CharField(
+        label=_("Groups"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("optional, one per line: name: values, such as hallucination: 2, 4"),
+    )
+    guidelines = forms.CharField(
+        label=_("Guidelines"), required=False, widget=forms.Textarea(attrs={"rows": 8})
+    )
+    judge_prompt = forms.CharField(
+        label=_("Judge prompt"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=_("blank: the built-in framing around the guidelines"),
+    )
+
+    def __init__(self, data=None, *, editing: bool = False, initial: dict | None = None) -> None:
+        super().__init__(data, initial=initial)
+        self.editing = editing
+        if editing:
+            for name in ("name", "level", "kind"):
+                del self.fields[name]
+
+    def draft(self) -> CriterionDraft:
+        """The criterion the valid form describes; CriterionError (field ``categories`` or
+        ``category_groups``) when their text is not of the form asked for."""
+        data = self.cleaned_data
+        kind = data.get("kind", "")
+        return CriterionDraft(
+            name=data.get("name", ""),
+            level=data.get("level", ""),
+            kind=kind,
+            title=data["title"],
+            positive_key=data["positive_key"] or "1",
+            negative_key=data["negative_key"] or "0",
+            categories=parse_categories(data["categories"]),
+            groups=parse_groups(data["category_groups"]),
+            guidelines=data["guidelines"],
+            judge_prompt=data["judge_prompt"],
+        )

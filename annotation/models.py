@@ -224,6 +224,16 @@ class Criterion(models.Model):
     prompt_version = models.CharField(max_length=50, default="v1")
     positive_key = models.CharField(max_length=1, default="1")
     negative_key = models.CharField(max_length=1, default="0")
+    # "binary" (labels 0/1 with the two keys above) or "categorical": labels are the values of
+    # ``categories`` ([{"value": 1.., "key", "name", "title"}]), optionally grouped by
+    # ``category_groups`` ({"group": [values]}); see annotation.categories.
+    kind = models.CharField(
+        max_length=12,
+        choices=[("binary", gettext_lazy("Binary")), ("categorical", gettext_lazy("Categories"))],
+        default="binary",
+    )
+    categories = models.JSONField(default=list, blank=True)
+    category_groups = models.JSONField(default=dict, blank=True)
     builtin = models.BooleanField(default=False)
     # The version of ``guidelines`` and ``judge_prompt`` above as last recorded; the texts above
     # are the editable draft, the versions are what labels and judges rest on (see
@@ -264,6 +274,13 @@ class Criterion(models.Model):
                 errors[field] = f"{key!r} is taken: s skips, u undoes, c comments and ? shows the keys."
         if not errors and self.positive_key.lower() == self.negative_key.lower():
             errors["negative_key"] = "The two label keys must differ."
+        if self.kind == "categorical":
+            from annotation.categories import CategoryError, check_definition
+
+            try:
+                check_definition(categories=self.categories, groups=self.category_groups)
+            except CategoryError as error:
+                errors[error.field or "categories"] = str(error)
         if errors:
             raise ValidationError(errors)
 
@@ -349,8 +366,10 @@ class Label(models.Model):
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [
+            # 0/1 for a binary criterion, a category's value (1..20) for a categorical one; which
+            # values a criterion takes is checked where labels are made (annotation.categories).
             models.CheckConstraint(
-                condition=Q(value__in=[0, 1]) | Q(value__isnull=True), name="label_value_binary"
+                condition=Q(value__gte=0, value__lte=20) | Q(value__isnull=True), name="label_value_range"
             ),
         ]
         indexes = [

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.urls import path
 
 from annotation.models import Stage
+from annotation.views import criteria as criteria_views
 from annotation.views import sampling as sampling_views
 from annotation.views import stages as stage_views
 from annotation.views import team as team_views
@@ -43,6 +44,13 @@ urlpatterns: list = [
     # Label history (managers)
     path("campaigns/<slug:slug>/history/", team_views.history, name="history"),
     path("campaigns/<slug:slug>/history.csv", team_views.history_csv, name="history_csv"),
+    # Criteria (managers)
+    path("campaigns/<slug:slug>/criteria/", criteria_views.criteria, name="criteria"),
+    path(
+        "campaigns/<slug:slug>/criteria/<slug:criterion>/",
+        criteria_views.criterion_edit,
+        name="criterion_edit",
+    ),
     # Team (managers)
     path("campaigns/<slug:slug>/team/", team_views.members, name="team"),
     path("campaigns/<slug:slug>/team/grant/", team_views.grant, name="team_grant"),

@@ -16,6 +16,7 @@ from typing import Any
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
+from annotation.categories import categories_of, is_categorical
 from annotation.conventions import BUILTIN_CRITERIA, DEFAULT_CITATION_PATTERN
 from annotation.models import AnswerSource, Assignment, Campaign, Criterion, Label, Level, Stage, Unit
 from annotation.workflow import unit_state
@@ -94,7 +95,9 @@ def unit_view(*, unit: Unit, campaign: Campaign) -> UnitView:
 
 
 def value_names(criterion: Criterion) -> dict[int, str | Promise]:
-    """What 1 and 0 mean for ``criterion``, in words."""
+    """What each value means for ``criterion``, in words: 1 and 0, or its categories' titles."""
+    if is_categorical(criterion):
+        return {category.value: category.title for category in categories_of(criterion)}
     return VALUE_NAMES.get(criterion.name, DEFAULT_VALUE_NAMES)
 
 
@@ -112,16 +115,28 @@ class Choice:
 def choices(
     *, criterion: Criterion, first_value: int | None = None, reason_required: bool = False
 ) -> list[Choice]:
-    """The two choices of ``criterion``, 1 then 0, with the criterion's keys.
+    """The choices of ``criterion`` with its keys: 1 then 0, or its categories by value.
 
     ``first_value``: the first label a reviewer confirms (same value) or overrides (the other,
     which needs a comment). ``reason_required``: every choice needs a comment (adjudication).
     """
     names = value_names(criterion)
-    made = [
-        Choice(value=1, key=criterion.positive_key or "1", meaning=names[1], needs_comment=reason_required),
-        Choice(value=0, key=criterion.negative_key or "0", meaning=names[0], needs_comment=reason_required),
-    ]
+    if is_categorical(criterion):
+        made = [
+            Choice(
+                value=category.value, key=category.key, meaning=category.title, needs_comment=reason_required
+            )
+            for category in categories_of(criterion)
+        ]
+    else:
+        made = [
+            Choice(
+                value=1, key=criterion.positive_key or "1", meaning=names[1], needs_comment=reason_required
+            ),
+            Choice(
+                value=0, key=criterion.negative_key or "0", meaning=names[0], needs_comment=reason_required
+            ),
+        ]
     if first_value is not None:
         for choice in made:
             choice.needs_comment = choice.value != first_value
@@ -161,7 +176,7 @@ def shown_at_review(*, unit: Unit | None, criterion: Criterion) -> dict:
         return {"first": None, "choices": choices(criterion=criterion)}
     return {
         "first": first,
-        "first_name": value_names(criterion)[value],
+        "first_name": value_names(criterion).get(value, ""),
         "choices": choices(criterion=criterion, first_value=value),
     }
 

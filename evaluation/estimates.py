@@ -6,9 +6,11 @@ For each group of units (a theme, optionally a theme x difficulty cell) the arra
 - ``Yhat``: the judge's labels (``ok`` judgments) on those same units;
 - ``Yhat_unlabeled``: the judge's labels on the group's units without a final human label.
 
-Labels are binary, so the unlabeled judge array matters to every estimator only through its
-length and its number of ones: the mean and the variance of any 0/1 array are functions of those
-two counts. The judge's labels are therefore counted and summed per theme and difficulty in SQL,
+The arrays estimated are 0/1 (a binary label, or the indicator of a category or a group of
+categories: ``positive`` values read as 1), so the unlabeled judge array matters to every
+estimator only through its length and its number of ones: the mean and the variance of any 0/1
+array are functions of those two counts. The judge's labels are therefore counted per theme,
+difficulty and value in SQL,
 the ~1,000 labeled units' judge labels are fetched one by one and subtracted, and the unlabeled
 array is rebuilt with ``np.repeat`` (ones, then zeros). ``ppi_py`` then returns the same numbers
 as on the real array, without a million rows ever reaching Python.
@@ -25,25 +27,31 @@ figures combine the theme estimates with weights N_k / N (stratified estimator).
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
-from django.db.models import Count, Sum
+from django.db.models import Count
 from django.utils.functional import Promise
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
+from annotation.categories import is_categorical
 from annotation.current_sample import current_sample
 from annotation.errors import FieldError, refusal
 from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
 from evaluation import estimators, intervals, notes
 from evaluation.models import Judge, JudgePrompt, Judgment
+from evaluation.report_json import group_as_json, report_as_json
+
+__all__ = ["group_as_json", "report_as_json"]  # their home is evaluation.report_json
 
 METHODS = ("robust", "study")
+# The label value a binary criterion's estimates count: the rate of 1.
+BINARY_POSITIVE = frozenset({1})
 OVERALL = "overall"
 # Keeps every IN (...) list below SQLite's bound-parameter limit.
 ID_CHUNK = 900
@@ -223,13 +231,20 @@ def _group(
     theme: str,
     difficulty: str | None,
     size: int,
-    judged: tuple[int, int],
+    judged: dict[int, int],
     labeled: list[Labeled],
     alpha: float,
     method: str,
     sample_id: int | None,
+    positive: frozenset[int] = BINARY_POSITIVE,
+    categories: tuple[int, ...] | None = None,
 ) -> GroupEstimate:
-    n_judge, judge_ones = judged
+    """``judged``: the group's ok judge labels counted by value. ``positive``: the label values
+    read as 1 (the indicator estimated: 1 for a binary criterion, a category or a group of
+    categories). ``categories``: every category value of a categorical criterion, whose PPI++
+    estimates then share one lambda (``_joint_lambda``) so that they sum to 1."""
+    n_judge = sum(judged.values())
+    judge_ones = sum(count for value, count in judged.items() if value in positive)
     group_notes: list[str] = []
     labeled = sorted(labeled, key=lambda row: row.unit_id)
     paired = [row for row in labeled if row.yhat is not None]
@@ -238,7 +253,12 @@ def _group(
         group_notes.append(notes.MISSING_JUDGMENTS % {"count": len(missing)})
     n_human, n_paired = len(labeled), len(paired)
     n_unlabeled = n_judge - n_paired
-    unlabeled_ones = judge_ones - sum(row.yhat or 0 for row in paired)
+    unlabeled_counts = Counter(judged)
+    unlabeled_counts.subtract(row.yhat for row in paired if row.yhat is not None)
+    unlabeled_ones = sum(count for value, count in unlabeled_counts.items() if value in positive)
+
+    def indicator(value: int | None) -> float:
+        return 1.0 if value in positive else 0.0
 
     weighted = method == "robust" and bool(labeled) and all(row.pi is not None for row in labeled)
     if method == "robust" and labeled and not weighted:
@@ -251,7 +271,7 @@ def _group(
         return np.array([row.answer_id for row in rows])
 
     # The estimators return NaN for an empty array and an infinite interval for one label (with a note).
-    y_all = np.array([row.y for row in labeled], dtype=float)
+    y_all = np.array([indicator(row.y) for row in labeled], dtype=float)
     if method == "study":
         human = estimators.classical_mean(y=y_all, alpha=alpha)
     else:
@@ -261,11 +281,22 @@ def _group(
     judge = estimators.judge_mean(
         yhat_all=ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha, bounded=method == "robust"
     )
-    y = np.array([row.y for row in paired], dtype=float)
-    yhat = np.array([row.yhat for row in paired], dtype=float)
+    y = np.array([indicator(row.y) for row in paired], dtype=float)
+    yhat = np.array([indicator(row.yhat) for row in paired], dtype=float)
     yhat_unlabeled = ones_zeros(ones=unlabeled_ones, count=n_unlabeled)
+    lam = (
+        estimators.joint_lambda(
+            y=[row.y for row in paired],
+            yhat=[int(row.yhat) for row in paired if row.yhat is not None],
+            unlabeled=unlabeled_counts,
+            categories=categories,
+            method=method,
+        )
+        if categories is not None
+        else None
+    )
     if method == "study":
-        ppi = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha)
+        ppi = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha, lam=lam)
     else:
         ppi = estimators.robust_ppi(
             y=y,
@@ -275,6 +306,8 @@ def _group(
             w=weights(paired),
             w_unlabeled=None,
             clusters=clusters(paired),
+            lam=lam,
+            lam_method="crossfit" if lam is None else "pooled",
         )
     group_notes.extend(
         notes.OF_ESTIMATOR[name] % {"note": interval.note}
@@ -330,7 +363,12 @@ def _effective_n(
 
 
 def _overall(
-    *, themes: list[GroupEstimate], labeled: list[Labeled], alpha: float, method: str
+    *,
+    themes: list[GroupEstimate],
+    labeled: list[Labeled],
+    alpha: float,
+    method: str,
+    positive: frozenset[int] = BINARY_POSITIVE,
 ) -> GroupEstimate:
     def combine(pick) -> intervals.Interval:
         parts = [(pick(group), group.size) for group in themes if group.size]
@@ -342,8 +380,8 @@ def _overall(
     ppi = combine(lambda group: group.ppi)
     human = combine(lambda group: group.human)
     paired = [row for row in labeled if row.yhat is not None]
-    y = np.array([row.y for row in paired], dtype=float)
-    yhat = np.array([row.yhat for row in paired], dtype=float)
+    y = np.array([1.0 if row.y in positive else 0.0 for row in paired], dtype=float)
+    yhat = np.array([1.0 if row.yhat in positive else 0.0 for row in paired], dtype=float)
     overall_notes = sorted({note for group in themes for note in group.notes})
     if ppi.note:
         overall_notes.append(notes.OVERALL % {"note": notes.OF_ESTIMATOR["PPI++"] % {"note": ppi.note}})
@@ -371,7 +409,7 @@ def _overall(
 
 
 def labeled_units(
-    *, criterion: Criterion, judge: Judge, sample: Sample | None
+    *, criterion: Criterion, judge: Judge, sample: Sample | None, values: tuple[int, ...] | None = None
 ) -> dict[int, tuple[str, str, Labeled]]:
     """Theme, difficulty and row of every unit (of the criterion's level) with a final label."""
     finals = final_labels(criterion=criterion)
@@ -391,7 +429,7 @@ def labeled_units(
             judge=judge, criterion=criterion, status=Judgment.Status.OK, unit_id__in=chunk
         ).values_list("unit_id", "value")
         for unit_id, value in judged:
-            if unit_id in rows and value is not None:
+            if unit_id in rows and value is not None and (values is None or value in values):
                 rows[unit_id][2].yhat = int(value)
         if sample is not None:
             items = SampleItem.objects.filter(sample=sample, unit_id__in=chunk).values_list(
@@ -401,6 +439,140 @@ def labeled_units(
                 if unit_id in rows:
                     rows[unit_id][2].pi = float(pi)
     return rows
+
+
+@dataclass
+class EstimateInputs:
+    """What every estimate of one criterion and judge reads from the database, read once: unit
+    counts per (theme, difficulty), the judge's ok labels counted by value per (theme,
+    difficulty), the labeled units (final human label, judge label, inclusion probability), the
+    sample whose probabilities weight them (robust method) and the texts' versions."""
+
+    criterion: Criterion
+    judge: Judge
+    alpha: float
+    method: str
+    sizes: dict[tuple[str, str], int]
+    judged: dict[tuple[str, str], dict[int, int]]
+    sample: Sample | None
+    labeled: dict[int, tuple[str, str, Labeled]]
+    versions: dict[str, Any]
+
+
+def load_inputs(
+    *,
+    criterion: Criterion,
+    judge: Judge,
+    alpha: float = 0.05,
+    method: str = "robust",
+    values: tuple[int, ...] | None = None,
+) -> EstimateInputs:
+    """The rows the estimates of ``criterion`` with ``judge`` rest on (``EstimateInputs``).
+    ``values``: the label values the criterion has now (its categories); a judgment of another
+    value (a category removed since) is left out, as a judgment that failed. Raises
+    EstimateError on a bad method or alpha, or a judge from another campaign."""
+    check_method(method)
+    check_alpha(alpha)
+    if judge.campaign_id != criterion.campaign_id:
+        raise EstimateError(refusal(_("judge %(judge)s belongs to another campaign"), judge=repr(judge.name)))
+
+    sizes: dict[tuple[str, str], int] = {
+        (row["theme"], row["difficulty"]): row["n"]
+        for row in Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
+        .values("theme", "difficulty")
+        .annotate(n=Count("id"))
+        .order_by()
+    }
+    judged: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
+    ok = Judgment.objects.filter(judge=judge, criterion=criterion, status=Judgment.Status.OK)
+    if values is not None:
+        ok = ok.filter(value__in=values)
+    for row in (
+        ok.filter(unit__level=criterion.level)
+        .values("unit__theme", "unit__difficulty", "value")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        judged[(row["unit__theme"], row["unit__difficulty"])][int(row["value"])] = row["n"]
+    sample = current_sample(criterion=criterion) if method == "robust" else None
+    labeled = labeled_units(criterion=criterion, judge=judge, sample=sample, values=values)
+    return EstimateInputs(
+        criterion=criterion,
+        judge=judge,
+        alpha=alpha,
+        method=method,
+        sizes=sizes,
+        judged=dict(judged),
+        sample=sample,
+        labeled=labeled,
+        versions=text_versions(criterion=criterion, judge=judge),
+    )
+
+
+def build_report(
+    *,
+    inputs: EstimateInputs,
+    by_difficulty: bool = False,
+    positive: frozenset[int] = BINARY_POSITIVE,
+    categories: tuple[int, ...] | None = None,
+) -> Report:
+    """The report of the indicator ``positive`` (the label values read as 1) from ``inputs``:
+    per theme, overall and, with ``by_difficulty``, per theme x difficulty. ``categories`` as
+    for ``_group`` (a categorical criterion's values: one lambda for all its indicators)."""
+    criterion, judge, alpha, method, sample = (
+        inputs.criterion,
+        inputs.judge,
+        inputs.alpha,
+        inputs.method,
+        inputs.sample,
+    )
+    sizes, judged, labeled = inputs.sizes, inputs.judged, inputs.labeled
+    cells: dict[tuple[str, str], list[Labeled]] = defaultdict(list)
+    for theme, difficulty, row in labeled.values():
+        cells[(theme, difficulty)].append(row)
+
+    def estimate(keys: Iterable[tuple[str, str]], theme: str, difficulty: str | None) -> GroupEstimate:
+        keys = list(keys)
+        counts: Counter[int] = Counter()
+        for key in keys:
+            counts.update(judged.get(key, {}))
+        return _group(
+            theme=theme,
+            difficulty=difficulty,
+            size=sum(sizes.get(key, 0) for key in keys),
+            judged=dict(counts),
+            labeled=[row for key in keys for row in cells.get(key, [])],
+            alpha=alpha,
+            method=method,
+            sample_id=sample.pk if sample is not None else None,
+            positive=positive,
+            categories=categories,
+        )
+
+    all_keys = sorted(set(sizes) | set(judged) | set(cells))
+    theme_names = sorted({theme for theme, _ in all_keys})
+    themes = [estimate((key for key in all_keys if key[0] == theme), theme, None) for theme in theme_names]
+    cells_estimates = [estimate([key], key[0], key[1]) for key in all_keys] if by_difficulty else None
+    overall = _overall(
+        themes=themes,
+        labeled=[row for _, _, row in labeled.values()],
+        alpha=alpha,
+        method=method,
+        positive=positive,
+    )
+    return Report(
+        campaign=criterion.campaign.name,
+        criterion=criterion.name,
+        level=criterion.level,
+        judge=judge.name,
+        alpha=alpha,
+        method=method,
+        sample_id=sample.pk if sample is not None else None,
+        themes=themes,
+        overall=overall,
+        by_difficulty=cells_estimates,
+        versions=inputs.versions,
+    )
 
 
 def compute_report(
@@ -416,71 +588,24 @@ def compute_report(
 
     ``method`` is ``"robust"`` (design weights, cluster-robust variance, t quantile, cross-fitted
     lambda) or ``"study"`` (exactly ``ppi_py``, simple random sample). Raises EstimateError on a
-    bad method or alpha, or a judge from another campaign. Every interval carries its method,
-    alpha and sizes; an estimate that cannot be computed is NaN with a note saying why.
+    bad method or alpha, a judge from another campaign, or a categorical criterion (its
+    estimates are per category: ``evaluation.categorical.compute_categorical_report``). Every
+    interval carries its method, alpha and sizes; an estimate that cannot be computed is NaN
+    with a note saying why.
     """
-    check_method(method)
-    check_alpha(alpha)
-    if judge.campaign_id != criterion.campaign_id:
-        raise EstimateError(refusal(_("judge %(judge)s belongs to another campaign"), judge=repr(judge.name)))
-
-    sizes: dict[tuple[str, str], int] = {
-        (row["theme"], row["difficulty"]): row["n"]
-        for row in Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
-        .values("theme", "difficulty")
-        .annotate(n=Count("id"))
-        .order_by()
-    }
-    judged: dict[tuple[str, str], tuple[int, int]] = {
-        (row["unit__theme"], row["unit__difficulty"]): (row["n"], int(row["ones"] or 0))
-        for row in Judgment.objects.filter(
-            judge=judge, criterion=criterion, status=Judgment.Status.OK, unit__level=criterion.level
+    if is_categorical(criterion):
+        raise EstimateError(
+            refusal(
+                _(
+                    "criterion %(criterion)s has categories: its estimates are per category and "
+                    "group (the report page, the report command, or the API's categorical report)"
+                ),
+                criterion=repr(criterion.name),
+            ),
+            field="criterion",
         )
-        .values("unit__theme", "unit__difficulty")
-        .annotate(n=Count("id"), ones=Sum("value"))
-        .order_by()
-    }
-    sample = current_sample(criterion=criterion) if method == "robust" else None
-    labeled = labeled_units(criterion=criterion, judge=judge, sample=sample)
-    cells: dict[tuple[str, str], list[Labeled]] = defaultdict(list)
-    for theme, difficulty, row in labeled.values():
-        cells[(theme, difficulty)].append(row)
-
-    def estimate(keys: Iterable[tuple[str, str]], theme: str, difficulty: str | None) -> GroupEstimate:
-        keys = list(keys)
-        n_judge = sum(judged.get(key, (0, 0))[0] for key in keys)
-        ones = sum(judged.get(key, (0, 0))[1] for key in keys)
-        return _group(
-            theme=theme,
-            difficulty=difficulty,
-            size=sum(sizes.get(key, 0) for key in keys),
-            judged=(n_judge, ones),
-            labeled=[row for key in keys for row in cells.get(key, [])],
-            alpha=alpha,
-            method=method,
-            sample_id=sample.pk if sample is not None else None,
-        )
-
-    all_keys = sorted(set(sizes) | set(judged) | set(cells))
-    theme_names = sorted({theme for theme, _ in all_keys})
-    themes = [estimate((key for key in all_keys if key[0] == theme), theme, None) for theme in theme_names]
-    cells_estimates = [estimate([key], key[0], key[1]) for key in all_keys] if by_difficulty else None
-    overall = _overall(
-        themes=themes, labeled=[row for _, _, row in labeled.values()], alpha=alpha, method=method
-    )
-    return Report(
-        campaign=criterion.campaign.name,
-        criterion=criterion.name,
-        level=criterion.level,
-        judge=judge.name,
-        alpha=alpha,
-        method=method,
-        sample_id=sample.pk if sample is not None else None,
-        themes=themes,
-        overall=overall,
-        by_difficulty=cells_estimates,
-        versions=text_versions(criterion=criterion, judge=judge),
-    )
+    inputs = load_inputs(criterion=criterion, judge=judge, alpha=alpha, method=method)
+    return build_report(inputs=inputs, by_difficulty=by_difficulty)
 
 
 def text_versions(*, criterion: Criterion, judge: Judge) -> dict[str, Any]:
@@ -510,80 +635,3 @@ def text_versions(*, criterion: Criterion, judge: Judge) -> dict[str, Any]:
             {"guidelines_version": binding[0], "sha256": binding[1]} if binding is not None else None
         ),
     }
-
-
-def _num(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-def _bounds(interval: intervals.Interval) -> list[float | None]:
-    """An interval's bounds as shown: in [0, 1] (``Interval.shown_lo`` / ``shown_hi``)."""
-    return [_num(interval.shown_lo), _num(interval.shown_hi)]
-
-
-def group_as_json(*, group: GroupEstimate) -> dict[str, Any]:
-    """One group as a JSON-ready dict (NaN and infinities become None). Intervals are given as
-    shown, inside [0, 1]; one whose computed bounds left [0, 1] (the study method keeps ppi_py's)
-    also has them under ``<name>_ci_raw``. ``ppi_se`` is the PPI++ standard error when the
-    interval is not mean -/+ q se (robust, widened to stay in [0, 1])."""
-    agreement = group.agreement
-    data: dict[str, Any] = {
-        "theme": group.theme,
-        "n_human": group.n_human,
-        "n_judge": group.n_judge,
-        "human_mean": _num(group.human.mean),
-        "human_ci": _bounds(group.human),
-        "judge_mean": _num(group.judge.mean),
-        "judge_ci": _bounds(group.judge),
-        "ppi_mean": _num(group.ppi.mean),
-        "ppi_ci": _bounds(group.ppi),
-        "lambda": _num(group.ppi.lam),
-        "observed_agreement": _num(agreement.observed) if agreement else None,
-        "chance_agreement": _num(agreement.chance) if agreement else None,
-        "kappa": _num(agreement.kappa) if agreement else None,
-        "effective_n": _num(group.effective_n),
-        "method": group.method,
-        "difficulty": group.difficulty,
-        "size": group.size,
-        "n_paired": group.n_paired,
-        "human_method": group.human.method,
-        "judge_method": group.judge.method,
-        "ppi_method": group.ppi.method,
-        "ppi_df": _num(group.ppi.df),
-        "weighted": group.weighted,
-        "confusion": dict(agreement.confusion) if agreement else None,
-        "n_missing_judgments": len(group.missing_judgments),
-        "missing_judgments": list(group.missing_judgments),
-        "notes": list(group.notes),
-    }
-    if group.difficulty is None:
-        del data["difficulty"]
-    for name, interval in (("human", group.human), ("judge", group.judge), ("ppi", group.ppi)):
-        if interval.clipped:
-            data[f"{name}_ci_raw"] = [_num(interval.lo), _num(interval.hi)]
-    if group.ppi.se is not None and math.isfinite(group.ppi.se):
-        data["ppi_se"] = group.ppi.se
-    return data
-
-
-def report_as_json(*, report: Report) -> dict[str, Any]:
-    """The report as a JSON-ready dict: campaign, criterion, judge, alpha, one object per theme
-    under ``themes`` and the stratified combination under ``overall`` (NaN becomes None)."""
-    data: dict[str, Any] = {
-        "campaign": report.campaign,
-        "criterion": report.criterion,
-        "judge": report.judge,
-        "alpha": report.alpha,
-        "method": report.method,
-        "level": report.level,
-        "sample_id": report.sample_id,
-        "themes": [group_as_json(group=group) for group in report.themes],
-        "overall": group_as_json(group=report.overall),
-        "versions": report.versions,
-    }
-    if report.by_difficulty is not None:
-        data["by_difficulty"] = [group_as_json(group=group) for group in report.by_difficulty]
-    return data

@@ -31,7 +31,7 @@ label or one cluster gives a point estimate with an infinite interval, and ``not
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,6 +43,7 @@ from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from ppi_py.ppi import _calc_lam_glm
 from ppi_py.utils import construct_weight_vector, reshape_to_2d
 
+from annotation.categories import Category, Indicator, indicator_array, one_hot
 from annotation.kappa import cohen_kappa
 from evaluation import notes
 from evaluation.intervals import (
@@ -277,9 +278,45 @@ def study_lambda(*, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike) ->
     return float(lam)
 
 
-def study_ppi(*, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike, alpha: float) -> Interval:
+def joint_study_lambda(*, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike) -> float:
+    """The one lambda ``ppi_py.ppi_mean_ci(lam=None)`` uses for a d-dimensional mean (here the
+    one-hot (n x K) arrays of a categorical criterion's labels): the trace of Cov(Y, Yhat) over
+    (1 + n/N) times the trace of Var(Yhat over labeled and unlabeled), clipped to [0, 1], which
+    minimises the sum of the K variances. NaN when the judge gives one category only (0 / 0)."""
+    y2 = np.asarray(y, dtype=float)
+    yhat2 = np.asarray(yhat, dtype=float)
+    unl2 = np.asarray(yhat_unlabeled, dtype=float)
+    if y2.ndim != 2 or yhat2.shape != y2.shape or unl2.ndim != 2 or unl2.shape[1] != y2.shape[1]:
+        raise ValueError("joint_study_lambda needs (n, K), (n, K) and (N, K) arrays")
+    n, d, N = y2.shape[0], y2.shape[1], unl2.shape[0]
+    if n == 0 or N == 0:
+        return math.nan
+    pool = np.concatenate([yhat2, unl2])
+    if np.all(pool == pool[0]):
+        return math.nan
+    w = construct_weight_vector(n, None, vectorized=True)
+    w_unl = construct_weight_vector(N, None, vectorized=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pointest = ppi_mean_pointestimate(y2, yhat2, unl2, lam=1, w=w, w_unlabeled=w_unl)
+        lam = _calc_lam_glm(
+            w * (y2 - pointest),
+            w * (yhat2 - pointest),
+            w_unl * (unl2 - pointest),
+            np.eye(d),
+            coord=None,
+            clip=True,
+            optim_mode="overall",
+        )
+    return float(lam)
+
+
+def study_ppi(
+    *, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike, alpha: float, lam: float | None = None
+) -> Interval:
     """PPI++ mean exactly as ``ppi_py``: ``ppi_mean_pointestimate`` and ``ppi_mean_ci`` with
-    ``lam=None``; ``lam`` reports the lambda they use. Method ``ppi++``.
+    ``lam=None``; ``lam`` reports the lambda they use. Method ``ppi++``. A given ``lam`` (the
+    joint lambda of a categorical criterion's indicators) is passed to them instead; NaN stands
+    for a judge with one category only and gives lambda 0 with a note.
 
     Departures, each with a note: no labeled or no unlabeled units give NaN; a single label gives
     the point estimate with an infinite interval; when the judge's labels are all equal ppi_py's
@@ -296,13 +333,15 @@ def study_ppi(*, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike, alpha
         return nan_interval(method=PPI, alpha=alpha, n=0, N=N, note=notes.NO_LABELED_UNITS)
     if N == 0:
         return nan_interval(method=PPI, alpha=alpha, n=n, N=0, note=notes.NO_UNLABELED_UNITS)
-    pool = np.concatenate([preds, unlabeled])
-    constant_judge = bool(np.all(pool == pool[0]))
-    lam = math.nan if constant_judge else study_lambda(y=labels, yhat=preds, yhat_unlabeled=unlabeled)
+    given = lam is not None
+    if lam is None:
+        pool = np.concatenate([preds, unlabeled])
+        constant_judge = bool(np.all(pool == pool[0]))
+        lam = math.nan if constant_judge else study_lambda(y=labels, yhat=preds, yhat_unlabeled=unlabeled)
     note = ""
     if math.isfinite(lam):
-        mean = ppi_mean_pointestimate(labels, preds, unlabeled, lam=None)
-        lo, hi = ppi_mean_ci(labels, preds, unlabeled, alpha=alpha, lam=None)
+        mean = ppi_mean_pointestimate(labels, preds, unlabeled, lam=lam if given else None)
+        lo, hi = ppi_mean_ci(labels, preds, unlabeled, alpha=alpha, lam=lam if given else None)
     else:
         lam, note = 0.0, notes.JUDGE_CONSTANT
         mean = ppi_mean_pointestimate(labels, preds, unlabeled, lam=lam)
@@ -395,6 +434,33 @@ def pooled_lambda(*, groups: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]]) -
     if denominator <= _TINY:
         return 0.0
     return float(np.clip(numerator / denominator, 0.0, 1.0))
+
+
+def joint_lambda(
+    *, y: list[int], yhat: list[int], unlabeled: Mapping[int, int], categories: tuple[int, ...], method: str
+) -> float:
+    """One lambda for every category of a group of units, so that the categories' PPI++
+    estimates sum to 1 (and a group's equals the sum of its categories'). ``y`` and ``yhat``:
+    the human and judge labels (category values) of the paired units; ``unlabeled``: the judge's
+    labels on the other units, counted by value.
+
+    Study method: ppi_py's own power tuning on the one-hot (n x K) arrays, which minimises the
+    total variance over the K coordinates (``joint_study_lambda``; NaN when the judge gives one
+    category only, then ``study_ppi`` uses 0). Robust method: ``pooled_lambda`` over the K
+    indicators (the same trace criterion, unweighted)."""
+    spread = [value for value in categories for _ in range(max(0, unlabeled.get(value, 0)))]
+    if method == "study":
+        columns = [Category(value=value, key="", name="", title="") for value in categories]
+        return joint_study_lambda(
+            y=one_hot(y, columns), yhat=one_hot(yhat, columns), yhat_unlabeled=one_hot(spread, columns)
+        )
+    groups = []
+    for value in categories:
+        chosen = Indicator(name="", title="", kind="category", values=frozenset({value}))
+        groups.append(
+            (indicator_array(y, chosen), indicator_array(yhat, chosen), indicator_array(spread, chosen))
+        )
+    return pooled_lambda(groups=groups)
 
 
 def robust_ppi(

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
 from annotation import ingest
+from annotation.criteria import campaign_category_keys
 from annotation.errors import refusal
 from annotation.ingest.bulk import insert_rows
 from annotation.ingest.checks import check_against_campaign
@@ -170,7 +171,12 @@ def preview_file(
     file checked whole (pass 1) and against the campaign, counted by theme, difficulty and
     criterion. Raises ``annotation.ingest.ImportFailed`` with the very errors the import would
     give (a later import can still fail if the campaign changes meanwhile)."""
-    checked = ingest.check_file(path=path, name=name, mapping=_mapping(mapping))
+    checked = ingest.check_file(
+        path=path,
+        name=name,
+        mapping=_mapping(mapping),
+        categories=campaign_category_keys(campaign_name=campaign_name),
+    )
     campaign = Campaign.objects.filter(name=campaign_name.strip()).first()
     existing = check_against_campaign(checked=checked, campaign=campaign, update=update)
     return ImportPreview(
@@ -314,7 +320,12 @@ def import_file(
     transaction, so ``path`` must stay in place until this returns.
     """
     started = time.perf_counter()
-    checked = ingest.check_file(path=path, name=name, mapping=_mapping(mapping))
+    checked = ingest.check_file(
+        path=path,
+        name=name,
+        mapping=_mapping(mapping),
+        categories=campaign_category_keys(campaign_name=campaign_name),
+    )
     with transaction.atomic():
         result = ingest.load_file(
             checked=checked,

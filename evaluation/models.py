@@ -67,7 +67,9 @@ class Judgment(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["unit", "criterion", "judge"], name="judgment_unique_unit"),
             models.CheckConstraint(
-                condition=(Q(status="ok", value__in=[0, 1]) | Q(status="failed", value__isnull=True)),
+                condition=(
+                    Q(status="ok", value__gte=0, value__lte=20) | Q(status="failed", value__isnull=True)
+                ),
                 name="judgment_value_matches_status",
             ),
             models.CheckConstraint(

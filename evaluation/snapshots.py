@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.categories import is_categorical
 from annotation.current_sample import current_sample_id
 from annotation.models import Criterion, Label, Sample, Unit
 from evaluation import estimators, intervals
@@ -74,12 +75,15 @@ def record_snapshots(
     both methods; a snapshot identical to the latest of its judge and method is not stored
     again, unless labels or judgments were recorded after that one (a label withdrawn before it
     became final changes no number, yet the latest snapshot must stop looking stale). Returns
-    the snapshots stored.
+    the snapshots stored (none for a categorical criterion, whose report is computed when read).
 
     A snapshot's ``created_at`` is when its computation started: every label and judgment
     recorded before it is in its numbers, so one recorded after it makes it stale.
     """
     stored: list[ReportSnapshot] = []
+    if is_categorical(criterion):
+        # Its estimates are per category (evaluation.categorical), computed when asked for.
+        return stored
     for judge in judges_of(criterion=criterion):
         for method in METHODS:
             as_of = timezone.now()

@@ -59,6 +59,10 @@ class SourceRecord:
     text_hash: str
 
 
+# Per criterion with named categories: its keys, lower case, -> the values they stand for.
+CategoryKeys = dict[str, dict[str, int]]
+
+
 @dataclass(frozen=True, slots=True)
 class LabelRecord:
     """The labels one unit carries for one criterion: a human's and a judge's (either may be None)."""
@@ -147,11 +151,14 @@ class Warnings:
 class _Row:
     """Validation of one raw row; problems go to the shared error log with this row's number."""
 
-    def __init__(self, *, raw: RawRow, names: FieldNames, errors: ErrorLog) -> None:
+    def __init__(
+        self, *, raw: RawRow, names: FieldNames, errors: ErrorLog, categories: CategoryKeys | None = None
+    ) -> None:
         self.number = raw.row
         self.names = names
         self.errors = errors
         self.ok = True
+        self.categories = categories or {}
 
     def error(self, path: str, message: str | Promise) -> None:
         self.ok = False
@@ -202,9 +209,12 @@ class _Row:
             return None
         return number
 
-    def label_value(self, value: object, path: str) -> int | None:
+    def label_value(self, value: object, path: str, *, criterion: str = "") -> int | None:
         if value is None or (isinstance(value, str) and not value.strip()):
             return None
+        keys = self.categories.get(criterion)
+        if keys is not None:
+            return self.category_key(value, path, criterion=criterion, keys=keys)
         if isinstance(value, bool):
             self.error(path, refusal(_("must be 0, 1 or empty, not %(value)s"), value=repr(value)))
             return None
@@ -213,6 +223,29 @@ class _Row:
         if isinstance(value, str) and value.strip() in ("0", "1"):
             return int(value.strip())
         self.error(path, refusal(_("must be 0, 1 or empty, not %(value)s"), value=repr(value)))
+        return None
+
+    def category_key(self, value: object, path: str, *, criterion: str, keys: dict[str, int]) -> int | None:
+        """The value of the category whose key ``value`` is (a text, or a whole number for a
+        digit key); keys compare without case, as the annotation pages read them."""
+        text = ""
+        if isinstance(value, str):
+            text = value.strip().lower()
+        elif isinstance(value, int) and not isinstance(value, bool):
+            text = str(value)
+        elif isinstance(value, float) and value.is_integer():
+            text = str(int(value))
+        if text in keys:
+            return keys[text]
+        self.error(
+            path,
+            refusal(
+                _("%(value)s is not a category key of %(criterion)s (keys: %(keys)s)"),
+                value=repr(value),
+                criterion=repr(criterion),
+                keys=", ".join(keys),
+            ),
+        )
         return None
 
     def json_text(self, value: str, path: str) -> tuple[bool, object]:
@@ -271,10 +304,11 @@ class _Row:
             if unknown:
                 self.error(f"{where}.{unknown[0]}", _("unknown label source; use human or llm"))
                 continue
-            result[criterion.strip()] = LabelRecord(
-                criterion=criterion.strip(),
-                human=self.label_value(pair.get("human"), f"{where}.human"),
-                llm=self.label_value(pair.get("llm"), f"{where}.llm"),
+            name = criterion.strip()
+            result[name] = LabelRecord(
+                criterion=name,
+                human=self.label_value(pair.get("human"), f"{where}.human", criterion=name),
+                llm=self.label_value(pair.get("llm"), f"{where}.llm", criterion=name),
                 field=where,
             )
         return result
@@ -500,9 +534,10 @@ def _record(
     errors: ErrorLog,
     mapping: ImportMapping,
     unused: set[str],
+    categories: CategoryKeys | None = None,
 ) -> tuple[AnswerRecord, int | None] | None:
     """The record of one row and its explicit repetition (None: from the order), or None if bad."""
-    row = _Row(raw=raw, names=names, errors=errors)
+    row = _Row(raw=raw, names=names, errors=errors, categories=categories)
     data = _rename(raw=raw, mapping=mapping.columns, row=row)
     for key, value in data.items():
         if isinstance(value, list | dict) and _too_deep(value):
@@ -526,7 +561,7 @@ def _record(
                     ),
                 )
                 continue
-            given = row.label_value(value, key)
+            given = row.label_value(value, key, criterion=criterion)
             labels[criterion] = (
                 replace(label, human=given) if source == "human" else replace(label, llm=given)
             )
@@ -575,8 +610,13 @@ def validated_records(
     mapping: ImportMapping,
     errors: ErrorLog,
     unused: set[str],
+    categories: CategoryKeys | None = None,
 ) -> Iterator[AnswerRecord]:
     """The valid records of ``rows``, in file order, with their default repetition and id.
+
+    ``categories``: per criterion with named categories, its keys (lower case) -> values; the
+    labels of those criteria are category keys, stored as their values. Other criteria's labels
+    are 0 or 1.
 
     A bad row is logged in ``errors`` and skipped; keys that are not fields go to ``unused``.
     A missing ``repetition`` is the record's rank among the file's valid answers to the same
@@ -585,7 +625,9 @@ def validated_records(
     """
     seen_per_question: dict[str, int] = {}
     for raw in rows:
-        outcome = _record(raw=raw, names=names, errors=errors, mapping=mapping, unused=unused)
+        outcome = _record(
+            raw=raw, names=names, errors=errors, mapping=mapping, unused=unused, categories=categories
+        )
         if outcome is None:
             continue
         record, repetition = outcome

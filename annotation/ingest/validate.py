@@ -28,6 +28,7 @@ from annotation.ingest.mapping import ImportMapping, check_mapping
 from annotation.ingest.readers import RawRow, read_rows
 from annotation.ingest.records import (
     AnswerRecord,
+    CategoryKeys,
     FieldNames,
     Warnings,
     validated_records,
@@ -117,6 +118,8 @@ class CheckedFile:
     # Row and fingerprint of every record, in file order (see ``_fingerprint``).
     rows: array
     fingerprints: array
+    # Keys of the criteria with named categories, read before pass 1 (records.CategoryKeys).
+    categories: CategoryKeys = field(default_factory=dict)
 
     @property
     def count(self) -> int:
@@ -139,6 +142,7 @@ class CheckedFile:
             mapping=self.mapping,
             errors=errors,
             unused=set(),
+            categories=self.categories,
         )
         index = 0
         for record in stream:
@@ -195,6 +199,7 @@ class CheckedFile:
             mapping=self.mapping,
             errors=errors,
             unused=set(),
+            categories=self.categories,
         )
         return {record.row: record.question for record in records if record.row in rows}
 
@@ -216,8 +221,13 @@ def check_file(
     name: str | None = None,
     mapping: ImportMapping | dict[str, str] | None = None,
     max_bytes: int | None = None,
+    categories: CategoryKeys | None = None,
 ) -> CheckedFile:
     """Pass 1: read and validate the file at ``path`` (``name`` in messages; default the path).
+
+    ``categories``: the category keys of the campaign's criteria with named categories
+    (``annotation.criteria.campaign_category_keys``): their labels are keys, and a key the
+    criterion does not have is an error naming the row and field.
 
     Raises ImportFailed with up to MAX_ERRORS errors (file, row, field) when anything is wrong:
     row errors first, then the rules across rows, as one list sorted by row. Touches no
@@ -238,13 +248,19 @@ def check_file(
         labels={},
         rows=array("q"),
         fingerprints=array("q"),
+        categories=dict(categories or {}),
     )
     errors = ErrorLog(file=name)
     unused: set[str] = set()
     raw_rows = _Counted(read_rows(path=checked.path, name=name, errors=errors, max_bytes=checked.max_bytes))
     first_pass = _FirstPass(checked=checked)
     for record in validated_records(
-        rows=raw_rows, names=checked.names, mapping=mapping, errors=errors, unused=unused
+        rows=raw_rows,
+        names=checked.names,
+        mapping=mapping,
+        errors=errors,
+        unused=unused,
+        categories=checked.categories,
     ):
         first_pass.note(record)
     if not raw_rows.count and not errors:

@@ -183,14 +183,15 @@ def submit_label(
     Idempotent by ``request_key``: a retried or double-clicked submit carrying the same key
     returns the row stored the first time and stores nothing. The user must hold the unit's lease
     at this stage, or the unit must be one ``next_unit`` could hand them (in the current sample, a
-    slot free, the prerequisite met). Rules: a value is 0 or 1; nobody labels two stages of a unit
+    slot free, the prerequisite met). Rules: a value is 0 or 1 (a category's value
+    for a categorical criterion); nobody labels two stages of a unit
     (nor both blind slots); a review that overrides the first label needs a comment; an
     adjudication needs a reason (the comment) and a disagreement to settle. The lease becomes the
     filled slot. Raises WorkflowError (with a ``code``) when a rule refuses, PermissionDenied
     without the stage's role (``roles``: the user's roles already read in this request, see
     :func:`~annotation.workflow.rules.require_stage_role`); nothing is written then.
     """
-    value = check_value(value)
+    value = check_value(value, criterion=criterion)
     request_key = check_request_key(request_key)
     require_stage_role(user=user, campaign=criterion.campaign, stage=stage, roles=roles)
     version_id = _shown_version(criterion=criterion, version_id=guidelines_version_id)

@@ -16,8 +16,10 @@ from django.utils.functional import Promise, lazy
 from django.utils.translation import gettext_lazy as _
 
 from annotation.access import roles_of
+from annotation.categories import CategoryError, is_categorical
+from annotation.categories import check_value as check_category_value
 from annotation.errors import refusal
-from annotation.models import AnnotationMode, Campaign, Role, Stage
+from annotation.models import AnnotationMode, Campaign, Criterion, Role, Stage
 
 STAGE_ROLE: dict[str, str] = {
     Stage.LABEL: Role.ANNOTATOR,
@@ -92,8 +94,14 @@ def require_stage_role(
         raise PermissionDenied(f"The {stage} stage needs the {STAGE_ROLE[stage]} role in this campaign.")
 
 
-def check_value(value: object) -> int:
-    """``value`` as a label (0 or 1); WorkflowError (code ``value``) for anything else, booleans too."""
+def check_value(value: object, *, criterion: Criterion | None = None) -> int:
+    """``value`` as a label: 0 or 1, or one of the category values of a categorical
+    ``criterion``; WorkflowError (code ``value``) for anything else, booleans too."""
+    if criterion is not None and is_categorical(criterion):
+        try:
+            return check_category_value(criterion=criterion, value=value)
+        except CategoryError as error:
+            raise WorkflowError(error.args[0], code="value") from None
     if isinstance(value, bool) or value not in VALUES:
         raise WorkflowError(refusal(_("a label is 0 or 1, not %(value)s"), value=repr(value)), code="value")
     return int(value)  # type: ignore[call-overload]

@@ -15,10 +15,12 @@ from ninja.responses import codes_4xx
 from pydantic import ConfigDict
 
 from annotation.access import JUDGE_VIEWERS, campaigns_for, get_campaign_for
+from annotation.categories import is_categorical
 from annotation.models import Criterion, Label
 from api.errors import domain_refusal
 from api.schemas import ErrorOut, JudgmentOut, LabelOut
 from evaluation import estimates, gate
+from evaluation.categorical import categorical_report_as_json, compute_categorical_report
 from evaluation.models import Judgment
 
 router = Router(tags=["estimates, labels and judgments"])
@@ -50,13 +52,19 @@ class JudgmentQuery(ReadQuery):
 )
 def criterion_estimates(request: HttpRequest, slug: str, criterion: str, query: Query[EstimatesQuery]):
     """Per-theme and overall estimates (human-only, judge-only, PPI++) of one criterion: the
-    JSON ``manage.py report --format json`` prints, with its parameters."""
+    JSON ``manage.py report --format json`` prints, with its parameters (per category and group,
+    with the confusion matrices, for a criterion with categories)."""
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
     found = get_object_or_404(Criterion, campaign=campaign, name=criterion)
     try:
         alpha = estimates.check_alpha(query.alpha)
         method = estimates.check_method(query.method)
         judge = estimates.default_judge(campaign=campaign, name=query.judge)
+        if is_categorical(found):
+            categorical = compute_categorical_report(
+                criterion=found, judge=judge, alpha=alpha, method=method, by_difficulty=query.by_difficulty
+            )
+            return categorical_report_as_json(report=categorical)
         report = estimates.compute_report(
             criterion=found, judge=judge, alpha=alpha, method=method, by_difficulty=query.by_difficulty
         )

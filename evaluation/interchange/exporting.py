@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, BinaryIO
 
+from annotation.categories import is_categorical
 from annotation.models import Campaign, Criterion
 from evaluation.estimates import Report, report_as_json
 from evaluation.exports import Writable
@@ -48,7 +49,9 @@ def write_label_studio(
     vocabulary: Vocabulary | None = None,
     judges: Sequence[Judge] | None = None,
 ) -> int:
-    """The units at the criteria's levels as Label Studio tasks (see ``label_studio``); how many."""
+    """The units at the criteria's levels as Label Studio tasks (see ``label_studio``); how many.
+    ExportError for a criterion with named categories (``binary_only``)."""
+    binary_only(criteria=criteria, tool="Label Studio")
     tasks = label_studio.export_tasks(
         campaign=campaign,
         criteria=list(criteria),
@@ -67,7 +70,8 @@ def write_argilla(
     judge: Judge | None = None,
 ) -> int:
     """The units at the criteria's levels as Argilla records, ``judge``'s labels as suggestions
-    (see ``argilla``); how many."""
+    (see ``argilla``); how many. ExportError for a criterion with named categories."""
+    binary_only(criteria=criteria, tool="Argilla")
     records = argilla.export_records(
         campaign=campaign, criteria=list(criteria), vocabulary=vocabulary or Vocabulary(), judge=judge
     )
@@ -88,6 +92,18 @@ def write_ares(*, report: Report, stream: Writable) -> int:
 
 class ExportError(Exception):
     """An export cannot be made as asked; the message says why."""
+
+
+def binary_only(*, criteria: Sequence[Criterion], tool: str) -> None:
+    """ExportError naming the first criterion with named categories: the Label Studio and
+    Argilla exchanges carry 0/1 choices only (the Parquet export and the report's files carry
+    category values)."""
+    for criterion in criteria:
+        if is_categorical(criterion):
+            raise ExportError(
+                f"criterion {criterion.name!r} has named categories: the {tool} export carries 0/1 "
+                "labels only; export it as Parquet, or name a binary criterion (--criterion)"
+            )
 
 
 def pick_criteria(*, campaign: Campaign, name: str | None) -> list[Criterion]:

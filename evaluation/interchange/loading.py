@@ -24,6 +24,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from annotation.categories import is_categorical
 from annotation.ingest.bulk import insert_rows
 from annotation.ingest.errors import ErrorLog, ImportFailed, RowError
 from annotation.models import Answer, Campaign, Criterion, Label, Stage, Unit
@@ -123,6 +124,14 @@ def _check(
                 field=item.field,
                 message=f"{item.criterion!r} is not a criterion of {campaign.name!r} (criteria: {names}); "
                 "rename it in the mapping",
+            )
+            return None
+        if is_categorical(criterion):
+            errors.add(
+                row=item.record,
+                field=item.field,
+                message=f"criterion {criterion.name!r} has named categories: Label Studio and Argilla "
+                "labels come in as 0/1 only; import its labels with import_campaign (category keys)",
             )
             return None
         found = units.by_key.get(item.unit)

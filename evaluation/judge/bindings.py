@@ -16,6 +16,7 @@ import hashlib
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext_lazy as _
 
+from annotation.categories import categories_of
 from annotation.errors import refusal
 from annotation.guidelines import current_version
 from annotation.models import Criterion, CriterionVersion
@@ -41,7 +42,15 @@ def prompt_text(*, judge: Judge, criterion: Criterion, version: CriterionVersion
         instructions=version.judge_prompt,
         language=judge.language,
         version=judge.prompt_version or prompts.PROMPT_VERSION,
+        categories=prompt_categories(criterion),
     )
+
+
+def prompt_categories(criterion: Criterion) -> list[tuple[int, str]] | None:
+    """The (value, title) of a categorical criterion's categories as its prompt lists them;
+    None for a binary criterion."""
+    listed = [(category.value, category.title) for category in categories_of(criterion)]
+    return listed or None
 
 
 def sha256(text: str) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from evaluation.judge.prompts import VERDICT_JSON_SCHEMA
+from evaluation.judge.prompts import VERDICT_JSON_SCHEMA, verdict_schema
 from integrations import openai_compatible
 from integrations.openai_compatible import CallLog, PermanentError, RetryPolicy, TransientError
 
@@ -148,8 +148,11 @@ class JudgeClient:
         budget: TokenBudget | None = None,
         sleep: Callable[[float], None] = time.sleep,
         shared: bool = False,
+        labels: tuple[int, ...] = (0, 1),
     ) -> None:
-        """``shared``: use this process's connection pool to the server, kept open across clients."""
+        """``shared``: use this process's connection pool to the server, kept open across clients.
+        ``labels``: the label values the ``json_schema`` response format allows (a categorical
+        criterion's category values)."""
         if response_format not in RESPONSE_FORMATS:
             raise ValueError(
                 f"response_format: {response_format!r} is not one of {', '.join(RESPONSE_FORMATS)}"
@@ -190,7 +193,11 @@ class JudgeClient:
         elif response_format == "json_schema":
             self._format = {
                 "type": "json_schema",
-                "json_schema": {"name": "verdicts", "strict": True, "schema": VERDICT_JSON_SCHEMA},
+                "json_schema": {
+                    "name": "verdicts",
+                    "strict": True,
+                    "schema": VERDICT_JSON_SCHEMA if labels == (0, 1) else verdict_schema(labels),
+                },
             }
         else:
             self._format = None

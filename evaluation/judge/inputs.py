@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from annotation.models import AnswerSource, Criterion, CriterionVersion, Level, Unit
 from evaluation.judge import confidence, prompts
+from evaluation.judge.bindings import prompt_categories
 from evaluation.models import Judge, JudgeBatch
 
 
@@ -102,7 +103,8 @@ def build_messages(
     instructions = source.judge_prompt.strip() or None
     version = judge.prompt_version or prompts.PROMPT_VERSION
     sentences = [{"index": i["index"], "text": i["text"], "paragraph": i["paragraph"]} for i in data.items]
-    if prompts.BUILTIN_LEVELS.get(criterion.name) != criterion.level:
+    categories = prompt_categories(criterion)
+    if prompts.BUILTIN_LEVELS.get(criterion.name) != criterion.level or categories:
         messages = prompts.build_criterion_messages(
             title=criterion.title or criterion.name,
             level=criterion.level,
@@ -114,6 +116,7 @@ def build_messages(
             instructions=instructions,
             language=judge.language,
             version=version,
+            categories=categories,
         )
     elif criterion.level == Level.SENTENCE:
         messages = prompts.build_veracity_messages(

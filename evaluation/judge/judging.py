@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 
+from annotation.categories import allowed_values
 from annotation.models import Criterion, CriterionVersion, Level
 from evaluation.judge import confidence
 from evaluation.judge.accounting import BatchCallLog, judge_prices
@@ -50,9 +51,11 @@ class Outcome:
     budget_stopped: bool = False
 
 
-def client_for(judge: Judge, *, budget: TokenBudget | None = None) -> JudgeClient:
+def client_for(
+    judge: Judge, *, budget: TokenBudget | None = None, labels: tuple[int, ...] = (0, 1)
+) -> JudgeClient:
     """The client of an LLM judge (its server, model and settings); PermanentError when no server
-    or key is configured."""
+    or key is configured. ``labels``: the criterion's label values (``allowed_values``)."""
     base_url = judge.settings.get("base_url") or settings.OPENAI_BASE_URL
     api_key = settings.OPENAI_API_KEY or ("not-needed" if base_url else "")
     if not api_key:
@@ -73,6 +76,7 @@ def client_for(judge: Judge, *, budget: TokenBudget | None = None) -> JudgeClien
         shared=True,
         top_logprobs=confidence.TOP_LOGPROBS if mode == confidence.LOGPROBS else None,
         samples=confidence.samples_of(judge.settings) if mode == confidence.SAMPLES else None,
+        labels=labels,
     )
 
 
@@ -143,14 +147,20 @@ def judge_with_llm(
         }
         outcome.log.append(call)
         try:
-            verdicts = parse_verdicts(completion.content, expected_indices=expected)
+            verdicts = parse_verdicts(
+                completion.content, expected_indices=expected, labels=allowed_values(criterion)
+            )
         except VerdictError as exc:
             reason = f"invalid verdicts (finish_reason={completion.finish_reason}): {exc}"
             call["error"] = reason[:2000]
             continue
         call["accepted"] = True
         verdicts = _with_confidence(
-            verdicts, raw=completion.raw, mode=confidence.mode_of(judge.settings), expected=expected
+            verdicts,
+            raw=completion.raw,
+            mode=confidence.mode_of(judge.settings),
+            expected=expected,
+            labels=allowed_values(criterion),
         )
         by_index = {v.index: v for v in verdicts}
         outcome.verdicts = {item["unit_id"]: by_index[item["index"]] for item in data.items}
@@ -159,7 +169,9 @@ def judge_with_llm(
     return outcome
 
 
-def _with_confidence(verdicts: list[Verdict], *, raw: dict, mode: str, expected: list[int]) -> list[Verdict]:
+def _with_confidence(
+    verdicts: list[Verdict], *, raw: dict, mode: str, expected: list[int], labels: tuple[int, ...]
+) -> list[Verdict]:
     """The verdicts with the judge's confidence in each (``evaluation.judge.confidence``): from
     the reply's log-probabilities, the other sampled completions, or as the judge wrote it
     (verbal), or none."""
@@ -170,13 +182,15 @@ def _with_confidence(verdicts: list[Verdict], *, raw: dict, mode: str, expected:
         samples = []
         for content in confidence.other_contents(raw):
             try:
-                samples.append([v.label for v in parse_verdicts(content, expected_indices=expected)])
+                samples.append(
+                    [v.label for v in parse_verdicts(content, expected_indices=expected, labels=labels)]
+                )
             except VerdictError:
                 continue
         shares = confidence.agreement_shares([v.label for v in verdicts], samples)
         return [replace(v, confidence=share) for v, share in zip(verdicts, shares, strict=True)]
     if mode == confidence.LOGPROBS:
-        found = confidence.verdict_probabilities(raw, count=len(verdicts), values=(0, 1))
+        found = confidence.verdict_probabilities(raw, count=len(verdicts), values=labels)
         if found is not None:
             return [replace(v, confidence=found[v.position]) for v in verdicts]
     return [replace(v, confidence=None) for v in verdicts]

@@ -164,7 +164,9 @@ def _as_index(value: object, *, position: int) -> int:
     raise VerdictError(f"verdict #{position}: index {value!r} is not an integer")
 
 
-def _as_label(value: object, *, index: int) -> int:
+def _as_label(value: object, *, index: int, labels: tuple[int, ...] = (0, 1)) -> int:
+    if labels != (0, 1):
+        return _as_category(value, index=index, labels=labels)
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int | float) and value in (0, 1):
@@ -200,14 +202,33 @@ def _as_confidence(value: object) -> float | None:
     return None
 
 
-def parse_verdicts(content: str, *, expected_indices: list[int]) -> list[Verdict]:
+def _as_category(value: object, *, index: int, labels: tuple[int, ...]) -> int:
+    """A category's value, written as a number or a numeric string; never a boolean."""
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is not None and number.is_integer() and int(number) in labels:
+        return int(number)
+    allowed = ", ".join(str(label) for label in labels)
+    raise VerdictError(f"verdict {index}: label {value!r} is not one of the category values {allowed}")
+
+
+def parse_verdicts(
+    content: str, *, expected_indices: list[int], labels: tuple[int, ...] = (0, 1)
+) -> list[Verdict]:
     """The verdicts in ``content``, one per expected index, sorted by index.
 
     Accepts ``{"verdicts": [...]}``, a bare list of verdicts, or a lone verdict object, possibly
     fenced or surrounded by prose, with trailing commas; labels may be 0/1, "0"/"1", true/false
     or 0.0/1.0. A verdict without an index is accepted only when exactly one is expected. Raises
     ``VerdictError`` for an empty reply, truncated or invalid JSON, missing, unexpected or
-    duplicate indices, and labels other than 0 or 1.
+    duplicate indices, and labels other than 0 or 1. ``labels``: the values a categorical
+    criterion's labels take (its category values), then the only labels accepted, as numbers.
     """
     if content is None or not content.strip():
         raise VerdictError("the reply is empty")
@@ -229,7 +250,7 @@ def parse_verdicts(content: str, *, expected_indices: list[int]) -> list[Verdict
         verdicts.append(
             Verdict(
                 index=index,
-                label=_as_label(item["label"], index=index),
+                label=_as_label(item["label"], index=index, labels=tuple(labels)),
                 reasoning=reasoning if isinstance(reasoning, str) else json.dumps(reasoning),
                 confidence=_as_confidence(item.get("confidence")),
                 position=position,

@@ -26,26 +26,33 @@ BUILTIN_LEVELS = {name: spec["level"] for name, spec in BUILTIN_CRITERIA.items()
 DEFAULT_LANGUAGE = "fr"
 SUPPORTED_LANGUAGES = ("fr", "en")
 
-VERDICT_JSON_SCHEMA: dict = {
-    "type": "object",
-    "properties": {
-        "verdicts": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "index": {"type": "integer"},
-                    "reasoning": {"type": "string"},
-                    "label": {"type": "integer", "enum": [0, 1]},
+
+def verdict_schema(labels: tuple[int, ...] = (0, 1)) -> dict:
+    """The JSON schema of a reply whose labels are ``labels`` (0 and 1, or a categorical
+    criterion's category values)."""
+    return {
+        "type": "object",
+        "properties": {
+            "verdicts": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "index": {"type": "integer"},
+                        "reasoning": {"type": "string"},
+                        "label": {"type": "integer", "enum": [int(label) for label in labels]},
+                    },
+                    "required": ["index", "reasoning", "label"],
+                    "additionalProperties": False,
                 },
-                "required": ["index", "reasoning", "label"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["verdicts"],
-    "additionalProperties": False,
-}
+            }
+        },
+        "required": ["verdicts"],
+        "additionalProperties": False,
+    }
+
+
+VERDICT_JSON_SCHEMA: dict = verdict_schema()
 
 _OUTPUT_EXAMPLE = '{"verdicts": [{"index": 0, "reasoning": "...", "label": 1}]}'
 
@@ -185,6 +192,54 @@ _TEXT = {
 }
 
 
+# The framing of a categorical criterion's prompt, by language: the method and output texts that
+# replace the binary ones, and the heading of the list of categories. Kept apart from the
+# released binary prompts above, whose texts judges are bound to; the same rule holds here:
+# changing a text changes what judges of categorical criteria see.
+CATEGORY_TEXT: dict[str, dict[str, str]] = {
+    "fr": {
+        "categories_sentence_method": (
+            "Méthode, pour chaque phrase, dans l'ordre des indices : raisonne étape par étape en "
+            "appliquant les consignes, puis conclus par la catégorie qui décrit la phrase, une "
+            "seule, donnée par sa valeur.\n"
+            "Le paragraphe n'est donné que pour le contexte : seule la phrase est jugée."
+        ),
+        "categories_answer_method": (
+            "Méthode : raisonne étape par étape en appliquant les consignes à la réponse entière, "
+            "puis conclus par la catégorie qui la décrit, une seule, donnée par sa valeur."
+        ),
+        "categories": "Catégories (valeur : intitulé) :",
+        "categories_output": (
+            "Format de sortie : uniquement un objet JSON, sans texte autour ni bloc de code, de la "
+            f"forme {_OUTPUT_EXAMPLE}\n"
+            "Exactement un verdict par indice de la ligne INDICES, ni plus ni moins. Dans chaque "
+            "verdict, écris le raisonnement (bref, en français) avant le label, qui est la valeur "
+            "d'une des catégories : {values}."
+        ),
+    },
+    "en": {
+        "categories_sentence_method": (
+            "Method, for each sentence, in the order of the indices: reason step by step applying "
+            "the guidelines, then conclude with the one category that describes the sentence, "
+            "given by its value.\n"
+            "The paragraph is given for context only: only the sentence is judged."
+        ),
+        "categories_answer_method": (
+            "Method: reason step by step applying the guidelines to the whole answer, then "
+            "conclude with the one category that describes it, given by its value."
+        ),
+        "categories": "Categories (value: title):",
+        "categories_output": (
+            "Output format: only a JSON object, with no text around it and no code block, of the form "
+            f"{_OUTPUT_EXAMPLE}\n"
+            "Exactly one verdict per index of the INDICES line, no more, no fewer. In each verdict, "
+            "write the reasoning (brief, in English) before the label, which is the value of one "
+            "of the categories: {values}."
+        ),
+    },
+}
+
+
 # Every released version of the built-in prompts: framing texts and default guidelines.
 PROMPTS_BY_VERSION: dict[str, dict] = {"v1": {"text": _TEXT, "guidelines": BUILTIN_GUIDELINES}}
 PROMPT_VERSIONS = tuple(PROMPTS_BY_VERSION)
@@ -241,26 +296,42 @@ def _system_message(
     version: str = PROMPT_VERSION,
     instructions: str | None = None,
     title: str = "",
+    categories: list[tuple[int, str]] | None = None,
 ) -> dict:
     """``criterion`` is a built-in one (``veracity``, ``relevance``) or a generic level
-    (``sentence``, ``answer``) for a campaign's own criterion, named by ``title``."""
+    (``sentence``, ``answer``) for a campaign's own criterion, named by ``title``.
+    ``categories``: (value, title) of a categorical criterion's categories, whose values the
+    labels are (then ``criterion`` is a generic level)."""
     release = PROMPTS_BY_VERSION[check_version(version)]
     text = release["text"][lang]
-    if criterion in BUILTIN_LEVELS:
+    if criterion in BUILTIN_LEVELS and not categories:
         rules = guidelines or release["guidelines"][criterion][lang]
     else:
         rules = guidelines or text["no_guidelines"]
+    framed = CATEGORY_TEXT[lang]
+    method = framed[f"categories_{criterion}_method"] if categories else text[f"{criterion}_method"]
     framing = (
         [instructions.strip()]
         if instructions and instructions.strip()
-        else [text[f"{criterion}_role"].format(title=title), text[f"{criterion}_method"]]
+        else [text[f"{criterion}_role"].format(title=title), method]
+    )
+    listed = (
+        [framed["categories"] + "\n" + "\n".join(f"{value}: {name}" for value, name in categories)]
+        if categories
+        else []
+    )
+    output = (
+        framed["categories_output"].replace("{values}", ", ".join(str(value) for value, _ in categories))
+        if categories
+        else text["output"]
     )
     parts = [
         framing[0],
         f"{text['guidelines']}\n{rules.strip()}",
+        *listed,
         *framing[1:],
         text["data_not_instructions"],
-        text["output"],
+        output,
     ]
     return {"role": "system", "content": "\n\n".join(parts)}
 
@@ -397,12 +468,15 @@ def build_criterion_messages(
     instructions: str | None = None,
     language: str = DEFAULT_LANGUAGE,
     version: str = PROMPT_VERSION,
+    categories: list[tuple[int, str]] | None = None,
 ) -> list[dict]:
     """Chat messages for a campaign's own criterion called ``title``, judged with its guidelines.
 
     ``level`` ``sentence``: every sentence of one answer, with its cited sources, as for veracity;
     ``answer``: the question and the whole answer, one verdict of index 0, as for relevance.
-    ``instructions`` (the criterion's own prompt) replaces the generic framing.
+    ``instructions`` (the criterion's own prompt) replaces the generic framing. ``categories``:
+    the (value, title) of a categorical criterion, listed for the judge, whose labels are their
+    values.
     """
     if level not in ("sentence", "answer"):
         raise ValueError(f"level: {level!r} is not one of sentence, answer")
@@ -420,6 +494,7 @@ def build_criterion_messages(
             version=version,
             instructions=instructions,
             title=title,
+            categories=categories,
         ),
         {"role": "user", "content": user},
     ]
@@ -434,12 +509,14 @@ def system_prompt(
     instructions: str | None = None,
     language: str = DEFAULT_LANGUAGE,
     version: str = PROMPT_VERSION,
+    categories: list[tuple[int, str]] | None = None,
 ) -> str:
     """The system message sent for criterion ``name`` (at ``level``), as the builders above write
     it: the prompt's template of ``version`` in ``language`` around ``guidelines`` (None or blank:
     the built-in ones) and ``instructions`` (None or blank: the built-in framing). A built-in
-    criterion at its own level gets its own prompt; any other one the generic prompt of its level."""
-    kind = name if BUILTIN_LEVELS.get(name) == level else level
+    criterion at its own level gets its own prompt; any other one, and any categorical one
+    (``categories``, as for ``build_criterion_messages``), the generic prompt of its level."""
+    kind = name if BUILTIN_LEVELS.get(name) == level and not categories else level
     if kind not in ("veracity", "relevance", "sentence", "answer"):
         raise ValueError(f"level: {level!r} is not one of sentence, answer")
     return _system_message(
@@ -449,4 +526,5 @@ def system_prompt(
         version=version,
         instructions=(instructions or "").strip() or None,
         title=title or name,
+        categories=categories or None,
     )["content"]

@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
+from annotation.categories import is_categorical
 from annotation.errors import FieldError, refusal
 from annotation.models import Campaign, Criterion, Unit
 from evaluation.judge import bindings, confidence, prompts
@@ -172,12 +173,21 @@ def create_run(
     Refuses a second active run of the same judge and criterion (they would race for the same
     units; a unique constraint on active runs settles two requests that arrive together), a
     judge of another campaign, and an LLM judge whose prompt for the criterion would differ from
-    the one it is bound to (see ``evaluation.judge.bindings``).
+    the one it is bound to (see ``evaluation.judge.bindings``), and the lexical judge on a
+    categorical criterion (it only tells 0 from 1).
     """
     if judge.campaign_id != criterion.campaign_id:
         raise RunError(_("the judge and the criterion belong to different campaigns"))
     if judge.kind == Judge.Kind.IMPORTED:
         raise RunError(IMPORTED_CANNOT_RUN)
+    if judge.kind == Judge.Kind.LEXICAL and is_categorical(criterion):
+        raise RunError(
+            refusal(
+                _("the lexical judge gives 0 or 1 only; %(criterion)s has categories: run an LLM judge"),
+                criterion=repr(criterion.name),
+            ),
+            field="judge",
+        )
     _check_prompt(judge=judge, criterion=criterion)
     try:
         with transaction.atomic():

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 from django.utils import timezone
 
+from annotation.categories import allowed_values
 from annotation.models import CriterionVersion
 from evaluation.judge import bindings, storage
 from evaluation.judge.accounting import BatchCallLog, CallRecorder, spent_tokens, sync_counters
@@ -87,7 +88,7 @@ def process_batches(
                 _stop_for_budget(run_id)
                 return 0
         try:
-            client = client_for(run.judge, budget=budget)
+            client = client_for(run.judge, budget=budget, labels=allowed_values(run.criterion))
         except JudgeClientError as exc:
             _fail_pending_batches(run_id=run_id, reason=str(exc))
             return 0

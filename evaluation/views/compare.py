@@ -11,9 +11,11 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, campaigns_for
+from annotation.categories import is_categorical
 from annotation.forms import add_domain_error
 from annotation.models import Campaign, Membership
 from evaluation import comparison, snapshots
@@ -63,6 +65,15 @@ def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
         "other_judge": form.cleaned_data.get("other_judge"),
         "more": more,
     }
+    if is_categorical(criterion_obj):
+        context["errors"] = [
+            *context["errors"],
+            _(
+                "Campaigns are compared on a rate per theme; a criterion with categories has one "
+                "per category: read its report."
+            ),
+        ]
+        return render(request, "evaluation/compare.html", context, status=400)
     # A valid form has its judge and, with another campaign, that campaign's criterion.
     other = form.other_campaign
     if valid and params.judge is not None and other is not None and form.other_criterion is not None:

@@ -11,14 +11,19 @@ import io
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest
+from annotation.categories import is_categorical
 from annotation.models import Campaign, Criterion
-from evaluation import exports, snapshots
+from evaluation import categorical_exports, exports, snapshots
+from evaluation.categorical import CategoricalReport, compute_categorical_report
 from evaluation.forms import ReportForm, ReportParams
 from evaluation.interchange import exporting
 from evaluation.views.reports import criterion_page
+
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 
 def _report_params(
@@ -36,6 +41,24 @@ def _report_params(
     return campaign, criterion_obj, params
 
 
+def _categorical(
+    request: AppRequest, slug: str, criterion: str
+) -> tuple[Campaign, CategoricalReport] | HttpResponse | None:
+    """The report of a criterion with categories, computed now (a 400 as the report's); None
+    for a binary criterion."""
+    found = _report_params(request, slug, criterion)
+    if isinstance(found, HttpResponse):
+        return found
+    campaign, criterion_obj, params = found
+    if not is_categorical(criterion_obj):
+        return None
+    assert params.judge is not None
+    report = compute_categorical_report(
+        criterion=criterion_obj, judge=params.judge, method=params.method, alpha=params.alpha
+    )
+    return campaign, report
+
+
 def _shown_report(
     request: AppRequest, slug: str, criterion: str
 ) -> tuple[Campaign, snapshots.ShownReport] | HttpResponse:
@@ -43,6 +66,12 @@ def _shown_report(
     if isinstance(found, HttpResponse):
         return found
     campaign, criterion_obj, params = found
+    if is_categorical(criterion_obj):
+        return HttpResponse(
+            _("This format holds one rate per theme; a criterion with categories has one per category."),
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
     assert params.judge is not None
     shown = snapshots.report_to_show(
         criterion=criterion_obj, judge=params.judge, method=params.method, alpha=params.alpha
@@ -55,7 +84,17 @@ def _shown_report(
 def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The report as an Excel workbook (summary, automatic metrics, estimates with a chart,
     units, label history), with the report's GET parameters; its estimates are the ones the
-    report page shows, and the Summary says where they come from."""
+    report page shows, and the Summary says where they come from. A criterion with categories:
+    its estimates and confusion sheets (``evaluation.categorical_exports``)."""
+    categorical = _categorical(request, slug, criterion)
+    if isinstance(categorical, HttpResponse):
+        return categorical
+    if categorical is not None:
+        campaign, report = categorical
+        buffer = io.BytesIO()
+        categorical_exports.build_workbook(campaign=campaign, report=report, path_or_buffer=buffer)
+        name = categorical_exports.report_filename(campaign=campaign, report=report, extension="xlsx")
+        return _attachment(buffer.getvalue(), content_type=XLSX, name=name)
     found = _shown_report(request, slug, criterion)
     if isinstance(found, HttpResponse):
         return found
@@ -67,10 +106,7 @@ def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
         path_or_buffer=buffer,
         provenances=[shown.provenance],
     )
-    response = HttpResponse(
-        buffer.getvalue(),
-        content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    )
+    response = HttpResponse(buffer.getvalue(), content_type=XLSX)
     name = exports.report_filename(campaign=campaign, report=shown.report, extension="xlsx")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
@@ -80,7 +116,17 @@ def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
 @require_GET
 def export_csv(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The report's estimates table as CSV, with the report's GET parameters; the estimates the
-    report page shows, with columns saying where they come from."""
+    report page shows, with columns saying where they come from; a row per category or group
+    and theme for a criterion with categories."""
+    categorical = _categorical(request, slug, criterion)
+    if isinstance(categorical, HttpResponse):
+        return categorical
+    if categorical is not None:
+        campaign, report = categorical
+        stream = io.StringIO()
+        categorical_exports.write_csv(report=report, stream=stream)
+        name = categorical_exports.report_filename(campaign=campaign, report=report, extension="csv")
+        return _attachment(stream.getvalue(), content_type="text/csv; charset=utf-8", name=name)
     found = _shown_report(request, slug, criterion)
     if isinstance(found, HttpResponse):
         return found
@@ -113,7 +159,12 @@ def export_label_studio(request: AppRequest, slug: str, criterion: str) -> HttpR
     campaign, criterion_obj, params = found
     stream = io.StringIO()
     judges = [params.judge] if params.judge is not None else []
-    exporting.write_label_studio(campaign=campaign, criteria=[criterion_obj], stream=stream, judges=judges)
+    try:
+        exporting.write_label_studio(
+            campaign=campaign, criteria=[criterion_obj], stream=stream, judges=judges
+        )
+    except exporting.ExportError as error:
+        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
     name = _name(campaign, criterion_obj, exporting.LABEL_STUDIO)
     return _attachment(stream.getvalue(), content_type="application/json; charset=utf-8", name=name)
 
@@ -128,7 +179,12 @@ def export_argilla(request: AppRequest, slug: str, criterion: str) -> HttpRespon
         return found
     campaign, criterion_obj, params = found
     stream = io.StringIO()
-    exporting.write_argilla(campaign=campaign, criteria=[criterion_obj], stream=stream, judge=params.judge)
+    try:
+        exporting.write_argilla(
+            campaign=campaign, criteria=[criterion_obj], stream=stream, judge=params.judge
+        )
+    except exporting.ExportError as error:
+        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
     name = _name(campaign, criterion_obj, exporting.ARGILLA)
     return _attachment(stream.getvalue(), content_type="application/json; charset=utf-8", name=name)
 

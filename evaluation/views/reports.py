@@ -15,8 +15,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, get_campaign_for, may_refresh_estimates
+from annotation.categories import is_categorical
 from annotation.models import Campaign, Criterion, Role
 from evaluation import calibration, charts, estimators, planning, snapshots
+from evaluation.categorical import compute_categorical_report, theme_tables
 from evaluation.estimates import METHODS
 from evaluation.forms import ReportForm
 from evaluation.models import Judge
@@ -43,6 +45,8 @@ def campaign_judges(*, campaign: Campaign) -> list[Judge]:
 def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The report of ``criterion`` for managers and analysts (403 for any other role).
 
+    A criterion with categories shows, per theme, each category's and group's estimates and
+    the human x judge confusion matrix (``evaluation.categorical``), computed when asked for.
     GET parameters as in :class:`~evaluation.forms.ReportForm`; with several judges and none
     named, the page asks which (the command refuses the same way). A bad parameter gives 400
     with a message naming it. The numbers are :func:`~evaluation.snapshots.report_to_show`'s:
@@ -66,7 +70,16 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
         "errors": form.messages(),
         "method_notes": estimators.METHODS,
     }
-    if valid and params.judge is not None:
+    if valid and params.judge is not None and is_categorical(criterion_obj):
+        categorical_report = compute_categorical_report(
+            criterion=criterion_obj, judge=params.judge, method=params.method, alpha=params.alpha
+        )
+        context.update(
+            categorical=categorical_report,
+            report=categorical_report,
+            tables=theme_tables(report=categorical_report),
+        )
+    elif valid and params.judge is not None:
         shown = snapshots.report_to_show(
             criterion=criterion_obj, judge=params.judge, method=params.method, alpha=params.alpha
         )
@@ -81,7 +94,7 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
             curve=planning.report_curve(report=shown.report),
         )
         judged = calibration.judge_calibration(criterion=criterion_obj, judge=params.judge)
-        # The lexical judge gives no confidence: nothing to show for it.
+        # A judge with no confidence at all (labels imported with the answers) shows nothing.
         if judged.count or (judged.unscored and params.judge.kind == Judge.Kind.OPENAI):
             context.update(
                 calibration=judged,

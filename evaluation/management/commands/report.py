@@ -6,14 +6,19 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
+from annotation.categories import is_categorical
 from annotation.models import Campaign, Criterion
-from evaluation import estimates, exports
+from evaluation import categorical_exports, estimates, exports
+from evaluation.categorical import categorical_report_as_json, compute_categorical_report
 
 FORMATS = ("json", "table", "xlsx", "csv")
 
 
 class Command(BaseCommand):
-    help = "Per-theme and overall estimates (human-only, judge-only, PPI++) for one criterion."
+    help = (
+        "Per-theme and overall estimates (human-only, judge-only, PPI++) for one criterion; per "
+        "category and group, with the confusion matrices, for a criterion with categories."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--campaign", required=True)
@@ -53,6 +58,9 @@ class Command(BaseCommand):
             raise CommandError(
                 f"criterion {options['criterion']!r} does not exist in {campaign.name!r} (criteria: {names})"
             ) from None
+        if is_categorical(criterion):
+            self._categorical(campaign=campaign, criterion=criterion, fmt=fmt, alpha=alpha, options=options)
+            return
         try:
             judge = estimates.default_judge(campaign=campaign, name=options["judge"])
             report = estimates.compute_report(
@@ -85,3 +93,36 @@ class Command(BaseCommand):
             self.stdout.write(f"wrote {output}")
         else:
             self.stdout.write(text)
+
+    def _categorical(
+        self, *, campaign: Campaign, criterion: Criterion, fmt: str, alpha: float, options
+    ) -> None:
+        """A criterion with categories: per category and group, with the confusion matrices."""
+        try:
+            judge = estimates.default_judge(campaign=campaign, name=options["judge"])
+            report = compute_categorical_report(
+                criterion=criterion,
+                judge=judge,
+                alpha=alpha,
+                method=options["method"],
+                by_difficulty=options["by_difficulty"],
+            )
+        except estimates.EstimateError as exc:
+            raise CommandError(str(exc)) from None
+        output = options["output"]
+        if fmt == "xlsx":
+            categorical_exports.build_workbook(campaign=campaign, report=report, path_or_buffer=output)
+        elif fmt == "csv":
+            with open(output, "w", newline="", encoding="utf-8") as stream:
+                categorical_exports.write_csv(report=report, stream=stream)
+        else:
+            if fmt == "json":
+                text = json.dumps(categorical_report_as_json(report=report), indent=2, ensure_ascii=False)
+            else:
+                text = "\n".join(categorical_exports.table_lines(report=report))
+            if not output:
+                self.stdout.write(text)
+                return
+            with open(output, "w", encoding="utf-8") as stream:
+                stream.write(text + "\n")
+        self.stdout.write(f"wrote {output}")
