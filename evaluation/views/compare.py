@@ -67,7 +67,7 @@ def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     }
     if is_categorical(criterion_obj):
         context["errors"] = [
-            *context["errors"],
+            *form.messages(),
             _(
                 "Campaigns are compared on a rate per theme; a criterion with categories has one "
                 "per category: read its report."
