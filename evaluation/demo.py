@@ -40,17 +40,27 @@ def demo_steps() -> list[Callable[[Campaign], str | None]]:
     it too) and returns a line to print, or None when it had nothing to do. Steps that build on
     the imported corpus, such as judging it with the offline judge, are listed here.
     """
-    return [_judge_demo_offline, _draw_demo_samples, _snapshot_demo_estimates, second_version_step]
+    from evaluation.demo_categories import correctness_step
+
+    return [
+        correctness_step,
+        _judge_demo_offline,
+        _draw_demo_samples,
+        _snapshot_demo_estimates,
+        second_version_step,
+    ]
 
 
 def _judge_demo_offline(campaign: Campaign) -> str | None:
-    """Judge every unit not yet judged with the offline lexical judge (no API key needed)."""
+    """Judge every unit not yet judged with the offline lexical judge (no API key needed), on
+    every criterion it can judge (0 or 1: not a criterion with categories)."""
+    from annotation.categories import is_categorical
     from evaluation.judge import runs
 
     judge = runs.get_or_create_judge(campaign=campaign, name=runs.LEXICAL)
     judged = []
     for criterion in Criterion.objects.filter(campaign=campaign).order_by("name"):
-        if criterion.judgments.filter(judge=judge).exists():
+        if is_categorical(criterion) or criterion.judgments.filter(judge=judge).exists():
             continue
         run = runs.create_run(criterion=criterion, judge=judge, scope="missing")
         run = runs.run_inline(run_id=run.pk)

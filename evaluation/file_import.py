@@ -265,7 +265,7 @@ class _ImportedJudge:
         if not labels:
             return 0
         if self.judge is None:
-            self.judge = _imported_judge(campaign=campaign)
+            self.judge = imported_judge(campaign=campaign)
         ok = Judgment.Status.OK.value
         insert_rows(
             model=Judgment,
@@ -276,7 +276,8 @@ class _ImportedJudge:
         return len(labels)
 
 
-def _imported_judge(*, campaign: Campaign) -> Judge:
+def imported_judge(*, campaign: Campaign) -> Judge:
+    """The campaign's judge of labels that came with the answers, created on first use."""
     judge, _created = Judge.objects.get_or_create(
         campaign=campaign,
         name=IMPORTED,

@@ -1,0 +1,65 @@
+"""The demo's criterion with categories: its labels follow the demo material, and its report
+has real numbers after ``load_demo``."""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+
+import pytest
+from django.core.management import call_command
+
+from annotation.models import Criterion, Label, Stage
+from evaluation import demo_categories
+from evaluation.categorical import compute_categorical_report
+from evaluation.demo import DEMO_CAMPAIGN
+from evaluation.models import Judge, Judgment
+
+
+@pytest.mark.parametrize(
+    ("defect", "difficulty", "repetition", "category"),
+    [
+        ("off_topic", "simple", 1, 4),
+        ("answered_inappropriate", "inappropriee", 1, 4),
+        ("unsupported_figure", "simple", 1, 2),
+        ("missed_answer", "difficile", 1, 1),
+        ("english", "simple", 1, 5),
+        (None, "inappropriee", 3, 1),
+        (None, "difficile", 2, 3),
+        (None, "difficile", 3, 5),
+        (None, "simple", 2, 5),
+    ],
+)
+def test_a_demo_answer_s_category_follows_what_the_material_did_to_it(
+    defect, difficulty, repetition, category
+):
+    found = demo_categories.category_of(
+        answer_id="Q-X-r1", difficulty=difficulty, repetition=repetition, defect=defect
+    )
+    assert found == category
+
+
+def test_the_imported_judge_is_wrong_on_about_one_answer_in_seven_and_always_the_same():
+    ids = [f"Q-{n}-r{r}" for n in range(40) for r in range(1, 7)]
+    wrong = [a for a in ids if demo_categories.judge_category(answer_id=a, truth=5) != 5]
+    assert 0.08 < len(wrong) / len(ids) < 0.22
+    assert all(demo_categories.judge_category(answer_id=a, truth=5) == 2 for a in wrong)
+
+
+def test_load_demo_gives_the_demo_a_five_category_criterion_with_real_numbers(db):
+    call_command("load_demo", stdout=io.StringIO())
+    criterion = Criterion.objects.get(campaign__name=DEMO_CAMPAIGN, name="correctness")
+    assert criterion.kind == "categorical" and len(criterion.categories) == 5
+    human = Counter(
+        Label.objects.filter(criterion=criterion, stage=Stage.IMPORTED).values_list("value", flat=True)
+    )
+    assert sum(human.values()) == 48 and set(human) >= {1, 4, 5}
+    judge = Judge.objects.get(campaign=criterion.campaign, name="imported")
+    assert Judgment.objects.filter(criterion=criterion, judge=judge).count() == 120
+    report = compute_categorical_report(criterion=criterion, judge=judge, method="robust", alpha=0.05)
+    assert report is not None
+    # Nothing changes the second time.
+    again = io.StringIO()
+    call_command("load_demo", stdout=again)
+    assert "nothing changed" in again.getvalue()
+    assert Label.objects.filter(criterion=criterion).count() == 48
