@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, get_campaign_for, may_refresh_estimates
 from annotation.models import Campaign, Criterion, Role
-from evaluation import estimators, planning, snapshots
+from evaluation import citation_measures, estimators, planning, snapshots
 from evaluation.estimates import METHODS
 from evaluation.forms import ReportForm
 from evaluation.models import Judge
@@ -78,6 +78,13 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
                 for group in shown.report.themes
             ],
             curve=planning.report_curve(report=shown.report),
+            citation_rows=citation_measures.rows_to_show(
+                criterion=criterion_obj,
+                judge=params.judge,
+                method=params.method,
+                alpha=params.alpha,
+                precision=shown.report,
+            ),
         )
         if len(judges) > 1:
             context["comparison"] = snapshots.overall_by_judge(

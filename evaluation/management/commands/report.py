@@ -7,7 +7,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.models import Campaign, Criterion
-from evaluation import estimates, exports
+from evaluation import citation_measures, estimates, exports
 
 FORMATS = ("json", "table", "xlsx", "csv")
 
@@ -76,7 +76,13 @@ class Command(BaseCommand):
             self.stdout.write(f"wrote {output}")
             return
         if fmt == "json":
-            text = json.dumps(estimates.report_as_json(report=report), indent=2, ensure_ascii=False)
+            data = citation_measures.with_citation_measures(
+                data=estimates.report_as_json(report=report),
+                criterion=criterion,
+                judge=judge,
+                precision=report,
+            )
+            text = json.dumps(data, indent=2, ensure_ascii=False)
         else:
             text = "\n".join(exports.table_lines(report=report))
         if output:
