@@ -18,6 +18,8 @@ from annotation.citations import cited_chunks
 from annotation.models import Criterion, Label, Level, SourceChunk, Stage, Unit
 from evaluation import citation_measures, estimates
 from evaluation.file_import import import_file
+from evaluation.interchange import exporting
+from evaluation.interchange.loading import import_labels
 from evaluation.judge import runs
 from evaluation.models import Judge, JudgeRun, Judgment
 from tests.factories import label, make_answer, sample_units
@@ -316,3 +318,46 @@ def test_rows_pair_the_themes_of_both_reports_and_end_with_overall(campaign):
     rows = citation_measures.citation_rows(precision=precision, recall=None)
     assert [row.theme for row in rows] == ["Finance", "RH", "overall"]
     assert all(row.recall is None for row in rows)
+
+
+# Round trips with Label Studio
+
+
+def test_a_label_studio_label_of_a_citation_lands_on_that_citation(campaign, tmp_path):
+    answer = make_answer(campaign=campaign, citations=True)
+    criterion = Criterion.objects.get(campaign=campaign, name="citation_support")
+    stream = StringIO()
+    exporting.write_label_studio(campaign=campaign, criteria=[criterion], stream=stream, vocabulary=None)
+    tasks = json.loads(stream.getvalue())
+    assert [(t["data"]["sentence"], t["data"]["source"], t["data"]["level"]) for t in tasks] == [
+        (0, "c1", "citation"),
+        (1, "c2", "citation"),
+    ]
+    task = tasks[1]
+    del task["data"]["unit_id"]  # found by answer, sentence and source, as from another install
+    task["annotations"] = [
+        {
+            "id": 1,
+            "completed_by": 7,
+            "result": [
+                {
+                    "from_name": "citation_support",
+                    "to_name": "text",
+                    "type": "choices",
+                    "value": {"choices": ["0"]},
+                }
+            ],
+            "created_at": "2025-03-01T09:15:02.123456Z",
+        }
+    ]
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([task]), encoding="utf-8")
+    summary = import_labels(path=path, fmt="label-studio", campaign=campaign)
+    assert summary.labels == 1
+    stored = Label.objects.get(criterion=criterion)
+    assert (stored.unit.level, stored.unit.sentence.position, stored.unit.chunk.external_id) == (
+        Level.CITATION,
+        1,
+        "c2",
+    )
+    assert stored.unit.answer == answer and stored.value == 0
