@@ -50,7 +50,7 @@ def test_0005_hashes_existing_chunks_and_keeps_empty_abstention_lists_meaning_th
 
 
 @pytest.mark.django_db(transaction=True)
-def test_0010_gives_existing_campaigns_citation_support_and_their_citation_units():
+def test_0010_and_0011_give_existing_campaigns_citation_support_and_their_citation_units():
     old = _migrate([("annotation", "0009_label_seconds_spent")])
     get = old.get_model
     Campaign = get("annotation", "Campaign")
@@ -78,7 +78,7 @@ def test_0010_gives_existing_campaigns_citation_support_and_their_citation_units
         )
         Unit.objects.create(campaign=campaign, level="sentence", answer=answer, sentence=sentence, theme="T")
     try:
-        new = _migrate([("annotation", "0010_citation_units")])
+        new = _migrate([("annotation", "0011_citation_units_of_existing_campaigns")])
         Unit = new.get_model("annotation", "Unit")
         Criterion = new.get_model("annotation", "Criterion")
         made = Unit.objects.filter(level="citation").order_by("id")
