@@ -15,14 +15,15 @@ from django.urls import reverse
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
 from annotation.citations import cited_chunks
-from annotation.models import Criterion, Label, Level, SourceChunk, Stage, Unit
+from annotation.models import AnnotationMode, Criterion, Label, Level, Role, SourceChunk, Stage, Unit
+from annotation.workflow import final_labels
 from evaluation import citation_measures, estimates
 from evaluation.file_import import import_file
 from evaluation.interchange import exporting
 from evaluation.interchange.loading import import_labels
 from evaluation.judge import runs
 from evaluation.models import Judge, JudgeRun, Judgment
-from tests.factories import label, make_answer, sample_units
+from tests.factories import label, make_answer, member, sample_units
 from tests.ingest_files import JSONL, RECORDS, write_jsonl
 from tests.llm_server import ScriptedLLMServer, expected_indices
 
@@ -138,6 +139,27 @@ def test_a_citation_unit_goes_through_label_and_review(campaign, annotator, revi
         (units[0].pk, Stage.LABEL, 1),
         (units[0].pk, Stage.REVIEW, 0),
     ]
+
+
+def test_blind_double_labels_of_a_citation_that_differ_go_to_adjudication_and_its_page(
+    client_for, campaign, adjudicator
+):
+    campaign.annotation_mode = AnnotationMode.BLIND_DOUBLE
+    campaign.save(update_fields=["annotation_mode"])
+    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="citation_support")
+    make_answer(campaign=campaign, citations=True, chunk_ids=("c1", "c2", "c9"))
+    units = list(Unit.objects.filter(campaign=campaign, level=Level.CITATION).order_by("id"))
+    sample_units(criterion=criterion, units=units[:1])
+    first, second = member(campaign, Role.ANNOTATOR), member(campaign, Role.ANNOTATOR)
+    label(first, criterion, Stage.LABEL, 1)
+    label(second, criterion, Stage.LABEL, 0)
+    assert final_labels(criterion=criterion) == {}
+    page = client_for(adjudicator).get(reverse("annotation:adjudicate", args=[campaign.slug, criterion.name]))
+    content = page.content.decode()
+    assert re.search(rf'id="work"[^>]*data-unit="{units[0].pk}"', content)
+    assert "Texte c1." in content and "Texte c2." not in content and "Texte c9." not in content
+    label(adjudicator, criterion, Stage.ADJUDICATION, 0, comment="c1 gives the figure, not the trend")
+    assert final_labels(criterion=criterion) == {units[0].pk: 0}
 
 
 # The judge
