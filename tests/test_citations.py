@@ -10,19 +10,20 @@ from io import StringIO
 import numpy as np
 import pytest
 from django.core.management import call_command
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
 from annotation.citations import cited_chunks
 from annotation.models import AnnotationMode, Criterion, Label, Level, Role, SourceChunk, Stage, Unit
 from annotation.workflow import final_labels
-from evaluation import citation_measures, estimates
+from evaluation import citation_measures, estimates, snapshots
 from evaluation.file_import import import_file
 from evaluation.interchange import exporting
 from evaluation.interchange.loading import import_labels
 from evaluation.judge import runs
-from evaluation.models import Judge, JudgeRun, Judgment
+from evaluation.models import Judge, JudgeRun, Judgment, ReportSnapshot
 from tests.factories import label, make_answer, member, sample_units
 from tests.ingest_files import JSONL, RECORDS, write_jsonl
 from tests.llm_server import ScriptedLLMServer, expected_indices
@@ -383,3 +384,28 @@ def test_a_label_studio_label_of_a_citation_lands_on_that_citation(campaign, tmp
         "c2",
     )
     assert stored.unit.answer == answer and stored.value == 0
+
+
+def test_the_citation_report_reads_both_snapshots_in_a_fixed_number_of_queries(client_for, manager, campaign):
+    criterion, judge = precision_campaign(campaign)
+    veracity = Criterion.objects.get(campaign=campaign, name="veracity")
+    for each in (criterion, veracity):
+        snapshots.record_snapshots(criterion=each, trigger=ReportSnapshot.Trigger.IMPORT)
+    client = client_for(manager)
+    url = reverse("evaluation:report", args=[campaign.slug, criterion.name])
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    first = queries()
+    # Any criterion's page from a snapshot: 13 (test_report_source); then the veracity criterion,
+    # its snapshot and what changed since it: current sample, units count, schedule, labels,
+    # judgments.
+    assert first == 13 + 7
+    for _ in range(10):
+        make_answer(campaign=campaign, theme="Finance", citations=True)
+    for each in (criterion, veracity):
+        snapshots.record_snapshots(criterion=each, trigger=ReportSnapshot.Trigger.IMPORT)
+    assert queries() == first
