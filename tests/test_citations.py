@@ -17,6 +17,8 @@ from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
 from annotation.citations import cited_chunks
 from annotation.models import AnnotationMode, Criterion, Label, Level, Role, SourceChunk, Stage, Unit
+from annotation.sampling.draws import draw_sample
+from annotation.sampling.reading import cluster_summary, sample_as_json
 from annotation.workflow import final_labels
 from evaluation import citation_measures, estimates, snapshots
 from evaluation.file_import import import_file
@@ -96,6 +98,31 @@ def test_the_database_refuses_a_second_unit_of_one_citation_and_a_citation_witho
         Unit.objects.create(
             campaign=campaign, level=Level.SENTENCE, answer=answer, sentence=unit.sentence, chunk=unit.chunk
         )
+
+
+def test_a_sample_of_citation_units_names_each_unit_s_sentence_and_source(campaign):
+    for n in range(12):
+        make_answer(
+            campaign=campaign,
+            theme=["Finance", "RH"][n % 2],
+            text=f"Le loyer {n} est de {100 + n} k€ [^c1^] [^c2^]. Il est indexé {n} fois [^c2^].",
+            sentences=[
+                (f"Le loyer {n} est de {100 + n} k€ [^c1^] [^c2^].", ["c1", "c2"]),
+                (f"Il est indexé {n} fois [^c2^].", ["c2"]),
+            ],
+            citations=True,
+        )
+    criterion = Criterion.objects.get(campaign=campaign, name="citation_support")
+    sample = draw_sample(criterion=criterion, budget=12, seed=3)
+    items = sample_as_json(sample=sample)["items"]
+    assert len(items) == 12
+    assert {item["theme"] for item in items} == {"Finance", "RH"}
+    assert all(item["source"] in ("c1", "c2") and item["sentence"] in (0, 1) for item in items)
+    assert not sample.items.exclude(unit__level=Level.CITATION).exists()
+    summary = cluster_summary(sample=sample)
+    assert any(
+        "Le loyer" in text for theme in summary for row in theme["cluster_rows"] for text in row["examples"]
+    )
 
 
 # The annotation page
