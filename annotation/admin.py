@@ -170,7 +170,7 @@ class CriterionAdmin(DeletesLabelsAdmin):
 class UnitAdmin(DeletesLabelsAdmin):
     list_display = ["id", "campaign", "level", "theme", "difficulty"]
     list_filter = ["campaign", "level", "theme"]
-    raw_id_fields = ["answer", "sentence"]
+    raw_id_fields = ["answer", "sentence", "chunk"]
 
 
 @admin.register(models.Label)

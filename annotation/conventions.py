@@ -38,6 +38,12 @@ BUILTIN_CRITERIA: dict[str, dict] = {
         "title": "Relevance",
         "values": {1: "On topic", 0: "Off topic"},
     },
+    # One unit per (sentence, retrieved chunk it cites): the share of 1s is citation precision.
+    "citation_support": {
+        "level": "citation",
+        "title": "Citation support",
+        "values": {1: "Supports", 0: "Does not support"},
+    },
 }
 
 # The guidelines of the built-in criteria, per language: what annotators read and the judge is told
@@ -88,6 +94,32 @@ BUILTIN_GUIDELINES: dict[str, dict[str, str]] = {
             "answer the question asked.\n"
             "- Veracity is not judged here: inaccurate information that is about the question does "
             "not make the answer off-topic."
+        ),
+    },
+    "citation_support": {
+        "fr": (
+            "Appui de la citation (jugé pour une phrase et une seule source qu'elle cite).\n"
+            "- 1 : cette source appuie au moins une partie de la phrase : au moins une information "
+            "de la phrase se déduit de son texte.\n"
+            "- 0 : aucune information de la phrase ne se déduit de cette source (elle porte sur "
+            "autre chose, ou dit autre chose).\n"
+            "- Seule cette source est jugée : ce que la phrase doit aux autres sources qu'elle cite "
+            "ne compte pas ici, et une phrase peut être vraie alors que cette citation ne l'appuie "
+            "pas.\n"
+            "- Les connaissances générales ne servent qu'à lever une ambiguïté (sens d'un sigle, "
+            "d'un terme), jamais à voir dans la source ce qu'elle ne dit pas."
+        ),
+        "en": (
+            "Citation support (judged for one sentence and one source it cites).\n"
+            "- 1: this source supports at least part of the sentence: at least one piece of "
+            "information in the sentence can be deduced from its text.\n"
+            "- 0: no piece of information in the sentence can be deduced from this source (it is "
+            "about something else, or says something else).\n"
+            "- Only this source is judged: what the sentence owes to the other sources it cites "
+            "does not count here, and a sentence may be true while this citation does not support "
+            "it.\n"
+            "- World knowledge only serves to disambiguate (what an acronym or a term means), never "
+            "to read into the source what it does not say."
         ),
     },
 }

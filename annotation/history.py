@@ -32,6 +32,7 @@ CSV_HEADER = [
     "answer_id",
     "sentence",
     "theme",
+    "source",
 ]
 
 
@@ -47,7 +48,7 @@ def label_history(
 
     ``previous`` is the value of the same person's row just before at the same unit, criterion
     and stage (None also for a previous withdrawal; ``has_previous`` tells them apart). Rows come
-    with user, criterion, unit, answer and sentence loaded.
+    with user, criterion, unit, answer, sentence and cited chunk loaded.
     """
     earlier = Label.objects.filter(
         unit_id=OuterRef("unit_id"),
@@ -58,7 +59,7 @@ def label_history(
     ).order_by("-pk")
     rows = (
         Label.objects.filter(criterion__campaign=campaign)
-        .select_related("user", "criterion", "unit__answer", "unit__sentence")
+        .select_related("user", "criterion", "unit__answer", "unit__sentence", "unit__chunk")
         .annotate(has_previous=Exists(earlier), previous=Subquery(earlier.values("value")[:1]))
     )
     if user_id is not None:
@@ -121,4 +122,5 @@ def history_csv_rows(
             _safe(unit.answer.external_id),
             "" if unit.sentence is None else str(unit.sentence.position),
             _safe(unit.theme),
+            "" if unit.chunk is None else _safe(unit.chunk.external_id),
         ]

@@ -30,6 +30,7 @@ class AnnotationMode(models.TextChoices):
 class Level(models.TextChoices):
     ANSWER = "answer", pgettext_lazy("choice", "Answer")
     SENTENCE = "sentence", pgettext_lazy("choice", "Sentence")
+    CITATION = "citation", pgettext_lazy("choice", "Citation")
 
 
 class Stage(models.TextChoices):
@@ -307,15 +308,19 @@ class CriterionVersion(models.Model):
 
 
 class Unit(models.Model):
-    """What receives one label per criterion: an answer, or one of its sentences."""
+    """What receives one label per criterion: an answer, one of its sentences, or one citation of
+    a sentence (the sentence and one retrieved chunk it cites)."""
 
     # Indexed by the (campaign, level, theme) index below.
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="units", db_index=False)
     level = models.CharField(max_length=10, choices=Level.choices)
     answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="units")
-    sentence = models.OneToOneField(
-        Sentence, on_delete=models.CASCADE, null=True, blank=True, related_name="unit"
+    sentence = models.ForeignKey(
+        Sentence, on_delete=models.CASCADE, null=True, blank=True, related_name="units"
     )
+    # A citation unit's cited chunk: one the retriever returned for the answer (a cited id that was
+    # not retrieved makes no unit, see annotation.citations).
+    chunk = models.ForeignKey(SourceChunk, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     # Copied from the question so that sampling and estimates group without joins.
     theme = models.CharField(max_length=200)
     difficulty = models.CharField(max_length=50, blank=True)
@@ -326,9 +331,19 @@ class Unit(models.Model):
             models.UniqueConstraint(
                 fields=["answer"], condition=Q(sentence__isnull=True), name="unit_unique_answer_level"
             ),
+            models.UniqueConstraint(
+                fields=["sentence"],
+                condition=Q(sentence__isnull=False, chunk__isnull=True),
+                name="unit_unique_sentence_level",
+            ),
+            models.UniqueConstraint(
+                fields=["sentence", "chunk"], condition=Q(chunk__isnull=False), name="unit_unique_citation"
+            ),
             models.CheckConstraint(
                 condition=(
-                    Q(level="answer", sentence__isnull=True) | Q(level="sentence", sentence__isnull=False)
+                    Q(level="answer", sentence__isnull=True, chunk__isnull=True)
+                    | Q(level="sentence", sentence__isnull=False, chunk__isnull=True)
+                    | Q(level="citation", sentence__isnull=False, chunk__isnull=False)
                 ),
                 name="unit_level_matches_sentence",
             ),

@@ -29,6 +29,8 @@ _TRANSLATED_VALUE_NAMES: dict[str, Promise] = {
     "Not supported": gettext_lazy("Not supported"),
     "On topic": gettext_lazy("On topic"),
     "Off topic": gettext_lazy("Off topic"),
+    "Supports": gettext_lazy("Supports"),
+    "Does not support": gettext_lazy("Does not support"),
 }
 VALUE_NAMES: dict[str, dict[int, str | Promise]] = {
     name: {value: _TRANSLATED_VALUE_NAMES.get(text, text) for value, text in spec["values"].items()}
@@ -58,6 +60,8 @@ class UnitView:
     cited: list[AnswerSource] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
     others: list[AnswerSource] = field(default_factory=list)
+    # A citation unit: ``cited`` holds its one chunk, and nothing else of the sources is shown.
+    is_citation: bool = False
 
 
 def unit_view(*, unit: Unit, campaign: Campaign) -> UnitView:
@@ -74,20 +78,31 @@ def unit_view(*, unit: Unit, campaign: Campaign) -> UnitView:
         "retrieved": frozenset(source.chunk.external_id for source in sources),
         "citation_pattern": campaign.citation_pattern or DEFAULT_CITATION_PATTERN,
     }
-    sentence = unit.sentence if unit.level == Level.SENTENCE else None
+    sentence = unit.sentence if unit.level in (Level.SENTENCE, Level.CITATION) else None
     if sentence is None:
         return UnitView(**common, others=sources)
     cited_ids = list(dict.fromkeys(str(c) for c in sentence.cited_ids or []))
     by_id = {source.chunk.external_id: source for source in sources}
     text = sentence.text.translate(_SENTINELS)
     paragraph = (sentence.paragraph or sentence.text).translate(_SENTINELS)
+    shown: dict[str, Any] = {
+        "paragraph_text": sentence.paragraph or sentence.text,
+        "sentence_text": sentence.text,
+        "sentence_found": bool(text) and text in paragraph,
+        "whole_is_paragraph": (sentence.paragraph or "").translate(_SENTINELS).strip()
+        == answer.text.translate(_SENTINELS).strip(),
+    }
+    if unit.level == Level.CITATION:
+        # The sentence and that one chunk: whether the others support the sentence is not asked.
+        return UnitView(
+            **common,
+            **shown,
+            cited=[source for source in sources if source.chunk_id == unit.chunk_id],
+            is_citation=True,
+        )
     return UnitView(
         **common,
-        paragraph_text=sentence.paragraph or sentence.text,
-        sentence_text=sentence.text,
-        sentence_found=bool(text) and text in paragraph,
-        whole_is_paragraph=(sentence.paragraph or "").translate(_SENTINELS).strip()
-        == answer.text.translate(_SENTINELS).strip(),
+        **shown,
         cited=[by_id[c] for c in cited_ids if c in by_id],
         broken=[c for c in cited_ids if c not in by_id],
         others=[source for source in sources if source.chunk.external_id not in cited_ids],

@@ -99,6 +99,8 @@ class SampleOut(Schema):
 class SampleItemOut(Schema):
     answer_id: str
     sentence: int | None
+    # A citation unit's cited chunk id; None for answers and sentences.
+    source: str | None
     theme: str
     cluster: int
     cluster_size: int
@@ -138,6 +140,7 @@ class LabelOut(Schema):
     unit: int = Field(alias="unit_id_")
     answer_id: str
     sentence: int | None
+    source: str | None
     criterion: str = Field(alias="criterion_name")
     stage: str
     value: int | None
@@ -151,6 +154,7 @@ class JudgmentOut(Schema):
     unit: int = Field(alias="unit_id_")
     answer_id: str
     sentence: int | None
+    source: str | None
     criterion: str = Field(alias="criterion_name")
     judge: str = Field(alias="judge_name")
     status: str

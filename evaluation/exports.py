@@ -340,16 +340,23 @@ def _units(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> None:
     finals = {criterion.pk: final_labels(criterion=criterion) for criterion in criteria}
     columns: list[tuple[Criterion, Judge | None]] = [(criterion, None) for criterion in criteria]
     columns += [(criterion, judge) for criterion in criteria for judge in judges]
-    headers = ["unit", "level", "answer", "sentence", "theme", "difficulty", "text"]
+    headers = ["unit", "level", "answer", "sentence", "theme", "difficulty", "text", "source"]
     headers += [f"{c.name}: human" if j is None else f"{c.name}: {j.name}" for c, j in columns]
     ws.append(_header(ws, headers))
-    fields = ("id", "level", "answer__external_id", "sentence__position", "theme", "difficulty")
+    fields = (
+        "id",
+        "level",
+        "answer__external_id",
+        "sentence__position",
+        "theme",
+        "difficulty",
+    )
     last = 0
     while True:
         chunk = list(
             Unit.objects.filter(campaign=campaign, pk__gt=last)
             .order_by("pk")
-            .values(*fields, "answer__text", "sentence__text")[:UNIT_CHUNK]
+            .values(*fields, "answer__text", "sentence__text", "chunk__external_id")[:UNIT_CHUNK]
         )
         if not chunk:
             break
@@ -364,8 +371,9 @@ def _units(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> None:
             ).values_list("unit_id", "criterion_id", "judge_id", "value")
         }
         for unit in chunk:
-            text = unit["sentence__text"] if unit["level"] == "sentence" else unit["answer__text"]
-            row = [_cell(ws, unit[name]) for name in fields] + [_cell(ws, text)]
+            text = unit["answer__text"] if unit["level"] == "answer" else unit["sentence__text"]
+            row = [_cell(ws, unit[name]) for name in fields]
+            row += [_cell(ws, text), _cell(ws, unit["chunk__external_id"])]
             for criterion, judge in columns:
                 if judge is None:
                     value = finals[criterion.pk].get(unit["id"])

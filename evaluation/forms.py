@@ -446,18 +446,27 @@ class AnnotatorsForm(forms.Form):
     criterion = forms.ChoiceField(label=_("Criterion"), required=False)
 
     def __init__(self, data: Any, *, criteria: list[Criterion]) -> None:
-        super().__init__(data)
         self.criteria = {criterion.name: criterion for criterion in criteria}
+        default = self._default()
+        if data is not None and not data.get("criterion") and default is not None:
+            # The menu shows the criterion the page details, so that submitting it as it stands
+            # keeps that criterion (a browser shows the first option of a menu with none chosen).
+            data = data.copy()
+            data["criterion"] = default.name
+        super().__init__(data)
         cast(forms.ChoiceField, self.fields["criterion"]).choices = [
             (criterion.name, builtin_title(criterion.title or criterion.name)) for criterion in criteria
         ]
+
+    def _default(self) -> Criterion | None:
+        labelled = [c for c in self.criteria.values() if getattr(c, "has_human_labels", False)]
+        return next(iter(labelled or self.criteria.values()), None)
 
     def clean_criterion(self) -> Criterion | None:
         name = self.cleaned_data.get("criterion")
         if name:
             return self.criteria[name]
-        labelled = [c for c in self.criteria.values() if getattr(c, "has_human_labels", False)]
-        return next(iter(labelled or self.criteria.values()), None)
+        return self._default()
 
 
 @dataclass(frozen=True)

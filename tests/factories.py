@@ -66,8 +66,10 @@ def make_answer(
     text: str = "Le chiffre d'affaires est de 12 M€ [^c1^]. Il progresse [^c2^].",
     sentences: list[tuple[str, list[str]]] | None = None,
     chunk_ids: tuple[str, ...] = ("c1", "c2"),
+    citations: bool = False,
 ) -> Answer:
-    """An answer with its chunks, answer unit, sentences and sentence units."""
+    """An answer with its chunks, answer unit, sentences and sentence units; with ``citations``,
+    a citation unit per (sentence, retrieved chunk it cites) as an import makes them."""
     n = next(_seq)
     if question is None:
         question = Question.objects.create(
@@ -76,11 +78,13 @@ def make_answer(
     answer = Answer.objects.create(
         campaign=campaign, question=question, external_id=f"A{n}", text=text, language="fr"
     )
+    retrieved: dict[str, SourceChunk] = {}
     for rank, cid in enumerate(chunk_ids, start=1):
         chunk, _ = SourceChunk.objects.get_or_create(
             campaign=campaign, external_id=cid, defaults={"title": f"doc-{cid}.pdf", "text": f"Texte {cid}."}
         )
         AnswerSource.objects.create(answer=answer, chunk=chunk, rank=rank)
+        retrieved[cid] = chunk
     Unit.objects.create(
         campaign=campaign,
         level=Level.ANSWER,
@@ -107,6 +111,17 @@ def make_answer(
             theme=question.theme,
             difficulty=question.difficulty,
         )
+        if citations:
+            for cid in dict.fromkeys(c for c in cited if c in retrieved):
+                Unit.objects.create(
+                    campaign=campaign,
+                    level=Level.CITATION,
+                    answer=answer,
+                    sentence=sentence,
+                    chunk=retrieved[cid],
+                    theme=question.theme,
+                    difficulty=question.difficulty,
+                )
     return answer
 
 

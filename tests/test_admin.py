@@ -46,7 +46,8 @@ def test_a_campaign_created_in_the_admin_gets_the_built_in_criteria(client):
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     campaign = Campaign.objects.get(slug="made-by-hand")
-    assert sorted(campaign.criteria.values_list("name", flat=True)) == ["relevance", "veracity"]
+    names = sorted(campaign.criteria.values_list("name", flat=True))
+    assert names == ["citation_support", "relevance", "veracity"]
 
 
 @pytest.mark.django_db

@@ -47,3 +47,50 @@ def test_0005_hashes_existing_chunks_and_keeps_empty_abstention_lists_meaning_th
         Campaign.objects.all().delete()
         # Back to the latest schema, for the tests that come after this one.
         _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_0012_and_0013_give_existing_campaigns_citation_support_and_their_citation_units():
+    old = _migrate([("annotation", "0011_criterion_categories")])
+    get = old.get_model
+    Campaign = get("annotation", "Campaign")
+    campaign = Campaign.objects.create(name="Old", slug="old", expected_language="en")
+    question = get("annotation", "Question").objects.create(
+        campaign=campaign, external_id="Q", text="?", theme="T"
+    )
+    answer = get("annotation", "Answer").objects.create(
+        campaign=campaign, question=question, external_id="A", text="x"
+    )
+    chunks = {}
+    for rank, external_id in enumerate(["a", "b"], start=1):
+        chunks[external_id] = get("annotation", "SourceChunk").objects.create(
+            campaign=campaign,
+            external_id=external_id,
+            text=external_id,
+            text_hash=chunk_text_hash(external_id),
+        )
+        get("annotation", "AnswerSource").objects.create(answer=answer, chunk=chunks[external_id], rank=rank)
+    Unit = get("annotation", "Unit")
+    Unit.objects.create(campaign=campaign, level="answer", answer=answer, theme="T")
+    for position, cited in enumerate([["b", "a", "b"], ["zz"], []]):
+        sentence = get("annotation", "Sentence").objects.create(
+            answer=answer, position=position, text=f"s{position}", cited_ids=cited
+        )
+        Unit.objects.create(campaign=campaign, level="sentence", answer=answer, sentence=sentence, theme="T")
+    try:
+        new = _migrate([("annotation", "0013_citation_units_of_existing_campaigns")])
+        Unit = new.get_model("annotation", "Unit")
+        Criterion = new.get_model("annotation", "Criterion")
+        made = Unit.objects.filter(level="citation").order_by("id")
+        assert [(u.sentence.position, u.chunk.external_id, u.theme) for u in made] == [
+            (0, "b", "T"),
+            (0, "a", "T"),
+        ]
+        criterion = Criterion.objects.get(campaign_id=campaign.pk, name="citation_support")
+        assert (criterion.level, criterion.builtin) == ("citation", True)
+        assert criterion.guidelines.startswith("Citation support")
+    finally:
+        new_campaign = _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes()).get_model(
+            "annotation", "Campaign"
+        )
+        new_campaign.objects.all().delete()

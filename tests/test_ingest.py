@@ -153,6 +153,7 @@ def test_jsonl_import_writes_questions_answers_chunks_and_sentences():
     assert set(Criterion.objects.filter(campaign=campaign).values_list("name", "level")) == {
         ("veracity", Level.SENTENCE),
         ("relevance", Level.ANSWER),
+        ("citation_support", Level.CITATION),
     }
     answers = Answer.objects.filter(campaign=campaign).order_by("external_id")
     assert [(a.external_id, a.question.external_id, a.repetition) for a in answers] == [
@@ -172,7 +173,8 @@ def test_jsonl_import_writes_questions_answers_chunks_and_sentences():
     ]
     total_sentences = sum(len(split_sentences(r["answer"], citation_pattern=PATTERN)) for r in RECORDS)
     assert summary.sentences == Sentence.objects.filter(answer__campaign=campaign).count() == total_sentences
-    assert summary.units == Unit.objects.filter(campaign=campaign).count() == 4 + total_sentences
+    # Citations of retrieved chunks: c1 and c2 in Q1-1, c1 in Q1-2 (its c9 was not retrieved), h1 in Q2-1.
+    assert summary.units == Unit.objects.filter(campaign=campaign).count() == 4 + total_sentences + 4
 
 
 def test_units_copy_theme_and_difficulty_one_per_answer_and_per_sentence():
@@ -726,7 +728,9 @@ def _shown_to_annotator_and_judge(campaign: Campaign, answer_id: str) -> tuple[l
     from annotation.workbench import unit_view
     from evaluation.judge import inputs, runs
 
-    unit = Unit.objects.get(answer__external_id=answer_id, answer__campaign=campaign, sentence__position=0)
+    unit = Unit.objects.get(
+        answer__external_id=answer_id, answer__campaign=campaign, sentence__position=0, level=Level.SENTENCE
+    )
     shown = [source.chunk.text for source in unit_view(unit=unit, campaign=campaign).cited]
     veracity = Criterion.objects.get(campaign=campaign, name="veracity")
     judge = runs.get_or_create_judge(campaign=campaign, name=runs.LEXICAL)

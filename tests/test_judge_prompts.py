@@ -10,11 +10,14 @@ from evaluation.judge.prompts import (
     PROMPT_VERSION,
     PROMPTS_BY_VERSION,
     VERDICT_JSON_SCHEMA,
+    MissingPrompt,
+    build_citation_support_messages,
     build_criterion_messages,
     build_relevance_messages,
     build_veracity_messages,
     check_version,
     normalise_language,
+    system_prompt,
 )
 from tests.llm_server import expected_indices, find_indices
 
@@ -43,8 +46,8 @@ def veracity(**overrides):
     return build_veracity_messages(**options)
 
 
-def test_prompt_version_is_v1():
-    assert PROMPT_VERSION == "v1"
+def test_prompt_version_is_v2_the_release_with_the_citation_level():
+    assert PROMPT_VERSION == "v2"
 
 
 def test_veracity_messages_are_a_system_then_a_user_message():
@@ -220,10 +223,50 @@ def test_release_v1_is_frozen():
     )
 
 
+# Release v2 as published: an edit of its texts must be a new release.
+V2_SHA256 = "c556dbe7b9cf2a712ec717851b847436ba2759455d0ddcea0168aac9e305be66"
+
+
+def test_release_v2_keeps_v1_and_adds_the_citation_level():
+    v1, v2 = PROMPTS_BY_VERSION["v1"], PROMPTS_BY_VERSION["v2"]
+    for language in ("fr", "en"):
+        assert {k: v2["text"][language][k] for k in v1["text"][language]} == v1["text"][language]
+        assert {"citation_support_role", "citation_role", "citations"} <= set(v2["text"][language])
+    assert {k: v2["guidelines"][k] for k in v1["guidelines"]} == v1["guidelines"]
+    release = json.dumps(v2, sort_keys=True, ensure_ascii=False)
+    assert hashlib.sha256(release.encode("utf-8")).hexdigest() == V2_SHA256
+
+
+def test_a_v1_judge_has_no_prompt_for_the_citation_level():
+    with pytest.raises(MissingPrompt, match="'v1' has no prompt for 'citation_support'"):
+        system_prompt(name="citation_support", level="citation", version="v1")
+    assert system_prompt(name="veracity", level="sentence", version="v1") == system_prompt(
+        name="veracity", level="sentence", version="v2"
+    )
+
+
+def test_citation_support_sends_each_citation_with_its_one_source_and_the_sources_once():
+    system, user = build_citation_support_messages(
+        question="Quel est le loyer ?",
+        sources=[{"id": "a", "title": "Bail.pdf", "page": 3, "text": "Le loyer annuel est de 120 k€."}],
+        citations=[
+            {"index": 0, "text": "Le loyer est de 120 k€ [^a^].", "paragraph": "P.", "cited_ids": ["a"]},
+            {"index": 1, "text": "Il est indexé [^a^].", "paragraph": "P.", "cited_ids": ["a"]},
+        ],
+        language="en",
+    )
+    assert "at least part of the sentence" in system["content"]
+    assert "Citation support (judged for one sentence and one source it cites)." in system["content"]
+    assert user["content"].count("<source>") == 1
+    assert '<citation index="0">' in user["content"] and '<citation index="1">' in user["content"]
+    assert user["content"].count("(source of the citation: a)") == 2
+    assert find_indices(user["content"]) == [0, 1]
+
+
 def test_annotators_read_the_guidelines_the_judge_is_told():
     from annotation.guidelines import guidelines_for
 
     for criterion, texts in BUILTIN_GUIDELINES.items():
         for language, text in texts.items():
             assert guidelines_for(criterion=criterion, language=language) == text
-            assert PROMPTS_BY_VERSION["v1"]["guidelines"][criterion][language] == text
+            assert PROMPTS_BY_VERSION[PROMPT_VERSION]["guidelines"][criterion][language] == text

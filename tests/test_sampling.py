@@ -166,6 +166,7 @@ def test_sample_as_json_has_exactly_the_documented_shape(veracity):
     assert data["items"][0] == {
         "answer_id": item.unit.answer.external_id,
         "sentence": item.unit.sentence.position,
+        "source": None,
         "theme": item.theme,
         "cluster": item.cluster,
         "cluster_size": item.cluster_size,

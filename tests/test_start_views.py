@@ -127,12 +127,12 @@ def test_the_start_page_queries_do_not_grow_with_the_units(client_for, campaign,
     member(campaign, Role.ANNOTATOR)
     many = queries(client)
     # Session, user, the roles, the campaigns with their setup, the criteria, then one count per
-    # queue: two criteria at the label stage.
-    assert len(few) == len(many) == 7, many
+    # queue: three criteria at the label stage.
+    assert len(few) == len(many) == 8, many
 
 
 def test_the_start_page_queries_grow_only_with_the_queues(client_for, campaign, manager):
     client = client_for(manager)
     assert len(queries(client)) == 5  # a manager who labels nothing: no queue
     add_member(campaign=campaign, user=manager, roles=[Role.REVIEWER, Role.ADJUDICATOR])
-    assert len(queries(client)) == 5 + 2 * 2  # two criteria x (review, adjudication)
+    assert len(queries(client)) == 5 + 3 * 2  # three criteria x (review, adjudication)

@@ -171,6 +171,14 @@ def test_a_sentence_unit_is_highlighted_in_its_answer(campaign, manager, client_
     assert '<mark class="target">' in content and "Veracity" in content
 
 
+def test_a_citation_unit_shows_its_sentence_and_its_one_chunk(campaign, manager, client_for):
+    answer = make_answer(campaign=campaign, citations=True, chunk_ids=("c1", "c2", "c3"))
+    unit = Unit.objects.get(answer=answer, level=Level.CITATION, chunk__external_id="c2")
+    content = client_for(manager).get(unit_url(campaign, unit)).content.decode()
+    assert '<mark class="target">' in content and "Citation support" in content
+    assert "Texte c2." in content and "Texte c1." not in content and "Texte c3." not in content
+
+
 def test_queries_do_not_grow_with_labels_or_judgments(campaign, annotator, reviewer, manager, client_for):
     unit, judge = labelled_unit(campaign, annotator, reviewer)
     client = client_for(manager)

@@ -495,6 +495,8 @@ def test_my_queues_follow_my_roles_and_count_what_is_left_for_me(campaign, annot
     label(both, criterion, Stage.LABEL, 1)
     queues = {(q.criterion.name, q.stage): q for q in my_queues(user=both, campaign=campaign)}
     assert set(queues) == {
+        ("citation_support", "label"),
+        ("citation_support", "review"),
         ("relevance", "label"),
         ("relevance", "review"),
         ("veracity", "label"),
@@ -584,7 +586,11 @@ def test_blind_queues_count_what_is_left_for_each_person(campaign, adjudicator):
     }
     assert mine[("relevance", "label")] == 0
     assert theirs[("relevance", "label")] == 1
-    assert settling == {("relevance", "adjudication"): 1, ("veracity", "adjudication"): 0}
+    assert settling == {
+        ("citation_support", "adjudication"): 0,
+        ("relevance", "adjudication"): 1,
+        ("veracity", "adjudication"): 0,
+    }
     progress = stage_progress(user=first, criterion=criterion, stage=Stage.LABEL)
     assert (progress.mine, progress.filled, progress.total) == (2, 3, 4)
 

@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.conventions import BUILTIN_CRITERIA
 from annotation.errors import refusal
 from annotation.ingest.errors import ErrorLog
-from annotation.ingest.validate import SENTENCE_LEVEL, CheckedFile, text_digest
+from annotation.ingest.validate import CITATION_LEVEL, SENTENCE_LEVEL, CheckedFile, text_digest
 from annotation.models import Answer, Campaign, Criterion, Label, Question, SampleItem, SourceChunk, Stage
 
 # Ids per "IN (...)" lookup: SQLite limits the number of parameters of one statement.
@@ -83,6 +83,14 @@ class _Check:
                     ),
                     criterion=repr(criterion),
                     known=known,
+                )
+            elif actual == CITATION_LEVEL:
+                message = refusal(
+                    _(
+                        "%(criterion)s is a citation-level criterion: its labels are given in Attest, "
+                        "not in an import file"
+                    ),
+                    criterion=repr(criterion),
                 )
             elif actual != level:
                 message = refusal(

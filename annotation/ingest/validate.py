@@ -34,7 +34,7 @@ from annotation.ingest.records import (
     validated_records,
 )
 
-ANSWER_LEVEL, SENTENCE_LEVEL = "answer", "sentence"
+ANSWER_LEVEL, SENTENCE_LEVEL, CITATION_LEVEL = "answer", "sentence", "citation"
 
 
 def text_digest(text: str) -> bytes:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from annotation.append_only import label_deletion_allowed
+from annotation.citations import cited_chunks
 from annotation.ingest.analysis import SentenceRow
 from annotation.ingest.bulk import insert_rows
 from annotation.ingest.checks import LOOKUP_BATCH, Existing, batches
@@ -32,7 +33,8 @@ from annotation.models import (
 )
 
 # Plain strings: the database driver dumps enum members much more slowly, row after row.
-ANSWER, SENTENCE, IMPORTED = Level.ANSWER.value, Level.SENTENCE.value, Stage.IMPORTED.value
+ANSWER, SENTENCE, CITATION = Level.ANSWER.value, Level.SENTENCE.value, Level.CITATION.value
+IMPORTED = Stage.IMPORTED.value
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,8 @@ class Writer:
         source_rows: list[tuple] = []
         sentence_rows: list[tuple] = []
         counts: list[int] = []
+        # Per sentence, in insertion order: the pks of the retrieved chunks it cites.
+        citations: list[list[int]] = []
         for record, (_, items) in zip(records, analysed, strict=True):
             pk = answer_pk[record.answer_id]
             source_rows.extend(
@@ -234,6 +238,10 @@ class Writer:
                 for rank, source in enumerate(record.sources, start=1)
             )
             retrieved = {source.id for source in record.sources}
+            chunk_of: dict[str, int] = {}
+            for source in record.sources:
+                chunk_of.setdefault(source.id, chunks[(source.id, source.text_hash)])
+            citations.extend(cited_chunks(cited_ids=item[3], retrieved=chunk_of) for item in items)
             counts.append(len(items))
             sentence_rows.extend(
                 (
@@ -279,8 +287,28 @@ class Writer:
             columns=["campaign", "level", "answer", "sentence", "theme", "difficulty"],
             rows=unit_rows,
         )
+        # Citation units after all the others, so that the cursor below walks answer and
+        # sentence units alone; the file carries no citation-level labels.
+        citation_rows: list[tuple] = []
+        cursor = 0
+        for record, count in zip(records, counts, strict=True):
+            pk = answer_pk[record.answer_id]
+            for sentence_id, cited in zip(
+                sentence_ids[cursor : cursor + count], citations[cursor : cursor + count], strict=True
+            ):
+                citation_rows.extend(
+                    (campaign_id, CITATION, pk, sentence_id, chunk_id, record.theme, record.difficulty)
+                    for chunk_id in cited
+                )
+            cursor += count
+        insert_rows(
+            model=Unit,
+            columns=["campaign", "level", "answer", "sentence", "chunk", "theme", "difficulty"],
+            rows=citation_rows,
+            returning=False,
+        )
         self.result.sentences += len(sentence_ids)
-        self.result.units += len(unit_ids)
+        self.result.units += len(unit_ids) + len(citation_rows)
 
         label_rows: list[tuple] = []
         judged: list[JudgeLabel] = []

@@ -318,7 +318,8 @@ def plan_top_up(
 
 def _load_units(*, criterion: Criterion) -> tuple[list[int], list[str], list[str]]:
     """Unit ids, themes and texts of the criterion's level in its campaign, by unit id."""
-    text_field = "sentence__text" if criterion.level == Level.SENTENCE else "answer__text"
+    # A citation unit is clustered by its sentence, what its label is about.
+    text_field = "answer__text" if criterion.level == Level.ANSWER else "sentence__text"
     rows = (
         Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
         .order_by("id")

@@ -8,6 +8,7 @@ from annotation.models import Level, Sample
 JSON_FIELDS = {
     "answer_id": "unit__answer__external_id",
     "sentence": "unit__sentence__position",
+    "source": "unit__chunk__external_id",
     "theme": "theme",
     "cluster": "cluster",
     "cluster_size": "cluster_size",
@@ -18,11 +19,11 @@ JSON_FIELDS = {
 def sample_as_json(*, sample: Sample) -> dict:
     """The sample as a JSON-ready dict, items ordered by theme, cluster and rank::
 
-    {"sample": id, "criterion": name, "items": [{"answer_id", "sentence", "theme", "cluster",
-    "cluster_size", "inclusion_probability"}, ...]}
+    {"sample": id, "criterion": name, "items": [{"answer_id", "sentence", "source", "theme",
+    "cluster", "cluster_size", "inclusion_probability"}, ...]}
 
     ``answer_id`` is the answer's external id; ``sentence`` the sentence's position, None for
-    answer-level units.
+    answer-level units; ``source`` the cited chunk's id of a citation unit, else None.
     """
     rows = sample.items.order_by("theme", "cluster", "rank", "unit_id").values_list(*JSON_FIELDS.values())
     return {
@@ -41,7 +42,7 @@ def cluster_summary(*, sample: Sample, examples: int = 3) -> list[dict]:
     ``inclusion_probability`` and ``examples`` (texts of up to ``examples`` drawn units, in rank
     order). Themes with no drawn unit are left out.
     """
-    text_field = "unit__sentence__text" if sample.criterion.level == Level.SENTENCE else "unit__answer__text"
+    text_field = "unit__answer__text" if sample.criterion.level == Level.ANSWER else "unit__sentence__text"
     rows = sample.items.order_by("theme", "cluster", "rank", "unit_id").values_list(
         "theme", "cluster", "cluster_size", "inclusion_probability", text_field
     )

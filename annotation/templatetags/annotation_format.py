@@ -28,6 +28,7 @@ def as_sentence(message: object) -> str:
 _BUILTIN_TITLES = {
     "Veracity": gettext_lazy("Veracity"),
     "Relevance": gettext_lazy("Relevance"),
+    "Citation support": gettext_lazy("Citation support"),
 }
 
 

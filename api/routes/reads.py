@@ -92,6 +92,7 @@ def list_labels(request: HttpRequest, slug: str, query: Query[ReadQuery]):
         unit_id_=F("unit_id"),
         answer_id=F("unit__answer__external_id"),
         sentence=F("unit__sentence__position"),
+        source=F("unit__chunk__external_id"),
         criterion_name=F("criterion__name"),
         author=F("user__username"),
     )
@@ -120,6 +121,7 @@ def list_judgments(request: HttpRequest, slug: str, query: Query[JudgmentQuery])
         unit_id_=F("unit_id"),
         answer_id=F("unit__answer__external_id"),
         sentence=F("unit__sentence__position"),
+        source=F("unit__chunk__external_id"),
         criterion_name=F("criterion__name"),
         judge_name=F("judge__name"),
     )

@@ -110,4 +110,5 @@ def sample_items(request: HttpRequest, slug: str, sample_id: int):
         "inclusion_probability",
         answer_id=F(JSON_FIELDS["answer_id"]),
         sentence=F(JSON_FIELDS["sentence"]),
+        source=F(JSON_FIELDS["source"]),
     )

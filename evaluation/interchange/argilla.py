@@ -203,6 +203,7 @@ def export_records(
                 "unit_id": unit.unit_id,
                 "answer_id": unit.answer_id,
                 "sentence": unit.sentence,
+                "source": unit.source,
                 "level": unit.level,
                 "question_id": unit.question_id,
                 "theme": unit.theme,

@@ -53,6 +53,8 @@ class UnitContent:
     theme: str
     difficulty: str
     text: str
+    # A citation unit's cited chunk id; None for answers and sentences.
+    source: str | None = None
     labels: list[LabelInForce] = field(default_factory=list)
     judgments: list[JudgeLabel] = field(default_factory=list)
 
@@ -93,6 +95,7 @@ def campaign_units(
                 "answer__question__text",
                 "sentence__position",
                 "sentence__text",
+                "chunk__external_id",
             )[:UNIT_CHUNK]
         )
         if not chunk:
@@ -109,6 +112,7 @@ def campaign_units(
                 theme=row["theme"],
                 difficulty=row["difficulty"],
                 text=row["sentence__text"] if row["sentence__position"] is not None else row["answer__text"],
+                source=row["chunk__external_id"],
             )
             for row in chunk
         }

@@ -240,6 +240,7 @@ def export_tasks(
                 "unit_id": unit.unit_id,
                 "answer_id": unit.answer_id,
                 "sentence": unit.sentence,
+                "source": unit.source,
                 "level": unit.level,
                 "question_id": unit.question_id,
                 "question": unit.question,

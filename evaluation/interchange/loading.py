@@ -91,10 +91,10 @@ class _Units:
             )
         )
         rows = Unit.objects.filter(answer_id__in=list(answers)).values_list(
-            "pk", "level", "answer_id", "sentence__position"
+            "pk", "level", "answer_id", "sentence__position", "chunk__external_id"
         )
-        for pk, level, answer_pk, position in rows:
-            by_key[UnitKey(answer_id=answers[answer_pk], sentence=position)] = (pk, level)
+        for pk, level, answer_pk, position, source in rows:
+            by_key[UnitKey(answer_id=answers[answer_pk], sentence=position, source=source)] = (pk, level)
         for pk, level in Unit.objects.filter(campaign=campaign, pk__in=unit_ids).values_list("pk", "level"):
             by_key[UnitKey(unit_id=pk)] = (pk, level)
         return cls(by_key=by_key)
@@ -104,6 +104,8 @@ def _describe(key: UnitKey) -> str:
     if key.unit_id is not None:
         return f"unit {key.unit_id}"
     where = f"sentence {key.sentence} of " if key.sentence is not None else ""
+    if key.source is not None:
+        where = f"the citation of {key.source!r} in {where}"
     return f"{where}answer {key.answer_id!r}"
 
 

@@ -18,12 +18,14 @@ from annotation.ingest.errors import ErrorLog, ImportFailed, RowError
 
 @dataclass(frozen=True)
 class UnitKey:
-    """How a record names its unit: the answer's external id and the sentence position (None: the
-    answer itself), or Attest's unit id (our own exports carry both)."""
+    """How a record names its unit: the answer's external id, the sentence position (None: the
+    answer itself) and, for a citation, the cited chunk's id (``source``); or Attest's unit id
+    (our own exports carry both)."""
 
     answer_id: str | None = None
     sentence: int | None = None
     unit_id: int | None = None
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,8 +144,13 @@ class RecordReader:
         return float(value)
 
     def unit_key(self, data: dict[str, Any], path: str) -> UnitKey | None:
-        """The unit named by ``answer_id`` (+ ``sentence``) or ``unit_id`` in ``data``."""
+        """The unit named by ``answer_id`` (+ ``sentence``, + ``source`` for a citation) or
+        ``unit_id`` in ``data``."""
         answer_id, sentence, unit_id = data.get("answer_id"), data.get("sentence"), data.get("unit_id")
+        source = data.get("source")
+        if source is not None and not isinstance(source, str | int):
+            self.error(f"{path}.source", "must be the cited chunk's id, or null")
+            return None
         if answer_id is not None and not isinstance(answer_id, str | int):
             self.error(f"{path}.answer_id", "must be text")
             return None
@@ -157,7 +164,9 @@ class RecordReader:
             self.error(path, "names no unit: give answer_id (and sentence) or unit_id")
             return None
         if answer_id not in (None, ""):
-            return UnitKey(answer_id=str(answer_id), sentence=sentence)
+            return UnitKey(
+                answer_id=str(answer_id), sentence=sentence, source=None if source is None else str(source)
+            )
         return UnitKey(unit_id=unit_id)
 
 

@@ -1,8 +1,9 @@
 """What the judge is given: a batch's units and cited sources, loaded together, and the prompt
 built from them.
 
-One batch is one answer: its sentences (sentence-level criteria) or the answer itself
-(answer-level criteria), with the question and, for sentences, the sources they cite in full.
+One batch is one answer: its sentences (sentence-level criteria), its citations (citation-level
+criteria: a sentence and one chunk it cites) or the answer itself (answer-level criteria), with
+the question and, for sentences and citations, the sources they cite in full.
 """
 
 from __future__ import annotations
@@ -52,13 +53,32 @@ def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, Bat
                     "cited_ids": cited,
                 }
             )
+    elif criterion.level == Level.CITATION:
+        # A sentence with two citations is two items; their indices number the batch's citations
+        # in the order of the sentences, then of the units.
+        unit_to_batch = {uid: bid for bid, unit_ids, *_ in batches for uid in unit_ids}
+        for unit_id, text, paragraph, source_id in (
+            Unit.objects.filter(id__in=list(unit_to_batch))
+            .order_by("answer_id", "sentence__position", "id")
+            .values_list("id", "sentence__text", "sentence__paragraph", "chunk__external_id")
+        ):
+            batch_items = items.setdefault(unit_to_batch[unit_id], [])
+            batch_items.append(
+                {
+                    "unit_id": unit_id,
+                    "index": len(batch_items),
+                    "text": text,
+                    "paragraph": paragraph,
+                    "cited_ids": [source_id],
+                }
+            )
     else:
         for bid, unit_ids, _, answer_text, _, _ in batches:
             items[bid] = [
                 {"unit_id": unit_ids[0], "index": 0, "text": answer_text, "paragraph": "", "cited_ids": []}
             ]
     retrieved: dict[int, list[tuple]] = {}
-    if criterion.level == Level.SENTENCE:
+    if criterion.level in (Level.SENTENCE, Level.CITATION):
         # Relevance prompts carry the question and the answer only: no sources to fetch.
         for answer_id, ext_id, title, page, text in (
             AnswerSource.objects.filter(answer_id__in=[row[2] for row in batches])
@@ -91,7 +111,7 @@ def build_messages(
 ) -> list[dict]:
     """The chat messages for one batch: all of an answer's sentences, or the whole answer.
 
-    Veracity and relevance get the built-in prompts of the judge's prompt version; any other
+    Veracity, relevance and citation support get the built-in prompts of the judge's prompt version; any other
     criterion a generic prompt around its own guidelines. A criterion's ``judge_prompt``, when not
     blank, replaces the framing of either. ``texts``: the version of the criterion's guidelines and
     judge prompt to send (a run sends the one its judge is bound to); the criterion's current
@@ -103,6 +123,9 @@ def build_messages(
     instructions = source.judge_prompt.strip() or None
     version = judge.prompt_version or prompts.PROMPT_VERSION
     sentences = [{"index": i["index"], "text": i["text"], "paragraph": i["paragraph"]} for i in data.items]
+    if criterion.level == Level.CITATION:
+        # A citation's one source is named with it: it is the data of the question asked.
+        sentences = [{**s, "cited_ids": i["cited_ids"]} for s, i in zip(sentences, data.items, strict=True)]
     categories = prompt_categories(criterion)
     if prompts.BUILTIN_LEVELS.get(criterion.name) != criterion.level or categories:
         messages = prompts.build_criterion_messages(
@@ -117,6 +140,16 @@ def build_messages(
             language=judge.language,
             version=version,
             categories=categories,
+        )
+    elif criterion.level == Level.CITATION:
+        messages = prompts.build_citation_support_messages(
+            question=data.question,
+            sources=data.sources,
+            citations=sentences,
+            guidelines=guidelines,
+            language=judge.language,
+            version=version,
+            instructions=instructions,
         )
     elif criterion.level == Level.SENTENCE:
         messages = prompts.build_veracity_messages(

@@ -83,7 +83,8 @@ def client_for(
 def judge_lexically(*, data: BatchInput, criterion: Criterion) -> Outcome:
     """The offline baseline's verdicts on one batch: a verdict for every unit, no call."""
     verdicts: dict[int, Verdict] = {}
-    if criterion.level == Level.SENTENCE:
+    # A citation item names its one source in ``cited_ids``: the sentence is compared with it alone.
+    if criterion.level in (Level.SENTENCE, Level.CITATION):
         texts = {s["id"]: s["text"] for s in data.sources}
         for item in data.items:
             found = lexical_veracity(

@@ -9,10 +9,15 @@ Built-in prompts are versioned: ``PROMPTS_BY_VERSION`` keeps every released vers
 names the one it uses, so judgments made with different prompts are never mixed. Changing any
 text of a released version changes what its judges see: add a new version instead.
 
-A campaign criterion other than the built-in veracity and relevance is judged with a generic
-framing around its own guidelines (sentence by sentence, or on the whole answer); a criterion's
-own ``judge_prompt`` replaces the framing (role and method) of any criterion. The output
-instructions and the data are always ours: the parser depends on them.
+A campaign criterion other than the built-in veracity, relevance and citation support is judged
+with a generic framing around its own guidelines (sentence by sentence, citation by citation, or
+on the whole answer); a criterion's own ``judge_prompt`` replaces the framing (role and method)
+of any criterion. The output instructions and the data are always ours: the parser depends on
+them.
+
+Release v2 brought the citation level (citation support, and the generic framing of citation-level
+criteria) and leaves v1's texts as they were; a v1 judge is refused on a citation-level criterion
+(``MissingPrompt``): its release has no prompt for it.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ import json
 
 from annotation.conventions import BUILTIN_CRITERIA, BUILTIN_GUIDELINES
 
-PROMPT_VERSION = "v1"
+PROMPT_VERSION = "v2"
 BUILTIN_LEVELS = {name: spec["level"] for name, spec in BUILTIN_CRITERIA.items()}
 DEFAULT_LANGUAGE = "fr"
+# The levels a campaign's own criterion may have, each with its generic framing.
+LEVELS = ("sentence", "answer", "citation")
 SUPPORTED_LANGUAGES = ("fr", "en")
 
 
@@ -240,11 +247,6 @@ CATEGORY_TEXT: dict[str, dict[str, str]] = {
 }
 
 
-# Every released version of the built-in prompts: framing texts and default guidelines.
-PROMPTS_BY_VERSION: dict[str, dict] = {"v1": {"text": _TEXT, "guidelines": BUILTIN_GUIDELINES}}
-PROMPT_VERSIONS = tuple(PROMPTS_BY_VERSION)
-
-
 _VERBAL_CONFIDENCE = {
     "fr": (
         'Ajoute à chaque verdict un champ "confidence" : la probabilité, entre 0 et 1, que ton label '
@@ -257,6 +259,92 @@ _VERBAL_CONFIDENCE = {
 def verbal_confidence_line(language: str | None) -> str:
     """The line that asks a judge with verbalised confidence for it (evaluation.judge.confidence)."""
     return _VERBAL_CONFIDENCE[normalise_language(language)]
+
+
+# What release v2 adds to v1: the citation level (built-in citation support, and the generic
+# framing of a campaign's own citation-level criteria).
+_CITATION_TEXT = {
+    "fr": {
+        "citation_support_role": (
+            "Tu es un évaluateur rigoureux des réponses d'un assistant documentaire (RAG). Tu juges "
+            "chaque citation d'une réponse : une phrase et une seule des sources qu'elle cite, et si "
+            "cette source appuie au moins une partie de la phrase."
+        ),
+        "citation_support_method": (
+            "Méthode, pour chaque citation, dans l'ordre des indices, en raisonnant étape par "
+            "étape :\n"
+            "1. Lis la source désignée par la citation, et elle seule.\n"
+            "2. Énumère les informations que la phrase contient (faits, chiffres, dates, noms, "
+            "relations).\n"
+            "3. Cherche chacune d'elles dans le texte de cette source.\n"
+            "4. Conclus : 1 si au moins une se déduit de cette source, 0 sinon.\n"
+            "Le paragraphe n'est donné que pour le contexte : seule la phrase est jugée, face à la "
+            "seule source de la citation."
+        ),
+        "citation_role": (
+            "Tu es un évaluateur rigoureux des réponses d'un assistant documentaire (RAG). Tu juges "
+            "chaque citation d'une réponse (une phrase et une des sources qu'elle cite) selon le "
+            "critère « {title} »."
+        ),
+        "citation_method": (
+            "Méthode, pour chaque citation, dans l'ordre des indices : raisonne étape par étape en "
+            "appliquant les consignes à la phrase et à la seule source de la citation, puis "
+            "conclus : 1 si la citation satisfait le critère, 0 sinon.\n"
+            "Le paragraphe n'est donné que pour le contexte."
+        ),
+        "citations": "CITATIONS À JUGER (une phrase et la source qu'elle cite, numérotées) :",
+        "citation_source": "source de la citation :",
+    },
+    "en": {
+        "citation_support_role": (
+            "You are a rigorous evaluator of the answers of a document assistant (RAG). You judge "
+            "every citation of an answer: a sentence and one of the sources it cites, and whether "
+            "that source supports at least part of the sentence."
+        ),
+        "citation_support_method": (
+            "Method, for each citation, in the order of the indices, reasoning step by step:\n"
+            "1. Read the source the citation names, and that one only.\n"
+            "2. List the pieces of information the sentence contains (facts, figures, dates, names, "
+            "relations).\n"
+            "3. Look for each of them in the text of that source.\n"
+            "4. Conclude: 1 if at least one of them can be deduced from that source, 0 otherwise.\n"
+            "The paragraph is given for context only: only the sentence is judged, against the "
+            "citation's one source."
+        ),
+        "citation_role": (
+            "You are a rigorous evaluator of the answers of a document assistant (RAG). You judge "
+            "every citation of an answer (a sentence and one of the sources it cites) against the "
+            'criterion "{title}".'
+        ),
+        "citation_method": (
+            "Method, for each citation, in the order of the indices: reason step by step applying "
+            "the guidelines to the sentence and the citation's one source, then conclude: 1 if the "
+            "citation meets the criterion, 0 otherwise.\n"
+            "The paragraph is given for context only."
+        ),
+        "citations": "CITATIONS TO JUDGE (a sentence and the source it cites, numbered):",
+        "citation_source": "source of the citation:",
+    },
+}
+
+# Every released version of the built-in prompts: framing texts and default guidelines. v2 adds
+# the citation level and changes nothing of v1's texts: a v1 judge and a v2 judge send the same
+# prompts for veracity and relevance.
+PROMPTS_BY_VERSION: dict[str, dict] = {
+    "v1": {
+        "text": _TEXT,
+        "guidelines": {name: BUILTIN_GUIDELINES[name] for name in ("veracity", "relevance")},
+    },
+    "v2": {
+        "text": {lang: {**_TEXT[lang], **_CITATION_TEXT[lang]} for lang in SUPPORTED_LANGUAGES},
+        "guidelines": BUILTIN_GUIDELINES,
+    },
+}
+PROMPT_VERSIONS = tuple(PROMPTS_BY_VERSION)
+
+
+class MissingPrompt(ValueError):
+    """A released prompt version older than the criterion's level: it has no prompt for it."""
 
 
 def check_version(version: str | None) -> str:
@@ -298,12 +386,18 @@ def _system_message(
     title: str = "",
     categories: list[tuple[int, str]] | None = None,
 ) -> dict:
-    """``criterion`` is a built-in one (``veracity``, ``relevance``) or a generic level
-    (``sentence``, ``answer``) for a campaign's own criterion, named by ``title``.
-    ``categories``: (value, title) of a categorical criterion's categories, whose values the
-    labels are (then ``criterion`` is a generic level)."""
-    release = PROMPTS_BY_VERSION[check_version(version)]
+    """``criterion`` is a built-in one (``veracity``, ``relevance``, ``citation_support``) or a
+    generic level (``sentence``, ``answer``, ``citation``) for a campaign's own criterion, named
+    by ``title``. ``categories``: (value, title) of a categorical criterion's categories, whose
+    values the labels are (then ``criterion`` is a generic level)."""
+    version = check_version(version)
+    release = PROMPTS_BY_VERSION[version]
     text = release["text"][lang]
+    if f"{criterion}_role" not in text:
+        raise MissingPrompt(
+            f"prompt version {version!r} has no prompt for {criterion!r}; "
+            f"a judge on version {PROMPT_VERSION!r} has one"
+        )
     if criterion in BUILTIN_LEVELS and not categories:
         rules = guidelines or release["guidelines"][criterion][lang]
     else:
@@ -346,7 +440,9 @@ def _format_source(source: dict, *, text: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def _format_sentences(sentences: list[dict], *, text: dict[str, str]) -> str:
+def _format_sentences(
+    sentences: list[dict], *, text: dict[str, str], tag: str = "sentence", cites: str = "cites"
+) -> str:
     # Consecutive sentences of one paragraph share a single copy of it: a long answer would
     # otherwise send each paragraph once per sentence.
     blocks: list[str] = []
@@ -359,29 +455,39 @@ def _format_sentences(sentences: list[dict], *, text: dict[str, str]) -> str:
             if paragraph:
                 blocks.append(f"<paragraph>\n{paragraph}")
             current_paragraph = paragraph
-        lines = [f'<sentence index="{int(sentence["index"])}">', str(sentence["text"]).strip()]
+        lines = [f'<{tag} index="{int(sentence["index"])}">', str(sentence["text"]).strip()]
         if sentence.get("cited_ids") is not None:
             cited = ", ".join(str(c) for c in sentence["cited_ids"]) or "-"
-            lines.append(f"({text['cites']} {cited})")
-        lines.append("</sentence>")
+            lines.append(f"({text[cites]} {cited})")
+        lines.append(f"</{tag}>")
         blocks.append("\n".join(lines))
     if current_paragraph:
         blocks.append("</paragraph>")
     return "\n".join(blocks)
 
 
-def _sentences_user(*, question: str, sources: list[dict], sentences: list[dict], text: dict) -> str:
+def _sentences_user(
+    *, question: str, sources: list[dict], sentences: list[dict], text: dict, citations: bool = False
+) -> str:
+    """The user message of sentence units, or with ``citations`` of citation units: each item a
+    sentence and the one source id of its citation (``cited_ids``), the sources sent once."""
     if not sentences:
         raise ValueError("sentences: at least one sentence is needed")
     indices = [int(s["index"]) for s in sentences]
     if len(set(indices)) != len(indices):
         raise ValueError(f"sentences: indices must be distinct, got {indices}")
     sources_block = "\n\n".join(_format_source(s, text=text) for s in sources) or text["no_sources"]
+    if citations:
+        items = f"{text['citations']}\n" + _format_sentences(
+            sentences, text=text, tag="citation", cites="citation_source"
+        )
+    else:
+        items = f"{text['sentences']}\n{_format_sentences(sentences, text=text)}"
     return "\n\n".join(
         [
             f"{text['question']}\n{question.strip()}",
             f"{text['sources']}\n{sources_block}",
-            f"{text['sentences']}\n{_format_sentences(sentences, text=text)}",
+            items,
             f"{text['indices']}\n{indices_line(indices)}",
         ]
     )
@@ -423,6 +529,39 @@ def build_veracity_messages(
     return [
         _system_message(
             criterion="veracity", guidelines=guidelines, lang=lang, version=version, instructions=instructions
+        ),
+        {"role": "user", "content": user},
+    ]
+
+
+def build_citation_support_messages(
+    *,
+    question: str,
+    sources: list[dict],
+    citations: list[dict],
+    guidelines: str | None = None,
+    language: str = DEFAULT_LANGUAGE,
+    version: str = PROMPT_VERSION,
+    instructions: str | None = None,
+) -> list[dict]:
+    """Chat messages asking, for every citation of ONE answer, whether its one source supports at
+    least part of its sentence.
+
+    ``citations`` are ``{"index", "text", "paragraph", "cited_ids"}``, ``cited_ids`` the one id of
+    the citation's source; ``sources`` the cited sources in full, sent once for all citations.
+    The other arguments as for ``build_veracity_messages``; the user message ends with the
+    ``INDICES: [...]`` line.
+    """
+    lang = normalise_language(language)
+    text = PROMPTS_BY_VERSION[check_version(version)]["text"][lang]
+    user = _sentences_user(question=question, sources=sources, sentences=citations, text=text, citations=True)
+    return [
+        _system_message(
+            criterion="citation_support",
+            guidelines=guidelines,
+            lang=lang,
+            version=version,
+            instructions=instructions,
         ),
         {"role": "user", "content": user},
     ]
@@ -473,17 +612,24 @@ def build_criterion_messages(
     """Chat messages for a campaign's own criterion called ``title``, judged with its guidelines.
 
     ``level`` ``sentence``: every sentence of one answer, with its cited sources, as for veracity;
-    ``answer``: the question and the whole answer, one verdict of index 0, as for relevance.
-    ``instructions`` (the criterion's own prompt) replaces the generic framing. ``categories``:
-    the (value, title) of a categorical criterion, listed for the judge, whose labels are their
-    values.
+    ``citation``: every citation of one answer (``sentences`` holds them), as for citation
+    support; ``answer``: the question and the whole answer, one verdict of index 0, as for
+    relevance. ``instructions`` (the criterion's own prompt) replaces the generic framing.
+    ``categories``: the (value, title) of a categorical criterion, listed for the judge, whose
+    labels are their values.
     """
-    if level not in ("sentence", "answer"):
-        raise ValueError(f"level: {level!r} is not one of sentence, answer")
+    if level not in LEVELS:
+        raise ValueError(f"level: {level!r} is not one of {', '.join(LEVELS)}")
     lang = normalise_language(language)
     text = PROMPTS_BY_VERSION[check_version(version)]["text"][lang]
-    if level == "sentence":
-        user = _sentences_user(question=question, sources=sources or [], sentences=sentences or [], text=text)
+    if level in ("sentence", "citation"):
+        user = _sentences_user(
+            question=question,
+            sources=sources or [],
+            sentences=sentences or [],
+            text=text,
+            citations=level == "citation",
+        )
     else:
         user = _answer_user(question=question, answer=answer, text=text)
     return [
@@ -517,8 +663,8 @@ def system_prompt(
     criterion at its own level gets its own prompt; any other one, and any categorical one
     (``categories``, as for ``build_criterion_messages``), the generic prompt of its level."""
     kind = name if BUILTIN_LEVELS.get(name) == level and not categories else level
-    if kind not in ("veracity", "relevance", "sentence", "answer"):
-        raise ValueError(f"level: {level!r} is not one of sentence, answer")
+    if kind not in (*BUILTIN_LEVELS, *LEVELS):
+        raise ValueError(f"level: {level!r} is not one of {', '.join(LEVELS)}")
     return _system_message(
         criterion=kind,
         guidelines=guidelines or None,

@@ -141,6 +141,8 @@ def _check_prompt(*, judge: Judge, criterion: Criterion) -> None:
         bindings.bind(judge=judge, criterion=criterion)
     except bindings.PromptChanged as exc:
         raise RunError(exc.args[0]) from None
+    except prompts.MissingPrompt as exc:
+        raise RunError(str(exc)) from None
 
 
 def _units_in_scope(*, criterion: Criterion, judge: Judge, scope: str):

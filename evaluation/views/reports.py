@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET
 from annotation.access import AppRequest, get_campaign_for, may_refresh_estimates
 from annotation.categories import is_categorical
 from annotation.models import Campaign, Criterion, Role
-from evaluation import calibration, charts, estimators, planning, snapshots
+from evaluation import calibration, charts, citation_measures, estimators, planning, snapshots
 from evaluation.categorical import compute_categorical_report, theme_tables
 from evaluation.estimates import METHODS
 from evaluation.forms import ReportForm
@@ -92,6 +92,13 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
                 for group in shown.report.themes
             ],
             curve=planning.report_curve(report=shown.report),
+            citation_rows=citation_measures.rows_to_show(
+                criterion=criterion_obj,
+                judge=params.judge,
+                method=params.method,
+                alpha=params.alpha,
+                precision=shown.report,
+            ),
         )
         judged = calibration.judge_calibration(criterion=criterion_obj, judge=params.judge)
         # A judge with no confidence at all (labels imported with the answers) shows nothing.

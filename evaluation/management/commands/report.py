@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.categories import is_categorical
 from annotation.models import Campaign, Criterion
-from evaluation import categorical_exports, estimates, exports
+from evaluation import categorical_exports, citation_measures, estimates, exports
 from evaluation.categorical import categorical_report_as_json, compute_categorical_report
 
 FORMATS = ("json", "table", "xlsx", "csv")
@@ -84,7 +84,13 @@ class Command(BaseCommand):
             self.stdout.write(f"wrote {output}")
             return
         if fmt == "json":
-            text = json.dumps(estimates.report_as_json(report=report), indent=2, ensure_ascii=False)
+            data = citation_measures.with_citation_measures(
+                data=estimates.report_as_json(report=report),
+                criterion=criterion,
+                judge=judge,
+                precision=report,
+            )
+            text = json.dumps(data, indent=2, ensure_ascii=False)
         else:
             text = "\n".join(exports.table_lines(report=report))
         if output:
