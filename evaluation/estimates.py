@@ -20,6 +20,11 @@ current sample, see ``annotation.current_sample``), a cluster-robust variance wi
 clusters, a t quantile and a cross-fitted lambda. Units outside the sample have no inclusion
 probability, so the unlabeled judge labels get equal weights (``w_unlabeled=None``). The overall
 figures combine the theme estimates with weights N_k / N (stratified estimator).
+
+Where a confidence-driven sample fed a theme's labels, the robust PPI++ is the
+inverse-probability PPI on the judge's confidence (``evaluation.weighted_ppi``, lambda 1); where
+a theme's labels come from several samples, each unit is weighted by its probability of having
+been drawn by any of them (``evaluation.sample_weights``).
 """
 
 from __future__ import annotations
@@ -40,8 +45,10 @@ from annotation.current_sample import current_sample
 from annotation.errors import FieldError, refusal
 from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
-from evaluation import estimators, intervals, notes
+from evaluation import estimators, intervals, notes, sample_weights
+from evaluation.calibration import probability_of_one
 from evaluation.models import Judge, JudgePrompt, Judgment
+from evaluation.weighted_ppi import weighted_ppi
 
 METHODS = ("robust", "study")
 OVERALL = "overall"
@@ -133,6 +140,7 @@ class _Labeled:
     y: int
     yhat: int | None = None
     pi: float | None = None
+    c: float = sample_weights.UNKNOWN  # the judge's probability of a 1 (sample_weights)
 
 
 def _chunks(ids: list[int]) -> Iterator[list[int]]:
@@ -225,7 +233,12 @@ def _group(
     alpha: float,
     method: str,
     sample_id: int | None,
+    prediction_mean: float | None = None,
+    pooled: bool = False,
 ) -> GroupEstimate:
+    """One group's estimates; ``prediction_mean`` (the judge's mean probability of a 1 over the
+    group) turns the robust PPI++ into the inverse-probability PPI on the judge's confidence, for
+    groups a confidence-driven sample fed; ``pooled`` says the weights combine several samples."""
     n_judge, judge_ones = judged
     group_notes: list[str] = []
     labeled = sorted(labeled, key=lambda row: row.unit_id)
@@ -240,6 +253,8 @@ def _group(
     weighted = method == "robust" and bool(labeled) and all(row.pi is not None for row in labeled)
     if method == "robust" and labeled and not weighted:
         group_notes.append(notes.NOT_ALL_SAMPLED if sample_id is not None else notes.NO_SAMPLE)
+    if weighted and pooled:
+        group_notes.append(notes.POOLED_SAMPLES)
 
     def weights(rows: list[_Labeled]) -> np.ndarray | None:
         return np.array([1.0 / cast(float, row.pi) for row in rows]) if weighted else None
@@ -263,6 +278,16 @@ def _group(
     yhat_unlabeled = _ones_zeros(ones=unlabeled_ones, count=n_unlabeled)
     if method == "study":
         ppi = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha)
+    elif weighted and prediction_mean is not None:
+        # Every labeled unit, judged or not (c = 1/2 where unjudged): the design drew them all.
+        ppi = weighted_ppi(
+            y=y_all,
+            confidence=[row.c for row in labeled],
+            pi=[cast(float, row.pi) for row in labeled],
+            confidence_all=np.full(max(size, n_human), prediction_mean),
+            alpha=alpha,
+        )
+        group_notes.append(notes.CONFIDENCE_PPI)
     else:
         ppi = estimators.robust_ppi(
             y=y,
@@ -386,10 +411,15 @@ def _labeled_units(
             )
         judged = Judgment.objects.filter(
             judge=judge, criterion=criterion, status=Judgment.Status.OK, unit_id__in=chunk
-        ).values_list("unit_id", "value")
-        for unit_id, value in judged:
+        ).values_list("unit_id", "value", "confidence")
+        for unit_id, value, confidence in judged:
             if unit_id in rows and value is not None:
                 rows[unit_id][2].yhat = int(value)
+                rows[unit_id][2].c = (
+                    float(value)
+                    if confidence is None
+                    else probability_of_one(value=int(value), confidence=confidence)
+                )
         if sample is not None:
             items = SampleItem.objects.filter(sample=sample, unit_id__in=chunk).values_list(
                 "unit_id", "inclusion_probability"
@@ -398,6 +428,20 @@ def _labeled_units(
                 if unit_id in rows:
                     rows[unit_id][2].pi = float(pi)
     return rows
+
+
+def _pool(
+    *, criterion: Criterion, sample: Sample | None, labeled: dict[int, tuple[str, str, _Labeled]]
+) -> sample_weights.Pooled:
+    """Union probabilities where a theme's labels come from several samples (set on the rows)."""
+    pooled = sample_weights.pool(
+        criterion=criterion,
+        current=sample,
+        labeled={unit_id: (theme, row.pi) for unit_id, (theme, _, row) in labeled.items()},
+    )
+    for unit_id, pi in pooled.probability.items():
+        labeled[unit_id][2].pi = pi
+    return pooled
 
 
 def compute_report(
@@ -439,6 +483,8 @@ def compute_report(
     }
     sample = current_sample(criterion=criterion) if method == "robust" else None
     labeled = _labeled_units(criterion=criterion, judge=judge, sample=sample)
+    pooled = _pool(criterion=criterion, sample=sample, labeled=labeled)
+    sums = sample_weights.prediction_sums(criterion=criterion, judge=judge) if pooled.confidence else {}
     cells: dict[tuple[str, str], list[_Labeled]] = defaultdict(list)
     for theme, difficulty, row in labeled.values():
         cells[(theme, difficulty)].append(row)
@@ -447,10 +493,17 @@ def compute_report(
         keys = list(keys)
         n_judge = sum(judged.get(key, (0, 0))[0] for key in keys)
         ones = sum(judged.get(key, (0, 0))[1] for key in keys)
+        size = sum(sizes.get(key, 0) for key in keys)
         return _group(
             theme=theme,
             difficulty=difficulty,
-            size=sum(sizes.get(key, 0) for key in keys),
+            size=size,
+            prediction_mean=(
+                sample_weights.prediction_mean(sums=sums, keys=keys, size=size)
+                if theme in pooled.confidence
+                else None
+            ),
+            pooled=theme in pooled.pooled,
             judged=(n_judge, ones),
             labeled=[row for key in keys for row in cells.get(key, [])],
             alpha=alpha,

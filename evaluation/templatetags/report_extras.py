@@ -87,6 +87,14 @@ _NOTE_TEMPLATES = (
     gettext_noop("%(count)s human-labeled units have no judgment and are left out of PPI++"),
     gettext_noop("labeled units are not all from the current sample: equal weights"),
     gettext_noop("no sample drawn for this criterion: equal weights"),
+    gettext_noop(
+        "labeled units come from several samples: each weighted by its probability of having been "
+        "drawn by any of them"
+    ),
+    gettext_noop(
+        "sample drawn by the judge's confidence: PPI++ is the inverse-probability estimate on the "
+        "judge's confidence (lambda 1)"
+    ),
 )
 
 
