@@ -43,13 +43,17 @@ UNKNOWN = 0.5
 @dataclass(frozen=True)
 class Population:
     """Every unit of a criterion's level: ids, themes and the judge's probability that the label
-    is 1 (``UNKNOWN`` where it gave no confidence), parallel arrays by unit id; ``scored`` the
-    units with a confidence."""
+    is 1 (``UNKNOWN`` where it gave no confidence), parallel arrays by unit id; ``scored_mask``
+    the units with a confidence, ``scored`` their number."""
 
     ids: np.ndarray
     themes: np.ndarray
     confidence: np.ndarray
-    scored: int
+    scored_mask: np.ndarray
+
+    @property
+    def scored(self) -> int:
+        return int(np.count_nonzero(self.scored_mask))
 
 
 def population(*, criterion: Criterion, judge: Judge) -> Population:
@@ -72,7 +76,8 @@ def population(*, criterion: Criterion, judge: Judge) -> Population:
     ids = np.array([unit_id for unit_id, _ in rows], dtype=np.int64)
     themes = np.array([theme for _, theme in rows], dtype=object)
     confidence = np.array([judged.get(unit_id, UNKNOWN) for unit_id, _ in rows], dtype=float)
-    return Population(ids=ids, themes=themes, confidence=confidence, scored=len(judged))
+    scored_mask = np.array([unit_id in judged for unit_id, _ in rows], dtype=bool)
+    return Population(ids=ids, themes=themes, confidence=confidence, scored_mask=scored_mask)
 
 
 def check_judge(*, criterion: Criterion, judge: Judge | None) -> Judge:
@@ -84,6 +89,23 @@ def check_judge(*, criterion: Criterion, judge: Judge | None) -> Judge:
             _("judge: the judge-confidence design needs a judge of this campaign; choose one"),
         )
     return judge
+
+
+def check_scored(*, units: Population, criterion: Criterion, judge: Judge) -> None:
+    """FieldError on ``judge`` when it gave no confidence on any unit of the criterion: the
+    design would have nothing to follow."""
+    if units.scored == 0:
+        raise FieldError(
+            "judge",
+            refusal(
+                _(
+                    "judge: %(judge)s gave no confidence on %(criterion)s; the judge-confidence design "
+                    "needs one (choose a confidence source on the judge's runs page), or use K-means"
+                ),
+                judge=repr(judge.name),
+                criterion=repr(criterion.name),
+            ),
+        )
 
 
 def theme_budgets(
@@ -136,18 +158,7 @@ def draw_confidence_sample(
     """
     judge = check_judge(criterion=criterion, judge=judge)
     units = population(criterion=criterion, judge=judge)
-    if units.scored == 0:
-        raise FieldError(
-            "judge",
-            refusal(
-                _(
-                    "judge: %(judge)s gave no confidence on %(criterion)s; the judge-confidence design "
-                    "needs one (choose a confidence source on the judge's runs page), or use K-means"
-                ),
-                judge=repr(judge.name),
-                criterion=repr(criterion.name),
-            ),
-        )
+    check_scored(units=units, criterion=criterion, judge=judge)
     names, counts = np.unique(units.themes.astype(str), return_counts=True)
     sizes = {str(name): int(count) for name, count in zip(names, counts, strict=True)}
     budgets = theme_budgets(sizes=sizes, budget=budget, per_theme_budget=per_theme_budget)

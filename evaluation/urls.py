@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from evaluation.views import annotators, campaigns, compare, downloads, runs, start, units
+from evaluation.views import annotators, campaigns, compare, downloads, runs, sampling, start, units
 from evaluation.views import file_import as import_views
 from evaluation.views import history as history_views
 from evaluation.views import reports as report_views
@@ -26,6 +26,7 @@ urlpatterns = [
     path("campaigns/<slug:slug>/judge/runs/<int:run_id>/resume/", runs.run_resume, name="run_resume"),
     path("campaigns/<slug:slug>/units/<int:unit_id>/", units.unit, name="unit"),
     path("campaigns/<slug:slug>/annotators/", annotators.annotators, name="annotators"),
+    path("campaigns/<slug:slug>/sampling/confidence/", sampling.confidence_sample, name="confidence_sample"),
     path(REPORT, report_views.report, name="report"),
     path(REPORT + "disagreements/", units.disagreements, name="disagreements"),
     path(REPORT + "history/", history_views.history, name="history"),
