@@ -124,3 +124,24 @@ def test_a_label_in_no_sample_keeps_the_equal_weights_fallback():
     finance = estimates.compute_report(criterion=criterion, judge=judge).themes[0]
     assert not finance.weighted
     assert notes.NOT_ALL_SAMPLED in finance.notes
+
+
+def test_the_report_page_names_the_method_and_explains_it(client_for):
+    from django.urls import reverse
+
+    from annotation.models import Role
+    from evaluation.estimators import METHODS, PPI_CONFIDENCE
+    from tests.factories import add_member, make_user
+
+    campaign, criterion, judge, truth, _ = _campaign()
+    sample = draw_confidence_sample(criterion=criterion, judge=judge, budget=16, seed=5)
+    _label(criterion=criterion, unit_ids=sample.items.values_list("unit_id", flat=True), truth=truth)
+    analyst = make_user()
+    add_member(campaign=campaign, user=analyst, roles=[Role.ANALYST])
+    response = client_for(analyst).get(reverse("evaluation:report", args=[campaign.slug, "relevance"]))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert PPI_CONFIDENCE in page
+    assert (
+        "Inverse-probability PPI++ on the judge&#x27;s confidence" in page or METHODS[PPI_CONFIDENCE] in page
+    )

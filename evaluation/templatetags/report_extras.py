@@ -53,6 +53,11 @@ _METHOD_NOTES = (
         "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
         "interval at the effective sample size where it leaves [0, 1]) and a given lambda."
     ),
+    gettext_noop(
+        "Inverse-probability PPI++ on the judge's confidence, for a sample drawn by it: "
+        "the judge's mean probability of a 1 plus the design-weighted mean residual, lambda 1, variance "
+        "of the Poisson design, t interval."
+    ),
 )
 
 
