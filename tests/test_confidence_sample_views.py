@@ -128,3 +128,16 @@ QUERIES = 15
 def test_the_sampling_page_links_here_and_names_the_design(client_for, manager, campaign, judged):
     page = client_for(manager).get(reverse("annotation:sampling", args=[campaign.slug])).content.decode()
     assert url(campaign) in page
+
+
+def test_the_sample_page_of_a_confidence_sample_offers_no_k_means_top_up(
+    client_for, manager, campaign, judged
+):
+    from evaluation.confidence_sampling import draw_confidence_sample
+
+    criterion, judge = judged
+    sample = draw_confidence_sample(criterion=criterion, judge=judge, budget=8, seed=1)
+    response = client_for(manager).get(reverse("annotation:sample_detail", args=[campaign.slug, sample.pk]))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Judge confidence" in page and 'id="top-up-title"' not in page and "K = " not in page
