@@ -236,3 +236,24 @@ def test_a_judge_without_design_confidence_is_refused(corpus):
     _judged(corpus)
     with pytest.raises(CommandError, match="--judge: only --design confidence"):
         run("--campaign", corpus.name, "--criterion", "veracity", "--budget", "12", "--judge", "gpt")
+    with pytest.raises(CommandError, match="--objective: only --design confidence"):
+        run("--campaign", corpus.name, "--criterion", "veracity", "--budget", "12", "--objective", "overall")
+
+
+def test_design_confidence_with_an_objective_draws_the_split(corpus):
+    from evaluation.budget_split import plan_split
+
+    judge = _judged(corpus)
+    run(
+        "--campaign", corpus.name, "--criterion", "veracity", "--budget", "20", "--seed", "3",
+        "--design", "confidence", "--judge", "gpt", "--objective", "largest-theme",
+    )  # fmt: skip
+    sample = Sample.objects.get()
+    criterion = Criterion.objects.get(campaign=corpus, name="veracity")
+    plan = plan_split(criterion=criterion, judge=judge, budget=20, objective="largest-theme")
+    assert {t: v["budget"] for t, v in sample.design_parameters["themes"].items()} == plan.per_theme
+    with pytest.raises(CommandError, match="--objective: the split sets every theme's budget"):
+        run(
+            "--campaign", corpus.name, "--criterion", "veracity", "--budget", "20",
+            "--design", "confidence", "--judge", "gpt", "--objective", "overall", "--per-theme", "Finance=5",
+        )  # fmt: skip

@@ -17,6 +17,8 @@ from annotation.embeddings import BACKENDS, EmbeddingError
 from annotation.models import Campaign, Criterion, Sample
 from annotation.sampling.draws import draw_sample, top_up_sample
 from annotation.sampling.reading import cluster_summary, sample_as_json
+from evaluation.allocation import OBJECTIVES
+from evaluation.budget_split import draw_by_plan
 from evaluation.confidence_sampling import draw_confidence_sample
 from evaluation.models import Judge
 
@@ -31,6 +33,7 @@ OPTION_OF_FIELD = {
     "sample": "--top-up",
     "judge": "--judge",
     "design": "--design",
+    "objective": "--objective",
 }
 KMEANS, CONFIDENCE = Sample.Design.KMEANS.value, Sample.Design.CONFIDENCE.value
 _FIELD = re.compile(r"^([a-z_]+)(\[[^\]]*\])?:")
@@ -89,6 +92,12 @@ class Command(BaseCommand):
             "chance of being drawn)",
         )
         parser.add_argument("--judge", help="the judge whose confidence drives --design confidence")
+        parser.add_argument(
+            "--objective",
+            choices=OBJECTIVES,
+            help="--design confidence: split the budget across themes to minimise the overall "
+            "half-width or the largest per-theme one (default: in proportion to the themes' sizes)",
+        )
 
     @no_translations  # refusals and notes in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
@@ -106,23 +115,37 @@ class Command(BaseCommand):
         show = sys.stderr.isatty() or options["verbosity"] > 1
         progress = _show_fraction if show else None
         if options["design"] == CONFIDENCE:
+            if options["objective"] and per_theme:
+                raise CommandError("--objective: the split sets every theme's budget; drop --per-theme")
             for option in ("top_up", "per_cluster", "backend"):
                 if options[option] is not None:
                     flag = "--" + option.replace("_", "-")
                     raise CommandError(f"{flag}: not an option of --design confidence")
-        elif options["judge"]:
-            raise CommandError("--judge: only --design confidence reads a judge")
+        elif options["judge"] or options["objective"]:
+            flag = "--judge" if options["judge"] else "--objective"
+            raise CommandError(f"{flag}: only --design confidence takes it")
         try:
             if options["design"] == CONFIDENCE:
                 if options["budget"] is None:
                     raise CommandError("--budget: required to draw a new sample")
-                sample = draw_confidence_sample(
-                    criterion=criterion,
-                    judge=self._judge(campaign=campaign, name=options["judge"]),
-                    budget=options["budget"],
-                    seed=0 if options["seed"] is None else options["seed"],
-                    per_theme_budget=per_theme,
-                )
+                judge = self._judge(campaign=campaign, name=options["judge"])
+                seed = 0 if options["seed"] is None else options["seed"]
+                if options["objective"]:
+                    sample = draw_by_plan(
+                        criterion=criterion,
+                        judge=judge,
+                        budget=options["budget"],
+                        objective=options["objective"],
+                        seed=seed,
+                    )
+                else:
+                    sample = draw_confidence_sample(
+                        criterion=criterion,
+                        judge=judge,
+                        budget=options["budget"],
+                        seed=seed,
+                        per_theme_budget=per_theme,
+                    )
             elif options["top_up"] is not None:
                 sample = self._top_up(
                     options=options, criterion=criterion, per_theme=per_theme, progress=progress
