@@ -70,6 +70,7 @@ bench: install
 	$(PY) bench/judge_bench.py
 	$(PY) bench/coverage_bench.py
 	$(PY) bench/efficiency_bench.py --quick
+	$(PY) bench/confidence_sample_bench.py --reps 50
 	$(PY) bench/report_bench.py
 	$(PY) bench/interchange_bench.py
 
