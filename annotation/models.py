@@ -397,7 +397,17 @@ class Label(models.Model):
 
 
 class Sample(models.Model):
-    """A stratified K-means sample drawn for one criterion; reproducible from its seed."""
+    """A sample of one criterion's units drawn for human annotation; reproducible from its seed.
+
+    Two designs: stratified K-means (the study's, the default) or confidence-driven (a Poisson
+    draw whose probabilities rise with the judge's uncertainty, computed in ``evaluation``, which
+    hands the probabilities over; ``design_parameters`` then keeps what recomputes any unit's
+    probability: per theme, the floor and the scale of the spread).
+    """
+
+    class Design(models.TextChoices):
+        KMEANS = "kmeans", pgettext_lazy("sample design", "K-means (study)")
+        CONFIDENCE = "confidence", pgettext_lazy("sample design", "Judge confidence")
 
     class Status(models.TextChoices):
         PENDING = "pending", pgettext_lazy("choice", "Pending")
@@ -412,6 +422,8 @@ class Sample(models.Model):
     per_cluster = models.PositiveIntegerField(default=3)
     k_per_theme = models.JSONField(default=dict, blank=True)
     embedding_backend = models.CharField(max_length=50, default="tfidf")
+    design = models.CharField(max_length=20, choices=Design.choices, default=Design.KMEANS)
+    design_parameters = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     progress = models.FloatField(default=0.0)
     error = models.TextField(blank=True)

@@ -22,6 +22,11 @@ current sample, see ``annotation.current_sample``), a cluster-robust variance wi
 clusters, a t quantile and a cross-fitted lambda. Units outside the sample have no inclusion
 probability, so the unlabeled judge labels get equal weights (``w_unlabeled=None``). The overall
 figures combine the theme estimates with weights N_k / N (stratified estimator).
+
+Where a confidence-driven sample fed a theme's labels, the robust PPI++ is the
+inverse-probability PPI on the judge's confidence (``evaluation.weighted_ppi``, lambda 1); where
+a theme's labels come from several samples, each unit is weighted by its probability of having
+been drawn by any of them (``evaluation.sample_weights``).
 """
 
 from __future__ import annotations
@@ -43,9 +48,11 @@ from annotation.current_sample import current_sample
 from annotation.errors import FieldError, refusal
 from annotation.models import Campaign, Criterion, Label, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
-from evaluation import estimators, intervals, notes
+from evaluation import estimators, intervals, notes, sample_weights
+from evaluation.calibration import probability_of_one
 from evaluation.models import Judge, JudgePrompt, Judgment
 from evaluation.report_json import group_as_json, report_as_json
+from evaluation.weighted_ppi import weighted_ppi
 
 __all__ = ["group_as_json", "report_as_json"]  # their home is evaluation.report_json
 
@@ -144,6 +151,7 @@ class Labeled:
     y: int
     yhat: int | None = None
     pi: float | None = None
+    c: float = sample_weights.UNKNOWN  # the judge's probability of a 1 (sample_weights)
 
 
 def _chunks(ids: list[int]) -> Iterator[list[int]]:
@@ -238,11 +246,16 @@ def _group(
     sample_id: int | None,
     positive: frozenset[int] = BINARY_POSITIVE,
     categories: tuple[int, ...] | None = None,
+    prediction_mean: float | None = None,
+    pooled: bool = False,
 ) -> GroupEstimate:
     """``judged``: the group's ok judge labels counted by value. ``positive``: the label values
     read as 1 (the indicator estimated: 1 for a binary criterion, a category or a group of
     categories). ``categories``: every category value of a categorical criterion, whose PPI++
-    estimates then share one lambda (``_joint_lambda``) so that they sum to 1."""
+    estimates then share one lambda (``_joint_lambda``) so that they sum to 1.
+    ``prediction_mean`` (the judge's mean probability of a 1 over the group, binary criteria)
+    turns the robust PPI++ into the inverse-probability PPI on the judge's confidence, for groups
+    a confidence-driven sample fed; ``pooled`` says the weights combine several samples."""
     n_judge = sum(judged.values())
     judge_ones = sum(count for value, count in judged.items() if value in positive)
     group_notes: list[str] = []
@@ -263,6 +276,8 @@ def _group(
     weighted = method == "robust" and bool(labeled) and all(row.pi is not None for row in labeled)
     if method == "robust" and labeled and not weighted:
         group_notes.append(notes.NOT_ALL_SAMPLED if sample_id is not None else notes.NO_SAMPLE)
+    if weighted and pooled:
+        group_notes.append(notes.POOLED_SAMPLES)
 
     def weights(rows: list[Labeled]) -> np.ndarray | None:
         return np.array([1.0 / cast(float, row.pi) for row in rows]) if weighted else None
@@ -297,6 +312,16 @@ def _group(
     )
     if method == "study":
         ppi = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha, lam=lam)
+    elif weighted and prediction_mean is not None and categories is None:
+        # Every labeled unit, judged or not (c = 1/2 where unjudged): the design drew them all.
+        ppi = weighted_ppi(
+            y=y_all,
+            confidence=[row.c for row in labeled],
+            pi=[cast(float, row.pi) for row in labeled],
+            confidence_all=np.full(max(size, n_human), prediction_mean),
+            alpha=alpha,
+        )
+        group_notes.append(notes.CONFIDENCE_PPI)
     else:
         ppi = estimators.robust_ppi(
             y=y,
@@ -427,10 +452,16 @@ def labeled_units(
             )
         judged = Judgment.objects.filter(
             judge=judge, criterion=criterion, status=Judgment.Status.OK, unit_id__in=chunk
-        ).values_list("unit_id", "value")
-        for unit_id, value in judged:
+        ).values_list("unit_id", "value", "confidence")
+        for unit_id, value, confidence in judged:
             if unit_id in rows and value is not None and (values is None or value in values):
                 rows[unit_id][2].yhat = int(value)
+                if values is None:  # a binary criterion: the judge's probability of a 1
+                    rows[unit_id][2].c = (
+                        float(value)
+                        if confidence is None
+                        else probability_of_one(value=int(value), confidence=confidence)
+                    )
         if sample is not None:
             items = SampleItem.objects.filter(sample=sample, unit_id__in=chunk).values_list(
                 "unit_id", "inclusion_probability"
@@ -439,6 +470,20 @@ def labeled_units(
                 if unit_id in rows:
                     rows[unit_id][2].pi = float(pi)
     return rows
+
+
+def _pool(
+    *, criterion: Criterion, sample: Sample | None, labeled: dict[int, tuple[str, str, Labeled]]
+) -> sample_weights.Pooled:
+    """Union probabilities where a theme's labels come from several samples (set on the rows)."""
+    pooled = sample_weights.pool(
+        criterion=criterion,
+        current=sample,
+        labeled={unit_id: (theme, row.pi) for unit_id, (theme, _, row) in labeled.items()},
+    )
+    for unit_id, pi in pooled.probability.items():
+        labeled[unit_id][2].pi = pi
+    return pooled
 
 
 @dataclass
@@ -457,6 +502,10 @@ class EstimateInputs:
     sample: Sample | None
     labeled: dict[int, tuple[str, str, Labeled]]
     versions: dict[str, Any]
+    # Themes whose labels several samples fed, or a confidence-driven one (binary criteria), and
+    # the judge's summed probabilities of a 1 per (theme, difficulty) for the latter.
+    pooled: sample_weights.Pooled | None = None
+    prediction_sums: dict | None = None
 
 
 def load_inputs(
@@ -496,6 +545,12 @@ def load_inputs(
         judged[(row["unit__theme"], row["unit__difficulty"])][int(row["value"])] = row["n"]
     sample = current_sample(criterion=criterion) if method == "robust" else None
     labeled = labeled_units(criterion=criterion, judge=judge, sample=sample, values=values)
+    pooled = _pool(criterion=criterion, sample=sample, labeled=labeled)
+    sums = (
+        sample_weights.prediction_sums(criterion=criterion, judge=judge)
+        if pooled.confidence and values is None
+        else {}
+    )
     return EstimateInputs(
         criterion=criterion,
         judge=judge,
@@ -506,6 +561,8 @@ def load_inputs(
         sample=sample,
         labeled=labeled,
         versions=text_versions(criterion=criterion, judge=judge),
+        pooled=pooled,
+        prediction_sums=sums,
     )
 
 
@@ -531,15 +588,25 @@ def build_report(
     for theme, difficulty, row in labeled.values():
         cells[(theme, difficulty)].append(row)
 
+    pooled = inputs.pooled
+
     def estimate(keys: Iterable[tuple[str, str]], theme: str, difficulty: str | None) -> GroupEstimate:
         keys = list(keys)
         counts: Counter[int] = Counter()
         for key in keys:
             counts.update(judged.get(key, {}))
+        size = sum(sizes.get(key, 0) for key in keys)
+        confident = pooled is not None and theme in pooled.confidence and categories is None
         return _group(
             theme=theme,
             difficulty=difficulty,
-            size=sum(sizes.get(key, 0) for key in keys),
+            size=size,
+            prediction_mean=(
+                sample_weights.prediction_mean(sums=inputs.prediction_sums or {}, keys=keys, size=size)
+                if confident
+                else None
+            ),
+            pooled=pooled is not None and theme in pooled.pooled,
             judged=dict(counts),
             labeled=[row for key in keys for row in cells.get(key, [])],
             alpha=alpha,

@@ -63,6 +63,8 @@ PPI = "ppi++"
 PPI_ROBUST_CROSSFIT = "ppi++-robust-crossfit"
 PPI_ROBUST_POOLED = "ppi++-robust-pooled"
 PPI_ROBUST_FIXED = "ppi++-robust-fixed"
+# evaluation.weighted_ppi's method: a sample drawn by the judge's confidence.
+PPI_CONFIDENCE = "ppi++-confidence"
 
 # The ppi_py whose private ``_calc_lam_glm`` (its arguments, and that ``ppi_mean_pointestimate``
 # and ``ppi_mean_ci`` call it so with ``lam=None``) ``study_lambda`` was written against.
@@ -82,6 +84,9 @@ METHODS: dict[str, str] = {
     "interval at the effective sample size where it leaves [0, 1]) and one lambda pooled across groups.",
     PPI_ROBUST_FIXED: "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
     "interval at the effective sample size where it leaves [0, 1]) and a given lambda.",
+    PPI_CONFIDENCE: "Inverse-probability PPI++ on the judge's confidence, for a sample drawn by it: "
+    "the judge's mean probability of a 1 plus the design-weighted mean residual, lambda 1, variance "
+    "of the Poisson design, t interval.",
 }
 
 LAM_METHODS = ("crossfit", "pooled", "fixed")

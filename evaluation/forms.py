@@ -24,12 +24,12 @@ from django.utils.translation import gettext_lazy as _
 from annotation import ingest
 from annotation.models import Campaign, Criterion, Unit
 from annotation.templatetags.annotation_format import builtin_title
-from evaluation import estimates, import_previews, stability
+from evaluation import allocation, estimates, import_previews, stability
 from evaluation.estimates import EstimateError
 from evaluation.evidence import DEFAULT_BUDGETS, parse_budgets
 from evaluation.evidence_report import criterion_categories
 from evaluation.metrics import METRICS
-from evaluation.models import Judge, JudgeRun
+from evaluation.models import Judge, JudgeRun, Judgment
 from evaluation.overview import METRIC_TITLES
 from evaluation.retrieval import DEFAULT_KS
 from evaluation.snapshots import SNAPSHOT_ALPHA
@@ -663,3 +663,61 @@ class EvidenceForm(MessagesMixin, forms.Form):
         return EvidenceForm(
             effective, criteria=list(self.criteria.values()), candidates=list(self.candidates.values())
         )
+
+
+# The confidence-driven sample: its split planned, then drawn (evaluation.budget_split)
+
+DEFAULT_SAMPLE_BUDGET = 60
+
+
+class ConfidenceSampleForm(forms.Form):
+    """A confidence-driven draw: criterion, judge, expected labels, what the split minimises, seed.
+
+    Unbound pages read the defaults (the first criterion, the report's default judge, 60 labels,
+    the overall rate, seed 0; the first criterion the judge gave confidences on), so that the
+    split is shown before anything is asked."""
+
+    criterion = forms.ModelChoiceField(
+        queryset=Criterion.objects.none(),
+        to_field_name="name",
+        empty_label=None,
+        label=_("criterion"),
+        error_messages={"invalid_choice": _("choose one of the campaign's criteria")},
+    )
+    judge = forms.ModelChoiceField(
+        queryset=Judge.objects.none(),
+        to_field_name="name",
+        label=_("judge"),
+        error_messages={
+            "required": _("the judge-confidence design needs a judge of this campaign; choose one"),
+            "invalid_choice": _("choose one of the campaign's judges"),
+        },
+    )
+    budget = forms.IntegerField(min_value=1, label=_("budget"))
+    objective = forms.ChoiceField(
+        choices=[
+            (allocation.OVERALL, _("the overall half-width")),
+            (allocation.LARGEST_THEME, _("the largest per-theme half-width")),
+        ],
+        label=_("objective"),
+    )
+    seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, label=_("seed"))
+
+    def __init__(self, data=None, *, campaign: Campaign) -> None:
+        criteria = Criterion.objects.filter(campaign=campaign).order_by("name")
+        judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
+        if data is None:
+            default = estimates.pick_default_judge(judges)
+            # The first criterion the default judge gave confidences on, else the first one.
+            scored = Judgment.objects.filter(judge=default, confidence__isnull=False).values("criterion")
+            first = criteria.filter(pk__in=scored).first() or criteria.first()
+            data = {
+                "criterion": first.name if first else "",
+                "judge": default.name if default else "",
+                "budget": DEFAULT_SAMPLE_BUDGET,
+                "objective": allocation.OVERALL,
+                "seed": 0,
+            }
+        super().__init__(data)
+        cast(forms.ModelChoiceField, self.fields["criterion"]).queryset = criteria
+        cast(forms.ModelChoiceField, self.fields["judge"]).queryset = Judge.objects.filter(campaign=campaign)

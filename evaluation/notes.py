@@ -42,6 +42,14 @@ CLIPPED = "bound clipped to [0, 1]"
 MISSING_JUDGMENTS = "%(count)s human-labeled units have no judgment and are left out of PPI++"
 NOT_ALL_SAMPLED = "labeled units are not all from the current sample: equal weights"
 NO_SAMPLE = "no sample drawn for this criterion: equal weights"
+POOLED_SAMPLES = (
+    "labeled units come from several samples: each weighted by its probability of having been "
+    "drawn by any of them"
+)
+CONFIDENCE_PPI = (
+    "sample drawn by the judge's confidence: PPI++ is the inverse-probability estimate on the "
+    "judge's confidence (lambda 1)"
+)
 
 # A note about one estimator's interval, and a note about the overall figures: the ``note``
 # placeholder holds another note (or several, joined by SEPARATOR).
@@ -74,6 +82,8 @@ PLAIN = (
     MISSING_JUDGMENTS,
     NOT_ALL_SAMPLED,
     NO_SAMPLE,
+    POOLED_SAMPLES,
+    CONFIDENCE_PPI,
 )
 NESTED = (OVERALL, *OF_ESTIMATOR.values())
 # Every template a note is made of: each is a msgid of the French catalogue.

@@ -42,10 +42,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from evaluation import notes
-from evaluation.estimators import _smoothed_variance
+from evaluation.estimators import PPI_CONFIDENCE, _smoothed_variance
 from evaluation.intervals import Interval, from_variance, nan_interval, unbounded_interval
 
-PPI_WEIGHTED = "ppi++-confidence"
+PPI_WEIGHTED = PPI_CONFIDENCE
 _TINY = 1e-12
 
 

@@ -167,3 +167,93 @@ def test_the_command_line_keeps_its_refusals_in_english_whatever_language_is_act
         run("--campaign", corpus.name, "--criterion", "veracity", "--budget", "2")
     assert str(raised.value).startswith("--budget: 2 is below per_cluster = 3, not enough for one cluster")
     assert counts() == (0, 0)
+
+
+def _judged(campaign, *, confidence: bool = True):
+    from evaluation.models import Judge, Judgment
+
+    criterion = Criterion.objects.get(campaign=campaign, name="veracity")
+    judge = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.IMPORTED)
+    for index, unit in enumerate(criterion.campaign.units.filter(level=criterion.level).order_by("id")):
+        Judgment.objects.create(
+            unit=unit,
+            criterion=criterion,
+            judge=judge,
+            value=index % 2,
+            confidence=(0.55 + (index % 5) / 10) if confidence else None,
+        )
+    return judge
+
+
+def test_design_confidence_draws_by_the_judges_confidence(corpus):
+    _judged(corpus)
+    output = run(
+        "--campaign", corpus.name, "--criterion", "veracity", "--budget", "12", "--seed", "3",
+        "--design", "confidence", "--judge", "gpt",
+    )  # fmt: skip
+    sample = Sample.objects.get()
+    assert sample.design == "confidence" and sample.budget == 12
+    assert "drawn by the confidence of judge gpt" in output
+    assert SampleItem.objects.filter(sample=sample).exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "--judge: --design confidence needs the judge"),
+        (["--judge", "nobody"], "--judge: 'nobody' is not a judge"),
+        (["--judge", "gpt", "--per-cluster", "2"], "--per-cluster: not an option of --design confidence"),
+    ],
+)
+def test_design_confidence_refusals_name_the_option(corpus, extra, message):
+    _judged(corpus)
+    with pytest.raises(CommandError, match=message):
+        run(
+            "--campaign",
+            corpus.name,
+            "--criterion",
+            "veracity",
+            "--budget",
+            "12",
+            "--design",
+            "confidence",
+            *extra,
+        )
+    assert counts() == (0, 0)
+
+
+def test_design_confidence_refuses_a_judge_without_confidence(corpus):
+    _judged(corpus, confidence=False)
+    with pytest.raises(CommandError, match="^--judge: 'gpt' gave no confidence on 'veracity'"):
+        run(
+            "--campaign", corpus.name, "--criterion", "veracity", "--budget", "12",
+            "--design", "confidence", "--judge", "gpt",
+        )  # fmt: skip
+    assert counts() == (0, 0)
+
+
+def test_a_judge_without_design_confidence_is_refused(corpus):
+    _judged(corpus)
+    with pytest.raises(CommandError, match="--judge: only --design confidence"):
+        run("--campaign", corpus.name, "--criterion", "veracity", "--budget", "12", "--judge", "gpt")
+    with pytest.raises(CommandError, match="--objective: only --design confidence"):
+        run("--campaign", corpus.name, "--criterion", "veracity", "--budget", "12", "--objective", "overall")
+
+
+def test_design_confidence_with_an_objective_draws_the_split(corpus):
+    from evaluation.budget_split import plan_split
+
+    judge = _judged(corpus)
+    run(
+        "--campaign", corpus.name, "--criterion", "veracity", "--budget", "20", "--seed", "3",
+        "--design", "confidence", "--judge", "gpt", "--objective", "largest-theme",
+    )  # fmt: skip
+    sample = Sample.objects.get()
+    criterion = Criterion.objects.get(campaign=corpus, name="veracity")
+    plan = plan_split(criterion=criterion, judge=judge, budget=20, objective="largest-theme")
+    assert {t: v["budget"] for t, v in sample.design_parameters["themes"].items()} == plan.per_theme
+    with pytest.raises(CommandError, match="--objective: the split sets every theme's budget"):
+        run(
+            "--campaign", corpus.name, "--criterion", "veracity", "--budget", "20",
+            "--design", "confidence", "--judge", "gpt", "--objective", "overall", "--per-theme", "Finance=5",
+        )  # fmt: skip

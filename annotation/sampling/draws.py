@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -98,6 +98,107 @@ def draw_sample(
         sample.save()
         _store(sample=sample, draws=draws)
     report(1.0)
+    return sample
+
+
+@dataclass(frozen=True)
+class GivenDraw:
+    """A unit drawn by a design computed elsewhere, with its theme and inclusion probability."""
+
+    unit_id: int
+    theme: str
+    inclusion_probability: float
+
+
+def store_given_sample(
+    *,
+    criterion: Criterion,
+    draws: Sequence[GivenDraw],
+    design: str,
+    seed: int,
+    budget: int,
+    parameters: Mapping[str, object],
+    user=None,
+) -> Sample:
+    """Store a sample whose units and inclusion probabilities were computed by the caller.
+
+    The annotation side never sees why a unit was drawn (a judge's confidence, say): it takes the
+    probabilities as given, checks that every unit is one of ``criterion``'s level in its campaign
+    with the theme given, once, with a probability in (0, 1], and writes a finished sample of
+    ``design`` with one item per draw (cluster 0 of its theme, cluster size the theme's units,
+    rank the order within the theme) in one transaction, then rebuilds the criterion's queue as
+    every draw does. ``parameters`` are recorded as they are (JSON). Raises ValueError naming
+    the field (``draws``, ``design``, ``seed``, ``budget``); nothing is written then.
+    """
+    if design not in Sample.Design.values or design == Sample.Design.KMEANS:
+        raise FieldError("design", refusal(_("design: %(design)s cannot be given"), design=repr(design)))
+    seed = _check_seed(seed)
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise FieldError("budget", refusal(MUST_BE_AN_INTEGER, name="budget", value=repr(budget)))
+    if not draws:
+        raise FieldError("draws", _("draws: the design drew no unit; give a larger budget"))
+    sizes = _theme_sizes(criterion=criterion)
+    ids = [draw.unit_id for draw in draws]
+    if len(set(ids)) != len(ids):
+        raise FieldError("draws", _("draws: a unit appears twice"))
+    themes = dict(
+        Unit.objects.filter(pk__in=ids, campaign_id=criterion.campaign_id, level=criterion.level).values_list(
+            "id", "theme"
+        )
+    )
+    for draw in draws:
+        if themes.get(draw.unit_id) != draw.theme:
+            raise FieldError(
+                "draws",
+                refusal(
+                    _("draws: unit %(unit)s is not a %(level)s unit of theme %(theme)s in this campaign"),
+                    unit=draw.unit_id,
+                    level=criterion.level,
+                    theme=repr(draw.theme),
+                ),
+            )
+        if not 0 < draw.inclusion_probability <= 1:
+            raise FieldError(
+                "draws",
+                refusal(
+                    _("draws: unit %(unit)s has inclusion probability %(pi)s, outside (0, 1]"),
+                    unit=draw.unit_id,
+                    pi=draw.inclusion_probability,
+                ),
+            )
+    ranks: dict[str, int] = {}
+    stored: list[Draw] = []
+    for draw in sorted(draws, key=lambda d: (d.theme, d.unit_id)):
+        rank = ranks.get(draw.theme, 0)
+        ranks[draw.theme] = rank + 1
+        stored.append(
+            Draw(
+                unit_id=draw.unit_id,
+                theme=draw.theme,
+                cluster=0,
+                cluster_size=sizes[draw.theme],
+                inclusion_probability=float(draw.inclusion_probability),
+                rank=rank,
+            )
+        )
+    sample = Sample(
+        campaign_id=criterion.campaign_id,
+        criterion=criterion,
+        seed=seed,
+        budget=budget,
+        per_cluster=0,
+        k_per_theme={},
+        embedding_backend="",
+        design=design,
+        design_parameters=dict(parameters),
+        status=Sample.Status.DONE,
+        status_since=timezone.now(),
+        progress=1.0,
+        created_by=user,
+    )
+    with transaction.atomic():
+        sample.save()
+        _store(sample=sample, draws=stored)
     return sample
 
 
@@ -249,6 +350,17 @@ def plan_top_up(
     per_theme_budget: Mapping[str, int] | None,
     now: datetime | None = None,
 ) -> Design:
+    if sample.design != Sample.Design.KMEANS:
+        raise FieldError(
+            "sample",
+            refusal(
+                _(
+                    "sample: %(sample)s was drawn by the judge's confidence; "
+                    "draw another sample instead of a top-up"
+                ),
+                sample=sample.pk,
+            ),
+        )
     stale = is_stale(sample=sample, now=now)
     if sample.status not in FINISHED and not stale:
         raise FieldError(

@@ -54,6 +54,11 @@ _METHOD_NOTES = (
         "PPI++ with design weights, cluster-robust variance, t interval (Wilson score "
         "interval at the effective sample size where it leaves [0, 1]) and a given lambda."
     ),
+    gettext_noop(
+        "Inverse-probability PPI++ on the judge's confidence, for a sample drawn by it: "
+        "the judge's mean probability of a 1 plus the design-weighted mean residual, lambda 1, variance "
+        "of the Poisson design, t interval."
+    ),
 )
 
 
@@ -88,6 +93,14 @@ _NOTE_TEMPLATES = (
     gettext_noop("%(count)s human-labeled units have no judgment and are left out of PPI++"),
     gettext_noop("labeled units are not all from the current sample: equal weights"),
     gettext_noop("no sample drawn for this criterion: equal weights"),
+    gettext_noop(
+        "labeled units come from several samples: each weighted by its probability of having been "
+        "drawn by any of them"
+    ),
+    gettext_noop(
+        "sample drawn by the judge's confidence: PPI++ is the inverse-probability estimate on the "
+        "judge's confidence (lambda 1)"
+    ),
 )
 
 

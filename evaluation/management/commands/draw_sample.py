@@ -1,4 +1,9 @@
-"""python manage.py draw_sample --campaign NAME --criterion veracity --budget 140 --seed 7 [...]"""
+"""python manage.py draw_sample --campaign NAME --criterion veracity --budget 140 --seed 7 [...]
+
+Two designs: ``--design kmeans`` (the study's, the default) and ``--design confidence`` (by the
+judge's confidence, ``--judge``). The command lives in ``evaluation`` because the second reads
+judgments, which the annotators' side never does.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,10 @@ from annotation.embeddings import BACKENDS, EmbeddingError
 from annotation.models import Campaign, Criterion, Sample
 from annotation.sampling.draws import draw_sample, top_up_sample
 from annotation.sampling.reading import cluster_summary, sample_as_json
+from evaluation.allocation import OBJECTIVES
+from evaluation.budget_split import draw_by_plan
+from evaluation.confidence_sampling import draw_confidence_sample
+from evaluation.models import Judge
 
 # Domain errors name keyword arguments; people typed options.
 OPTION_OF_FIELD = {
@@ -22,7 +31,11 @@ OPTION_OF_FIELD = {
     "backend": "--backend",
     "criterion": "--criterion",
     "sample": "--top-up",
+    "judge": "--judge",
+    "design": "--design",
+    "objective": "--objective",
 }
+KMEANS, CONFIDENCE = Sample.Design.KMEANS.value, Sample.Design.CONFIDENCE.value
 _FIELD = re.compile(r"^([a-z_]+)(\[[^\]]*\])?:")
 
 
@@ -56,7 +69,10 @@ def _command_error(exc: ValueError) -> CommandError:
 
 
 class Command(BaseCommand):
-    help = "Draw (or top up) a stratified K-means sample of one criterion's units for human annotation."
+    help = (
+        "Draw (or top up) a sample of one criterion's units for human annotation: stratified K-means "
+        "(default) or by the judge's confidence."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--campaign", required=True, help="campaign name")
@@ -68,6 +84,20 @@ class Command(BaseCommand):
         parser.add_argument("--backend", choices=BACKENDS, help="embeddings (default EMBEDDING_BACKEND)")
         parser.add_argument("--top-up", type=int, metavar="SAMPLE_ID", help="enlarge this sample instead")
         parser.add_argument("--format", choices=["table", "json"], default="table")
+        parser.add_argument(
+            "--design",
+            choices=[KMEANS, CONFIDENCE],
+            default=KMEANS,
+            help="kmeans (the study's, default) or confidence (the judge's uncertainty raises a unit's "
+            "chance of being drawn)",
+        )
+        parser.add_argument("--judge", help="the judge whose confidence drives --design confidence")
+        parser.add_argument(
+            "--objective",
+            choices=OBJECTIVES,
+            help="--design confidence: split the budget across themes to minimise the overall "
+            "half-width or the largest per-theme one (default: in proportion to the themes' sizes)",
+        )
 
     @no_translations  # refusals and notes in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
@@ -84,8 +114,39 @@ class Command(BaseCommand):
         per_theme = parse_per_theme(options["per_theme"]) if options["per_theme"] else None
         show = sys.stderr.isatty() or options["verbosity"] > 1
         progress = _show_fraction if show else None
+        if options["design"] == CONFIDENCE:
+            if options["objective"] and per_theme:
+                raise CommandError("--objective: the split sets every theme's budget; drop --per-theme")
+            for option in ("top_up", "per_cluster", "backend"):
+                if options[option] is not None:
+                    flag = "--" + option.replace("_", "-")
+                    raise CommandError(f"{flag}: not an option of --design confidence")
+        elif options["judge"] or options["objective"]:
+            flag = "--judge" if options["judge"] else "--objective"
+            raise CommandError(f"{flag}: only --design confidence takes it")
         try:
-            if options["top_up"] is not None:
+            if options["design"] == CONFIDENCE:
+                if options["budget"] is None:
+                    raise CommandError("--budget: required to draw a new sample")
+                judge = self._judge(campaign=campaign, name=options["judge"])
+                seed = 0 if options["seed"] is None else options["seed"]
+                if options["objective"]:
+                    sample = draw_by_plan(
+                        criterion=criterion,
+                        judge=judge,
+                        budget=options["budget"],
+                        objective=options["objective"],
+                        seed=seed,
+                    )
+                else:
+                    sample = draw_confidence_sample(
+                        criterion=criterion,
+                        judge=judge,
+                        budget=options["budget"],
+                        seed=seed,
+                        per_theme_budget=per_theme,
+                    )
+            elif options["top_up"] is not None:
                 sample = self._top_up(
                     options=options, criterion=criterion, per_theme=per_theme, progress=progress
                 )
@@ -112,6 +173,14 @@ class Command(BaseCommand):
         else:
             self._table(sample)
 
+    def _judge(self, *, campaign: Campaign, name: str | None) -> Judge:
+        if not name:
+            raise CommandError("--judge: --design confidence needs the judge whose confidence it follows")
+        try:
+            return Judge.objects.get(campaign=campaign, name=name)
+        except Judge.DoesNotExist:
+            raise CommandError(f"--judge: {name!r} is not a judge of {campaign.name!r}") from None
+
     def _top_up(self, *, options: dict, criterion: Criterion, per_theme, progress) -> Sample:
         try:
             sample = Sample.objects.select_related("criterion").get(pk=options["top_up"], criterion=criterion)
@@ -135,6 +204,17 @@ class Command(BaseCommand):
     def _table(self, sample: Sample) -> None:
         summary = cluster_summary(sample=sample, examples=0)
         drawn = sum(theme["drawn"] for theme in summary)
+        if sample.design == CONFIDENCE:
+            self.stdout.write(
+                f"sample {sample.pk} for {sample.criterion.name}: {drawn} units drawn by the confidence "
+                f"of judge {sample.design_parameters.get('judge')} "
+                f"(expected {sample.budget}, seed {sample.seed})"
+            )
+            width = max([len("theme"), *(len(theme["theme"]) for theme in summary)])
+            self.stdout.write(f"{'theme':<{width}}  {'units':>7}  {'drawn':>5}")
+            for theme in summary:
+                self.stdout.write(f"{theme['theme']:<{width}}  {theme['units']:>7}  {theme['drawn']:>5}")
+            return
         self.stdout.write(
             f"sample {sample.pk} for {sample.criterion.name}: {drawn} units drawn "
             f"(budget {sample.budget}, {sample.per_cluster} per cluster, seed {sample.seed}, "

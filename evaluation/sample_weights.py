@@ -1,0 +1,186 @@
+"""Inclusion probabilities of the labeled units when the labels of a theme come from several of a
+criterion's samples, and the judge's confidence the inverse-probability PPI reads.
+
+**Several samples.** The current sample (``annotation.current_sample``) gives its items'
+probabilities. When a theme's labeled units are not all in it but each is in at least one sample
+of the criterion (an older sample, a top-up with another design), the theme's units are weighted
+by their probability of having been drawn by any of those samples, 1 - prod_k (1 - pi_k,i)
+(``evaluation.inclusion.union_inclusion_probabilities``; the samples' draws are independent:
+each ignores the others' outcome). pi_k,i of a unit sample k drew is its recorded probability;
+of a unit it did not draw:
+
+- a confidence-driven sample: recomputed exactly from its recorded shape and its judge's
+  confidence (``evaluation.confidence_sampling.design_probabilities``);
+- a K-means sample: it records the clusters of its drawn units only, so a unit it did not draw
+  counts with its theme's rate, drawn / N (the mean of its clusters' rates weighted by their
+  sizes): an approximation, exact when the theme's clusters have one rate.
+
+A theme with a labeled unit in no sample keeps equal weights, with a note (as before).
+
+**The judge's confidence as the prediction.** c_i is the judge's probability that the label is
+1 (``evaluation.calibration.probability_of_one``), its 0/1 verdict when it gave no confidence,
+and 1/2 on a unit it did not judge: any fixed c keeps the estimator unbiased, a better one only
+narrows the interval.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import cast
+
+import numpy as np
+from django.db.models import Case, Count, F, FloatField, Sum, Value, When
+
+from annotation.models import Criterion, Sample, SampleItem, Unit
+from evaluation.calibration import probability_of_one
+from evaluation.confidence_sampling import UNKNOWN, design_probabilities
+from evaluation.inclusion import union_inclusion_probabilities
+from evaluation.models import Judge, Judgment
+
+ID_CHUNK = 900
+
+
+@dataclass
+class Pooled:
+    """Union probabilities of the labeled units of the ``pooled`` themes, and the themes whose
+    labels a confidence-driven sample fed (``confidence``)."""
+
+    probability: dict[int, float] = field(default_factory=dict)
+    pooled: set[str] = field(default_factory=set)
+    confidence: set[str] = field(default_factory=set)
+
+
+def _chunks(ids: list[int]) -> Iterable[list[int]]:
+    for start in range(0, len(ids), ID_CHUNK):
+        yield ids[start : start + ID_CHUNK]
+
+
+def judge_predictions(*, criterion: Criterion, judge_id: int, unit_ids: Iterable[int]) -> dict[int, float]:
+    """c_i of the given units for one judge (units it did not judge are left out)."""
+    out: dict[int, float] = {}
+    for chunk in _chunks(sorted(set(unit_ids))):
+        rows = Judgment.objects.filter(
+            judge_id=judge_id,
+            criterion=criterion,
+            status=Judgment.Status.OK,
+            value__isnull=False,
+            unit_id__in=chunk,
+        ).values_list("unit_id", "value", "confidence")
+        for unit_id, value, confidence in rows:
+            verdict = int(cast(int, value))  # value__isnull=False above
+            out[unit_id] = (
+                float(verdict)
+                if confidence is None
+                else probability_of_one(value=verdict, confidence=float(confidence))
+            )
+    return out
+
+
+def prediction_sums(*, criterion: Criterion, judge: Judge) -> dict[tuple[str, str], tuple[int, float]]:
+    """Per (theme, difficulty): units the judge labeled and the sum of their c_i, in one query."""
+    prediction = Case(
+        When(confidence__isnull=True, then=F("value") * 1.0),
+        When(value=1, then=F("confidence")),
+        default=Value(1.0) - F("confidence"),
+        output_field=FloatField(),
+    )
+    rows = (
+        Judgment.objects.filter(
+            judge=judge,
+            criterion=criterion,
+            status=Judgment.Status.OK,
+            value__isnull=False,
+            unit__level=criterion.level,
+        )
+        .values("unit__theme", "unit__difficulty")
+        .annotate(n=Count("id"), total=Sum(prediction))
+        .order_by()
+    )
+    return {
+        (row["unit__theme"], row["unit__difficulty"]): (row["n"], float(row["total"] or 0.0)) for row in rows
+    }
+
+
+def prediction_mean(
+    *, sums: Mapping[tuple[str, str], tuple[int, float]], keys: Iterable[tuple[str, str]], size: int
+) -> float:
+    """Mean c_i over a group of ``size`` units made of the ``keys`` cells (1/2 where unjudged)."""
+    keys = list(keys)
+    judged = sum(sums.get(key, (0, 0.0))[0] for key in keys)
+    total = sum(sums.get(key, (0, 0.0))[1] for key in keys)
+    return (total + UNKNOWN * max(size - judged, 0)) / size if size else UNKNOWN
+
+
+def pool(
+    *, criterion: Criterion, current: Sample | None, labeled: Mapping[int, tuple[str, float | None]]
+) -> Pooled:
+    """What :mod:`evaluation.estimates` needs beyond the current sample's probabilities:
+    ``labeled`` maps every labeled unit to its theme and its probability in the current sample
+    (None when the current sample did not draw it). No query when every labeled unit is in the
+    current sample."""
+    result = Pooled()
+    if current is None:
+        return result
+    if current.design == Sample.Design.CONFIDENCE:
+        result.confidence = {theme for theme, _ in labeled.values()}
+    missing = {theme for theme, pi in labeled.values() if pi is None}
+    if not missing:
+        return result
+    by_theme: dict[str, list[int]] = defaultdict(list)
+    for unit_id, (theme, _) in labeled.items():
+        if theme in missing:
+            by_theme[theme].append(unit_id)
+    ids = sorted(unit_id for units in by_theme.values() for unit_id in units)
+    samples = {
+        sample.pk: sample
+        for sample in Sample.objects.filter(criterion=criterion, items__isnull=False).distinct()
+    }
+    drawn: dict[int, dict[int, float]] = defaultdict(dict)
+    for chunk in _chunks(ids):
+        for sample_id, unit_id, pi in SampleItem.objects.filter(
+            sample_id__in=list(samples), unit_id__in=chunk
+        ).values_list("sample_id", "unit_id", "inclusion_probability"):
+            drawn[sample_id][unit_id] = float(pi)
+    covered = {unit_id for units in drawn.values() for unit_id in units}
+    themes = [theme for theme, units in sorted(by_theme.items()) if set(units) <= covered]
+    if not themes:
+        return result
+    sizes = dict(
+        Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level, theme__in=themes)
+        .values_list("theme")
+        .annotate(n=Count("id"))
+        .values_list("theme", "n")
+    )
+    rates = {
+        (row["sample_id"], row["theme"]): row["n"]
+        for row in SampleItem.objects.filter(sample_id__in=list(samples), theme__in=themes)
+        .values("sample_id", "theme")
+        .annotate(n=Count("id"))
+        .order_by()
+    }
+    predictions: dict[int, dict[int, float]] = {}
+    for theme in themes:
+        units = sorted(by_theme[theme])
+        rows = []
+        for sample_id, sample in sorted(samples.items()):
+            if sample.design == Sample.Design.CONFIDENCE:
+                judge_id = int(sample.design_parameters.get("judge_id", 0))
+                if judge_id not in predictions:
+                    predictions[judge_id] = judge_predictions(
+                        criterion=criterion, judge_id=judge_id, unit_ids=ids
+                    )
+                recomputed = design_probabilities(
+                    sample=sample, themes=dict.fromkeys(units, theme), confidence=predictions[judge_id]
+                )
+                if any(unit_id in drawn[sample_id] for unit_id in units):
+                    result.confidence.add(theme)
+            else:
+                rate = rates.get((sample_id, theme), 0) / sizes[theme] if sizes.get(theme) else 0.0
+                recomputed = dict.fromkeys(units, min(1.0, rate))
+            rows.append([drawn[sample_id].get(unit_id, recomputed[unit_id]) for unit_id in units])
+        union = union_inclusion_probabilities(probabilities=[np.asarray(row) for row in rows])
+        result.probability.update(zip(units, (float(p) for p in union), strict=True))
+        result.pooled.add(theme)
+    return result

@@ -1,0 +1,72 @@
+"""The judge-confidence sample page in a real Chromium (DEBUG off, under the Content-Security-Policy):
+at 1440 and 390 px, in English and French, the split is shown for the defaults, both forms submit
+with the values the page gives them, and the draw lands on the sample's page."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from annotation.models import Criterion, Label, Role, Sample, Stage
+from evaluation.models import Judge, Judgment
+from tests.e2e.conftest import needs_chromium
+from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow, submit_with_defaults, visit
+from tests.factories import add_member, make_campaign, make_corpus, make_user
+
+pytestmark = [pytest.mark.e2e, needs_chromium]
+
+
+def _campaign():
+    campaign = make_campaign(name="Confidence e2e")
+    make_corpus(campaign=campaign, answers_per_theme={"Finance": 10, "RH": 6})
+    criterion = Criterion.objects.get(campaign=campaign, name="veracity")
+    judge = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.IMPORTED)
+    units = list(campaign.units.filter(level=criterion.level).order_by("id"))
+    for index, unit in enumerate(units):
+        Judgment.objects.create(
+            unit=unit, criterion=criterion, judge=judge, value=index % 2, confidence=0.55 + (index % 5) / 10
+        )
+    for unit in units[:3]:
+        Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=1)
+    manager = make_user(username="manon")
+    add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
+    return campaign, manager
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_split_then_the_draw_at_both_widths_in_english_and_french(live_server, browser, tmp_path):
+    assert not settings.DEBUG
+    campaign, manager = _campaign()
+    path = reverse("evaluation:confidence_sample", args=[campaign.slug])
+    words = {"en-GB": ("Split of the budget", "Draw about"), "fr-FR": (None, None)}
+    drawn = 0
+    for locale in ("en-GB", "fr-FR"):
+        for width in (1440, 390):
+            context, page, problems = open_context(
+                browser, live_server, width=width, locale=locale, user=manager
+            )
+            visit(page, live_server.url + path, problems)
+            heading, button = words[locale]
+            if heading:
+                assert page.locator("#plan-title").inner_text() == heading
+                assert page.locator("#draw-confidence button").inner_text().startswith(button)
+            assert page.locator("#split tbody tr").count() == 2
+            page.screenshot(path=str(tmp_path / f"{locale[:2]}-{width}.png"), full_page=True)
+            # The plan form (GET) with its defaults: the same split again.
+            status = submit_with_defaults(page, form="form[method=get]", path=path, method="GET")
+            assert status == 200 and problems == []
+            assert overflow(page) <= 0, (locale, width, page.evaluate(STICKING_OUT))
+            # The draw (POST) with the values the page gives it: the sample's page.
+            status = submit_with_defaults(page, form="#draw-confidence", path=path, method="POST")
+            drawn += 1
+            assert status == 302, status
+            sample = Sample.objects.order_by("-pk").first()
+            assert page.url == live_server.url + reverse(
+                "annotation:sample_detail", args=[campaign.slug, sample.pk]
+            )
+            assert sample.design == Sample.Design.CONFIDENCE
+            assert problems == [], problems
+            assert overflow(page) <= 0, (locale, width, page.evaluate(STICKING_OUT))
+            context.close()
+    assert Sample.objects.count() == drawn

@@ -1,0 +1,143 @@
+"""The confidence-driven sample's page: the split before drawing, the draw, refusals, access."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Criterion, Label, Sample, Stage
+from evaluation.allocation import LARGEST_THEME, OVERALL
+from evaluation.budget_split import plan_split
+from evaluation.models import Judge, Judgment
+from tests.factories import make_corpus
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def judged(campaign):
+    make_corpus(campaign=campaign, answers_per_theme={"Finance": 8, "RH": 4})
+    criterion = Criterion.objects.get(campaign=campaign, name="veracity")
+    judge = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.IMPORTED)
+    units = list(campaign.units.filter(level=criterion.level).order_by("id"))
+    for index, unit in enumerate(units):
+        Judgment.objects.create(
+            unit=unit, criterion=criterion, judge=judge, value=index % 2, confidence=0.55 + (index % 5) / 10
+        )
+    # A pilot: the judge wrong on the first theme's first units.
+    for unit in units[:4]:
+        Label.objects.create(
+            unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=1 - (units.index(unit) % 2)
+        )
+    return criterion, judge
+
+
+def url(campaign) -> str:
+    return reverse("evaluation:confidence_sample", args=[campaign.slug])
+
+
+def test_the_page_shows_the_split_for_the_defaults_before_drawing(client_for, manager, campaign, judged):
+    criterion, judge = judged
+    response = client_for(manager).get(url(campaign))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'id="split"' in page and 'id="draw-confidence"' in page
+    assert not Sample.objects.exists()
+
+
+def test_the_split_follows_the_objective_and_the_pilot(campaign, judged):
+    criterion, judge = judged
+    overall = plan_split(criterion=criterion, judge=judge, budget=20, objective=OVERALL)
+    largest = plan_split(criterion=criterion, judge=judge, budget=20, objective=LARGEST_THEME)
+    assert overall.spent <= 20 and largest.spent <= 20
+    assert [row.theme for row in overall.themes] == ["Finance", "RH"]
+    assert overall.themes[0].pilot == 4 and overall.themes[1].pilot == 0
+    # The largest theme's half-width is what the second objective lowers.
+    assert max(r.halfwidth for r in largest.themes) <= max(r.halfwidth for r in overall.themes) + 1e-12
+    assert overall.overall_halfwidth <= largest.overall_halfwidth + 1e-12
+
+
+def test_drawing_spends_the_split_shown(client_for, manager, campaign, judged):
+    criterion, judge = judged
+    data = {"criterion": "veracity", "judge": "gpt", "budget": "12", "objective": OVERALL, "seed": "4"}
+    response = client_for(manager).post(url(campaign), data)
+    sample = Sample.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("annotation:sample_detail", args=[campaign.slug, sample.pk])
+    plan = plan_split(criterion=criterion, judge=judge, budget=12, objective=OVERALL)
+    assert sample.design == Sample.Design.CONFIDENCE and sample.budget == plan.spent
+    assert {t: v["budget"] for t, v in sample.design_parameters["themes"].items()} == plan.per_theme
+
+
+def test_a_judge_without_confidence_is_refused_on_its_field(client_for, manager, campaign, judged):
+    Judge.objects.create(campaign=campaign, name="plain", kind=Judge.Kind.IMPORTED)
+    data = {"criterion": "veracity", "judge": "plain", "budget": "12", "objective": OVERALL, "seed": "0"}
+    response = client_for(manager).post(url(campaign), data)
+    assert response.status_code == 400
+    assert "gave no confidence" in response.content.decode()
+    assert not Sample.objects.exists()
+
+
+def test_a_budget_below_the_minimums_is_refused(client_for, manager, campaign, judged):
+    response = client_for(manager).get(
+        url(campaign),
+        {"criterion": "veracity", "judge": "gpt", "budget": "3", "objective": OVERALL, "seed": "0"},
+    )
+    assert response.status_code == 400
+    assert "give at least 4" in response.content.decode()
+
+
+def test_a_campaign_without_judge_is_refused_naming_the_judge(client_for, manager, campaign):
+    make_corpus(campaign=campaign)
+    response = client_for(manager).get(url(campaign))
+    assert response.status_code == 400
+    assert "needs a judge" in response.content.decode()
+
+
+def test_analysts_see_the_split_but_cannot_draw(client_for, analyst, campaign, judged):
+    client = client_for(analyst)
+    page = client.get(url(campaign))
+    assert page.status_code == 200 and 'id="draw-confidence"' not in page.content.decode()
+    data = {"criterion": "veracity", "judge": "gpt", "budget": "12", "objective": OVERALL, "seed": "0"}
+    assert client.post(url(campaign), data).status_code == 403
+    assert not Sample.objects.exists()
+
+
+def test_access(client, client_for, annotator, outsider, campaign, judged):
+    assert client.get(url(campaign)).status_code == 302
+    assert client_for(outsider).get(url(campaign)).status_code == 404
+    assert client_for(annotator).get(url(campaign)).status_code == 403
+    assert client_for(annotator).put(url(campaign)).status_code == 405
+
+
+def test_the_page_reads_in_a_fixed_number_of_queries(
+    client_for, manager, campaign, judged, django_assert_num_queries
+):
+    client = client_for(manager)
+    client.get(url(campaign))
+    with django_assert_num_queries(QUERIES):
+        client.get(url(campaign))
+
+
+# Session, user, campaign, membership; the form's judges, criteria and default criterion; the
+# units, the confidences, the pilot (campaign, labels); the rendered choices (criteria, judges,
+# criterion). None grows with the campaign's units.
+QUERIES = 15
+
+
+def test_the_sampling_page_links_here_and_names_the_design(client_for, manager, campaign, judged):
+    page = client_for(manager).get(reverse("annotation:sampling", args=[campaign.slug])).content.decode()
+    assert url(campaign) in page
+
+
+def test_the_sample_page_of_a_confidence_sample_offers_no_k_means_top_up(
+    client_for, manager, campaign, judged
+):
+    from evaluation.confidence_sampling import draw_confidence_sample
+
+    criterion, judge = judged
+    sample = draw_confidence_sample(criterion=criterion, judge=judge, budget=8, seed=1)
+    response = client_for(manager).get(reverse("annotation:sample_detail", args=[campaign.slug, sample.pk]))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Judge confidence" in page and 'id="top-up-title"' not in page and "K = " not in page
