@@ -195,10 +195,23 @@ def _judge_names(judges: Sequence[Judge]) -> str | Promise:
     return ", ".join(judge.name for judge in judges) or _("none")
 
 
-def default_judge(*, campaign: Campaign, name: str | None = None) -> Judge:
-    """The named judge, or :func:`pick_default_judge`'s choice. Raises EstimateError naming the
-    judges when the name is unknown, when there is no judge, or when the choice is ambiguous."""
+def able_judges(*, criterion: Criterion, judges: Sequence[Judge]) -> list[Judge]:
+    """The judges among ``judges`` that can label ``criterion``: all of them, but the offline
+    lexical judge (0 or 1 only) for a criterion with categories."""
+    if is_categorical(criterion):
+        return [judge for judge in judges if judge.kind != Judge.Kind.LEXICAL]
+    return list(judges)
+
+
+def default_judge(
+    *, campaign: Campaign, name: str | None = None, criterion: Criterion | None = None
+) -> Judge:
+    """The named judge, or :func:`pick_default_judge`'s choice (among the judges able to label
+    ``criterion``, when given: :func:`able_judges`). Raises EstimateError naming the judges when
+    the name is unknown, when there is no judge, or when the choice is ambiguous."""
     judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
+    if criterion is not None:
+        judges = able_judges(criterion=criterion, judges=judges)
     names = _judge_names(judges)
     if name:
         for judge in judges:

@@ -63,3 +63,22 @@ def test_load_demo_gives_the_demo_a_five_category_criterion_with_real_numbers(db
     call_command("load_demo", stdout=again)
     assert "nothing changed" in again.getvalue()
     assert Label.objects.filter(criterion=criterion).count() == 48
+
+
+def test_the_report_of_a_criterion_with_categories_reads_a_judge_that_can_label_it(db, client):
+    """The offline lexical judge gives 0 or 1 only: the demo's correctness report defaults to the
+    imported judge, the one judge able to label it, on the page and in the command."""
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Campaign
+
+    call_command("load_demo", stdout=io.StringIO())
+    campaign = Campaign.objects.get(name=DEMO_CAMPAIGN)
+    client.force_login(get_user_model().objects.get(username="analyst"))
+    page = client.get(f"/campaigns/{campaign.slug}/reports/correctness/").content.decode()
+    assert "Judge <strong>imported</strong>" in page
+    out = io.StringIO()
+    call_command(
+        "report", "--campaign", campaign.name, "--criterion", "correctness", "--format", "json", stdout=out
+    )
+    assert '"judge": "imported"' in out.getvalue()

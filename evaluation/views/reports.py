@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET
 from annotation.access import AppRequest, get_campaign_for, may_refresh_estimates
 from annotation.categories import is_categorical
 from annotation.models import Campaign, Criterion, Role
-from evaluation import calibration, charts, citation_measures, estimators, planning, snapshots
+from evaluation import calibration, charts, citation_measures, estimates, estimators, planning, snapshots
 from evaluation.categorical import compute_categorical_report, theme_tables
 from evaluation.estimates import METHODS
 from evaluation.forms import ReportForm
@@ -30,10 +30,12 @@ def criterion_page(
     *, request: AppRequest, slug: str, criterion: str
 ) -> tuple[Campaign, set[str], Criterion, list[Judge]]:
     """The campaign (403 unless the user is its manager or analyst), the user's roles, the
-    criterion by name (404) and the campaign's judges by name: what every report page reads."""
+    criterion by name (404) and the campaign's judges able to label it, by name
+    (``estimates.able_judges``): what every report page reads."""
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
     criterion_obj = get_object_or_404(Criterion, campaign=campaign, name=criterion)
-    return campaign, roles, criterion_obj, campaign_judges(campaign=campaign)
+    judges = estimates.able_judges(criterion=criterion_obj, judges=campaign_judges(campaign=campaign))
+    return campaign, roles, criterion_obj, judges
 
 
 def campaign_judges(*, campaign: Campaign) -> list[Judge]:

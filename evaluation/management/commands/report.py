@@ -105,7 +105,7 @@ class Command(BaseCommand):
     ) -> None:
         """A criterion with categories: per category and group, with the confusion matrices."""
         try:
-            judge = estimates.default_judge(campaign=campaign, name=options["judge"])
+            judge = estimates.default_judge(campaign=campaign, name=options["judge"], criterion=criterion)
             report = compute_categorical_report(
                 criterion=criterion,
                 judge=judge,
