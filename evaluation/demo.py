@@ -99,12 +99,15 @@ def second_version_step(campaign: Campaign) -> str | None:
     """The same questions answered by a second version of the assistant, in a campaign of its
     own with its own labels, judge run, samples and snapshots (``evaluation.demo_versions``), so
     that the comparison page compares two versions question by question."""
+    from evaluation.demo_categories import correctness_step
     from evaluation.demo_versions import load_second_version
 
     _second, lines = load_second_version(
         path=DEMO_FILE,
         people=lambda second: demo_people(campaign=second)[1],
-        steps=[step for step in demo_steps() if step is not second_version_step],
+        # Not the first version's criterion with categories: its labels follow that version's
+        # planted defects (evaluation.demo_categories).
+        steps=[step for step in demo_steps() if step not in (second_version_step, correctness_step)],
     )
     return "\n".join(lines) or None
 

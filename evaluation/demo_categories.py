@@ -68,11 +68,9 @@ def judge_category(*, answer_id: str, truth: int) -> int:
 
 
 def correctness_step(campaign: Campaign) -> str | None:
-    """Give the demo campaign its five-category criterion with its labels; None when it has it
-    (or when the campaign is not the demo's first version, whose material this follows)."""
-    from evaluation.demo import DEMO_CAMPAIGN
-
-    if campaign.name != DEMO_CAMPAIGN or Criterion.objects.filter(campaign=campaign, name=NAME).exists():
+    """Give the demo campaign its five-category criterion with its labels; None when it has it.
+    The demo's first version only (its labels follow that version's material)."""
+    if Criterion.objects.filter(campaign=campaign, name=NAME).exists():
         return None
     defects = {answer_id: item["kind"] for answer_id, item in json.loads(DEFECTS.read_text()).items()}
     units = list(

@@ -503,7 +503,7 @@ class StabilityForm(MessagesMixin, forms.Form):
         self.criteria = criteria
         self.judges = {judge.name: judge for judge in judges}
         default_judge = estimates.pick_default_judge(judges)
-        first = stability.measures(criteria=criteria)[0]
+        first = stability.default_measure(criteria=criteria)
         defaults = {
             "measure": first.key,
             "source": stability.JUDGE,

@@ -167,6 +167,13 @@ def measures(*, criteria: Sequence[Criterion]) -> list[Measure]:
     return [Measure("criterion", c.name, c) for c in criteria] + [Measure(METRIC, m) for m in metrics.METRICS]
 
 
+def default_measure(*, criteria: Sequence[Criterion]) -> Measure:
+    """What the page and the command read when no measure is named: the first answer-level
+    criterion (an answer's own label), else the first criterion, else the first metric."""
+    known = measures(criteria=criteria)
+    return next((m for m in known if m.criterion is not None and m.criterion.level == Level.ANSWER), known[0])
+
+
 def parse_measure(*, key: str, criteria: Sequence[Criterion]) -> Measure:
     """The measure ``key`` names (``criterion:NAME`` or ``metric:NAME``, a bare name being a
     criterion's, else a metric's); EstimateError on field ``measure`` otherwise."""

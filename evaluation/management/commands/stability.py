@@ -49,7 +49,7 @@ class Command(BaseCommand):
         elif options["criterion"]:
             key = f"criterion:{options['criterion']}"
         else:
-            key = stability.measures(criteria=criteria)[0].key
+            key = stability.default_measure(criteria=criteria).key
         try:
             measure = stability.parse_measure(key=key, criteria=criteria)
             judge = None
