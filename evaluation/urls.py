@@ -45,6 +45,7 @@ urlpatterns = [
     path("campaigns/<slug:slug>/evidence.csv", evidence.evidence_csv, name="evidence_csv"),
     path("campaigns/<slug:slug>/sampling/confidence/", sampling.confidence_sample, name="confidence_sample"),
     path(REPORT, report_views.report, name="report"),
+    path(REPORT + "calibration/", report_views.calibration_section, name="calibration"),
     path(REPORT + "disagreements/", units.disagreements, name="disagreements"),
     path(REPORT + "history/", history_views.history, name="history"),
     path(REPORT + "refresh/", history_views.refresh, name="refresh_estimates"),

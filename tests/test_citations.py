@@ -427,10 +427,10 @@ def test_the_citation_report_reads_both_snapshots_in_a_fixed_number_of_queries(c
         return len(captured)
 
     first = queries()
-    # Any criterion's page from a snapshot: 16 with the judge's calibration (test_report_source);
-    # then the veracity criterion, its snapshot and what changed since it: current sample, units
-    # count, schedule, labels, judgments.
-    assert first == 16 + 7
+    # Any criterion's page from a snapshot: 13 (test_report_source); then the veracity criterion,
+    # its snapshot and what changed since it: current sample, units count, schedule, labels,
+    # judgments.
+    assert first == 13 + 7
     for _ in range(10):
         make_answer(campaign=campaign, theme="Finance", citations=True)
     for each in (criterion, veracity):

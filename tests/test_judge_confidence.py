@@ -186,10 +186,29 @@ def test_the_report_shows_the_judge_s_calibration_against_the_final_labels(clien
     assert found.count == 4 and found.brier == pytest.approx(0.21)
     assert found.ece == pytest.approx(0.15)
     client.force_login(member(campaign, Role.ANALYST))
-    page = client.get(f"/campaigns/{campaign.slug}/reports/relevance/", {"judge": "gpt"})
-    html = page.content.decode()
-    assert page.status_code == 200
+    report = client.get(f"/campaigns/{campaign.slug}/reports/relevance/", {"judge": "gpt"}).content.decode()
+    # The report loads the section when it comes into view: it reads every label.
+    section_url = f"/campaigns/{campaign.slug}/reports/relevance/calibration/?judge=gpt"
+    assert f'hx-get="{section_url}"' in report and "0.21" not in report
+    section = client.get(section_url, headers={"HX-Request": "true"})
+    html = section.content.decode()
+    assert section.status_code == 200 and not html.lstrip().startswith("<!doctype")
     assert 'id="calibration-title"' in html and "0.21" in html and 'class="diagonal"' in html
+    # Without htmx, a page of its own; a judge that is not the campaign's is refused.
+    assert "<!doctype html>" in client.get(section_url).content.decode()
+    refused = client.get(section_url.replace("judge=gpt", "judge=nope"))
+    assert refused.status_code == 400 and "judge:" in refused.content.decode()
+
+
+def test_only_managers_and_analysts_read_the_calibration(client, campaign):
+    url = f"/campaigns/{campaign.slug}/reports/relevance/calibration/"
+    client.force_login(member(campaign, Role.ANNOTATOR))
+    assert client.get(url).status_code == 403
+    from tests.factories import make_campaign
+
+    other = make_campaign(name="Other")
+    client.force_login(member(other, Role.ANALYST))
+    assert client.get(url).status_code == 404
 
 
 def test_the_lexical_judge_s_confidence_grows_with_the_overlap_s_distance_to_its_threshold():

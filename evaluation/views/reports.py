@@ -7,10 +7,12 @@ adjudicators must never see.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
@@ -102,17 +104,12 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
                 precision=shown.report,
             ),
         )
-        judged = calibration.judge_calibration(criterion=criterion_obj, judge=params.judge)
-        # A judge with no confidence at all (labels imported with the answers) shows nothing.
-        if judged.count or (judged.unscored and params.judge.kind == Judge.Kind.OPENAI):
-            context.update(
-                calibration=judged,
-                calibration_chart=charts.reliability_chart(
-                    points=[(b.mean_probability, b.observed, b.count) for b in judged.bins],
-                    title=_("Reliability of %(judge)s") % {"judge": params.judge.name},
-                    x_label=_("Judge's probability of 1"),
-                    y_label=_("Share of human 1s"),
-                ),
+        if params.judge.kind != Judge.Kind.IMPORTED:
+            # Read when the section is shown (it reads every label: not on the snapshot's path).
+            context["calibration_url"] = (
+                reverse("evaluation:calibration", args=[campaign.slug, criterion_obj.name])
+                + "?"
+                + urlencode({"judge": params.judge.name})
             )
         if len(judges) > 1:
             context["comparison"] = snapshots.overall_by_judge(
@@ -121,3 +118,38 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     if request.htmx:
         return render(request, "evaluation/report.html#results", context)
     return render(request, "evaluation/report.html", context, status=200 if valid else 400)
+
+
+@login_required
+@require_GET
+def calibration_section(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
+    """The judge's calibration on a binary criterion against the final human labels (reliability
+    diagram, Brier score, expected calibration error; ``evaluation.calibration``), for managers
+    and analysts: the report's section, loaded when it comes into view (htmx), or a page of its
+    own. GET ``judge``: a name among the campaign's judges (default as on the report); 400 naming
+    it otherwise, or for a criterion with categories."""
+    campaign, _roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
+    try:
+        judge = estimates.choose_judge(judges=judges, name=request.GET.get("judge", ""))
+    except estimates.EstimateError as error:
+        return HttpResponseBadRequest(f"judge: {error.message}", content_type="text/plain; charset=utf-8")
+    if judge is None or is_categorical(criterion_obj):
+        return HttpResponseBadRequest(
+            _("judge: choose a judge of this campaign (the calibration is of a binary criterion)"),
+            content_type="text/plain; charset=utf-8",
+        )
+    judged = calibration.judge_calibration(criterion=criterion_obj, judge=judge)
+    context = {
+        "campaign": campaign,
+        "criterion": criterion_obj,
+        "judge": judge,
+        "calibration": judged,
+        "calibration_chart": charts.reliability_chart(
+            points=[(b.mean_probability, b.observed, b.count) for b in judged.bins],
+            title=_("Reliability of %(judge)s") % {"judge": judge.name},
+            x_label=_("Judge's probability of 1"),
+            y_label=_("Share of human 1s"),
+        ),
+    }
+    template = "evaluation/calibration.html#section" if request.htmx else "evaluation/calibration.html"
+    return render(request, template, context)
