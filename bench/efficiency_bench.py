@@ -21,6 +21,12 @@ Methods, per theme (today's budget per theme: 30 labels, K = 10 clusters of 3):
   judge's confidence;
 - ``confidence+split``: the same, the total budget split across themes by
   ``allocation.split_budget`` (objective: the overall rate) from the judge's confidences alone;
+- ``verdict split``: the confidence-driven design within each (theme, judge verdict) stratum,
+  the total budget split across the strata by ``allocation.split_budget`` (objective: the overall
+  rate, at least half the split's minimum per stratum), each stratum's spread from the pilot as
+  ``evaluation.budget_split`` reads it: the K-means sample of the same replication (today's
+  labels) as the pilot, sqrt((sum (y - c)^2 + 4 mean c (1 - c)) / (n_pilot + 4)); the pilot's
+  labels are not counted nor reused;
 - ``anytime``: draws with replacement from the confidence design, a look every 10 draws, the
   confidence sequence of ``sequential.anytime_ppi``; stops the theme at the first look whose
   half-width reaches today's mean half-width; coverage is over all looks at once (up to 6 times
@@ -76,7 +82,16 @@ BATCH = 10
 ANYTIME_CAP = 6  # times today's budget
 PLANNER_PILOT = 30
 PLANNER_TARGET = 0.06
-METHODS = ("human-only", "robust PPI++", "confidence", "confidence+split", "anytime", "shrinkage")
+METHODS = (
+    "human-only",
+    "robust PPI++",
+    "confidence",
+    "confidence+split",
+    "verdict split",
+    "anytime",
+    "shrinkage",
+)
+PRIOR_LABELS = 4  # as evaluation.budget_split: the judge's own spread weighs as 4 pilot labels
 COVERAGE_TARGET = 0.94
 ANYTIME_TARGET = 0.95
 SAVING_TARGET = 0.25
@@ -257,15 +272,39 @@ def replicate(*, population: dict, seed: int) -> dict:
         strata=strata, budget=sum(spec["labels"].values()), objective=OVERALL, minimum=SPLIT_MINIMUM
     )
     split_parts: list[tuple[Interval, int]] = []
+    kmeans = {
+        t: _kmeans_sample(rng=rng, clusters=[np.searchsorted(rows, m) for m in population["clusters"][t]])
+        for t, rows in rows_of.items()
+    }
+    # The verdict split: strata (theme, verdict), spreads from the K-means sample as the pilot.
+    verdict_strata = []
+    for t, rows in rows_of.items():
+        pilot = np.zeros(rows.size, dtype=bool)
+        pilot[kmeans[t][0]] = True
+        for v in (1.0, 0.0):
+            inside = verdict[rows] == v
+            if not inside.any():
+                continue
+            c_in = confidence[rows][inside]
+            seen = inside & pilot
+            residuals = float(np.sum((truth[rows][seen] - confidence[rows][seen]) ** 2))
+            model = float(np.mean(c_in * (1 - c_in)))
+            spread_v = math.sqrt((residuals + PRIOR_LABELS * model) / (int(seen.sum()) + PRIOR_LABELS))
+            verdict_strata.append(Stratum(theme=t, key=str(int(v)), size=int(inside.sum()), spread=spread_v))
+    by_verdict = split_budget(
+        strata=verdict_strata,
+        budget=sum(spec["labels"].values()),
+        objective=OVERALL,
+        minimum=SPLIT_MINIMUM // 2,
+    )
+    verdict_parts: list[tuple[Interval, int]] = []
     for theme, rows in rows_of.items():
         target = float(truth[rows].mean())
         y_all, v_all, c_all = truth[rows], verdict[rows], confidence[rows]
         n_theme = spec["labels"][theme]
         res: dict = {}
 
-        local, w = _kmeans_sample(
-            rng=rng, clusters=[np.searchsorted(rows, m) for m in population["clusters"][theme]]
-        )
+        local, w = kmeans[theme]
         mask = np.zeros(rows.size, dtype=bool)
         mask[local] = True
         clusters = answers[rows][local]
@@ -295,6 +334,23 @@ def replicate(*, population: dict, seed: int) -> dict:
                 conf_estimates.append((interval.mean, se, float(c_all.mean())))
             else:
                 split_parts.append((interval, rows.size))
+
+        pi = np.zeros(rows.size)
+        for key in ("1", "0"):
+            inside = v_all == float(key)
+            if (theme, key) in by_verdict.labels:
+                budget = min(by_verdict.labels[(theme, key)], int(inside.sum()))
+                pi[inside] = confidence_probabilities(confidence=c_all[inside], budget=budget, floor=FLOOR)
+        drawn = rng.random(rows.size) < pi
+        interval = weighted_ppi(
+            y=y_all[drawn], confidence=c_all[drawn], pi=pi[drawn], confidence_all=c_all, alpha=ALPHA
+        )
+        res["verdict split"] = (
+            _covered(interval.lo, interval.hi, target),
+            interval.halfwidth,
+            float(drawn.sum()),
+        )
+        verdict_parts.append((interval, rows.size))
 
         # Anytime: draws with replacement from the confidence design, looks every BATCH draws.
         q = proportional_probabilities(scores=spread(confidence=c_all), budget=1.0, floor=FLOOR)
@@ -338,7 +394,7 @@ def replicate(*, population: dict, seed: int) -> dict:
             out["themes"][theme]["shrinkage"] = (True, math.inf, out["themes"][theme]["confidence"][2])
 
     overall_target = float(truth.mean())
-    for name, pieces in (*parts.items(), ("confidence+split", split_parts)):
+    for name, pieces in (*parts.items(), ("confidence+split", split_parts), ("verdict split", verdict_parts)):
         combined = stratified_combine(parts=pieces, alpha=ALPHA, method=name, bounded=True)
         labels = sum(out["themes"][t][name][2] for t in THEMES)
         out["overall"][name] = (
@@ -410,7 +466,7 @@ def summarise(*, outcomes: list[dict], spec: dict, planner: dict) -> dict:
             "needed": needed,
         }
     overall: dict[str, dict[str, float]] = {}
-    for method in ("human-only", "robust PPI++", "confidence", "confidence+split"):
+    for method in ("human-only", "robust PPI++", "confidence", "confidence+split", "verdict split"):
         rows = [o["overall"][method] for o in outcomes]
         half = np.array([r[1] for r in rows])
         overall[method] = {
@@ -560,7 +616,10 @@ def main() -> None:
             if row["coverage"] < floor:
                 failures.append(f"{name}: {method} covers {row['coverage']:.1%} (< {floor:.0%})")
             excess = row["needed"] / today - 1
-            if method in ("confidence", "confidence+split", "anytime") and excess > EXCESS_LIMIT:
+            if (
+                method in ("confidence", "confidence+split", "verdict split", "anytime")
+                and excess > EXCESS_LIMIT
+            ):
                 failures.append(f"{name}: {method} needs {excess:+.1%} labels vs today")
         censored = sum(summary["per_theme"][t]["anytime"].get("censored", 0) for t in THEMES)
         if censored:

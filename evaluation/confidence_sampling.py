@@ -40,44 +40,115 @@ from evaluation.models import Judge, Judgment
 UNKNOWN = 0.5
 
 
+# The verdict stratum of a unit the judge did not label (``Population.verdicts``).
+NOT_JUDGED = -1
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What the design reads of one judgment: the 0/1 verdict and the judge's probability that
+    the label is 1, or None when it gave no confidence."""
+
+    verdict: int
+    confidence: float | None
+
+    @property
+    def design_confidence(self) -> float:
+        """The c the design follows: the confidence, ``UNKNOWN`` without one (spend labels where
+        nothing is known)."""
+        return UNKNOWN if self.confidence is None else self.confidence
+
+    @property
+    def prediction(self) -> float:
+        """The c the estimator reads (``evaluation.sample_weights``): the confidence, else the
+        verdict."""
+        return float(self.verdict) if self.confidence is None else self.confidence
+
+
+def judged_units(
+    *, criterion: Criterion, judge_id: int, unit_ids: list[int] | None = None
+) -> dict[int, Judged]:
+    """``judge_id``'s verdict and confidence on the units of ``criterion`` it labeled (only
+    ``unit_ids`` when given), one query."""
+    rows = Judgment.objects.filter(
+        judge_id=judge_id, criterion=criterion, status=Judgment.Status.OK, value__isnull=False
+    )
+    if unit_ids is not None:
+        rows = rows.filter(unit_id__in=unit_ids)
+    out = {}
+    for unit_id, value, confidence in rows.values_list("unit_id", "value", "confidence"):
+        verdict = int(cast(int, value))  # value__isnull=False above
+        out[unit_id] = Judged(
+            verdict=verdict,
+            confidence=None
+            if confidence is None
+            else probability_of_one(value=verdict, confidence=float(confidence)),
+        )
+    return out
+
+
 @dataclass(frozen=True)
 class Population:
-    """Every unit of a criterion's level: ids, themes and the judge's probability that the label
-    is 1 (``UNKNOWN`` where it gave no confidence), parallel arrays by unit id; ``scored_mask``
-    the units with a confidence, ``scored`` their number."""
+    """Every unit of a criterion's level, parallel arrays by unit id: ids, themes, the c the
+    design follows (the judge's probability that the label is 1, ``UNKNOWN`` where it gave no
+    confidence), the c the estimator reads (``prediction``: the confidence, else the verdict,
+    else ``UNKNOWN``), the judge's verdict (``NOT_JUDGED`` where it gave none); ``scored_mask``
+    the units with a confidence, ``scored`` their number, ``judged`` the units with a verdict."""
 
     ids: np.ndarray
     themes: np.ndarray
     confidence: np.ndarray
     scored_mask: np.ndarray
+    prediction: np.ndarray
+    verdicts: np.ndarray
 
     @property
     def scored(self) -> int:
         return int(np.count_nonzero(self.scored_mask))
 
+    @property
+    def judged(self) -> int:
+        return int(np.count_nonzero(self.verdicts != NOT_JUDGED))
+
 
 def population(*, criterion: Criterion, judge: Judge) -> Population:
-    """The units of ``criterion``'s level with ``judge``'s confidence on each (two queries)."""
+    """The units of ``criterion``'s level with ``judge``'s verdict and confidence on each (two
+    queries)."""
     rows = list(
         Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
         .order_by("id")
         .values_list("id", "theme")
     )
-    judged = {
-        unit_id: probability_of_one(value=int(cast(int, value)), confidence=float(cast(float, confidence)))
-        for unit_id, value, confidence in Judgment.objects.filter(
-            judge=judge,
-            criterion=criterion,
-            status=Judgment.Status.OK,
-            confidence__isnull=False,
-            value__isnull=False,
-        ).values_list("unit_id", "value", "confidence")
-    }
+    judged = judged_units(criterion=criterion, judge_id=judge.pk)
     ids = np.array([unit_id for unit_id, _ in rows], dtype=np.int64)
     themes = np.array([theme for _, theme in rows], dtype=object)
-    confidence = np.array([judged.get(unit_id, UNKNOWN) for unit_id, _ in rows], dtype=float)
-    scored_mask = np.array([unit_id in judged for unit_id, _ in rows], dtype=bool)
-    return Population(ids=ids, themes=themes, confidence=confidence, scored_mask=scored_mask)
+    found = [judged.get(unit_id) for unit_id, _ in rows]
+    return Population(
+        ids=ids,
+        themes=themes,
+        confidence=np.array([UNKNOWN if j is None else j.design_confidence for j in found], dtype=float),
+        scored_mask=np.array([j is not None and j.confidence is not None for j in found], dtype=bool),
+        prediction=np.array([UNKNOWN if j is None else j.prediction for j in found], dtype=float),
+        verdicts=np.array([NOT_JUDGED if j is None else j.verdict for j in found], dtype=np.int64),
+    )
+
+
+def stratum_key(verdict: int) -> str:
+    """The key of a verdict stratum in the recorded design: ``"judge 1"``, ``"judge 0"``,
+    ``"not judged"``."""
+    return "not judged" if verdict == NOT_JUDGED else f"judge {int(verdict)}"
+
+
+def strata_of(*, units: Population, theme: str, by_verdict: bool) -> dict[str, np.ndarray]:
+    """The rows of ``theme``'s units, by stratum key: one ``"all"`` stratum, or one per verdict
+    (:func:`stratum_key`) when ``by_verdict``; strata without a unit are left out."""
+    rows = units.themes == theme
+    if not by_verdict:
+        return {"all": rows}
+    out = {}
+    for verdict in sorted(set(units.verdicts[rows].tolist()), reverse=True):
+        out[stratum_key(int(verdict))] = rows & (units.verdicts == verdict)
+    return out
 
 
 def check_judge(*, criterion: Criterion, judge: Judge | None) -> Judge:
@@ -91,16 +162,27 @@ def check_judge(*, criterion: Criterion, judge: Judge | None) -> Judge:
     return judge
 
 
-def check_scored(*, units: Population, criterion: Criterion, judge: Judge) -> None:
-    """FieldError on ``judge`` when it gave no confidence on any unit of the criterion: the
-    design would have nothing to follow."""
-    if units.scored == 0:
+def check_scored(*, units: Population, criterion: Criterion, judge: Judge, by_verdict: bool = False) -> None:
+    """FieldError on ``judge`` when the design would have nothing to follow: no confidence on any
+    unit of the criterion, or, split by verdict, no verdict on any (a judge that gives verdicts
+    without confidences can still split each theme by its verdict)."""
+    if by_verdict and units.judged == 0:
+        raise FieldError(
+            "judge",
+            refusal(
+                _("judge: %(judge)s has not labeled %(criterion)s; run it first, or use K-means"),
+                judge=repr(judge.name),
+                criterion=repr(criterion.name),
+            ),
+        )
+    if not by_verdict and units.scored == 0:
         raise FieldError(
             "judge",
             refusal(
                 _(
                     "judge: %(judge)s gave no confidence on %(criterion)s; the judge-confidence design "
-                    "needs one (choose a confidence source on the judge's runs page), or use K-means"
+                    "needs one (choose a confidence source on the judge's runs page), split each "
+                    "theme by the judge's verdict, or use K-means"
                 ),
                 judge=repr(judge.name),
                 criterion=repr(criterion.name),
@@ -119,8 +201,10 @@ def theme_budgets(
     )
 
 
-def _theme_seed(*, seed: int, theme: str) -> int:
-    digest = hashlib.sha256(f"{int(seed)}\x1f{theme}\x1fconfidence".encode()).digest()
+def _group_seed(*, seed: int, label: str) -> int:
+    """The seed of one group's draw: a theme's (``label`` the theme, as before strata existed) or
+    a verdict stratum's (theme and key)."""
+    digest = hashlib.sha256(f"{int(seed)}\x1f{label}\x1fconfidence".encode()).digest()
     return int.from_bytes(digest[:8], "big")
 
 
@@ -137,6 +221,22 @@ def _shape(*, probabilities: np.ndarray, scores: np.ndarray) -> dict[str, float]
     return {"low": low, "scale": scale}
 
 
+def _draw_group(
+    *, units: Population, rows: np.ndarray, budget: int, floor: float, seed: int, label: str
+) -> tuple[dict[str, float], list[tuple[int, float]]]:
+    """The shape and the Poisson draw of one group of units (a theme, or a theme's verdict
+    stratum) with ``budget`` expected labels: its recorded shape, and the (unit id, probability)
+    of the units drawn."""
+    confidence = units.confidence[rows]
+    probabilities = confidence_probabilities(confidence=confidence, budget=budget, floor=floor)
+    shape = {"budget": budget, **_shape(probabilities=probabilities, scores=spread(confidence=confidence))}
+    drawn = poisson_draw(probabilities=probabilities, seed=_group_seed(seed=seed, label=label))
+    return shape, [
+        (int(unit_id), float(p))
+        for unit_id, p in zip(units.ids[rows][drawn], probabilities[drawn], strict=True)
+    ]
+
+
 def draw_confidence_sample(
     *,
     criterion: Criterion,
@@ -144,6 +244,7 @@ def draw_confidence_sample(
     budget: int,
     seed: int = 0,
     per_theme_budget: Mapping[str, int] | None = None,
+    stratum_budgets: Mapping[str, Mapping[str, int]] | None = None,
     floor: float = DEFAULT_FLOOR,
     user=None,
 ) -> Sample:
@@ -151,36 +252,70 @@ def draw_confidence_sample(
 
     ``budget`` is the expected number of labels, split across themes by :func:`theme_budgets`
     (or as ``per_theme_budget`` says); the number drawn varies around it (Poisson sampling).
+    ``stratum_budgets`` (theme -> verdict stratum key -> expected labels, as
+    ``evaluation.budget_split`` plans them) splits each theme by the judge's verdict
+    (:func:`strata_of`): each stratum is then drawn on its own, with its own budget, and a judge
+    without confidences samples each stratum uniformly.
     Refuses (FieldError naming ``judge``, ``budget``, ``per_theme_budget``, ``seed`` or
     ``draws``) when there is no judge of the campaign, when the judge gave no confidence on the
-    criterion (the design has nothing to follow; its runs page sets a confidence source), on a bad
+    criterion (no verdict, split by verdict) so that the design has nothing to follow, on a bad
     budget, or when the draw took no unit; nothing is written then.
     """
     judge = check_judge(criterion=criterion, judge=judge)
     units = population(criterion=criterion, judge=judge)
-    check_scored(units=units, criterion=criterion, judge=judge)
+    by_verdict = stratum_budgets is not None
+    check_scored(units=units, criterion=criterion, judge=judge, by_verdict=by_verdict)
     names, counts = np.unique(units.themes.astype(str), return_counts=True)
     sizes = {str(name): int(count) for name, count in zip(names, counts, strict=True)}
+    if stratum_budgets is not None:
+        per_theme_budget = {theme: sum(keys.values()) for theme, keys in stratum_budgets.items()}
     budgets = theme_budgets(sizes=sizes, budget=budget, per_theme_budget=per_theme_budget)
     draws: list[GivenDraw] = []
-    shapes: dict[str, dict[str, float]] = {}
+    shapes: dict[str, dict] = {}
     for theme, theme_budget in budgets.items():
         if theme_budget == 0:
             continue
-        rows = units.themes == theme
-        probabilities = confidence_probabilities(
-            confidence=units.confidence[rows], budget=theme_budget, floor=floor
-        )
-        shapes[theme] = {
-            "budget": theme_budget,
-            **_shape(probabilities=probabilities, scores=spread(confidence=units.confidence[rows])),
-        }
-        drawn = poisson_draw(probabilities=probabilities, seed=_theme_seed(seed=seed, theme=theme))
-        draws.extend(
-            GivenDraw(unit_id=int(unit_id), theme=theme, inclusion_probability=float(p))
-            for unit_id, p in zip(units.ids[rows][drawn], probabilities[drawn], strict=True)
-        )
-    parameters = {"judge": judge.name, "judge_id": judge.pk, "floor": floor, "themes": shapes}
+        if stratum_budgets is None:
+            shape, drawn = _draw_group(
+                units=units,
+                rows=units.themes == theme,
+                budget=theme_budget,
+                floor=floor,
+                seed=seed,
+                label=theme,
+            )
+            shapes[theme] = shape
+        else:
+            strata, drawn = {}, []
+            for key, rows in strata_of(units=units, theme=theme, by_verdict=True).items():
+                stratum_budget = int(stratum_budgets.get(theme, {}).get(key, 0))
+                if stratum_budget <= 0:
+                    raise FieldError(
+                        "budget",
+                        refusal(
+                            _("budget: stratum %(stratum)s of theme %(theme)s gets no label in the split"),
+                            stratum=repr(key),
+                            theme=repr(theme),
+                        ),
+                    )
+                strata[key], found = _draw_group(
+                    units=units,
+                    rows=rows,
+                    budget=min(stratum_budget, int(np.count_nonzero(rows))),
+                    floor=floor,
+                    seed=seed,
+                    label=f"{theme}\x1f{key}",
+                )
+                drawn.extend(found)
+            shapes[theme] = {"budget": theme_budget, "strata": strata}
+        draws.extend(GivenDraw(unit_id=unit_id, theme=theme, inclusion_probability=p) for unit_id, p in drawn)
+    parameters = {
+        "judge": judge.name,
+        "judge_id": judge.pk,
+        "floor": floor,
+        "by_verdict": by_verdict,
+        "themes": shapes,
+    }
     return store_given_sample(
         criterion=criterion,
         draws=draws,
@@ -192,20 +327,27 @@ def draw_confidence_sample(
     )
 
 
+def _probability(shape: Mapping[str, float], c: float) -> float:
+    score = float(np.sqrt(c * (1 - c)))
+    return min(1.0, max(float(shape["low"]), float(shape["scale"]) * score))
+
+
 def design_probabilities(
-    *, sample: Sample, themes: Mapping[int, str], confidence: Mapping[int, float]
+    *, sample: Sample, themes: Mapping[int, str], judged: Mapping[int, Judged]
 ) -> dict[int, float]:
     """The probability that the confidence-driven ``sample`` draws each unit of ``themes``
-    (unit id -> theme), from its recorded shape and the judge's probability of a 1 on the unit
-    (``confidence``; ``UNKNOWN`` when missing); 0 for a theme the sample left out."""
+    (unit id -> theme), from its recorded shape and what its judge said of the unit (``judged``,
+    :func:`judged_units`; a unit missing there counts as not judged, c = ``UNKNOWN``); 0 for a
+    theme, or a verdict stratum, the sample left out."""
     shapes = sample.design_parameters.get("themes", {})
     out: dict[int, float] = {}
     for unit_id, theme in themes.items():
         shape = shapes.get(theme)
+        found = judged.get(unit_id)
+        if shape is not None and "strata" in shape:
+            shape = shape["strata"].get(stratum_key(NOT_JUDGED if found is None else found.verdict))
         if shape is None:
             out[unit_id] = 0.0
             continue
-        c = float(confidence.get(unit_id, UNKNOWN))
-        score = float(np.sqrt(c * (1 - c)))
-        out[unit_id] = min(1.0, max(float(shape["low"]), float(shape["scale"]) * score))
+        out[unit_id] = _probability(shape, UNKNOWN if found is None else found.design_confidence)
     return out

@@ -671,10 +671,11 @@ DEFAULT_SAMPLE_BUDGET = 60
 
 
 class ConfidenceSampleForm(forms.Form):
-    """A confidence-driven draw: criterion, judge, expected labels, what the split minimises, seed.
+    """A confidence-driven draw: criterion, judge, expected labels, what the split minimises,
+    whether it goes within themes by the judge's verdict, seed.
 
     Unbound pages read the defaults (the first criterion, the report's default judge, 60 labels,
-    the overall rate, seed 0; the first criterion the judge gave confidences on), so that the
+    the overall rate, themes not split, seed 0; the first criterion the judge gave confidences on), so that the
     split is shown before anything is asked."""
 
     criterion = forms.ModelChoiceField(
@@ -701,6 +702,7 @@ class ConfidenceSampleForm(forms.Form):
         ],
         label=_("objective"),
     )
+    by_verdict = forms.BooleanField(required=False, label=_("split each theme by the judge's verdict"))
     seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, label=_("seed"))
 
     def __init__(self, data=None, *, campaign: Campaign) -> None:
@@ -716,6 +718,7 @@ class ConfidenceSampleForm(forms.Form):
                 "judge": default.name if default else "",
                 "budget": DEFAULT_SAMPLE_BUDGET,
                 "objective": allocation.OVERALL,
+                "by_verdict": False,
                 "seed": 0,
             }
         super().__init__(data)

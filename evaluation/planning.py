@@ -22,6 +22,16 @@ So the report's planner (``plan_theme``) anchors the projection on the interval 
 projected curve is scaled so that at the current n it equals the shown half-width (or, when the
 study formula projects nothing to scale, the shown half-width shrinks as 1 / sqrt(n)). A theme
 whose shown half-width exceeds the target therefore always needs at least one more label.
+
+**Small pilots.** A pilot of 30 labels from a judge that agrees 95% of the time sees one or two
+disagreements, often none: the plug-in moments then understate the residual's variance more
+often than not, and the projection promised too few labels (-13% and -21% against simulated
+campaigns in ``bench/efficiency_bench.py``, median over pilots). :func:`labels_needed` projects
+from the moments with half a pseudo-observation spread over the four cells of the (human,
+judge) 2 x 2 table (``PILOT_PSEUDO`` = 1/8 each, Jeffreys-like smoothing of the disagreement
+rates): within 6% in all seven designs of that bench; at 1/4 per cell it overshoots by up to 19%
+at 95% agreement. The moments of the interval shown are unchanged (``ppi_halfwidths`` without
+``pseudo``), and an anchored projection still equals the shown half-width at the current n.
 """
 
 from __future__ import annotations
@@ -39,6 +49,9 @@ from evaluation.estimates import GroupEstimate, Report
 _TINY = 1e-12
 # ceil() of a sample size computed in floating point: 100.00000000001 is 100.
 _SLACK = 1e-9
+# The projection's pseudo-observations per cell of the (human, judge) 2 x 2 table: half an
+# observation in all, an eighth in each cell (see the module).
+PILOT_PSEUDO = 0.125
 
 
 def _z(alpha: float) -> float:
@@ -56,15 +69,28 @@ def _check_target(target_halfwidth: float) -> None:
         raise ValueError(f"target_halfwidth must be positive and finite, got {target_halfwidth}")
 
 
-def _moments(*, y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray) -> dict[str, float]:
+def _moments(
+    *, y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray, pseudo: float = 0.0
+) -> dict[str, float]:
     """Current estimates with ppi_py's conventions: population (ddof 0) moments on each set, and
-    the variance of the judge over every unit with ddof 1 in lambda's denominator."""
+    the variance of the judge over every unit with ddof 1 in lambda's denominator.
+
+    ``pseudo`` > 0 adds that weight of pseudo-observations to each of the four cells (y, yhat) in
+    {0, 1}^2 of the labeled moments (:data:`PILOT_PSEUDO`): what a projection from a small pilot
+    reads. The judge's pool stays the real units."""
+    var_pool = float(np.var(np.concatenate([yhat, yhat_unlabeled]), ddof=1))
+    weights = np.ones(y.size)
+    if pseudo > 0:
+        weights = np.concatenate([weights, np.full(4, pseudo)])
+        y = np.concatenate([y, [0.0, 0.0, 1.0, 1.0]])
+        yhat = np.concatenate([yhat, [0.0, 1.0, 0.0, 1.0]])
+    my, mh = np.average(y, weights=weights), np.average(yhat, weights=weights)
     return {
-        "var_y": float(np.var(y)),
-        "var_yhat": float(np.var(yhat)),
-        "cov": float(np.mean((y - y.mean()) * (yhat - yhat.mean()))),
+        "var_y": float(np.average((y - my) ** 2, weights=weights)),
+        "var_yhat": float(np.average((yhat - mh) ** 2, weights=weights)),
+        "cov": float(np.average((y - my) * (yhat - mh), weights=weights)),
         "var_unlabeled": float(np.var(yhat_unlabeled)) if yhat_unlabeled.size else 0.0,
-        "var_pool": float(np.var(np.concatenate([yhat, yhat_unlabeled]), ddof=1)),
+        "var_pool": var_pool,
     }
 
 
@@ -80,11 +106,18 @@ def _ppi_halfwidths(*, moments: dict[str, float], n_labeled: np.ndarray, total: 
 
 
 def ppi_halfwidths(
-    *, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike, n_labeled: ArrayLike, alpha: float
+    *,
+    y: ArrayLike,
+    yhat: ArrayLike,
+    yhat_unlabeled: ArrayLike,
+    n_labeled: ArrayLike,
+    alpha: float,
+    pseudo: float = 0.0,
 ) -> np.ndarray:
     """Projected half-width of the study PPI++ interval with ``n_labeled`` human labels in total
     (each between 1 and n + N), the judge's pool staying n + N units and the variances staying
-    those estimated on the current arrays (at least 2 labels needed to estimate them)."""
+    those estimated on the current arrays (at least 2 labels needed to estimate them), with
+    ``pseudo`` pseudo-observations per cell (:func:`_moments`; 0: the interval's own moments)."""
     y_arr, yhat_arr, unl_arr = _as_array(y), _as_array(yhat), _as_array(yhat_unlabeled)
     if y_arr.size < 2 or yhat_arr.size != y_arr.size:
         raise ValueError("need at least 2 labeled units with a judge label each")
@@ -92,7 +125,7 @@ def ppi_halfwidths(
     counts = np.atleast_1d(np.asarray(n_labeled, dtype=float))
     if np.any(counts < 1) or np.any(counts > total):
         raise ValueError(f"n_labeled must be between 1 and {total}")
-    moments = _moments(y=y_arr, yhat=yhat_arr, yhat_unlabeled=unl_arr)
+    moments = _moments(y=y_arr, yhat=yhat_arr, yhat_unlabeled=unl_arr, pseudo=pseudo)
     return _ppi_halfwidths(moments=moments, n_labeled=counts, total=total, z=_z(alpha))
 
 
@@ -171,7 +204,7 @@ def labels_needed(
     total = n + unl_arr.size
     candidates = np.arange(n, total + 1)
     halfwidths = ppi_halfwidths(
-        y=y_arr, yhat=yhat_arr, yhat_unlabeled=unl_arr, n_labeled=candidates, alpha=alpha
+        y=y_arr, yhat=yhat_arr, yhat_unlabeled=unl_arr, n_labeled=candidates, alpha=alpha, pseudo=PILOT_PSEUDO
     )
     halfwidths = _anchored(projected=halfwidths, counts=candidates.astype(float), current=current)
     reached = np.flatnonzero(halfwidths <= target_halfwidth * (1 + _SLACK))

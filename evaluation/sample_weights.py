@@ -9,8 +9,9 @@ by their probability of having been drawn by any of those samples, 1 - prod_k (1
 each ignores the others' outcome). pi_k,i of a unit sample k drew is its recorded probability;
 of a unit it did not draw:
 
-- a confidence-driven sample: recomputed exactly from its recorded shape and its judge's
-  confidence (``evaluation.confidence_sampling.design_probabilities``);
+- a confidence-driven sample: recomputed exactly from its recorded shape and what its judge
+  said of the unit, the confidence the design followed and, for a sample split by verdict, the
+  verdict (``evaluation.confidence_sampling.design_probabilities``);
 - a K-means sample: it records the clusters of its drawn units only, so a unit it did not draw
   counts with its theme's rate, drawn / N (the mean of its clusters' rates weighted by their
   sizes): an approximation, exact when the theme's clusters have one rate.
@@ -28,14 +29,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import cast
 
 import numpy as np
 from django.db.models import Case, Count, F, FloatField, Sum, Value, When
 
 from annotation.models import Criterion, Sample, SampleItem, Unit
-from evaluation.calibration import probability_of_one
-from evaluation.confidence_sampling import UNKNOWN, design_probabilities
+from evaluation.confidence_sampling import UNKNOWN, Judged, design_probabilities, judged_units
 from evaluation.inclusion import union_inclusion_probabilities
 from evaluation.models import Judge, Judgment
 
@@ -55,27 +54,6 @@ class Pooled:
 def _chunks(ids: list[int]) -> Iterable[list[int]]:
     for start in range(0, len(ids), ID_CHUNK):
         yield ids[start : start + ID_CHUNK]
-
-
-def judge_predictions(*, criterion: Criterion, judge_id: int, unit_ids: Iterable[int]) -> dict[int, float]:
-    """c_i of the given units for one judge (units it did not judge are left out)."""
-    out: dict[int, float] = {}
-    for chunk in _chunks(sorted(set(unit_ids))):
-        rows = Judgment.objects.filter(
-            judge_id=judge_id,
-            criterion=criterion,
-            status=Judgment.Status.OK,
-            value__isnull=False,
-            unit_id__in=chunk,
-        ).values_list("unit_id", "value", "confidence")
-        for unit_id, value, confidence in rows:
-            verdict = int(cast(int, value))  # value__isnull=False above
-            out[unit_id] = (
-                float(verdict)
-                if confidence is None
-                else probability_of_one(value=verdict, confidence=float(confidence))
-            )
-    return out
 
 
 def prediction_sums(*, criterion: Criterion, judge: Judge) -> dict[tuple[str, str], tuple[int, float]]:
@@ -160,19 +138,21 @@ def pool(
         .annotate(n=Count("id"))
         .order_by()
     }
-    predictions: dict[int, dict[int, float]] = {}
+    judged: dict[int, dict[int, Judged]] = {}
     for theme in themes:
         units = sorted(by_theme[theme])
         rows = []
         for sample_id, sample in sorted(samples.items()):
             if sample.design == Sample.Design.CONFIDENCE:
                 judge_id = int(sample.design_parameters.get("judge_id", 0))
-                if judge_id not in predictions:
-                    predictions[judge_id] = judge_predictions(
-                        criterion=criterion, judge_id=judge_id, unit_ids=ids
-                    )
+                if judge_id not in judged:
+                    judged[judge_id] = {}
+                    for chunk in _chunks(ids):
+                        judged[judge_id].update(
+                            judged_units(criterion=criterion, judge_id=judge_id, unit_ids=chunk)
+                        )
                 recomputed = design_probabilities(
-                    sample=sample, themes=dict.fromkeys(units, theme), confidence=predictions[judge_id]
+                    sample=sample, themes=dict.fromkeys(units, theme), judged=judged[judge_id]
                 )
                 if any(unit_id in drawn[sample_id] for unit_id in units):
                     result.confidence.add(theme)

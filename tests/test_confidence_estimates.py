@@ -114,6 +114,52 @@ def test_labels_from_a_k_means_sample_and_a_confidence_sample_are_weighted_by_th
     assert (finance.ppi.lo, finance.ppi.hi) == pytest.approx((expected.lo, expected.hi))
 
 
+def test_a_k_means_sample_and_a_sample_split_by_verdict_are_weighted_by_their_union():
+    # A unit's probability in the split sample is its verdict stratum's: the stratum of its
+    # verdict, shape from that stratum's record.
+    campaign, criterion, judge, truth, p_one = _campaign()
+    ids = sorted(truth)
+    older = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
+    SampleItem.objects.bulk_create(
+        SampleItem(
+            sample=older,
+            unit_id=u,
+            theme="Finance",
+            cluster=0,
+            cluster_size=40,
+            inclusion_probability=0.2,
+            rank=r,
+        )
+        for r, u in enumerate(ids[:8])
+    )
+    verdicts = {u: int(p_one[u] >= 0.5) for u in ids}
+    strata = {"judge 1": 6, "judge 0": 3}
+    newer = draw_confidence_sample(
+        criterion=criterion, judge=judge, budget=9, seed=4, stratum_budgets={"Finance": strata}
+    )
+    drawn = dict(newer.items.values_list("unit_id", "inclusion_probability"))
+    labeled = sorted(set(ids[:8]) | set(drawn))
+    _label(criterion=criterion, unit_ids=labeled, truth=truth)
+    finance = estimates.compute_report(criterion=criterion, judge=judge).themes[0]
+    shapes = newer.design_parameters["themes"]["Finance"]["strata"]
+    pi = []
+    for u in labeled:
+        shape = shapes[f"judge {verdicts[u]}"]
+        spread = np.sqrt(p_one[u] * (1 - p_one[u]))
+        confident = drawn.get(u, min(1.0, max(shape["low"], shape["scale"] * spread)))
+        pi.append(1 - (1 - 0.2) * (1 - confident))
+    expected = weighted_ppi(
+        y=np.array([truth[u] for u in labeled], dtype=float),
+        confidence=np.array([p_one[u] for u in labeled]),
+        pi=np.array(pi),
+        confidence_all=np.array([p_one[u] for u in ids]),
+        alpha=0.05,
+    )
+    assert finance.weighted and finance.ppi.method == PPI_WEIGHTED
+    assert finance.ppi.mean == pytest.approx(expected.mean)
+    assert (finance.ppi.lo, finance.ppi.hi) == pytest.approx((expected.lo, expected.hi))
+
+
 def test_a_label_in_no_sample_keeps_the_equal_weights_fallback():
     campaign, criterion, judge, truth, _ = _campaign(units=12)
     ids = sorted(truth)

@@ -141,3 +141,56 @@ def test_the_sample_page_of_a_confidence_sample_offers_no_k_means_top_up(
     page = response.content.decode()
     assert response.status_code == 200
     assert "Judge confidence" in page and 'id="top-up-title"' not in page and "K = " not in page
+
+
+def test_split_by_verdict_sends_labels_where_the_pilot_saw_the_judge_err(campaign, judged):
+    # The pilot: the judge wrong on all four labeled units of Finance, two said 0 and two said 1
+    # (index % 2); the Finance strata get pilot-corrected spreads, RH's the judge's own.
+    criterion, judge = judged
+    plan = plan_split(criterion=criterion, judge=judge, budget=24, objective=OVERALL, by_verdict=True)
+    assert plan.by_verdict and plan.spent <= 24
+    finance, rh = plan.themes
+    assert [s.key for s in finance.strata] == ["judge 1", "judge 0"]
+    assert sum(s.units for s in finance.strata) == finance.units
+    assert sum(s.labels for s in finance.strata) == finance.labels
+    assert [s.pilot for s in finance.strata] == [2, 2] and [s.pilot for s in rh.strata] == [0, 0]
+    # Wrong every time: each Finance stratum's mean squared residual is far above its model's.
+    plain = plan_split(criterion=criterion, judge=judge, budget=24, objective=OVERALL)
+    assert min(s.spread for s in finance.strata) > max(s.spread for s in rh.strata)
+    assert plan.per_stratum == {row.theme: {s.key: s.labels for s in row.strata} for row in plan.themes}
+    assert plain.per_stratum is None and plain.themes[0].strata == []
+
+
+def test_drawing_split_by_verdict_spends_each_stratum_s_share(client_for, manager, campaign, judged):
+    criterion, judge = judged
+    data = {
+        "criterion": "veracity",
+        "judge": "gpt",
+        "budget": "16",
+        "objective": OVERALL,
+        "by_verdict": "on",
+        "seed": "2",
+    }
+    page = client_for(manager).get(url(campaign), data).content.decode()
+    assert "judge said 1" in page and "judge said 0" in page
+    response = client_for(manager).post(url(campaign), data)
+    assert response.status_code == 302
+    sample = Sample.objects.get()
+    plan = plan_split(criterion=criterion, judge=judge, budget=16, objective=OVERALL, by_verdict=True)
+    recorded = {
+        theme: {key: shape["budget"] for key, shape in value["strata"].items()}
+        for theme, value in sample.design_parameters["themes"].items()
+    }
+    assert recorded == plan.per_stratum
+
+
+def test_a_judge_without_confidence_can_split_by_verdict(client_for, manager, campaign, judged):
+    criterion, _ = judged
+    plain = Judge.objects.create(campaign=campaign, name="plain", kind=Judge.Kind.IMPORTED)
+    for unit in campaign.units.filter(level=criterion.level):
+        Judgment.objects.create(unit=unit, criterion=criterion, judge=plain, value=unit.pk % 2)
+    data = {"criterion": "veracity", "judge": "plain", "budget": "12", "objective": OVERALL, "seed": "0"}
+    assert client_for(manager).get(url(campaign), data).status_code == 400
+    response = client_for(manager).post(url(campaign), {**data, "by_verdict": "on"})
+    assert response.status_code == 302
+    assert Sample.objects.get().design_parameters["by_verdict"] is True

@@ -7,7 +7,12 @@ import pytest
 
 from annotation.models import Criterion, Level, Sample, SampleItem, Unit
 from annotation.sampling.draws import GivenDraw, store_given_sample, top_up_sample
-from evaluation.confidence_sampling import design_probabilities, draw_confidence_sample, population
+from evaluation.confidence_sampling import (
+    design_probabilities,
+    draw_confidence_sample,
+    judged_units,
+    population,
+)
 from evaluation.models import Judge, Judgment
 from tests.factories import make_answer, make_campaign
 
@@ -44,8 +49,9 @@ def test_probabilities_follow_the_spread_worked_by_hand():
     assert sample.status == Sample.Status.DONE
     units = population(criterion=criterion, judge=judge)
     themes = {int(u): str(t) for u, t in zip(units.ids, units.themes, strict=True)}
-    confidence = {int(u): float(c) for u, c in zip(units.ids, units.confidence, strict=True)}
-    recomputed = design_probabilities(sample=sample, themes=themes, confidence=confidence)
+    recomputed = design_probabilities(
+        sample=sample, themes=themes, judged=judged_units(criterion=criterion, judge_id=judge.pk)
+    )
     expected = [0.625, 0.625, 0.375, 0.375]
     for theme in CONFIDENCES:
         ids = sorted(u for u, t in themes.items() if t == theme)
@@ -72,6 +78,59 @@ def test_a_judge_without_confidence_is_refused_naming_the_option():
         draw_confidence_sample(criterion=criterion, judge=judge, budget=4, seed=3)
     assert error.value.field == "judge"
     assert "judge-confidence design" in str(error.value)
+    assert not Sample.objects.exists()
+
+
+def test_split_by_verdict_each_stratum_is_drawn_with_its_own_budget_worked_by_hand():
+    # Finance: verdict 1 on all four units (p 0.5 -> value 1 with confidence 0.5; 0.9 -> 1), so
+    # one stratum; IT: 0.5, 0.5 are verdict 1, 0.1, 0.1 verdict 0. Budgets: Finance 2; IT 1 + 1.
+    # IT judge 1: two units of spread 0.5 with budget 1: 0.5 each; IT judge 0: 0.5 each.
+    _, criterion, judge = _campaign()
+    budgets = {"Finance": {"judge 1": 2}, "IT": {"judge 1": 1, "judge 0": 1}}
+    sample = draw_confidence_sample(
+        criterion=criterion, judge=judge, budget=4, seed=3, stratum_budgets=budgets
+    )
+    parameters = sample.design_parameters
+    assert parameters["by_verdict"] is True
+    assert set(parameters["themes"]["IT"]["strata"]) == {"judge 1", "judge 0"}
+    assert parameters["themes"]["IT"]["budget"] == 2
+    units = population(criterion=criterion, judge=judge)
+    themes = {int(u): str(t) for u, t in zip(units.ids, units.themes, strict=True)}
+    recomputed = design_probabilities(
+        sample=sample, themes=themes, judged=judged_units(criterion=criterion, judge_id=judge.pk)
+    )
+    finance = sorted(u for u, t in themes.items() if t == "Finance")
+    it = sorted(u for u, t in themes.items() if t == "IT")
+    assert [recomputed[u] for u in finance] == pytest.approx([0.625, 0.625, 0.375, 0.375])
+    assert [recomputed[u] for u in it] == pytest.approx([0.5, 0.5, 0.5, 0.5])
+    for item in SampleItem.objects.filter(sample=sample):
+        assert item.inclusion_probability == pytest.approx(recomputed[item.unit_id])
+
+
+def test_split_by_verdict_works_with_a_judge_without_confidence():
+    # Without confidences every unit of a stratum has the same chance: its budget over its size.
+    _, criterion, judge = _campaign(confidence=False)
+    budgets = {"Finance": {"judge 1": 3}, "IT": {"judge 1": 1, "judge 0": 2}}
+    sample = draw_confidence_sample(
+        criterion=criterion, judge=judge, budget=6, seed=1, stratum_budgets=budgets
+    )
+    units = population(criterion=criterion, judge=judge)
+    themes = {int(u): str(t) for u, t in zip(units.ids, units.themes, strict=True)}
+    recomputed = design_probabilities(
+        sample=sample, themes=themes, judged=judged_units(criterion=criterion, judge_id=judge.pk)
+    )
+    it = sorted(u for u, t in themes.items() if t == "IT")
+    assert [recomputed[u] for u in it] == pytest.approx([0.5, 0.5, 1.0, 1.0])
+    assert [recomputed[u] for u, t in themes.items() if t == "Finance"] == pytest.approx([0.75] * 4)
+
+
+def test_split_by_verdict_refuses_a_judge_with_no_verdict_and_writes_nothing():
+    _, criterion, _ = _campaign()
+    silent = Judge.objects.create(campaign=criterion.campaign, name="silent", kind=Judge.Kind.IMPORTED)
+    with pytest.raises(ValueError) as error:
+        draw_confidence_sample(criterion=criterion, judge=silent, budget=4, stratum_budgets={})
+    assert error.value.field == "judge"
+    assert "has not labeled" in str(error.value)
     assert not Sample.objects.exists()
 
 

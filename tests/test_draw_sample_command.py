@@ -257,3 +257,27 @@ def test_design_confidence_with_an_objective_draws_the_split(corpus):
             "--campaign", corpus.name, "--criterion", "veracity", "--budget", "20",
             "--design", "confidence", "--judge", "gpt", "--objective", "overall", "--per-theme", "Finance=5",
         )  # fmt: skip
+
+
+def test_by_verdict_draws_each_stratum_s_share_and_needs_an_objective(corpus):
+    from evaluation.budget_split import plan_split
+
+    judge = _judged(corpus)
+    with pytest.raises(CommandError, match="--by-verdict: only --design confidence with --objective"):
+        run(
+            "--campaign", corpus.name, "--criterion", "veracity", "--budget", "20",
+            "--design", "confidence", "--judge", "gpt", "--by-verdict",
+        )  # fmt: skip
+    assert not Sample.objects.exists()
+    run(
+        "--campaign", corpus.name, "--criterion", "veracity", "--budget", "20", "--seed", "3",
+        "--design", "confidence", "--judge", "gpt", "--objective", "overall", "--by-verdict",
+    )  # fmt: skip
+    sample = Sample.objects.get()
+    criterion = Criterion.objects.get(campaign=corpus, name="veracity")
+    plan = plan_split(criterion=criterion, judge=judge, budget=20, objective="overall", by_verdict=True)
+    recorded = {
+        theme: {key: shape["budget"] for key, shape in value["strata"].items()}
+        for theme, value in sample.design_parameters["themes"].items()
+    }
+    assert recorded == plan.per_stratum

@@ -52,9 +52,46 @@ def test_labels_needed_is_the_first_total_reaching_the_target():
     )
     assert extra > 0
     at, before = planning.ppi_halfwidths(
-        y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, n_labeled=[30 + extra, 29 + extra], alpha=0.05
+        y=y,
+        yhat=yhat,
+        yhat_unlabeled=yhat_unlabeled,
+        n_labeled=[30 + extra, 29 + extra],
+        alpha=0.05,
+        pseudo=planning.PILOT_PSEUDO,
     )
     assert at <= target < before
+
+
+def test_the_projection_smooths_a_small_pilot_and_the_interval_does_not():
+    # 30 labels, one disagreement in a pilot of a good judge: the projection reads the moments
+    # with an eighth of an observation in each cell of the 2 x 2 table, by hand.
+    y = np.array([1.0] * 20 + [0.0] * 10)
+    yhat = y.copy()
+    yhat[0] = 0.0
+    unlabeled = np.array([1.0] * 600 + [0.0] * 400)
+    weights = np.array([1.0] * 30 + [0.125] * 4)
+    ya, ha = np.concatenate([y, [0, 0, 1, 1]]), np.concatenate([yhat, [0, 1, 0, 1]])
+    my, mh = np.average(ya, weights=weights), np.average(ha, weights=weights)
+    var_y = np.average((ya - my) ** 2, weights=weights)
+    var_h = np.average((ha - mh) ** 2, weights=weights)
+    cov = np.average((ya - my) * (ha - mh), weights=weights)
+    pool = np.var(np.concatenate([yhat, unlabeled]), ddof=1)
+    n, N = 30, 1000
+    lam = min(1.0, max(0.0, cov / ((1 + n / N) * pool)))
+    by_hand = 1.959963984540054 * math.sqrt(
+        lam**2 * np.var(unlabeled) / N + (var_y - 2 * lam * cov + lam**2 * var_h) / n
+    )
+    smoothed, plain = (
+        planning.ppi_halfwidths(
+            y=y, yhat=yhat, yhat_unlabeled=unlabeled, n_labeled=[30], alpha=0.05, pseudo=p
+        )[0]
+        for p in (planning.PILOT_PSEUDO, 0.0)
+    )
+    assert smoothed == pytest.approx(by_hand)
+    assert smoothed > plain
+    # Without pseudo-observations the projection at the current n is the study interval.
+    study = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05)
+    assert plain == pytest.approx(study.halfwidth, rel=1e-6)
 
 
 def test_labels_needed_is_zero_when_the_target_is_already_met():
@@ -209,17 +246,21 @@ def test_a_theme_wider_than_the_target_never_needs_zero_more_labels():
     y = np.ones(12)
     group = _robust_group(y=y, yhat=y, unlabeled=np.array([1.0] * 280 + [0.0] * 20))
     assert group.ppi.halfwidth > 0.05 and group.human.halfwidth > 0.05
-    assert (
-        planning.labels_needed(
-            y=y, yhat=y, yhat_unlabeled=np.array([1.0] * 280 + [0.0] * 20), target_halfwidth=0.05, alpha=0.05
-        )
-        == 0
-    )  # the study projection alone: the bug
+    unlabeled = np.array([1.0] * 280 + [0.0] * 20)
+    plain = planning.ppi_halfwidths(y=y, yhat=y, yhat_unlabeled=unlabeled, n_labeled=[12], alpha=0.05)
+    assert plain[0] == 0  # the study projection alone: the bug
     plan = planning.plan_theme(group=group, target_halfwidth=0.05, alpha=0.05)
     assert plan.needed >= 1 and plan.classical >= 1
-    # Anchored on the shown half-width h, which shrinks as 1 / sqrt(n): ceil(12 (h / 0.05)^2) - 12.
-    expected = math.ceil(12 * (group.ppi.halfwidth / 0.05) ** 2 - 1e-9) - 12
-    assert plan.needed == expected
+    # Anchored on the shown half-width h: the smoothed projection scaled to h at n = 12, the
+    # first total whose projection reaches the target; at least what 1 / sqrt(n) alone needs
+    # (the judge's own variance does not shrink with more labels).
+    totals = np.arange(12, 313)
+    curve = planning.ppi_halfwidths(
+        y=y, yhat=y, yhat_unlabeled=unlabeled, n_labeled=totals, alpha=0.05, pseudo=planning.PILOT_PSEUDO
+    )
+    anchored = curve * group.ppi.halfwidth / curve[0]
+    assert plan.needed == int(totals[np.flatnonzero(anchored <= 0.05 * (1 + 1e-9))[0]]) - 12
+    assert plan.needed >= math.ceil(12 * (group.ppi.halfwidth / 0.05) ** 2 - 1e-9) - 12
     assert plan.classical == math.ceil(12 * (group.human.halfwidth / 0.05) ** 2 - 1e-9) - 12
 
 

@@ -34,6 +34,7 @@ def _plan(form: ConfidenceSampleForm) -> Plan | None:
             judge=data["judge"],
             budget=data["budget"],
             objective=data["objective"],
+            by_verdict=data["by_verdict"],
         )
     except ValueError as error:
         add_domain_error(form, error)

@@ -1,6 +1,7 @@
 """The judge-confidence sample page in a real Chromium (DEBUG off, under the Content-Security-Policy):
 at 1440 and 390 px, in English and French, the split is shown for the defaults, both forms submit
-with the values the page gives them, and the draw lands on the sample's page."""
+with the values the page gives them, and the draw lands on the sample's page; then the same
+with each theme split by the judge's verdict."""
 
 from __future__ import annotations
 
@@ -68,5 +69,18 @@ def test_the_split_then_the_draw_at_both_widths_in_english_and_french(live_serve
             assert sample.design == Sample.Design.CONFIDENCE
             assert problems == [], problems
             assert overflow(page) <= 0, (locale, width, page.evaluate(STICKING_OUT))
+            # Split by the judge's verdict: two strata rows per theme, then the draw.
+            visit(page, live_server.url + path, problems)
+            page.locator("#id_by_verdict").check()
+            status = submit_with_defaults(page, form="form[method=get]", path=path, method="GET")
+            assert status == 200 and problems == []
+            assert page.locator("#split tbody tr.stratum").count() == 4
+            assert overflow(page) <= 0, (locale, width, page.evaluate(STICKING_OUT))
+            page.screenshot(path=str(tmp_path / f"{locale[:2]}-{width}-verdict.png"), full_page=True)
+            status = submit_with_defaults(page, form="#draw-confidence", path=path, method="POST")
+            drawn += 1
+            assert status == 302, status
+            assert Sample.objects.order_by("-pk").first().design_parameters["by_verdict"] is True
+            assert problems == [], problems
             context.close()
     assert Sample.objects.count() == drawn

@@ -1,7 +1,8 @@
 """python manage.py draw_sample --campaign NAME --criterion veracity --budget 140 --seed 7 [...]
 
 Two designs: ``--design kmeans`` (the study's, the default) and ``--design confidence`` (by the
-judge's confidence, ``--judge``). The command lives in ``evaluation`` because the second reads
+judge's confidence, ``--judge``; ``--objective`` splits the budget across themes, and
+``--by-verdict`` across each theme's verdicts too). The command lives in ``evaluation`` because the second reads
 judgments, which the annotators' side never does.
 """
 
@@ -98,6 +99,12 @@ class Command(BaseCommand):
             help="--design confidence: split the budget across themes to minimise the overall "
             "half-width or the largest per-theme one (default: in proportion to the themes' sizes)",
         )
+        parser.add_argument(
+            "--by-verdict",
+            action="store_true",
+            help="--design confidence with --objective: split each theme by the judge's verdict too, "
+            "where the pilot's labels saw it err (works with a judge that gives no confidence)",
+        )
 
     @no_translations  # refusals and notes in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
@@ -114,6 +121,8 @@ class Command(BaseCommand):
         per_theme = parse_per_theme(options["per_theme"]) if options["per_theme"] else None
         show = sys.stderr.isatty() or options["verbosity"] > 1
         progress = _show_fraction if show else None
+        if options["by_verdict"] and not (options["design"] == CONFIDENCE and options["objective"]):
+            raise CommandError("--by-verdict: only --design confidence with --objective takes it")
         if options["design"] == CONFIDENCE:
             if options["objective"] and per_theme:
                 raise CommandError("--objective: the split sets every theme's budget; drop --per-theme")
@@ -136,6 +145,7 @@ class Command(BaseCommand):
                         judge=judge,
                         budget=options["budget"],
                         objective=options["objective"],
+                        by_verdict=options["by_verdict"],
                         seed=seed,
                     )
                 else:
