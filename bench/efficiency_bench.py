@@ -27,6 +27,9 @@ Methods, per theme (today's budget per theme: 30 labels, K = 10 clusters of 3):
   ``evaluation.budget_split`` reads it: the K-means sample of the same replication (today's
   labels) as the pilot, sqrt((sum (y - c)^2 + 4 mean c (1 - c)) / (n_pilot + 4)); the pilot's
   labels are not counted nor reused;
+- ``verdicts only``: the same split for a judge that gives verdicts and no confidence: each
+  stratum drawn uniformly (c = 1/2 for the design), its spread from the pilot's disagreements
+  (sqrt((disagreements + 4/4) / (n_pilot + 4))), estimated by ``weighted_ppi`` on the verdict;
 - ``anytime``: draws with replacement from the confidence design, a look every 10 draws, the
   confidence sequence of ``sequential.anytime_ppi``; stops the theme at the first look whose
   half-width reaches today's mean half-width; coverage is over all looks at once (up to 6 times
@@ -88,6 +91,7 @@ METHODS = (
     "confidence",
     "confidence+split",
     "verdict split",
+    "verdicts only",
     "anytime",
     "shrinkage",
 )
@@ -276,8 +280,9 @@ def replicate(*, population: dict, seed: int) -> dict:
         t: _kmeans_sample(rng=rng, clusters=[np.searchsorted(rows, m) for m in population["clusters"][t]])
         for t, rows in rows_of.items()
     }
-    # The verdict split: strata (theme, verdict), spreads from the K-means sample as the pilot.
-    verdict_strata = []
+    # The verdict split: strata (theme, verdict), spreads from the K-means sample as the pilot;
+    # with the confidence (``verdict split``) and without (``verdicts only``).
+    verdict_strata, plain_strata = [], []
     for t, rows in rows_of.items():
         pilot = np.zeros(rows.size, dtype=bool)
         pilot[kmeans[t][0]] = True
@@ -291,13 +296,23 @@ def replicate(*, population: dict, seed: int) -> dict:
             model = float(np.mean(c_in * (1 - c_in)))
             spread_v = math.sqrt((residuals + PRIOR_LABELS * model) / (int(seen.sum()) + PRIOR_LABELS))
             verdict_strata.append(Stratum(theme=t, key=str(int(v)), size=int(inside.sum()), spread=spread_v))
+            wrong = float(np.sum((truth[rows][seen] - v) ** 2))
+            plain_v = math.sqrt((wrong + PRIOR_LABELS * 0.25) / (int(seen.sum()) + PRIOR_LABELS))
+            plain_strata.append(Stratum(theme=t, key=str(int(v)), size=int(inside.sum()), spread=plain_v))
     by_verdict = split_budget(
         strata=verdict_strata,
         budget=sum(spec["labels"].values()),
         objective=OVERALL,
         minimum=SPLIT_MINIMUM // 2,
     )
+    by_plain = split_budget(
+        strata=plain_strata,
+        budget=sum(spec["labels"].values()),
+        objective=OVERALL,
+        minimum=SPLIT_MINIMUM // 2,
+    )
     verdict_parts: list[tuple[Interval, int]] = []
+    plain_parts: list[tuple[Interval, int]] = []
     for theme, rows in rows_of.items():
         target = float(truth[rows].mean())
         y_all, v_all, c_all = truth[rows], verdict[rows], confidence[rows]
@@ -335,22 +350,27 @@ def replicate(*, population: dict, seed: int) -> dict:
             else:
                 split_parts.append((interval, rows.size))
 
-        pi = np.zeros(rows.size)
-        for key in ("1", "0"):
-            inside = v_all == float(key)
-            if (theme, key) in by_verdict.labels:
-                budget = min(by_verdict.labels[(theme, key)], int(inside.sum()))
-                pi[inside] = confidence_probabilities(confidence=c_all[inside], budget=budget, floor=FLOOR)
-        drawn = rng.random(rows.size) < pi
-        interval = weighted_ppi(
-            y=y_all[drawn], confidence=c_all[drawn], pi=pi[drawn], confidence_all=c_all, alpha=ALPHA
-        )
-        res["verdict split"] = (
-            _covered(interval.lo, interval.hi, target),
-            interval.halfwidth,
-            float(drawn.sum()),
-        )
-        verdict_parts.append((interval, rows.size))
+        for name, split_v, prediction, pieces in (
+            ("verdict split", by_verdict, c_all, verdict_parts),
+            ("verdicts only", by_plain, v_all, plain_parts),
+        ):
+            pi = np.zeros(rows.size)
+            for key in ("1", "0"):
+                inside = v_all == float(key)
+                if (theme, key) in split_v.labels:
+                    budget = min(split_v.labels[(theme, key)], int(inside.sum()))
+                    design_c = c_all[inside] if name == "verdict split" else np.full(int(inside.sum()), 0.5)
+                    pi[inside] = confidence_probabilities(confidence=design_c, budget=budget, floor=FLOOR)
+            drawn = rng.random(rows.size) < pi
+            interval = weighted_ppi(
+                y=y_all[drawn],
+                confidence=prediction[drawn],
+                pi=pi[drawn],
+                confidence_all=prediction,
+                alpha=ALPHA,
+            )
+            res[name] = (_covered(interval.lo, interval.hi, target), interval.halfwidth, float(drawn.sum()))
+            pieces.append((interval, rows.size))
 
         # Anytime: draws with replacement from the confidence design, looks every BATCH draws.
         q = proportional_probabilities(scores=spread(confidence=c_all), budget=1.0, floor=FLOOR)
@@ -394,7 +414,12 @@ def replicate(*, population: dict, seed: int) -> dict:
             out["themes"][theme]["shrinkage"] = (True, math.inf, out["themes"][theme]["confidence"][2])
 
     overall_target = float(truth.mean())
-    for name, pieces in (*parts.items(), ("confidence+split", split_parts), ("verdict split", verdict_parts)):
+    for name, pieces in (
+        *parts.items(),
+        ("confidence+split", split_parts),
+        ("verdict split", verdict_parts),
+        ("verdicts only", plain_parts),
+    ):
         combined = stratified_combine(parts=pieces, alpha=ALPHA, method=name, bounded=True)
         labels = sum(out["themes"][t][name][2] for t in THEMES)
         out["overall"][name] = (
@@ -466,7 +491,14 @@ def summarise(*, outcomes: list[dict], spec: dict, planner: dict) -> dict:
             "needed": needed,
         }
     overall: dict[str, dict[str, float]] = {}
-    for method in ("human-only", "robust PPI++", "confidence", "confidence+split", "verdict split"):
+    for method in (
+        "human-only",
+        "robust PPI++",
+        "confidence",
+        "confidence+split",
+        "verdict split",
+        "verdicts only",
+    ):
         rows = [o["overall"][method] for o in outcomes]
         half = np.array([r[1] for r in rows])
         overall[method] = {
@@ -617,7 +649,7 @@ def main() -> None:
                 failures.append(f"{name}: {method} covers {row['coverage']:.1%} (< {floor:.0%})")
             excess = row["needed"] / today - 1
             if (
-                method in ("confidence", "confidence+split", "verdict split", "anytime")
+                method in ("confidence", "confidence+split", "verdict split", "verdicts only", "anytime")
                 and excess > EXCESS_LIMIT
             ):
                 failures.append(f"{name}: {method} needs {excess:+.1%} labels vs today")

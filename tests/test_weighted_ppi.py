@@ -127,3 +127,22 @@ def test_labels_all_equal_keep_the_variance_of_the_smoothed_rate():
     assert interval.note.startswith("all labels are equal")
     assert interval.halfwidth > 0.05
     assert interval.lo < 1.0
+
+
+def test_a_verdict_as_the_prediction_with_no_disagreement_seen_keeps_the_rectifier_floor():
+    # Ten labels drawn at pi = 0.2 from a stratum the judge called 1, two from one it called 0,
+    # and the judge right on all twelve: the residuals are all 0. By hand: the smoothed
+    # disagreement rate (0 + z^2/2) / (12 + z^2) and its variance through the design.
+    y = np.array([1.0] * 10 + [0.0] * 2)
+    pi = np.array([0.2] * 10 + [0.5] * 2)
+    interval = weighted_ppi(
+        y=y, confidence=y, pi=pi, confidence_all=np.array([1.0] * 50 + [0.0] * 4), alpha=0.05
+    )
+    z2 = 1.959963984540054**2
+    rate = (z2 / 2) / (12 + z2)
+    w = 1 / pi
+    variance = 12 / 11 * rate * (1 - rate) * float(np.sum((1 - pi) * w**2)) / float(np.sum(w)) ** 2
+    assert interval.note.startswith("rare disagreements or equal labels: rectifier variance floored")
+    assert interval.mean == pytest.approx(50 / 54)
+    assert interval.se == pytest.approx(math.sqrt(variance))
+    assert interval.halfwidth > 0.05
