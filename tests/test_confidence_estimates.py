@@ -40,6 +40,23 @@ def _campaign(*, units: int = 40):
     return campaign, criterion, judge, truth, p_one
 
 
+def _older_sample(*, campaign, criterion, unit_ids) -> None:
+    """A K-means sample that drew ``unit_ids`` of the 40 Finance units, each at 0.2."""
+    older = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
+    SampleItem.objects.bulk_create(
+        SampleItem(
+            sample=older,
+            unit_id=u,
+            theme="Finance",
+            cluster=0,
+            cluster_size=40,
+            inclusion_probability=0.2,
+            rank=r,
+        )
+        for r, u in enumerate(unit_ids)
+    )
+
+
 def _label(*, criterion, unit_ids, truth) -> None:
     for unit_id in unit_ids:
         Label.objects.create(unit_id=unit_id, criterion=criterion, stage=Stage.IMPORTED, value=truth[unit_id])
@@ -73,20 +90,8 @@ def test_a_confidence_sample_is_estimated_by_inverse_probability_ppi_on_the_conf
 def test_labels_from_a_k_means_sample_and_a_confidence_sample_are_weighted_by_their_union():
     campaign, criterion, judge, truth, p_one = _campaign()
     ids = sorted(truth)
-    older = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
     kmeans_ids = ids[:8]
-    SampleItem.objects.bulk_create(
-        SampleItem(
-            sample=older,
-            unit_id=u,
-            theme="Finance",
-            cluster=0,
-            cluster_size=40,
-            inclusion_probability=0.2,
-            rank=r,
-        )
-        for r, u in enumerate(kmeans_ids)
-    )
+    _older_sample(campaign=campaign, criterion=criterion, unit_ids=kmeans_ids)
     newer = draw_confidence_sample(criterion=criterion, judge=judge, budget=10, seed=2)
     confidence_items = dict(newer.items.values_list("unit_id", "inclusion_probability"))
     _label(criterion=criterion, unit_ids=set(kmeans_ids) | set(confidence_items), truth=truth)
@@ -119,19 +124,7 @@ def test_a_k_means_sample_and_a_sample_split_by_verdict_are_weighted_by_their_un
     # verdict, shape from that stratum's record.
     campaign, criterion, judge, truth, p_one = _campaign()
     ids = sorted(truth)
-    older = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
-    SampleItem.objects.bulk_create(
-        SampleItem(
-            sample=older,
-            unit_id=u,
-            theme="Finance",
-            cluster=0,
-            cluster_size=40,
-            inclusion_probability=0.2,
-            rank=r,
-        )
-        for r, u in enumerate(ids[:8])
-    )
+    _older_sample(campaign=campaign, criterion=criterion, unit_ids=ids[:8])
     verdicts = {u: int(p_one[u] >= 0.5) for u in ids}
     strata = {"judge 1": 6, "judge 0": 3}
     newer = draw_confidence_sample(
