@@ -11,6 +11,10 @@ of a unit it did not draw:
 
 - a confidence-driven sample: recomputed exactly from its recorded shape and its judge's
   confidence (``evaluation.confidence_sampling.design_probabilities``);
+- an anytime batch (``evaluation.anytime``): 1 - (1 - q_i)^T, q_i recomputed from its recorded
+  shape and its judge's confidence, T the theme's draws in the sequence
+  (``evaluation.anytime.sequence_probabilities``); a sequence's earlier batches are left out, as
+  its latest batch holds all their units (they are not independent samples);
 - a K-means sample: it records the clusters of its drawn units only, so a unit it did not draw
   counts with its theme's rate, drawn / N (the mean of its clusters' rates weighted by their
   sizes): an approximation, exact when the theme's clusters have one rate.
@@ -34,12 +38,15 @@ import numpy as np
 from django.db.models import Case, Count, F, FloatField, Sum, Value, When
 
 from annotation.models import Criterion, Sample, SampleItem, Unit
+from evaluation.anytime import sequence_probabilities
 from evaluation.calibration import probability_of_one
 from evaluation.confidence_sampling import UNKNOWN, design_probabilities
 from evaluation.inclusion import union_inclusion_probabilities
 from evaluation.models import Judge, Judgment
 
 ID_CHUNK = 900
+# Designs whose probabilities follow a judge's confidence.
+JUDGE_DESIGNS = (Sample.Design.CONFIDENCE, Sample.Design.SEQUENTIAL)
 
 
 @dataclass
@@ -55,6 +62,21 @@ class Pooled:
 def _chunks(ids: list[int]) -> Iterable[list[int]]:
     for start in range(0, len(ids), ID_CHUNK):
         yield ids[start : start + ID_CHUNK]
+
+
+def _independent(samples: Iterable[Sample]) -> dict[int, Sample]:
+    """The samples by id, an anytime sequence by its latest batch only (``samples`` oldest
+    first): a batch holds every unit of the earlier ones, so they are one sample, not several."""
+    out: dict[int, Sample] = {}
+    latest: dict[str, int] = {}
+    for sample in samples:
+        if sample.design == Sample.Design.SEQUENTIAL:
+            sequence = str(sample.design_parameters.get("sequence", sample.pk))
+            if sequence in latest:
+                del out[latest[sequence]]
+            latest[sequence] = sample.pk
+        out[sample.pk] = sample
+    return out
 
 
 def judge_predictions(*, criterion: Criterion, judge_id: int, unit_ids: Iterable[int]) -> dict[int, float]:
@@ -123,7 +145,7 @@ def pool(
     result = Pooled()
     if current is None:
         return result
-    if current.design == Sample.Design.CONFIDENCE:
+    if current.design in JUDGE_DESIGNS:
         result.confidence = {theme for theme, _ in labeled.values()}
     missing = {theme for theme, pi in labeled.values() if pi is None}
     if not missing:
@@ -133,10 +155,11 @@ def pool(
         if theme in missing:
             by_theme[theme].append(unit_id)
     ids = sorted(unit_id for units in by_theme.values() for unit_id in units)
-    samples = {
-        sample.pk: sample
-        for sample in Sample.objects.filter(criterion=criterion, items__isnull=False).distinct()
-    }
+    samples = _independent(
+        Sample.objects.filter(criterion=criterion, items__isnull=False)
+        .distinct()
+        .order_by("created_at", "pk")
+    )
     drawn: dict[int, dict[int, float]] = defaultdict(dict)
     for chunk in _chunks(ids):
         for sample_id, unit_id, pi in SampleItem.objects.filter(
@@ -165,13 +188,18 @@ def pool(
         units = sorted(by_theme[theme])
         rows = []
         for sample_id, sample in sorted(samples.items()):
-            if sample.design == Sample.Design.CONFIDENCE:
+            if sample.design in JUDGE_DESIGNS:
                 judge_id = int(sample.design_parameters.get("judge_id", 0))
                 if judge_id not in predictions:
                     predictions[judge_id] = judge_predictions(
                         criterion=criterion, judge_id=judge_id, unit_ids=ids
                     )
-                recomputed = design_probabilities(
+                recompute = (
+                    design_probabilities
+                    if sample.design == Sample.Design.CONFIDENCE
+                    else sequence_probabilities
+                )
+                recomputed = recompute(
                     sample=sample, themes=dict.fromkeys(units, theme), confidence=predictions[judge_id]
                 )
                 if any(unit_id in drawn[sample_id] for unit_id in units):
