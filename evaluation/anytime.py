@@ -28,7 +28,9 @@ the data. The prefix keeps the draws the ones the design made, in the order it m
 for a batch is fitted on earlier batches only. Then :func:`evaluation.sequential.anytime_ppi`
 with a look every batch: precise enough when the last look's half-width is at most the target;
 else about N more labels from :func:`evaluation.sequential.more_draws` (draws converted to the
-expected number of new distinct units); waiting for labels when drawn units are still unlabeled;
+expected number of new distinct units; when that is every unit left, as in a small theme, the
+advice is to label the whole theme: draws with replacement never learn a theme is exhausted);
+waiting for labels when drawn units are still unlabeled;
 out of reach when even ``CAP_FACTOR`` times the planned draws would not do.
 
 **The tuning.** rho is set once, at the start, from a variance guess per theme: the variance of
@@ -49,6 +51,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
 from annotation.current_sample import current_sample
@@ -71,6 +74,8 @@ CAP_FACTOR = 4
 MIN_VARIANCE = 1e-4
 
 STOP, MORE, WAITING, OUT_OF_REACH, CHANGED = "stop", "more", "waiting", "out_of_reach", "changed"
+# The draws it takes would label (about) every unit of the theme: label them all instead.
+WHOLE = "whole"
 
 
 @dataclass(frozen=True)
@@ -78,8 +83,8 @@ class ThemeStatus:
     """One theme of a sequence: its ``units``, the ``draws`` made, the ``labeled_draws`` (the
     labeled prefix) and their distinct ``labels``, the distinct drawn units still ``pending`` a
     label, the last ``look`` (None before the first label), the ``state`` (``STOP``, ``MORE``,
-    ``WAITING``, ``OUT_OF_REACH``, ``CHANGED``) and, for ``MORE``, the further draws and the
-    expected new labels they need."""
+    ``WHOLE``, ``WAITING``, ``OUT_OF_REACH``, ``CHANGED``) and, for ``MORE``, the further draws and
+    the expected new labels they need (for ``WHOLE``, the theme's units not drawn yet)."""
 
     theme: str
     units: int
@@ -91,6 +96,7 @@ class ThemeStatus:
     state: str
     more_draws: int | None = None
     more_labels: int | None = None
+    cap: int = 0
 
     @property
     def bounds(self) -> tuple[float, float] | None:
@@ -112,8 +118,16 @@ class SequenceStatus:
     themes: list[ThemeStatus]
 
     @property
+    def next_themes(self) -> list[str]:
+        """The themes the next batch draws: not precise enough and below their cap; none when
+        a theme's confidences changed (the sequence cannot go on)."""
+        if any(row.state == CHANGED for row in self.themes):
+            return []
+        return [row.theme for row in self.themes if row.state != STOP and row.draws < row.cap]
+
+    @property
     def open_themes(self) -> int:
-        return sum(1 for row in self.themes if row.state not in (STOP, OUT_OF_REACH, CHANGED))
+        return len(self.next_themes)
 
 
 def _fingerprint(*, ids: np.ndarray, confidence: np.ndarray) -> str:
@@ -334,6 +348,7 @@ def _theme_status(
         pending=pending,
         look=None,
         state=WAITING,
+        cap=CAP_FACTOR * int(shape["planned"]),
     )
     c = units.confidence[rows] if rows is not None else None
     if rows is None or c is None or _fingerprint(ids=units.ids[rows], confidence=c) != shape["fingerprint"]:
@@ -363,7 +378,7 @@ def _theme_status(
         return replace(base, look=look, state=STOP)
     if prefix < len(draws):
         return replace(base, look=look, state=WAITING)
-    cap = CAP_FACTOR * int(shape["planned"])
+    cap = base.cap
     more = more_draws(
         t=prefix,
         variance=look.variance,
@@ -376,12 +391,17 @@ def _theme_status(
         return replace(base, look=look, state=OUT_OF_REACH)
     drawn = np.zeros(c.size, dtype=bool)
     drawn[[position[unit_id] for unit_id in drawn_ids]] = True
+    labels_needed = _expected_new_labels(q=q, drawn=drawn, draws=more)
+    remaining = int(np.count_nonzero(~drawn))
+    # Draws with replacement never learn that a small theme is exhausted: when they would label
+    # about every unit left, labelling the whole theme is the honest advice (a census).
+    state = WHOLE if labels_needed >= remaining else MORE
     return replace(
         base,
         look=look,
-        state=MORE,
+        state=state,
         more_draws=more,
-        more_labels=_expected_new_labels(q=q, drawn=drawn, draws=more),
+        more_labels=remaining if state == WHOLE else labels_needed,
     )
 
 
@@ -425,10 +445,18 @@ def sequence_status(*, sample: Sample) -> SequenceStatus:
 def next_batch(*, sample: Sample, user=None) -> Sample:
     """Draw the next batch of the sequence whose latest batch is ``sample``, in every theme not
     precise enough and below its cap; return the new batch's sample. Refuses (FieldError naming
-    ``sequence`` or ``judge``) when ``sample`` is not the criterion's open sequence, its judge is
-    gone or its confidences changed since the start (q would no longer be the sequence's), or no
-    theme needs a draw; nothing is written then."""
-    criterion = sample.criterion
+    ``sequence`` or ``judge``) when ``sample`` is not the criterion's open sequence (a double
+    click: the criterion's row is locked, so the second request sees the first one's batch), its
+    judge is gone or its confidences changed since the start (q would no longer be the
+    sequence's), or no theme needs a draw; nothing is written then."""
+    with transaction.atomic():
+        locked = Criterion.objects.select_for_update().select_related("campaign")
+        criterion = locked.get(pk=sample.criterion_id)
+        sample.criterion = criterion
+        return _next_batch(sample=sample, criterion=criterion, user=user)
+
+
+def _next_batch(*, sample: Sample, criterion: Criterion, user) -> Sample:
     current = open_sequence(criterion=criterion)
     if current is None or current.pk != sample.pk:
         raise FieldError(
@@ -458,11 +486,7 @@ def next_batch(*, sample: Sample, user=None) -> Sample:
         **sample.design_parameters,
         "themes": {k: dict(v) for k, v in sample.design_parameters["themes"].items()},
     }
-    themes = [
-        row.theme
-        for row in status.themes
-        if row.state != STOP and row.draws < CAP_FACTOR * int(parameters["themes"][row.theme]["planned"])
-    ]
+    themes = status.next_themes
     if not themes:
         raise FieldError(
             "sequence", _("sequence: every theme is precise enough or at its cap; nothing to draw")
