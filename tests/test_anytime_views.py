@@ -146,6 +146,21 @@ def test_access(client, client_for, annotator, outsider, campaign, judged):
     assert client_for(annotator).post(fragment_url(campaign)).status_code == 405
 
 
+def test_access_to_the_next_batch(client, client_for, manager, annotator, outsider, campaign, judged):
+    criterion, judge = judged
+    sample = anytime.start_sequence(criterion=criterion, judge=judge)
+    address = reverse("evaluation:anytime_next", args=[campaign.slug, sample.pk])
+    assert client.post(address).status_code == 302 and "login" in client.post(address)["Location"]
+    assert client_for(outsider).post(address).status_code == 404
+    assert client_for(annotator).post(address).status_code == 403
+    assert client_for(manager).get(address).status_code == 405
+    # Another campaign's sample, or a sample of another design: 404.
+    other = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
+    wrong = reverse("evaluation:anytime_next", args=[campaign.slug, other.pk])
+    assert client_for(manager).post(wrong).status_code == 404
+    assert Sample.objects.count() == 2
+
+
 def test_the_fragment_is_the_status_without_the_page(client_for, manager, campaign, judged):
     criterion, judge = judged
     anytime.start_sequence(criterion=criterion, judge=judge)
