@@ -170,6 +170,11 @@ def test_the_fragment_is_the_status_without_the_page(client_for, manager, campai
     assert "<html" not in page and 'id="anytime-sequences"' in page and "Finance" in page
 
 
+def test_the_fragment_is_empty_without_an_open_sequence(client_for, analyst, campaign, judged):
+    response = client_for(analyst).get(fragment_url(campaign), headers={"HX-Request": "true"})
+    assert response.status_code == 200 and response.content.decode().strip() == ""
+
+
 def test_the_work_page_loads_the_section_for_managers_and_analysts_only(
     client_for, manager, analyst, annotator, campaign, judged
 ):
