@@ -73,6 +73,7 @@ bench: install
 	$(PY) bench/stability_bench.py
 	$(PY) bench/compare_bench.py
 	$(PY) bench/confidence_sample_bench.py --reps 50
+	$(PY) bench/anytime_stop_bench.py
 	$(PY) bench/report_bench.py
 	$(PY) bench/interchange_bench.py
 	$(PY) bench/evidence_bench.py

@@ -399,15 +399,18 @@ class Label(models.Model):
 class Sample(models.Model):
     """A sample of one criterion's units drawn for human annotation; reproducible from its seed.
 
-    Two designs: stratified K-means (the study's, the default) or confidence-driven (a Poisson
+    Three designs: stratified K-means (the study's, the default); confidence-driven (a Poisson
     draw whose probabilities rise with the judge's uncertainty, computed in ``evaluation``, which
     hands the probabilities over; ``design_parameters`` then keeps what recomputes any unit's
-    probability: per theme, the floor and the scale of the spread).
+    probability: per theme, the floor and the scale of the spread); or anytime (batches of draws
+    with replacement, ``evaluation.anytime``: each batch is a new sample holding every unit the
+    sequence drew so far, and its ``design_parameters`` the ordered draws of each theme).
     """
 
     class Design(models.TextChoices):
         KMEANS = "kmeans", pgettext_lazy("sample design", "K-means (study)")
         CONFIDENCE = "confidence", pgettext_lazy("sample design", "Judge confidence")
+        SEQUENTIAL = "anytime", pgettext_lazy("sample design", "Anytime (batches)")
 
     class Status(models.TextChoices):
         PENDING = "pending", pgettext_lazy("choice", "Pending")

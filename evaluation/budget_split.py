@@ -25,8 +25,8 @@ prediction the estimator reads (the judge's confidence, else its verdict): a jud
 confidences splits by verdict too, its residual then the disagreement itself.
 
 The split is :func:`evaluation.allocation.split_budget` for the manager's objective (the overall
-rate, or the largest per-theme half-width), at least ``MINIMUM`` labels per theme (per stratum). The half-widths
-are projections (normal quantile, calibrated or pilot-corrected spread): the intervals after
+rate, or the largest per-theme half-width), at least ``MINIMUM`` labels per theme (per stratum).
+The half-widths are projections (normal quantile, calibrated or pilot-corrected spread): the intervals after
 drawing are somewhat wider at small n.
 """
 

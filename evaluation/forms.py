@@ -24,7 +24,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation import ingest
 from annotation.models import Campaign, Criterion, Unit
 from annotation.templatetags.annotation_format import builtin_title
-from evaluation import allocation, estimates, import_previews, stability
+from evaluation import allocation, anytime, estimates, import_previews, stability
 from evaluation.estimates import EstimateError
 from evaluation.evidence import DEFAULT_BUDGETS, parse_budgets
 from evaluation.evidence_report import criterion_categories
@@ -675,8 +675,8 @@ class ConfidenceSampleForm(forms.Form):
     whether it goes within themes by the judge's verdict, seed.
 
     Unbound pages read the defaults (the first criterion, the report's default judge, 60 labels,
-    the overall rate, themes not split, seed 0; the first criterion the judge gave confidences on), so that the
-    split is shown before anything is asked."""
+    the overall rate, themes not split, seed 0; the first criterion the judge gave confidences
+    on), so that the split is shown before anything is asked."""
 
     criterion = forms.ModelChoiceField(
         queryset=Criterion.objects.none(),
@@ -719,6 +719,57 @@ class ConfidenceSampleForm(forms.Form):
                 "budget": DEFAULT_SAMPLE_BUDGET,
                 "objective": allocation.OVERALL,
                 "by_verdict": False,
+                "seed": 0,
+            }
+        super().__init__(data)
+        cast(forms.ModelChoiceField, self.fields["criterion"]).queryset = criteria
+        cast(forms.ModelChoiceField, self.fields["judge"]).queryset = Judge.objects.filter(campaign=campaign)
+
+
+class AnytimeForm(forms.Form):
+    """An anytime sequence to start: criterion, judge, target half-width, draws per theme and
+    batch, alpha, seed. Unbound pages read the defaults (as :class:`ConfidenceSampleForm`: the
+    report's default judge and the first criterion it gave confidences on; a half-width of 0.05,
+    20 draws per theme, alpha 0.05, seed 0). The ranges are the domain's
+    (``evaluation.anytime.start_sequence``), whose refusals land on their field."""
+
+    criterion = forms.ModelChoiceField(
+        queryset=Criterion.objects.none(),
+        to_field_name="name",
+        empty_label=None,
+        label=_("criterion"),
+        error_messages={"invalid_choice": _("choose one of the campaign's criteria")},
+    )
+    judge = forms.ModelChoiceField(
+        queryset=Judge.objects.none(),
+        to_field_name="name",
+        label=_("judge"),
+        error_messages={
+            "required": _("the anytime mode draws by a judge's confidence; choose a judge of this campaign"),
+            "invalid_choice": _("choose one of the campaign's judges"),
+        },
+    )
+    target_halfwidth = NumberField(
+        label=_("target half-width"), widget=forms.NumberInput(attrs={"step": "any"})
+    )
+    batch_size = forms.IntegerField(label=_("draws per theme and batch"))
+    alpha = NumberField(label=_("alpha"), widget=forms.NumberInput(attrs={"step": "any"}))
+    seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, label=_("seed"))
+
+    def __init__(self, data=None, *, campaign: Campaign) -> None:
+        criteria = Criterion.objects.filter(campaign=campaign).order_by("name")
+        if data is None:
+            default = estimates.pick_default_judge(
+                list(Judge.objects.filter(campaign=campaign).order_by("name"))
+            )
+            scored = Judgment.objects.filter(judge=default, confidence__isnull=False).values("criterion")
+            first = criteria.filter(pk__in=scored).first() or criteria.first()
+            data = {
+                "criterion": first.name if first else "",
+                "judge": default.name if default else "",
+                "target_halfwidth": anytime.DEFAULT_TARGET,
+                "batch_size": anytime.DEFAULT_BATCH,
+                "alpha": anytime.DEFAULT_ALPHA,
                 "seed": 0,
             }
         super().__init__(data)

@@ -12,6 +12,10 @@ of a unit it did not draw:
 - a confidence-driven sample: recomputed exactly from its recorded shape and what its judge
   said of the unit, the confidence the design followed and, for a sample split by verdict, the
   verdict (``evaluation.confidence_sampling.design_probabilities``);
+- an anytime batch (``evaluation.anytime``): 1 - (1 - q_i)^T, q_i recomputed from its recorded
+  shape and the confidence its design followed, T the theme's draws in the sequence
+  (``evaluation.anytime.sequence_probabilities``); a sequence's earlier batches are left out, as
+  its latest batch holds all their units (they are not independent samples);
 - a K-means sample: it records the clusters of its drawn units only, so a unit it did not draw
   counts with its theme's rate, drawn / N (the mean of its clusters' rates weighted by their
   sizes): an approximation, exact when the theme's clusters have one rate.
@@ -34,11 +38,14 @@ import numpy as np
 from django.db.models import Case, Count, F, FloatField, Sum, Value, When
 
 from annotation.models import Criterion, Sample, SampleItem, Unit
+from evaluation.anytime import sequence_probabilities
 from evaluation.confidence_sampling import UNKNOWN, Judged, design_probabilities, judged_units
 from evaluation.inclusion import union_inclusion_probabilities
 from evaluation.models import Judge, Judgment
 
 ID_CHUNK = 900
+# Designs whose probabilities follow a judge's confidence.
+JUDGE_DESIGNS = (Sample.Design.CONFIDENCE, Sample.Design.SEQUENTIAL)
 
 
 @dataclass
@@ -54,6 +61,21 @@ class Pooled:
 def _chunks(ids: list[int]) -> Iterable[list[int]]:
     for start in range(0, len(ids), ID_CHUNK):
         yield ids[start : start + ID_CHUNK]
+
+
+def _independent(samples: Iterable[Sample]) -> dict[int, Sample]:
+    """The samples by id, an anytime sequence by its latest batch only (``samples`` oldest
+    first): a batch holds every unit of the earlier ones, so they are one sample, not several."""
+    out: dict[int, Sample] = {}
+    latest: dict[str, int] = {}
+    for sample in samples:
+        if sample.design == Sample.Design.SEQUENTIAL:
+            sequence = str(sample.design_parameters.get("sequence", sample.pk))
+            if sequence in latest:
+                del out[latest[sequence]]
+            latest[sequence] = sample.pk
+        out[sample.pk] = sample
+    return out
 
 
 def prediction_sums(*, criterion: Criterion, judge: Judge) -> dict[tuple[str, str], tuple[int, float]]:
@@ -101,7 +123,7 @@ def pool(
     result = Pooled()
     if current is None:
         return result
-    if current.design == Sample.Design.CONFIDENCE:
+    if current.design in JUDGE_DESIGNS:
         result.confidence = {theme for theme, _ in labeled.values()}
     missing = {theme for theme, pi in labeled.values() if pi is None}
     if not missing:
@@ -111,10 +133,11 @@ def pool(
         if theme in missing:
             by_theme[theme].append(unit_id)
     ids = sorted(unit_id for units in by_theme.values() for unit_id in units)
-    samples = {
-        sample.pk: sample
-        for sample in Sample.objects.filter(criterion=criterion, items__isnull=False).distinct()
-    }
+    samples = _independent(
+        Sample.objects.filter(criterion=criterion, items__isnull=False)
+        .distinct()
+        .order_by("created_at", "pk")
+    )
     drawn: dict[int, dict[int, float]] = defaultdict(dict)
     for chunk in _chunks(ids):
         for sample_id, unit_id, pi in SampleItem.objects.filter(
@@ -143,7 +166,7 @@ def pool(
         units = sorted(by_theme[theme])
         rows = []
         for sample_id, sample in sorted(samples.items()):
-            if sample.design == Sample.Design.CONFIDENCE:
+            if sample.design in JUDGE_DESIGNS:
                 judge_id = int(sample.design_parameters.get("judge_id", 0))
                 if judge_id not in judged:
                     judged[judge_id] = {}
@@ -151,9 +174,16 @@ def pool(
                         judged[judge_id].update(
                             judged_units(criterion=criterion, judge_id=judge_id, unit_ids=chunk)
                         )
-                recomputed = design_probabilities(
-                    sample=sample, themes=dict.fromkeys(units, theme), judged=judged[judge_id]
-                )
+                if sample.design == Sample.Design.CONFIDENCE:
+                    recomputed = design_probabilities(
+                        sample=sample, themes=dict.fromkeys(units, theme), judged=judged[judge_id]
+                    )
+                else:
+                    recomputed = sequence_probabilities(
+                        sample=sample,
+                        themes=dict.fromkeys(units, theme),
+                        confidence={u: j.design_confidence for u, j in judged[judge_id].items()},
+                    )
                 if any(unit_id in drawn[sample_id] for unit_id in units):
                     result.confidence.add(theme)
             else:

@@ -53,13 +53,15 @@ PRIOR_WEIGHT = 10
 class Look:
     """The confidence sequence after one batch: ``draws`` made so far, ``labels`` distinct units
     labeled, the estimate ``mean`` and ``halfwidth`` (the interval is mean -/+ halfwidth, cut to
-    [0, 1] where shown), and the ``lam`` the batch used."""
+    [0, 1] where shown), the ``lam`` the batch used and the running ``variance`` estimate s_t^2
+    (what :func:`more_draws` extrapolates with)."""
 
     draws: int
     labels: int
     mean: float
     halfwidth: float
     lam: float
+    variance: float = math.nan
 
     @property
     def lo(self) -> float:
@@ -94,11 +96,8 @@ def boundary(*, t: ArrayLike, variance: ArrayLike, alpha: float, rho: float) -> 
     return np.sqrt(2 * spread / (steps**2 * rho**2) * np.log(np.sqrt(spread) / alpha))
 
 
-def confidence_sequence(
-    *, values: ArrayLike, alpha: float, rho: float, variance_guess: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Running means and half-widths after each of the observations ``values`` (independent, of
-    a common mean): arrays of length t."""
+def running_moments(*, values: ArrayLike, variance_guess: float) -> tuple[np.ndarray, np.ndarray]:
+    """Running means and regularised variances s_t^2 after each of ``values``: arrays of length t."""
     x = np.asarray(values, dtype=float).ravel()
     if x.size == 0:
         raise ValueError("values: none given")
@@ -106,8 +105,28 @@ def confidence_sequence(
     means = np.cumsum(x) / t
     # sum (x - m_t)^2 = sum x^2 - t m_t^2
     squares = np.maximum(np.cumsum(x**2) - t * means**2, 0.0)
-    variance = (PRIOR_WEIGHT * variance_guess + squares) / (t + PRIOR_WEIGHT)
+    return means, (PRIOR_WEIGHT * variance_guess + squares) / (t + PRIOR_WEIGHT)
+
+
+def confidence_sequence(
+    *, values: ArrayLike, alpha: float, rho: float, variance_guess: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Running means and half-widths after each of the observations ``values`` (independent, of
+    a common mean): arrays of length t."""
+    means, variance = running_moments(values=values, variance_guess=variance_guess)
+    t = np.arange(1, means.size + 1, dtype=float)
     return means, boundary(t=t, variance=variance, alpha=alpha, rho=rho)
+
+
+def planned_draws(*, target_halfwidth: float, variance_guess: float, alpha: float) -> int:
+    """The draws t* at which a sequence tuned for t* (:func:`tuning`) reaches ``target_halfwidth``
+    if the variance is ``variance_guess``. Tuned at t*, rho^2 t* v is a constant x, so the
+    half-width there is sqrt(v / t*) K with K = boundary(1) for a sequence tuned at 1."""
+    if not (target_halfwidth > 0):
+        raise ValueError("target_halfwidth must be positive")
+    rho = tuning(planned=1, variance_guess=variance_guess, alpha=alpha)
+    at_one = float(boundary(t=1, variance=variance_guess, alpha=alpha, rho=rho))
+    return max(1, math.ceil((at_one / target_halfwidth) ** 2))
 
 
 def more_draws(
@@ -181,8 +200,11 @@ def anytime_ppi(
         lam_now = _lambda(a=a[:start], g=g[:start], fallback=lam_now)
         lam[start:stop] = lam_now
     values = a - lam * g
-    means, halfwidths = confidence_sequence(
-        values=values, alpha=alpha, rho=rho, variance_guess=variance_guess
+    if not values.size:
+        return looks
+    means, variances = running_moments(values=values, variance_guess=variance_guess)
+    halfwidths = boundary(
+        t=np.arange(1, values.size + 1, dtype=float), variance=variances, alpha=alpha, rho=rho
     )
     for start in range(0, index.size, batch):
         stop = min(start + batch, index.size)
@@ -193,6 +215,7 @@ def anytime_ppi(
                 mean=float(means[stop - 1]),
                 halfwidth=float(halfwidths[stop - 1]),
                 lam=float(lam[stop - 1]),
+                variance=float(variances[stop - 1]),
             )
         )
     return looks

@@ -4,6 +4,7 @@ from django.urls import path
 
 from evaluation.views import (
     annotators,
+    anytime,
     campaigns,
     compare,
     downloads,
@@ -44,6 +45,9 @@ urlpatterns = [
     path("campaigns/<slug:slug>/evidence.json", evidence.evidence_json, name="evidence_json"),
     path("campaigns/<slug:slug>/evidence.csv", evidence.evidence_csv, name="evidence_csv"),
     path("campaigns/<slug:slug>/sampling/confidence/", sampling.confidence_sample, name="confidence_sample"),
+    path("campaigns/<slug:slug>/anytime/", anytime.anytime, name="anytime"),
+    path("campaigns/<slug:slug>/anytime/status/", anytime.anytime_work, name="anytime_work"),
+    path("campaigns/<slug:slug>/anytime/<int:sample_id>/next/", anytime.anytime_next, name="anytime_next"),
     path(REPORT, report_views.report, name="report"),
     path(REPORT + "calibration/", report_views.calibration_section, name="calibration"),
     path(REPORT + "disagreements/", units.disagreements, name="disagreements"),

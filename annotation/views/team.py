@@ -24,6 +24,8 @@ from annotation.models import Campaign, Criterion, Role, Stage
 from annotation.workflow import my_queues
 
 HISTORY_ROLES = [Role.MANAGER]
+# Who sees the anytime sequences' status on the work page (it follows the judge: never labellers).
+ANYTIME_ROLES = [Role.MANAGER, Role.ANALYST]
 TEAM_ROLES = [Role.MANAGER]
 PAGE_SIZE = 50
 
@@ -39,6 +41,7 @@ def work(request: AppRequest, slug: str) -> HttpResponse:
         # Labellers never see agreement: a blind pair's outcome would tell them the other label.
         agreement=campaign_agreement(campaign=campaign) if may_see_agreement(roles=roles) else None,
         can_see_history=bool(roles.intersection(HISTORY_ROLES)),
+        sees_anytime=bool(roles.intersection(ANYTIME_ROLES)),
         sees_annotators=may_see_annotators(roles=roles),
         roles=sorted(roles),
     )

@@ -2,8 +2,8 @@
 
 Two designs: ``--design kmeans`` (the study's, the default) and ``--design confidence`` (by the
 judge's confidence, ``--judge``; ``--objective`` splits the budget across themes, and
-``--by-verdict`` across each theme's verdicts too). The command lives in ``evaluation`` because the second reads
-judgments, which the annotators' side never does.
+``--by-verdict`` across each theme's verdicts too). The command lives in ``evaluation``
+because the second reads judgments, which the annotators' side never does.
 """
 
 from __future__ import annotations

@@ -1,0 +1,92 @@
+"""The anytime mode's stopping rule as the app applies it: batches, a look after each, stop at
+the target half-width.
+
+    python bench/anytime_stop_bench.py [--reps 300] [--units 800] [--batch 20] [--target 0.05]
+
+One theme of ``--units`` units, each with a probability p of a 1 (Beta(2, 1), clipped to
+[0.02, 0.98]); the judge's confidence is p (calibrated), the human label is drawn from p. As
+``evaluation.anytime`` does: q is the confidence design with a budget of one draw, the variance
+guess is ``anytime.variance_guess`` without a pilot, rho is tuned at
+``sequential.planned_draws``; each batch draws ``--batch`` units with replacement and the theme
+stops at the first look whose half-width is at most the target (or at 4 times the planned
+draws). Prints the draws and distinct labels at stopping, their ratio to the draws a fixed-size
+interval with the true variance of phi needs for the same half-width, and the coverage at
+stopping and over all looks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django
+
+django.setup()
+
+from evaluation.anytime import CAP_FACTOR, variance_guess  # noqa: E402
+from evaluation.inclusion import DEFAULT_FLOOR, confidence_probabilities  # noqa: E402
+from evaluation.sequential import anytime_ppi, planned_draws  # noqa: E402
+
+ALPHA = 0.05
+Z = 1.959964
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=300)
+    parser.add_argument("--units", type=int, default=800)
+    parser.add_argument("--batch", type=int, default=20)
+    parser.add_argument("--target", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=20261124)
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    n_units, batch, target = args.units, args.batch, args.target
+    stops, labels, ratios = [], [], []
+    covered_stop = covered_all = 0
+    for _ in range(args.reps):
+        p = np.clip(rng.beta(2, 1, n_units), 0.02, 0.98)
+        y = (rng.random(n_units) < p).astype(float)
+        truth = float(y.mean())
+        q = confidence_probabilities(confidence=p, budget=1.0, floor=DEFAULT_FLOOR)
+        guess = variance_guess(confidence=p, q=q, pilot=[])
+        planned = planned_draws(target_halfwidth=target, variance_guess=guess, alpha=ALPHA)
+        draws = np.empty(0, dtype=int)
+        while True:
+            draws = np.concatenate([draws, rng.choice(n_units, size=batch, p=q)])
+            looks = anytime_ppi(
+                units=draws,
+                y=y[draws],
+                q=q,
+                confidence_all=p,
+                batch=batch,
+                alpha=ALPHA,
+                planned=planned,
+                variance_guess=guess,
+            )
+            if looks[-1].halfwidth <= target or draws.size >= CAP_FACTOR * planned:
+                break
+        covered_stop += looks[-1].lo <= truth <= looks[-1].hi
+        covered_all += all(look.lo <= truth <= look.hi for look in looks)
+        stops.append(draws.size)
+        labels.append(np.unique(draws).size)
+        # phi with lambda 1 has variance sum_i q_i (phi_i - theta)^2.
+        phi = (y - p) / (n_units * q) + p.mean()
+        fixed = Z**2 * float(np.sum(q * (phi - truth) ** 2)) / target**2
+        ratios.append(draws.size / fixed)
+    print(f"{args.reps} themes of {n_units} units, batches of {batch}, target +/- {target}")
+    print(f"draws at stopping: median {np.median(stops):.0f}")
+    print(f"distinct labels at stopping: median {np.median(labels):.0f}")
+    print(f"draws / fixed-size draws for the same half-width: median {np.median(ratios):.2f}")
+    print(f"coverage at stopping {covered_stop / args.reps:.1%}")
+    print(f"coverage over all looks {covered_all / args.reps:.1%}")
+
+
+if __name__ == "__main__":
+    main()
