@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from openpyxl import load_workbook
 
 from annotation.models import Label, Level, Unit
 from evaluation import planning, snapshots
@@ -16,6 +19,7 @@ from evaluation.intervals import standard_error
 from evaluation.models import Judge, Judgment, ReportSnapshot
 from evaluation.shrinkage import shrink_to_judge
 from tests.categorical import categorical_campaign
+from tests.factories import api_token
 from tests.judged import HOSTILE, judged_campaign, pct, row_html
 
 
@@ -330,3 +334,40 @@ def test_shrinkage_reads_no_more_queries_than_the_report(
     with django_assert_num_queries(13):
         content = client.get(url(campaign), {"shrinkage": "on"}).content.decode()
     assert 'data-source="snapshot"' in content and "Shrunk toward the judge" in content
+
+
+def test_the_downloads_carry_the_shrinkage_the_page_asked_for(campaign, analyst, client_for):
+    criterion, judge, _ = judged_campaign(campaign)
+    client = client_for(analyst)
+    content = client.get(url(campaign), {"shrinkage": "on"}).content.decode()
+    csv_url = reverse("evaluation:export_csv", args=[campaign.slug, "relevance"])
+    assert f"{csv_url}?shrinkage=on" in content
+    expected = shrunk_expected(compute_report(criterion=criterion, judge=judge))
+    rows = list(csv.DictReader(io.StringIO(client.get(csv_url, {"shrinkage": "on"}).content.decode())))
+    assert [float(row["ppi_shrunk_mean"]) for row in rows[:-1]] == pytest.approx([s.mean for s in expected])
+    assert "ppi_shrunk_mean" not in client.get(csv_url).content.decode()
+    xlsx = client.get(
+        reverse("evaluation:export_xlsx", args=[campaign.slug, "relevance"]), {"shrinkage": "on"}
+    )
+    sheet = load_workbook(io.BytesIO(xlsx.content))["relevance"]
+    assert "ppi_shrunk_weight" in [cell.value for cell in sheet[1]]
+    # Refused where the page refuses it, naming the field.
+    criterion.labels.exclude(unit__theme="Finance").delete()
+    refused = client.get(csv_url, {"shrinkage": "on"})
+    assert refused.status_code == 400 and refused.content.decode().startswith("shrinkage: needs at least 2")
+
+
+def test_the_api_adds_the_shrinkage_when_asked(campaign, analyst, client):
+    criterion, judge, _ = judged_campaign(campaign)
+    api = f"/api/v1/campaigns/{campaign.slug}/estimates/relevance"
+    auth = {"Authorization": f"Bearer {api_token(analyst)}"}
+    plain = client.get(api, headers=auth).json()
+    assert "shrinkage" not in plain
+    data = client.get(api, {"shrinkage": "true"}, headers=auth).json()
+    expected = shrunk_expected(compute_report(criterion=criterion, judge=judge))
+    assert [t["ppi_shrunk_mean"] for t in data["themes"]] == pytest.approx([s.mean for s in expected])
+    assert data["shrinkage"]["guarantee"] == "on average over the themes, not for each theme"
+    criterion.labels.exclude(unit__theme="Finance").delete()
+    refused = client.get(api, {"shrinkage": "true"}, headers=auth)
+    assert refused.status_code == 400
+    assert [e["field"] for e in refused.json()["errors"]] == ["shrinkage"]
