@@ -112,7 +112,7 @@ def check_shrinkage(*, method: str, categorical: bool) -> None:
             _(
                 "not offered for a criterion with categories: each category would be shrunk "
                 "toward the judge by its own weight, and a theme's shrunk rates would no longer "
-                "sum to 100%"
+                "sum to one"
             ),
             field=FIELD,
         )

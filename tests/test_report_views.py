@@ -313,7 +313,7 @@ def test_shrinkage_on_a_criterion_with_categories_says_why_not(campaign, analyst
     assert response.status_code == 400
     content = response.content.decode()
     assert "shrinkage: not offered for a criterion with categories" in content
-    assert "would no longer sum to 100%" in content
+    assert "would no longer sum to one" in content
 
 
 def test_shrinkage_reads_no_more_queries_than_the_report(
