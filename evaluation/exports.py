@@ -553,12 +553,21 @@ def _shrunk_text(row: ShrunkTheme | None) -> str:
 
 def shrinkage_text(*, small: SmallThemes) -> str:
     """The shrinkage's caveat in one line: its guarantee is on average over the themes, with the
-    bench's coverage figures (English: the command's and the files')."""
+    bench's coverage figures, and a warning when the judge agrees with the humans less than the
+    bench's judges whose intervals held (English: the command's and the files')."""
     bench = small.bench
-    return (
+    text = (
         f"shrunk to judge (PAS, robust empirical Bayes intervals, tau^2 = {small.tau2:.5f}): "
         f"{100 * (1 - small.alpha):g}% on average over the themes, not for each theme; a theme whose "
         f"judge bias differs from the others' may be covered much less often (bench, {bench.designs} "
         f"designs x {bench.replications} replications: {100 * bench.average_lowest:.1f}% to "
-        f"{100 * bench.average_highest:.1f}% on average, {100 * bench.worst_theme:.1f}% in the worst theme)"
+        f"{100 * bench.average_highest:.1f}% on average, {100 * bench.worst_theme:.1f}% in the worst theme; "
+        f"the lowest with a judge agreeing {100 * bench.weak_agreement:.0f}%, at least "
+        f"{100 * bench.lowest_above_floor:.1f}% from {100 * bench.agreement_floor:.0f}%)"
     )
+    if small.weak_judge and small.agreement is not None:
+        text += (
+            f"; here the judge agrees {100 * small.agreement:.1f}%, "
+            f"below {100 * bench.agreement_floor:.0f}%: rely on the PPI++ columns"
+        )
+    return text

@@ -95,7 +95,9 @@ def with_shrinkage(*, data: dict[str, Any], small: Any) -> dict[str, Any]:
     (inside [0, 1]), ``ppi_shrunk_weight`` (the weight on the theme's own PPI++ estimate),
     ``ppi_shrunk_se`` (the PPI++ standard error it used) and ``ppi_shrunk_note`` (why a theme
     was left as it is, else empty); under ``shrinkage``, its method, alpha, tau2, the guarantee
-    (on average over the themes) and the bench's coverage figures. The PPI++ keys are unchanged."""
+    (on average over the themes), the judge's overall agreement and whether it is below the
+    bench's judges whose intervals held (``weak_judge``), and the bench's coverage figures. The
+    PPI++ keys are unchanged."""
     for theme in data["themes"]:
         row = small.of(theme["theme"])
         shrunk = row.shrunk if row is not None else None
@@ -110,12 +112,17 @@ def with_shrinkage(*, data: dict[str, Any], small: Any) -> dict[str, Any]:
         "alpha": small.alpha,
         "tau2": _num(small.tau2),
         "guarantee": "on average over the themes, not for each theme",
+        "overall_agreement": _num(small.agreement),
+        "weak_judge": small.weak_judge,
         "bench_coverage": {
             "designs": bench.designs,
             "replications": bench.replications,
             "average_lowest": bench.average_lowest,
             "average_highest": bench.average_highest,
             "worst_theme": bench.worst_theme,
+            "weak_agreement": bench.weak_agreement,
+            "agreement_floor": bench.agreement_floor,
+            "lowest_above_floor": bench.lowest_above_floor,
         },
     }
     return data

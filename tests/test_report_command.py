@@ -178,7 +178,10 @@ def test_shrinkage_adds_the_shrunk_columns_to_json_csv_xlsx_and_table(imported, 
     assert "shrinkage" not in plain and "ppi_shrunk_mean" not in plain["themes"][0]
     assert data["shrinkage"]["method"] == "ppi++-shrunk"
     assert data["shrinkage"]["guarantee"] == "on average over the themes, not for each theme"
-    assert data["shrinkage"]["bench_coverage"]["worst_theme"] == 0.911
+    assert data["shrinkage"]["bench_coverage"]["worst_theme"] == 0.862
+    # The study design's judge agrees with the humans on 17 of 21 paired units (81%).
+    assert data["shrinkage"]["overall_agreement"] == pytest.approx(17 / 21)
+    assert data["shrinkage"]["weak_judge"] is True
     for theme, s in zip(data["themes"], expected, strict=True):
         assert theme["ppi_shrunk_mean"] == pytest.approx(s.mean)
         assert theme["ppi_shrunk_ci"] == pytest.approx([s.lo, s.hi])
@@ -210,6 +213,7 @@ def test_shrinkage_adds_the_shrunk_columns_to_json_csv_xlsx_and_table(imported, 
 
     table = run(*args, "--shrinkage")
     assert "shrunk to judge" in table and "on average over the themes, not for each theme" in table
+    assert "here the judge agrees 81.0%, below 85%: rely on the PPI++ columns" in table
 
 
 def test_shrinkage_cells_cannot_carry_a_formula(db, tmp_path):

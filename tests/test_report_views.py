@@ -279,8 +279,18 @@ def test_shrinkage_adds_the_shrunk_estimate_beside_ppi_equal_to_shrink_to_judge(
     note = re.search(r'id="shrinkage-note".*?</div>', content, re.S).group(0)
     assert "95% on average over the themes, not for each theme" in note
     assert "may be covered much less often" in note
-    assert "covered 95.5% to 99.4% of the themes on average, and 91.1% in the worst single theme" in note
+    assert "91.4% to 100.0% of the themes covered on average, 86.2% in the worst single theme" in note
+    assert "agreeing with the humans on 70.0% of units; at 85.0% or more, at least 99.2% on average" in note
+    assert "shrinkage-weak-judge" not in content  # the judge agrees 85.7% overall
     assert f"±{(expected[0].tau2 ** 0.5) * 100:.1f} pts" in note
+
+
+def test_shrinkage_with_a_judge_agreeing_less_than_the_benchs_says_so(campaign, analyst, client_for):
+    judged_campaign(campaign, second_judge=True)  # the lexical judge is wrong one time in three
+    content = client_for(analyst).get(url(campaign), {"judge": "lexical", "shrinkage": "on"}).content.decode()
+    warning = re.search(r'class="shrinkage-weak-judge">(.*?)</p>', content, re.S).group(1)
+    assert "Here the judge agrees with the humans on" in warning and "below 85.0%" in warning
+    assert "Rely on the PPI++ columns." in warning
 
 
 def test_shrinkage_as_htmx_is_in_the_results_fragment(campaign, analyst, client_for):
