@@ -34,7 +34,11 @@ Methods, per theme (today's budget per theme: 30 labels, K = 10 clusters of 3):
   confidence sequence of ``sequential.anytime_ppi``; stops the theme at the first look whose
   half-width reaches today's mean half-width; coverage is over all looks at once (up to 6 times
   today's budget);
-- ``shrinkage``: ``shrinkage.shrink_to_judge`` on the confidence design's per-theme estimates.
+- ``shrinkage``: ``shrinkage.shrink_to_judge`` on the confidence design's per-theme estimates,
+  toward the judge's mean confidence;
+- ``shrinkage K-means``: the same on today's per-theme robust PPI++ estimates (K-means sample,
+  standard errors by ``intervals.standard_error``), toward the judge's rate of 1s over the theme:
+  what the report's "small themes" option computes from the report it shows.
 
 Printed per design and method: coverage of the 95% interval (over themes and replications; the
 worst theme in brackets), the mean per-theme half-width, and the human labels needed to reach
@@ -67,7 +71,7 @@ from annotation.sampling.design import allocate_clusters, draw_stratified
 from evaluation.allocation import OVERALL, Stratum, split_budget
 from evaluation.estimators import classical_mean, robust_ppi, stratified_combine
 from evaluation.inclusion import DEFAULT_FLOOR, confidence_probabilities, proportional_probabilities, spread
-from evaluation.intervals import Interval
+from evaluation.intervals import Interval, standard_error
 from evaluation.sequential import anytime_ppi
 from evaluation.shrinkage import shrink_to_judge
 from evaluation.weighted_ppi import weighted_ppi
@@ -94,9 +98,10 @@ METHODS = (
     "verdicts only",
     "anytime",
     "shrinkage",
+    "shrinkage K-means",
 )
 # Methods with an overall (themes combined) figure, and the new designs the 5% limit applies to.
-OVERALL_METHODS = tuple(m for m in METHODS if m not in ("anytime", "shrinkage"))
+OVERALL_METHODS = tuple(m for m in METHODS if m not in ("anytime", "shrinkage", "shrinkage K-means"))
 NEW_DESIGNS = ("confidence", "confidence+split", "verdict split", "verdicts only", "anytime")
 PRIOR_LABELS = 4  # as evaluation.budget_split: the judge's own spread weighs as 4 pilot labels
 COVERAGE_TARGET = 0.94
@@ -269,6 +274,7 @@ def replicate(*, population: dict, seed: int) -> dict:
         m: [] for m in ("human-only", "robust PPI++", "confidence")
     }
     conf_estimates: list[tuple[float, float, float]] = []
+    kmeans_estimates: list[tuple[float, float, float]] = []
     rows_of = {t: np.flatnonzero(themes == t) for t in THEMES}
     # The split: one stratum per theme, spread the theme's mean sqrt(c (1 - c)).
     strata = [
@@ -335,6 +341,7 @@ def replicate(*, population: dict, seed: int) -> dict:
             w=w,
             clusters=clusters,
         )
+        kmeans_estimates.append((today.mean, standard_error(today), float(v_all.mean())))
         for name, interval in (("human-only", human), ("robust PPI++", today)):
             res[name] = (_covered(interval.lo, interval.hi, target), interval.halfwidth, float(local.size))
             parts[name].append((interval, rows.size))
@@ -398,23 +405,27 @@ def replicate(*, population: dict, seed: int) -> dict:
         out["themes"][theme] = res
         out["themes"][theme]["_target"] = target
 
-    # Shrinkage across the themes, on the confidence design's estimates.
-    estimates = np.array([e[0] for e in conf_estimates])
-    ses = np.array([e[1] for e in conf_estimates])
-    if np.all(np.isfinite(ses)) and np.all(ses > 0):
-        shrunk = shrink_to_judge(
-            estimates=estimates.tolist(),
-            standard_errors=ses.tolist(),
-            judge_means=[e[2] for e in conf_estimates],
-            alpha=ALPHA,
-        )
-        for theme, s in zip(THEMES, shrunk, strict=True):
-            target = out["themes"][theme]["_target"]
-            labels = out["themes"][theme]["confidence"][2]
-            out["themes"][theme]["shrinkage"] = (_covered(s.lo, s.hi, target), s.halfwidth, labels)
-    else:
-        for theme in THEMES:
-            out["themes"][theme]["shrinkage"] = (True, math.inf, out["themes"][theme]["confidence"][2])
+    # Shrinkage across the themes, on the confidence design's estimates and on today's.
+    for method, source, found in (
+        ("shrinkage", "confidence", conf_estimates),
+        ("shrinkage K-means", "robust PPI++", kmeans_estimates),
+    ):
+        estimates = np.array([e[0] for e in found])
+        ses = np.array([e[1] for e in found])
+        if np.all(np.isfinite(ses)) and np.all(ses > 0) and np.all(np.isfinite(estimates)):
+            shrunk = shrink_to_judge(
+                estimates=estimates.tolist(),
+                standard_errors=ses.tolist(),
+                judge_means=[e[2] for e in found],
+                alpha=ALPHA,
+            )
+            for theme, s in zip(THEMES, shrunk, strict=True):
+                target = out["themes"][theme]["_target"]
+                labels = out["themes"][theme][source][2]
+                out["themes"][theme][method] = (_covered(s.lo, s.hi, target), s.halfwidth, labels)
+        else:
+            for theme in THEMES:
+                out["themes"][theme][method] = (True, math.inf, out["themes"][theme][source][2])
 
     overall_target = float(truth.mean())
     for name, pieces in (

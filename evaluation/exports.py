@@ -30,6 +30,7 @@ from annotation.spreadsheets import neutralise, neutralise_row
 from annotation.workflow import final_labels
 from evaluation.estimates import GroupEstimate, Report
 from evaluation.models import Judge, Judgment
+from evaluation.small_themes import ShrunkTheme, SmallThemes
 from evaluation.snapshots import Provenance
 
 PERCENT = "0.0%"
@@ -106,6 +107,36 @@ HEADERS = [header for header, _, _ in COLUMNS]
 _INDEX = {header: position for position, header in enumerate(HEADERS, start=1)}
 
 
+def _shrunk(row: ShrunkTheme | None, pick: Callable[[ShrunkTheme], Any]) -> Any:
+    return None if row is None else pick(row)
+
+
+# The shrinkage toward the judge (``evaluation.small_themes``), after COLUMNS when asked for:
+# theme rows only (empty on the difficulty cells and overall).
+SHRUNK_COLUMNS: list[tuple[str, Callable[[ShrunkTheme | None], Any], str | None]] = [
+    (
+        "ppi_shrunk_mean",
+        lambda r: _shrunk(r, lambda t: _finite(t.shrunk.mean) if t.shrunk else None),
+        PERCENT,
+    ),
+    ("ppi_shrunk_lo", lambda r: _shrunk(r, lambda t: _finite(t.shrunk.lo) if t.shrunk else None), PERCENT),
+    ("ppi_shrunk_hi", lambda r: _shrunk(r, lambda t: _finite(t.shrunk.hi) if t.shrunk else None), PERCENT),
+    ("ppi_shrunk_weight", lambda r: _shrunk(r, lambda t: _finite(t.weight)), DECIMAL),
+    ("ppi_se", lambda r: _shrunk(r, lambda t: _finite(t.standard_error)), "0.0000"),
+    ("ppi_shrunk_note", lambda r: _shrunk(r, lambda t: str(t.reason)), None),
+]
+SHRUNK_HEADERS = [header for header, _, _ in SHRUNK_COLUMNS]
+
+
+def shrunk_rows(*, report: Report, small: SmallThemes | None) -> list[ShrunkTheme | None]:
+    """Per row of :func:`report_groups`, the theme's shrinkage (None on the other rows)."""
+    groups = report_groups(report=report)
+    if small is None:
+        return [None] * len(groups)
+    themes = [small.of(group.theme) for group in report.themes]
+    return [*themes, *[None] * (len(groups) - len(themes))]
+
+
 def report_filename(*, campaign: Campaign, report: Report, extension: str) -> str:
     """A download's file name: ``<campaign>-<criterion>-<judge>-<method>.<extension>``."""
     return f"{campaign.slug}-{slugify(report.criterion)}-{slugify(report.judge)}-{report.method}.{extension}"
@@ -149,19 +180,38 @@ def source_values(provenance: Provenance | None) -> list[str]:
     return [provenance.source, as_of, provenance.trigger]
 
 
-def write_csv(*, report: Report, stream: Writable, provenance: Provenance | None = None) -> None:
+def write_csv(
+    *,
+    report: Report,
+    stream: Writable,
+    provenance: Provenance | None = None,
+    small: SmallThemes | None = None,
+) -> None:
     """Write one criterion's estimates to ``stream`` as CSV: a header row (``HEADERS`` after the
     criterion, the judge, alpha, the texts the numbers rest on and where the numbers come from,
     ``SOURCE_HEADERS``), then one row per theme, per theme x difficulty cell when present, and
     overall. Rates are fractions (0.5, not 50); a missing number is an empty field. Without
-    ``provenance`` the report was computed now."""
+    ``provenance`` the report was computed now. With ``small`` (the report's shrinkage toward the
+    judge) the ``SHRUNK_HEADERS`` columns follow, filled on the theme rows."""
     writer = csv.writer(stream)
     writer.writerow(
-        ["criterion", "judge", "alpha", "human_guidelines", "judge_prompt", *SOURCE_HEADERS, *HEADERS]
+        [
+            "criterion",
+            "judge",
+            "alpha",
+            "human_guidelines",
+            "judge_prompt",
+            *SOURCE_HEADERS,
+            *HEADERS,
+            *(SHRUNK_HEADERS if small is not None else []),
+        ]
     )
     texts = [guidelines_text(report.versions), prompt_text(report.versions), *source_values(provenance)]
-    for group in report_groups(report=report):
+    shrunk = shrunk_rows(report=report, small=small)
+    for group, row in zip(report_groups(report=report), shrunk, strict=True):
         values = [value(group) for _, value, _ in COLUMNS]
+        if small is not None:
+            values += [value(row) for _, value, _ in SHRUNK_COLUMNS]
         writer.writerow(
             neutralise_row(
                 [
@@ -302,13 +352,16 @@ def _metrics(wb: Workbook, campaign: Campaign) -> None:
         ws.append(cells)
 
 
-def _criterion_sheet(wb: Workbook, report: Report, taken: set[str]) -> None:
+def _criterion_sheet(wb: Workbook, report: Report, taken: set[str], small: SmallThemes | None) -> None:
     ws = wb.create_sheet(_sheet_title(report.criterion, taken))
     groups = report_groups(report=report)
     ws.freeze_panes = "B2"
-    ws.append(_header(ws, HEADERS))
-    for group in groups:
-        ws.append([_cell(ws, value(group), fmt) for _, value, fmt in COLUMNS])
+    ws.append(_header(ws, [*HEADERS, *(SHRUNK_HEADERS if small is not None else [])]))
+    for group, row in zip(groups, shrunk_rows(report=report, small=small), strict=True):
+        cells = [_cell(ws, value(group), fmt) for _, value, fmt in COLUMNS]
+        if small is not None:
+            cells += [_cell(ws, value(row), fmt) for _, value, fmt in SHRUNK_COLUMNS]
+        ws.append(cells)
     # The chart shows themes and overall (not the difficulty cells), with PPI++ error bars.
     rows = [row for row, group in enumerate(groups, start=2) if group.difficulty is None]
     chart = BarChart()
@@ -416,12 +469,15 @@ def build_workbook(
     criteria_reports: Sequence[Report],
     path_or_buffer: Any,
     provenances: Sequence[Provenance | None] | None = None,
+    shrinkages: Sequence[SmallThemes | None] | None = None,
 ) -> None:
     """Write the campaign's workbook to ``path_or_buffer`` (a path or a binary file object).
 
     ``provenances`` says, per report, where its numbers come from (a snapshot or a computation,
-    as of when: the Summary's last columns); None for reports computed now. The other sheets
-    (metrics, units, label history) are always read as the workbook is written.
+    as of when: the Summary's last columns); None for reports computed now. ``shrinkages``: per
+    report, its shrinkage toward the judge (the ``SHRUNK_HEADERS`` columns of its sheet), or
+    None. The other sheets (metrics, units, label history) are always read as the workbook is
+    written.
 
     Sheets: Summary (overall figures per criterion), Automatic metrics (or a note when the
     metrics module is absent), one sheet per report (estimates and agreement per theme and
@@ -433,8 +489,8 @@ def build_workbook(
     taken = {"summary", "automatic metrics", "units", "label history"}
     _summary(wb, campaign, criteria_reports, provenances or [None] * len(criteria_reports))
     _metrics(wb, campaign)
-    for report in criteria_reports:
-        _criterion_sheet(wb, report, taken)
+    for report, small in zip(criteria_reports, shrinkages or [None] * len(criteria_reports), strict=True):
+        _criterion_sheet(wb, report, taken, small)
     names = list(dict.fromkeys(report.criterion for report in criteria_reports))
     by_name = {c.name: c for c in Criterion.objects.filter(campaign=campaign, name__in=names)}
     _units(wb, campaign, [by_name[name] for name in names if name in by_name])
@@ -456,16 +512,18 @@ def _ci(interval: Any) -> str:
     return f"{_pct(interval.mean)} [{_pct(interval.shown_lo)}, {_pct(interval.shown_hi)}]{mark}"
 
 
-def table_lines(*, report: Report) -> list[str]:
-    """The report as fixed-width text lines (rates in percent), one row per group."""
+def table_lines(*, report: Report, small: SmallThemes | None = None) -> list[str]:
+    """The report as fixed-width text lines (rates in percent), one row per group; with
+    ``small``, each theme's estimate shrunk toward the judge and its weight after the rest."""
     level = 100 * (1 - report.alpha)
     lines = [
         f"{report.campaign} / {report.criterion} / judge {report.judge}: "
         f"method {report.method}, {level:g}% intervals, rates in %",
         f"{'theme':<20} {'n_hum':>6} {'n_judge':>8} {'human':>22} {'judge':>22} {'PPI++':>22} "
-        f"{'lambda':>6} {'agree':>6} {'kappa':>6} {'n_eff':>7} {'missing':>7}",
+        f"{'lambda':>6} {'agree':>6} {'kappa':>6} {'n_eff':>7} {'missing':>7}"
+        + (f" {'shrunk to judge':>22} {'weight':>6}" if small is not None else ""),
     ]
-    for group in report_groups(report=report):
+    for group, row in zip(report_groups(report=report), shrunk_rows(report=report, small=small), strict=True):
         name = group.theme if group.difficulty is None else f"{group.theme}/{group.difficulty}"
         agreement = group.agreement
         lines.append(
@@ -474,11 +532,42 @@ def table_lines(*, report: Report) -> list[str]:
             f"{_pct(agreement.observed if agreement else None):>6} "
             f"{_dec(agreement.kappa if agreement else None, 2):>6} "
             f"{_dec(group.effective_n, 0):>7} {len(group.missing_judgments):>7}"
+            + (_shrunk_text(row) if small is not None else "")
         )
     if any(_clipped(group) for group in report_groups(report=report)):
         lines[0] += "; * bound outside [0, 1] shown clipped to [0, 1]"
+    if small is not None:
+        lines.append(shrinkage_text(small=small))
     lines.append(
         f"human labels under guidelines {guidelines_text(report.versions)}; "
         f"judge prompt {prompt_text(report.versions)}"
     )
     return lines
+
+
+def _shrunk_text(row: ShrunkTheme | None) -> str:
+    if row is None or row.shrunk is None:
+        return f" {'-':>22} {'-':>6}"
+    return f" {_ci(row.shrunk):>22} {_dec(row.weight, 2):>6}"
+
+
+def shrinkage_text(*, small: SmallThemes) -> str:
+    """The shrinkage's caveat in one line: its guarantee is on average over the themes, with the
+    bench's coverage figures, and a warning when the judge agrees with the humans less than the
+    bench's judges whose intervals held (English: the command's and the files')."""
+    bench = small.bench
+    text = (
+        f"shrunk to judge (PAS, robust empirical Bayes intervals, tau^2 = {small.tau2:.5f}): "
+        f"{100 * (1 - small.alpha):g}% on average over the themes, not for each theme; a theme whose "
+        f"judge bias differs from the others' may be covered much less often (bench, {bench.designs} "
+        f"designs x {bench.replications} replications: {100 * bench.average_lowest:.1f}% to "
+        f"{100 * bench.average_highest:.1f}% on average, {100 * bench.worst_theme:.1f}% in the worst theme; "
+        f"the lowest with a judge agreeing {100 * bench.weak_agreement:.0f}%, at least "
+        f"{100 * bench.lowest_above_floor:.1f}% from {100 * bench.agreement_floor:.0f}%)"
+    )
+    if small.weak_judge and small.agreement is not None:
+        text += (
+            f"; here the judge agrees {100 * small.agreement:.1f}%, "
+            f"below {100 * bench.agreement_floor:.0f}%: rely on the PPI++ columns"
+        )
+    return text

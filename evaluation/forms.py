@@ -91,6 +91,7 @@ class ReportParams:
     alpha: float
     target: float
     no_judge: str = ""
+    shrinkage: bool = False
 
 
 class ReportForm(MessagesMixin, forms.Form):
@@ -98,13 +99,15 @@ class ReportForm(MessagesMixin, forms.Form):
 
     ``judge``: a name among ``judges``; none picks :func:`estimates.pick_default_judge`'s choice
     (none when several judges were run: the reader picks one). ``method``: robust or study.
-    ``alpha`` and ``target``: strictly between 0 and 1.
+    ``alpha`` and ``target``: strictly between 0 and 1. ``shrinkage``: add each theme's PPI++
+    estimate shrunk toward the judge (``evaluation.small_themes``), off unless asked for.
     """
 
     judge = forms.CharField(required=False)
     method = forms.CharField(required=False)
     alpha = NumberField(required=False)
     target = NumberField(required=False)
+    shrinkage = forms.BooleanField(required=False)
 
     def __init__(self, data: Any, *, judges: list[Judge]) -> None:
         super().__init__(data)
@@ -159,6 +162,7 @@ class ReportForm(MessagesMixin, forms.Form):
             alpha=data.get("alpha", DEFAULT_ALPHA),
             target=data.get("target", DEFAULT_TARGET),
             no_judge=no_judge,
+            shrinkage=bool(data.get("shrinkage", False)),
         )
 
 

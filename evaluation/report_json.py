@@ -9,6 +9,7 @@ import math
 from typing import Any
 
 from evaluation import intervals
+from evaluation.shrinkage import PPI_SHRUNK
 
 
 def _num(value: Any) -> float | None:
@@ -85,4 +86,43 @@ def report_as_json(*, report: Any) -> dict[str, Any]:
     }
     if report.by_difficulty is not None:
         data["by_difficulty"] = [group_as_json(group=group) for group in report.by_difficulty]
+    return data
+
+
+def with_shrinkage(*, data: dict[str, Any], small: Any) -> dict[str, Any]:
+    """``data`` (:func:`report_as_json`'s) with the report's shrinkage toward the judge
+    (``evaluation.small_themes.SmallThemes``): per theme ``ppi_shrunk_mean``, ``ppi_shrunk_ci``
+    (inside [0, 1]), ``ppi_shrunk_weight`` (the weight on the theme's own PPI++ estimate),
+    ``ppi_shrunk_se`` (the PPI++ standard error it used) and ``ppi_shrunk_note`` (why a theme
+    was left as it is, else empty); under ``shrinkage``, its method, alpha, tau2, the guarantee
+    (on average over the themes), the judge's overall agreement and whether it is below the
+    bench's judges whose intervals held (``weak_judge``), and the bench's coverage figures. The
+    PPI++ keys are unchanged."""
+    for theme in data["themes"]:
+        row = small.of(theme["theme"])
+        shrunk = row.shrunk if row is not None else None
+        theme["ppi_shrunk_mean"] = _num(shrunk.mean) if shrunk is not None else None
+        theme["ppi_shrunk_ci"] = _bounds(shrunk) if shrunk is not None else [None, None]
+        theme["ppi_shrunk_weight"] = _num(row.weight) if row is not None else None
+        theme["ppi_shrunk_se"] = _num(row.standard_error) if row is not None else None
+        theme["ppi_shrunk_note"] = str(row.reason) if row is not None else ""
+    bench = small.bench
+    data["shrinkage"] = {
+        "method": PPI_SHRUNK,
+        "alpha": small.alpha,
+        "tau2": _num(small.tau2),
+        "guarantee": "on average over the themes, not for each theme",
+        "overall_agreement": _num(small.agreement),
+        "weak_judge": small.weak_judge,
+        "bench_coverage": {
+            "designs": bench.designs,
+            "replications": bench.replications,
+            "average_lowest": bench.average_lowest,
+            "average_highest": bench.average_highest,
+            "worst_theme": bench.worst_theme,
+            "weak_agreement": bench.weak_agreement,
+            "agreement_floor": bench.agreement_floor,
+            "lowest_above_floor": bench.lowest_above_floor,
+        },
+    }
     return data

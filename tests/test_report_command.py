@@ -11,7 +11,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from openpyxl import load_workbook
 
+from evaluation.estimates import compute_report
+from evaluation.intervals import standard_error
 from evaluation.models import Judge
+from evaluation.shrinkage import shrink_to_judge
+from tests.categorical import categorical_campaign
 from tests.judged import study_campaign
 
 
@@ -154,3 +158,94 @@ def test_json_csv_and_table_never_carry_a_bound_outside_0_1(imported, method, tm
     assert ("clipped to [0, 1]" in table) == (method == "study")
     bounds = [float(b) for pair in re.findall(r"\[\s*(-?[\d.]+),\s*(-?[\d.]+)\]", table) for b in pair]
     assert bounds and all(0 <= b <= 100 for b in bounds)
+
+
+def shrunk_expected(report):
+    return shrink_to_judge(
+        estimates=[g.ppi.mean for g in report.themes],
+        standard_errors=[standard_error(g.ppi) for g in report.themes],
+        judge_means=[g.judge.mean for g in report.themes],
+        alpha=report.alpha,
+    )
+
+
+def test_shrinkage_adds_the_shrunk_columns_to_json_csv_xlsx_and_table(imported, tmp_path):
+    _, criterion, judge, _ = imported
+    expected = shrunk_expected(compute_report(criterion=criterion, judge=judge))
+    args = ("--campaign", "Velmont", "--criterion", "relevance")
+    plain = json.loads(run(*args, "--format", "json"))
+    data = json.loads(run(*args, "--format", "json", "--shrinkage"))
+    assert "shrinkage" not in plain and "ppi_shrunk_mean" not in plain["themes"][0]
+    assert data["shrinkage"]["method"] == "ppi++-shrunk"
+    assert data["shrinkage"]["guarantee"] == "on average over the themes, not for each theme"
+    assert data["shrinkage"]["bench_coverage"]["worst_theme"] == 0.862
+    # The study design's judge agrees with the humans on 17 of 21 paired units (81%).
+    assert data["shrinkage"]["overall_agreement"] == pytest.approx(17 / 21)
+    assert data["shrinkage"]["weak_judge"] is True
+    for theme, s in zip(data["themes"], expected, strict=True):
+        assert theme["ppi_shrunk_mean"] == pytest.approx(s.mean)
+        assert theme["ppi_shrunk_ci"] == pytest.approx([s.lo, s.hi])
+        assert theme["ppi_shrunk_weight"] == pytest.approx(s.weight)
+        assert (
+            theme["ppi_mean"] == next(t for t in plain["themes"] if t["theme"] == theme["theme"])["ppi_mean"]
+        )
+    assert data["shrinkage"]["tau2"] == pytest.approx(expected[0].tau2)
+
+    target = tmp_path / "shrunk.csv"
+    run(*args, "--format", "csv", "--output", str(target), "--shrinkage")
+    rows = list(csv.DictReader(target.open(encoding="utf-8")))
+    for row, s in zip(rows, expected, strict=False):
+        assert float(row["ppi_shrunk_mean"]) == pytest.approx(s.mean)
+        assert float(row["ppi_shrunk_lo"]) == pytest.approx(s.lo)
+        assert float(row["ppi_shrunk_weight"]) == pytest.approx(s.weight)
+    assert rows[-1]["theme"] == "overall" and rows[-1]["ppi_shrunk_mean"] == ""
+    unshrunk = tmp_path / "plain.csv"
+    run(*args, "--format", "csv", "--output", str(unshrunk))
+    assert "ppi_shrunk_mean" not in unshrunk.read_text(encoding="utf-8")
+
+    book = tmp_path / "shrunk.xlsx"
+    run(*args, "--format", "xlsx", "--output", str(book), "--shrinkage")
+    sheet = load_workbook(book)["relevance"]
+    header = [cell.value for cell in sheet[1]]
+    first = dict(zip(header, [cell.value for cell in sheet[2]], strict=True))
+    assert first["ppi_shrunk_mean"] == pytest.approx(expected[0].mean)
+    assert first["ppi_shrunk_weight"] == pytest.approx(expected[0].weight)
+
+    table = run(*args, "--shrinkage")
+    assert "shrunk to judge" in table and "on average over the themes, not for each theme" in table
+    assert "here the judge agrees 81.0%, below 85%: rely on the PPI++ columns" in table
+
+
+def test_shrinkage_cells_cannot_carry_a_formula(db, tmp_path):
+    study_campaign(
+        name="Hostile",
+        design={
+            '=HYPERLINK("http://evil","x")': ([(1, 1), (0, 1), (1, 0), (1, 1)], [0, 1]),
+            "@SUM(A1)": ([(1, 1), (0, 0), (1, 0)], [1, 1]),
+            "IT": ([(1, 1)], [1]),  # one label: left as it is, with its reason
+        },
+    )
+    target = tmp_path / "relevance.csv"
+    args = ("--campaign", "Hostile", "--criterion", "relevance", "--shrinkage")
+    run(*args, "--format", "csv", "--output", str(target))
+    rows = {row["theme"]: row for row in csv.DictReader(target.open(encoding="utf-8"))}
+    assert set(rows) == {'\'=HYPERLINK("http://evil","x")', "'@SUM(A1)", "IT", "overall"}
+    assert rows["IT"]["ppi_shrunk_mean"] == "" and "standard error" in rows["IT"]["ppi_shrunk_note"]
+    book = tmp_path / "r.xlsx"
+    run(*args, "--format", "xlsx", "--output", str(book))
+    sheet = load_workbook(book)["relevance"]
+    themes = [row[0].value for row in sheet.iter_rows(min_row=2)]
+    assert all(not str(theme).startswith(("=", "@")) for theme in themes)
+
+
+def test_shrinkage_with_fewer_than_two_themes_is_refused_naming_the_option(imported):
+    _, criterion, _, _ = imported
+    criterion.labels.exclude(unit__theme="Finance").delete()
+    with pytest.raises(CommandError, match=r"^--shrinkage: needs at least 2 themes .* this report has 1"):
+        run("--campaign", "Velmont", "--criterion", "relevance", "--format", "json", "--shrinkage")
+
+
+def test_shrinkage_on_a_criterion_with_categories_is_refused_saying_why(campaign):
+    criterion, _, _ = categorical_campaign(campaign)
+    with pytest.raises(CommandError, match=r"^--shrinkage: not offered for a criterion with categories"):
+        run("--campaign", campaign.name, "--criterion", criterion.name, "--format", "json", "--shrinkage")

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from openpyxl import load_workbook
 
 from annotation.models import Label, Level, Unit
-from evaluation import planning
+from evaluation import planning, snapshots
 from evaluation.estimates import compute_report, report_as_json
-from evaluation.models import Judge, Judgment
+from evaluation.intervals import standard_error
+from evaluation.models import Judge, Judgment, ReportSnapshot
+from evaluation.shrinkage import shrink_to_judge
+from tests.categorical import categorical_campaign
+from tests.factories import api_token
 from tests.judged import HOSTILE, judged_campaign, pct, row_html
 
 
@@ -222,3 +231,153 @@ def test_no_bound_outside_0_100_is_shown_and_a_clipped_one_is_flagged(method, ca
     )
     assert clipped == (method == "study")
     assert ("(bound clipped to [0, 1])" in content) == clipped
+
+
+# Small themes: the shrinkage toward the judge, an option
+
+
+def shrunk_expected(report):
+    return shrink_to_judge(
+        estimates=[g.ppi.mean for g in report.themes],
+        standard_errors=[standard_error(g.ppi) for g in report.themes],
+        judge_means=[g.judge.mean for g in report.themes],
+        alpha=report.alpha,
+    )
+
+
+def test_shrinkage_is_off_by_default_and_the_page_is_unchanged(campaign, analyst, client_for):
+    judged_campaign(campaign)
+    client = client_for(analyst)
+    content = client.get(url(campaign)).content.decode()
+    assert 'name="shrinkage"' in content and 'id="shrinkage"' in content
+    assert re.search(r'<input type="checkbox" name="shrinkage"[^>]*>', content).group(0).find("checked") == -1
+    assert "Shrunk toward the judge" not in content and "shrinkage-note" not in content
+    # Asked for and not: the same page but for the option's columns and note.
+    off = client.get(url(campaign), {"shrinkage": ""}).content.decode()
+    assert "Shrunk toward the judge" not in off
+
+
+@pytest.mark.parametrize("method", ["robust", "study"])
+def test_shrinkage_adds_the_shrunk_estimate_beside_ppi_equal_to_shrink_to_judge(
+    method, campaign, analyst, client_for
+):
+    criterion, judge, _ = judged_campaign(campaign)
+    report = compute_report(criterion=criterion, judge=judge, method=method)
+    expected = shrunk_expected(report)
+    response = client_for(analyst).get(url(campaign), {"method": method, "shrinkage": "on"})
+    content = response.content.decode()
+    assert response.status_code == 200
+    assert re.search(r'<input type="checkbox" name="shrinkage"[^>]*checked', content)
+    assert "Shrunk toward the judge" in content and "Own weight" in content
+    for group, shrunk in zip(report.themes, expected, strict=True):
+        row = row_html(content, css="estimate-row", attribute="theme", value=group.theme)
+        # PPI++ is still there, and the shrunk estimate beside it.
+        assert pct(group.ppi.mean) in row
+        assert f"<strong>{pct(shrunk.mean)}</strong>" in row
+        assert f"[{pct(shrunk.lo)}, {pct(shrunk.hi)}]" in row
+        assert f">{shrunk.weight:.2f}<" in row
+    note = re.search(r'id="shrinkage-note".*?</div>', content, re.S).group(0)
+    assert "95% on average over the themes, not for each theme" in note
+    assert "may be covered much less often" in note
+    assert "91.4% to 100.0% of the themes covered on average, 86.2% in the worst single theme" in note
+    assert "agreeing with the humans on 70.0% of units; at 85.0% or more, at least 99.2% on average" in note
+    assert "shrinkage-weak-judge" not in content  # the judge agrees 85.7% overall
+    assert f"±{(expected[0].tau2 ** 0.5) * 100:.1f} pts" in note
+
+
+def test_shrinkage_with_a_judge_agreeing_less_than_the_benchs_says_so(campaign, analyst, client_for):
+    judged_campaign(campaign, second_judge=True)  # the lexical judge is wrong one time in three
+    content = client_for(analyst).get(url(campaign), {"judge": "lexical", "shrinkage": "on"}).content.decode()
+    warning = re.search(r'class="shrinkage-weak-judge">(.*?)</p>', content, re.S).group(1)
+    assert "Here the judge agrees with the humans on" in warning and "below 85.0%" in warning
+    assert "Rely on the PPI++ columns." in warning
+
+
+def test_shrinkage_as_htmx_is_in_the_results_fragment(campaign, analyst, client_for):
+    judged_campaign(campaign)
+    response = client_for(analyst).get(url(campaign), {"shrinkage": "on"}, HTTP_HX_REQUEST="true")
+    content = response.content.decode()
+    assert response.status_code == 200 and "<html" not in content
+    assert "Shrunk toward the judge" in content and 'id="shrinkage-note"' in content
+
+
+def test_shrinkage_with_fewer_than_two_themes_is_refused_naming_the_field(campaign, analyst, client_for):
+    criterion, _, _ = judged_campaign(campaign)
+    # Only one theme keeps human labels.
+    Label.objects.filter(criterion=criterion).exclude(unit__theme="Finance").delete()
+    client = client_for(analyst)
+    response = client.get(url(campaign), {"shrinkage": "on"})
+    assert response.status_code == 400
+    content = response.content.decode()
+    assert "shrinkage: needs at least 2 themes with a PPI++ estimate and a positive standard error" in content
+    assert "this report has 1" in content
+    fragment = client.get(url(campaign), {"shrinkage": "on"}, HTTP_HX_REQUEST="true")
+    assert fragment.status_code == 200 and "shrinkage: needs at least 2 themes" in fragment.content.decode()
+    # Without the option the same report is shown.
+    assert client.get(url(campaign)).status_code == 200
+
+
+def test_shrinkage_on_a_criterion_with_categories_says_why_not(campaign, analyst, client_for):
+    criterion, _, _ = categorical_campaign(campaign)
+    response = client_for(analyst).get(url(campaign, criterion.name), {"shrinkage": "on"})
+    assert response.status_code == 400
+    content = response.content.decode()
+    assert "shrinkage: not offered for a criterion with categories" in content
+    assert "would no longer sum to one" in content
+
+
+def test_shrinkage_reads_no_more_queries_than_the_report(
+    campaign, analyst, client_for, django_assert_num_queries
+):
+    """From a snapshot: the 13 queries of the report (session, user, campaign, membership,
+    criterion, judges, criteria, snapshot, then what changed since), with the option or not;
+    computed now: the computation's queries, the same with the option."""
+    criterion, _, _ = judged_campaign(campaign)
+    client = client_for(analyst)
+    with CaptureQueriesContext(connection) as computed_off:
+        client.get(url(campaign))
+    with django_assert_num_queries(len(computed_off)):
+        assert client.get(url(campaign), {"shrinkage": "on"}).status_code == 200
+    snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
+    with django_assert_num_queries(13):
+        assert client.get(url(campaign)).status_code == 200
+    with django_assert_num_queries(13):
+        content = client.get(url(campaign), {"shrinkage": "on"}).content.decode()
+    assert 'data-source="snapshot"' in content and "Shrunk toward the judge" in content
+
+
+def test_the_downloads_carry_the_shrinkage_the_page_asked_for(campaign, analyst, client_for):
+    criterion, judge, _ = judged_campaign(campaign)
+    client = client_for(analyst)
+    content = client.get(url(campaign), {"shrinkage": "on"}).content.decode()
+    csv_url = reverse("evaluation:export_csv", args=[campaign.slug, "relevance"])
+    assert f"{csv_url}?shrinkage=on" in content
+    expected = shrunk_expected(compute_report(criterion=criterion, judge=judge))
+    rows = list(csv.DictReader(io.StringIO(client.get(csv_url, {"shrinkage": "on"}).content.decode())))
+    assert [float(row["ppi_shrunk_mean"]) for row in rows[:-1]] == pytest.approx([s.mean for s in expected])
+    assert "ppi_shrunk_mean" not in client.get(csv_url).content.decode()
+    xlsx = client.get(
+        reverse("evaluation:export_xlsx", args=[campaign.slug, "relevance"]), {"shrinkage": "on"}
+    )
+    sheet = load_workbook(io.BytesIO(xlsx.content))["relevance"]
+    assert "ppi_shrunk_weight" in [cell.value for cell in sheet[1]]
+    # Refused where the page refuses it, naming the field.
+    criterion.labels.exclude(unit__theme="Finance").delete()
+    refused = client.get(csv_url, {"shrinkage": "on"})
+    assert refused.status_code == 400 and refused.content.decode().startswith("shrinkage: needs at least 2")
+
+
+def test_the_api_adds_the_shrinkage_when_asked(campaign, analyst, client):
+    criterion, judge, _ = judged_campaign(campaign)
+    api = f"/api/v1/campaigns/{campaign.slug}/estimates/relevance"
+    auth = {"Authorization": f"Bearer {api_token(analyst)}"}
+    plain = client.get(api, headers=auth).json()
+    assert "shrinkage" not in plain
+    data = client.get(api, {"shrinkage": "true"}, headers=auth).json()
+    expected = shrunk_expected(compute_report(criterion=criterion, judge=judge))
+    assert [t["ppi_shrunk_mean"] for t in data["themes"]] == pytest.approx([s.mean for s in expected])
+    assert data["shrinkage"]["guarantee"] == "on average over the themes, not for each theme"
+    criterion.labels.exclude(unit__theme="Finance").delete()
+    refused = client.get(api, {"shrinkage": "true"}, headers=auth)
+    assert refused.status_code == 400
+    assert [e["field"] for e in refused.json()["errors"]] == ["shrinkage"]

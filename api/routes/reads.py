@@ -19,9 +19,10 @@ from annotation.categories import is_categorical
 from annotation.models import Criterion, Label
 from api.errors import domain_refusal
 from api.schemas import ErrorOut, JudgmentOut, LabelOut
-from evaluation import estimates, gate
+from evaluation import estimates, gate, small_themes
 from evaluation.categorical import categorical_report_as_json, compute_categorical_report
 from evaluation.models import Judgment
+from evaluation.report_json import with_shrinkage
 
 router = Router(tags=["estimates, labels and judgments"])
 READERS = sorted(JUDGE_VIEWERS)
@@ -35,6 +36,9 @@ class EstimatesQuery(Schema):
     alpha: float = 0.05
     method: str = "robust"
     by_difficulty: bool = False
+    # Each theme's PPI++ estimate shrunk toward the judge (evaluation.small_themes), as
+    # ``manage.py report --format json --shrinkage`` adds it.
+    shrinkage: bool = False
 
 
 class ReadQuery(Schema):
@@ -53,13 +57,17 @@ class JudgmentQuery(ReadQuery):
 def criterion_estimates(request: HttpRequest, slug: str, criterion: str, query: Query[EstimatesQuery]):
     """Per-theme and overall estimates (human-only, judge-only, PPI++) of one criterion: the
     JSON ``manage.py report --format json`` prints, with its parameters (per category and group,
-    with the confusion matrices, for a criterion with categories)."""
+    with the confusion matrices, for a criterion with categories). ``shrinkage=true`` adds each
+    theme's estimate shrunk toward the judge, as ``--shrinkage`` does (400 naming ``shrinkage``
+    for a criterion with categories or fewer than two themes with a standard error)."""
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
     found = get_object_or_404(Criterion, campaign=campaign, name=criterion)
     try:
         alpha = estimates.check_alpha(query.alpha)
         method = estimates.check_method(query.method)
         judge = estimates.default_judge(campaign=campaign, name=query.judge)
+        if query.shrinkage:
+            small_themes.check_shrinkage(method=method, categorical=is_categorical(found))
         if is_categorical(found):
             categorical = compute_categorical_report(
                 criterion=found, judge=judge, alpha=alpha, method=method, by_difficulty=query.by_difficulty
@@ -68,9 +76,11 @@ def criterion_estimates(request: HttpRequest, slug: str, criterion: str, query: 
         report = estimates.compute_report(
             criterion=found, judge=judge, alpha=alpha, method=method, by_difficulty=query.by_difficulty
         )
+        small = small_themes.shrink_report(report=report) if query.shrinkage else None
     except estimates.EstimateError as exc:
         raise domain_refusal(exc, default_field="judge") from None
-    return estimates.report_as_json(report=report)
+    data = estimates.report_as_json(report=report)
+    return data if small is None else with_shrinkage(data=data, small=small)
 
 
 @router.get(

@@ -21,6 +21,7 @@ from evaluation import intervals, notes
 from evaluation.charts import interval_chart, line_chart
 from evaluation.estimates import Report
 from evaluation.overview import COUNT_NAMES, METRIC_TITLES
+from evaluation.small_themes import ShrunkTheme, SmallThemes
 from evaluation.snapshots import Changes, HistoryTable, ThemeComparison
 from evaluation.stability import QuestionStability, Stability
 
@@ -203,6 +204,12 @@ def halfwidth(value: intervals.Interval | None) -> str:
     if value is None or _number(value.mean) is None or math.isnan(value.halfwidth):
         return DASH
     return "∞" if math.isinf(value.halfwidth) else points(value.halfwidth)
+
+
+@register.filter
+def shrunk_for(small: SmallThemes | None, theme: str) -> ShrunkTheme | None:
+    """The shrinkage of one theme (``evaluation.small_themes``), None without one."""
+    return None if small is None else small.of(theme)
 
 
 @register.filter

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET
 from annotation.access import AppRequest
 from annotation.categories import is_categorical
 from annotation.models import Campaign, Criterion
-from evaluation import categorical_exports, exports, snapshots
+from evaluation import categorical_exports, estimates, exports, small_themes, snapshots
 from evaluation.categorical import CategoricalReport, compute_categorical_report
 from evaluation.forms import ReportForm, ReportParams
 from evaluation.interchange import exporting
@@ -30,7 +30,8 @@ def _report_params(
     request: AppRequest, slug: str, criterion: str
 ) -> tuple[Campaign, Criterion, ReportParams] | HttpResponse:
     """The campaign, criterion and report parameters of a download (403 or 404 as the report),
-    or a 400 naming the parameter at fault or the missing judge."""
+    or a 400 naming the parameter at fault or the missing judge (or ``shrinkage`` asked for
+    where it is not offered: ``small_themes.check_shrinkage``)."""
     campaign, _, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     form = ReportForm(request.GET, judges=judges)
     valid = form.is_valid()
@@ -38,6 +39,11 @@ def _report_params(
     if not valid or params.judge is None:
         message = "; ".join(form.messages()) or params.no_judge
         return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+    if params.shrinkage:
+        try:
+            small_themes.check_shrinkage(method=params.method, categorical=is_categorical(criterion_obj))
+        except estimates.EstimateError as error:
+            return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
     return campaign, criterion_obj, params
 
 
@@ -61,7 +67,9 @@ def _categorical(
 
 def _shown_report(
     request: AppRequest, slug: str, criterion: str
-) -> tuple[Campaign, snapshots.ShownReport] | HttpResponse:
+) -> tuple[Campaign, snapshots.ShownReport, small_themes.SmallThemes | None] | HttpResponse:
+    """The campaign, the numbers the report page shows and, when asked for, their shrinkage
+    toward the judge (a 400 naming ``shrinkage`` where it cannot be had)."""
     found = _report_params(request, slug, criterion)
     if isinstance(found, HttpResponse):
         return found
@@ -76,7 +84,13 @@ def _shown_report(
     shown = snapshots.report_to_show(
         criterion=criterion_obj, judge=params.judge, method=params.method, alpha=params.alpha
     )
-    return campaign, shown
+    small = None
+    if params.shrinkage:
+        try:
+            small = small_themes.shrink_report(report=shown.report)
+        except estimates.EstimateError as error:
+            return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
+    return campaign, shown, small
 
 
 @login_required
@@ -98,13 +112,14 @@ def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     found = _shown_report(request, slug, criterion)
     if isinstance(found, HttpResponse):
         return found
-    campaign, shown = found
+    campaign, shown, small = found
     buffer = io.BytesIO()
     exports.build_workbook(
         campaign=campaign,
         criteria_reports=[shown.report],
         path_or_buffer=buffer,
         provenances=[shown.provenance],
+        shrinkages=[small],
     )
     response = HttpResponse(buffer.getvalue(), content_type=XLSX)
     name = exports.report_filename(campaign=campaign, report=shown.report, extension="xlsx")
@@ -130,11 +145,11 @@ def export_csv(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     found = _shown_report(request, slug, criterion)
     if isinstance(found, HttpResponse):
         return found
-    campaign, shown = found
+    campaign, shown, small = found
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     name = exports.report_filename(campaign=campaign, report=shown.report, extension="csv")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
-    exports.write_csv(report=shown.report, stream=response, provenance=shown.provenance)
+    exports.write_csv(report=shown.report, stream=response, provenance=shown.provenance, small=small)
     return response
 
 
@@ -210,7 +225,7 @@ def export_ares(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     found = _shown_report(request, slug, criterion)
     if isinstance(found, HttpResponse):
         return found
-    campaign, shown = found
+    campaign, shown, _small = found  # ARES's keys hold one rate per theme: the PPI++ one
     stream = io.StringIO()
     exporting.write_ares(report=shown.report, stream=stream)
     name = exports.report_filename(campaign=campaign, report=shown.report, extension="ares.json")

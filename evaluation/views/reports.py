@@ -19,7 +19,16 @@ from django.views.decorators.http import require_GET
 from annotation.access import AppRequest, get_campaign_for, may_refresh_estimates
 from annotation.categories import is_categorical
 from annotation.models import Campaign, Criterion, Role
-from evaluation import calibration, charts, citation_measures, estimates, estimators, planning, snapshots
+from evaluation import (
+    calibration,
+    charts,
+    citation_measures,
+    estimates,
+    estimators,
+    planning,
+    small_themes,
+    snapshots,
+)
 from evaluation.categorical import compute_categorical_report, theme_tables
 from evaluation.estimates import METHODS
 from evaluation.forms import ReportForm
@@ -56,12 +65,21 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     with a message naming it. The numbers are :func:`~evaluation.snapshots.report_to_show`'s:
     the latest snapshot of the parameters, or computed now, and the page says which. An htmx
     request gets the results region only, with status 200 even when it shows errors: htmx does
-    not swap 4xx responses, and the region is where they belong.
+    not swap 4xx responses, and the region is where they belong. With ``shrinkage``, each
+    theme's row adds its estimate shrunk toward the judge (``evaluation.small_themes``, read
+    from the report's numbers: no query), or the page refuses it (400 naming ``shrinkage``).
     """
     campaign, roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     form = ReportForm(request.GET, judges=judges)
     valid = form.is_valid()
     params = form.params()
+    errors = form.messages()
+    if valid and params.shrinkage:
+        try:
+            small_themes.check_shrinkage(method=params.method, categorical=is_categorical(criterion_obj))
+        except estimates.EstimateError as error:
+            errors.append(str(error))
+            valid = False
     context: dict[str, Any] = {
         "campaign": campaign,
         "roles": roles,
@@ -71,7 +89,7 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
         "params": params,
         "judge": params.judge,
         "methods": METHODS,
-        "errors": form.messages(),
+        "errors": errors,
         "method_notes": estimators.METHODS,
     }
     if valid and params.judge is not None and is_categorical(criterion_obj):
@@ -104,6 +122,12 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
                 precision=shown.report,
             ),
         )
+        if params.shrinkage:
+            try:
+                context["small_themes"] = small_themes.shrink_report(report=shown.report)
+            except estimates.EstimateError as error:
+                errors.append(str(error))
+                valid = False
         if params.judge.kind != Judge.Kind.IMPORTED:
             # Read when the section is shown (it reads every label: not on the snapshot's path).
             context["calibration_url"] = (

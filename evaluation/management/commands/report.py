@@ -1,4 +1,4 @@
-"""python manage.py report --campaign NAME --criterion relevance --format json|table|xlsx|csv"""
+"""python manage.py report --campaign NAME --criterion relevance --format json|table|xlsx|csv [--shrinkage]"""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.categories import is_categorical
 from annotation.models import Campaign, Criterion
-from evaluation import categorical_exports, citation_measures, estimates, exports
+from evaluation import categorical_exports, citation_measures, estimates, exports, small_themes
 from evaluation.categorical import categorical_report_as_json, compute_categorical_report
+from evaluation.report_json import with_shrinkage
 
 FORMATS = ("json", "table", "xlsx", "csv")
 
@@ -29,6 +30,12 @@ class Command(BaseCommand):
         parser.add_argument("--alpha", default="0.05", help="1 - confidence level (default 0.05)")
         parser.add_argument("--method", default="robust", help="robust (default) or study")
         parser.add_argument("--by-difficulty", action="store_true", help="add theme x difficulty rows")
+        parser.add_argument(
+            "--shrinkage",
+            action="store_true",
+            help="add each theme's PPI++ estimate shrunk toward the judge (PAS; 95%% on average over "
+            "the themes, not per theme; binary criteria, at least 2 themes)",
+        )
 
     @no_translations  # refusals and notes in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
@@ -58,6 +65,11 @@ class Command(BaseCommand):
             raise CommandError(
                 f"criterion {options['criterion']!r} does not exist in {campaign.name!r} (criteria: {names})"
             ) from None
+        if options["shrinkage"]:
+            try:
+                small_themes.check_shrinkage(method=options["method"], categorical=is_categorical(criterion))
+            except estimates.EstimateError as exc:
+                raise CommandError(f"--{exc}") from None
         if is_categorical(criterion):
             self._categorical(campaign=campaign, criterion=criterion, fmt=fmt, alpha=alpha, options=options)
             return
@@ -72,27 +84,38 @@ class Command(BaseCommand):
             )
         except estimates.EstimateError as exc:
             raise CommandError(str(exc)) from None
+        small = None
+        if options["shrinkage"]:
+            try:
+                small = small_themes.shrink_report(report=report)
+            except estimates.EstimateError as exc:
+                raise CommandError(f"--{exc}") from None
 
         output = options["output"]
         if fmt == "xlsx":
-            exports.build_workbook(campaign=campaign, criteria_reports=[report], path_or_buffer=output)
+            exports.build_workbook(
+                campaign=campaign, criteria_reports=[report], path_or_buffer=output, shrinkages=[small]
+            )
             self.stdout.write(f"wrote {output}")
             return
         if fmt == "csv":
             with open(output, "w", newline="", encoding="utf-8") as stream:
-                exports.write_csv(report=report, stream=stream)
+                exports.write_csv(report=report, stream=stream, small=small)
             self.stdout.write(f"wrote {output}")
             return
         if fmt == "json":
+            data = estimates.report_as_json(report=report)
+            if small is not None:
+                data = with_shrinkage(data=data, small=small)
             data = citation_measures.with_citation_measures(
-                data=estimates.report_as_json(report=report),
+                data=data,
                 criterion=criterion,
                 judge=judge,
                 precision=report,
             )
             text = json.dumps(data, indent=2, ensure_ascii=False)
         else:
-            text = "\n".join(exports.table_lines(report=report))
+            text = "\n".join(exports.table_lines(report=report, small=small))
         if output:
             with open(output, "w", encoding="utf-8") as stream:
                 stream.write(text + "\n")
