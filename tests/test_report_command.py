@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from openpyxl import load_workbook
 
+from annotation.models import Unit
 from evaluation.estimates import compute_report
 from evaluation.intervals import standard_error
 from evaluation.models import Judge
@@ -240,7 +241,7 @@ def test_shrinkage_cells_cannot_carry_a_formula(db, tmp_path):
 
 def test_shrinkage_with_fewer_than_two_themes_is_refused_naming_the_option(imported):
     _, criterion, _, _ = imported
-    criterion.labels.exclude(unit__theme="Finance").delete()
+    Unit.objects.filter(campaign=criterion.campaign).update(theme="Finance")  # one theme only
     with pytest.raises(CommandError, match=r"^--shrinkage: needs at least 2 themes .* this report has 1"):
         run("--campaign", "Velmont", "--criterion", "relevance", "--format", "json", "--shrinkage")
 
