@@ -25,7 +25,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation import ingest
 from annotation.models import Campaign, Criterion, Unit
 from annotation.templatetags.annotation_format import builtin_title
-from evaluation import estimates, import_previews
+from evaluation import estimates, import_previews, judge_choice
 from evaluation.estimates import EstimateError
 from evaluation.models import Judge, JudgeRun
 from evaluation.snapshots import SNAPSHOT_ALPHA
@@ -93,7 +93,7 @@ class ReportParams:
 class ReportForm(MessagesMixin, forms.Form):
     """The GET parameters of a report, its history and its downloads.
 
-    ``judge``: a name among ``judges``; none picks :func:`estimates.pick_default_judge`'s choice
+    ``judge``: a name among ``judges``; none picks :func:`judge_choice.pick_default_judge`'s choice
     (none when several judges were run: the reader picks one). ``method``: robust or study.
     ``alpha`` and ``target``: strictly between 0 and 1. ``shrinkage``: add each theme's PPI++
     estimate shrunk toward the judge (``evaluation.small_themes``), off unless asked for.
@@ -127,7 +127,7 @@ class ReportForm(MessagesMixin, forms.Form):
             data["alpha"] = DEFAULT_ALPHA
         self._check("method", estimates.check_method)
         self._check("alpha", estimates.check_alpha)
-        self._check("judge", lambda name: estimates.choose_judge(judges=self.judges, name=name))
+        self._check("judge", lambda name: judge_choice.choose_judge(judges=self.judges, name=name))
         return data
 
     def _check(self, key: str, check: Callable[[Any], Any], *, prefix: str = "") -> None:
@@ -212,7 +212,7 @@ class CompareForm(ReportForm):
             return data
         self._check(
             "other_judge",
-            lambda name: estimates.choose_judge(judges=self.other_judges, name=name),
+            lambda name: judge_choice.choose_judge(judges=self.other_judges, name=name),
             prefix="other_",
         )
         if self.errors:

@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Campaign, Criterion
 from annotation.templatetags.annotation_format import builtin_title
-from evaluation import estimates, stability
+from evaluation import estimates, judge_choice, stability
 from evaluation.estimates import EstimateError
 from evaluation.evidence import DEFAULT_BUDGETS, parse_budgets
 from evaluation.evidence_report import criterion_categories
@@ -43,7 +43,7 @@ class StabilityForm(MessagesMixin, forms.Form):
     """The GET parameters of the stability page. ``measure``: ``criterion:NAME`` or
     ``metric:NAME`` (default: the first criterion, else the response metric); ``source``:
     ``judge`` (default) or ``human``, for a criterion; ``judge``: a name among ``judges``
-    (default :func:`estimates.pick_default_judge`'s choice); ``alpha``; ``draws`` (1 to
+    (default :func:`judge_choice.pick_default_judge`'s choice); ``alpha``; ``draws`` (1 to
     ``stability.MAX_DRAWS``) and ``seed`` of the subsampling. Missing parameters take their
     defaults, which the form then shows."""
 
@@ -60,7 +60,7 @@ class StabilityForm(MessagesMixin, forms.Form):
     def __init__(self, data: Any, *, criteria: list[Criterion], judges: list[Judge]) -> None:
         self.criteria = criteria
         self.judges = {judge.name: judge for judge in judges}
-        default_judge = estimates.pick_default_judge(judges)
+        default_judge = judge_choice.pick_default_judge(judges)
         first = stability.default_measure(criteria=criteria)
         defaults = {
             "measure": first.key,

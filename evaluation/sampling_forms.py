@@ -13,7 +13,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Campaign, Criterion
-from evaluation import allocation, anytime, estimates
+from evaluation import allocation, anytime, judge_choice
 from evaluation.forms import NumberField
 from evaluation.models import Judge, Judgment
 
@@ -46,7 +46,7 @@ class JudgeSampleForm(forms.Form):
     def __init__(self, data=None, *, campaign: Campaign) -> None:
         criteria = Criterion.objects.filter(campaign=campaign).order_by("name")
         if data is None:
-            default = estimates.pick_default_judge(
+            default = judge_choice.pick_default_judge(
                 list(Judge.objects.filter(campaign=campaign).order_by("name"))
             )
             # The first criterion the default judge gave confidences on, else the first one.
