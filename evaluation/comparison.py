@@ -40,7 +40,7 @@ from scipy.stats import t as student_t
 from annotation.current_sample import current_sample
 from annotation.errors import refusal
 from annotation.models import Answer, Campaign, Criterion, Question, Unit
-from evaluation import estimates, estimators, metrics
+from evaluation import estimates, estimators, judge_choice, metrics
 from evaluation.estimates import OVERALL, EstimateError
 from evaluation.intervals import quantile
 from evaluation.models import Judge, Judgment
@@ -445,7 +445,7 @@ def versions_for(
         judge = judges[position] if judges is not None else None
         if judge is None:
             try:
-                judge = estimates.default_judge(campaign=campaign, name=judge_name or None)
+                judge = judge_choice.default_judge(campaign=campaign, name=judge_name or None)
             except EstimateError as exc:
                 raise ComparisonError(exc.reason, field="judge") from None
         versions.append(Version(campaign=campaign, criterion=found, judge=judge))

@@ -43,8 +43,8 @@ from evaluation.estimates import (
     check_alpha,
     check_method,
     compute_report,
-    default_judge,
 )
+from evaluation.judge_choice import default_judge
 from evaluation.models import Judge
 
 # How a snapshot's trigger reads after "after" (the report page's wording).

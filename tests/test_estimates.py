@@ -12,7 +12,7 @@ from scipy.stats import norm
 
 from annotation.models import Criterion, Label, Level, Sample, SampleItem, Stage, Unit
 from annotation.workflow import final_labels
-from evaluation import estimates, estimators
+from evaluation import estimates, estimators, judge_choice
 from evaluation.models import Judge, Judgment
 from tests.factories import make_answer, make_campaign
 from tests.judged import DESIGN, study_campaign
@@ -352,20 +352,20 @@ def test_bad_method_alpha_or_foreign_judge_are_refused(db):
 def test_default_judge_prefers_the_only_run_judge_then_the_imported_one(db):
     campaign = make_campaign(name="Judges")
     with pytest.raises(estimates.EstimateError, match="no judge"):
-        estimates.default_judge(campaign=campaign)
+        judge_choice.default_judge(campaign=campaign)
     imported = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
-    assert estimates.default_judge(campaign=campaign) == imported
+    assert judge_choice.default_judge(campaign=campaign) == imported
     lexical = Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
-    assert estimates.default_judge(campaign=campaign) == lexical
+    assert judge_choice.default_judge(campaign=campaign) == lexical
     Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
     with pytest.raises(estimates.EstimateError, match="gpt, imported, lexical"):
-        estimates.default_judge(campaign=campaign)
-    assert estimates.default_judge(campaign=campaign, name="imported") == imported
+        judge_choice.default_judge(campaign=campaign)
+    assert judge_choice.default_judge(campaign=campaign, name="imported") == imported
     judges = list(Judge.objects.filter(campaign=campaign))
-    assert estimates.pick_default_judge(judges) is None
-    assert estimates.pick_default_judge([imported, lexical]) == lexical
-    assert estimates.pick_default_judge([imported]) == imported
-    assert estimates.pick_default_judge([]) is None
+    assert judge_choice.pick_default_judge(judges) is None
+    assert judge_choice.pick_default_judge([imported, lexical]) == lexical
+    assert judge_choice.pick_default_judge([imported]) == imported
+    assert judge_choice.pick_default_judge([]) is None
 
 
 def test_a_theme_with_one_label_has_a_point_estimate_and_null_bounds(db):

@@ -9,7 +9,7 @@ from django.http import QueryDict
 from django.utils import translation
 
 from annotation.models import Criterion
-from evaluation import estimates
+from evaluation import estimates, judge_choice
 from evaluation.forms import CompareForm, ImportForm, JudgeRunForm, RefreshForm, ReportForm, ResumeForm
 from evaluation.models import Judge
 from tests.factories import make_campaign
@@ -89,7 +89,7 @@ def test_domain_errors_carry_their_field():
     assert caught.value.field == "alpha" and caught.value.message == "must be strictly between 0 and 1, got 2"
     assert str(caught.value) == "alpha: must be strictly between 0 and 1, got 2"
     with pytest.raises(estimates.EstimateError) as caught:
-        estimates.choose_judge(judges=[], name="gpt")
+        judge_choice.choose_judge(judges=[], name="gpt")
     assert caught.value.field == "judge"
 
 

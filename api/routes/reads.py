@@ -19,7 +19,7 @@ from annotation.categories import is_categorical
 from annotation.models import Criterion, Label
 from api.errors import domain_refusal
 from api.schemas import ErrorOut, JudgmentOut, LabelOut
-from evaluation import estimates, gate, small_themes
+from evaluation import estimates, gate, judge_choice, small_themes
 from evaluation.categorical import categorical_report_as_json, compute_categorical_report
 from evaluation.models import Judgment
 from evaluation.report_json import with_shrinkage
@@ -65,7 +65,7 @@ def criterion_estimates(request: HttpRequest, slug: str, criterion: str, query: 
     try:
         alpha = estimates.check_alpha(query.alpha)
         method = estimates.check_method(query.method)
-        judge = estimates.default_judge(campaign=campaign, name=query.judge)
+        judge = judge_choice.default_judge(campaign=campaign, name=query.judge)
         if query.shrinkage:
             small_themes.check_shrinkage(method=method, categorical=is_categorical(found))
         if is_categorical(found):

@@ -17,7 +17,7 @@ from annotation.access import AppRequest, get_campaign_for
 from annotation.forms import add_domain_error
 from annotation.models import Role, Sample
 from evaluation import anytime as anytime_mode
-from evaluation.forms import AnytimeForm
+from evaluation.sampling_forms import AnytimeForm
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 OPERATORS = [Role.MANAGER]

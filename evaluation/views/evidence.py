@@ -24,7 +24,7 @@ from evaluation.evidence_report import (
     report_as_json,
     write_csv,
 )
-from evaluation.forms import EvidenceForm
+from evaluation.measure_forms import EvidenceForm
 from evaluation.views.compare import comparable_campaigns
 from evaluation.views.reports import VIEWERS
 

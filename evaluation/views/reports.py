@@ -25,6 +25,7 @@ from evaluation import (
     citation_measures,
     estimates,
     estimators,
+    judge_choice,
     planning,
     small_themes,
     snapshots,
@@ -42,10 +43,10 @@ def criterion_page(
 ) -> tuple[Campaign, set[str], Criterion, list[Judge]]:
     """The campaign (403 unless the user is its manager or analyst), the user's roles, the
     criterion by name (404) and the campaign's judges able to label it, by name
-    (``estimates.able_judges``): what every report page reads."""
+    (``judge_choice.able_judges``): what every report page reads."""
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
     criterion_obj = get_object_or_404(Criterion, campaign=campaign, name=criterion)
-    judges = estimates.able_judges(criterion=criterion_obj, judges=campaign_judges(campaign=campaign))
+    judges = judge_choice.able_judges(criterion=criterion_obj, judges=campaign_judges(campaign=campaign))
     return campaign, roles, criterion_obj, judges
 
 
@@ -154,7 +155,7 @@ def calibration_section(request: AppRequest, slug: str, criterion: str) -> HttpR
     it otherwise, or for a criterion with categories."""
     campaign, _roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     try:
-        judge = estimates.choose_judge(judges=judges, name=request.GET.get("judge", ""))
+        judge = judge_choice.choose_judge(judges=judges, name=request.GET.get("judge", ""))
     except estimates.EstimateError as error:
         return HttpResponseBadRequest(f"judge: {error.message}", content_type="text/plain; charset=utf-8")
     if judge is None or is_categorical(criterion_obj):

@@ -17,7 +17,7 @@ from annotation.access import AppRequest, get_campaign_for
 from annotation.forms import add_domain_error
 from annotation.models import Role
 from evaluation.budget_split import Plan, draw_by_plan, plan_split
-from evaluation.forms import ConfidenceSampleForm
+from evaluation.sampling_forms import ConfidenceSampleForm
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 OPERATORS = [Role.MANAGER]

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, get_campaign_for
 from evaluation import stability
-from evaluation.forms import StabilityForm
+from evaluation.measure_forms import StabilityForm
 from evaluation.views.reports import VIEWERS, campaign_judges
 
 

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.ingest import ImportFailed
 from annotation.models import Campaign
-from evaluation import estimates
+from evaluation import estimates, judge_choice
 from evaluation.interchange import exporting
 from evaluation.interchange.vocabulary import read_vocabulary
 
@@ -44,7 +44,7 @@ class Command(BaseCommand):
             criteria = exporting.pick_criteria(campaign=campaign, name=options["criterion"])
             judge = None
             if options["judge"] or fmt in (exporting.ARGILLA, exporting.ARES):
-                judge = estimates.default_judge(campaign=campaign, name=options["judge"])
+                judge = judge_choice.default_judge(campaign=campaign, name=options["judge"])
             if fmt == exporting.PARQUET:
                 count = exporting.write_parquet(campaign=campaign, criteria=criteria, sink=output)
             elif fmt == exporting.ARES:

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.categories import is_categorical
 from annotation.models import Campaign, Criterion
-from evaluation import categorical_exports, citation_measures, estimates, exports, small_themes
+from evaluation import categorical_exports, citation_measures, estimates, exports, judge_choice, small_themes
 from evaluation.categorical import categorical_report_as_json, compute_categorical_report
 from evaluation.report_json import with_shrinkage
 
@@ -74,7 +74,7 @@ class Command(BaseCommand):
             self._categorical(campaign=campaign, criterion=criterion, fmt=fmt, alpha=alpha, options=options)
             return
         try:
-            judge = estimates.default_judge(campaign=campaign, name=options["judge"])
+            judge = judge_choice.default_judge(campaign=campaign, name=options["judge"])
             report = estimates.compute_report(
                 criterion=criterion,
                 judge=judge,
@@ -128,7 +128,7 @@ class Command(BaseCommand):
     ) -> None:
         """A criterion with categories: per category and group, with the confusion matrices."""
         try:
-            judge = estimates.default_judge(campaign=campaign, name=options["judge"], criterion=criterion)
+            judge = judge_choice.default_judge(campaign=campaign, name=options["judge"], criterion=criterion)
             report = compute_categorical_report(
                 criterion=criterion,
                 judge=judge,

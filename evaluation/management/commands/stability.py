@@ -8,7 +8,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.models import Campaign
-from evaluation import estimates, metrics, stability
+from evaluation import estimates, judge_choice, metrics, stability
 
 FORMATS = ("table", "json", "csv")
 
@@ -54,7 +54,7 @@ class Command(BaseCommand):
             measure = stability.parse_measure(key=key, criteria=criteria)
             judge = None
             if measure.kind != stability.METRIC and options["source"] == stability.JUDGE:
-                judge = estimates.default_judge(campaign=campaign, name=options["judge"])
+                judge = judge_choice.default_judge(campaign=campaign, name=options["judge"])
             result = stability.compute_stability(
                 campaign=campaign,
                 measure=measure,
