@@ -60,8 +60,8 @@ from annotation.models import Campaign, Criterion, Sample
 from annotation.sampling.draws import GivenDraw, store_given_sample
 from annotation.workflow import final_labels
 from evaluation.budget_split import PRIOR_LABELS
-from evaluation.confidence_sampling import UNKNOWN, Population, _shape, check_judge, population
-from evaluation.inclusion import DEFAULT_FLOOR, confidence_probabilities, spread
+from evaluation.confidence_sampling import Population, _shape, check_judge, population
+from evaluation.inclusion import DEFAULT_FLOOR, UNKNOWN, confidence_probabilities, spread
 from evaluation.models import Judge
 from evaluation.sequential import Look, anytime_ppi, more_draws, planned_draws, tuning
 
@@ -119,11 +119,13 @@ class SequenceStatus:
 
     @property
     def next_themes(self) -> list[str]:
-        """The themes the next batch draws: not precise enough and below their cap; none when
-        a theme's confidences changed (the sequence cannot go on)."""
+        """The themes the next batch draws: not precise enough, not out of reach and below their
+        cap; none when a theme's confidences changed (the sequence cannot go on)."""
         if any(row.state == CHANGED for row in self.themes):
             return []
-        return [row.theme for row in self.themes if row.state != STOP and row.draws < row.cap]
+        return [
+            row.theme for row in self.themes if row.state not in (STOP, OUT_OF_REACH) and row.draws < row.cap
+        ]
 
     @property
     def open_themes(self) -> int:
@@ -216,7 +218,32 @@ def start_sequence(
     """Start an anytime sequence of ``criterion`` with ``judge`` and draw its first batch;
     return the batch's sample. Refuses (FieldError naming ``judge``, ``target_halfwidth``,
     ``batch_size``, ``alpha``, ``seed`` or ``criterion``) when there is no judge of the
-    campaign, a setting is out of range, or the criterion has no unit; nothing is written then."""
+    campaign, a setting is out of range, or the criterion has no unit or has categories; nothing
+    is written then. The criterion's row is locked while the batch is drawn, as for the next
+    batch (:func:`next_batch`), so that a start and a next batch never both become current."""
+    with transaction.atomic():
+        Criterion.objects.select_for_update().filter(pk=criterion.pk).first()
+        return _start_sequence(
+            criterion=criterion,
+            judge=judge,
+            target_halfwidth=target_halfwidth,
+            batch_size=batch_size,
+            alpha=alpha,
+            seed=seed,
+            user=user,
+        )
+
+
+def _start_sequence(
+    *,
+    criterion: Criterion,
+    judge: Judge | None,
+    target_halfwidth: float,
+    batch_size: int,
+    alpha: float,
+    seed: int,
+    user,
+) -> Sample:
     judge = check_judge(criterion=criterion, judge=judge)
     _check_settings(target_halfwidth=target_halfwidth, batch_size=batch_size, alpha=alpha)
     units = population(criterion=criterion, judge=judge)

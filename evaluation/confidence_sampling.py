@@ -29,16 +29,14 @@ from typing import cast
 import numpy as np
 from django.utils.translation import gettext_lazy as _
 
+from annotation.categories import is_categorical
 from annotation.errors import FieldError, refusal
 from annotation.models import Criterion, Sample, Unit
 from annotation.sampling.design import allocate_clusters
 from annotation.sampling.draws import GivenDraw, store_given_sample
 from evaluation.calibration import probability_of_one
-from evaluation.inclusion import DEFAULT_FLOOR, confidence_probabilities, poisson_draw, spread
+from evaluation.inclusion import DEFAULT_FLOOR, UNKNOWN, confidence_probabilities, poisson_draw, spread
 from evaluation.models import Judge, Judgment
-
-UNKNOWN = 0.5
-
 
 # The verdict stratum of a unit the judge did not label (``Population.verdicts``).
 NOT_JUDGED = -1
@@ -151,9 +149,27 @@ def strata_of(*, units: Population, theme: str, by_verdict: bool) -> dict[str, n
     return out
 
 
+def check_binary(criterion: Criterion) -> None:
+    """FieldError on ``criterion`` when it has categories: the designs that follow the judge's
+    probability of a 1 (and its 0/1 verdict) are defined for a 0/1 label only."""
+    if is_categorical(criterion):
+        raise FieldError(
+            "criterion",
+            refusal(
+                _(
+                    "criterion: %(criterion)s has categories; sampling by the judge follows its "
+                    "probability of a 1, so it needs a 0/1 criterion (use K-means)"
+                ),
+                criterion=repr(criterion.name),
+            ),
+        )
+
+
 def check_judge(*, criterion: Criterion, judge: Judge | None) -> Judge:
     """``judge`` when it is a judge of the criterion's campaign; FieldError on ``judge`` naming the
-    design otherwise."""
+    design otherwise; FieldError on ``criterion`` for a criterion with categories
+    (:func:`check_binary`)."""
+    check_binary(criterion)
     if judge is None or judge.campaign_id != criterion.campaign_id:
         raise FieldError(
             "judge",

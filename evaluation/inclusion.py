@@ -36,6 +36,9 @@ from numpy.typing import ArrayLike
 # overconfident judge's sure-and-wrong units got so few labels that intervals covered 89-90%
 # in bench/efficiency_bench.py; at 0.5 calibrated designs lost almost no width (docs/statistics.md).
 DEFAULT_FLOOR = 0.5
+# The judge's probability of a 1 on a unit it gave no confidence on (for the design) or did not
+# label (for the estimators): the most uncertain.
+UNKNOWN = 0.5
 _BISECTIONS = 64
 
 

@@ -39,8 +39,8 @@ from django.db.models import Case, Count, F, FloatField, Sum, Value, When
 
 from annotation.models import Criterion, Sample, SampleItem, Unit
 from evaluation.anytime import sequence_probabilities
-from evaluation.confidence_sampling import UNKNOWN, Judged, design_probabilities, judged_units
-from evaluation.inclusion import union_inclusion_probabilities
+from evaluation.confidence_sampling import Judged, design_probabilities, judged_units
+from evaluation.inclusion import UNKNOWN, union_inclusion_probabilities
 from evaluation.models import Judge, Judgment
 
 ID_CHUNK = 900

@@ -44,7 +44,7 @@ class JudgeSampleForm(forms.Form):
         return {}
 
     def __init__(self, data=None, *, campaign: Campaign) -> None:
-        criteria = Criterion.objects.filter(campaign=campaign).order_by("name")
+        criteria = Criterion.objects.filter(campaign=campaign).exclude(kind="categorical").order_by("name")
         if data is None:
             default = judge_choice.pick_default_judge(
                 list(Judge.objects.filter(campaign=campaign).order_by("name"))

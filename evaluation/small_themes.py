@@ -163,7 +163,9 @@ def _inputs(group: GroupEstimate) -> tuple[float, float, float] | str | Promise:
     se = intervals.standard_error(ppi)
     if not (math.isfinite(se) and se > 0):
         return NO_STANDARD_ERROR
-    return ppi.mean, se, group.judge.mean
+    # The study method's PPI++ mean may leave [0, 1] (ppi_py does not clip); the shrunk centre
+    # and its interval are kept inside, as the robust method's are.
+    return min(1.0, max(0.0, ppi.mean)), se, group.judge.mean
 
 
 def shrink_report(*, report: Report) -> SmallThemes:

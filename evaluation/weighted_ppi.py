@@ -31,7 +31,9 @@ observed 0 is a rare event, not an impossible one). A 0/1 verdict as the predict
 without confidences, each theme split by its verdict): the residual is the disagreement, rare,
 and a stratum's few labels often show none; V is then at least the robust estimators' rectifier
 floor (``estimators._rectifier_floor``: the smoothed variances of the labels and of the
-disagreements) through the design. Without it, at 95% agreement, the verdict split's intervals
+disagreements, over the labels the judge gave a verdict on; 1/2 elsewhere) through the design.
+Both floors take at least a simple random sample's factor (1 - n/N) / n when the labeled units
+were all drawn with certainty and others were not. Without it, at 95% agreement, the verdict split's intervals
 covered 73-74% of the themes (``bench/efficiency_bench.py --quick``, "verdicts only"); with it,
 96-100% over the seven designs (1,000 replications).
 
@@ -52,6 +54,7 @@ from numpy.typing import ArrayLike
 
 from evaluation import notes
 from evaluation.estimators import PPI_CONFIDENCE, _rectifier_floor, _smoothed_variance
+from evaluation.inclusion import UNKNOWN
 from evaluation.intervals import Interval, from_variance, nan_interval, unbounded_interval
 
 PPI_WEIGHTED = PPI_CONFIDENCE
@@ -134,12 +137,21 @@ def weighted_ppi(
     variance = n / (n - 1) * float(np.sum((1 - p) * w**2 * (residual - residual_mean) ** 2)) / n_hat**2
     note = ""
     design = n / (n - 1) * float(np.sum((1 - p) * w**2)) / n_hat**2
-    if np.all((c == 0) | (c == 1)):
-        # A 0/1 verdict as the prediction: the residual is the disagreement, and a stratum of
-        # ten labels where a judge that errs 5% of the time erred on none would claim no
-        # variance at all. The robust estimators' floor on the rectifier (smoothed rates of
-        # the labels and of the disagreements), per label, through the design.
-        floor = design * _rectifier_floor(labels=labels, preds=c, lam=coefficient, alpha=alpha, G=1)
+    if n < N:
+        # Labels all drawn with certainty while other units were left: the design's own factor
+        # is zero, the floors would be too; they take at least a simple random sample's.
+        design = max(design, (1 - n / N) / n)
+    verdicts = (c == 0) | (c == 1)
+    if verdicts.any() and np.all(verdicts | (c == UNKNOWN)):
+        # A 0/1 verdict as the prediction (1/2 on a unit the judge did not label): the residual
+        # is the disagreement, and a stratum of ten labels where a judge that errs 5% of the
+        # time erred on none would claim no variance at all. The robust estimators' floor on
+        # the rectifier (smoothed rates of the labels and of the disagreements) over the
+        # judged labels, per label, through the design.
+        rectifier = _rectifier_floor(
+            labels=labels[verdicts], preds=c[verdicts], lam=coefficient, alpha=alpha, G=1
+        )
+        floor = design * rectifier
         if floor > variance:
             variance, note = floor, notes.FLOORED
     elif np.all(labels == labels[0]):

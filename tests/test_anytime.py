@@ -292,3 +292,33 @@ def test_pooled_with_an_older_sample_the_sequence_counts_once_by_its_latest_batc
         in_sequence = sequence.get(unit_id, 1 - (1 - q) ** 12)
         # The rate of the older sample: 4 of 40; the first batch does not count again.
         assert pooled.probability[unit_id] == pytest.approx(1 - (1 - 0.1) * (1 - in_sequence), rel=1e-6)
+
+
+def test_a_criterion_with_categories_is_refused_by_both_designs_that_follow_the_judge():
+    from evaluation.budget_split import plan_split
+    from evaluation.confidence_sampling import draw_confidence_sample
+    from tests.categorical import categorical_campaign
+
+    criterion, judge, _ = categorical_campaign(make_campaign())
+    for attempt in (
+        lambda: anytime.start_sequence(criterion=criterion, judge=judge),
+        lambda: draw_confidence_sample(criterion=criterion, judge=judge, budget=10),
+        lambda: plan_split(criterion=criterion, judge=judge, budget=10, by_verdict=True),
+    ):
+        with pytest.raises(FieldError) as refused:
+            attempt()
+        assert refused.value.field == "criterion"
+        assert "has categories" in str(refused.value)
+    assert not Sample.objects.exists()
+
+
+def test_a_theme_out_of_reach_is_not_drawn_again(judged):
+    from dataclasses import replace
+
+    campaign, criterion, judge, truth, p_one = judged
+    sample = anytime.start_sequence(criterion=criterion, judge=judge, batch_size=5, seed=0)
+    status = anytime.sequence_status(sample=sample)
+    rows = [
+        row if row.theme == "Finance" else replace(row, state=anytime.OUT_OF_REACH) for row in status.themes
+    ]
+    assert replace(status, themes=rows).next_themes == ["Finance"]

@@ -150,3 +150,18 @@ def test_equals_shrink_to_judge_on_the_reports_own_arrays(method, campaign):
     for row, s in zip(shrunk.themes, expected, strict=True):
         assert (row.shrunk.mean, row.shrunk.lo, row.shrunk.hi, row.weight) == (s.mean, s.lo, s.hi, s.weight)
     assert shrunk.tau2 == expected[0].tau2
+
+
+def test_a_study_estimate_outside_zero_one_is_shrunk_from_inside_and_never_inverted():
+    # The study method's PPI++ mean may leave [0, 1] (ppi_py does not clip): -0.06 with the
+    # judge at 0 is shrunk as 0, so the interval stays ordered and inside [0, 1].
+    shrunk = small_themes.shrink_report(
+        report=report(
+            group("Finance", ppi=interval(-0.06, 0.01, method=estimators.PPI), judge=0.0),
+            group("IT", ppi=interval(0.6, 0.05, method=estimators.PPI), judge=0.7),
+            method="study",
+        )
+    )
+    finance = shrunk.of("Finance").shrunk
+    assert 0.0 <= finance.lo <= finance.mean <= finance.hi <= 1.0
+    assert finance.mean == pytest.approx(0.0)

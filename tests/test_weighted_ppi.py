@@ -146,3 +146,33 @@ def test_a_verdict_as_the_prediction_with_no_disagreement_seen_keeps_the_rectifi
     assert interval.mean == pytest.approx(50 / 54)
     assert interval.se == pytest.approx(math.sqrt(variance))
     assert interval.halfwidth > 0.05
+
+
+def test_labels_all_drawn_with_certainty_keep_a_simple_random_sample_s_floor():
+    # Two labels drawn with certainty, 300 other units left: the design's factor is zero, the
+    # floor takes (1 - n/N) / n instead, so the interval is not a point.
+    c_all = np.array([1.0] * 200 + [0.0] * 102)
+    interval = weighted_ppi(
+        y=[1.0, 0.0], confidence=[1.0, 0.0], pi=[1.0, 1.0], confidence_all=c_all, alpha=0.05
+    )
+    z2 = 1.959963984540054**2
+    rate = (z2 / 2) / (2 + z2)
+    assert interval.se == pytest.approx(math.sqrt((1 - 2 / 302) / 2 * rate * (1 - rate)))
+    assert interval.hi > interval.lo
+
+
+def test_an_unjudged_label_does_not_switch_the_verdict_floor_off():
+    # 20 labels agreeing with 0/1 verdicts, plus one the judge did not label (c = 1/2): the
+    # floor still holds, over the 20 judged labels.
+    y = np.array([1.0] * 14 + [0.0] * 6)
+    c_all = np.array([1.0] * 140 + [0.0] * 60 + [0.5])
+    judged = weighted_ppi(y=y, confidence=y, pi=np.full(20, 0.1), confidence_all=c_all[:200], alpha=0.05)
+    mixed = weighted_ppi(
+        y=np.append(y, 1.0),
+        confidence=np.append(y, 0.5),
+        pi=np.full(21, 0.1),
+        confidence_all=c_all,
+        alpha=0.05,
+    )
+    assert judged.note.startswith("rare disagreements") and mixed.note.startswith("rare disagreements")
+    assert mixed.halfwidth > 0.05
