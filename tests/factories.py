@@ -222,6 +222,44 @@ def make_corpus(*, campaign, answers_per_theme: dict[str, int] | None = None, se
             make_answer(campaign=campaign, theme=theme, text=" ".join(t for t, _ in chosen), sentences=chosen)
 
 
+def judged_corpus(*, campaign, answers_per_theme: dict[str, int]):
+    """:func:`make_corpus` with an imported judge ``gpt`` on every unit of ``veracity``: verdicts
+    alternating 0 and 1 by unit id, confidences 0.55 to 0.95. Returns (criterion, judge, units
+    by id)."""
+    from evaluation.models import Judge, Judgment
+
+    make_corpus(campaign=campaign, answers_per_theme=answers_per_theme)
+    criterion = Criterion.objects.get(campaign=campaign, name="veracity")
+    judge = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.IMPORTED)
+    units = list(campaign.units.filter(level=criterion.level).order_by("id"))
+    for index, unit in enumerate(units):
+        Judgment.objects.create(
+            unit=unit, criterion=criterion, judge=judge, value=index % 2, confidence=0.55 + (index % 5) / 10
+        )
+    return criterion, judge, units
+
+
+def older_sample(
+    *, campaign, criterion, unit_ids, pi: float, theme: str = "Finance", size: int = 40
+) -> Sample:
+    """A finished sample, as an older K-means draw would leave it, that drew ``unit_ids`` of the
+    ``size`` units of ``theme``, each with probability ``pi``."""
+    sample = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
+    SampleItem.objects.bulk_create(
+        SampleItem(
+            sample=sample,
+            unit_id=u,
+            theme=theme,
+            cluster=0,
+            cluster_size=size,
+            inclusion_probability=pi,
+            rank=r,
+        )
+        for r, u in enumerate(unit_ids)
+    )
+    return sample
+
+
 def die_while_running(sample: Sample, *, ago) -> None:
     """What a worker killed in the middle of a draw leaves: the sample running since ``ago``."""
     Sample.objects.filter(pk=sample.pk).update(

@@ -16,7 +16,7 @@ from evaluation.inclusion import DEFAULT_FLOOR, confidence_probabilities
 from evaluation.models import Judge, Judgment
 from evaluation.sample_weights import pool
 from evaluation.weighted_ppi import PPI_WEIGHTED, weighted_ppi
-from tests.factories import make_answer, make_campaign
+from tests.factories import make_answer, make_campaign, older_sample
 
 pytestmark = pytest.mark.django_db
 
@@ -263,19 +263,7 @@ def test_the_fixed_sample_report_weights_the_sequence_by_drawn_at_least_once(jud
 def test_pooled_with_an_older_sample_the_sequence_counts_once_by_its_latest_batch(judged):
     campaign, criterion, judge, truth, p_one = judged
     finance_ids = sorted(u for u in p_one if Unit.objects.get(pk=u).theme == "Finance")
-    older = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
-    SampleItem.objects.bulk_create(
-        SampleItem(
-            sample=older,
-            unit_id=u,
-            theme="Finance",
-            cluster=0,
-            cluster_size=40,
-            inclusion_probability=0.1,
-            rank=r,
-        )
-        for r, u in enumerate(finance_ids[:4])
-    )
+    older_sample(campaign=campaign, criterion=criterion, unit_ids=finance_ids[:4], pi=0.1)
     first = anytime.start_sequence(criterion=criterion, judge=judge, batch_size=6, seed=4)
     second = anytime.next_batch(sample=first)
     sequence = dict(SampleItem.objects.filter(sample=second).values_list("unit_id", "inclusion_probability"))

@@ -8,12 +8,12 @@ import numpy as np
 import ppi_py
 import pytest
 
-from annotation.models import Criterion, Label, Level, Sample, SampleItem, Stage, Unit
+from annotation.models import Criterion, Label, Level, SampleItem, Stage, Unit
 from evaluation import estimates, notes
 from evaluation.confidence_sampling import draw_confidence_sample
 from evaluation.models import Judge, Judgment
 from evaluation.weighted_ppi import PPI_WEIGHTED, weighted_ppi
-from tests.factories import make_answer, make_campaign
+from tests.factories import make_answer, make_campaign, older_sample
 
 pytestmark = pytest.mark.django_db
 
@@ -38,23 +38,6 @@ def _campaign(*, units: int = 40):
         p_one[unit.pk] = p
         del index
     return campaign, criterion, judge, truth, p_one
-
-
-def _older_sample(*, campaign, criterion, unit_ids) -> None:
-    """A K-means sample that drew ``unit_ids`` of the 40 Finance units, each at 0.2."""
-    older = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
-    SampleItem.objects.bulk_create(
-        SampleItem(
-            sample=older,
-            unit_id=u,
-            theme="Finance",
-            cluster=0,
-            cluster_size=40,
-            inclusion_probability=0.2,
-            rank=r,
-        )
-        for r, u in enumerate(unit_ids)
-    )
 
 
 def _label(*, criterion, unit_ids, truth) -> None:
@@ -91,7 +74,7 @@ def test_labels_from_a_k_means_sample_and_a_confidence_sample_are_weighted_by_th
     campaign, criterion, judge, truth, p_one = _campaign()
     ids = sorted(truth)
     kmeans_ids = ids[:8]
-    _older_sample(campaign=campaign, criterion=criterion, unit_ids=kmeans_ids)
+    older_sample(pi=0.2, campaign=campaign, criterion=criterion, unit_ids=kmeans_ids)
     newer = draw_confidence_sample(criterion=criterion, judge=judge, budget=10, seed=2)
     confidence_items = dict(newer.items.values_list("unit_id", "inclusion_probability"))
     _label(criterion=criterion, unit_ids=set(kmeans_ids) | set(confidence_items), truth=truth)
@@ -124,7 +107,7 @@ def test_a_k_means_sample_and_a_sample_split_by_verdict_are_weighted_by_their_un
     # verdict, shape from that stratum's record.
     campaign, criterion, judge, truth, p_one = _campaign()
     ids = sorted(truth)
-    _older_sample(campaign=campaign, criterion=criterion, unit_ids=ids[:8])
+    older_sample(pi=0.2, campaign=campaign, criterion=criterion, unit_ids=ids[:8])
     verdicts = {u: int(p_one[u] >= 0.5) for u in ids}
     strata = {"judge 1": 6, "judge 0": 3}
     newer = draw_confidence_sample(

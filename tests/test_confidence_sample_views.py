@@ -5,25 +5,18 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation.models import Criterion, Label, Sample, Stage
+from annotation.models import Label, Sample, Stage
 from evaluation.allocation import LARGEST_THEME, OVERALL
 from evaluation.budget_split import plan_split
 from evaluation.models import Judge, Judgment
-from tests.factories import make_corpus
+from tests.factories import judged_corpus, make_corpus
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def judged(campaign):
-    make_corpus(campaign=campaign, answers_per_theme={"Finance": 8, "RH": 4})
-    criterion = Criterion.objects.get(campaign=campaign, name="veracity")
-    judge = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.IMPORTED)
-    units = list(campaign.units.filter(level=criterion.level).order_by("id"))
-    for index, unit in enumerate(units):
-        Judgment.objects.create(
-            unit=unit, criterion=criterion, judge=judge, value=index % 2, confidence=0.55 + (index % 5) / 10
-        )
+    criterion, judge, units = judged_corpus(campaign=campaign, answers_per_theme={"Finance": 8, "RH": 4})
     # A pilot: the judge wrong on the first theme's first units.
     for unit in units[:4]:
         Label.objects.create(

@@ -9,25 +9,17 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from annotation.models import Criterion, Label, Role, Sample, Stage
-from evaluation.models import Judge, Judgment
+from annotation.models import Label, Role, Sample, Stage
 from tests.e2e.conftest import needs_chromium
 from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow, submit_with_defaults, visit
-from tests.factories import add_member, make_campaign, make_corpus, make_user
+from tests.factories import add_member, judged_corpus, make_campaign, make_user
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
 
 
 def _campaign():
     campaign = make_campaign(name="Anytime e2e")
-    make_corpus(campaign=campaign, answers_per_theme={"Finance": 10, "RH": 6})
-    criterion = Criterion.objects.get(campaign=campaign, name="veracity")
-    judge = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.IMPORTED)
-    units = list(campaign.units.filter(level=criterion.level).order_by("id"))
-    for index, unit in enumerate(units):
-        Judgment.objects.create(
-            unit=unit, criterion=criterion, judge=judge, value=index % 2, confidence=0.55 + (index % 5) / 10
-        )
+    criterion, judge, units = judged_corpus(campaign=campaign, answers_per_theme={"Finance": 10, "RH": 6})
     manager = make_user(username="manon")
     add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
     return campaign, criterion, manager
