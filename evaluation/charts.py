@@ -8,7 +8,7 @@ once assembled from escaped parts, so a theme called ``<script>`` stays text.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -34,6 +34,24 @@ def _pct(x: float) -> str:
 
 def _tick_label(x: float) -> str:
     return f"{x * 100:.0f}%" if abs(x * 100 - round(x * 100)) < 1e-9 else f"{x * 100:.1f}%"
+
+
+def _y_gridlines(
+    *, left: float, plot_w: float, y_max: float, y_of: Callable[[float], float], label: Callable[[float], str]
+) -> list[str]:
+    """Five horizontal grid lines from 0 to ``y_max``, each with its tick ``label(v)`` left of
+    the plot."""
+    out = []
+    for i in range(5):
+        v = y_max * i / 4
+        y = y_of(v)
+        out.append(
+            f'<line class="gridline" x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(y)}" y2="{_f(y)}" '
+            f'stroke="{GRID}"/>'
+            f'<text class="tick" x="{_f(left - 6)}" y="{_f(y + 4)}" text-anchor="end" fill="{MUTED}">'
+            f"{label(v)}</text>"
+        )
+    return out
 
 
 def _clip(text: str, max_chars: int) -> str:
@@ -152,15 +170,7 @@ def grouped_bar_chart(
             f'<g class="legend-item"><rect x="{_f(x)}" y="{_f(y)}" width="12" height="12" fill="{colour}"/>'
             f'<text x="{_f(x + 18)}" y="{_f(y + 10)}" fill="{INK}">{escape(_clip(name, 30))}</text></g>'
         )
-    for i in range(5):
-        v = y_max * i / 4
-        y = y_of(v)
-        parts.append(
-            f'<line class="gridline" x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(y)}" y2="{_f(y)}" '
-            f'stroke="{GRID}"/>'
-            f'<text class="tick" x="{_f(left - 6)}" y="{_f(y + 4)}" text-anchor="end" fill="{MUTED}">'
-            f"{_tick_label(v)}</text>"
-        )
+    parts.extend(_y_gridlines(left=left, plot_w=plot_w, y_max=y_max, y_of=y_of, label=_tick_label))
     parts.append(
         f'<line class="axis" x1="{_f(left)}" x2="{_f(left)}" y1="{_f(top)}" y2="{_f(base)}" '
         f'stroke="{MUTED}"/>'
@@ -405,15 +415,9 @@ def line_chart(
             + _marker(MARKERS[i % len(MARKERS)], cx=x + 7, cy=y + 6, r=3.5, colour=colour)
             + f'<text x="{_f(x + 20)}" y="{_f(y + 10)}" fill="{INK}">{escape(_clip(name, 30))}</text></g>'
         )
-    for i in range(5):
-        v = y_max * i / 4
-        y = y_of(v)
-        parts.append(
-            f'<line class="gridline" x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(y)}" y2="{_f(y)}" '
-            f'stroke="{GRID}"/>'
-            f'<text class="tick" x="{_f(left - 6)}" y="{_f(y + 4)}" text-anchor="end" fill="{MUTED}">'
-            f"{v * 100:g}</text>"
-        )
+    parts.extend(
+        _y_gridlines(left=left, plot_w=plot_w, y_max=y_max, y_of=y_of, label=lambda v: f"{v * 100:g}")
+    )
     xs = sorted({x for x, _ in finite})
     step = max(1, math.ceil(len(xs) / 12))
     for x in xs[::step]:
