@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Criterion
-from evaluation.judge import accounting, inputs, runs
+from evaluation.judge import accounting, inputs, journal, runs
 from evaluation.models import Judge, JudgeBatch, JudgeRun, LLMCall
 from tests.factories import make_answer
 from tests.llm_server import RateLimited, ScriptedLLMServer, Slow
@@ -130,13 +130,23 @@ def test_calls_are_recorded_before_they_are_sent(campaign):
     assert seen == [1]
 
 
+def _recorded_calls() -> int:
+    """Calls recorded so far: rows in the database, and on PostgreSQL the calls in the journals
+    of the processes judging (``evaluation.judge.journal``) not yet written."""
+    ids = set(LLMCall.objects.values_list("id", flat=True))
+    folder = journal.directory()
+    for path in folder.glob(f"*{journal.SUFFIX}") if folder.is_dir() else []:
+        ids |= {journal.decode(line)[0] for line in path.read_bytes().split(b"\n")[:-1]}
+    return len(ids)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_calls_of_concurrent_threads_are_recorded_before_they_are_sent(campaign):
     relevance = _answers(campaign, 12)
-    behind: list[tuple[int, int]] = []  # (requests received, rows committed), as the server saw
+    behind: list[tuple[int, int]] = []  # (requests received, calls recorded), as the server saw
 
     def labeler(index: int, body: dict) -> int:
-        behind.append((len(server.calls), LLMCall.objects.count()))
+        behind.append((len(server.calls), _recorded_calls()))
         connection.close()  # the server's thread: no session left behind
         return 1
 

@@ -25,6 +25,8 @@ import hashlib
 import json
 import queue
 import threading
+import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +37,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from evaluation.judge.client import estimate_tokens
+from evaluation.judge.journal import CallJournal, dead_journals, encode
 from evaluation.models import Judge, JudgeBatch, JudgeRun, LLMCall
 
 
@@ -85,7 +88,8 @@ def _sent_row(*, run_id: int, batch_id: int, owner: str, sha256: str, estimate: 
 
 @dataclass
 class _Waiting:
-    """A request waiting for its call's row: the row, then its id or the error that stopped it."""
+    """A call's row waiting to be written; without a journal, the request waits for its id or the
+    error that stopped it."""
 
     row: tuple
     written: threading.Event = field(default_factory=threading.Event)
@@ -93,85 +97,194 @@ class _Waiting:
     error: BaseException | None = None
 
 
+@dataclass
+class _Mark:
+    """Put in the recorder's queue after rows: it is done once the rows before it are written
+    (``flush``), and, with ``reserve``, once more ids are reserved."""
+
+    reserve: bool = False
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class CallsNotRecorded(RuntimeError):
+    """The recorder could not write the calls' rows: no request should leave until they can be."""
+
+
 class CallRecorder:
-    """Writes the rows of the calls that many judging threads are about to send, together: one
-    thread of its own takes every row waiting and writes them in one multi-row INSERT (one
-    transaction), then lets each waiting thread send its request.
+    """Records the calls that many judging threads are about to send, with one thread of its own
+    that writes the rows of every call waiting in one multi-row INSERT (one transaction).
 
-    A row is still committed before its request goes out (``record`` returns only then), so a
-    worker killed at any moment leaves every request it sent recorded; what changes is that the
-    rows of requests that leave at the same time share one statement and one commit, instead of a
-    round trip and a transaction each, in every judging thread and in the database. On PostgreSQL
-    the recorder's connection commits asynchronously (see ``_INSERT_ASYNC_SQL``).
+    With a journal (``journal=True``, PostgreSQL): ``record`` gives the call an id among ids
+    reserved ahead from the table's sequence, appends its row to the process's journal
+    (``evaluation.judge.journal``) and returns at once: the request leaves without waiting for
+    the database, and a worker killed at any moment still leaves every request it sent in the
+    journal, which the stale-claim recovery inserts. The recorder thread inserts the rows a group at
+    a time (ids given, an id already there skipped) and empties the journal once all are in.
+    Whatever reads the rows of calls this process sent (the storing transaction writing their
+    replies, a refusal or a loss written on its call) first calls ``flush``.
 
-    ``close`` writes what is waiting, stops the thread and closes its connection.
+    Without a journal (SQLite): ``record`` returns once its row is committed, so the requests that
+    leave at the same time share one statement and one commit instead of a round trip and a
+    transaction each.
+
+    ``close`` writes what is waiting, stops the thread, closes its connection and removes the
+    journal when every row in it is in the database (else it stays for the recovery).
     """
 
     # Rows written by one statement at most (a bound on its size; 64 threads send ~64 at once).
     GROUP = 256
+    # Ids reserved from the sequence at a time, asked for once fewer than GROUP are left.
+    RESERVE = 1024
+    # With a journal, rows are gathered this long before they are written (unless a mark asks for
+    # them): a statement per few rows would cost the judging threads' interpreter more time.
+    GATHER_S = 0.1
 
-    def __init__(self) -> None:
-        self._waiting: queue.SimpleQueue[_Waiting | None] = queue.SimpleQueue()
+    def __init__(self, *, journal: bool = False) -> None:
+        self._waiting: queue.SimpleQueue[_Waiting | _Mark | None] = queue.SimpleQueue()
         self._stopping = False
+        # The journal's order is the queue's: a row is appended and queued under this lock.
+        self._lock = threading.Lock()
+        self._ids_ready = threading.Condition(self._lock)
+        self._ids: deque[int] = deque()
+        self._reserving = False
+        self._appended = self._written = 0
+        self._failure: BaseException | None = None
+        self._journal = CallJournal.create() if journal else None
         self._thread = threading.Thread(target=self._work, name="judge-calls", daemon=True)
         self._thread.start()
+        if self._journal is not None:
+            with self._lock:
+                self._ask_for_ids()
 
     def record(self, row: tuple) -> int:
-        """Write the call's row (``_sent_row``), committed; its id. Raises what the write raised."""
-        waiting = _Waiting(row=row)
-        self._waiting.put(waiting)
-        waiting.written.wait()
-        if waiting.error is not None:
-            raise waiting.error
-        assert waiting.call_id is not None
-        return waiting.call_id
+        """Record the call's row (``_sent_row``); its id. With a journal, the row is in the
+        journal when this returns; else it is committed. Raises what stopped the write
+        (``CallsNotRecorded`` with a journal)."""
+        if self._journal is None:
+            waiting = _Waiting(row=row)
+            self._waiting.put(waiting)
+            waiting.written.wait()
+            if waiting.error is not None:
+                raise waiting.error
+            assert waiting.call_id is not None
+            return waiting.call_id
+        with self._lock:
+            while not self._ids and self._failure is None:
+                self._ask_for_ids()
+                self._ids_ready.wait()
+            self._raise_failure()
+            call_id = self._ids.popleft()
+            self._journal.append(encode((call_id, *row)))
+            self._appended += 1
+            self._waiting.put(_Waiting(row=(call_id, *row)))
+            if len(self._ids) < self.GROUP:
+                self._ask_for_ids()
+        return call_id
+
+    def flush(self) -> None:
+        """Return once every row recorded before is in the database (at once without a journal:
+        ``record`` waited for it). Raises ``CallsNotRecorded`` when they could not be written."""
+        if self._journal is None:
+            return
+        mark = _Mark()
+        self._waiting.put(mark)
+        mark.done.wait()
+        with self._lock:
+            self._raise_failure()
 
     def close(self) -> None:
         """Write the rows waiting, then stop (idempotent)."""
         if self._thread.is_alive():
             self._waiting.put(None)
             self._thread.join()
+        if self._journal is not None:
+            with self._lock:
+                complete = self._failure is None and self._written == self._appended
+            self._journal.close(remove=complete)
+
+    def _ask_for_ids(self) -> None:
+        # Under the lock.
+        if not self._reserving:
+            self._reserving = True
+            self._waiting.put(_Mark(reserve=True))
+
+    def _raise_failure(self) -> None:
+        # Under the lock.
+        if self._failure is not None:
+            raise CallsNotRecorded(f"the calls could not be recorded: {self._failure}") from self._failure
+
+    def _fail(self, exc: BaseException) -> None:
+        with self._lock:
+            if self._failure is None:
+                self._failure = exc
+            self._ids_ready.notify_all()
 
     def _work(self) -> None:
         cursor, error = None, None
         try:
-            if connection.vendor == "postgresql":
-                # This thread's own connection, which only ever writes these rows: committed
-                # asynchronously (see _INSERT_ASYNC_SQL), through psycopg's cursor, kept (the
-                # statement is prepared once), without Django's wrapper around every execute.
+            if self._journal is not None:
+                # This thread's own connection, which only ever writes these rows, through
+                # psycopg's cursor, kept (the statements are prepared once), without Django's
+                # wrapper around every execute. Nothing waits for its commits, which are
+                # synchronous: a row the journal no longer holds survives a crash of the server.
                 connection.ensure_connection()
                 cursor = connection.connection.cursor()
-                cursor.execute("SET synchronous_commit TO off")
         except BaseException as exc:  # the waiting threads hear of it, none waits for ever
             error = exc
+            self._fail(exc)
         try:
-            while (group := self._next_group()) is not None:
-                self._write(group, cursor=cursor, error=error)
+            while (items := self._next_items()) is not None:
+                group = [item for item in items if isinstance(item, _Waiting)]
+                if group:
+                    self._write(group, cursor=cursor, error=error)
+                for mark in items:
+                    if isinstance(mark, _Mark):
+                        if mark.reserve:
+                            self._reserve(cursor=cursor)
+                        mark.done.set()
         finally:
             connection.close()
 
-    def _next_group(self) -> list[_Waiting] | None:
-        """The rows waiting (at least one, at most ``GROUP``); None once ``close`` was called and
-        every row before it written."""
+    def _next_items(self) -> list[_Waiting | _Mark] | None:
+        """The rows waiting (at most ``GROUP``), up to and with the first mark; None once ``close``
+        was called and everything before it written. With a journal, nothing waits for the rows:
+        they are gathered for up to ``GATHER_S`` (a mark ends the wait), so that one statement
+        writes many."""
         if self._stopping or (first := self._waiting.get()) is None:
             return None
-        group = [first]
-        while len(group) < self.GROUP:
+        items = [first]
+        rows = int(isinstance(first, _Waiting))
+        until = time.monotonic() + (self.GATHER_S if self._journal is not None else 0.0)
+        while rows < self.GROUP and not isinstance(items[-1], _Mark):
             try:
-                more = self._waiting.get_nowait()
+                more = self._waiting.get(timeout=max(0.0, until - time.monotonic()))
             except queue.Empty:
                 break
             if more is None:
                 self._stopping = True
                 break
-            group.append(more)
-        return group
+            items.append(more)
+            rows += isinstance(more, _Waiting)
+        return items
 
     def _write(self, group: list[_Waiting], *, cursor: object, error: BaseException | None) -> None:
+        if self._journal is not None:
+            if self._failure is not None:
+                return  # they stay in the journal, for the recovery
+            try:
+                _insert_journaled([waiting.row for waiting in group], cursor=cursor)
+            except BaseException as exc:
+                self._fail(exc)
+                return
+            with self._lock:
+                self._written += len(group)
+                if self._written == self._appended:
+                    self._journal.empty_if_large()
+            return
         try:
             if error is not None:
                 raise error
-            ids = _insert_rows([waiting.row for waiting in group], cursor=cursor)
+            ids = _insert_rows([waiting.row for waiting in group])
             for waiting, call_id in zip(group, ids, strict=True):
                 waiting.call_id = call_id
         except BaseException as exc:  # every waiting thread hears of it
@@ -181,26 +294,24 @@ class CallRecorder:
             for waiting in group:
                 waiting.written.set()
 
+    def _reserve(self, *, cursor: Any) -> None:
+        try:
+            with connection.wrap_database_errors:
+                cursor.execute(_RESERVE_SQL, [LLMCall._meta.db_table, self.RESERVE], prepare=True)
+                ids = [row[0] for row in cursor.fetchall()]
+        except BaseException as exc:
+            self._fail(exc)
+            return
+        with self._lock:
+            self._ids.extend(ids)
+            self._reserving = False
+            self._ids_ready.notify_all()
 
-# PostgreSQL: one column array per column, so that the statement's text is the same whatever the
-# number of rows (parsed once by psycopg, prepared once by the server).
-_INSERT_UNNEST_SQL = (
-    f"INSERT INTO {LLMCall._meta.db_table} ({_COLUMNS}) "
-    "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::integer[], "
-    "%s::text[], %s::boolean[], %s::text[], %s::timestamptz[]) RETURNING id"
-)
 
-
-def _insert_rows(rows: list[tuple], *, cursor: Any = None) -> list[int]:
+def _insert_rows(rows: list[tuple]) -> list[int]:
     """Insert call rows in one statement, in autocommit; their ids, in the order of ``rows``
-    (PostgreSQL and SQLite return the rows of one INSERT in the order given, as Django's
-    ``bulk_create`` relies on). ``cursor``: psycopg's own, on PostgreSQL."""
-    if cursor is not None:
-        with connection.wrap_database_errors:  # Django's exceptions, as from its own cursors
-            cursor.execute(
-                _INSERT_UNNEST_SQL, [list(column) for column in zip(*rows, strict=True)], prepare=True
-            )
-            return [row[0] for row in cursor.fetchall()]
+    (SQLite returns the rows of one INSERT in the order given, as Django's ``bulk_create`` relies
+    on)."""
     values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
     with connection.cursor() as django_cursor:
         django_cursor.execute(
@@ -210,15 +321,51 @@ def _insert_rows(rows: list[tuple], *, cursor: Any = None) -> list[int]:
         return [row[0] for row in django_cursor.fetchall()]
 
 
+# PostgreSQL, journaled rows (see CallRecorder), their ids given: one column array per column, so
+# that the statement's text is the same whatever the number of rows (parsed once by psycopg,
+# prepared once by the server). An id already there (a journal replayed twice) is skipped, and
+# so is the row of a batch deleted since (its run deleted with its campaign).
+_INSERT_JOURNALED_SQL = (
+    f"INSERT INTO {LLMCall._meta.db_table} (id, {_COLUMNS}) "
+    "SELECT r.* FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::text[], %s::text[], "
+    "%s::integer[], %s::text[], %s::boolean[], %s::text[], %s::timestamptz[]) "
+    f"AS r(id, {_COLUMNS}) "
+    f"WHERE EXISTS (SELECT 1 FROM {JudgeBatch._meta.db_table} AS b WHERE b.id = r.batch_id) "
+    "ON CONFLICT (id) DO NOTHING"
+)
+# Ids taken from the table's own sequence, for rows written later with their id.
+_RESERVE_SQL = "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)"
+
+
+def _insert_journaled(rows: list, *, cursor: Any = None) -> None:
+    """Insert journaled call rows (id first) in one statement (PostgreSQL); ``cursor``: psycopg's
+    own, else the thread's connection is used."""
+    columns = [list(column) for column in zip(*rows, strict=True)]
+    if cursor is not None:
+        with connection.wrap_database_errors:
+            cursor.execute(_INSERT_JOURNALED_SQL, columns, prepare=True)
+        return
+    with connection.cursor() as django_cursor:
+        django_cursor.execute(_INSERT_JOURNALED_SQL, columns)
+
+
+def replay_journals() -> int:
+    """Insert the calls that dead processes of this host journaled and never wrote (see
+    ``evaluation.judge.journal``); the number of journal rows read."""
+    if connection.vendor != "postgresql":
+        return 0  # only PostgreSQL journals
+    return dead_journals(lambda rows: _insert_journaled(rows))
+
+
 class BatchCallLog:
     """The ``CallLog`` of one batch's requests (see ``evaluation.judge.client.CallLog``).
 
-    ``sent`` writes the call's row before the request, committed: the only write on the hot path,
-    and it cannot wait for the storing thread's writes, since a row written after the request went
-    out would miss the calls of a worker killed meanwhile. With a ``recorder`` (several judging
-    threads) the row is written by it, together with the rows of other threads' requests; else by
-    one INSERT in autocommit in the calling thread, on PostgreSQL committed asynchronously (see
-    ``_INSERT_ASYNC_SQL``).
+    ``sent`` records the call's row before the request: the only write on the hot path, and it
+    cannot wait for the storing thread's writes, since a row written after the request went out
+    would miss the calls of a worker killed meanwhile. With a ``recorder`` (several judging
+    threads) the row goes to it: to the process's journal on PostgreSQL, else written together with
+    the rows of other threads' requests; without one, by one INSERT in autocommit in the calling
+    thread, on PostgreSQL committed asynchronously (see ``_INSERT_ASYNC_SQL``).
     """
 
     def __init__(
@@ -254,12 +401,19 @@ class BatchCallLog:
             cursor.execute(_INSERT_ASYNC_SQL if asynchronous else _INSERT_SQL, row)
             return cursor.fetchone()[0]
 
+    def flush(self) -> None:
+        """Return once the rows recorded so far are in the database (see ``CallRecorder.flush``)."""
+        if self.recorder is not None:
+            self.recorder.flush()
+
     def refused(self, call_id: int, *, error: str) -> None:
+        self.flush()
         LLMCall.objects.filter(pk=call_id).update(
             outcome=LLMCall.Outcome.REFUSED, prompt_tokens=0, completion_tokens=0, error=error[:2000]
         )
 
     def lost(self, call_id: int, *, error: str) -> None:
+        self.flush()
         LLMCall.objects.filter(pk=call_id).update(outcome=LLMCall.Outcome.LOST, error=error[:2000])
 
 

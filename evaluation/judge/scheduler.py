@@ -7,7 +7,9 @@ of batches per transaction: with many threads calling the judge, each one writin
 judgments would queue for the database and, between round trips, for the interpreter lock, and
 the calls in flight would drop below the run's concurrency. For the same reason the rows that
 record each call before it is sent are written by one recorder thread for all the judging threads
-(``evaluation.judge.accounting.CallRecorder``). A batch handed over stays claimed
+(``evaluation.judge.accounting.CallRecorder``), and on PostgreSQL a request waits only for its row
+to be in the process's journal (``evaluation.judge.journal``); the storing thread waits for the
+rows to be in the database before it writes replies on them. A batch handed over stays claimed
 (``running``) until it is stored, so a process killed meanwhile leaves it to the stale-claim
 recovery (``evaluation.judge.claims``) like a batch cut off mid-call. With one thread (the lexical
 judge, a concurrency of 1) everything happens in the calling thread, each batch stored as soon as
@@ -100,8 +102,10 @@ def process_batches(
         workers = 1  # nothing to wait for: threads would only contend for the interpreter lock
     if connection.vendor == "sqlite":
         workers = min(workers, 4)  # SQLite serialises writers; more threads only queue on its lock
-    # Several judging threads: their calls' rows are written together (see CallRecorder).
-    recorder = CallRecorder() if client is not None and workers > 1 else None
+    # Several judging threads: their calls' rows are recorded by one thread (see CallRecorder), in
+    # the process's journal first on PostgreSQL, so that no request waits for the database.
+    journaled = connection.vendor == "postgresql"
+    recorder = CallRecorder(journal=journaled) if client is not None and workers > 1 else None
     judging = _BatchJudging(run=run, owner=worker_name(), client=client, texts=texts, recorder=recorder)
     monitor = _RunMonitor(run_id, budget=budget, progress=progress)
     claims = _ClaimsAhead(
@@ -173,6 +177,7 @@ class _BatchJudging:
     def store(self, *, batch_id: int, outcome: Outcome, kept: list[dict]) -> bool:
         """Store the judged batch now; False when its claim was lost meanwhile."""
         try:
+            self.calls_written()
             return storage.store_batch(
                 run=self.run, batch_id=batch_id, owner=self.owner, outcome=outcome, kept=kept
             )
@@ -180,9 +185,22 @@ class _BatchJudging:
             self.release(batch_id, status=JudgeBatch.Status.PENDING)
             raise
 
+    def store_group(self, judged: list[storage.Judged]) -> set[int]:
+        """Store judged batches together (the storing thread); the ids stored."""
+        self.calls_written()
+        return storage.store_batches(run=self.run, owner=self.owner, judged=judged)
+
+    def calls_written(self) -> None:
+        """Wait until the rows of the calls sent so far are in the database: storing writes the
+        replies on them."""
+        if self.recorder is not None:
+            self.recorder.flush()
+
     def release(
         self, batch_id: int, *, status: str, outcome: Outcome | None = None, kept: list[dict] | None = None
     ) -> None:
+        if outcome is not None:
+            self.calls_written()
         storage.release(batch_id=batch_id, owner=self.owner, status=status, outcome=outcome, kept=kept)
 
 
@@ -334,9 +352,7 @@ class _JudgingPools:
             if self.storing is None and self._group_ready():
                 group, self.waiting = self.waiting[:STORE_GROUP], self.waiting[STORE_GROUP:]
                 self.waiting_since = time.monotonic()
-                future = self.storer.submit(
-                    storage.store_batches, run=self.judging.run, owner=self.judging.owner, judged=group
-                )
+                future = self.storer.submit(self.judging.store_group, group)
                 self.storing = (future, group)
                 future.add_done_callback(self.finished.put)
             if not self.judging_now and self.storing is None:
