@@ -10,7 +10,10 @@ Run with ``.venv/bin/python bench/judge_bench.py``. Prints, it asserts nothing.
    same number of calls at the same concurrency against the same server, with none of the app's
    work: the ceiling this machine allows (the server, in its own process, shares its CPUs), and the
    gap between the two in points. ``--repeat`` runs each level several times (judge, then client
-   alone, in turn) and prints the medians: on a shared machine one run says little.
+   alone, in turn) and prints the medians: on a shared machine one run says little. Beside the
+   shares, CPU per judgment: of this process while the judge works and while the bare client does
+   (at 64 both are bound by this process's interpreter, so its CPU per call sets the rate), and of
+   every PostgreSQL process on this machine while the judge works (when they run here).
 2. prompt tokens per sentence judged on the demo campaign, one prompt per answer (what the app
    does) vs one prompt per sentence; tokens estimated as characters / 4, the server's own rule.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import statistics
 import sys
 import time
@@ -119,6 +123,22 @@ def client_alone(*, base_url: str, concurrency: int, n: int) -> float:
     return seconds
 
 
+def postgres_cpu_s() -> float | None:
+    """CPU seconds used so far by every PostgreSQL process on this machine (read from /proc); None
+    when there is none (SQLite, or a server elsewhere)."""
+    total, found = 0.0, False
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # ended meanwhile
+        if text[text.index("(") + 1 : text.rindex(")")].startswith("postgres"):
+            fields = text.rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+            found = True
+    return total / os.sysconf("SC_CLK_TCK") if found else None
+
+
 def throughput(concurrencies: list[int], per_thread: int, repeat: int = 1) -> None:
     from annotation.models import Criterion
     from evaluation.judge import runs
@@ -129,14 +149,19 @@ def throughput(concurrencies: list[int], per_thread: int, repeat: int = 1) -> No
         "share in the same conditions; gap: client alone minus the judge, in points"
     )
     print(
+        "CPU ms per judgment: app, this process while the judge works; client, while the bare client "
+        "does; PG, PostgreSQL's processes while the judge works"
+    )
+    print(
         f"{'concurrency':>11} {'judgments':>9} {'seconds':>8} {'judgments/s':>11} {'ideal/s':>8} "
-        f"{'share':>6} {'client alone':>12} {'gap':>5}"
+        f"{'share':>6} {'client alone':>12} {'gap':>5} {'app CPU':>8} {'client CPU':>10} {'PG CPU':>7}"
     )
     with ServerProcess(LATENCY_S) as server:
         for concurrency in concurrencies:
             n = concurrency * per_thread
             ideal = concurrency / LATENCY_S
             shares: list[tuple[float, float]] = []
+            cpus: list[tuple[float, float, float | None]] = []
             for _ in range(repeat):
                 campaign = _make_campaign(n)
                 relevance = Criterion.objects.get(campaign=campaign, name="relevance")
@@ -144,25 +169,40 @@ def throughput(concurrencies: list[int], per_thread: int, repeat: int = 1) -> No
                     campaign=campaign, name="gpt", model="m", base_url=server.base_url
                 )
                 run = runs.create_run(criterion=relevance, judge=judge, concurrency=concurrency)
-                start = time.perf_counter()
+                start, cpu, pg = time.perf_counter(), time.process_time(), postgres_cpu_s()
                 run = runs.run_inline(run_id=run.pk, concurrency=concurrency)
                 seconds = time.perf_counter() - start
+                app_ms = 1000 * (time.process_time() - cpu) / n
+                pg_after = postgres_cpu_s()
+                pg_ms = 1000 * (pg_after - pg) / n if pg is not None and pg_after is not None else None
                 assert run.done_units == n, run.status
                 rate = n / seconds
+                cpu = time.process_time()
                 alone = n / client_alone(base_url=server.base_url, concurrency=concurrency, n=n)
+                client_ms = 1000 * (time.process_time() - cpu) / n
                 shares.append((rate / ideal, alone / ideal))
+                cpus.append((app_ms, client_ms, pg_ms))
                 print(
                     f"{concurrency:>11} {n:>9} {seconds:>8.2f} {rate:>11.1f} {ideal:>8.0f} "
-                    f"{rate / ideal:>6.0%} {alone / ideal:>12.0%} {100 * (alone - rate) / ideal:>5.0f}"
+                    f"{rate / ideal:>6.0%} {alone / ideal:>12.0%} {100 * (alone - rate) / ideal:>5.0f} "
+                    f"{app_ms:>8.2f} {client_ms:>10.2f} {_ms(pg_ms):>7}"
                 )
             if repeat > 1:
                 judge_share = statistics.median(share for share, _ in shares)
                 alone_share = statistics.median(alone for _, alone in shares)
                 gap = statistics.median(100 * (alone - share) for share, alone in shares)
+                app_ms = statistics.median(app for app, _, _ in cpus)
+                client_ms = statistics.median(client for _, client, _ in cpus)
+                pg_values = [pg for _, _, pg in cpus if pg is not None]
                 print(
                     f"{'median':>11} {'':>9} {'':>8} {'':>11} {'':>8} "
-                    f"{judge_share:>6.0%} {alone_share:>12.0%} {gap:>5.0f}"
+                    f"{judge_share:>6.0%} {alone_share:>12.0%} {gap:>5.0f} {app_ms:>8.2f} {client_ms:>10.2f} "
+                    f"{_ms(statistics.median(pg_values) if pg_values else None):>7}"
                 )
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 def prompt_tokens() -> None:
