@@ -130,13 +130,14 @@ def test_calls_are_recorded_before_they_are_sent(campaign):
     assert seen == [1]
 
 
-def _recorded_calls() -> int:
-    """Calls recorded so far: rows in the database, and on PostgreSQL the calls in the journals
-    of the processes judging (``evaluation.judge.journal``) not yet written."""
-    ids = set(LLMCall.objects.values_list("id", flat=True))
+def _recorded_calls(run_id: int) -> int:
+    """The run's calls recorded so far: rows in the database, and on PostgreSQL the calls in the
+    journals of the processes judging (``evaluation.judge.journal``) not yet written."""
+    ids = set(LLMCall.objects.filter(run_id=run_id).values_list("id", flat=True))
     folder = journal.directory()
     for path in folder.glob(f"*{journal.SUFFIX}") if folder.is_dir() else []:
-        ids |= {journal.decode(line)[0] for line in path.read_bytes().split(b"\n")[:-1]}
+        rows = [journal.decode(line) for line in path.read_bytes().split(b"\n")[:-1]]
+        ids |= {row[0] for row in rows if row[1] == run_id}
     return len(ids)
 
 
@@ -146,13 +147,13 @@ def test_calls_of_concurrent_threads_are_recorded_before_they_are_sent(campaign)
     behind: list[tuple[int, int]] = []  # (requests received, calls recorded), as the server saw
 
     def labeler(index: int, body: dict) -> int:
-        behind.append((len(server.calls), _recorded_calls()))
+        behind.append((len(server.calls), _recorded_calls(run.pk)))
         connection.close()  # the server's thread: no session left behind
         return 1
 
     with ScriptedLLMServer(labeler=labeler, latency_s=0.02) as server:
-        judge = _judge(campaign, server)
-        run = runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge, concurrency=4).pk)
+        run = runs.create_run(criterion=relevance, judge=_judge(campaign, server), concurrency=4)
+        run = runs.run_inline(run_id=run.pk)
     assert run.status == JudgeRun.Status.DONE
     assert len(behind) == 12
     assert all(rows >= received for received, rows in behind)

@@ -6,16 +6,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-from datetime import timedelta
 
 import psycopg
 import pytest
-from django.db import connection
-from django.utils import timezone
+from django.db import connection, transaction
 
 from annotation.models import Criterion
 from evaluation.judge import accounting, claims, journal, runs
-from evaluation.models import JudgeBatch, JudgeRun, LLMCall
+from evaluation.models import JudgeRun, LLMCall
 from tests.factories import make_answer
 
 postgresql = pytest.mark.skipif(
@@ -64,6 +62,14 @@ class _TableLocked:
         self.session.execute(f"LOCK TABLE {LLMCall._meta.db_table} IN EXCLUSIVE MODE")
         return self
 
+    def end_waits(self) -> None:
+        """End the sessions waiting for the table (a dead process's INSERT, sent before its kill,
+        would else go through once the lock is released)."""
+        self.session.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'"
+        )
+
     def __exit__(self, *exc) -> None:
         self.session.rollback()
         self.session.close()
@@ -105,7 +111,7 @@ def test_the_calls_of_a_process_killed_before_its_rows_were_written_are_written_
     run = _run(campaign)
     batch_id = run.batches.get().pk
     read, write = os.pipe()
-    with _TableLocked():
+    with _TableLocked() as locked:
         pid = os.fork()
         if pid == 0:  # the judging process (no query in this thread): three calls, then kill -9
             try:
@@ -126,6 +132,7 @@ def test_the_calls_of_a_process_killed_before_its_rows_were_written_are_written_
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
         assert not LLMCall.objects.filter(pk__in=ids).exists()
         assert len(_journals()) == 1
+        locked.end_waits()
     # A worker starting, or a task taking the run's batches over: the calls are counted.
     claims.recover_run(run_id=run.pk)
     assert sorted(LLMCall.objects.filter(run=run, owner="killed").values_list("id", flat=True)) == sorted(ids)
@@ -162,37 +169,98 @@ def test_a_live_journal_is_left_alone_and_a_dead_one_gives_its_complete_rows_onc
 
 
 @postgresql
-def test_a_call_the_database_refuses_stops_the_next_requests_and_stays_in_the_journal(campaign):
+def test_after_a_refused_write_no_request_leaves_and_the_recovery_writes_the_rows_it_can(campaign, caplog):
     run = _run(campaign)
     recorder = accounting.CallRecorder(journal=True)
     try:
-        bad = accounting.BatchCallLog(
-            run_id=run.pk, batch_id=run.batches.get().pk, owner="bad", messages=MESSAGES, recorder=recorder
-        )
-        bad.estimate = -1  # a row the table's check refuses
-        bad.sent()
+        with _TableLocked():  # the two rows are written together, once the lock is released
+            bad = _log(run, recorder, owner="bad")
+            bad.estimate = -1  # a row the table's check refuses
+            bad.sent()
+            good = _log(run, recorder, owner="good")
+            good_id = good.sent()
         with pytest.raises(accounting.CallsNotRecorded):
             recorder.flush()
         with pytest.raises(accounting.CallsNotRecorded):
             _log(run, recorder).sent()  # no request leaves while its row cannot be written
+        # The server refused the good call: its row being in the journal only, so is its outcome.
+        good.refused(good_id, error="HTTP 429: slow down")
     finally:
         recorder.close()
     [path] = _journals()  # kept for the recovery
-    assert len(path.read_bytes().split(b"\n")) - 1 == 1
+    assert len(path.read_bytes().split(b"\n")) - 1 == 3
     assert not LLMCall.objects.exists()
-    # The recovery cannot write it either: it says so in the log and the claims are still returned.
-    batch = JudgeBatch.objects.get(run=run)
-    JudgeBatch.objects.filter(pk=batch.pk).update(
-        status="running", claimed_by="elsewhere:1:x", claimed_at=timezone.now() - timedelta(hours=1)
-    )
-    assert claims.recover_run(run_id=run.pk, stale_after_s=0) == [batch.pk]
+    # The recovery writes the row it can, as the call ended, and leaves the refused one out.
+    assert accounting.replay_journals() == 2
+    assert list(LLMCall.objects.values_list("id", "owner", "outcome", "error")) == [
+        (good_id, "good", LLMCall.Outcome.REFUSED, "HTTP 429: slow down")
+    ]
+    assert "its journaled row cannot be written" in caplog.text
+    assert _journals() == []
+    run = accounting.sync_counters(run_id=run.pk)
+    assert (run.calls, run.prompt_tokens) == (0, 0)  # a refused call generated nothing
+
+
+@postgresql
+def test_a_journal_is_removed_only_when_the_recovery_s_transaction_commits(campaign):
+    run = _run(campaign)
+    batch = run.batches.get()
+    row = accounting._sent_row(run_id=run.pk, batch_id=batch.pk, owner="j", sha256="a" * 64, estimate=7)
+    dead = journal.CallJournal.create()
+    dead.append(journal.encode((10**9, *row)))
+    dead.close(remove=False)
+
+    class Refused(Exception):
+        pass
+
+    with pytest.raises(Refused), transaction.atomic():
+        claims.recover_run(run_id=run.pk)
+        assert LLMCall.objects.filter(pk=10**9).exists()
+        raise Refused  # the caller's transaction rolls back: the rows are gone, the journal stays
+    assert not LLMCall.objects.exists()
     assert len(_journals()) == 1
+    with transaction.atomic():
+        claims.recover_run(run_id=run.pk)
+    assert list(LLMCall.objects.values_list("id", flat=True)) == [10**9]
+    assert _journals() == []
+
+
+@postgresql
+def test_a_large_journal_is_retired_for_a_new_one_and_removed_once_its_rows_are_written(
+    campaign, monkeypatch
+):
+    monkeypatch.setattr(accounting, "ROTATE_AFTER_BYTES", 300)
+    run = _run(campaign)
+    recorder = accounting.CallRecorder(journal=True)
+    try:
+        with _TableLocked():
+            ids = [_log(run, recorder).sent() for _ in range(8)]
+            assert len(_journals()) >= 3  # the rows are not written yet: every journal stays
+        recorder.flush()
+        assert len(_journals()) == 1  # the current one
+        assert sorted(LLMCall.objects.values_list("id", flat=True)) == sorted(ids)
+    finally:
+        recorder.close()
+    assert _journals() == []
+
+
+@postgresql
+def test_a_closed_recorder_refuses_at_once_and_never_leaves_a_thread_waiting(campaign):
+    run = _run(campaign)
+    recorder = accounting.CallRecorder(journal=True)
+    call_id = _log(run, recorder).sent()
+    recorder.close()
+    assert LLMCall.objects.filter(pk=call_id).exists()
+    with pytest.raises(accounting.CallsNotRecorded):
+        recorder.flush()
+    with pytest.raises(accounting.CallsNotRecorded):
+        _log(run, recorder).sent()
 
 
 def test_a_journal_line_cut_short_is_not_a_call(tmp_path):
     (tmp_path / f"dead{journal.SUFFIX}").write_bytes(journal.encode((1, "a")) + b'[2,"b"')
     handed: list = []
-    assert journal.dead_journals(handed.extend, folder=tmp_path) == 1
+    assert journal.dead_journals(handed.extend, width=2, folder=tmp_path) == 1
     assert handed == [[1, "a"]]
     assert list(tmp_path.iterdir()) == []
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import queue
 import threading
 import time
@@ -31,14 +32,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, FloatField, Min, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from evaluation.judge.client import estimate_tokens
-from evaluation.judge.journal import CallJournal, dead_journals, encode
+from evaluation.judge.journal import ROTATE_AFTER_BYTES, CallJournal, dead_journals, encode
 from evaluation.models import Judge, JudgeBatch, JudgeRun, LLMCall
+
+logger = logging.getLogger(__name__)
 
 
 def judge_prices(judge: Judge) -> tuple[float, float]:
@@ -72,16 +75,25 @@ _INSERT_ASYNC_SQL = (
 )
 
 
-def _sent_row(*, run_id: int, batch_id: int, owner: str, sha256: str, estimate: int) -> tuple:
+def _sent_row(
+    *,
+    run_id: int,
+    batch_id: int,
+    owner: str,
+    sha256: str,
+    estimate: int,
+    outcome: str = LLMCall.Outcome.SENT.value,
+    error: str = "",
+) -> tuple:
     return (
         run_id,
         batch_id,
         owner,
         sha256,
         estimate,
-        LLMCall.Outcome.SENT.value,
+        outcome,
         False,
-        "",
+        error,
         connection.ops.adapt_datetimefield_value(timezone.now()),
     )
 
@@ -100,10 +112,12 @@ class _Waiting:
 @dataclass
 class _Mark:
     """Put in the recorder's queue after rows: it is done once the rows before it are written
-    (``flush``), and, with ``reserve``, once more ids are reserved."""
+    (``flush``), and, with ``reserve``, once more ids are reserved. ``written``: it was reached by
+    the recorder, not dropped because the recorder stopped."""
 
     reserve: bool = False
     done: threading.Event = field(default_factory=threading.Event)
+    written: bool = False
 
 
 class CallsNotRecorded(RuntimeError):
@@ -118,17 +132,20 @@ class CallRecorder:
     reserved ahead from the table's sequence, appends its row to the process's journal
     (``evaluation.judge.journal``) and returns at once: the request leaves without waiting for
     the database, and a worker killed at any moment still leaves every request it sent in the
-    journal, which the stale-claim recovery inserts. The recorder thread inserts the rows a group at
-    a time (ids given, an id already there skipped) and empties the journal once all are in.
-    Whatever reads the rows of calls this process sent (the storing transaction writing their
-    replies, a refusal or a loss written on its call) first calls ``flush``.
+    journal, which the stale-claim recovery inserts. The recorder thread inserts the rows a group
+    at a time (ids given, an id already there skipped), and removes a journal retired for being
+    large once every row in it is in. Whatever reads the rows of calls this process sent (the
+    storing transaction writing their replies, a refusal or a loss written on its call) first
+    calls ``flush``. Once a write fails, every ``record`` and ``flush`` raises
+    ``CallsNotRecorded``: the rows stay in the journal for the recovery.
 
     Without a journal (SQLite): ``record`` returns once its row is committed, so the requests that
     leave at the same time share one statement and one commit instead of a round trip and a
     transaction each.
 
     ``close`` writes what is waiting, stops the thread, closes its connection and removes the
-    journal when every row in it is in the database (else it stays for the recovery).
+    journal when every row in it is in the database (else it stays for the recovery); ``record``
+    and ``flush`` raise after it.
     """
 
     # Rows written by one statement at most (a bound on its size; 64 threads send ~64 at once).
@@ -148,7 +165,10 @@ class CallRecorder:
         self._ids: deque[int] = deque()
         self._reserving = False
         self._appended = self._written = 0
+        # Journals retired for their size, each with the count of rows appended up to its end.
+        self._retired: list[tuple[CallJournal, int]] = []
         self._failure: BaseException | None = None
+        self._stopped = False  # the recorder thread ended: nothing more is written
         self._journal = CallJournal.create() if journal else None
         self._thread = threading.Thread(target=self._work, name="judge-calls", daemon=True)
         self._thread.start()
@@ -159,7 +179,7 @@ class CallRecorder:
     def record(self, row: tuple) -> int:
         """Record the call's row (``_sent_row``); its id. With a journal, the row is in the
         journal when this returns; else it is committed. Raises what stopped the write
-        (``CallsNotRecorded`` with a journal)."""
+        (``CallsNotRecorded`` with a journal, or once the recorder is closed)."""
         if self._journal is None:
             waiting = _Waiting(row=row)
             self._waiting.put(waiting)
@@ -169,7 +189,7 @@ class CallRecorder:
             assert waiting.call_id is not None
             return waiting.call_id
         with self._lock:
-            while not self._ids and self._failure is None:
+            while not self._ids and self._failure is None and not self._stopped:
                 self._ask_for_ids()
                 self._ids_ready.wait()
             self._raise_failure()
@@ -179,7 +199,19 @@ class CallRecorder:
             self._waiting.put(_Waiting(row=(call_id, *row)))
             if len(self._ids) < self.GROUP:
                 self._ask_for_ids()
+            if self._journal.size > ROTATE_AFTER_BYTES:
+                self._retired.append((self._journal, self._appended))
+                self._journal = CallJournal.create(self._journal.path.parent)
         return call_id
+
+    def amend(self, row: tuple) -> None:
+        """Append a call's row again, with how it ended, for the recovery (``record``'s row being
+        only in the journal once a write failed): the last line of an id is its row."""
+        if self._journal is None:
+            return
+        with self._lock:
+            if not self._stopped:
+                self._journal.append(encode(row))
 
     def flush(self) -> None:
         """Return once every row recorded before is in the database (at once without a journal:
@@ -188,9 +220,13 @@ class CallRecorder:
             return
         mark = _Mark()
         self._waiting.put(mark)
-        mark.done.wait()
+        while not mark.done.wait(timeout=1.0):
+            if not self._thread.is_alive():
+                break  # stopped before reaching the mark
         with self._lock:
             self._raise_failure()
+        if not mark.written:
+            raise CallsNotRecorded("the calls could not be recorded: the recorder is closed")
 
     def close(self) -> None:
         """Write the rows waiting, then stop (idempotent)."""
@@ -200,7 +236,10 @@ class CallRecorder:
         if self._journal is not None:
             with self._lock:
                 complete = self._failure is None and self._written == self._appended
-            self._journal.close(remove=complete)
+                for retired, _ in self._retired:
+                    retired.close(remove=complete)
+                self._retired.clear()
+                self._journal.close(remove=complete)
 
     def _ask_for_ids(self) -> None:
         # Under the lock.
@@ -212,6 +251,8 @@ class CallRecorder:
         # Under the lock.
         if self._failure is not None:
             raise CallsNotRecorded(f"the calls could not be recorded: {self._failure}") from self._failure
+        if self._stopped:
+            raise CallsNotRecorded("the calls could not be recorded: the recorder is closed")
 
     def _fail(self, exc: BaseException) -> None:
         with self._lock:
@@ -224,9 +265,10 @@ class CallRecorder:
         try:
             if self._journal is not None:
                 # This thread's own connection, which only ever writes these rows, through
-                # psycopg's cursor, kept (the statements are prepared once), without Django's
-                # wrapper around every execute. Nothing waits for its commits, which are
-                # synchronous: a row the journal no longer holds survives a crash of the server.
+                # psycopg's cursor, kept (the statements are prepared once, as the site's other
+                # statements are), without Django's wrapper around every execute. The judging
+                # threads never wait for its commits, which are synchronous: a row the journal
+                # no longer holds survives a crash of the database server.
                 connection.ensure_connection()
                 cursor = connection.connection.cursor()
         except BaseException as exc:  # the waiting threads hear of it, none waits for ever
@@ -241,9 +283,31 @@ class CallRecorder:
                     if isinstance(mark, _Mark):
                         if mark.reserve:
                             self._reserve(cursor=cursor)
+                        mark.written = True
                         mark.done.set()
+        except BaseException as exc:  # a bug here must not leave threads waiting for ever
+            self._fail(exc)
+            raise
         finally:
+            with self._lock:
+                self._stopped = True
+                self._ids_ready.notify_all()
+            self._drop_waiting()
             connection.close()
+
+    def _drop_waiting(self) -> None:
+        """Release whatever still waits in the queue once the thread stops (after ``close``, or a
+        failure of the thread itself): without a journal, its requests hear that it stopped."""
+        while True:
+            try:
+                item = self._waiting.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, _Mark):
+                item.done.set()
+            elif isinstance(item, _Waiting) and self._journal is None:
+                item.error = CallsNotRecorded("the calls could not be recorded: the recorder is closed")
+                item.written.set()
 
     def _next_items(self) -> list[_Waiting | _Mark] | None:
         """The rows waiting (at most ``GROUP``), up to and with the first mark; None once ``close``
@@ -278,8 +342,10 @@ class CallRecorder:
                 return
             with self._lock:
                 self._written += len(group)
-                if self._written == self._appended:
-                    self._journal.empty_if_large()
+                # Rows are written in the order they were appended: a retired journal whose last
+                # row is written holds nothing the database lacks.
+                while self._retired and self._retired[0][1] <= self._written:
+                    self._retired.pop(0)[0].close(remove=True)
             return
         try:
             if error is not None:
@@ -297,7 +363,7 @@ class CallRecorder:
     def _reserve(self, *, cursor: Any) -> None:
         try:
             with connection.wrap_database_errors:
-                cursor.execute(_RESERVE_SQL, [LLMCall._meta.db_table, self.RESERVE], prepare=True)
+                cursor.execute(_RESERVE_SQL, [LLMCall._meta.db_table, self.RESERVE], prepare=_PREPARE)
                 ids = [row[0] for row in cursor.fetchall()]
         except BaseException as exc:
             self._fail(exc)
@@ -323,16 +389,21 @@ def _insert_rows(rows: list[tuple]) -> list[int]:
 
 # PostgreSQL, journaled rows (see CallRecorder), their ids given: one column array per column, so
 # that the statement's text is the same whatever the number of rows (parsed once by psycopg,
-# prepared once by the server). An id already there (a journal replayed twice) is skipped, and
-# so is the row of a batch deleted since (its run deleted with its campaign).
+# prepared once by the server). An id already there (a journal replayed twice) is skipped, unless
+# the line says how a call still 'sent' ended (``CallRecorder.amend``); the row of a batch deleted
+# since (its run deleted with its campaign) is skipped.
 _INSERT_JOURNALED_SQL = (
     f"INSERT INTO {LLMCall._meta.db_table} (id, {_COLUMNS}) "
     "SELECT r.* FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::text[], %s::text[], "
     "%s::integer[], %s::text[], %s::boolean[], %s::text[], %s::timestamptz[]) "
     f"AS r(id, {_COLUMNS}) "
     f"WHERE EXISTS (SELECT 1 FROM {JudgeBatch._meta.db_table} AS b WHERE b.id = r.batch_id) "
-    "ON CONFLICT (id) DO NOTHING"
+    "ON CONFLICT (id) DO UPDATE SET outcome = EXCLUDED.outcome, error = EXCLUDED.error "
+    f"WHERE {LLMCall._meta.db_table}.outcome = 'sent' AND EXCLUDED.outcome <> 'sent'"
 )
+# The statements of the recorder's own cursor are prepared as the site's others are (not through
+# a transaction-pooling proxy, see DB_PREPARED_STATEMENTS in the settings).
+_PREPARE = "prepare_threshold" in settings.DATABASES["default"].get("OPTIONS", {})
 # Ids taken from the table's own sequence, for rows written later with their id.
 _RESERVE_SQL = "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)"
 
@@ -343,7 +414,7 @@ def _insert_journaled(rows: list, *, cursor: Any = None) -> None:
     columns = [list(column) for column in zip(*rows, strict=True)]
     if cursor is not None:
         with connection.wrap_database_errors:
-            cursor.execute(_INSERT_JOURNALED_SQL, columns, prepare=True)
+            cursor.execute(_INSERT_JOURNALED_SQL, columns, prepare=_PREPARE)
         return
     with connection.cursor() as django_cursor:
         django_cursor.execute(_INSERT_JOURNALED_SQL, columns)
@@ -351,10 +422,30 @@ def _insert_journaled(rows: list, *, cursor: Any = None) -> None:
 
 def replay_journals() -> int:
     """Insert the calls that dead processes of this host journaled and never wrote (see
-    ``evaluation.judge.journal``); the number of journal rows read."""
+    ``evaluation.judge.journal``), then refresh the counters of their runs; the number of journal
+    rows read. A row the database refuses (a bug) is left out with an error in the log, so that
+    it does not keep the others out."""
     if connection.vendor != "postgresql":
         return 0  # only PostgreSQL journals
-    return dead_journals(lambda rows: _insert_journaled(rows))
+    run_ids: set[int] = set()
+
+    def insert(rows: list[list]) -> None:
+        try:
+            with transaction.atomic():
+                _insert_journaled(rows)
+        except DatabaseError:
+            for row in rows:
+                try:
+                    with transaction.atomic():
+                        _insert_journaled([row])
+                except DatabaseError:
+                    logger.exception("call %s of run %s: its journaled row cannot be written", row[0], row[1])
+        run_ids.update(row[1] for row in rows)
+
+    handed = dead_journals(insert, width=1 + len(_COLUMNS.split(",")))
+    for run_id in JudgeRun.objects.filter(pk__in=run_ids).values_list("pk", flat=True):
+        sync_counters(run_id=run_id)
+    return handed
 
 
 class BatchCallLog:
@@ -407,14 +498,33 @@ class BatchCallLog:
             self.recorder.flush()
 
     def refused(self, call_id: int, *, error: str) -> None:
-        self.flush()
-        LLMCall.objects.filter(pk=call_id).update(
-            outcome=LLMCall.Outcome.REFUSED, prompt_tokens=0, completion_tokens=0, error=error[:2000]
-        )
+        self._ended(call_id, outcome=LLMCall.Outcome.REFUSED, error=error, tokens=0)
 
     def lost(self, call_id: int, *, error: str) -> None:
-        self.flush()
-        LLMCall.objects.filter(pk=call_id).update(outcome=LLMCall.Outcome.LOST, error=error[:2000])
+        self._ended(call_id, outcome=LLMCall.Outcome.LOST, error=error)
+
+    def _ended(self, call_id: int, *, outcome: str, error: str, tokens: int | None = None) -> None:
+        """Write how a call without a usable reply ended on its row; when its row could not be
+        written (it is in the journal only), in the journal, for the recovery."""
+        try:
+            self.flush()
+        except CallsNotRecorded:
+            assert self.recorder is not None
+            row = _sent_row(
+                run_id=self.run_id,
+                batch_id=self.batch_id,
+                owner=self.owner,
+                sha256=self.sha256,
+                estimate=self.estimate,
+                outcome=outcome,
+                error=error[:2000],
+            )
+            self.recorder.amend((call_id, *row))
+            return
+        changes: dict = {"outcome": outcome, "error": error[:2000]}
+        if tokens is not None:
+            changes.update(prompt_tokens=tokens, completion_tokens=tokens)
+        LLMCall.objects.filter(pk=call_id).update(**changes)
 
 
 def record_replies(*, replies: list[tuple[int, int, int, bool]]) -> None:

@@ -1,14 +1,14 @@
 """The call journal: the row of each call written to a file of the judging process before the
 request leaves, so that the request does not wait for the database.
 
-A process judging with several threads on PostgreSQL opens one journal (``CallJournal.create``)
-in ``VAR_DIR/judge-journal/<database>/`` and holds an exclusive ``flock`` on it while it lives.
-Each call's row (its id taken from ids reserved ahead, see ``evaluation.judge.accounting``) is
-appended as one line with one ``write``: once ``write`` returns, the line is the kernel's, and a
-process killed with ``kill -9`` an instant later leaves it in the file. The process's recorder
-thread then inserts the rows into the database, a group at a time, and empties the journal when
-everything in it is written; a journal whose rows are all written is removed when the process
-finishes.
+A process judging with several threads on PostgreSQL opens a journal (``CallJournal.create``) in
+``VAR_DIR/judge-journal/<database>/`` and holds an exclusive ``flock`` on it while it lives. Each
+call's row (its id taken from ids reserved ahead, see ``evaluation.judge.accounting``) is appended
+as one line: once ``write`` returns, the line is the kernel's, and a process killed with ``kill
+-9`` an instant later leaves it in the file. The process's recorder thread then inserts the rows
+into the database a group at a time. A journal grown past ``ROTATE_AFTER_BYTES`` is retired for a
+new one and removed once every row in it is written; the last one is removed when the process
+finishes its batches with every row written.
 
 The kernel releases a dead process's ``flock``: a journal that can be locked belongs to nobody,
 and ``dead_journals`` gives its rows to be inserted (again: the insert skips the ids already
@@ -17,14 +17,19 @@ so a worker that starts on the host, or a task that takes a dead worker's batche
 the calls that the dead process sent in its last milliseconds. A line cut short by the kill (no
 newline) is a request that never left, since its ``write`` had not returned: it is skipped.
 
-The journal is a file on this host: the calls of a process killed on another host are counted
-when a worker starts there, or at once when ``VAR_DIR`` is shared between hosts.
+Limits: the journal is a file on this host, so the calls of a process killed on another host are
+counted when a worker starts there, or at once when ``VAR_DIR`` is shared between hosts; the
+database's directory is named after its settings as written (host, port, name), so processes
+must reach it under the same ones; nothing is synced to the disk, so a crash of the host itself
+(not of a process) can lose the lines of its last seconds; a child forked without ``exec`` shares
+the lock, so a journal is replayed only once such children are gone too.
 """
 
 from __future__ import annotations
 
 import datetime
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -35,13 +40,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 
 logger = logging.getLogger(__name__)
 
 SUFFIX = ".journal"
-# A journal whose rows are all in the database is emptied once it is larger than this.
-EMPTY_AFTER_BYTES = 1 << 20
+# A journal larger than this is retired: its process goes on in a new one, and removes the old
+# one once every row in it is in the database.
+ROTATE_AFTER_BYTES = 1 << 20
 
 
 def directory() -> Path:
@@ -65,40 +71,44 @@ def decode(line: bytes) -> list:
 
 
 class CallJournal:
-    """The journal of one judging process, locked while it is open. Not thread-safe: its owner
+    """One journal file of a judging process, locked while it is open. Not thread-safe: its owner
     appends under its own lock."""
 
     def __init__(self, path: Path, fd: int) -> None:
         self.path = path
         self._fd = fd
-        self._size = 0
+        self.size = 0
 
     @classmethod
     def create(cls, folder: Path | None = None) -> CallJournal:
+        """A new journal, locked before it can be seen: it is made under a name the recovery does
+        not read, locked, then renamed (else a recovery could take it for a dead one)."""
         folder = folder if folder is not None else directory()
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}{SUFFIX}"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        name = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:12]}{SUFFIX}"
+        making = folder / f".{name}.new"
+        fd = os.open(making, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.rename(making, folder / name)
         except BaseException:
             os.close(fd)
-            path.unlink(missing_ok=True)
+            making.unlink(missing_ok=True)
             raise
-        return cls(path, fd)
+        return cls(folder / name, fd)
 
     def append(self, line: bytes) -> None:
-        """Write the line; when this returns, a kill of the process leaves it in the file."""
+        """Write the line; when this returns, a kill of the process leaves it in the file. On an
+        error (a full disk) the file is cut back to its previous end, so that no partial line is
+        left for the next one to be appended to, and the error propagates."""
         view = memoryview(line)
-        while view:
-            view = view[os.write(self._fd, view) :]
-        self._size += len(line)
-
-    def empty_if_large(self) -> None:
-        """Empty the journal when it is large; call only when every row in it is in the database."""
-        if self._size > EMPTY_AFTER_BYTES:
-            os.ftruncate(self._fd, 0)
-            self._size = 0
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except BaseException:
+            os.ftruncate(self._fd, self.size)
+            raise
+        self.size += len(line)
 
     def close(self, *, remove: bool) -> None:
         """Release the journal; ``remove`` when every row in it is in the database (else it stays
@@ -113,13 +123,15 @@ class CallJournal:
             self._fd = -1
 
 
-def dead_journals(insert: Callable[[list[list]], object], folder: Path | None = None) -> int:
+def dead_journals(insert: Callable[[list[list]], object], *, width: int, folder: Path | None = None) -> int:
     """Hand the rows of every journal of a dead process to ``insert`` (which must skip the ids
     already in the database), then remove the journal; the number of rows handed over.
 
-    A journal still locked belongs to a live process and is left alone. When ``insert`` raises a
-    database error, the journal stays for the next recovery and the error is logged: one journal
-    that cannot be written must not stop the recovery of the claims.
+    Rows are lists of ``width`` values, the call's id first; when an id has several lines, the last
+    one is its row (a call's outcome appended after its row). A journal still locked belongs to a
+    live process and is left alone. A journal that cannot be read or written (``insert`` raised)
+    stays for the next recovery and the error is logged: one journal must not stop the recovery of
+    the claims. Called within a transaction, a journal is removed only once it commits.
     """
     folder = folder if folder is not None else directory()
     if not folder.is_dir():
@@ -130,38 +142,43 @@ def dead_journals(insert: Callable[[list[list]], object], folder: Path | None = 
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
             continue  # replayed and removed by another process meanwhile
+        except OSError:
+            logger.exception("%s: cannot be read; kept", path)
+            continue
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue  # its process is alive
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
+            if os.fstat(fd).st_nlink == 0:
                 continue  # replayed and removed by another process before we got the lock
-            rows = _complete_rows(path, data)
+            rows = _complete_rows(path, path.read_bytes(), width=width)
             if rows:
-                try:
-                    with transaction.atomic():  # a savepoint when the caller is in a transaction
-                        insert(rows)
-                except DatabaseError:
-                    logger.exception("%s: its calls could not be written; kept for the next recovery", path)
-                    continue
-                handed += len(rows)
-            path.unlink(missing_ok=True)
+                with transaction.atomic():  # a savepoint when the caller is in a transaction
+                    insert(rows)
+            handed += len(rows)
+            if connection.in_atomic_block:
+                transaction.on_commit(functools.partial(path.unlink, missing_ok=True))
+            else:
+                path.unlink(missing_ok=True)
+        except Exception:
+            logger.exception("%s: its calls could not be written; kept for the next recovery", path)
         finally:
             os.close(fd)
     return handed
 
 
-def _complete_rows(path: Path, data: bytes) -> list[list]:
-    """The rows of the journal's complete lines; a last line without its newline was cut short by
-    the kill, before its request could leave."""
-    lines = data.split(b"\n")[:-1]
-    rows = []
-    for number, line in enumerate(lines, start=1):
+def _complete_rows(path: Path, data: bytes, *, width: int) -> list[list]:
+    """The rows of the journal's complete lines, the last line of each id; a last line without its
+    newline was cut short by the kill, before its request could leave."""
+    rows: dict[object, list] = {}
+    for number, line in enumerate(data.split(b"\n")[:-1], start=1):
         try:
-            rows.append(decode(line))
+            row = decode(line)
         except ValueError:
+            row = None
+        if not isinstance(row, list) or len(row) != width or not isinstance(row[0], int):
             logger.warning("%s, line %d: not a journal line, skipped", path, number)
-    return rows
+            continue
+        rows[row[0]] = row
+    return list(rows.values())

@@ -102,16 +102,18 @@ def process_batches(
         workers = 1  # nothing to wait for: threads would only contend for the interpreter lock
     if connection.vendor == "sqlite":
         workers = min(workers, 4)  # SQLite serialises writers; more threads only queue on its lock
-    # Several judging threads: their calls' rows are recorded by one thread (see CallRecorder), in
-    # the process's journal first on PostgreSQL, so that no request waits for the database.
-    journaled = connection.vendor == "postgresql"
-    recorder = CallRecorder(journal=journaled) if client is not None and workers > 1 else None
-    judging = _BatchJudging(run=run, owner=worker_name(), client=client, texts=texts, recorder=recorder)
     monitor = _RunMonitor(run_id, budget=budget, progress=progress)
-    claims = _ClaimsAhead(
-        judging=judging, batch_ids=ids, chunk_size=max(1, load_size or max(200, 8 * workers))
-    )
+    recorder: CallRecorder | None = None
+    claims: _ClaimsAhead | None = None
     try:
+        if client is not None and workers > 1:
+            # Several judging threads: their calls' rows are recorded by one thread, in the
+            # process's journal first on PostgreSQL, so that no request waits for the database.
+            recorder = CallRecorder(journal=connection.vendor == "postgresql")
+        judging = _BatchJudging(run=run, owner=worker_name(), client=client, texts=texts, recorder=recorder)
+        claims = _ClaimsAhead(
+            judging=judging, batch_ids=ids, chunk_size=max(1, load_size or max(200, 8 * workers))
+        )
         if workers == 1:
             stored = _judge_inline(judging=judging, claims=claims, monitor=monitor)
         else:
@@ -120,7 +122,8 @@ def process_batches(
         # Claims no thread started on go back to the queue, whatever stopped us (an error, a soft
         # time limit): left 'running', they would wait for a recovery.
         try:
-            claims.give_back()
+            if claims is not None:
+                claims.give_back()
         finally:
             if recorder is not None:
                 recorder.close()  # after the judging threads: none is waiting for it
