@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from annotation.models import Criterion
 from evaluation.judge import accounting, inputs, journal, runs
+from evaluation.judge import recorder as recording
 from evaluation.models import Judge, JudgeBatch, JudgeRun, LLMCall
 from tests.factories import make_answer
 from tests.llm_server import RateLimited, ScriptedLLMServer, Slow
@@ -166,7 +167,7 @@ def test_the_call_recorder_gives_each_thread_its_row_and_each_failure_to_its_thr
     run = runs.create_run(criterion=relevance, judge=runs.get_or_create_judge(campaign=campaign, name="gpt"))
     batch = run.batches.get()
     messages = [{"role": "user", "content": "x" * 40}]
-    recorder = accounting.CallRecorder()
+    recorder = recording.CallRecorder()
     ids: dict[int, int] = {}
 
     def send(i: int) -> None:

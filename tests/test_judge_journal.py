@@ -13,6 +13,7 @@ from django.db import connection, transaction
 
 from annotation.models import Criterion
 from evaluation.judge import accounting, claims, journal, runs
+from evaluation.judge import recorder as recording
 from evaluation.models import JudgeRun, LLMCall
 from tests.factories import make_answer
 
@@ -42,7 +43,7 @@ def _run(campaign, answers: int = 1) -> JudgeRun:
     return runs.create_run(criterion=relevance, judge=runs.get_or_create_judge(campaign=campaign, name="gpt"))
 
 
-def _log(run: JudgeRun, recorder: accounting.CallRecorder, *, owner: str = "test") -> accounting.BatchCallLog:
+def _log(run: JudgeRun, recorder: recording.CallRecorder, *, owner: str = "test") -> accounting.BatchCallLog:
     batch = run.batches.order_by("id").first()
     assert batch is not None
     return accounting.BatchCallLog(
@@ -83,7 +84,7 @@ def _journals() -> list:
 @postgresql
 def test_a_request_leaves_once_its_row_is_in_the_journal_and_the_row_is_written_after(campaign):
     run = _run(campaign)
-    recorder = accounting.CallRecorder(journal=True)
+    recorder = recording.CallRecorder(journal=True)
     try:
         with _TableLocked():
             # The database cannot take the row: the call is recorded all the same, in the journal.
@@ -115,7 +116,7 @@ def test_the_calls_of_a_process_killed_before_its_rows_were_written_are_written_
         pid = os.fork()
         if pid == 0:  # the judging process (no query in this thread): three calls, then kill -9
             try:
-                recorder = accounting.CallRecorder(journal=True)
+                recorder = recording.CallRecorder(journal=True)
                 logs = [
                     accounting.BatchCallLog(
                         run_id=run.pk, batch_id=batch_id, owner="killed", messages=MESSAGES, recorder=recorder
@@ -147,9 +148,9 @@ def test_the_calls_of_a_process_killed_before_its_rows_were_written_are_written_
 def test_a_live_journal_is_left_alone_and_a_dead_one_gives_its_complete_rows_once(campaign):
     run = _run(campaign)
     batch = run.batches.get()
-    row = accounting._sent_row(run_id=run.pk, batch_id=batch.pk, owner="j", sha256="a" * 64, estimate=7)
+    row = recording.sent_row(run_id=run.pk, batch_id=batch.pk, owner="j", sha256="a" * 64, estimate=7)
     with connection.cursor() as cursor:
-        cursor.execute(accounting._RESERVE_SQL, [LLMCall._meta.db_table, 4])
+        cursor.execute(recording._RESERVE_SQL, [LLMCall._meta.db_table, 4])
         ids = [r[0] for r in cursor.fetchall()]
     live = journal.CallJournal.create()
     live.append(journal.encode((ids[0], *row)))
@@ -171,7 +172,7 @@ def test_a_live_journal_is_left_alone_and_a_dead_one_gives_its_complete_rows_onc
 @postgresql
 def test_after_a_refused_write_no_request_leaves_and_the_recovery_writes_the_rows_it_can(campaign, caplog):
     run = _run(campaign)
-    recorder = accounting.CallRecorder(journal=True)
+    recorder = recording.CallRecorder(journal=True)
     try:
         with _TableLocked():  # the two rows are written together, once the lock is released
             bad = _log(run, recorder, owner="bad")
@@ -179,9 +180,9 @@ def test_after_a_refused_write_no_request_leaves_and_the_recovery_writes_the_row
             bad.sent()
             good = _log(run, recorder, owner="good")
             good_id = good.sent()
-        with pytest.raises(accounting.CallsNotRecorded):
+        with pytest.raises(recording.CallsNotRecorded):
             recorder.flush()
-        with pytest.raises(accounting.CallsNotRecorded):
+        with pytest.raises(recording.CallsNotRecorded):
             _log(run, recorder).sent()  # no request leaves while its row cannot be written
         # The server refused the good call: its row being in the journal only, so is its outcome.
         good.refused(good_id, error="HTTP 429: slow down")
@@ -205,7 +206,7 @@ def test_after_a_refused_write_no_request_leaves_and_the_recovery_writes_the_row
 def test_a_journal_is_removed_only_when_the_recovery_s_transaction_commits(campaign):
     run = _run(campaign)
     batch = run.batches.get()
-    row = accounting._sent_row(run_id=run.pk, batch_id=batch.pk, owner="j", sha256="a" * 64, estimate=7)
+    row = recording.sent_row(run_id=run.pk, batch_id=batch.pk, owner="j", sha256="a" * 64, estimate=7)
     dead = journal.CallJournal.create()
     dead.append(journal.encode((10**9, *row)))
     dead.close(remove=False)
@@ -229,9 +230,9 @@ def test_a_journal_is_removed_only_when_the_recovery_s_transaction_commits(campa
 def test_a_large_journal_is_retired_for_a_new_one_and_removed_once_its_rows_are_written(
     campaign, monkeypatch
 ):
-    monkeypatch.setattr(accounting, "ROTATE_AFTER_BYTES", 300)
+    monkeypatch.setattr(recording, "ROTATE_AFTER_BYTES", 300)
     run = _run(campaign)
-    recorder = accounting.CallRecorder(journal=True)
+    recorder = recording.CallRecorder(journal=True)
     try:
         with _TableLocked():
             ids = [_log(run, recorder).sent() for _ in range(8)]
@@ -247,13 +248,13 @@ def test_a_large_journal_is_retired_for_a_new_one_and_removed_once_its_rows_are_
 @postgresql
 def test_a_closed_recorder_refuses_at_once_and_never_leaves_a_thread_waiting(campaign):
     run = _run(campaign)
-    recorder = accounting.CallRecorder(journal=True)
+    recorder = recording.CallRecorder(journal=True)
     call_id = _log(run, recorder).sent()
     recorder.close()
     assert LLMCall.objects.filter(pk=call_id).exists()
-    with pytest.raises(accounting.CallsNotRecorded):
+    with pytest.raises(recording.CallsNotRecorded):
         recorder.flush()
-    with pytest.raises(accounting.CallsNotRecorded):
+    with pytest.raises(recording.CallsNotRecorded):
         _log(run, recorder).sent()
 
 

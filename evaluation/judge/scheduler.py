@@ -7,7 +7,7 @@ of batches per transaction: with many threads calling the judge, each one writin
 judgments would queue for the database and, between round trips, for the interpreter lock, and
 the calls in flight would drop below the run's concurrency. For the same reason the rows that
 record each call before it is sent are written by one recorder thread for all the judging threads
-(``evaluation.judge.accounting.CallRecorder``), and on PostgreSQL a request waits only for its row
+(``evaluation.judge.recorder.CallRecorder``), and on PostgreSQL a request waits only for its row
 to be in the process's journal (``evaluation.judge.journal``); the storing thread waits for the
 rows to be in the database before it writes replies on them. A batch handed over stays claimed
 (``running``) until it is stored, so a process killed meanwhile leaves it to the stale-claim
@@ -32,11 +32,12 @@ from django.utils import timezone
 from annotation.categories import allowed_values
 from annotation.models import CriterionVersion
 from evaluation.judge import bindings, storage
-from evaluation.judge.accounting import BatchCallLog, CallRecorder, spent_tokens, sync_counters
+from evaluation.judge.accounting import BatchCallLog, spent_tokens, sync_counters
 from evaluation.judge.claims import ACTIVE, claim, unclaim, worker_name
 from evaluation.judge.client import JudgeClient, JudgeClientError, TokenBudget
 from evaluation.judge.inputs import BatchInput, load_batches
 from evaluation.judge.judging import Outcome, client_for, judge_lexically, judge_with_llm
+from evaluation.judge.recorder import CallRecorder
 from evaluation.models import Judge, JudgeBatch, JudgeRun
 
 # A run's counters (and what other processes spent of its budget) are refreshed from its batches
