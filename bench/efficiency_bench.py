@@ -69,9 +69,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from annotation.sampling.design import allocate_clusters, draw_stratified
 from evaluation.allocation import OVERALL, Stratum, split_budget
-from evaluation.estimators import classical_mean, robust_ppi, stratified_combine
+from evaluation.estimators import classical_mean, robust_ppi
 from evaluation.inclusion import DEFAULT_FLOOR, confidence_probabilities, proportional_probabilities, spread
-from evaluation.intervals import Interval, standard_error
+from evaluation.intervals import Interval, standard_error, stratified_combine
 from evaluation.sequential import anytime_ppi
 from evaluation.shrinkage import shrink_to_judge
 from evaluation.weighted_ppi import weighted_ppi

@@ -307,12 +307,12 @@ def _effective_n(
     *, interval: intervals.Interval, human: intervals.Interval, alpha: float, method: str
 ) -> float:
     """The study's n_eff formula for the study method; the robust method measures PPI++ against
-    the human-only interval it shows (``estimators.effective_n`` with a reference)."""
+    the human-only interval it shows (``intervals.effective_n`` with a reference)."""
     if math.isnan(interval.mean):
         return float("nan")
     reference = human if method == "robust" else None
     return float(
-        estimators.effective_n(
+        intervals.effective_n(
             theta=interval.mean, halfwidth=interval.halfwidth, alpha=alpha, reference=reference
         )
     )
@@ -329,7 +329,7 @@ def _overall(
     def combine(pick) -> intervals.Interval:
         parts = [(pick(group), group.size) for group in themes if group.size]
         label = f"stratified {parts[0][0].method}" if parts else f"stratified {method}"
-        return estimators.stratified_combine(
+        return intervals.stratified_combine(
             parts=parts, alpha=alpha, method=label, bounded=method == "robust"
         )
 

@@ -48,11 +48,11 @@ from annotation.kappa import cohen_kappa
 from evaluation import notes
 from evaluation.intervals import (
     Interval,
+    check_alpha,
     from_variance,
     inside_unit,
     nan_interval,
     quantile,
-    standard_error,
     unbounded_interval,
 )
 
@@ -107,13 +107,6 @@ class Agreement:
 
 
 # Validation and shared pieces
-
-
-def _check_alpha(alpha: float) -> float:
-    alpha = float(alpha)
-    if not (0 < alpha < 1):
-        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
-    return alpha
 
 
 def _vector(values: ArrayLike | None, *, name: str, length: int | None = None) -> np.ndarray:
@@ -196,7 +189,7 @@ def classical_mean(
     factor) and a Student t quantile with G - 1 degrees of freedom, method ``classical-robust``.
     No labels: NaN interval. One label (or one cluster): the mean with an infinite interval.
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     values = _vector(y, name="y")
     n = values.shape[0]
     robust = w is not None or clusters is not None
@@ -239,7 +232,7 @@ def judge_mean(*, yhat_all: ArrayLike, alpha: float, bounded: bool = False) -> I
     reflects sampling noise, never the judge's bias. ``bounded`` (the robust method): where that
     interval leaves [0, 1], it is cut at the bound and widened to the Wilson score interval on
     the n judge labels, with a note."""
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     values = _vector(yhat_all, name="yhat_all")
     n = values.shape[0]
     if n == 0:
@@ -328,7 +321,7 @@ def study_ppi(
     lambda is 0/0 or rounding noise, so lambda 0 is used (any lambda gives the same estimate then,
     up to rounding).
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     labels = _vector(y, name="y")
     n = labels.shape[0]
     preds = _vector(yhat, name="yhat", length=n)
@@ -498,7 +491,7 @@ def robust_ppi(
     [0, 1] the estimate is clipped to [0, 1] and the interval is Wilson's at the effective sample
     size (``_inside_unit``).
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     if lam_method not in LAM_METHODS:
         raise ValueError(f"unknown lam_method {lam_method!r}; expected one of {', '.join(LAM_METHODS)}")
     if lam is None and lam_method != "crossfit":
@@ -592,7 +585,7 @@ def _rectifier_floor(*, labels: np.ndarray, preds: np.ndarray, lam: float, alpha
     return ((1 - lam) ** 2 * v_labels + lam**2 * v_disagreements) / G
 
 
-# Agreement, effective sample size, stratified combination
+# Agreement
 
 
 def agreement(*, y: ArrayLike, yhat: ArrayLike) -> Agreement:
@@ -621,81 +614,4 @@ def agreement(*, y: ArrayLike, yhat: ArrayLike) -> Agreement:
         kappa=math.nan if kappa is None else kappa,
         confusion=confusion,
         n=n,
-    )
-
-
-def effective_n(*, theta: float, halfwidth: float, alpha: float, reference: Interval | None = None) -> float:
-    """Human labels a human-only interval would need for the same half-width.
-
-    Without ``reference`` (the study's formula): z^2 theta (1 - theta) / halfwidth^2, z the
-    1 - alpha/2 normal quantile. With ``reference``, the human-only interval shown next to the
-    PPI++ one (robust method): n_ref (halfwidth_ref / halfwidth)^2, a half-width shrinking as
-    1 / sqrt(n). The study's formula reads theta (1 - theta) where the human-only interval has
-    its own variance (design effect, t quantile, floors): near 0 or 1 it could call an interval
-    narrower than the human-only one worth fewer labels than it used; this one cannot (a narrower
-    interval is worth more than n_ref labels). When the reference has no finite positive
-    half-width, the formula. NaN when the half-width is 0 or NaN; 0 when it is infinite."""
-    alpha = _check_alpha(alpha)
-    if math.isnan(halfwidth) or halfwidth == 0:
-        return math.nan
-    if (
-        reference is not None
-        and reference.n
-        and math.isfinite(reference.halfwidth)
-        and reference.halfwidth > 0
-    ):
-        return reference.n * (reference.halfwidth / halfwidth) ** 2
-    z = quantile(alpha=alpha, df=None)
-    return z**2 * theta * (1 - theta) / halfwidth**2
-
-
-def stratified_combine(
-    *, parts: list[tuple[Interval, int]], alpha: float, method: str, bounded: bool = False
-) -> Interval:
-    """Stratified estimate from per-group intervals and group sizes N_k: mean sum_k (N_k/N)
-    mean_k, variance sum_k (N_k/N)^2 var_k with var_k = (halfwidth_k / q_k)^2, q_k the quantile of
-    part k at its own alpha and df. Groups of size 0 are left out.
-
-    Quantile: normal when no part has df; otherwise t with Satterthwaite degrees of freedom
-    (sum a_k var_k)^2 / sum (a_k var_k)^2 / df_k, normal parts counting as infinite df, rounded
-    down (conservative, and df stays an integer). ``method`` is the result's method label, ``n``
-    and ``N`` are summed. Any part without an estimate makes the result NaN, with a note.
-    ``bounded`` (the robust method): an interval leaving [0, 1] becomes Wilson's at the effective
-    sample size, as for one group.
-    """
-    alpha = _check_alpha(alpha)
-    kept = [(part, size) for part, size in parts if size > 0]
-    n = sum(part.n for part, _ in kept)
-    N = sum(part.N for part, _ in kept)
-    if not kept:
-        return nan_interval(method=method, alpha=alpha, n=n, N=N, note=notes.NO_GROUPS)
-    missing = sum(1 for part, _ in kept if math.isnan(part.mean) or math.isnan(part.halfwidth))
-    if missing:
-        return nan_interval(
-            method=method,
-            alpha=alpha,
-            n=n,
-            N=N,
-            note=notes.GROUPS_WITHOUT_ESTIMATE % {"missing": missing, "groups": len(kept)},
-        )
-    total = sum(size for _, size in kept)
-    shares = [size / total for _, size in kept]
-    mean = sum(share * part.mean for share, (part, _) in zip(shares, kept, strict=True))
-    if any(math.isinf(part.halfwidth) for part, _ in kept):
-        return unbounded_interval(
-            mean=mean, method=method, alpha=alpha, n=n, N=N, note=notes.GROUP_WITHOUT_VARIANCE
-        )
-    terms = [share**2 * standard_error(part) ** 2 for share, (part, _) in zip(shares, kept, strict=True)]
-    variance = sum(terms)
-    with_df = [(term, part.df) for term, (part, _) in zip(terms, kept, strict=True) if part.df is not None]
-    denominator = sum(term**2 / df for term, df in with_df)
-    if denominator > 0:
-        df: int | None = max(1, math.floor(variance**2 / denominator))
-    elif variance == 0 and with_df:
-        df = min(df for _, df in with_df)
-    else:
-        # Only normal parts carry variance: infinite degrees of freedom.
-        df = None
-    return from_variance(
-        mean=mean, variance=variance, alpha=alpha, df=df, method=method, n=n, N=N, bounded=bounded
     )

@@ -45,6 +45,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
+from evaluation.intervals import check_alpha
+
 # The variance guess counts as this many observations in the running variance.
 PRIOR_WEIGHT = 10
 
@@ -72,14 +74,9 @@ class Look:
         return min(1.0, self.mean + self.halfwidth)
 
 
-def _check_alpha(alpha: float) -> None:
-    if not (0 < alpha < 1):
-        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
-
-
 def tuning(*, planned: float, variance_guess: float, alpha: float) -> float:
     """rho making the sequence tightest after ``planned`` draws of variance ``variance_guess``."""
-    _check_alpha(alpha)
+    check_alpha(alpha)
     if not (planned > 0 and variance_guess > 0):
         raise ValueError("planned and variance_guess must be positive")
     c = -2 * math.log(alpha)
@@ -89,7 +86,7 @@ def tuning(*, planned: float, variance_guess: float, alpha: float) -> float:
 
 def boundary(*, t: ArrayLike, variance: ArrayLike, alpha: float, rho: float) -> np.ndarray:
     """Half-width of the sequence after t draws with variance estimate ``variance``."""
-    _check_alpha(alpha)
+    check_alpha(alpha)
     steps = np.asarray(t, dtype=float)
     v = np.asarray(variance, dtype=float)
     spread = steps * v * rho**2 + 1
@@ -172,7 +169,7 @@ def anytime_ppi(
     probabilities of every unit (sum 1) and ``confidence_all`` the judge's confidence on every
     unit (N values). ``planned`` and ``variance_guess`` set rho (:func:`tuning`). Returns one
     :class:`Look` per batch (the last may be shorter)."""
-    _check_alpha(alpha)
+    check_alpha(alpha)
     index = np.asarray(units, dtype=int).ravel()
     labels = np.asarray(y, dtype=float).ravel()
     probabilities = np.asarray(q, dtype=float).ravel()

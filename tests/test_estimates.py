@@ -12,7 +12,7 @@ from scipy.stats import norm
 
 from annotation.models import Criterion, Label, Level, Sample, SampleItem, Stage, Unit
 from annotation.workflow import final_labels
-from evaluation import estimates, estimators, judge_choice
+from evaluation import estimates, estimators, intervals, judge_choice
 from evaluation.models import Judge, Judgment
 from tests.factories import make_answer, make_campaign
 from tests.judged import DESIGN, study_campaign
@@ -119,7 +119,7 @@ def test_study_report_json_has_every_field_equal_to_ppi_py_on_the_same_arrays(db
         by_hand = sum(sizes[t["theme"]] / total * t[f"{key}_mean"] for t in data["themes"])
         assert overall[f"{key}_mean"] == pytest.approx(by_hand, rel=1e-12)
     parts = [(group.ppi, group.size) for group in report.themes]
-    combined = estimators.stratified_combine(parts=parts, alpha=ALPHA, method="study")
+    combined = intervals.stratified_combine(parts=parts, alpha=ALPHA, method="study")
     assert raw_ci(overall, "ppi") == pytest.approx([combined.lo, combined.hi], rel=1e-12)
     assert overall["ppi_ci"][0] < overall["ppi_mean"] < overall["ppi_ci"][1]
     everything = [(h, j) for rows in units.values() for _, h, j in rows["labeled"] if j is not None]

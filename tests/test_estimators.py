@@ -524,15 +524,15 @@ def test_agreement_leaves_kappa_undefined_when_chance_agreement_is_one():
 
 
 def test_effective_n_by_hand_and_degenerate_halfwidths():
-    assert estimators.effective_n(theta=0.5, halfwidth=0.1, alpha=0.05) == pytest.approx(
+    assert intervals.effective_n(theta=0.5, halfwidth=0.1, alpha=0.05) == pytest.approx(
         1.959963984540054**2 * 0.25 / 0.01, rel=1e-12
     )
-    assert estimators.effective_n(theta=0.8, halfwidth=0.05, alpha=0.1) == pytest.approx(
+    assert intervals.effective_n(theta=0.8, halfwidth=0.05, alpha=0.1) == pytest.approx(
         norm.ppf(0.95) ** 2 * 0.16 / 0.0025, rel=1e-12
     )
-    assert math.isnan(estimators.effective_n(theta=0.5, halfwidth=0.0, alpha=0.05))
-    assert math.isnan(estimators.effective_n(theta=0.5, halfwidth=math.nan, alpha=0.05))
-    assert estimators.effective_n(theta=0.5, halfwidth=math.inf, alpha=0.05) == 0.0
+    assert math.isnan(intervals.effective_n(theta=0.5, halfwidth=0.0, alpha=0.05))
+    assert math.isnan(intervals.effective_n(theta=0.5, halfwidth=math.nan, alpha=0.05))
+    assert intervals.effective_n(theta=0.5, halfwidth=math.inf, alpha=0.05) == 0.0
 
 
 def _normal_part(mean: float, sd: float, *, alpha: float = 0.05, n: int = 10) -> intervals.Interval:
@@ -549,7 +549,7 @@ def _t_part(mean: float, sd: float, df: int, *, alpha: float = 0.05) -> interval
 
 def test_stratified_combine_weights_by_group_sizes_with_a_normal_quantile():
     parts = [(_normal_part(0.8, 0.05), 300), (_normal_part(0.5, 0.1, alpha=0.1), 100)]
-    combined = estimators.stratified_combine(parts=parts, alpha=0.05, method="study")
+    combined = intervals.stratified_combine(parts=parts, alpha=0.05, method="study")
     assert combined.mean == pytest.approx(0.75 * 0.8 + 0.25 * 0.5, rel=1e-14)
     sd = math.sqrt(0.75**2 * 0.05**2 + 0.25**2 * 0.1**2)
     assert combined.halfwidth == pytest.approx(Z95 * sd, rel=1e-12)
@@ -558,7 +558,7 @@ def test_stratified_combine_weights_by_group_sizes_with_a_normal_quantile():
 
 def test_stratified_combine_uses_satterthwaite_degrees_of_freedom_rounded_down():
     parts = [(_t_part(0.9, 0.04, 9), 200), (_t_part(0.6, 0.08, 4), 200), (_t_part(0.7, 0.1, 29), 0)]
-    combined = estimators.stratified_combine(parts=parts, alpha=0.05, method="robust")
+    combined = intervals.stratified_combine(parts=parts, alpha=0.05, method="robust")
     v1, v2 = 0.25 * 0.04**2, 0.25 * 0.08**2
     df = math.floor((v1 + v2) ** 2 / (v1**2 / 9 + v2**2 / 4))
     assert combined.df == df == 6
@@ -568,16 +568,16 @@ def test_stratified_combine_uses_satterthwaite_degrees_of_freedom_rounded_down()
 
 def test_stratified_combine_propagates_missing_and_infinite_parts():
     nan_part = intervals.Interval(mean=math.nan, lo=math.nan, hi=math.nan, method="x", alpha=0.05, n=0)
-    missing = estimators.stratified_combine(
+    missing = intervals.stratified_combine(
         parts=[(_normal_part(0.5, 0.1), 10), (nan_part, 5)], alpha=0.05, method="m"
     )
     assert math.isnan(missing.mean) and missing.note == "1 of 2 groups have no estimate"
     one_cluster = intervals.Interval(mean=0.4, lo=-math.inf, hi=math.inf, method="x", alpha=0.05, n=3, df=0)
-    infinite = estimators.stratified_combine(
+    infinite = intervals.stratified_combine(
         parts=[(_t_part(0.5, 0.1, 9), 10), (one_cluster, 10)], alpha=0.05, method="m"
     )
     assert infinite.mean == pytest.approx(0.45) and infinite.halfwidth == math.inf
-    assert math.isnan(estimators.stratified_combine(parts=[], alpha=0.05, method="m").mean)
+    assert math.isnan(intervals.stratified_combine(parts=[], alpha=0.05, method="m").mean)
 
 
 # Intervals of a rate stay in [0, 1]
@@ -727,9 +727,9 @@ def test_robust_stratified_combination_stays_in_0_1():
         (estimators.classical_mean(y=[1.0] * 5 + [0.0], alpha=0.05, clusters=list(range(6))), 100),
         (estimators.classical_mean(y=[1.0] * 6, alpha=0.05, clusters=list(range(6))), 300),
     ]
-    combined = estimators.stratified_combine(parts=parts, alpha=0.05, method="s", bounded=True)
+    combined = intervals.stratified_combine(parts=parts, alpha=0.05, method="s", bounded=True)
     assert 0 <= combined.lo < combined.mean < combined.hi <= 1
-    raw = estimators.stratified_combine(parts=parts, alpha=0.05, method="s")
+    raw = intervals.stratified_combine(parts=parts, alpha=0.05, method="s")
     assert raw.hi > 1 and raw.clipped and combined.se == pytest.approx(raw.se, rel=1e-14)
 
 
@@ -738,7 +738,7 @@ def test_robust_stratified_combination_stays_in_0_1():
 
 def test_effective_n_keeps_the_study_formula_without_reference():
     z = Z95
-    assert estimators.effective_n(theta=0.3, halfwidth=0.1, alpha=0.05) == pytest.approx(
+    assert intervals.effective_n(theta=0.3, halfwidth=0.1, alpha=0.05) == pytest.approx(
         z**2 * 0.21 / 0.01, rel=1e-12
     )
 
@@ -749,16 +749,16 @@ def test_effective_n_of_a_narrower_interval_is_never_below_the_labels_used():
     human = intervals.Interval(
         mean=0.96, lo=0.86, hi=1.0, method=estimators.CLASSICAL_ROBUST, alpha=0.05, n=30, df=29
     )
-    formula = estimators.effective_n(theta=0.99, halfwidth=0.05, alpha=0.05)
+    formula = intervals.effective_n(theta=0.99, halfwidth=0.05, alpha=0.05)
     assert formula == pytest.approx(Z95**2 * 0.99 * 0.01 / 0.05**2, rel=1e-12) and formula < 30
-    worth = estimators.effective_n(theta=0.99, halfwidth=0.05, alpha=0.05, reference=human)
+    worth = intervals.effective_n(theta=0.99, halfwidth=0.05, alpha=0.05, reference=human)
     assert worth == pytest.approx(30 * (0.07 / 0.05) ** 2, rel=1e-12)
     assert worth > 30
     # As wide as the human-only interval: worth exactly its labels.
-    same = estimators.effective_n(theta=0.99, halfwidth=0.07, alpha=0.05, reference=human)
+    same = intervals.effective_n(theta=0.99, halfwidth=0.07, alpha=0.05, reference=human)
     assert same == pytest.approx(30, rel=1e-12)
     # A reference without a usable half-width falls back to the formula.
     one = estimators.classical_mean(y=[1.0], alpha=0.05)
-    assert estimators.effective_n(theta=0.3, halfwidth=0.1, alpha=0.05, reference=one) == pytest.approx(
+    assert intervals.effective_n(theta=0.3, halfwidth=0.1, alpha=0.05, reference=one) == pytest.approx(
         Z95**2 * 0.21 / 0.01, rel=1e-12
     )

@@ -48,7 +48,7 @@ def test_an_unknown_text_comes_back_unchanged():
 def test_the_estimators_notes_are_made_of_the_templates():
     one = estimators.classical_mean(y=np.array([1.0]), alpha=0.05)
     assert one.note == notes.ONE_LABEL
-    cut = estimators.stratified_combine(
+    cut = intervals.stratified_combine(
         parts=[(one, 3), (intervals.nan_interval(method="m", alpha=0.05, n=0, note="x"), 2)],
         alpha=0.05,
         method="stratified",
