@@ -144,6 +144,7 @@ def plan_split(
     pilot = final_labels(criterion=criterion)
     strata: list[Stratum] = []
     details: dict[str, tuple[int, int, int, float]] = {}
+    stratum_pilots: dict[tuple[str, str], int] = {}  # the pilot labels of each verdict stratum
     for theme in sorted({str(theme) for theme in units.themes}):
         rows = units.themes == theme
         s, pilot_count = _spread(units=units, rows=rows, pilot=pilot)
@@ -154,7 +155,10 @@ def plan_split(
             s,
         )
         for key, stratum_rows in strata_of(units=units, theme=theme, by_verdict=by_verdict).items():
-            stratum_spread = s if not by_verdict else _spread(units=units, rows=stratum_rows, pilot=pilot)[0]
+            stratum_spread = s
+            if by_verdict:
+                stratum_spread, pilots = _spread(units=units, rows=stratum_rows, pilot=pilot)
+                stratum_pilots[(theme, key)] = pilots
             strata.append(
                 Stratum(theme=theme, key=key, size=int(np.count_nonzero(stratum_rows)), spread=stratum_spread)
             )
@@ -192,15 +196,12 @@ def plan_split(
                 StratumPlan(
                     key=stratum.key,
                     units=stratum.size,
-                    pilot=_spread(units=units, rows=rows, pilot=pilot)[1],
+                    pilot=stratum_pilots[(theme, stratum.key)],
                     spread=stratum.spread,
                     labels=split.labels[(theme, stratum.key)],
                 )
-                for stratum, rows in zip(
-                    [stratum for stratum in strata if stratum.theme == theme],
-                    strata_of(units=units, theme=theme, by_verdict=True).values(),
-                    strict=True,
-                )
+                for stratum in strata
+                if stratum.theme == theme
             ]
             if by_verdict
             else []
