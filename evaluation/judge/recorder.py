@@ -67,8 +67,8 @@ def sent_row(
 
 @dataclass
 class _Waiting:
-    """A call's row waiting to be written; without a journal, the request waits for its id or the
-    error that stopped it."""
+    """A call's row waiting to be written, without a journal: the request waits for its id or the
+    error that stopped it. (With a journal, a row is queued as the tuple itself: nothing waits.)"""
 
     row: tuple
     written: threading.Event = field(default_factory=threading.Event)
@@ -124,7 +124,7 @@ class CallRecorder:
     GATHER_S = 0.1
 
     def __init__(self, *, journal: bool = False) -> None:
-        self._waiting: queue.SimpleQueue[_Waiting | _Mark | None] = queue.SimpleQueue()
+        self._waiting: queue.SimpleQueue[tuple | _Waiting | _Mark | None] = queue.SimpleQueue()
         self._stopping = False
         # The journal's order is the queue's: a row is appended and queued under this lock.
         self._lock = threading.Lock()
@@ -163,7 +163,7 @@ class CallRecorder:
             call_id = self._ids.popleft()
             self._journal.append(encode((call_id, *row)))
             self._appended += 1
-            self._waiting.put(_Waiting(row=(call_id, *row)))
+            self._waiting.put((call_id, *row))
             if len(self._ids) < self.GROUP:
                 self._ask_for_ids()
             if self._journal.size > ROTATE_AFTER_BYTES:
@@ -243,9 +243,11 @@ class CallRecorder:
             self._fail(exc)
         try:
             while (items := self._next_items()) is not None:
-                group = [item for item in items if isinstance(item, _Waiting)]
-                if group:
-                    self._write(group, cursor=cursor, error=error)
+                rows = [item for item in items if not isinstance(item, _Mark)]
+                if rows and self._journal is not None:
+                    self._write_journaled(rows, cursor=cursor)
+                elif rows:
+                    self._write_waiting(rows, error=error)
                 for mark in items:
                     if isinstance(mark, _Mark):
                         if mark.reserve:
@@ -276,7 +278,7 @@ class CallRecorder:
                 item.error = CallsNotRecorded("the calls could not be recorded: the recorder is closed")
                 item.written.set()
 
-    def _next_items(self) -> list[_Waiting | _Mark] | None:
+    def _next_items(self) -> list[tuple | _Waiting | _Mark] | None:
         """The rows waiting (at most ``GROUP``), up to and with the first mark; None once ``close``
         was called and everything before it written. With a journal, nothing waits for the rows:
         they are gathered for up to ``GATHER_S`` (a mark ends the wait), so that one statement
@@ -284,7 +286,7 @@ class CallRecorder:
         if self._stopping or (first := self._waiting.get()) is None:
             return None
         items = [first]
-        rows = int(isinstance(first, _Waiting))
+        rows = int(not isinstance(first, _Mark))
         until = time.monotonic() + (self.GATHER_S if self._journal is not None else 0.0)
         while rows < self.GROUP and not isinstance(items[-1], _Mark):
             try:
@@ -295,25 +297,25 @@ class CallRecorder:
                 self._stopping = True
                 break
             items.append(more)
-            rows += isinstance(more, _Waiting)
+            rows += not isinstance(more, _Mark)
         return items
 
-    def _write(self, group: list[_Waiting], *, cursor: object, error: BaseException | None) -> None:
-        if self._journal is not None:
-            if self._failure is not None:
-                return  # they stay in the journal, for the recovery
-            try:
-                _insert_journaled([waiting.row for waiting in group], cursor=cursor)
-            except BaseException as exc:
-                self._fail(exc)
-                return
-            with self._lock:
-                self._written += len(group)
-                # Rows are written in the order they were appended: a retired journal whose last
-                # row is written holds nothing the database lacks.
-                while self._retired and self._retired[0][1] <= self._written:
-                    self._retired.pop(0)[0].close(remove=True)
+    def _write_journaled(self, rows: list, *, cursor: object) -> None:
+        if self._failure is not None:
+            return  # they stay in the journal, for the recovery
+        try:
+            _insert_journaled(rows, cursor=cursor)
+        except BaseException as exc:
+            self._fail(exc)
             return
+        with self._lock:
+            self._written += len(rows)
+            # Rows are written in the order they were appended: a retired journal whose last row
+            # is written holds nothing the database lacks.
+            while self._retired and self._retired[0][1] <= self._written:
+                self._retired.pop(0)[0].close(remove=True)
+
+    def _write_waiting(self, group: list, *, error: BaseException | None) -> None:
         try:
             if error is not None:
                 raise error
