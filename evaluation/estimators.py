@@ -53,6 +53,8 @@ from evaluation.intervals import (
     inside_unit,
     nan_interval,
     quantile,
+    rectifier_floor,
+    smoothed_variance,
     unbounded_interval,
 )
 
@@ -219,7 +221,7 @@ def classical_mean(
     if variance <= _TINY:
         # Every label equal: ~12 labels all 1 do not make a theme surely at 100%. The variance
         # of the smoothed rate, as robust_ppi's rectifier floor gives it.
-        variance = _smoothed_variance(count=float(np.sum(values)), n=n, alpha=alpha) / G
+        variance = smoothed_variance(count=float(np.sum(values)), n=n, alpha=alpha) / G
         note = notes.SMOOTHED
     return from_variance(
         mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=0, note=note, bounded=True
@@ -541,7 +543,7 @@ def robust_ppi(
             mean=mean, method=method, alpha=alpha, n=n, N=N, lam=lam_bar, df=0, note=note
         )
     rectifier_variance = _linearised_variance(values=rectifier, w=weights, codes=codes, G=G)
-    floor = _rectifier_floor(labels=labels, preds=preds, lam=lam_bar, alpha=alpha, G=G)
+    floor = rectifier_floor(labels=labels, preds=preds, lam=lam_bar, alpha=alpha, G=G)
     if floor > rectifier_variance:
         rectifier_variance = floor
         note = notes.joined([*parts, notes.FLOORED])
@@ -558,31 +560,6 @@ def robust_ppi(
         note=note,
         bounded=True,
     )
-
-
-def _smoothed_variance(*, count: float, n: int, alpha: float) -> float:
-    """p (1 - p) of a 0/1 variable seen ``count`` times in ``n``, with p smoothed as Agresti and
-    Coull smooth a proportion (z^2 / 2 pseudo-successes and as many pseudo-failures)."""
-    z2 = quantile(alpha=alpha, df=None) ** 2
-    rate = (count + z2 / 2) / (n + z2)
-    return rate * (1 - rate)
-
-
-def _rectifier_floor(*, labels: np.ndarray, preds: np.ndarray, lam: float, alpha: float, G: int) -> float:
-    """The least variance the labeled rectifier ``Y - lam * Yhat = (1 - lam) Y + lam (Y - Yhat)``
-    may claim: ((1 - lam)^2 v_Y + lam^2 v_D) / G, with v_Y and v_D the smoothed variances of the
-    human labels and of the human/judge disagreements.
-
-    With ~30 labels a judge that errs 8% of the time agrees with all of them about one time in
-    ten; the rectifier then has no variance, the interval shrinks to the judge-only one and misses
-    the judge's bias (28% coverage in bench/coverage_bench.py). Likewise a theme whose ~12 labels
-    are all 1 is not a theme where the rate is surely 100%. Zero observed disagreements (or
-    zeros) do not show a perfect judge (or a perfect theme), only a rare event: the floor gives
-    them the width of one."""
-    n = labels.shape[0]
-    v_labels = _smoothed_variance(count=float(np.sum(labels)), n=n, alpha=alpha)
-    v_disagreements = _smoothed_variance(count=float(np.sum(labels != preds)), n=n, alpha=alpha)
-    return ((1 - lam) ** 2 * v_labels + lam**2 * v_disagreements) / G
 
 
 # Agreement

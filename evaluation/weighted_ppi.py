@@ -30,7 +30,7 @@ sqrt(V), kept in [0, 1] as every robust interval (``intervals.from_variance``).
 observed 0 is a rare event, not an impossible one). A 0/1 verdict as the prediction (a judge
 without confidences, each theme split by its verdict): the residual is the disagreement, rare,
 and a stratum's few labels often show none; V is then at least the robust estimators' rectifier
-floor (``estimators._rectifier_floor``: the smoothed variances of the labels and of the
+floor (``intervals.rectifier_floor``: the smoothed variances of the labels and of the
 disagreements, over the labels the judge gave a verdict on; 1/2 elsewhere) through the design.
 Both floors take at least a simple random sample's factor (1 - n/N) / n when the labeled units
 were all drawn with certainty and others were not. Without it, at 95% agreement, the verdict split's intervals
@@ -53,9 +53,16 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from evaluation import notes
-from evaluation.estimators import PPI_CONFIDENCE, _rectifier_floor, _smoothed_variance
+from evaluation.estimators import PPI_CONFIDENCE
 from evaluation.inclusion import UNKNOWN
-from evaluation.intervals import Interval, from_variance, nan_interval, unbounded_interval
+from evaluation.intervals import (
+    Interval,
+    from_variance,
+    nan_interval,
+    rectifier_floor,
+    smoothed_variance,
+    unbounded_interval,
+)
 
 PPI_WEIGHTED = PPI_CONFIDENCE
 _TINY = 1e-12
@@ -148,7 +155,7 @@ def weighted_ppi(
         # time erred on none would claim no variance at all. The robust estimators' floor on
         # the rectifier (smoothed rates of the labels and of the disagreements) over the
         # judged labels, per label, through the design.
-        rectifier = _rectifier_floor(
+        rectifier = rectifier_floor(
             labels=labels[verdicts], preds=c[verdicts], lam=coefficient, alpha=alpha, G=1
         )
         floor = design * rectifier
@@ -157,7 +164,7 @@ def weighted_ppi(
     elif np.all(labels == labels[0]):
         # 12 labels all 1 with an uninformative judge would claim a rate surely at 100%; no
         # observed 0 shows a rare event, not an impossible one (the robust estimators' rule).
-        floor = design * _smoothed_variance(count=float(labels.sum()), n=n, alpha=alpha)
+        floor = design * smoothed_variance(count=float(labels.sum()), n=n, alpha=alpha)
         if floor > variance:
             variance, note = floor, notes.SMOOTHED
     return from_variance(
