@@ -40,7 +40,30 @@ DEFAULT_VALUE_NAMES: dict[int, str | Promise] = {
     1: pgettext_lazy("label value", "Yes"),
     0: pgettext_lazy("label value", "No"),
 }
+# The titles the conventions give criteria and categories (``BUILTIN_CRITERIA``,
+# ``ANSWER_CORRECTNESS``), stored in English, in the reader's language; other titles are shown as
+# written. Exports and the API keep the stored titles.
+_TRANSLATED_TITLES: dict[str, Promise] = {
+    "Veracity": gettext_lazy("Veracity"),
+    "Relevance": gettext_lazy("Relevance"),
+    "Citation support": gettext_lazy("Citation support"),
+    "Answer correctness": gettext_lazy("Answer correctness"),
+    "Not enough information in the documents": gettext_lazy("Not enough information in the documents"),
+    "Partly correct, with incorrect details": gettext_lazy("Partly correct, with incorrect details"),
+    "Partly correct, incomplete for lack of information": gettext_lazy(
+        "Partly correct, incomplete for lack of information"
+    ),
+    "Fully incorrect": gettext_lazy("Fully incorrect"),
+    "Fully correct": gettext_lazy("Fully correct"),
+}
 _SENTINELS = str.maketrans("", "", "\x02\x03")
+
+
+def shown_title(title: object) -> str:
+    """A criterion's or a category's title as the reader reads it: translated when it is one the
+    conventions give (in English), else as written."""
+    text = str(title or "")
+    return str(_TRANSLATED_TITLES.get(text, text))
 
 
 @dataclass
@@ -112,7 +135,7 @@ def unit_view(*, unit: Unit, campaign: Campaign) -> UnitView:
 def value_names(criterion: Criterion) -> dict[int, str | Promise]:
     """What each value means for ``criterion``, in words: 1 and 0, or its categories' titles."""
     if is_categorical(criterion):
-        return {category.value: category.title for category in categories_of(criterion)}
+        return {category.value: shown_title(category.title) for category in categories_of(criterion)}
     return VALUE_NAMES.get(criterion.name, DEFAULT_VALUE_NAMES)
 
 
@@ -139,7 +162,10 @@ def choices(
     if is_categorical(criterion):
         made = [
             Choice(
-                value=category.value, key=category.key, meaning=category.title, needs_comment=reason_required
+                value=category.value,
+                key=category.key,
+                meaning=shown_title(category.title),
+                needs_comment=reason_required,
             )
             for category in categories_of(criterion)
         ]

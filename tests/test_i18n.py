@@ -14,6 +14,8 @@ from django.utils import translation
 from annotation.models import Criterion, Label, Role, Stage, Unit
 from annotation.workflow import WorkflowError, undo_last
 from evaluation import estimators, intervals, notes
+from evaluation.categorical import categorical_report_as_json, compute_categorical_report
+from tests.categorical import categorical_campaign, correctness
 from tests.factories import label, make_answer, make_corpus, member, sample_units, sampled
 from tests.ingest_files import bad_content
 from tests.judged import judged_campaign
@@ -206,6 +208,51 @@ def test_the_report_speaks_french(client_for, analyst, campaign):
             "themes weighted by their sizes",
         ],
     )
+
+
+# The titles the conventions give the answer-correctness criterion and its categories, stored in
+# English, and what a French reader reads.
+CORRECTNESS_FRENCH = {
+    "Answer correctness": "Justesse de la réponse",
+    "Not enough information in the documents": "Pas assez d’informations dans les documents",
+    "Partly correct, with incorrect details": "En partie juste, avec des détails faux",
+    "Partly correct, incomplete for lack of information": "En partie juste, incomplète faute d’informations",
+    "Fully incorrect": "Entièrement fausse",
+    "Fully correct": "Entièrement juste",
+}
+
+
+def test_the_categories_the_conventions_name_speak_french_and_a_teams_own_titles_stay_as_written(
+    client_for, annotator, campaign
+):
+    criterion = correctness(campaign)
+    criterion.categories = [
+        *criterion.categories[:4],
+        {"value": 5, "key": "5", "name": "fully-correct", "title": "Sans reproche"},
+    ]
+    criterion.save(update_fields=["categories"])
+    answer = make_answer(campaign=campaign)
+    sample_units(criterion=criterion, units=[Unit.objects.get(answer=answer, level="answer")])
+    url = reverse("annotation:annotate", args=[campaign.slug, criterion.name, Stage.LABEL])
+    page = _page(client_for(annotator), url)
+    french = [CORRECTNESS_FRENCH[title] for title in list(CORRECTNESS_FRENCH)[:5]]
+    _assert_french(page, french=[*french, "Sans reproche"], english=list(CORRECTNESS_FRENCH)[:5])
+    english = client_for(annotator).get(url).content.decode()
+    assert all(title in english for title in list(CORRECTNESS_FRENCH)[:5])
+
+
+def test_the_categorical_report_names_the_categories_in_french_and_its_json_keeps_the_stored_titles(
+    client_for, analyst, campaign
+):
+    criterion, judge, _ = categorical_campaign(campaign)
+    url = reverse("evaluation:report", args=[campaign.slug, criterion.name])
+    page = _page(client_for(analyst), url)
+    french = [text for title, text in CORRECTNESS_FRENCH.items() if title != "Answer correctness"]
+    english = [f" {title}<" for title in CORRECTNESS_FRENCH if title != "Answer correctness"]
+    _assert_french(page, french=["Justesse de la réponse", *french], english=english)
+    with translation.override("fr"):
+        data = categorical_report_as_json(report=compute_categorical_report(criterion=criterion, judge=judge))
+    assert [c["title"] for c in data["categories"]][-1] == "Fully correct"
 
 
 def test_the_campaign_list_and_overview_speak_french(client_for, manager, campaign):

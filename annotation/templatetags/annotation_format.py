@@ -6,10 +6,10 @@ from collections.abc import Iterable
 
 from django import template
 from django.utils.text import capfirst
-from django.utils.translation import gettext_lazy
 
 from annotation.models import Role, Stage
 from annotation.team import ROLE_NAMES
+from annotation.workbench import shown_title
 
 register = template.Library()
 
@@ -23,20 +23,11 @@ def as_sentence(message: object) -> str:
     return capfirst(text) + ("" if text.endswith((".", "!", "?", "…")) else ".")
 
 
-# The built-in criteria's titles as stored (English, from annotation.conventions), in the
-# reader's language; other titles are shown as written.
-_BUILTIN_TITLES = {
-    "Veracity": gettext_lazy("Veracity"),
-    "Relevance": gettext_lazy("Relevance"),
-    "Citation support": gettext_lazy("Citation support"),
-}
-
-
 @register.filter
 def builtin_title(title: object) -> str:
-    """A criterion's title, translated when it is a built-in criterion's English title."""
-    text = str(title or "")
-    return str(_BUILTIN_TITLES.get(text, text))
+    """A criterion's or a category's title, translated when the conventions give it
+    (``workbench.shown_title``)."""
+    return shown_title(title)
 
 
 @register.filter
