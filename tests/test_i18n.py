@@ -241,6 +241,21 @@ def test_the_categories_the_conventions_name_speak_french_and_a_teams_own_titles
     assert all(title in english for title in list(CORRECTNESS_FRENCH)[:5])
 
 
+def test_the_unit_page_titles_each_criterion_and_names_its_categories_in_french(
+    client_for, manager, campaign
+):
+    criterion = correctness(campaign)
+    answer = make_answer(campaign=campaign)
+    unit = Unit.objects.get(answer=answer, level="answer")
+    Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=5)
+    page = _page(client_for(manager), reverse("evaluation:unit", args=[campaign.slug, unit.pk]))
+    _assert_french(
+        page,
+        french=[">Justesse de la réponse<", ">Pertinence<", "5 · Entièrement juste"],
+        english=[">Answer correctness<", ">Relevance<", "Fully correct"],
+    )
+
+
 def test_the_categorical_report_names_the_categories_in_french_and_its_json_keeps_the_stored_titles(
     client_for, analyst, campaign
 ):
