@@ -47,7 +47,7 @@ def test_the_page_lists_the_criteria_with_their_keys_and_versions(campaign, mana
     for name in ("correctness", "relevance", "veracity"):
         assert f'data-criterion="{name}"' in content
         assert url(campaign, name) in content
-    assert "<kbd>5</kbd> Fully correct" in content
+    assert "<kbd>5</kbd>&nbsp;Fully correct" in content
 
 
 def test_a_manager_makes_a_criterion_with_categories_and_groups(campaign, manager, client_for):
