@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from annotation.kappa import cohen_kappa
 from annotation.models import AnnotationMode, Campaign, Criterion, Role, Unit
 from annotation.workflow.state import ID_CHUNK, UnitState, unit_states
+from inference.agreement import cohen_kappa
 
 OVERALL = "All themes"
 # Who may see agreement figures. Not annotators nor reviewers: on a small campaign, or right after

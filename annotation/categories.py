@@ -14,7 +14,7 @@ Every other module asks here what a criterion's values and keys are.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -231,12 +231,3 @@ def indicators(criterion: object) -> list[Indicator]:
 def indicator_array(values: Iterable[int], indicator: Indicator) -> np.ndarray:
     """1.0 where a label value belongs to ``indicator``, else 0.0."""
     return np.array([1.0 if value in indicator.values else 0.0 for value in values], dtype=float)
-
-
-def one_hot(values: Sequence[int], categories: Sequence[Category]) -> np.ndarray:
-    """The (len(values), K) matrix of the category indicators, columns in ``categories``' order."""
-    matrix = np.zeros((len(values), len(categories)))
-    column = {category.value: index for index, category in enumerate(categories)}
-    for row, value in enumerate(values):
-        matrix[row, column[value]] = 1.0
-    return matrix

@@ -31,8 +31,8 @@ import django
 django.setup()
 
 from evaluation.anytime import CAP_FACTOR, variance_guess  # noqa: E402
-from evaluation.inclusion import DEFAULT_FLOOR, confidence_probabilities  # noqa: E402
-from evaluation.sequential import anytime_ppi, planned_draws  # noqa: E402
+from inference.inclusion import DEFAULT_FLOOR, confidence_probabilities  # noqa: E402
+from inference.sequential import anytime_ppi, planned_draws  # noqa: E402
 
 ALPHA = 0.05
 Z = 1.959964

@@ -37,7 +37,7 @@ django.setup()
 
 from evaluation import comparison  # noqa: E402
 from evaluation.estimates import Labeled  # noqa: E402
-from evaluation.intervals import quantile  # noqa: E402
+from inference.intervals import quantile  # noqa: E402
 
 QUESTIONS, ANSWERS, LABELS, JUDGE_ERROR = 60, 5, 60, 0.15
 

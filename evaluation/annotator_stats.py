@@ -2,8 +2,8 @@
 with the final label, agreement between pairs of people and the criterion's reliability.
 
 No database: ``evaluation.annotators`` reads the rows and hands them here. Every rate comes with
-its counts and a 95% Wilson score interval (``evaluation.intervals.wilson``); kappa is
-``annotation.kappa``'s, alpha ``annotation.krippendorff``'s.
+its counts and a 95% Wilson score interval (``inference.intervals.wilson``); kappa is
+``inference.agreement``'s, alpha ``inference.krippendorff``'s.
 
 Pace. The server stamps every label row when it is stored. A person's *gap* before a label is the
 time since their previous label row in the campaign (any criterion, any stage; an undo counts as
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from annotation.kappa import cohen_kappa
-from annotation.krippendorff import AlphaInterval, bootstrap_alpha, nominal_alpha
-from evaluation.intervals import Interval, quantile, wilson
+from inference.agreement import cohen_kappa
+from inference.intervals import Interval, quantile, wilson
+from inference.krippendorff import AlphaInterval, bootstrap_alpha, nominal_alpha
 
 if TYPE_CHECKING:
     from annotation.workflow.state import UnitState
@@ -236,7 +236,7 @@ def blind_pairs(states: Iterable[UnitState]) -> list[PairAgreement]:
 
 def reliability(*, pairs: list[tuple[int, int]], anchored: bool) -> Reliability:
     """Agreement, Cohen's kappa and Krippendorff's alpha (with its bootstrap interval: seeded,
-    ``annotation.krippendorff.RESAMPLES`` resamples of the units) of (first, second look) pairs."""
+    ``inference.krippendorff.RESAMPLES`` resamples of the units) of (first, second look) pairs."""
     return Reliability(
         agreed=Share(sum(a == b for a, b in pairs), len(pairs)),
         kappa=cohen_kappa([a for a, _ in pairs], [b for _, b in pairs]),

@@ -2,7 +2,7 @@
 the blind pairs' agreement and the criterion's reliability (``evaluation.annotator_stats``).
 
 Human labels only: no judge output is read here. In ``evaluation`` rather than ``annotation``
-because the rates' Wilson interval lives in ``evaluation.intervals`` (annotation never imports
+because the rates' Wilson interval lives in ``inference.intervals`` (annotation never imports
 evaluation). Five queries whatever the number of criteria, people and labels.
 """
 

@@ -16,7 +16,7 @@ that leaves [0, 1] is shown clipped (with a note), and only then can the sum dif
 
 Agreement: the K x K confusion matrix of final human label (rows) by judge label (columns) on
 the units both labeled, its observed agreement, chance agreement sum_k p_h(k) p_j(k), and Cohen's
-kappa (``annotation.kappa``), per theme and overall.
+kappa (``inference.agreement``), per theme and overall.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.categories import Category, Indicator, categories_of, groups_of, indicators
-from annotation.kappa import cohen_kappa
 from annotation.models import Criterion
 from evaluation.estimates import (
     OVERALL,
@@ -39,6 +38,7 @@ from evaluation.estimates import (
     report_as_json,
 )
 from evaluation.models import Judge
+from inference.agreement import cohen_kappa
 
 
 @dataclass(frozen=True)

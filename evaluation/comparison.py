@@ -40,17 +40,16 @@ from scipy.stats import t as student_t
 from annotation.current_sample import current_sample
 from annotation.errors import refusal
 from annotation.models import Answer, Campaign, Criterion, Question, Unit
-from evaluation import estimates, estimators, judge_choice, metrics
+from evaluation import estimates, judge_choice, metrics
 from evaluation.estimates import OVERALL, EstimateError
-from evaluation.intervals import quantile
 from evaluation.models import Judge, Judgment
+from inference import means, ppi
+from inference.intervals import TINY, quantile
 
 HUMAN = "human"
 JUDGE = "judge"
 PPI = "ppi"
 ESTIMATES: tuple[str, ...] = (HUMAN, JUDGE, PPI)
-# Below this a variance is zero up to rounding (0/1 labels).
-_TINY = 1e-12
 
 
 class ComparisonError(EstimateError):
@@ -70,7 +69,7 @@ class Linear:
     @property
     def variance(self) -> float:
         """The cluster-robust variance with the question as cluster (NaN below two questions)."""
-        return estimators.cluster_variance(np.array(list(self.contributions.values()), dtype=float))
+        return means.cluster_variance(np.array(list(self.contributions.values()), dtype=float))
 
 
 NAN = Linear(estimate=math.nan, contributions={}, n=0)
@@ -117,13 +116,13 @@ def paired_difference(*, left: Linear, right: Linear, alpha: float) -> PairedDif
     totals = np.array(
         [right.contributions.get(q, 0.0) - left.contributions.get(q, 0.0) for q in questions], dtype=float
     )
-    variance = estimators.cluster_variance(totals)
+    variance = means.cluster_variance(totals)
     se = math.sqrt(variance)
     df = len(questions) - 1
     estimate = right.estimate - left.estimate
     half = quantile(alpha=alpha, df=df) * se
     sides = (left.variance, right.variance)
-    degenerate = not (variance > _TINY and all(v > _TINY for v in sides))
+    degenerate = not (variance > TINY and all(v > TINY for v in sides))
     p_value = math.nan if degenerate else float(2 * student_t.sf(abs(estimate) / se, df))
     independent = sum(v for v in sides if math.isfinite(v))
     return PairedDifference(
@@ -205,7 +204,7 @@ def theme_linears(
     w_all = weights(rows)
     out[HUMAN] = Linear(
         estimate=float(y_all.mean() if w_all is None else np.sum(w_all * y_all) / np.sum(w_all)),
-        contributions=_per_question([q for _, q in rows], estimators.hajek_influence(y_all, w_all)),
+        contributions=_per_question([q for _, q in rows], means.hajek_influence(y_all, w_all)),
         n=len(rows),
     )
     paired = [(row, q) for row, q in rows if row.yhat is not None]
@@ -229,7 +228,7 @@ def theme_linears(
     if N == 0:
         lam_i = np.zeros(len(paired))
     elif method == "robust":
-        lam_i = estimators.crossfit_lambdas(
+        lam_i = ppi.crossfit_lambdas(
             y=y,
             yhat=yhat,
             yhat_unlabeled=yhat_unlabeled,
@@ -239,13 +238,13 @@ def theme_linears(
     else:
         pool = np.concatenate([yhat, yhat_unlabeled])
         constant = bool(np.all(pool == pool[0]))
-        lam = 0.0 if constant else estimators.study_lambda(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled)
+        lam = 0.0 if constant else ppi.study_lambda(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled)
         lam_i = np.full(len(paired), lam if math.isfinite(lam) else 0.0)
     share = np.full(len(paired), 1 / len(paired)) if w is None else w / np.sum(w)
     lam_bar = float(np.sum(share * lam_i))
     rectifier = y - lam_i * yhat
     mean_unl = ones_unl / N if N else 0.0
-    contributions = _per_question([q for _, q in paired], estimators.hajek_influence(rectifier, w))
+    contributions = _per_question([q for _, q in paired], means.hajek_influence(rectifier, w))
     if N:
         _add(
             contributions,

@@ -1,6 +1,6 @@
 """Draw a criterion's human sample by the judge's confidence, and recompute its probabilities.
 
-The confidence-driven design (``evaluation.inclusion``): within each theme, unit i goes to the
+The confidence-driven design (``inference.inclusion``): within each theme, unit i goes to the
 humans with probability proportional to sqrt(c_i (1 - c_i)), c_i the judge's probability that the
 label is 1 (``evaluation.calibration.probability_of_one``), at least ``floor`` times the theme's
 uniform rate and at most 1, the probabilities of a theme summing to its budget; the draw is
@@ -35,8 +35,8 @@ from annotation.models import Criterion, Sample, Unit
 from annotation.sampling.design import allocate_clusters
 from annotation.sampling.draws import GivenDraw, store_given_sample
 from evaluation.calibration import probability_of_one
-from evaluation.inclusion import DEFAULT_FLOOR, UNKNOWN, confidence_probabilities, poisson_draw, spread
 from evaluation.models import Judge, Judgment
+from inference.inclusion import DEFAULT_FLOOR, UNKNOWN, confidence_probabilities, poisson_draw, spread
 
 # The verdict stratum of a unit the judge did not label (``Population.verdicts``).
 NOT_JUDGED = -1

@@ -24,7 +24,7 @@ probability, so the unlabeled judge labels get equal weights (``w_unlabeled=None
 figures combine the theme estimates with weights N_k / N (stratified estimator).
 
 Where a confidence-driven sample fed a theme's labels, the robust PPI++ is the
-inverse-probability PPI on the judge's confidence (``evaluation.weighted_ppi``, lambda 1); where
+inverse-probability PPI on the judge's confidence (``inference.weighted_ppi``, lambda 1); where
 a theme's labels come from several samples, each unit is weighted by its probability of having
 been drawn by any of them (``evaluation.sample_weights``).
 """
@@ -48,11 +48,15 @@ from annotation.current_sample import current_sample
 from annotation.errors import FieldError, refusal
 from annotation.models import Criterion, Label, Sample, SampleItem, Unit
 from annotation.workflow import final_labels
-from evaluation import estimators, intervals, notes, sample_weights
+from evaluation import sample_weights
 from evaluation.calibration import probability_of_one
 from evaluation.models import Judge, JudgePrompt, Judgment
 from evaluation.report_json import group_as_json, report_as_json
-from evaluation.weighted_ppi import weighted_ppi
+from inference import agreement as agreement_module
+from inference import intervals, means, notes
+from inference.agreement import Agreement
+from inference.ppi import joint_lambda, robust_ppi, study_ppi
+from inference.weighted_ppi import weighted_ppi
 
 __all__ = ["group_as_json", "report_as_json"]  # their home is evaluation.report_json
 
@@ -116,7 +120,7 @@ class GroupEstimate:
     human: intervals.Interval
     judge: intervals.Interval
     ppi: intervals.Interval
-    agreement: estimators.Agreement | None
+    agreement: Agreement | None
     effective_n: float
     missing_judgments: list[int]  # units with a human label but no ok judgment
     weighted: bool  # design weights were applied (robust method, units from the sample)
@@ -219,19 +223,17 @@ def _group(
     # The estimators return NaN for an empty array and an infinite interval for one label (with a note).
     y_all = np.array([indicator(row.y) for row in labeled], dtype=float)
     if method == "study":
-        human = estimators.classical_mean(y=y_all, alpha=alpha)
+        human = means.classical_mean(y=y_all, alpha=alpha)
     else:
-        human = estimators.classical_mean(
-            y=y_all, alpha=alpha, w=weights(labeled), clusters=clusters(labeled)
-        )
-    judge = estimators.judge_mean(
+        human = means.classical_mean(y=y_all, alpha=alpha, w=weights(labeled), clusters=clusters(labeled))
+    judge = means.judge_mean(
         yhat_all=ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha, bounded=method == "robust"
     )
     y = np.array([indicator(row.y) for row in paired], dtype=float)
     yhat = np.array([indicator(row.yhat) for row in paired], dtype=float)
     yhat_unlabeled = ones_zeros(ones=unlabeled_ones, count=n_unlabeled)
     lam = (
-        estimators.joint_lambda(
+        joint_lambda(
             y=[row.y for row in paired],
             yhat=[int(row.yhat) for row in paired if row.yhat is not None],
             unlabeled=unlabeled_counts,
@@ -242,7 +244,7 @@ def _group(
         else None
     )
     if method == "study":
-        ppi = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha, lam=lam)
+        ppi = study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha, lam=lam)
     elif weighted and prediction_mean is not None and categories is None:
         # Every labeled unit, judged or not (c = 1/2 where unjudged): the design drew them all.
         ppi = weighted_ppi(
@@ -254,7 +256,7 @@ def _group(
         )
         group_notes.append(notes.CONFIDENCE_PPI)
     else:
-        ppi = estimators.robust_ppi(
+        ppi = robust_ppi(
             y=y,
             yhat=yhat,
             yhat_unlabeled=yhat_unlabeled,
@@ -271,7 +273,7 @@ def _group(
         if interval.note
     )
     group_notes.extend(_clipped_notes(human=human, judge=judge, ppi=ppi))
-    agreement = estimators.agreement(y=y, yhat=yhat) if n_paired else None
+    agreement = agreement_module.agreement(y=y, yhat=yhat) if n_paired else None
     return GroupEstimate(
         theme=theme,
         difficulty=difficulty,
@@ -356,7 +358,7 @@ def _overall(
         human=human,
         judge=judge,
         ppi=ppi,
-        agreement=estimators.agreement(y=y, yhat=yhat) if paired else None,
+        agreement=agreement_module.agreement(y=y, yhat=yhat) if paired else None,
         effective_n=_effective_n(interval=ppi, human=human, alpha=alpha, method=method),
         missing_judgments=sorted(uid for group in themes for uid in group.missing_judgments),
         weighted=any(g.weighted for g in themes) and all(g.weighted for g in themes if g.n_human),

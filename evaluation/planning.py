@@ -44,9 +44,8 @@ from numpy.typing import ArrayLike
 from scipy.stats import norm
 
 from evaluation.estimates import GroupEstimate, Report
+from inference.intervals import TINY
 
-# A variance of 0/1 labels below this is zero up to rounding.
-_TINY = 1e-12
 # ceil() of a sample size computed in floating point: 100.00000000001 is 100.
 _SLACK = 1e-9
 # The projection's pseudo-observations per cell of the (human, judge) 2 x 2 table: half an
@@ -99,7 +98,7 @@ def _ppi_halfwidths(*, moments: dict[str, float], n_labeled: np.ndarray, total: 
     n_unl = total - n_new
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = moments["cov"] / ((1 + n_new / n_unl) * moments["var_pool"])
-        lam = np.where((moments["var_pool"] > _TINY) & (n_unl > 0), np.clip(lam, 0.0, 1.0), 0.0)
+        lam = np.where((moments["var_pool"] > TINY) & (n_unl > 0), np.clip(lam, 0.0, 1.0), 0.0)
         imputed = np.where(n_unl > 0, lam**2 * moments["var_unlabeled"] / n_unl, 0.0)
     rectifier = (moments["var_y"] - 2 * lam * moments["cov"] + lam**2 * moments["var_yhat"]) / n_new
     return z * np.sqrt(np.maximum(imputed + rectifier, 0.0))
@@ -136,7 +135,7 @@ def _anchored(*, projected: np.ndarray, counts: np.ndarray, current: float | Non
     positive ``current``."""
     if current is None or not (math.isfinite(current) and current > 0):
         return projected
-    if projected[0] > _TINY:
+    if projected[0] > TINY:
         return projected * (current / projected[0])
     return current * np.sqrt(counts[0] / counts)
 
@@ -264,7 +263,7 @@ def agreement_curve(
         var_pool = (pool_ones - pool_ones**2 / total) / (total - 1)
         with np.errstate(divide="ignore", invalid="ignore"):
             lam = cov / ((1 + n / N) * var_pool)
-        lam = np.where(var_pool > _TINY, np.clip(lam, 0.0, 1.0), 0.0)
+        lam = np.where(var_pool > TINY, np.clip(lam, 0.0, 1.0), 0.0)
 
         rectifier = y - lam[:, None] * yhat
         theta = lam * mean_unl + rectifier.mean(axis=1)

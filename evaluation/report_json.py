@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from evaluation import intervals
-from evaluation.shrinkage import PPI_SHRUNK
+from inference import intervals
+from inference.shrinkage import PPI_SHRUNK
 
 
 def _num(value: Any) -> float | None:

@@ -5,7 +5,7 @@ criterion's samples, and the judge's confidence the inverse-probability PPI read
 probabilities. When a theme's labeled units are not all in it but each is in at least one sample
 of the criterion (an older sample, a top-up with another design), the theme's units are weighted
 by their probability of having been drawn by any of those samples, 1 - prod_k (1 - pi_k,i)
-(``evaluation.inclusion.union_inclusion_probabilities``; the samples' draws are independent:
+(``inference.inclusion.union_inclusion_probabilities``; the samples' draws are independent:
 each ignores the others' outcome). pi_k,i of a unit sample k drew is its recorded probability;
 of a unit it did not draw:
 
@@ -40,8 +40,8 @@ from django.db.models import Case, Count, F, FloatField, Sum, Value, When
 from annotation.models import Criterion, Sample, SampleItem, Unit
 from evaluation.anytime import sequence_probabilities
 from evaluation.confidence_sampling import Judged, design_probabilities, judged_units
-from evaluation.inclusion import UNKNOWN, union_inclusion_probabilities
 from evaluation.models import Judge, Judgment
+from inference.inclusion import UNKNOWN, union_inclusion_probabilities
 
 ID_CHUNK = 900
 # Designs whose probabilities follow a judge's confidence.

@@ -13,9 +13,10 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Campaign, Criterion
-from evaluation import allocation, anytime, judge_choice
+from evaluation import anytime, judge_choice
 from evaluation.forms import NumberField
 from evaluation.models import Judge, Judgment
+from inference import allocation
 
 DEFAULT_SAMPLE_BUDGET = 60
 

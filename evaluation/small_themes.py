@@ -2,13 +2,13 @@
 
 :func:`shrink_report` reads a :class:`~evaluation.estimates.Report` (computed now or read from a
 snapshot: no query either way) and returns, per theme, the shrunk estimate of
-:func:`evaluation.shrinkage.shrink_to_judge` on the report's own arrays: each theme's PPI++
-estimate, its standard error (:func:`evaluation.intervals.standard_error`, the one the interval
+:func:`inference.shrinkage.shrink_to_judge` on the report's own arrays: each theme's PPI++
+estimate, its standard error (:func:`inference.intervals.standard_error`, the one the interval
 was built with) and the judge's rate over every unit of the theme (the report's judge-only
 estimate). It never replaces the PPI++ estimate: pages and files show both.
 
 The guarantee of the shrunk intervals is on average over the themes, not per theme (see
-``evaluation.shrinkage``); the figures measured by ``bench/efficiency_bench.py`` are here, so
+``inference.shrinkage``); the figures measured by ``bench/efficiency_bench.py`` are here, so
 the page and the files quote the same ones as docs/statistics.md. With the judge's 0/1 labels
 the shrinkage leans on the judge's bias being alike across themes; with a judge agreeing with
 the humans on 70% of units the bench's intervals covered only 91.5% of the themes on average,
@@ -29,9 +29,10 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import refusal
-from evaluation import estimators, intervals
 from evaluation.estimates import METHODS, EstimateError, GroupEstimate, Report
-from evaluation.shrinkage import PPI_SHRUNK, shrink_to_judge
+from inference import intervals
+from inference.ppi import PPI, PPI_CONFIDENCE, PPI_ROBUST_CROSSFIT, PPI_ROBUST_FIXED, PPI_ROBUST_POOLED
+from inference.shrinkage import PPI_SHRUNK, shrink_to_judge
 
 FIELD = "shrinkage"
 # The report methods whose per-theme estimate is PPI++ (ppi_py's, or the robust one); the
@@ -39,11 +40,11 @@ FIELD = "shrinkage"
 SHRINKABLE_METHODS = ("robust", "study")
 PPI_INTERVALS = frozenset(
     {
-        estimators.PPI,
-        estimators.PPI_ROBUST_CROSSFIT,
-        estimators.PPI_ROBUST_POOLED,
-        estimators.PPI_ROBUST_FIXED,
-        estimators.PPI_CONFIDENCE,
+        PPI,
+        PPI_ROBUST_CROSSFIT,
+        PPI_ROBUST_POOLED,
+        PPI_ROBUST_FIXED,
+        PPI_CONFIDENCE,
     }
 )
 MIN_THEMES = 2

@@ -25,7 +25,6 @@ from django.utils import timezone
 from annotation.categories import is_categorical
 from annotation.current_sample import current_sample_id
 from annotation.models import Criterion, Label, Sample, Unit
-from evaluation import estimators, intervals
 from evaluation.estimates import (
     METHODS,
     OVERALL,
@@ -35,6 +34,8 @@ from evaluation.estimates import (
     report_as_json,
 )
 from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
+from inference import intervals
+from inference.agreement import Agreement
 
 SNAPSHOT_ALPHA = 0.05
 # A schedule older than this is taken to have lost its task (a worker wiped with its queue).
@@ -191,7 +192,7 @@ def group_from_json(*, data: dict[str, Any], alpha: float) -> GroupEstimate:
     agreement = None
     if confusion is not None:
         kappa = data.get("kappa")
-        agreement = estimators.Agreement(
+        agreement = Agreement(
             observed=float(data["observed_agreement"]),
             chance=float(data["chance_agreement"]),
             kappa=math.nan if kappa is None else float(kappa),

@@ -36,9 +36,10 @@ from annotation.errors import refusal
 from annotation.models import Answer, Campaign, Criterion, Level, Unit
 from annotation.spreadsheets import neutralise_row
 from annotation.workflow import final_labels
-from evaluation import estimators, intervals, metrics
+from evaluation import metrics
 from evaluation.estimates import ID_CHUNK, EstimateError, check_alpha
 from evaluation.models import Judge, Judgment
+from inference import intervals, means
 
 JUDGE = "judge"
 HUMAN = "human"
@@ -329,7 +330,7 @@ def clustered_estimate(*, groups: Sequence[Sequence[float]], alpha: float) -> in
     (``estimators.classical_mean``: t with G - 1 degrees of freedom, kept in [0, 1])."""
     values = [value for group in groups for value in group]
     clusters = [index for index, group in enumerate(groups) for _ in group]
-    return estimators.classical_mean(y=values, alpha=alpha, clusters=clusters)
+    return means.classical_mean(y=values, alpha=alpha, clusters=clusters)
 
 
 def _width(interval: intervals.Interval) -> float:
@@ -376,7 +377,7 @@ def width_curve(
             shuffled = np.take_along_axis(matrix, order, axis=1)[:, :r]
             keep = ~np.isnan(shuffled)
             values = shuffled[keep]
-            interval = estimators.classical_mean(y=values, alpha=alpha, clusters=rows_index[:, :r][keep])
+            interval = means.classical_mean(y=values, alpha=alpha, clusters=rows_index[:, :r][keep])
             widths.append(_width(interval))
             used.append(values.size)
         finite = [w for w in widths if math.isfinite(w)]

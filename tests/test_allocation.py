@@ -1,4 +1,4 @@
-"""evaluation.allocation: the budget split against Neyman allocation worked by hand."""
+"""inference.allocation: the budget split against Neyman allocation worked by hand."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy.stats import norm
 
-from evaluation.allocation import (
+from inference.allocation import (
     LARGEST_THEME,
     OVERALL,
     Stratum,

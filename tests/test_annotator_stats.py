@@ -16,7 +16,7 @@ from evaluation.annotator_stats import (
     person_stages,
     reliability,
 )
-from evaluation.intervals import wilson
+from inference.intervals import wilson
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 

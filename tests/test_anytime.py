@@ -1,6 +1,6 @@
 """The anytime mode's batches (draws with replacement from the confidence design, reproducible
 by seed, stored as the sequence so far), its per-theme status against
-``evaluation.sequential.anytime_ppi`` on the same arrays, its refusals, and the fixed-sample
+``inference.sequential.anytime_ppi`` on the same arrays, its refusals, and the fixed-sample
 report on its units (weights 1 - (1 - q)^T)."""
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ import pytest
 
 from annotation.errors import FieldError
 from annotation.models import Criterion, Label, Level, Sample, SampleItem, Stage, Unit
-from evaluation import anytime, estimates, sequential
+from evaluation import anytime, estimates
 from evaluation.confidence_sampling import population
-from evaluation.inclusion import DEFAULT_FLOOR, confidence_probabilities
 from evaluation.models import Judge, Judgment
 from evaluation.sample_weights import pool
-from evaluation.weighted_ppi import PPI_WEIGHTED, weighted_ppi
+from inference import sequential
+from inference.inclusion import DEFAULT_FLOOR, confidence_probabilities
+from inference.weighted_ppi import PPI_WEIGHTED, weighted_ppi
 from tests.factories import make_answer, make_campaign, older_sample
 
 pytestmark = pytest.mark.django_db

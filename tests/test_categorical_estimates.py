@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
-from annotation.categories import Category, one_hot
 from annotation.models import Label, Level, Stage, Unit
 from evaluation import estimates
 from evaluation.categorical import categorical_report_as_json, compute_categorical_report
 from evaluation.models import Judge, Judgment
+from inference.ppi import one_hot
 from tests.categorical import categorical_campaign, correctness
 from tests.factories import make_answer, make_campaign
 
 ALPHA = 0.05
-COLUMNS = [Category(value=v, key=str(v), name=str(v), title=str(v)) for v in (1, 2, 3, 4, 5)]
+COLUMNS = (1, 2, 3, 4, 5)
 
 
 def entry_of(data: dict, name: str) -> dict:

@@ -1,5 +1,5 @@
 """The report's estimates on samples drawn by the judge's confidence (inverse-probability PPI on the
-confidence, against evaluation.weighted_ppi and ppi_py) and on labels pooled from several samples
+confidence, against inference.weighted_ppi and ppi_py) and on labels pooled from several samples
 (union inclusion probabilities instead of equal weights)."""
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ import ppi_py
 import pytest
 
 from annotation.models import Criterion, Label, Level, SampleItem, Stage, Unit
-from evaluation import estimates, notes
+from evaluation import estimates
 from evaluation.confidence_sampling import draw_confidence_sample
 from evaluation.models import Judge, Judgment
-from evaluation.weighted_ppi import PPI_WEIGHTED, weighted_ppi
+from inference import notes
+from inference.weighted_ppi import PPI_WEIGHTED, weighted_ppi
 from tests.factories import make_answer, make_campaign, older_sample
 
 pytestmark = pytest.mark.django_db
@@ -152,7 +153,7 @@ def test_the_report_page_names_the_method_and_explains_it(client_for):
     from django.urls import reverse
 
     from annotation.models import Role
-    from evaluation.estimators import METHODS, PPI_CONFIDENCE
+    from inference.ppi import METHODS, PPI_CONFIDENCE
     from tests.factories import add_member, make_user
 
     campaign, criterion, judge, truth, _ = _campaign()

@@ -12,8 +12,11 @@ from scipy.stats import norm
 
 from annotation.models import Criterion, Label, Level, Sample, SampleItem, Stage, Unit
 from annotation.workflow import final_labels
-from evaluation import estimates, estimators, intervals, judge_choice
+from evaluation import estimates, judge_choice
 from evaluation.models import Judge, Judgment
+from inference import agreement as agreement_module
+from inference import intervals, means
+from inference.ppi import robust_ppi, study_ppi
 from tests.factories import make_answer, make_campaign
 from tests.judged import DESIGN, study_campaign
 
@@ -123,7 +126,7 @@ def test_study_report_json_has_every_field_equal_to_ppi_py_on_the_same_arrays(db
     assert raw_ci(overall, "ppi") == pytest.approx([combined.lo, combined.hi], rel=1e-12)
     assert overall["ppi_ci"][0] < overall["ppi_mean"] < overall["ppi_ci"][1]
     everything = [(h, j) for rows in units.values() for _, h, j in rows["labeled"] if j is not None]
-    agreement = estimators.agreement(
+    agreement = agreement_module.agreement(
         y=np.array([h for h, _ in everything]), yhat=np.array([j for _, j in everything])
     )
     assert close(overall["observed_agreement"], agreement.observed)
@@ -159,7 +162,7 @@ def test_robust_report_passes_design_weights_and_answer_clusters_to_robust_ppi(d
         rows = units[group.theme]
         paired = [(u, h, j) for u, h, j in rows["labeled"] if j is not None]
         y, yhat, y_all, unl, _ = arrays(rows)
-        expected = estimators.robust_ppi(
+        expected = robust_ppi(
             y=y,
             yhat=yhat,
             yhat_unlabeled=unl,
@@ -172,7 +175,7 @@ def test_robust_report_passes_design_weights_and_answer_clusters_to_robust_ppi(d
         assert group.ppi.mean == pytest.approx(expected.mean, rel=1e-12)
         assert (group.ppi.lo, group.ppi.hi) == pytest.approx((expected.lo, expected.hi), rel=1e-12)
         assert group.ppi.method == expected.method
-        human = estimators.classical_mean(
+        human = means.classical_mean(
             y=y_all,
             alpha=ALPHA,
             w=np.array([1 / probabilities[u.pk] for u, _, _ in rows["labeled"]]),
@@ -189,7 +192,7 @@ def test_robust_report_without_a_sample_uses_equal_weights_and_says_so(db):
     finance = report.themes[0]
     y, yhat, _, unl, _ = arrays(units["Finance"])
     paired = [u for u, _, j in units["Finance"]["labeled"] if j is not None]
-    expected = estimators.robust_ppi(
+    expected = robust_ppi(
         y=y, yhat=yhat, yhat_unlabeled=unl, alpha=ALPHA, clusters=np.array([u.answer_id for u in paired])
     )
     assert not finance.weighted
@@ -218,7 +221,7 @@ def test_sentence_level_criterion_clusters_sentences_by_answer(db):
     report = estimates.compute_report(criterion=criterion, judge=judge)
     group = report.themes[0]
     assert (group.n_human, group.n_judge, group.size) == (12, 24, 24)
-    expected = estimators.robust_ppi(
+    expected = robust_ppi(
         y=np.array([h for _, h, _ in labeled], dtype=float),
         yhat=np.array([j for _, _, j in labeled], dtype=float),
         yhat_unlabeled=np.array(unlabeled_values, dtype=float),
@@ -245,8 +248,8 @@ def test_aggregated_unlabeled_array_gives_the_same_ppi_numbers_as_the_real_array
         lo_s, hi_s = ppi_mean_ci(y, yhat, shortcut, alpha=ALPHA, lam=lam)
         lo_r, hi_r = ppi_mean_ci(y, yhat, real, alpha=ALPHA, lam=lam)
         assert (lo_s[0], hi_s[0]) == pytest.approx((lo_r[0], hi_r[0]), rel=1e-13)
-    robust_s = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=shortcut, alpha=ALPHA)
-    robust_r = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=real, alpha=ALPHA)
+    robust_s = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=shortcut, alpha=ALPHA)
+    robust_r = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=real, alpha=ALPHA)
     assert (robust_s.mean, robust_s.lo, robust_s.hi) == pytest.approx(
         (robust_r.mean, robust_r.lo, robust_r.hi), rel=1e-12
     )
@@ -277,13 +280,13 @@ def test_hand_computed_case_with_a_perfect_judge():
     # A judge that always agrees: with lambda clipped at 1, PPI++ is the judge's mean over all units.
     y = np.array([1, 1, 0, 1, 0, 1, 1, 0], dtype=float)
     unl = np.array([1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 1, 1], dtype=float)
-    interval = estimators.study_ppi(y=y, yhat=y.copy(), yhat_unlabeled=unl, alpha=ALPHA)
+    interval = study_ppi(y=y, yhat=y.copy(), yhat_unlabeled=unl, alpha=ALPHA)
     # lambda = Var(y) / ((1 + 8/12) Var(all judge labels)) = 0.234375 / (1.6667 * 0.2395) < 1.
     pooled = np.concatenate([y, unl])
     lam = y.var(ddof=0) / ((1 + 8 / 12) * pooled.var(ddof=1))
     assert interval.lam == pytest.approx(lam, rel=1e-9)
     assert interval.mean == pytest.approx(lam * unl.mean() + (1 - lam) * y.mean() + 0.0, rel=1e-9)
-    agreement = estimators.agreement(y=y, yhat=y.copy())
+    agreement = agreement_module.agreement(y=y, yhat=y.copy())
     assert agreement.observed == 1.0
     assert agreement.chance == pytest.approx((5 / 8) ** 2 + (3 / 8) ** 2)
     assert agreement.kappa == pytest.approx(1.0)

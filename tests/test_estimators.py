@@ -1,4 +1,4 @@
-"""evaluation.estimators: equal to ppi_py on the same arrays, and to cases worked by hand."""
+"""inference.ppi: equal to ppi_py on the same arrays, and to cases worked by hand."""
 
 from __future__ import annotations
 
@@ -11,7 +11,20 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 from sklearn.metrics import cohen_kappa_score
 
-from evaluation import estimators, intervals
+from inference import agreement as agreement_module
+from inference import intervals, means
+from inference.ppi import (
+    METHODS,
+    PPI,
+    PPI_ROBUST_CROSSFIT,
+    PPI_ROBUST_FIXED,
+    PPI_ROBUST_POOLED,
+    crossfit_lambdas,
+    pooled_lambda,
+    robust_ppi,
+    study_lambda,
+    study_ppi,
+)
 
 # (seed, n, N, prevalence, judge agreement): balanced, imbalanced both ways, tiny n, large N,
 # and a judge worse than chance.
@@ -51,16 +64,16 @@ def arrays_of(case: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("alpha", [0.05, 0.1])
 def test_classical_mean_without_design_is_ppi_py_classical_mean_ci_to_the_last_digit(case, alpha):
     y, _, _ = arrays_of(case)
-    interval = estimators.classical_mean(y=y, alpha=alpha)
+    interval = means.classical_mean(y=y, alpha=alpha)
     lo, hi = ppi_py.classical_mean_ci(y, alpha=alpha)
     assert (interval.lo, interval.hi, interval.mean) == (float(lo), float(hi), float(y.mean()))
-    assert interval.method == estimators.CLASSICAL
+    assert interval.method == means.CLASSICAL
     assert (interval.alpha, interval.n, interval.df) == (alpha, len(y), None)
 
 
 def test_classical_mean_uses_the_normal_quantile_and_the_population_standard_deviation():
     y = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0])
-    interval = estimators.classical_mean(y=y, alpha=0.05)
+    interval = means.classical_mean(y=y, alpha=0.05)
     mean = 6 / 8
     sd = math.sqrt(mean * (1 - mean))  # ddof 0
     assert interval.mean == mean
@@ -71,24 +84,24 @@ def test_classical_mean_uses_the_normal_quantile_and_the_population_standard_dev
 def test_judge_mean_is_the_classical_interval_on_every_judge_label(case):
     _, yhat, yhat_unlabeled = arrays_of(case)
     everything = np.concatenate([yhat, yhat_unlabeled])
-    interval = estimators.judge_mean(yhat_all=everything, alpha=0.05)
+    interval = means.judge_mean(yhat_all=everything, alpha=0.05)
     lo, hi = ppi_py.classical_mean_ci(everything, alpha=0.05)
     assert (interval.mean, interval.lo, interval.hi) == (float(everything.mean()), float(lo), float(hi))
-    assert interval.method == estimators.JUDGE_ONLY
-    assert "bias" in estimators.METHODS[estimators.JUDGE_ONLY]
+    assert interval.method == means.JUDGE_ONLY
+    assert "bias" in METHODS[means.JUDGE_ONLY]
 
 
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("alpha", [0.05, 0.1])
 def test_study_ppi_is_ppi_py_estimate_and_interval_to_the_last_digit(case, alpha):
     y, yhat, yhat_unlabeled = arrays_of(case)
-    interval = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha)
+    interval = study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha)
     mean = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabeled, lam=None)
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=alpha, lam=None)
     assert mean.shape == lo.shape == (1,)
     assert (interval.mean, interval.lo, interval.hi) == (mean[0], lo[0], hi[0])
     assert (interval.method, interval.alpha, interval.n, interval.N) == (
-        estimators.PPI,
+        PPI,
         alpha,
         len(y),
         len(yhat_unlabeled),
@@ -99,14 +112,14 @@ def test_study_ppi_is_ppi_py_estimate_and_interval_to_the_last_digit(case, alpha
 def test_study_ppi_clips_the_lambda_of_a_judge_worse_than_chance_to_zero():
     y, yhat, yhat_unlabeled = arrays_of(CASES[-1])
     assert np.mean((y - y.mean()) * (yhat - yhat.mean())) < 0
-    assert estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05).lam == 0.0
+    assert study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05).lam == 0.0
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_study_ppi_reports_the_lambda_ppi_py_uses_for_its_interval(case):
     y, yhat, yhat_unlabeled = arrays_of(case)
     n, N = len(y), len(yhat_unlabeled)
-    interval = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05)
+    interval = study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05)
     # lam=None recurses with unit weight vectors, which ppi_py renormalises: pass the same.
     lo, hi = ppi_py.ppi_mean_ci(
         y, yhat, yhat_unlabeled, alpha=0.05, lam=interval.lam, w=np.ones(n), w_unlabeled=np.ones(N)
@@ -137,7 +150,7 @@ def test_study_ppi_on_a_case_worked_by_hand():
     var_unl = (4 / 6) * (2 / 6)
     halfwidth = Z95 * math.sqrt(lam**2 * var_unl / N + var_rect / n)
 
-    interval = estimators.study_ppi(
+    interval = study_ppi(
         y=np.array(y, float),
         yhat=np.array(yhat, float),
         yhat_unlabeled=np.array(yhat_unlabeled, float),
@@ -146,13 +159,13 @@ def test_study_ppi_on_a_case_worked_by_hand():
     assert interval.lam == pytest.approx(lam, rel=1e-14)
     assert interval.mean == pytest.approx(theta, rel=1e-14)
     assert interval.halfwidth == pytest.approx(halfwidth, rel=1e-12)
-    assert estimators.study_lambda(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled) == interval.lam
+    assert study_lambda(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled) == interval.lam
 
 
 def test_study_ppi_with_a_constant_judge_uses_lambda_zero_and_gives_the_classical_interval():
     y = np.array([1.0, 0.0, 1.0, 1.0, 1.0, 0.0])
-    interval = estimators.study_ppi(y=y, yhat=np.ones(6), yhat_unlabeled=np.ones(40), alpha=0.05)
-    classical = estimators.classical_mean(y=y, alpha=0.05)
+    interval = study_ppi(y=y, yhat=np.ones(6), yhat_unlabeled=np.ones(40), alpha=0.05)
+    classical = means.classical_mean(y=y, alpha=0.05)
     assert interval.lam == 0.0
     assert "lambda 0" in interval.note
     assert interval.mean == pytest.approx(classical.mean, rel=1e-14)
@@ -160,16 +173,16 @@ def test_study_ppi_with_a_constant_judge_uses_lambda_zero_and_gives_the_classica
 
 
 def test_study_ppi_without_labels_or_unlabeled_units_is_nan_with_a_note():
-    empty = estimators.study_ppi(y=[], yhat=[], yhat_unlabeled=[1.0, 0.0], alpha=0.05)
+    empty = study_ppi(y=[], yhat=[], yhat_unlabeled=[1.0, 0.0], alpha=0.05)
     assert math.isnan(empty.mean) and math.isnan(empty.lo) and math.isnan(empty.halfwidth)
     assert empty.note == "no labeled units"
-    no_pool = estimators.study_ppi(y=[1.0, 0.0], yhat=[1.0, 1.0], yhat_unlabeled=[], alpha=0.05)
+    no_pool = study_ppi(y=[1.0, 0.0], yhat=[1.0, 1.0], yhat_unlabeled=[], alpha=0.05)
     assert math.isnan(no_pool.mean) and no_pool.note == "no unlabeled units"
 
 
 def test_one_label_gives_the_point_estimate_with_an_infinite_interval():
-    ppi = estimators.study_ppi(y=[1.0], yhat=[1.0], yhat_unlabeled=[1.0, 0.0, 1.0], alpha=0.05)
-    human = estimators.classical_mean(y=[1.0], alpha=0.05)
+    ppi = study_ppi(y=[1.0], yhat=[1.0], yhat_unlabeled=[1.0, 0.0, 1.0], alpha=0.05)
+    human = means.classical_mean(y=[1.0], alpha=0.05)
     for interval in (ppi, human):
         assert math.isfinite(interval.mean)
         assert (interval.lo, interval.hi) == (-math.inf, math.inf)
@@ -177,18 +190,18 @@ def test_one_label_gives_the_point_estimate_with_an_infinite_interval():
 
 
 def test_zero_width_classical_interval_says_so():
-    interval = estimators.classical_mean(y=np.ones(12), alpha=0.05)
+    interval = means.classical_mean(y=np.ones(12), alpha=0.05)
     assert interval.halfwidth == 0.0
     assert "zero width" in interval.note
 
 
 def test_bad_alpha_and_mismatched_lengths_raise():
     with pytest.raises(ValueError, match="alpha"):
-        estimators.classical_mean(y=[1.0, 0.0], alpha=0.0)
+        means.classical_mean(y=[1.0, 0.0], alpha=0.0)
     with pytest.raises(ValueError, match="yhat"):
-        estimators.study_ppi(y=[1.0, 0.0], yhat=[1.0], yhat_unlabeled=[1.0], alpha=0.05)
+        study_ppi(y=[1.0, 0.0], yhat=[1.0], yhat_unlabeled=[1.0], alpha=0.05)
     with pytest.raises(ValueError, match="positive"):
-        estimators.robust_ppi(y=[1.0, 0.0], yhat=[1.0, 0.0], yhat_unlabeled=[1.0], alpha=0.05, w=[1.0, 0.0])
+        robust_ppi(y=[1.0, 0.0], yhat=[1.0, 0.0], yhat_unlabeled=[1.0], alpha=0.05, w=[1.0, 0.0])
 
 
 # Robust human-only interval
@@ -198,7 +211,7 @@ def test_classical_mean_with_clusters_is_the_hand_linearisation_with_a_t_quantil
     y = np.array([1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0])
     w = np.array([2.0, 2.0, 1.0, 4.0, 4.0, 1.0, 1.0])
     clusters = np.array(["a", "a", "b", "c", "c", "d", "d"])
-    interval = estimators.classical_mean(y=y, alpha=0.1, w=w, clusters=clusters)
+    interval = means.classical_mean(y=y, alpha=0.1, w=w, clusters=clusters)
     total = sum(w)
     mean = sum(wi * yi for wi, yi in zip(w, y, strict=True)) / total
     sums: dict[str, float] = {}
@@ -208,13 +221,13 @@ def test_classical_mean_with_clusters_is_the_hand_linearisation_with_a_t_quantil
     variance = G / (G - 1) * sum(s**2 for s in sums.values())
     assert interval.mean == pytest.approx(mean, rel=1e-14)
     assert interval.halfwidth == pytest.approx(student_t.ppf(0.95, G - 1) * math.sqrt(variance), rel=1e-12)
-    assert (interval.df, interval.method) == (3, estimators.CLASSICAL_ROBUST)
+    assert (interval.df, interval.method) == (3, means.CLASSICAL_ROBUST)
 
 
 def test_classical_mean_with_one_unit_per_cluster_is_the_sample_variance_with_t():
     y, _, _ = arrays_of(CASES[0])
     n = len(y)
-    interval = estimators.classical_mean(y=y, alpha=0.05, clusters=np.arange(n))
+    interval = means.classical_mean(y=y, alpha=0.05, clusters=np.arange(n))
     expected = student_t.ppf(0.975, n - 1) * np.std(y, ddof=1) / math.sqrt(n)
     assert interval.halfwidth == pytest.approx(expected, rel=1e-12)
 
@@ -235,9 +248,9 @@ def test_robust_ppi_with_fixed_lambda_and_no_design_is_the_hand_formula_with_t()
     var_unl = sum((v - unl_mean) ** 2 for v in yhat_unlabeled) / N
     halfwidth = student_t.ppf(0.975, n - 1) * math.sqrt(lam**2 * var_unl / N + var_rect_ddof1 / n)
 
-    interval = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam)
+    interval = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam)
     assert interval.mean == pytest.approx(theta, rel=1e-14)
-    assert (interval.lam, interval.df, interval.method) == (lam, n - 1, estimators.PPI_ROBUST_FIXED)
+    assert (interval.lam, interval.df, interval.method) == (lam, n - 1, PPI_ROBUST_FIXED)
     # With 6 labels theta -/+ halfwidth leaves [0, 1]: cut at 1, widened to Wilson's interval at
     # the effective sample size theta (1 - theta) / variance, with the same t quantile, by hand.
     assert theta + halfwidth > 1
@@ -257,10 +270,10 @@ def test_robust_ppi_with_fixed_lambda_and_no_design_is_the_hand_formula_with_t()
 def test_robust_ppi_with_singleton_clusters_is_ppi_py_variance_times_n_over_n_minus_1(case):
     y, yhat, yhat_unlabeled = arrays_of(case)
     n, N, lam = len(y), len(yhat_unlabeled), 0.7
-    robust = estimators.robust_ppi(
+    robust = robust_ppi(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam, clusters=np.arange(n)
     )
-    unclustered = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam)
+    unclustered = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam)
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=0.05, lam=lam)
     ppi_var = ((hi[0] - lo[0]) / 2 / Z95) ** 2
     imputed = lam**2 * np.var(yhat_unlabeled) / N
@@ -286,7 +299,7 @@ def test_a_judge_that_agrees_with_every_label_gets_the_agresti_coull_floor_by_ha
     # the smoothed rate is (0 + z^2/2) / (20 + z^2) and the floor lam^2 rate (1 - rate) / G.
     y = [1.0] * 15 + [0.0] * 5
     unlabeled = [1.0] * 150 + [0.0] * 50
-    interval = estimators.robust_ppi(y=y, yhat=y, yhat_unlabeled=unlabeled, alpha=0.05, lam=1.0)
+    interval = robust_ppi(y=y, yhat=y, yhat_unlabeled=unlabeled, alpha=0.05, lam=1.0)
     z2 = 1.959963984540054**2
     rate = (z2 / 2) / (20 + z2)
     variance = 0.75 * 0.25 / 200 + rate * (1 - rate) / 20
@@ -302,8 +315,8 @@ def test_twelve_labels_all_1_do_not_make_a_zero_width_robust_interval():
     z2 = 1.959963984540054**2
     rate = (12 + z2 / 2) / (12 + z2)
     expected = student_t.ppf(0.975, 11) * math.sqrt(rate * (1 - rate) / 12)
-    ppi = estimators.robust_ppi(y=y, yhat=y, yhat_unlabeled=[1.0] * 50, alpha=0.05, clusters=list(range(12)))
-    human = estimators.classical_mean(y=y, alpha=0.05, clusters=list(range(12)))
+    ppi = robust_ppi(y=y, yhat=y, yhat_unlabeled=[1.0] * 50, alpha=0.05, clusters=list(range(12)))
+    human = means.classical_mean(y=y, alpha=0.05, clusters=list(range(12)))
     assert ppi.lam == 0 and ppi.mean == human.mean == 1.0
     # The t interval 1 -/+ expected is cut at 1, which it cannot exceed.
     assert (ppi.lo, ppi.hi) == pytest.approx((1 - expected, 1.0), rel=1e-12) and "floored" in ppi.note
@@ -311,17 +324,15 @@ def test_twelve_labels_all_1_do_not_make_a_zero_width_robust_interval():
     assert "all labels are equal" in human.note and intervals.CUT_NOTE in human.note
     assert intervals.CUT_NOTE in ppi.note
     # The study method stays exactly ppi_py's, zero width included.
-    assert estimators.classical_mean(y=y, alpha=0.05).halfwidth == 0
+    assert means.classical_mean(y=y, alpha=0.05).halfwidth == 0
 
 
 @pytest.mark.parametrize("lam", [None, 0.5])
 def test_robust_ppi_with_constant_weights_matches_no_weights(lam):
     y, yhat, yhat_unlabeled = arrays_of(CASES[1])
     clusters = np.arange(len(y)) // 3
-    plain = estimators.robust_ppi(
-        y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam, clusters=clusters
-    )
-    weighted = estimators.robust_ppi(
+    plain = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam, clusters=clusters)
+    weighted = robust_ppi(
         y=y,
         yhat=yhat,
         yhat_unlabeled=yhat_unlabeled,
@@ -340,7 +351,7 @@ def test_robust_ppi_weighted_point_estimate_is_ppi_py_weighted_estimate_for_a_fi
     y, yhat, yhat_unlabeled = arrays_of(CASES[0])
     rng = np.random.default_rng(11)
     w = rng.uniform(1, 20, size=len(y))
-    interval = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=0.8, w=w)
+    interval = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=0.8, w=w)
     expected = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabeled, lam=0.8, w=w)
     assert interval.mean == pytest.approx(expected[0], rel=1e-13)
 
@@ -363,7 +374,7 @@ def test_robust_ppi_cluster_variance_is_the_hand_sum_over_answers():
     var_unl = np.var(yhat_unlabeled) / len(yhat_unlabeled)
     expected = student_t.ppf(0.95, G - 1) * math.sqrt(lam**2 * var_unl + var_rect)
 
-    interval = estimators.robust_ppi(
+    interval = robust_ppi(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.1, lam=lam, w=w, clusters=clusters
     )
     assert interval.mean == pytest.approx(lam * yhat_unlabeled.mean() + rect_mean, rel=1e-14)
@@ -377,7 +388,7 @@ def test_crossfit_lambdas_leave_each_answer_out():
     y, yhat, yhat_unlabeled = arrays_of(CASES[0])
     n, N = len(y), len(yhat_unlabeled)
     clusters = np.arange(n) % 7
-    lambdas = estimators.crossfit_lambdas(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, clusters=clusters)
+    lambdas = crossfit_lambdas(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, clusters=clusters)
     for g in range(7):
         rest = clusters != g
         cov = np.mean((y[rest] - y[rest].mean()) * (yhat[rest] - yhat[rest].mean()))
@@ -389,15 +400,13 @@ def test_crossfit_lambdas_leave_each_answer_out():
 def test_robust_ppi_crossfit_reports_the_mean_lambda_and_uses_each_cluster_lambda():
     y, yhat, yhat_unlabeled = arrays_of(CASES[1])
     clusters = np.arange(len(y)) // 4
-    lambdas = estimators.crossfit_lambdas(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, clusters=clusters)
+    lambdas = crossfit_lambdas(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, clusters=clusters)
     assert len(set(np.round(lambdas, 12))) > 1
-    interval = estimators.robust_ppi(
-        y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, clusters=clusters
-    )
+    interval = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, clusters=clusters)
     assert interval.lam == pytest.approx(lambdas.mean(), rel=1e-13)
     expected = lambdas.mean() * yhat_unlabeled.mean() + np.mean(y - lambdas * yhat)
     assert interval.mean == pytest.approx(expected, rel=1e-13)
-    assert interval.method == estimators.PPI_ROBUST_CROSSFIT
+    assert interval.method == PPI_ROBUST_CROSSFIT
 
 
 def test_pooled_lambda_is_the_hand_ratio_across_groups_and_labels_the_method():
@@ -407,31 +416,29 @@ def test_pooled_lambda_is_the_hand_ratio_across_groups_and_labels_the_method():
         n, N = len(y), len(yhat_unlabeled)
         numerator += n * np.mean((y - y.mean()) * (yhat - yhat.mean()))
         denominator += n * (1 + n / N) * np.var(np.concatenate([yhat, yhat_unlabeled]))
-    lam = estimators.pooled_lambda(groups=groups)
+    lam = pooled_lambda(groups=groups)
     assert lam == pytest.approx(numerator / denominator, rel=1e-12)
     y, yhat, yhat_unlabeled = groups[0]
-    interval = estimators.robust_ppi(
+    interval = robust_ppi(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam, lam_method="pooled"
     )
-    assert (interval.method, interval.lam) == (estimators.PPI_ROBUST_POOLED, lam)
+    assert (interval.method, interval.lam) == (PPI_ROBUST_POOLED, lam)
 
 
 def test_robust_ppi_clips_a_given_lambda_and_rejects_bad_lambda_methods():
     y, yhat, yhat_unlabeled = arrays_of(CASES[0])
-    assert (
-        estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=1.7).lam == 1.0
-    )
+    assert robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=1.7).lam == 1.0
     with pytest.raises(ValueError, match="needs a lam"):
-        estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam_method="pooled")
+        robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam_method="pooled")
     with pytest.raises(ValueError, match="unknown lam_method"):
-        estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam_method="same")
+        robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam_method="same")
 
 
 def test_robust_ppi_degenerate_cases_say_why():
-    empty = estimators.robust_ppi(y=[], yhat=[], yhat_unlabeled=[1.0], alpha=0.05)
+    empty = robust_ppi(y=[], yhat=[], yhat_unlabeled=[1.0], alpha=0.05)
     assert math.isnan(empty.mean) and empty.note == "no labeled units"
 
-    one_answer = estimators.robust_ppi(
+    one_answer = robust_ppi(
         y=[1.0, 0.0, 1.0], yhat=[1.0, 0.0, 0.0], yhat_unlabeled=[1.0, 0.0], alpha=0.05, clusters=[5, 5, 5]
     )
     assert math.isfinite(one_answer.mean)
@@ -439,16 +446,16 @@ def test_robust_ppi_degenerate_cases_say_why():
     assert "one cluster" in one_answer.note
     assert one_answer.lam == 0.0
 
-    one_label = estimators.robust_ppi(y=[1.0], yhat=[1.0], yhat_unlabeled=[1.0, 0.0], alpha=0.05)
+    one_label = robust_ppi(y=[1.0], yhat=[1.0], yhat_unlabeled=[1.0, 0.0], alpha=0.05)
     assert one_label.halfwidth == math.inf and "one cluster" in one_label.note
 
     y = np.array([1.0, 0.0, 1.0, 1.0])
-    constant = estimators.robust_ppi(y=y, yhat=np.ones(4), yhat_unlabeled=np.ones(9), alpha=0.05)
+    constant = robust_ppi(y=y, yhat=np.ones(4), yhat_unlabeled=np.ones(9), alpha=0.05)
     assert constant.lam == 0.0
     assert constant.mean == pytest.approx(0.75)
 
-    no_pool = estimators.robust_ppi(y=y, yhat=[1.0, 0.0, 0.0, 1.0], yhat_unlabeled=[], alpha=0.05)
-    human = estimators.classical_mean(y=y, alpha=0.05, clusters=np.arange(4))
+    no_pool = robust_ppi(y=y, yhat=[1.0, 0.0, 0.0, 1.0], yhat_unlabeled=[], alpha=0.05)
+    human = means.classical_mean(y=y, alpha=0.05, clusters=np.arange(4))
     assert no_pool.lam == 0.0 and "no unlabeled units" in no_pool.note
     assert (no_pool.mean, no_pool.lo, no_pool.hi) == pytest.approx(
         (human.mean, human.lo, human.hi), rel=1e-14
@@ -477,8 +484,8 @@ def test_robust_ppi_with_design_weights_is_unbiased_where_the_unweighted_estimat
         rest = np.ones(3000, dtype=bool)
         rest[picked] = False
         arrays = dict(y=y_pop[picked], yhat=yhat_pop[picked], yhat_unlabeled=yhat_pop[rest], alpha=0.05)
-        weighted_errors.append(estimators.robust_ppi(**arrays, w=1 / inclusion).mean - truth)
-        unweighted_errors.append(estimators.robust_ppi(**arrays).mean - truth)
+        weighted_errors.append(robust_ppi(**arrays, w=1 / inclusion).mean - truth)
+        unweighted_errors.append(robust_ppi(**arrays).mean - truth)
 
     assert abs(np.mean(weighted_errors)) < 0.02
     assert np.mean(unweighted_errors) > 0.06
@@ -491,7 +498,7 @@ def test_robust_ppi_with_design_weights_is_unbiased_where_the_unweighted_estimat
 @pytest.mark.parametrize("case", CASES)
 def test_agreement_kappa_equals_sklearn_cohen_kappa(case):
     y, yhat, _ = arrays_of(case)
-    result = estimators.agreement(y=y, yhat=yhat)
+    result = agreement_module.agreement(y=y, yhat=yhat)
     assert result.kappa == pytest.approx(cohen_kappa_score(y, yhat), rel=1e-12, abs=1e-15)
     assert result.observed == pytest.approx(np.mean(y == yhat), rel=1e-15)
     assert result.n == len(y)
@@ -500,7 +507,7 @@ def test_agreement_kappa_equals_sklearn_cohen_kappa(case):
 def test_agreement_confusion_takes_the_judge_as_prediction_and_chance_by_hand():
     y = np.array([1, 1, 1, 0, 0, 1, 0, 1])
     yhat = np.array([1, 0, 1, 1, 0, 1, 0, 1])
-    result = estimators.agreement(y=y, yhat=yhat)
+    result = agreement_module.agreement(y=y, yhat=yhat)
     assert result.confusion == {"tp": 4, "fp": 1, "fn": 1, "tn": 2}
     p_h, p_j = 5 / 8, 5 / 8
     chance = p_h * p_j + (1 - p_h) * (1 - p_j)
@@ -510,17 +517,17 @@ def test_agreement_confusion_takes_the_judge_as_prediction_and_chance_by_hand():
 
 
 def test_agreement_leaves_kappa_undefined_when_chance_agreement_is_one():
-    both_one = estimators.agreement(y=[1, 1, 1], yhat=[1, 1, 1])
+    both_one = agreement_module.agreement(y=[1, 1, 1], yhat=[1, 1, 1])
     assert (both_one.observed, both_one.chance) == (1.0, 1.0) and math.isnan(both_one.kappa)
-    assert math.isnan(estimators.agreement(y=[0, 0], yhat=[0, 0]).kappa)
-    opposite = estimators.agreement(y=[1, 1], yhat=[0, 0])
+    assert math.isnan(agreement_module.agreement(y=[0, 0], yhat=[0, 0]).kappa)
+    opposite = agreement_module.agreement(y=[1, 1], yhat=[0, 0])
     assert (opposite.observed, opposite.chance, opposite.kappa) == (0.0, 0.0, 0.0)
-    judge_constant = estimators.agreement(y=[1, 0, 1], yhat=[1, 1, 1])
+    judge_constant = agreement_module.agreement(y=[1, 0, 1], yhat=[1, 1, 1])
     assert judge_constant.kappa == pytest.approx(cohen_kappa_score([1, 0, 1], [1, 1, 1]), abs=1e-15)
-    nothing = estimators.agreement(y=[], yhat=[])
+    nothing = agreement_module.agreement(y=[], yhat=[])
     assert math.isnan(nothing.kappa) and nothing.confusion == {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
     with pytest.raises(ValueError, match="0/1"):
-        estimators.agreement(y=[2, 0], yhat=[1, 0])
+        agreement_module.agreement(y=[2, 0], yhat=[1, 0])
 
 
 def test_effective_n_by_hand_and_degenerate_halfwidths():
@@ -616,11 +623,11 @@ def test_robust_intervals_never_leave_0_1_on_degenerate_inputs(y, yhat, unlabele
     clusters = np.arange(len(y))
     w = np.linspace(1.0, 3.0, len(y))
     intervals = [
-        estimators.classical_mean(y=y, alpha=0.05, clusters=clusters),
-        estimators.classical_mean(y=y, alpha=0.05, w=w, clusters=clusters),
-        estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05, clusters=clusters),
-        estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05, w=w, clusters=clusters),
-        estimators.judge_mean(yhat_all=[*yhat, *unlabeled], alpha=0.05, bounded=True),
+        means.classical_mean(y=y, alpha=0.05, clusters=clusters),
+        means.classical_mean(y=y, alpha=0.05, w=w, clusters=clusters),
+        robust_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05, clusters=clusters),
+        robust_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05, w=w, clusters=clusters),
+        means.judge_mean(yhat_all=[*yhat, *unlabeled], alpha=0.05, bounded=True),
     ]
     for interval in intervals:
         assert 0 <= interval.lo <= interval.mean <= interval.hi <= 1, interval
@@ -631,7 +638,7 @@ def test_robust_intervals_never_leave_0_1_on_degenerate_inputs(y, yhat, unlabele
 
 def test_a_robust_interval_inside_0_1_is_the_t_interval_unchanged():
     y, yhat, unlabeled = arrays_of(CASES[1])
-    interval = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05, lam=0.5)
+    interval = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05, lam=0.5)
     q = student_t.ppf(0.975, len(y) - 1)
     assert interval.lo > 0 and interval.hi < 1
     assert (interval.lo, interval.hi) == pytest.approx(
@@ -643,7 +650,7 @@ def test_a_robust_interval_inside_0_1_is_the_t_interval_unchanged():
 def test_a_t_interval_leaving_0_1_becomes_wilson_at_the_effective_sample_size():
     # 1 zero in 8 labels, 8 clusters: 0.875 -/+ t_7 * se passes 1.
     y = [1.0] * 7 + [0.0]
-    interval = estimators.classical_mean(y=y, alpha=0.05, clusters=list(range(8)))
+    interval = means.classical_mean(y=y, alpha=0.05, clusters=list(range(8)))
     q = student_t.ppf(0.975, 7)
     variance = np.var(y, ddof=1) / 8
     assert 0.875 + q * math.sqrt(variance) > 1
@@ -675,7 +682,7 @@ def test_an_estimate_very_near_a_bound_is_never_worth_fewer_labels_than_it_used(
     assert without_floor < 0.01
     # The case met: 18 ones and 2 zeros the judge all agrees with, 20 unlabeled units it calls 1.
     y = [1.0] * 18 + [0.0] * 2
-    robust = estimators.robust_ppi(y=y, yhat=y, yhat_unlabeled=[1.0] * 20, alpha=0.05)
+    robust = robust_ppi(y=y, yhat=y, yhat_unlabeled=[1.0] * 20, alpha=0.05)
     assert robust.mean > 0.999 and 0.8 < robust.lo < 0.85 and robust.hi == 1.0
 
 
@@ -683,18 +690,18 @@ def test_study_keeps_ppi_py_numbers_and_clips_only_what_is_shown():
     y = np.array([1.0, 1.0, 1.0, 0.0])
     yhat = np.array([1.0, 1.0, 1.0, 1.0])
     unlabeled = np.array([1.0] * 30 + [0.0] * 2)
-    interval = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05)
+    interval = study_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05)
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, unlabeled, alpha=0.05, lam=None)
     assert (interval.lo, interval.hi) == (float(lo[0]), float(hi[0]))
     assert interval.hi > 1 and interval.clipped
     assert (interval.shown_lo, interval.shown_hi) == (interval.lo, 1.0)
-    classical = estimators.classical_mean(y=[0.0, 0.0, 0.0, 1.0], alpha=0.05)
+    classical = means.classical_mean(y=[0.0, 0.0, 0.0, 1.0], alpha=0.05)
     assert (
         classical.lo < 0
         and classical.clipped
         and (classical.shown_lo, classical.shown_hi) == (0.0, classical.hi)
     )
-    inside = estimators.classical_mean(y=[0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0], alpha=0.05)
+    inside = means.classical_mean(y=[0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0], alpha=0.05)
     assert not inside.clipped and (inside.shown_lo, inside.shown_hi) == (inside.lo, inside.hi)
 
 
@@ -706,16 +713,16 @@ def test_clip_bound_keeps_missing_and_infinite_bounds():
         0.3,
         1.0,
     )
-    one = estimators.classical_mean(y=[1.0], alpha=0.05)
+    one = means.classical_mean(y=[1.0], alpha=0.05)
     assert not one.clipped and math.isinf(one.shown_hi)
 
 
 def test_judge_only_stays_ppi_py_for_the_study_and_bounded_for_robust():
     everything = np.array([0.0] * 199 + [1.0])
-    study = estimators.judge_mean(yhat_all=everything, alpha=0.05)
+    study = means.judge_mean(yhat_all=everything, alpha=0.05)
     lo, hi = ppi_py.classical_mean_ci(everything, alpha=0.05)
     assert (study.lo, study.hi) == (float(lo), float(hi)) and study.lo < 0
-    robust = estimators.judge_mean(yhat_all=everything, alpha=0.05, bounded=True)
+    robust = means.judge_mean(yhat_all=everything, alpha=0.05, bounded=True)
     wilson_lo, wilson_hi = intervals.wilson(p=0.005, n=200, q=Z95)
     assert (robust.lo, robust.hi) == pytest.approx((0.0, max(wilson_hi, float(hi))), rel=1e-12, abs=1e-15)
     assert robust.hi == pytest.approx(wilson_hi, rel=1e-12) and wilson_hi > hi
@@ -724,8 +731,8 @@ def test_judge_only_stays_ppi_py_for_the_study_and_bounded_for_robust():
 
 def test_robust_stratified_combination_stays_in_0_1():
     parts = [
-        (estimators.classical_mean(y=[1.0] * 5 + [0.0], alpha=0.05, clusters=list(range(6))), 100),
-        (estimators.classical_mean(y=[1.0] * 6, alpha=0.05, clusters=list(range(6))), 300),
+        (means.classical_mean(y=[1.0] * 5 + [0.0], alpha=0.05, clusters=list(range(6))), 100),
+        (means.classical_mean(y=[1.0] * 6, alpha=0.05, clusters=list(range(6))), 300),
     ]
     combined = intervals.stratified_combine(parts=parts, alpha=0.05, method="s", bounded=True)
     assert 0 <= combined.lo < combined.mean < combined.hi <= 1
@@ -747,7 +754,7 @@ def test_effective_n_of_a_narrower_interval_is_never_below_the_labels_used():
     # A robust human-only interval of 30 labels, +/- 7 points near 1 (design effect, t quantile):
     # PPI++ at 99% +/- 5 points is narrower, yet the study formula calls it worth 15 labels.
     human = intervals.Interval(
-        mean=0.96, lo=0.86, hi=1.0, method=estimators.CLASSICAL_ROBUST, alpha=0.05, n=30, df=29
+        mean=0.96, lo=0.86, hi=1.0, method=means.CLASSICAL_ROBUST, alpha=0.05, n=30, df=29
     )
     formula = intervals.effective_n(theta=0.99, halfwidth=0.05, alpha=0.05)
     assert formula == pytest.approx(Z95**2 * 0.99 * 0.01 / 0.05**2, rel=1e-12) and formula < 30
@@ -758,7 +765,7 @@ def test_effective_n_of_a_narrower_interval_is_never_below_the_labels_used():
     same = intervals.effective_n(theta=0.99, halfwidth=0.07, alpha=0.05, reference=human)
     assert same == pytest.approx(30, rel=1e-12)
     # A reference without a usable half-width falls back to the formula.
-    one = estimators.classical_mean(y=[1.0], alpha=0.05)
+    one = means.classical_mean(y=[1.0], alpha=0.05)
     assert intervals.effective_n(theta=0.3, halfwidth=0.1, alpha=0.05, reference=one) == pytest.approx(
         Z95**2 * 0.21 / 0.01, rel=1e-12
     )

@@ -13,8 +13,8 @@ from django.utils import translation
 
 from annotation.models import Criterion, Label, Role, Stage, Unit
 from annotation.workflow import WorkflowError, undo_last
-from evaluation import estimators, intervals, notes
 from evaluation.categorical import categorical_report_as_json, compute_categorical_report
+from inference import intervals, notes, ppi
 from tests.categorical import categorical_campaign, correctness
 from tests.factories import label, make_answer, make_corpus, member, sample_units, sampled
 from tests.ingest_files import bad_content
@@ -108,7 +108,7 @@ def test_every_note_of_the_estimators_has_a_french_translation():
 
 def test_every_method_description_of_the_report_has_a_french_translation():
     with translation.override("fr"):
-        for text in estimators.METHODS.values():
+        for text in ppi.METHODS.values():
             assert translation.gettext(text) != text, text
 
 

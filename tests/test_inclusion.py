@@ -1,4 +1,4 @@
-"""evaluation.inclusion: the confidence-driven design's probabilities, worked by hand and checked
+"""inference.inclusion: the confidence-driven design's probabilities, worked by hand and checked
 by enumerating every sample of a small population; the union of independent samples likewise."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from evaluation import inclusion
+from inference import inclusion
 
 
 def _poisson_subsets(p: np.ndarray):

@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("annotation", "evaluation", "api", "integrations", "config", "demo")
+PACKAGES = ("annotation", "evaluation", "inference", "api", "integrations", "config", "demo")
 
 
 def _modules() -> dict[str, Path]:
@@ -116,6 +116,22 @@ def test_the_service_clients_import_neither_app_nor_django():
         for path in (ROOT / "integrations").rglob("*.py")
     }
     assert "integrations/openai_compatible.py" in offending
+    assert {path: targets for path, targets in offending.items() if targets} == {}
+
+
+def test_the_statistics_import_neither_app_nor_django():
+    """``inference`` is the statistics on arrays (estimators, intervals, designs' maths): both
+    apps call it, and it reads no model, no setting and no translation, so that it can be
+    checked against ppi_py and simulated in ``bench/`` without a database."""
+    offending = {
+        path.relative_to(ROOT).as_posix(): sorted(
+            target
+            for target in _imports(path)
+            if target.split(".")[0] in {"annotation", "evaluation", "api", "config", "django"}
+        )
+        for path in (ROOT / "inference").rglob("*.py")
+    }
+    assert {"inference/ppi.py", "inference/intervals.py", "inference/means.py"} <= set(offending)
     assert {path: targets for path, targets in offending.items() if targets} == {}
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaluation import estimators, intervals, notes
 from evaluation.templatetags import report_extras
+from inference import intervals, means, notes
 
 # A stand-in catalogue: every template in capitals, placeholders kept (and one reordered), so
 # that the tests need no compiled French catalogue.
@@ -46,7 +46,7 @@ def test_an_unknown_text_comes_back_unchanged():
 
 
 def test_the_estimators_notes_are_made_of_the_templates():
-    one = estimators.classical_mean(y=np.array([1.0]), alpha=0.05)
+    one = means.classical_mean(y=np.array([1.0]), alpha=0.05)
     assert one.note == notes.ONE_LABEL
     cut = intervals.stratified_combine(
         parts=[(one, 3), (intervals.nan_interval(method="m", alpha=0.05, n=0, note="x"), 2)],

@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from evaluation import estimators, intervals, planning
+from evaluation import planning
 from evaluation.estimates import GroupEstimate, Report, compute_report
+from inference import agreement as agreement_module
+from inference import intervals, means
+from inference.ppi import robust_ppi, study_ppi
 from tests.judged import study_campaign
 
 
@@ -27,7 +30,7 @@ def binary_arrays(
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_projection_at_the_current_n_is_the_study_ppi_halfwidth(seed):
     y, yhat, yhat_unlabeled = binary_arrays(seed=seed, n=40, N=3000, prevalence=0.8, agreement=0.9)
-    study = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05)
+    study = study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05)
     projected = planning.ppi_halfwidths(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, n_labeled=[40], alpha=0.05
     )
@@ -90,13 +93,13 @@ def test_the_projection_smooths_a_small_pilot_and_the_interval_does_not():
     assert smoothed == pytest.approx(by_hand)
     assert smoothed > plain
     # Without pseudo-observations the projection at the current n is the study interval.
-    study = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05)
+    study = study_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05)
     assert plain == pytest.approx(study.halfwidth, rel=1e-6)
 
 
 def test_labels_needed_is_zero_when_the_target_is_already_met():
     y, yhat, yhat_unlabeled = binary_arrays(seed=5, n=50, N=1000, prevalence=0.6, agreement=0.9)
-    current = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05).halfwidth
+    current = study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05).halfwidth
     needed = planning.labels_needed(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, target_halfwidth=current * 1.01, alpha=0.05
     )
@@ -163,7 +166,7 @@ def test_agreement_curve_matches_study_ppi_on_one_replication():
     y = (rng.random((1, 25)) < 0.6).astype(float)[0]
     yhat = np.where(rng.random((1, 25)) < 0.8, y, 1 - y)[0]
     ones = rng.binomial(1, 0.6 * 0.8 + 0.4 * 0.2, size=1)
-    study = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=ones.astype(float), alpha=0.1)
+    study = study_ppi(y=y, yhat=yhat, yhat_unlabeled=ones.astype(float), alpha=0.1)
     assert rows[0]["halfwidth"] == pytest.approx(study.halfwidth, rel=1e-10)
     assert rows[0]["lam"] == pytest.approx(study.lam, rel=1e-10, abs=1e-15)
 
@@ -225,16 +228,16 @@ def test_report_curve_is_the_seeded_agreement_curve_at_the_reports_sizes(db):
 def _robust_group(*, y, yhat, unlabeled, method="robust") -> GroupEstimate:
     clusters = np.arange(len(y))
     if method == "robust":
-        human = estimators.classical_mean(y=y, alpha=0.05, clusters=clusters)
-        ppi = estimators.robust_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05, clusters=clusters)
+        human = means.classical_mean(y=y, alpha=0.05, clusters=clusters)
+        ppi = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05, clusters=clusters)
     else:
-        human = estimators.classical_mean(y=y, alpha=0.05)
-        ppi = estimators.study_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05)
+        human = means.classical_mean(y=y, alpha=0.05)
+        ppi = study_ppi(y=y, yhat=yhat, yhat_unlabeled=unlabeled, alpha=0.05)
     return GroupEstimate(
         theme="Finance", difficulty=None, method=method, size=len(y) + len(unlabeled), n_human=len(y),
         n_paired=len(y), n_judge=len(y) + len(unlabeled), human=human,
-        judge=estimators.judge_mean(yhat_all=[*yhat, *unlabeled], alpha=0.05), ppi=ppi,
-        agreement=estimators.agreement(y=y, yhat=yhat), effective_n=math.nan, missing_judgments=[],
+        judge=means.judge_mean(yhat_all=[*yhat, *unlabeled], alpha=0.05), ppi=ppi,
+        agreement=agreement_module.agreement(y=y, yhat=yhat), effective_n=math.nan, missing_judgments=[],
         weighted=False,
     )  # fmt: skip
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from annotation import text
-from evaluation import estimators
+from inference import ppi
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PRIVATE_USES = [
     (
         "ppi-python",
-        estimators.PPI_PY_VERSION,
-        "evaluation/estimators.py: study_lambda calls ppi_py.ppi._calc_lam_glm, private, to report the "
+        ppi.PPI_PY_VERSION,
+        "inference/ppi.py: study_lambda calls ppi_py.ppi._calc_lam_glm, private, to report the "
         "lambda that ppi_mean_ci(lam=None) uses. Re-check that ppi_mean_pointestimate and ppi_mean_ci "
         "still compute lambda with _calc_lam_glm(grads, grads_hat, grads_hat_unlabeled, eye(1), "
         "coord=None, clip=True, optim_mode='overall') around the lam=1 point estimate (or that a public "
@@ -65,7 +65,7 @@ def test_a_private_library_use_runs_on_the_version_it_was_written_against(
 def test_the_pins_name_every_private_import_from_a_library():
     """``from lib import _name`` anywhere in the app is one of the uses above (a new one needs its
     own pin here)."""
-    ours = ("annotation", "evaluation", "integrations", "config")
+    ours = ("annotation", "evaluation", "inference", "api", "integrations", "config")
     private_imports = set()
     for package in ours:
         for path in (ROOT / package).rglob("*.py"):

@@ -13,9 +13,9 @@ from openpyxl import load_workbook
 
 from annotation.models import Unit
 from evaluation.estimates import compute_report
-from evaluation.intervals import standard_error
 from evaluation.models import Judge
-from evaluation.shrinkage import shrink_to_judge
+from inference.intervals import standard_error
+from inference.shrinkage import shrink_to_judge
 from tests.categorical import categorical_campaign
 from tests.judged import study_campaign
 

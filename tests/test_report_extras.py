@@ -7,11 +7,11 @@ import math
 import pytest
 from django.template import Context, Template
 
-from evaluation import intervals
 from evaluation.estimates import GroupEstimate, Report
 from evaluation.snapshots import Changes
 from evaluation.stability import QuestionStability
 from evaluation.templatetags import report_extras as extras
+from inference import intervals
 
 
 def interval(mean: float, lo: float, hi: float) -> intervals.Interval:
@@ -120,7 +120,7 @@ def test_the_page_shows_the_clipped_mark_through_the_template():
 def test_number_bounds_of_a_non_rate_interval_in_english_and_french():
     from django.utils import translation
 
-    from annotation.krippendorff import AlphaInterval
+    from inference.krippendorff import AlphaInterval
 
     bounds = AlphaInterval(lo=-0.0312, hi=0.98, level=0.95, resamples=1000, undefined=0)
     assert extras.number_bounds(bounds) == "[-0.03, 0.98]"

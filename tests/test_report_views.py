@@ -15,9 +15,9 @@ from openpyxl import load_workbook
 from annotation.models import Label, Level, Unit
 from evaluation import planning, snapshots
 from evaluation.estimates import compute_report, report_as_json
-from evaluation.intervals import standard_error
 from evaluation.models import Judge, Judgment, ReportSnapshot
-from evaluation.shrinkage import shrink_to_judge
+from inference.intervals import standard_error
+from inference.shrinkage import shrink_to_judge
 from tests.categorical import categorical_campaign
 from tests.factories import api_token
 from tests.judged import HOSTILE, judged_campaign, pct, row_html

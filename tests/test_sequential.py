@@ -1,4 +1,4 @@
-"""evaluation.sequential: the confidence sequence's boundary worked by hand, its time-uniform
+"""inference.sequential: the confidence sequence's boundary worked by hand, its time-uniform
 coverage in a seeded simulation, and a lambda that only earlier batches choose."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from evaluation import sequential
+from inference import sequential
 
 
 def test_tuning_solves_the_optimality_equation():

@@ -7,15 +7,15 @@ import math
 
 import pytest
 
-from evaluation import estimators, intervals, small_themes
+from evaluation import small_themes
 from evaluation.estimates import EstimateError, GroupEstimate, Report, compute_report
-from evaluation.shrinkage import PPI_SHRUNK, critical_value, shrink_to_judge
+from inference import intervals, means
+from inference.ppi import PPI, PPI_ROBUST_CROSSFIT
+from inference.shrinkage import PPI_SHRUNK, critical_value, shrink_to_judge
 from tests.judged import judged_campaign
 
 
-def interval(
-    mean: float, se: float | None = None, *, method: str = estimators.PPI_ROBUST_CROSSFIT, n: int = 20
-):
+def interval(mean: float, se: float | None = None, *, method: str = PPI_ROBUST_CROSSFIT, n: int = 20):
     half = 1.96 * se if se is not None else math.inf
     return intervals.Interval(
         mean=mean, lo=mean - half, hi=mean + half, method=method, alpha=0.05, n=n, N=100, se=se
@@ -31,9 +31,9 @@ def group(theme: str, *, ppi: intervals.Interval, judge: float) -> GroupEstimate
         n_human=ppi.n,
         n_paired=ppi.n,
         n_judge=120,
-        human=interval(ppi.mean, 0.1, method=estimators.CLASSICAL_ROBUST),
+        human=interval(ppi.mean, 0.1, method=means.CLASSICAL_ROBUST),
         judge=intervals.Interval(
-            mean=judge, lo=judge - 0.01, hi=judge + 0.01, method=estimators.JUDGE_ONLY, alpha=0.05, n=120
+            mean=judge, lo=judge - 0.01, hi=judge + 0.01, method=means.JUDGE_ONLY, alpha=0.05, n=120
         ),
         ppi=ppi,
         agreement=None,
@@ -99,7 +99,7 @@ def test_a_theme_without_a_standard_error_is_left_as_it_is_with_its_reason():
         group("Legal", ppi=interval(1.0, None, n=1), judge=0.9),  # one label: unbounded
         group(
             "RH",
-            ppi=intervals.nan_interval(method=estimators.PPI_ROBUST_CROSSFIT, alpha=0.05, n=0, note="x"),
+            ppi=intervals.nan_interval(method=PPI_ROBUST_CROSSFIT, alpha=0.05, n=0, note="x"),
             judge=0.4,
         ),
     )
@@ -157,8 +157,8 @@ def test_a_study_estimate_outside_zero_one_is_shrunk_from_inside_and_never_inver
     # judge at 0 is shrunk as 0, so the interval stays ordered and inside [0, 1].
     shrunk = small_themes.shrink_report(
         report=report(
-            group("Finance", ppi=interval(-0.06, 0.01, method=estimators.PPI), judge=0.0),
-            group("IT", ppi=interval(0.6, 0.05, method=estimators.PPI), judge=0.7),
+            group("Finance", ppi=interval(-0.06, 0.01, method=PPI), judge=0.0),
+            group("IT", ppi=interval(0.6, 0.05, method=PPI), judge=0.7),
             method="study",
         )
     )

@@ -11,13 +11,14 @@ from django.utils import timezone
 
 from annotation.models import Criterion, Label, Level, Role, Sample, SampleItem, Stage, Unit
 from annotation.workflow import next_unit, open_slots, submit_label
-from evaluation import intervals, snapshots
+from evaluation import snapshots
 from evaluation.estimates import compute_report, report_as_json
 from evaluation.jobs import start_judge_run
 from evaluation.judge import runs
 from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
 from evaluation.snapshots import STALE_SCHEDULE
 from evaluation.templatetags import report_extras
+from inference import intervals
 from tests.factories import add_member, make_answer, make_campaign, make_user
 from tests.judged import judged_campaign
 

@@ -10,9 +10,10 @@ import pytest
 from scipy.stats import f as f_dist
 
 from annotation.models import Criterion, Label, Level, Question, Stage, Unit
-from evaluation import estimators, stability
+from evaluation import stability
 from evaluation.estimates import EstimateError
 from evaluation.models import Judge, Judgment
+from inference import intervals, means
 from tests.factories import make_answer
 
 # Questions of the Shrout and Fleiss (1979) example: 6 targets rated by 4 judges, ICC(1,1) = .17.
@@ -62,7 +63,7 @@ def test_icc_is_undefined_without_two_questions_or_repetitions_and_1_without_var
 
 def test_clustered_estimate_is_the_estimators_cluster_robust_mean_with_questions_as_clusters():
     interval = stability.clustered_estimate(groups=SMALL, alpha=0.05)
-    expected = estimators.classical_mean(
+    expected = means.classical_mean(
         y=[1, 1, 0, 0, 0, 0, 1, 1, 1], alpha=0.05, clusters=[0, 0, 0, 1, 1, 1, 2, 2, 2]
     )
     assert interval == expected
@@ -80,7 +81,7 @@ def test_width_curve_with_every_repetition_is_the_full_interval_and_prediction_f
     assert last.mean_width == pytest.approx(full.shown_hi - full.shown_lo)
     assert curve[0].draws == 10 and curve[0].answers == 5
     values = np.concatenate(groups)
-    q = estimators.quantile(alpha=0.05, df=4)
+    q = intervals.quantile(alpha=0.05, df=4)
     for point in curve:
         deff = 1 + (point.r - 1) * max(icc, 0)
         assert point.predicted_width == pytest.approx(

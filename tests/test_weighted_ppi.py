@@ -1,4 +1,4 @@
-"""evaluation.weighted_ppi: inverse-probability PPI++ on the judge's confidence, against a case
+"""inference.weighted_ppi: inverse-probability PPI++ on the judge's confidence, against a case
 worked by hand, against ppi_py where they coincide, and its design-based coverage."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import ppi_py
 import pytest
 from scipy.stats import t as student_t
 
-from evaluation import inclusion
-from evaluation.weighted_ppi import PPI_WEIGHTED, weighted_lambda, weighted_ppi
+from inference import inclusion
+from inference.weighted_ppi import PPI_WEIGHTED, weighted_lambda, weighted_ppi
 
 
 def test_hand_computed_case():

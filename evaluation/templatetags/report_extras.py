@@ -17,13 +17,13 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
-from evaluation import intervals, notes
 from evaluation.charts import interval_chart, line_chart
 from evaluation.estimates import Report
 from evaluation.overview import COUNT_NAMES, METRIC_TITLES
 from evaluation.small_themes import ShrunkTheme, SmallThemes
 from evaluation.snapshots import Changes, HistoryTable, ThemeComparison
 from evaluation.stability import QuestionStability, Stability
+from inference import intervals, notes
 
 register = template.Library()
 
@@ -63,7 +63,7 @@ _METHOD_NOTES = (
 )
 
 
-# The templates of the estimators' notes (evaluation.notes.TEMPLATES), for the French catalogue:
+# The templates of the estimators' notes (inference.notes.TEMPLATES), for the French catalogue:
 # the report translates a note where it shows it (the ``notes`` filter); the exports keep them in
 # English (docs/statistics.md). tests/test_i18n.py checks that every template has its translation.
 _NOTE_TEMPLATES = (
@@ -107,7 +107,7 @@ _NOTE_TEMPLATES = (
 
 @register.filter
 def note(text: str) -> str:
-    """One of the estimators' notes in the active language (``evaluation.notes.translate``)."""
+    """One of the estimators' notes in the active language (``inference.notes.translate``)."""
     return notes.translate(text, _)
 
 

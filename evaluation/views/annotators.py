@@ -13,10 +13,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from annotation.access import ANNOTATOR_VIEWERS, AppRequest, get_campaign_for
-from annotation.krippendorff import RESAMPLES
 from evaluation.annotator_stats import BREAK_SECONDS
 from evaluation.annotators import annotators_page, campaign_criteria
 from evaluation.forms import AnnotatorsForm
+from inference.krippendorff import RESAMPLES
 
 
 @login_required

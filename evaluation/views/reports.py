@@ -24,7 +24,6 @@ from evaluation import (
     charts,
     citation_measures,
     estimates,
-    estimators,
     judge_choice,
     planning,
     small_themes,
@@ -34,6 +33,7 @@ from evaluation.categorical import compute_categorical_report, theme_tables
 from evaluation.estimates import METHODS
 from evaluation.forms import ReportForm
 from evaluation.models import Judge
+from inference import ppi
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 
@@ -91,7 +91,7 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
         "judge": params.judge,
         "methods": METHODS,
         "errors": errors,
-        "method_notes": estimators.METHODS,
+        "method_notes": ppi.METHODS,
     }
     if valid and params.judge is not None and is_categorical(criterion_obj):
         categorical_report = compute_categorical_report(

@@ -18,10 +18,10 @@ from annotation.embeddings import BACKENDS, EmbeddingError
 from annotation.models import Campaign, Criterion, Sample
 from annotation.sampling.draws import draw_sample, top_up_sample
 from annotation.sampling.reading import cluster_summary, sample_as_json
-from evaluation.allocation import OBJECTIVES
 from evaluation.budget_split import draw_by_plan
 from evaluation.confidence_sampling import draw_confidence_sample
 from evaluation.models import Judge
+from inference.allocation import OBJECTIVES
 
 # Domain errors name keyword arguments; people typed options.
 OPTION_OF_FIELD = {

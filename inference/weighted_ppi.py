@@ -3,7 +3,7 @@ confidence as the prediction.
 
 One group (a theme) of N units. The judge gives every unit a confidence c_i in [0, 1] (its
 probability that the label is 1; a 0/1 verdict is a confidence too). A Poisson sample
-(``evaluation/inclusion.py``) sends unit i to the humans with probability pi_i; y_i is the human
+(``inference/inclusion.py``) sends unit i to the humans with probability pi_i; y_i is the human
 label of a sampled unit. The target is the group's rate theta = (1/N) sum_i y_i, a finite
 population mean, and the inference is design-based: the only randomness is which units were
 drawn, so nothing is assumed about the judge or about how labels cluster in answers.
@@ -52,10 +52,10 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from evaluation import notes
-from evaluation.estimators import PPI_CONFIDENCE
-from evaluation.inclusion import UNKNOWN
-from evaluation.intervals import (
+from inference import notes
+from inference.inclusion import UNKNOWN
+from inference.intervals import (
+    TINY,
     Interval,
     from_variance,
     nan_interval,
@@ -63,9 +63,9 @@ from evaluation.intervals import (
     smoothed_variance,
     unbounded_interval,
 )
+from inference.ppi import PPI_CONFIDENCE
 
 PPI_WEIGHTED = PPI_CONFIDENCE
-_TINY = 1e-12
 
 
 def _array(values: ArrayLike, *, name: str, length: int | None = None) -> np.ndarray:
@@ -86,7 +86,7 @@ def weighted_lambda(*, y: np.ndarray, c: np.ndarray, pi: np.ndarray) -> float:
     y_c = y - np.sum(w * y) / np.sum(w)
     c_c = c - np.sum(w * c) / np.sum(w)
     denominator = float(np.sum(a * c_c**2))
-    if denominator <= _TINY:
+    if denominator <= TINY:
         return 1.0
     return float(np.clip(np.sum(a * y_c * c_c) / denominator, 0.0, 1.0))
 

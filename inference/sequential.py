@@ -45,7 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
-from evaluation.intervals import check_alpha
+from inference.intervals import check_alpha
 
 # The variance guess counts as this many observations in the running variance.
 PRIOR_WEIGHT = 10

@@ -9,8 +9,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.agreement import _group as agreement_group
-from annotation.kappa import cohen_kappa
-from evaluation import estimators
+from inference import agreement
+from inference.agreement import cohen_kappa
 
 
 def test_kappa_worked_by_hand():
@@ -54,7 +54,7 @@ def test_unequal_lengths_are_refused():
 def test_humans_and_judge_get_the_same_kappa_from_the_same_labels():
     """The two layers use one definition: same pairs, same number, same undefined case."""
     a, b = [1, 1, 0, 1, 0, 0, 1], [1, 0, 0, 1, 1, 0, 1]
-    assert estimators.agreement(y=a, yhat=b).kappa == cohen_kappa(a, b)
+    assert agreement.agreement(y=a, yhat=b).kappa == cohen_kappa(a, b)
     assert agreement_group("T", list(zip(a, b, strict=True)), 0).kappa == cohen_kappa(a, b)
     assert agreement_group("T", [(1, 1)] * 3, 0).kappa is None
-    assert math.isnan(estimators.agreement(y=[1, 1, 1], yhat=[1, 1, 1]).kappa)
+    assert math.isnan(agreement.agreement(y=[1, 1, 1], yhat=[1, 1, 1]).kappa)

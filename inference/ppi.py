@@ -1,4 +1,5 @@
-"""Estimators for one binary criterion in one group of units (a theme, a cell, or everything).
+"""PPI++ means of one 0/1 criterion in one group of units (a theme, a cell, or everything), and
+the lambdas they use; the descriptions of every interval method (``METHODS``).
 
 Arrays, all 0/1:
 
@@ -6,7 +7,8 @@ Arrays, all 0/1:
 - ``yhat``: the judge's labels on those same units;
 - ``yhat_unlabeled``: the judge's labels on the N units without a human label.
 
-Two families, each interval naming its own ``method`` (see ``METHODS``):
+Two families, each interval naming its own ``method`` (see ``METHODS``; the human-only and
+judge-only means are in ``inference.means``):
 
 - **study**: exactly ``ppi_py`` 0.2.3 (simple random sample, normal quantile, power-tuned lambda
   fitted on the labels themselves), as in the due-diligence study. Numbers equal ``ppi_py``'s on
@@ -19,9 +21,9 @@ Every rate lies in [0, 1], and so does every interval shown. The robust estimato
 judge-only interval under the robust method) keep their normal or t interval while it stays in
 [0, 1]; where it leaves (few labels, a rate near 0 or 1) they give that interval cut at the bound,
 widened to the Wilson score interval at the effective sample size p (1 - p) / variance where
-Wilson's reaches further (``_inside_unit``), and ``note`` says so. The study estimators keep
-``ppi_py``'s numbers in ``lo`` and ``hi``; ``shown_lo`` / ``shown_hi`` clip them to [0, 1] for
-every page and export, and ``clipped`` says when that cut something.
+Wilson's reaches further (``inference.intervals.inside_unit``), and ``note`` says so. The study
+estimators keep ``ppi_py``'s numbers in ``lo`` and ``hi``; ``shown_lo`` / ``shown_hi`` clip them
+to [0, 1] for every page and export, and ``clipped`` says when that cut something.
 
 ``ppi_py`` returns shape-(1,) arrays and defaults to ``alpha=0.1``: every call here passes alpha
 and converts to ``float``. Degenerate inputs never raise: no labels gives a NaN interval, one
@@ -32,46 +34,46 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
-from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
+from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
 # A private function of ppi_py, called by ``study_lambda`` alone: no public function returns the
 # lambda that ``ppi_mean_ci(lam=None)`` uses. tests/test_private_library_uses.py pins the version.
 from ppi_py.ppi import _calc_lam_glm
 from ppi_py.utils import construct_weight_vector, reshape_to_2d
 
-from annotation.categories import Category, Indicator, indicator_array, one_hot
-from annotation.kappa import cohen_kappa
-from evaluation import notes
-from evaluation.intervals import (
+from inference import notes
+from inference.intervals import (
+    TINY,
     Interval,
     check_alpha,
     from_variance,
-    inside_unit,
     nan_interval,
-    quantile,
     rectifier_floor,
-    smoothed_variance,
     unbounded_interval,
 )
+from inference.means import (
+    CLASSICAL,
+    CLASSICAL_ROBUST,
+    JUDGE_ONLY,
+    cluster_codes,
+    hajek_mean,
+    linearised_variance,
+    positive_weights,
+    vector,
+)
 
-CLASSICAL = "classical"
-CLASSICAL_ROBUST = "classical-robust"
-JUDGE_ONLY = "judge-only"
 PPI = "ppi++"
 PPI_ROBUST_CROSSFIT = "ppi++-robust-crossfit"
 PPI_ROBUST_POOLED = "ppi++-robust-pooled"
 PPI_ROBUST_FIXED = "ppi++-robust-fixed"
-# evaluation.weighted_ppi's method: a sample drawn by the judge's confidence.
+# inference.weighted_ppi's method: a sample drawn by the judge's confidence.
 PPI_CONFIDENCE = "ppi++-confidence"
-
 # The ppi_py whose private ``_calc_lam_glm`` (its arguments, and that ``ppi_mean_pointestimate``
 # and ``ppi_mean_ci`` call it so with ``lam=None``) ``study_lambda`` was written against.
 PPI_PY_VERSION = "0.2.3"
-
 METHODS: dict[str, str] = {
     CLASSICAL: "Human labels only; normal interval, simple random sample (ppi_py.classical_mean_ci).",
     CLASSICAL_ROBUST: "Human labels only; design-weighted mean, cluster-robust variance, t interval "
@@ -91,177 +93,17 @@ METHODS: dict[str, str] = {
     "of the Poisson design, t interval.",
 }
 
+
 LAM_METHODS = ("crossfit", "pooled", "fixed")
-# Below this, a variance of 0/1 labels is zero up to rounding.
-_TINY = 1e-12
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """Human vs judge agreement on the paired units. ``confusion`` counts ``tp``, ``fp``, ``fn``,
-    ``tn`` with the judge as the prediction and the human label as the truth."""
-
-    observed: float
-    chance: float
-    kappa: float
-    confusion: dict[str, int] = field(default_factory=dict)
-    n: int = 0
-
-
-# Validation and shared pieces
-
-
-def _vector(values: ArrayLike | None, *, name: str, length: int | None = None) -> np.ndarray:
-    array = np.asarray([] if values is None else values, dtype=float).ravel()
-    if length is not None and array.shape[0] != length:
-        raise ValueError(f"{name} has {array.shape[0]} values, expected {length}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    return array
-
-
-def _weights(values: ArrayLike | None, *, name: str, length: int) -> np.ndarray | None:
-    if values is None:
-        return None
-    w = _vector(values, name=name, length=length)
-    if np.any(w <= 0):
-        raise ValueError(f"{name} must be positive")
-    return w
-
-
-def _cluster_codes(clusters: ArrayLike | None, *, length: int) -> tuple[np.ndarray, int]:
-    """Codes 0..G-1 per unit; without clusters every unit is its own cluster."""
-    if clusters is None:
-        return np.arange(length), length
-    raw = np.asarray(clusters).ravel()
-    if raw.shape[0] != length:
-        raise ValueError(f"clusters has {raw.shape[0]} values, expected {length}")
-    _, codes = np.unique(raw, return_inverse=True)
-    return codes.ravel(), int(codes.max()) + 1 if length else 0
-
-
-def _hajek(values: np.ndarray, w: np.ndarray | None) -> float:
-    if w is None:
-        return float(values.mean())
-    return float(np.sum(w * values) / np.sum(w))
-
-
-def hajek_influence(values: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
-    """Each unit's contribution to the (linearised) error of the Hajek mean of ``values``:
-    w_i (x_i - mean_w) / sum w (1/n instead of w_i / sum w without weights). They sum to 0; the
-    mean's variance is built from their sums per cluster (:func:`cluster_variance`)."""
-    share = np.full(values.shape[0], 1 / values.shape[0]) if w is None else w / np.sum(w)
-    return share * (values - _hajek(values, w))
-
-
-def cluster_variance(totals: np.ndarray) -> float:
-    """Cluster-robust variance of an asymptotically linear estimate from the sums of its units'
-    contributions per cluster (``totals``, one per cluster, G of them): G / (G - 1) sum totals^2.
-    NaN below two clusters."""
-    G = totals.shape[0]
-    if G < 2:
-        return math.nan
-    return G / (G - 1) * float(np.sum(totals**2))
-
-
-def _linearised_variance(*, values: np.ndarray, w: np.ndarray | None, codes: np.ndarray, G: int) -> float:
-    """Cluster-robust variance of the Hajek mean of ``values``: sum over clusters of the squared
-    within-cluster sums of normalised weighted residuals, times G / (G - 1). Without weights and
-    with one unit per cluster this is Var(values, ddof=1) / n."""
-    return cluster_variance(np.bincount(codes, weights=hajek_influence(values, w), minlength=G))
-
-
-def _zero_width_note(values: np.ndarray) -> str:
-    if values.size and np.all(values == values[0]):
-        return notes.ZERO_WIDTH
-    return ""
-
-
-# Human-only and judge-only
-
-
-def classical_mean(
-    *, y: ArrayLike, alpha: float, w: ArrayLike | None = None, clusters: ArrayLike | None = None
-) -> Interval:
-    """Mean of the human labels ``y`` with a 1 - alpha interval.
-
-    Without ``w`` and ``clusters``: exactly ``ppi_py.classical_mean_ci`` (normal quantile,
-    population standard deviation), method ``classical``. With design weights ``w`` and/or
-    answer ids ``clusters``: Hajek mean, cluster-robust linearisation variance (G / (G - 1)
-    factor) and a Student t quantile with G - 1 degrees of freedom, method ``classical-robust``.
-    No labels: NaN interval. One label (or one cluster): the mean with an infinite interval.
-    """
-    alpha = check_alpha(alpha)
-    values = _vector(y, name="y")
-    n = values.shape[0]
-    robust = w is not None or clusters is not None
-    method = CLASSICAL_ROBUST if robust else CLASSICAL
-    weights = _weights(w, name="w", length=n)
-    codes, G = _cluster_codes(clusters, length=n)
-    if n == 0:
-        return nan_interval(method=method, alpha=alpha, n=0, note=notes.NO_LABELED_UNITS)
-    mean = _hajek(values, weights)
-    if not robust:
-        if n == 1:
-            return unbounded_interval(mean=mean, method=method, alpha=alpha, n=1, note=notes.ONE_LABEL)
-        lo, hi = classical_mean_ci(values, alpha=alpha)
-        return Interval(
-            mean=float(values.mean()),
-            lo=float(lo),
-            hi=float(hi),
-            method=method,
-            alpha=alpha,
-            n=n,
-            note=_zero_width_note(values),
-        )
-    if G == 1:
-        return unbounded_interval(mean=mean, method=method, alpha=alpha, n=n, df=0, note=notes.ONE_CLUSTER)
-    variance = _linearised_variance(values=values, w=weights, codes=codes, G=G)
-    note = ""
-    if variance <= _TINY:
-        # Every label equal: ~12 labels all 1 do not make a theme surely at 100%. The variance
-        # of the smoothed rate, as robust_ppi's rectifier floor gives it.
-        variance = smoothed_variance(count=float(np.sum(values)), n=n, alpha=alpha) / G
-        note = notes.SMOOTHED
-    return from_variance(
-        mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=0, note=note, bounded=True
-    )
-
-
-def judge_mean(*, yhat_all: ArrayLike, alpha: float, bounded: bool = False) -> Interval:
-    """Mean of the judge's labels over all its units (labeled and unlabeled) with the classical
-    normal interval of ``ppi_py.classical_mean_ci``. Method ``judge-only``: the interval only
-    reflects sampling noise, never the judge's bias. ``bounded`` (the robust method): where that
-    interval leaves [0, 1], it is cut at the bound and widened to the Wilson score interval on
-    the n judge labels, with a note."""
-    alpha = check_alpha(alpha)
-    values = _vector(yhat_all, name="yhat_all")
-    n = values.shape[0]
-    if n == 0:
-        return nan_interval(method=JUDGE_ONLY, alpha=alpha, n=0, note=notes.NO_JUDGE_LABELS)
-    if n == 1:
-        return unbounded_interval(
-            mean=float(values[0]), method=JUDGE_ONLY, alpha=alpha, n=1, note=notes.ONE_JUDGE_LABEL
-        )
-    lo, hi = classical_mean_ci(values, alpha=alpha)
-    mean, low, high, note = float(values.mean()), float(lo), float(hi), _zero_width_note(values)
-    if bounded and (low < 0 or high > 1):
-        q = quantile(alpha=alpha, df=None)
-        variance = mean * (1 - mean) / n
-        mean, low, high, note = inside_unit(mean=mean, variance=variance, q=q, n=n)
-    return Interval(mean=mean, lo=low, hi=high, method=JUDGE_ONLY, alpha=alpha, n=n, note=note)
-
-
-# PPI++ as in the study
 
 
 def study_lambda(*, y: ArrayLike, yhat: ArrayLike, yhat_unlabeled: ArrayLike) -> float:
     """The power-tuning lambda ``ppi_py.ppi_mean_ci(lam=None)`` uses, computed the way it does:
     Cov(Y, Yhat) / ((1 + n/N) Var(Yhat over labeled and unlabeled)), clipped to [0, 1]. NaN when
     the judge's labels are all equal (0 / 0)."""
-    y2 = reshape_to_2d(_vector(y, name="y"))
-    yhat2 = reshape_to_2d(_vector(yhat, name="yhat", length=y2.shape[0]))
-    unl2 = reshape_to_2d(_vector(yhat_unlabeled, name="yhat_unlabeled"))
+    y2 = reshape_to_2d(vector(y, name="y"))
+    yhat2 = reshape_to_2d(vector(yhat, name="yhat", length=y2.shape[0]))
+    unl2 = reshape_to_2d(vector(yhat_unlabeled, name="yhat_unlabeled"))
     w = construct_weight_vector(y2.shape[0], None, vectorized=True)
     w_unl = construct_weight_vector(unl2.shape[0], None, vectorized=True)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -324,10 +166,10 @@ def study_ppi(
     up to rounding).
     """
     alpha = check_alpha(alpha)
-    labels = _vector(y, name="y")
+    labels = vector(y, name="y")
     n = labels.shape[0]
-    preds = _vector(yhat, name="yhat", length=n)
-    unlabeled = _vector(yhat_unlabeled, name="yhat_unlabeled")
+    preds = vector(yhat, name="yhat", length=n)
+    unlabeled = vector(yhat_unlabeled, name="yhat_unlabeled")
     N = unlabeled.shape[0]
     if n == 0:
         return nan_interval(method=PPI, alpha=alpha, n=0, N=N, note=notes.NO_LABELED_UNITS)
@@ -362,13 +204,10 @@ def study_ppi(
     )
 
 
-# PPI++ with design weights, clusters and an honest lambda
-
-
 def _ppi_lambda(*, cov: np.ndarray, var: np.ndarray, n: int, N: int) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = cov / ((1 + n / N) * var)
-    return np.where(var > _TINY, np.clip(lam, 0.0, 1.0), 0.0)
+    return np.where(var > TINY, np.clip(lam, 0.0, 1.0), 0.0)
 
 
 def crossfit_lambdas(
@@ -388,14 +227,14 @@ def crossfit_lambdas(
     set); Cov uses the labeled units of the other clusters, Var(Yhat) the judge's labels on the
     other clusters and on every unlabeled unit, which carry no human label to overfit.
     """
-    labels = _vector(y, name="y")
+    labels = vector(y, name="y")
     n = labels.shape[0]
-    preds = _vector(yhat, name="yhat", length=n)
-    unlabeled = _vector(yhat_unlabeled, name="yhat_unlabeled")
+    preds = vector(yhat, name="yhat", length=n)
+    unlabeled = vector(yhat_unlabeled, name="yhat_unlabeled")
     N = unlabeled.shape[0]
-    weights = _weights(w, name="w", length=n)
-    weights_unl = _weights(w_unlabeled, name="w_unlabeled", length=N)
-    codes, G = _cluster_codes(clusters, length=n)
+    weights = positive_weights(w, name="w", length=n)
+    weights_unl = positive_weights(w_unlabeled, name="w_unlabeled", length=N)
+    codes, G = cluster_codes(clusters, length=n)
     if n == 0 or N == 0 or G < 2:
         return np.zeros(n)
     v = np.ones(n) if weights is None else weights / weights.mean()
@@ -422,16 +261,16 @@ def pooled_lambda(*, groups: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]]) -
     and unlabeled units or every Var_k is 0."""
     numerator = denominator = 0.0
     for y, yhat, yhat_unlabeled in groups:
-        labels = _vector(y, name="y")
+        labels = vector(y, name="y")
         n = labels.shape[0]
-        preds = _vector(yhat, name="yhat", length=n)
-        unlabeled = _vector(yhat_unlabeled, name="yhat_unlabeled")
+        preds = vector(yhat, name="yhat", length=n)
+        unlabeled = vector(yhat_unlabeled, name="yhat_unlabeled")
         N = unlabeled.shape[0]
         if n == 0 or N == 0:
             continue
         numerator += n * float(np.mean((labels - labels.mean()) * (preds - preds.mean())))
         denominator += n * (1 + n / N) * float(np.var(np.concatenate([preds, unlabeled])))
-    if denominator <= _TINY:
+    if denominator <= TINY:
         return 0.0
     return float(np.clip(numerator / denominator, 0.0, 1.0))
 
@@ -450,17 +289,23 @@ def joint_lambda(
     indicators (the same trace criterion, unweighted)."""
     spread = [value for value in categories for _ in range(max(0, unlabeled.get(value, 0)))]
     if method == "study":
-        columns = [Category(value=value, key="", name="", title="") for value in categories]
         return joint_study_lambda(
-            y=one_hot(y, columns), yhat=one_hot(yhat, columns), yhat_unlabeled=one_hot(spread, columns)
+            y=one_hot(y, categories),
+            yhat=one_hot(yhat, categories),
+            yhat_unlabeled=one_hot(spread, categories),
         )
-    groups = []
-    for value in categories:
-        chosen = Indicator(name="", title="", kind="category", values=frozenset({value}))
-        groups.append(
-            (indicator_array(y, chosen), indicator_array(yhat, chosen), indicator_array(spread, chosen))
-        )
-    return pooled_lambda(groups=groups)
+    labels, preds, rest = (one_hot(values, categories) for values in (y, yhat, spread))
+    return pooled_lambda(groups=[(labels[:, k], preds[:, k], rest[:, k]) for k in range(len(categories))])
+
+
+def one_hot(values: Sequence[int], categories: Sequence[int]) -> np.ndarray:
+    """The (len(values), K) matrix of the indicators of the category values ``categories``, one
+    column each in their order."""
+    matrix = np.zeros((len(values), len(categories)))
+    column = {value: index for index, value in enumerate(categories)}
+    for row, value in enumerate(values):
+        matrix[row, column[value]] = 1.0
+    return matrix
 
 
 def robust_ppi(
@@ -491,7 +336,7 @@ def robust_ppi(
     Degenerate cases, with a note: n = 0 gives NaN; N = 0 uses lambda 0 (human labels only);
     G = 1 gives the point estimate with an infinite interval (df 0). Where the t interval leaves
     [0, 1] the estimate is clipped to [0, 1] and the interval is Wilson's at the effective sample
-    size (``_inside_unit``).
+    size (``inference.intervals.inside_unit``).
     """
     alpha = check_alpha(alpha)
     if lam_method not in LAM_METHODS:
@@ -505,14 +350,14 @@ def robust_ppi(
     method = {"crossfit": PPI_ROBUST_CROSSFIT, "pooled": PPI_ROBUST_POOLED, "fixed": PPI_ROBUST_FIXED}[
         lam_method
     ]
-    labels = _vector(y, name="y")
+    labels = vector(y, name="y")
     n = labels.shape[0]
-    preds = _vector(yhat, name="yhat", length=n)
-    unlabeled = _vector(yhat_unlabeled, name="yhat_unlabeled")
+    preds = vector(yhat, name="yhat", length=n)
+    unlabeled = vector(yhat_unlabeled, name="yhat_unlabeled")
     N = unlabeled.shape[0]
-    weights = _weights(w, name="w", length=n)
-    weights_unl = _weights(w_unlabeled, name="w_unlabeled", length=N)
-    codes, G = _cluster_codes(clusters, length=n)
+    weights = positive_weights(w, name="w", length=n)
+    weights_unl = positive_weights(w_unlabeled, name="w_unlabeled", length=N)
+    codes, G = cluster_codes(clusters, length=n)
     if n == 0:
         return nan_interval(method=method, alpha=alpha, n=0, N=N, note=notes.NO_LABELED_UNITS)
 
@@ -535,14 +380,14 @@ def robust_ppi(
         var_unl = float(np.sum(share_unl**2 * (unlabeled - mean_unl) ** 2))
     else:
         mean_unl = var_unl = 0.0
-    mean = lam_bar * mean_unl + _hajek(rectifier, weights)
+    mean = lam_bar * mean_unl + hajek_mean(rectifier, weights)
     note = notes.joined(parts)
     if G == 1:
         note = notes.joined([*parts, notes.ONE_CLUSTER])
         return unbounded_interval(
             mean=mean, method=method, alpha=alpha, n=n, N=N, lam=lam_bar, df=0, note=note
         )
-    rectifier_variance = _linearised_variance(values=rectifier, w=weights, codes=codes, G=G)
+    rectifier_variance = linearised_variance(values=rectifier, w=weights, codes=codes, G=G)
     floor = rectifier_floor(labels=labels, preds=preds, lam=lam_bar, alpha=alpha, G=G)
     if floor > rectifier_variance:
         rectifier_variance = floor
@@ -559,36 +404,4 @@ def robust_ppi(
         lam=lam_bar,
         note=note,
         bounded=True,
-    )
-
-
-# Agreement
-
-
-def agreement(*, y: ArrayLike, yhat: ArrayLike) -> Agreement:
-    """Observed agreement, chance agreement p_h p_j + (1 - p_h)(1 - p_j), Cohen's kappa
-    (observed - chance) / (1 - chance) (``annotation.kappa``: NaN where undefined, that is with no
-    pairs or when chance is 1) and the confusion counts of judge ``yhat`` against human ``y``
-    (both 0/1)."""
-    labels = _vector(y, name="y")
-    preds = _vector(yhat, name="yhat", length=labels.shape[0])
-    if not (np.isin(labels, (0, 1)).all() and np.isin(preds, (0, 1)).all()):
-        raise ValueError("agreement needs 0/1 labels")
-    n = int(labels.shape[0])
-    tp = int(np.sum((preds == 1) & (labels == 1)))
-    fp = int(np.sum((preds == 1) & (labels == 0)))
-    fn = int(np.sum((preds == 0) & (labels == 1)))
-    tn = n - tp - fp - fn
-    confusion = {"tp": tp, "fp": fp, "fn": fn, "tn": tn}
-    if n == 0:
-        return Agreement(observed=math.nan, chance=math.nan, kappa=math.nan, confusion=confusion, n=0)
-    agree = tp + tn
-    expected = (tp + fn) * (tp + fp) + (fp + tn) * (fn + tn)
-    kappa = cohen_kappa(labels.astype(int).tolist(), preds.astype(int).tolist())
-    return Agreement(
-        observed=agree / n,
-        chance=expected / (n * n),
-        kappa=math.nan if kappa is None else kappa,
-        confusion=confusion,
-        n=n,
     )

@@ -19,12 +19,14 @@ import numpy as np
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
-from evaluation import notes
+from inference import notes
 
 # Notes of intervals made to respect [0, 1] (shown next to the interval on the page and exports).
 WILSON_NOTE = notes.WILSON
 CUT_NOTE = notes.CUT
 CLIPPED_NOTE = notes.CLIPPED
+# Below this, a variance of 0/1 labels is zero up to rounding.
+TINY = 1e-12
 
 
 @dataclass(frozen=True)
