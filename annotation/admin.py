@@ -5,10 +5,10 @@ from django.contrib import admin
 from django.db import transaction
 
 from annotation import models
-from annotation.append_only import label_deletion_allowed
-from annotation.campaigns import ensure_builtin_criteria
-from annotation.guidelines import current_version
+from annotation.corpus.campaigns import ensure_builtin_criteria
+from annotation.criteria.guidelines import current_version
 from annotation.workflow import open_slots
+from annotation.workflow.append_only import label_deletion_allowed
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -155,7 +155,7 @@ class CriterionAdmin(DeletesLabelsAdmin):
     list_display = ["name", "campaign", "level", "prompt_version", "builtin"]
     list_filter = ["campaign", "level"]
     exclude = ["current_version"]
-    # Categories are made and edited on the campaign's criteria page (annotation.criteria), which
+    # Categories are made and edited on the campaign's criteria page (annotation.criteria.editing), which
     # checks them and keeps the values that labels hold.
     readonly_fields = ["kind", "categories", "category_groups"]
     inlines = [CriterionVersionInline]

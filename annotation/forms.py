@@ -18,7 +18,7 @@ from django.db.models import QuerySet
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from annotation.criteria import CriterionDraft, parse_categories, parse_groups
+from annotation.criteria.editing import CriterionDraft, parse_categories, parse_groups
 from annotation.errors import FieldError
 from annotation.models import Campaign, Criterion, Level, Stage, Unit
 from annotation.team import ROLE_NAMES, ROLE_ORDER
@@ -268,7 +268,7 @@ class MemberRoleForm(MemberForm):
 
 class CriterionForm(forms.Form):
     """A criterion as the criteria page writes it. Name, level and kind at creation only
-    (``editing`` leaves them out); categories and groups as text (``annotation.criteria``)."""
+    (``editing`` leaves them out); categories and groups as text (``annotation.criteria.editing``)."""
 
     # The server says what is missing, in place, in the page's language.
     use_required_attribute = False

@@ -10,8 +10,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
-from annotation.conventions import DEFAULT_ABSTENTION_PATTERNS, DEFAULT_CITATION_PATTERN
-from annotation.text import chunk_text_hash
+from annotation.corpus.conventions import DEFAULT_ABSTENTION_PATTERNS, DEFAULT_CITATION_PATTERN
+from annotation.corpus.sources import chunk_text_hash
 
 
 class Role(models.TextChoices):
@@ -227,7 +227,7 @@ class Criterion(models.Model):
     negative_key = models.CharField(max_length=1, default="0")
     # "binary" (labels 0/1 with the two keys above) or "categorical": labels are the values of
     # ``categories`` ([{"value": 1.., "key", "name", "title"}]), optionally grouped by
-    # ``category_groups`` ({"group": [values]}); see annotation.categories.
+    # ``category_groups`` ({"group": [values]}); see annotation.criteria.categories.
     kind = models.CharField(
         max_length=12,
         choices=[("binary", gettext_lazy("Binary")), ("categorical", gettext_lazy("Categories"))],
@@ -238,7 +238,7 @@ class Criterion(models.Model):
     builtin = models.BooleanField(default=False)
     # The version of ``guidelines`` and ``judge_prompt`` above as last recorded; the texts above
     # are the editable draft, the versions are what labels and judges rest on (see
-    # annotation.guidelines.current_version, which records a new version after an edit).
+    # annotation.criteria.guidelines.current_version, which records a new version after an edit).
     current_version = models.ForeignKey(
         "CriterionVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -276,7 +276,7 @@ class Criterion(models.Model):
         if not errors and self.positive_key.lower() == self.negative_key.lower():
             errors["negative_key"] = "The two label keys must differ."
         if self.kind == "categorical":
-            from annotation.categories import CategoryError, check_definition
+            from annotation.criteria.categories import CategoryError, check_definition
 
             try:
                 check_definition(categories=self.categories, groups=self.category_groups)
@@ -319,7 +319,7 @@ class Unit(models.Model):
         Sentence, on_delete=models.CASCADE, null=True, blank=True, related_name="units"
     )
     # A citation unit's cited chunk: one the retriever returned for the answer (a cited id that was
-    # not retrieved makes no unit, see annotation.citations).
+    # not retrieved makes no unit, see annotation.corpus.citations).
     chunk = models.ForeignKey(SourceChunk, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     # Copied from the question so that sampling and estimates group without joins.
     theme = models.CharField(max_length=200)
@@ -382,7 +382,7 @@ class Label(models.Model):
         ordering = ["created_at", "id"]
         constraints = [
             # 0/1 for a binary criterion, a category's value (1..20) for a categorical one; which
-            # values a criterion takes is checked where labels are made (annotation.categories).
+            # values a criterion takes is checked where labels are made (annotation.criteria.categories).
             models.CheckConstraint(
                 condition=Q(value__gte=0, value__lte=20) | Q(value__isnull=True), name="label_value_range"
             ),
@@ -403,7 +403,7 @@ class Sample(models.Model):
     draw whose probabilities rise with the judge's uncertainty, computed in ``evaluation``, which
     hands the probabilities over; ``design_parameters`` then keeps what recomputes any unit's
     probability: per theme, the floor and the scale of the spread); or anytime (batches of draws
-    with replacement, ``evaluation.anytime``: each batch is a new sample holding every unit the
+    with replacement, ``evaluation.designs.anytime``: each batch is a new sample holding every unit the
     sequence drew so far, and its ``design_parameters`` the ordered draws of each theme).
     """
 

@@ -16,8 +16,8 @@ from typing import Any
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
-from annotation.categories import categories_of, is_categorical
-from annotation.conventions import BUILTIN_CRITERIA, DEFAULT_CITATION_PATTERN
+from annotation.corpus.conventions import BUILTIN_CRITERIA, DEFAULT_CITATION_PATTERN
+from annotation.criteria.categories import categories_of, is_categorical
 from annotation.models import AnswerSource, Assignment, Campaign, Criterion, Label, Level, Stage, Unit
 from annotation.workflow import unit_state
 

@@ -1,7 +1,7 @@
 """Answer records posted to the API, imported exactly as an import file is.
 
 The records are the rows of the import format (docs/import-format.md). They are written as a
-JSONL file, record n on line n, and handed to ``evaluation.file_import.import_file``: the same
+JSONL file, record n on line n, and handed to ``evaluation.imports.campaign_file.import_file``: the same
 validation, the same all-or-nothing transaction and the same errors, whose ``row`` is then the
 record's 1-based position in the batch. A batch of more than ``API_SYNC_MAX_RECORDS`` records
 is kept under ``VAR_DIR/api-batches/`` (which the web hosts and the workers must share) and
@@ -23,7 +23,7 @@ from django.utils import timezone
 from annotation import ingest
 from annotation.models import Campaign
 from api.models import AnswerBatch
-from evaluation.file_import import ImportSummary, import_file
+from evaluation.imports.campaign_file import ImportSummary, import_file
 
 logger = logging.getLogger(__name__)
 

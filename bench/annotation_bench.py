@@ -109,9 +109,9 @@ def _sentence(rng: random.Random, cited: str) -> str:
 def bench_campaign(rng: random.Random, *, questions: int):
     """The bench's campaign, its ``CHUNKS`` source chunks and ``questions`` questions (themes in
     turn)."""
-    from annotation.campaigns import get_or_create_campaign
+    from annotation.corpus.campaigns import get_or_create_campaign
+    from annotation.corpus.sources import chunk_text_hash
     from annotation.models import Question, SourceChunk
-    from annotation.text import chunk_text_hash
 
     campaign, _ = get_or_create_campaign(name="Annotation bench")
     made = [

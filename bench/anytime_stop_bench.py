@@ -5,7 +5,7 @@ the target half-width.
 
 One theme of ``--units`` units, each with a probability p of a 1 (Beta(2, 1), clipped to
 [0.02, 0.98]); the judge's confidence is p (calibrated), the human label is drawn from p. As
-``evaluation.anytime`` does: q is the confidence design with a budget of one draw, the variance
+``evaluation.designs.anytime`` does: q is the confidence design with a budget of one draw, the variance
 guess is ``anytime.variance_guess`` without a pilot, rho is tuned at
 ``sequential.planned_draws``; each batch draws ``--batch`` units with replacement and the theme
 stops at the first look whose half-width is at most the target (or at 4 times the planned
@@ -30,7 +30,7 @@ import django
 
 django.setup()
 
-from evaluation.anytime import CAP_FACTOR, variance_guess  # noqa: E402
+from evaluation.designs.anytime import CAP_FACTOR, variance_guess  # noqa: E402
 from inference.inclusion import DEFAULT_FLOOR, confidence_probabilities  # noqa: E402
 from inference.sequential import anytime_ppi, planned_draws  # noqa: E402
 

@@ -13,7 +13,7 @@ answers per version). Per replication:
 - Human sample: 60 answers per version, drawn at random, independently in each version.
 
 Each version's human-only and PPI++ (robust method: cross-fitted lambda held fixed) estimates are
-decomposed by question with ``evaluation.comparison.theme_linears`` (the app's code, no copy)
+decomposed by question with ``evaluation.measures.comparison.theme_linears`` (the app's code, no copy)
 and compared with ``paired_difference``. Prints, per estimate, the coverage of the 95% paired
 interval, of the independent-samples interval (variances added), and their mean half-widths.
 """
@@ -35,9 +35,10 @@ import django
 
 django.setup()
 
-from evaluation import comparison  # noqa: E402
-from evaluation.estimates import Labeled  # noqa: E402
+from evaluation.estimates.inputs import Labeled  # noqa: E402
+from evaluation.measures import comparison  # noqa: E402
 from inference.intervals import quantile  # noqa: E402
+from inference.paired import paired_difference  # noqa: E402
 
 QUESTIONS, ANSWERS, LABELS, JUDGE_ERROR = 60, 5, 60, 0.15
 
@@ -76,7 +77,7 @@ def main() -> int:
         b, truth_b = version(rng, eta, 0.4)
         target = truth_b - truth_a
         for name in names:
-            diff = comparison.paired_difference(left=a[name], right=b[name], alpha=0.05)
+            diff = paired_difference(left=a[name], right=b[name], alpha=0.05)
             if diff is None:
                 continue
             paired[name].append((diff.lo <= target <= diff.hi, (diff.hi - diff.lo) / 2))

@@ -26,15 +26,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.pgdb import bench_database
+from evaluation.estimates.report import compute_report
 
 THEMES = {"Finance": 600, "RH": 300, "IT": 200, "Legal": 100}
 
 
 def run(*, overconfident: bool, reps: int, budget: int) -> None:
-    from annotation.campaigns import get_or_create_campaign
+    from annotation.corpus.campaigns import get_or_create_campaign
     from annotation.models import Answer, Criterion, Label, Level, Question, Stage, Unit
-    from evaluation import estimates
-    from evaluation.confidence_sampling import draw_confidence_sample
+    from evaluation.designs.active import draw_confidence_sample
     from evaluation.models import Judge, Judgment
 
     rng = np.random.default_rng(20261124)
@@ -78,7 +78,7 @@ def run(*, overconfident: bool, reps: int, budget: int) -> None:
             for u in ids
         )
         drawn.append(len(ids))
-        report = estimates.compute_report(criterion=criterion, judge=judge)
+        report = compute_report(criterion=criterion, judge=judge)
         for group in report.themes:
             covered = group.ppi.lo <= rates[group.theme] <= group.ppi.hi
             results[group.theme].append((covered, group.ppi.halfwidth, group.human.halfwidth))

@@ -24,7 +24,7 @@ Methods, per theme (today's budget per theme: 30 labels, K = 10 clusters of 3):
 - ``verdict split``: the confidence-driven design within each (theme, judge verdict) stratum,
   the total budget split across the strata by ``allocation.split_budget`` (objective: the overall
   rate, at least half the split's minimum per stratum), each stratum's spread from the pilot as
-  ``evaluation.budget_split`` reads it: the K-means sample of the same replication (today's
+  ``evaluation.designs.budget_split`` reads it: the K-means sample of the same replication (today's
   labels) as the pilot, sqrt((sum (y - c)^2 + 4 mean c (1 - c)) / (n_pilot + 4)); the pilot's
   labels are not counted nor reused;
 - ``verdicts only``: the same split for a judge that gives verdicts and no confidence: each
@@ -104,7 +104,7 @@ METHODS = (
 # Methods with an overall (themes combined) figure, and the new designs the 5% limit applies to.
 OVERALL_METHODS = tuple(m for m in METHODS if m not in ("anytime", "shrinkage", "shrinkage K-means"))
 NEW_DESIGNS = ("confidence", "confidence+split", "verdict split", "verdicts only", "anytime")
-PRIOR_LABELS = 4  # as evaluation.budget_split: the judge's own spread weighs as 4 pilot labels
+PRIOR_LABELS = 4  # as evaluation.designs.budget_split: the judge's own spread weighs as 4 pilot labels
 COVERAGE_TARGET = 0.94
 ANYTIME_TARGET = 0.95
 SAVING_TARGET = 0.25
@@ -533,12 +533,12 @@ def planner_check(*, population: dict, seed: int, reps: int) -> dict:
     largest theme, from a 30-label simple random pilot (median over ``reps`` pilots), against the
     labels a simulated campaign needs: the smallest n on a grid whose mean study PPI++ half-width
     (simple random samples, ``reps`` per n) reaches the target, interpolated on log scales."""
-    # evaluation.planning also reads reports, whose module needs the app registry (no database).
+    # evaluation.estimates.planning also reads reports, whose module needs the app registry (no database).
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()
-    from evaluation.planning import labels_needed, ppi_halfwidths
+    from evaluation.estimates.planning import labels_needed, ppi_halfwidths
 
     rng = np.random.default_rng(seed)
     spec = population["spec"]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluation.evidence import (
+from evaluation.measures.coverage import (
     DEFAULT_BUDGETS,
     SuffixAutomaton,
     concatenate,

@@ -188,7 +188,7 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
     process, of the PostgreSQL backend and of the text work."""
     from django.conf import settings
 
-    from evaluation.file_import import import_file
+    from evaluation.imports.campaign_file import import_file
 
     # The bigger files of the memory run pass the default IMPORT_MAX_BYTES of a server.
     settings.IMPORT_MAX_BYTES = max(settings.IMPORT_MAX_BYTES, path.stat().st_size)
@@ -232,12 +232,12 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
 
 
 def bench_metrics(*, tmp: Path, answers: int, seed: int) -> None:
-    """Time ``evaluation.metrics.compute_metrics`` over ``answers`` synthetic answers (~10
+    """Time ``evaluation.measures.automatic.compute_metrics`` over ``answers`` synthetic answers (~10
     sentences each); skipped, saying so, while that function does not exist."""
     try:
-        from evaluation.metrics import compute_metrics
+        from evaluation.measures.automatic import compute_metrics
     except ImportError:
-        print("metrics: skipped (evaluation.metrics.compute_metrics is not available)")
+        print("metrics: skipped (evaluation.measures.automatic.compute_metrics is not available)")
         return
     from annotation.models import Campaign, Sentence
 
@@ -293,7 +293,7 @@ def _child(args: argparse.Namespace) -> None:
     django.setup()
     from django.db import connection
 
-    import evaluation.file_import  # noqa: F401 - its modules (Celery, the judge's clients) come before the mark
+    import evaluation.imports.campaign_file  # noqa: F401 - its modules (Celery, the judge's clients) come before the mark
 
     connection.ensure_connection()
     before = _resident_mb()

@@ -26,7 +26,7 @@ from bench.pgdb import bench_database
 
 
 def build(*, answers: int):
-    from annotation.campaigns import get_or_create_campaign
+    from annotation.corpus.campaigns import get_or_create_campaign
     from annotation.models import Answer, Level, Question, Sentence, Unit
 
     campaign, _ = get_or_create_campaign(name="Interchange bench")

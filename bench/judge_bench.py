@@ -64,7 +64,7 @@ class ServerProcess:
 
 
 def _make_campaign(n_answers: int):
-    from annotation.campaigns import get_or_create_campaign
+    from annotation.corpus.campaigns import get_or_create_campaign
     from annotation.models import Answer, Level, Question, Unit
 
     campaign, _ = get_or_create_campaign(name=f"judge-bench-{n_answers}-{time.time_ns()}")
@@ -207,7 +207,7 @@ def _ms(value: float | None) -> str:
 
 def prompt_tokens() -> None:
     from annotation.models import Answer, Criterion
-    from evaluation.file_import import import_file
+    from evaluation.imports.campaign_file import import_file
     from evaluation.judge import inputs, runs
     from evaluation.models import JudgeBatch
 

@@ -39,7 +39,7 @@ ABSTENTION = "Je ne trouve pas cette information dans les documents fournis."
 def build_campaign(*, answers: int, sentences_per_answer: int, seed: int):
     """A campaign of ``answers`` answers (REPETITIONS per question) of ``sentences_per_answer``
     sentences each: mostly French and cited, some abstentions, English answers and corrupted ids."""
-    from annotation.campaigns import get_or_create_campaign
+    from annotation.corpus.campaigns import get_or_create_campaign
     from annotation.models import Answer, Question, Sentence
 
     rng = random.Random(seed)
@@ -117,7 +117,7 @@ def main() -> None:
         from django.db import connection
 
         from annotation.models import Sentence
-        from evaluation.metrics import compute_metrics
+        from evaluation.measures.automatic import compute_metrics
 
         start = time.perf_counter()
         campaign = build_campaign(

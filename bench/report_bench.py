@@ -27,7 +27,7 @@ def build(*, units: int, labels: int) -> tuple[int, int]:
     """Create the campaign in SQL; return (criterion id, judge id)."""
     from django.db import connection, transaction
 
-    from annotation.campaigns import get_or_create_campaign
+    from annotation.corpus.campaigns import get_or_create_campaign
     from annotation.models import Criterion, Question
     from evaluation.models import Judge
 
@@ -92,7 +92,7 @@ def main() -> None:
     args = parser.parse_args()
     with bench_database("attest_report_bench") as engine:
         from annotation.models import Criterion
-        from evaluation.estimates import compute_report
+        from evaluation.estimates.report import compute_report
         from evaluation.models import Judge
 
         started = time.perf_counter()

@@ -41,7 +41,7 @@ def drop_database() -> None:
 
 def build_campaign(*, sentences: int, seed: int):
     """A campaign whose answers hold ``SENTENCES_PER_ANSWER`` synthetic sentences of one theme each."""
-    from annotation.campaigns import get_or_create_campaign
+    from annotation.corpus.campaigns import get_or_create_campaign
     from annotation.models import Answer, Level, Question, Sentence, Unit
 
     texts, themes = synthetic_sentences(n=sentences, seed=seed)

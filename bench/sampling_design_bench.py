@@ -17,12 +17,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from annotation.embeddings import embed_texts
 from annotation.sampling.design import (
     allocate_clusters,
     draw_stratified,
     redraw_with_keep,
 )
+from annotation.sampling.embeddings import embed_texts
 
 THEMES = {"Finance": 0.4, "RH": 0.3, "IT": 0.2, "Juridique": 0.1}
 # Words of a made-up French: accents, elisions and "œ" exercise the tokenizer like real answers.

@@ -120,7 +120,7 @@ def shoot(*, out: Path) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
     from annotation.models import Campaign
-    from evaluation.demo import DEMO_CAMPAIGN
+    from evaluation.demo.campaign import DEMO_CAMPAIGN
 
     call_command("migrate", verbosity=0, interactive=False)
     call_command("load_demo", stdout=io.StringIO())

@@ -30,14 +30,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# No query is made: Django is set up only because evaluation.stability imports the models.
+# No query is made: Django is set up only because evaluation.measures.stability imports the models.
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django
 
 django.setup()
 
-from evaluation.stability import clustered_estimate, icc_oneway, width_curve  # noqa: E402
+from inference.icc import clustered_estimate, icc_oneway, width_curve  # noqa: E402
 from inference.means import classical_mean  # noqa: E402
 
 MEAN = 0.8

@@ -11,7 +11,7 @@ Run ``python -m demo.build`` from the repository root (``make demo-file``) to re
 ``demo/campaign.jsonl``. The output is deterministic: the same material and seed give the same
 bytes. The planted defects and the labels are described in ``README.md``; the check before
 writing fails loudly when the material and the documented defects drift apart. Needs no Django:
-the conventions it shares with the app come from ``annotation.conventions``.
+the conventions it shares with the app come from ``annotation.corpus.conventions``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from annotation.conventions import BUILTIN_CRITERIA
+from annotation.corpus.conventions import BUILTIN_CRITERIA
 from demo.material import (
     ABSTENTION_PATTERNS,
     ANSWERED_INAPPROPRIATE,

@@ -1,7 +1,7 @@
 """The demo's material, read from ``data/``: the data room's chunks, the questions and the pieces
 their answers are made of, the planted defects, and the constants the builder draws with.
 
-Needs no Django: the conventions it shares with the app come from ``annotation.conventions``.
+Needs no Django: the conventions it shares with the app come from ``annotation.corpus.conventions``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.conventions import DEFAULT_ABSTENTION_PATTERNS, DEFAULT_CITATION_PATTERN
+from annotation.corpus.conventions import DEFAULT_ABSTENTION_PATTERNS, DEFAULT_CITATION_PATTERN
 
 HERE = Path(__file__).resolve().parent
 

@@ -256,7 +256,7 @@ class JudgePrompt(models.Model):
 class ReportSnapshot(models.Model):
     """The estimates of one criterion x judge x method x alpha at one moment, as they were.
 
-    ``data`` is the report's JSON (``evaluation.estimates.report_as_json``), so a snapshot keeps
+    ``data`` is the report's JSON (``evaluation.estimates.report.report_as_json``), so a snapshot keeps
     its numbers even after the labels, the judgments or the estimator change.
     """
 

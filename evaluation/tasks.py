@@ -9,7 +9,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 from django.db import transaction
 
-from evaluation import snapshots
+from evaluation.estimates import snapshots
 from evaluation.judge import claims, runs, scheduler
 from evaluation.models import JudgeRun, ReportSnapshot
 

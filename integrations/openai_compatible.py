@@ -1,7 +1,7 @@
 """The one module that talks to OpenAI-compatible servers (OpenAI, Azure OpenAI, vLLM, Ollama,
 llama.cpp server), through the official ``openai`` SDK: chat completions for the LLM judge
 (``evaluation.judge.client`` adds its prompts' JSON schema, token budget and prices) and
-embeddings for the stratified sample (``annotation.embeddings`` turns them into unit vectors).
+embeddings for the stratified sample (``annotation.sampling.embeddings`` turns them into unit vectors).
 
 One retry policy for every request (``RetryPolicy``): up to ``max_attempts`` HTTP requests, with
 exponential backoff and full jitter between them, or the server's ``Retry-After`` when it gives

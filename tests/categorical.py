@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotation.conventions import ANSWER_CORRECTNESS
+from annotation.corpus.conventions import ANSWER_CORRECTNESS
 from annotation.models import Campaign, Criterion, Label, Level, Stage, Unit
 from evaluation.models import Judge, Judgment
 from tests.factories import make_answer

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
-from annotation.campaigns import get_or_create_campaign
+from annotation.corpus.campaigns import get_or_create_campaign
 from annotation.models import (
     Answer,
     AnswerSource,

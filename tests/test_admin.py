@@ -72,7 +72,7 @@ def test_the_admin_tells_built_in_abstention_patterns_from_none(client, posted, 
 
 
 def test_an_edit_in_the_admin_records_a_new_guidelines_version(client, campaign):
-    from annotation.guidelines import current_version
+    from annotation.criteria.guidelines import current_version
     from annotation.models import Criterion
 
     criterion = Criterion.objects.get(campaign=campaign, name="relevance")

@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.agreement import OVERALL, human_agreement
 from annotation.models import AnnotationMode, Label, Role, Stage
+from annotation.workflow.agreement import OVERALL, human_agreement
 from tests.factories import label, member, sampled_by_theme
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import random
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.agreement import _group as agreement_group
+from annotation.workflow.agreement import _group as agreement_group
 from inference import agreement
 from inference.agreement import cohen_kappa
 

@@ -631,7 +631,7 @@ def test_a_bad_guidelines_version_is_refused_and_changes_nothing(client_for, ann
     criterion, units = relevance
     client = client_for(annotator)
     other = Criterion.objects.get(campaign=campaign, name="veracity")
-    from annotation.guidelines import current_version
+    from annotation.criteria.guidelines import current_version
 
     foreign = current_version(criterion=other)
     response = client.post(

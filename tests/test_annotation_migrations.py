@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from annotation.text import chunk_text_hash
+from annotation.corpus.sources import chunk_text_hash
 
 BEFORE = [("annotation", "0004_drop_indexes_covered_by_composites")]
 AFTER = [("annotation", "0005_chunk_text_variants_and_no_abstention")]

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from annotation.workflow.state import derive
-from evaluation.annotator_stats import (
+from evaluation.measures.annotator_stats import (
     BREAK_SECONDS,
     Share,
     blind_pairs,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 from django.template import Context, Template
 
-from annotation.conventions import DEFAULT_CITATION_PATTERN
+from annotation.corpus.conventions import DEFAULT_CITATION_PATTERN
 from annotation.templatetags.annotation_format import as_sentence
 from annotation.templatetags.answer_text import (
     MARK_CLOSE,

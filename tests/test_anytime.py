@@ -10,10 +10,11 @@ import pytest
 
 from annotation.errors import FieldError
 from annotation.models import Criterion, Label, Level, Sample, SampleItem, Stage, Unit
-from evaluation import anytime, estimates
-from evaluation.confidence_sampling import population
+from evaluation.designs import anytime
+from evaluation.designs.active import population
+from evaluation.estimates.report import compute_report
+from evaluation.estimates.weights import pool
 from evaluation.models import Judge, Judgment
-from evaluation.sample_weights import pool
 from inference import sequential
 from inference.inclusion import DEFAULT_FLOOR, confidence_probabilities
 from inference.weighted_ppi import PPI_WEIGHTED, weighted_ppi
@@ -243,7 +244,7 @@ def test_the_fixed_sample_report_weights_the_sequence_by_drawn_at_least_once(jud
         )
     )
     _label(criterion=criterion, unit_ids=items, truth=truth)
-    report = estimates.compute_report(criterion=criterion, judge=judge)
+    report = compute_report(criterion=criterion, judge=judge)
     finance = next(theme for theme in report.themes if theme.theme == "Finance")
     assert finance.weighted and finance.ppi.method == PPI_WEIGHTED
     q = dict(_drawn(second, "Finance"))
@@ -284,8 +285,8 @@ def test_pooled_with_an_older_sample_the_sequence_counts_once_by_its_latest_batc
 
 
 def test_a_criterion_with_categories_is_refused_by_both_designs_that_follow_the_judge():
-    from evaluation.budget_split import plan_split
-    from evaluation.confidence_sampling import draw_confidence_sample
+    from evaluation.designs.active import draw_confidence_sample
+    from evaluation.designs.budget_split import plan_split
     from tests.categorical import categorical_campaign
 
     criterion, judge, _ = categorical_campaign(make_campaign())

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Label, Sample, Stage
-from evaluation import anytime
+from evaluation.designs import anytime
 from tests.factories import judged_corpus
 
 pytestmark = pytest.mark.django_db

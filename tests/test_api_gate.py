@@ -1,4 +1,4 @@
-"""The release gate through the API: the verdict of ``evaluation.gate``, for those who read
+"""The release gate through the API: the verdict of ``evaluation.reports.gate``, for those who read
 estimates, with a baseline only among the caller's campaigns."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 import pytest
 
 from annotation.models import Role
-from evaluation import gate
 from evaluation.models import Judge
+from evaluation.reports import gate
 from tests.factories import add_member, api_token, make_campaign, make_user
 from tests.judged import GATE_HIGH, GATE_LOW, judged_campaign, study_campaign
 

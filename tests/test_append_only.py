@@ -7,8 +7,8 @@ import pytest
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
-from annotation.append_only import label_deletion_allowed
 from annotation.models import Campaign, Criterion, Label, Level, Stage, Unit
+from annotation.workflow.append_only import label_deletion_allowed
 from evaluation.models import Judge, Judgment
 from tests.factories import make_answer, make_campaign, make_user
 

@@ -11,8 +11,9 @@ import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
 from annotation.models import Label, Level, Stage, Unit
-from evaluation import estimates
-from evaluation.categorical import categorical_report_as_json, compute_categorical_report
+from evaluation import errors
+from evaluation.estimates.categorical import categorical_report_as_json, compute_categorical_report
+from evaluation.estimates.report import compute_report
 from evaluation.models import Judge, Judgment
 from inference.ppi import one_hot
 from tests.categorical import categorical_campaign, correctness
@@ -156,8 +157,8 @@ def test_confusion_matrix_counts_human_rows_by_judge_columns_and_kappa_is_cohens
 def test_compute_report_refuses_a_categorical_criterion(db):
     campaign = make_campaign()
     criterion, judge, _ = categorical_campaign(campaign)
-    with pytest.raises(estimates.EstimateError, match="categories"):
-        estimates.compute_report(criterion=criterion, judge=judge)
+    with pytest.raises(errors.EstimateError, match="categories"):
+        compute_report(criterion=criterion, judge=judge)
 
 
 def test_no_labels_give_nan_estimates_and_an_empty_confusion(db):
@@ -182,8 +183,8 @@ def test_no_labels_give_nan_estimates_and_an_empty_confusion(db):
 
 
 def test_the_answer_correctness_example_is_a_valid_definition():
-    from annotation.categories import check_definition
-    from annotation.conventions import ANSWER_CORRECTNESS
+    from annotation.corpus.conventions import ANSWER_CORRECTNESS
+    from annotation.criteria.categories import check_definition
 
     categories, groups = check_definition(
         categories=ANSWER_CORRECTNESS["categories"], groups=ANSWER_CORRECTNESS["groups"]

@@ -9,7 +9,7 @@ import pytest
 
 from annotation import ingest
 from annotation.models import Criterion, Label
-from evaluation.file_import import import_file
+from evaluation.imports.campaign_file import import_file
 from evaluation.models import Judgment
 from tests.categorical import correctness
 from tests.factories import make_campaign

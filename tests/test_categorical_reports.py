@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from openpyxl import load_workbook
 
-from evaluation.categorical import categorical_report_as_json, compute_categorical_report
+from evaluation.estimates.categorical import categorical_report_as_json, compute_categorical_report
 from tests.categorical import categorical_campaign
 
 
@@ -149,7 +149,7 @@ def test_comparing_campaigns_on_categories_is_refused_with_a_message(campaign, a
 
 
 def test_snapshots_are_not_recorded_for_categories(campaign):
-    from evaluation.snapshots import record_snapshots
+    from evaluation.estimates.snapshots import record_snapshots
 
     criterion, _, _ = categorical_campaign(campaign)
     assert record_snapshots(criterion=criterion, trigger="import") == []

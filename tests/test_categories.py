@@ -9,9 +9,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from annotation import categories
-from annotation.categories import CategoryError, check_definition, indicator_array, indicators
-from annotation.conventions import ANSWER_CORRECTNESS
+from annotation.corpus.conventions import ANSWER_CORRECTNESS
+from annotation.criteria import categories
+from annotation.criteria.categories import CategoryError, check_definition, indicator_array, indicators
 from annotation.models import AnnotationMode, Label, Level, Role, Stage, Unit
 from annotation.workflow import WorkflowError, final_labels, unit_state
 from tests.categorical import correctness

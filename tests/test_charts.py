@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from django.utils.safestring import SafeString
 
-from evaluation.charts import PALETTE, grouped_bar_chart, interval_chart, line_chart
+from evaluation.reports.charts import PALETTE, grouped_bar_chart, interval_chart, line_chart
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 SVG = "{http://www.w3.org/2000/svg}"

@@ -15,16 +15,18 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-from annotation.citations import cited_chunks
+from annotation.corpus.citations import cited_chunks
 from annotation.models import AnnotationMode, Criterion, Label, Level, Role, SourceChunk, Stage, Unit
 from annotation.sampling.draws import draw_sample
 from annotation.sampling.reading import cluster_summary, sample_as_json
 from annotation.workflow import final_labels
-from evaluation import citation_measures, estimates, snapshots
-from evaluation.file_import import import_file
+from evaluation.estimates import snapshots
+from evaluation.estimates.report import compute_report
+from evaluation.imports.campaign_file import import_file
 from evaluation.interchange import exporting
 from evaluation.interchange.loading import import_labels
 from evaluation.judge import runs
+from evaluation.measures import citations as citation_measures
 from evaluation.models import Judge, JudgeRun, Judgment, ReportSnapshot
 from tests.factories import label, make_answer, member, sample_units
 from tests.ingest_files import JSONL, RECORDS, write_jsonl
@@ -301,7 +303,7 @@ def precision_campaign(campaign):
 
 def test_citation_precision_per_theme_is_the_share_of_citations_that_support(campaign):
     criterion, judge = precision_campaign(campaign)
-    report = estimates.compute_report(criterion=criterion, judge=judge, method="study", alpha=ALPHA)
+    report = compute_report(criterion=criterion, judge=judge, method="study", alpha=ALPHA)
     groups = {group.theme: group for group in report.themes}
     # By hand: Finance 3 of 4 human labels say "supports", the judge 4 of 6; RH 1 of 3 and 3 of 4.
     assert (groups["Finance"].size, groups["Finance"].n_human, groups["Finance"].n_judge) == (6, 4, 6)
@@ -364,7 +366,7 @@ def test_the_report_page_of_citation_support_shows_precision_and_recall(client_f
 
 def test_rows_pair_the_themes_of_both_reports_and_end_with_overall(campaign):
     criterion, judge = precision_campaign(campaign)
-    precision = estimates.compute_report(criterion=criterion, judge=judge)
+    precision = compute_report(criterion=criterion, judge=judge)
     rows = citation_measures.citation_rows(precision=precision, recall=None)
     assert [row.theme for row in rows] == ["Finance", "RH", "overall"]
     assert all(row.recall is None for row in rows)

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from annotation.models import Criterion, Role
-from evaluation import comparison
+from evaluation.measures import comparison
 from tests.factories import add_member, make_user
 from tests.judged import pct
 from tests.test_comparison import _outcomes, _version

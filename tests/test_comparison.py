@@ -10,9 +10,12 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from annotation.models import Answer, Criterion, Label, Level, Question, Sample, SampleItem, Stage, Unit
-from evaluation import comparison, estimates
-from evaluation.comparison import Linear
+from evaluation import errors
+from evaluation.estimates.report import compute_report
+from evaluation.measures import comparison
 from evaluation.models import Judge, Judgment
+from inference import paired
+from inference.paired import Linear
 from tests.factories import make_answer, make_campaign
 from tests.judged import study_campaign
 
@@ -25,7 +28,7 @@ def test_paired_difference_of_a_worked_example():
     t = 2/3 and, for 2 df, p = 1 - t / sqrt(t^2 + 2) = 1 - 2 / sqrt(22)."""
     left = Linear(estimate=0.5, contributions={"q1": 0.1, "q2": -0.1, "q3": 0.0}, n=3)
     right = Linear(estimate=0.6, contributions={"q1": 0.15, "q2": -0.05, "q3": -0.1}, n=3)
-    diff = comparison.paired_difference(left=left, right=right, alpha=0.05)
+    diff = paired.paired_difference(left=left, right=right, alpha=0.05)
     assert diff is not None
     assert diff.estimate == pytest.approx(0.1)
     assert diff.se == pytest.approx(0.15)
@@ -43,9 +46,7 @@ def test_one_answer_per_question_gives_the_paired_t_test():
     the textbook paired t-test (scipy.stats.ttest_rel)."""
     a = {"q1": (1, 1), "q2": (1, 1), "q3": (1, 0), "q4": (1, 0)}
     b = {"q1": (1, 1), "q2": (1, 1), "q3": (1, 1), "q4": (1, 0)}
-    diff = comparison.paired_difference(
-        left=comparison.rate_linear(a), right=comparison.rate_linear(b), alpha=0.05
-    )
+    diff = paired.paired_difference(left=paired.rate_linear(a), right=paired.rate_linear(b), alpha=0.05)
     assert diff is not None
     assert diff.estimate == pytest.approx(0.25)
     assert diff.se == pytest.approx(0.25)
@@ -58,7 +59,7 @@ def test_one_answer_per_question_gives_the_paired_t_test():
 def test_a_question_of_one_side_only_contributes_its_side():
     left = Linear(estimate=0.5, contributions={"q1": 0.1, "q2": -0.1}, n=2)
     right = Linear(estimate=0.5, contributions={"q1": 0.1, "q2": -0.05, "q3": -0.05}, n=3)
-    diff = comparison.paired_difference(left=left, right=right, alpha=0.05)
+    diff = paired.paired_difference(left=left, right=right, alpha=0.05)
     assert diff is not None
     # D = (0, 0.05, -0.05) over G = 3 questions.
     assert diff.se**2 == pytest.approx(1.5 * 0.005)
@@ -68,21 +69,19 @@ def test_a_question_of_one_side_only_contributes_its_side():
 def test_two_rates_of_100_percent_are_never_marked_as_different():
     ones = {f"q{i}": (3, 3) for i in range(10)}
     nine = {f"q{i}": (3, 3 if i else 0) for i in range(10)}
-    same = comparison.paired_difference(
-        left=comparison.rate_linear(ones), right=comparison.rate_linear(ones), alpha=0.05
-    )
+    same = paired.paired_difference(left=paired.rate_linear(ones), right=paired.rate_linear(ones), alpha=0.05)
     assert same is not None and same.degenerate and math.isnan(same.p_value) and not same.significant
     # One side at 100% with no width: still no mark, whatever the other side does.
-    one_side = comparison.paired_difference(
-        left=comparison.rate_linear(ones), right=comparison.rate_linear(nine), alpha=0.05
+    one_side = paired.paired_difference(
+        left=paired.rate_linear(ones), right=paired.rate_linear(nine), alpha=0.05
     )
     assert one_side is not None and one_side.degenerate and not one_side.significant
 
 
 def test_missing_estimates_or_a_single_question_give_no_difference():
     one = Linear(estimate=0.5, contributions={"q1": 0.0}, n=1)
-    assert comparison.paired_difference(left=one, right=one, alpha=0.05) is None
-    assert comparison.paired_difference(left=comparison.NAN, right=one, alpha=0.05) is None
+    assert paired.paired_difference(left=one, right=one, alpha=0.05) is None
+    assert paired.paired_difference(left=paired.NAN, right=one, alpha=0.05) is None
 
 
 def test_paired_interval_is_narrower_than_the_independent_one_when_versions_are_correlated():
@@ -94,9 +93,7 @@ def test_paired_interval_is_narrower_than_the_independent_one_when_versions_are_
         p = rng.beta(2, 2, size=120)
         a = {f"q{i}": (5, int(rng.binomial(5, p[i]))) for i in range(120)}
         b = {f"q{i}": (5, int(rng.binomial(5, min(1, p[i] + 0.05)))) for i in range(120)}
-        diff = comparison.paired_difference(
-            left=comparison.rate_linear(a), right=comparison.rate_linear(b), alpha=0.05
-        )
+        diff = paired.paired_difference(left=paired.rate_linear(a), right=paired.rate_linear(b), alpha=0.05)
         assert diff is not None
         ratios.append(diff.se / diff.independent_se)
     assert max(ratios) < 1
@@ -109,17 +106,17 @@ def test_paired_interval_is_narrower_than_the_independent_one_when_versions_are_
 def test_holm_against_a_worked_example():
     """p = (0.01, 0.04, 0.03, 0.005), m = 4: sorted 0.005 x 4 = 0.02, 0.01 x 3 = 0.03,
     0.03 x 2 = 0.06, 0.04 x 1 = 0.04 -> 0.06 (monotone)."""
-    assert comparison.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert paired.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
 
 
 def test_holm_equals_statsmodels_and_leaves_nan_out_of_the_count():
     p = [0.2, 0.001, 0.04, 0.5, 0.012, 0.9]
-    assert comparison.holm(p) == pytest.approx(list(multipletests(p, method="holm")[1]))
-    adjusted = comparison.holm([0.01, math.nan, 0.04])
+    assert paired.holm(p) == pytest.approx(list(multipletests(p, method="holm")[1]))
+    adjusted = paired.holm([0.01, math.nan, 0.04])
     assert math.isnan(adjusted[1])
     assert [adjusted[0], adjusted[2]] == pytest.approx([0.02, 0.04])
-    assert comparison.holm([]) == []
-    assert comparison.holm([0.6, 0.7]) == [1.0, 1.0]
+    assert paired.holm([]) == []
+    assert paired.holm([0.6, 0.7]) == [1.0, 1.0]
 
 
 # One version's estimates, decomposed by question
@@ -128,7 +125,7 @@ def test_holm_equals_statsmodels_and_leaves_nan_out_of_the_count():
 @pytest.mark.parametrize("method", ["robust", "study"])
 def test_estimates_by_question_are_those_of_the_report(db, method):
     _campaign, criterion, judge, _units = study_campaign()
-    report = estimates.compute_report(criterion=criterion, judge=judge, method=method)
+    report = compute_report(criterion=criterion, judge=judge, method=method)
     linears = comparison.version_estimates(criterion=criterion, judge=judge, method=method)
     for group in [*report.themes, report.overall]:
         assert linears["human"][group.theme].estimate == pytest.approx(group.human.mean)
@@ -154,7 +151,7 @@ def test_design_weights_are_those_of_the_report(db):
                 cluster_size=5,
                 inclusion_probability=0.2 if index % 3 else 0.5,
             )
-    report = estimates.compute_report(criterion=criterion, judge=judge)
+    report = compute_report(criterion=criterion, judge=judge)
     linears = comparison.version_estimates(criterion=criterion, judge=judge, method="robust")
     for group in [*report.themes, report.overall]:
         assert group.weighted
@@ -225,7 +222,7 @@ def test_three_versions_give_every_pair_with_holm_per_estimate_and_theme(three_v
     differences = [row.difference for row in ppi_overall]
     assert all(d is not None for d in differences)
     raw = [d.p_value for d in differences if d]
-    assert [d.p_adjusted for d in differences if d] == pytest.approx(comparison.holm(raw))
+    assert [d.p_adjusted for d in differences if d] == pytest.approx(paired.holm(raw))
     for d in differences:
         assert d is not None and d.significant == (d.p_adjusted < 0.05)
     # Rows for each estimate, and the automatic metrics, themes then overall.
@@ -247,7 +244,7 @@ def test_campaigns_without_a_question_in_common_are_refused_naming_the_option(db
     first = _version("First", {"a": [(1, 1)], "b": [(0, 0)]})
     second = _version("Second", {"c": [(1, 1)], "d": [(0, 0)]})
     versions = comparison.versions_for(campaigns=[first, second], criterion="relevance")
-    with pytest.raises(comparison.ComparisonError) as caught:
+    with pytest.raises(errors.ComparisonError) as caught:
         comparison.compare_versions(versions=versions)
     assert caught.value.field == "other"
     assert "'First' and 'Second' have no question id in common" in str(caught.value)
@@ -257,7 +254,7 @@ def test_a_criterion_absent_from_one_campaign_is_refused_naming_the_campaign(db)
     first = _version("First", {"a": [(1, 1)], "b": [(0, 0)]})
     second = _version("Second", {"a": [(1, 1)], "b": [(0, 0)]})
     Criterion.objects.filter(campaign=second, name="relevance").update(name="relevance-old")
-    with pytest.raises(comparison.ComparisonError) as caught:
+    with pytest.raises(errors.ComparisonError) as caught:
         comparison.versions_for(campaigns=[first, second], criterion="relevance")
     assert caught.value.field == "criterion" and "'Second'" in str(caught.value)
 
@@ -267,23 +264,23 @@ def test_bad_alpha_or_method_or_a_single_campaign_is_refused(db):
     second = _version("Second", {"a": [(1, 1)], "b": [(0, 0)]})
     versions = comparison.versions_for(campaigns=[first, second], criterion="relevance")
     for kwargs, field in (({"alpha": 1.5}, "alpha"), ({"method": "magic"}, "method")):
-        with pytest.raises(comparison.ComparisonError) as caught:
+        with pytest.raises(errors.ComparisonError) as caught:
             comparison.compare_versions(versions=versions, **kwargs)
         assert caught.value.field == field
-    with pytest.raises(comparison.ComparisonError) as caught:
+    with pytest.raises(errors.ComparisonError) as caught:
         comparison.compare_versions(versions=versions[:1])
     assert caught.value.field == "other"
-    with pytest.raises(comparison.ComparisonError) as caught:
+    with pytest.raises(errors.ComparisonError) as caught:
         comparison.versions_for(campaigns=[first, first], criterion="relevance")
     assert caught.value.field == "other"
 
 
 def test_metrics_by_question_add_up_to_the_campaign_metrics(three_versions):
-    from evaluation import metrics
+    from evaluation.measures import automatic
 
     campaign = three_versions[0]
-    rows = metrics.compute_metrics(campaign=campaign)
-    overall = {row.metric: row for row in metrics.overall_metrics(rows=rows)}
+    rows = automatic.compute_metrics(campaign=campaign)
+    overall = {row.metric: row for row in automatic.overall_metrics(rows=rows)}
     linears = comparison.metric_estimates(campaign=campaign)
     for name, row in overall.items():
         assert linears[name]["overall"].estimate == pytest.approx(row.rate)

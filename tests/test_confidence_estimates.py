@@ -9,8 +9,8 @@ import ppi_py
 import pytest
 
 from annotation.models import Criterion, Label, Level, SampleItem, Stage, Unit
-from evaluation import estimates
-from evaluation.confidence_sampling import draw_confidence_sample
+from evaluation.designs.active import draw_confidence_sample
+from evaluation.estimates.report import compute_report
 from evaluation.models import Judge, Judgment
 from inference import notes
 from inference.weighted_ppi import PPI_WEIGHTED, weighted_ppi
@@ -51,7 +51,7 @@ def test_a_confidence_sample_is_estimated_by_inverse_probability_ppi_on_the_conf
     sample = draw_confidence_sample(criterion=criterion, judge=judge, budget=16, seed=5)
     items = dict(SampleItem.objects.filter(sample=sample).values_list("unit_id", "inclusion_probability"))
     _label(criterion=criterion, unit_ids=items, truth=truth)
-    report = estimates.compute_report(criterion=criterion, judge=judge)
+    report = compute_report(criterion=criterion, judge=judge)
     finance = report.themes[0]
     assert finance.weighted and finance.ppi.method == PPI_WEIGHTED
     assert notes.CONFIDENCE_PPI in finance.notes
@@ -67,7 +67,7 @@ def test_a_confidence_sample_is_estimated_by_inverse_probability_ppi_on_the_conf
     point = ppi_py.ppi_mean_pointestimate(y, c, c_all, lam=1.0, w=1 / pi, w_unlabeled=np.ones(c_all.size))
     assert finance.ppi.mean == pytest.approx(float(np.asarray(point).ravel()[0]))
     # The study method stays the study's: ppi_py under simple random sampling.
-    study = estimates.compute_report(criterion=criterion, judge=judge, method="study")
+    study = compute_report(criterion=criterion, judge=judge, method="study")
     assert study.themes[0].ppi.method != PPI_WEIGHTED
 
 
@@ -79,7 +79,7 @@ def test_labels_from_a_k_means_sample_and_a_confidence_sample_are_weighted_by_th
     newer = draw_confidence_sample(criterion=criterion, judge=judge, budget=10, seed=2)
     confidence_items = dict(newer.items.values_list("unit_id", "inclusion_probability"))
     _label(criterion=criterion, unit_ids=set(kmeans_ids) | set(confidence_items), truth=truth)
-    report = estimates.compute_report(criterion=criterion, judge=judge)
+    report = compute_report(criterion=criterion, judge=judge)
     finance = report.themes[0]
     assert finance.weighted
     assert notes.POOLED_SAMPLES in finance.notes and notes.NOT_ALL_SAMPLED not in finance.notes
@@ -117,7 +117,7 @@ def test_a_k_means_sample_and_a_sample_split_by_verdict_are_weighted_by_their_un
     drawn = dict(newer.items.values_list("unit_id", "inclusion_probability"))
     labeled = sorted(set(ids[:8]) | set(drawn))
     _label(criterion=criterion, unit_ids=labeled, truth=truth)
-    finance = estimates.compute_report(criterion=criterion, judge=judge).themes[0]
+    finance = compute_report(criterion=criterion, judge=judge).themes[0]
     shapes = newer.design_parameters["themes"]["Finance"]["strata"]
     pi = []
     for u in labeled:
@@ -144,7 +144,7 @@ def test_a_label_in_no_sample_keeps_the_equal_weights_fallback():
     drawn = set(SampleItem.objects.values_list("unit_id", flat=True))
     outside = next(u for u in ids if u not in drawn)
     _label(criterion=criterion, unit_ids=drawn | {outside}, truth=truth)
-    finance = estimates.compute_report(criterion=criterion, judge=judge).themes[0]
+    finance = compute_report(criterion=criterion, judge=judge).themes[0]
     assert not finance.weighted
     assert notes.NOT_ALL_SAMPLED in finance.notes
 

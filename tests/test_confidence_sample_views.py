@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Label, Sample, Stage
-from evaluation.budget_split import plan_split
+from evaluation.designs.budget_split import plan_split
 from evaluation.models import Judge, Judgment
 from inference.allocation import LARGEST_THEME, OVERALL
 from tests.factories import judged_corpus, make_corpus
@@ -126,7 +126,7 @@ def test_the_sampling_page_links_here_and_names_the_design(client_for, manager, 
 def test_the_sample_page_of_a_confidence_sample_offers_no_k_means_top_up(
     client_for, manager, campaign, judged
 ):
-    from evaluation.confidence_sampling import draw_confidence_sample
+    from evaluation.designs.active import draw_confidence_sample
 
     criterion, judge = judged
     sample = draw_confidence_sample(criterion=criterion, judge=judge, budget=8, seed=1)

@@ -1,4 +1,4 @@
-"""evaluation.confidence_sampling: the judge-confidence design drawn and stored as a sample, its
+"""evaluation.designs.active: the judge-confidence design drawn and stored as a sample, its
 probabilities by hand, its refusals, and the probabilities recomputed for units it did not draw."""
 
 from __future__ import annotations
@@ -7,12 +7,7 @@ import pytest
 
 from annotation.models import Criterion, Level, Sample, SampleItem, Unit
 from annotation.sampling.draws import GivenDraw, store_given_sample, top_up_sample
-from evaluation.confidence_sampling import (
-    design_probabilities,
-    draw_confidence_sample,
-    judged_units,
-    population,
-)
+from evaluation.designs.active import design_probabilities, draw_confidence_sample, judged_units, population
 from evaluation.models import Judge, Judgment
 from tests.factories import make_answer, make_campaign
 
@@ -194,7 +189,7 @@ def test_given_draws_become_the_current_sample_and_its_queue():
         budget=2,
         parameters={"floor": 0.5},
     )
-    from annotation.current_sample import current_sample
+    from annotation.sampling.current import current_sample
 
     assert current_sample(criterion=criterion) == sample
     assert list(sample.items.values_list("unit_id", "inclusion_probability")) == [(unit.pk, 0.25)]

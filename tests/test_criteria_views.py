@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation.criteria import CriterionDraft, CriterionError, parse_categories, parse_groups, save_criterion
+from annotation.criteria.editing import (
+    CriterionDraft,
+    CriterionError,
+    parse_categories,
+    parse_groups,
+    save_criterion,
+)
 from annotation.models import Criterion, CriterionVersion, Label, Level, Stage, Unit
 from tests.categorical import correctness
 from tests.factories import make_answer

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from annotation.current_sample import CURRENT_SAMPLE_SQL, current_sample
 from annotation.models import Role, Sample, Stage
+from annotation.sampling.current import CURRENT_SAMPLE_SQL, current_sample
 from annotation.workflow import next_unit, open_slots
-from evaluation.estimates import compute_report
+from evaluation.estimates.report import compute_report
 from evaluation.models import Judge, Judgment
 from tests.factories import member, sample_units, sampled
 

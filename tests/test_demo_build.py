@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from demo import build, checks, material
-from evaluation.demo import DEMO_FILE
+from evaluation.demo.campaign import DEMO_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,9 +10,9 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Criterion, Label, Stage
-from evaluation import demo_categories
-from evaluation.categorical import compute_categorical_report
-from evaluation.demo import DEMO_CAMPAIGN
+from evaluation.demo import categories
+from evaluation.demo.campaign import DEMO_CAMPAIGN
+from evaluation.estimates.categorical import compute_categorical_report
 from evaluation.models import Judge, Judgment
 
 
@@ -33,7 +33,7 @@ from evaluation.models import Judge, Judgment
 def test_a_demo_answer_s_category_follows_what_the_material_did_to_it(
     defect, difficulty, repetition, category
 ):
-    found = demo_categories.category_of(
+    found = categories.category_of(
         answer_id="Q-X-r1", difficulty=difficulty, repetition=repetition, defect=defect
     )
     assert found == category
@@ -41,9 +41,9 @@ def test_a_demo_answer_s_category_follows_what_the_material_did_to_it(
 
 def test_the_imported_judge_is_wrong_on_about_one_answer_in_seven_and_always_the_same():
     ids = [f"Q-{n}-r{r}" for n in range(40) for r in range(1, 7)]
-    wrong = [a for a in ids if demo_categories.judge_category(answer_id=a, truth=5) != 5]
+    wrong = [a for a in ids if categories.judge_category(answer_id=a, truth=5) != 5]
     assert 0.08 < len(wrong) / len(ids) < 0.22
-    assert all(demo_categories.judge_category(answer_id=a, truth=5) == 2 for a in wrong)
+    assert all(categories.judge_category(answer_id=a, truth=5) == 2 for a in wrong)
 
 
 def test_load_demo_gives_the_demo_a_five_category_criterion_with_real_numbers(db):

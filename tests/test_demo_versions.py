@@ -10,9 +10,9 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.models import Campaign, Membership, Question
-from evaluation import comparison
-from evaluation.demo import DEMO_CAMPAIGN, DEMO_FILE, DEMO_MEMBERS
-from evaluation.demo_versions import SECOND_CAMPAIGN, second_version_records
+from evaluation.demo.campaign import DEMO_CAMPAIGN, DEMO_FILE, DEMO_MEMBERS
+from evaluation.demo.versions import SECOND_CAMPAIGN, second_version_records
+from evaluation.measures import comparison
 
 RECORDS = [json.loads(line) for line in DEMO_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
 

@@ -241,7 +241,7 @@ def test_a_judge_without_design_confidence_is_refused(corpus):
 
 
 def test_design_confidence_with_an_objective_draws_the_split(corpus):
-    from evaluation.budget_split import plan_split
+    from evaluation.designs.budget_split import plan_split
 
     judge = _judged(corpus)
     run(
@@ -260,7 +260,7 @@ def test_design_confidence_with_an_objective_draws_the_split(corpus):
 
 
 def test_by_verdict_draws_each_stratum_s_share_and_needs_an_objective(corpus):
-    from evaluation.budget_split import plan_split
+    from evaluation.designs.budget_split import plan_split
 
     judge = _judged(corpus)
     with pytest.raises(CommandError, match="--by-verdict: only --design confidence with --objective"):

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from annotation.embeddings import EmbeddingError, TransientEmbeddingError, embed_texts
+from annotation.sampling.embeddings import EmbeddingError, TransientEmbeddingError, embed_texts
 from tests.llm_server import ScriptedLLMServer, fake_embedding
 
 TOPICS = {

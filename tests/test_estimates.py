@@ -12,8 +12,11 @@ from scipy.stats import norm
 
 from annotation.models import Criterion, Label, Level, Sample, SampleItem, Stage, Unit
 from annotation.workflow import final_labels
-from evaluation import estimates, judge_choice
+from evaluation import errors
+from evaluation.estimates import codec, inputs
+from evaluation.estimates.report import compute_report
 from evaluation.models import Judge, Judgment
+from evaluation.reports import judge_choice
 from inference import agreement as agreement_module
 from inference import intervals, means
 from inference.ppi import robust_ppi, study_ppi
@@ -52,8 +55,8 @@ def raw_ci(entry, key):
 
 def test_study_report_json_has_every_field_equal_to_ppi_py_on_the_same_arrays(db):
     campaign, criterion, judge, units = study_campaign()
-    report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
-    data = json.loads(json.dumps(estimates.report_as_json(report=report), allow_nan=False))
+    report = compute_report(criterion=criterion, judge=judge, method="study")
+    data = json.loads(json.dumps(codec.report_as_json(report=report), allow_nan=False))
     assert (data["campaign"], data["criterion"], data["judge"], data["alpha"]) == (
         "Imported study",
         "relevance",
@@ -156,7 +159,7 @@ def test_robust_report_passes_design_weights_and_answer_clusters_to_robust_ppi(d
                 cluster_size=5,
                 inclusion_probability=pi,
             )
-    report = estimates.compute_report(criterion=criterion, judge=judge)
+    report = compute_report(criterion=criterion, judge=judge)
     assert report.method == "robust" and report.sample_id == sample.pk
     for group in report.themes:
         rows = units[group.theme]
@@ -188,7 +191,7 @@ def test_robust_report_passes_design_weights_and_answer_clusters_to_robust_ppi(d
 
 def test_robust_report_without_a_sample_uses_equal_weights_and_says_so(db):
     _, criterion, judge, units = study_campaign()
-    report = estimates.compute_report(criterion=criterion, judge=judge, method="robust")
+    report = compute_report(criterion=criterion, judge=judge, method="robust")
     finance = report.themes[0]
     y, yhat, _, unl, _ = arrays(units["Finance"])
     paired = [u for u, _, j in units["Finance"]["labeled"] if j is not None]
@@ -218,7 +221,7 @@ def test_sentence_level_criterion_clusters_sentences_by_answer(db):
                 labeled.append((unit.answer_id, human, int(verdict)))
             else:
                 unlabeled_values.append(int(verdict))
-    report = estimates.compute_report(criterion=criterion, judge=judge)
+    report = compute_report(criterion=criterion, judge=judge)
     group = report.themes[0]
     assert (group.n_human, group.n_judge, group.size) == (12, 24, 24)
     expected = robust_ppi(
@@ -238,7 +241,7 @@ def test_aggregated_unlabeled_array_gives_the_same_ppi_numbers_as_the_real_array
     y = rng.integers(0, 2, 40).astype(float)
     yhat = np.where(rng.random(40) < 0.85, y, 1 - y)
     real = (rng.random(5003) < 0.63).astype(float)
-    shortcut = estimates.ones_zeros(ones=int(real.sum()), count=len(real))
+    shortcut = inputs.ones_zeros(ones=int(real.sum()), count=len(real))
     assert shortcut.mean() == real.mean()
     assert shortcut.var(ddof=1) == pytest.approx(real.var(ddof=1), rel=1e-13)
     for lam in (None, 1.0):
@@ -257,7 +260,7 @@ def test_aggregated_unlabeled_array_gives_the_same_ppi_numbers_as_the_real_array
 
 def test_report_from_sql_aggregates_equals_ppi_py_on_arrays_read_row_by_row(db):
     _, criterion, judge, _ = study_campaign()
-    report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
+    report = compute_report(criterion=criterion, judge=judge, method="study")
     finals = final_labels(criterion=criterion)
     verdicts = dict(
         Judgment.objects.filter(judge=judge, criterion=criterion, status="ok").values_list("unit_id", "value")
@@ -296,7 +299,7 @@ def test_missing_judgments_are_counted_listed_and_left_out_of_ppi(db):
     _, criterion, judge, units = study_campaign()
     unit = units["RH"]["labeled"][0][0]
     Judgment.objects.filter(unit=unit, criterion=criterion).update(status="failed", value=None)
-    report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
+    report = compute_report(criterion=criterion, judge=judge, method="study")
     rh = next(group for group in report.themes if group.theme == "RH")
     assert rh.missing_judgments == [unit.pk]
     assert (rh.n_human, rh.n_paired) == (7, 6)
@@ -307,22 +310,22 @@ def test_missing_judgments_are_counted_listed_and_left_out_of_ppi(db):
 
 def test_by_difficulty_adds_one_group_per_theme_and_difficulty(db):
     _, criterion, judge, units = study_campaign()
-    report = estimates.compute_report(criterion=criterion, judge=judge, method="study", by_difficulty=True)
+    report = compute_report(criterion=criterion, judge=judge, method="study", by_difficulty=True)
     cells = {(group.theme, group.difficulty): group for group in report.by_difficulty}
     assert set(cells) == {(t, d) for t in DESIGN for d in ("hard", "simple")}
     for theme in DESIGN:
         assert cells[(theme, "hard")].n_judge + cells[(theme, "simple")].n_judge == next(
             group.n_judge for group in report.themes if group.theme == theme
         )
-    data = estimates.report_as_json(report=report)
+    data = codec.report_as_json(report=report)
     assert {entry["difficulty"] for entry in data["by_difficulty"]} == {"hard", "simple"}
 
 
 def test_a_theme_without_human_labels_gets_null_estimates_not_an_error(db):
     design = {**DESIGN, "Juridique": ([], [1, 0, 1])}
     _, criterion, judge, _ = study_campaign(design=design)
-    report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
-    data = json.loads(json.dumps(estimates.report_as_json(report=report)))
+    report = compute_report(criterion=criterion, judge=judge, method="study")
+    data = json.loads(json.dumps(codec.report_as_json(report=report)))
     legal = next(entry for entry in data["themes"] if entry["theme"] == "Juridique")
     assert legal["n_human"] == 0 and legal["n_judge"] == 3
     assert legal["ppi_mean"] is None and legal["ppi_ci"] == [None, None]
@@ -333,35 +336,35 @@ def test_a_theme_without_human_labels_gets_null_estimates_not_an_error(db):
 
 def test_alpha_changes_the_interval_width(db):
     _, criterion, judge, _ = study_campaign()
-    wide = estimates.compute_report(criterion=criterion, judge=judge, alpha=0.05, method="study")
-    narrow = estimates.compute_report(criterion=criterion, judge=judge, alpha=0.2, method="study")
+    wide = compute_report(criterion=criterion, judge=judge, alpha=0.05, method="study")
+    narrow = compute_report(criterion=criterion, judge=judge, alpha=0.2, method="study")
     assert narrow.themes[0].ppi.halfwidth < wide.themes[0].ppi.halfwidth
     assert narrow.themes[0].ppi.alpha == 0.2
 
 
 def test_bad_method_alpha_or_foreign_judge_are_refused(db):
     _, criterion, judge, _ = study_campaign()
-    with pytest.raises(estimates.EstimateError, match="method"):
-        estimates.compute_report(criterion=criterion, judge=judge, method="bayes")
-    with pytest.raises(estimates.EstimateError, match="alpha"):
-        estimates.compute_report(criterion=criterion, judge=judge, alpha=1.5)
+    with pytest.raises(errors.EstimateError, match="method"):
+        compute_report(criterion=criterion, judge=judge, method="bayes")
+    with pytest.raises(errors.EstimateError, match="alpha"):
+        compute_report(criterion=criterion, judge=judge, alpha=1.5)
     other = Judge.objects.create(
         campaign=make_campaign(name="Other"), name="lexical", kind=Judge.Kind.LEXICAL
     )
-    with pytest.raises(estimates.EstimateError, match="another campaign"):
-        estimates.compute_report(criterion=criterion, judge=other)
+    with pytest.raises(errors.EstimateError, match="another campaign"):
+        compute_report(criterion=criterion, judge=other)
 
 
 def test_default_judge_prefers_the_only_run_judge_then_the_imported_one(db):
     campaign = make_campaign(name="Judges")
-    with pytest.raises(estimates.EstimateError, match="no judge"):
+    with pytest.raises(errors.EstimateError, match="no judge"):
         judge_choice.default_judge(campaign=campaign)
     imported = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
     assert judge_choice.default_judge(campaign=campaign) == imported
     lexical = Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
     assert judge_choice.default_judge(campaign=campaign) == lexical
     Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
-    with pytest.raises(estimates.EstimateError, match="gpt, imported, lexical"):
+    with pytest.raises(errors.EstimateError, match="gpt, imported, lexical"):
         judge_choice.default_judge(campaign=campaign)
     assert judge_choice.default_judge(campaign=campaign, name="imported") == imported
     judges = list(Judge.objects.filter(campaign=campaign))
@@ -374,8 +377,8 @@ def test_default_judge_prefers_the_only_run_judge_then_the_imported_one(db):
 def test_a_theme_with_one_label_has_a_point_estimate_and_null_bounds(db):
     design = {**DESIGN, "Juridique": ([(1, 1)], [1, 0, 1])}
     _, criterion, judge, _ = study_campaign(design=design)
-    report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
-    data = json.loads(json.dumps(estimates.report_as_json(report=report), allow_nan=False))
+    report = compute_report(criterion=criterion, judge=judge, method="study")
+    data = json.loads(json.dumps(codec.report_as_json(report=report), allow_nan=False))
     legal = next(entry for entry in data["themes"] if entry["theme"] == "Juridique")
     assert legal["human_mean"] == 1.0 and legal["human_ci"] == [None, None]
     assert legal["ppi_ci"] == [None, None] and legal["ppi_mean"] is not None
@@ -390,11 +393,11 @@ def test_labels_partly_outside_the_sample_fall_back_to_equal_weights_and_study_i
     SampleItem.objects.create(
         sample=sample, unit=unit, theme="Finance", cluster=0, cluster_size=4, inclusion_probability=0.25
     )
-    robust = estimates.compute_report(criterion=criterion, judge=judge)
+    robust = compute_report(criterion=criterion, judge=judge)
     finance = robust.themes[0]
     assert not finance.weighted
     assert any("not all from the current sample" in note for note in finance.notes)
-    study = estimates.compute_report(criterion=criterion, judge=judge, method="study")
+    study = compute_report(criterion=criterion, judge=judge, method="study")
     assert study.sample_id is None and not study.themes[0].weighted
 
 
@@ -405,14 +408,14 @@ def test_final_labels_take_the_latest_imported_label_of_each_unit(db):
     finals = final_labels(criterion=criterion)
     assert finals[unit.pk] == 1 - human
     assert len(finals) == sum(len(rows["labeled"]) for rows in units.values())
-    report = estimates.compute_report(criterion=criterion, judge=judge, method="study")
+    report = compute_report(criterion=criterion, judge=judge, method="study")
     assert report.overall.n_human == len(finals)
 
 
 def test_robust_effective_n_is_measured_against_the_human_only_interval_shown(db):
     _, criterion, judge, _ = study_campaign()
     for alpha in (0.05, 0.01):
-        report = estimates.compute_report(criterion=criterion, judge=judge, method="robust", alpha=alpha)
+        report = compute_report(criterion=criterion, judge=judge, method="robust", alpha=alpha)
         for group in [*report.themes, report.overall]:
             human, ppi = group.human, group.ppi
             if not (math.isfinite(human.halfwidth) and human.halfwidth > 0 and ppi.halfwidth > 0):

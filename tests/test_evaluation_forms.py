@@ -9,9 +9,13 @@ from django.http import QueryDict
 from django.utils import translation
 
 from annotation.models import Criterion
-from evaluation import estimates, judge_choice
-from evaluation.forms import CompareForm, ImportForm, JudgeRunForm, RefreshForm, ReportForm, ResumeForm
+from evaluation import errors
+from evaluation.estimates.params import check_alpha
+from evaluation.forms.imports import ImportForm
+from evaluation.forms.reports import CompareForm, RefreshForm, ReportForm
+from evaluation.forms.runs import JudgeRunForm, ResumeForm
 from evaluation.models import Judge
+from evaluation.reports import judge_choice
 from tests.factories import make_campaign
 
 
@@ -84,11 +88,11 @@ def test_report_form_without_a_judge_to_pick_says_why(campaign, judges):
 
 
 def test_domain_errors_carry_their_field():
-    with pytest.raises(estimates.EstimateError) as caught:
-        estimates.check_alpha(2.0)
+    with pytest.raises(errors.EstimateError) as caught:
+        check_alpha(2.0)
     assert caught.value.field == "alpha" and caught.value.message == "must be strictly between 0 and 1, got 2"
     assert str(caught.value) == "alpha: must be strictly between 0 and 1, got 2"
-    with pytest.raises(estimates.EstimateError) as caught:
+    with pytest.raises(errors.EstimateError) as caught:
         judge_choice.choose_judge(judges=[], name="gpt")
     assert caught.value.field == "judge"
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from evaluation.evidence import (
+from evaluation.measures.coverage import (
     SuffixAutomaton,
     category_shares,
     coverage_at_budgets,

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Criterion, Level, Unit
-from evaluation.evidence_report import OVERALL, EvidenceError, evidence_report
+from evaluation.measures.evidence import OVERALL, EvidenceError, evidence_report
 from tests.factories import import_label, make_answer, make_campaign
 
 pytestmark = pytest.mark.django_db

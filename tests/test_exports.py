@@ -9,8 +9,9 @@ import pytest
 from openpyxl import load_workbook
 
 from annotation.models import Criterion, Label, Level, Stage, Unit
-from evaluation import estimates, exports
+from evaluation.estimates.report import compute_report
 from evaluation.models import Judgment
+from evaluation.reports import exports
 from tests.factories import make_answer, make_user
 from tests.judged import study_campaign
 
@@ -23,8 +24,8 @@ def reports(db):
         Judgment.objects.create(unit=unit, criterion=veracity, judge=judge, value=unit.pk % 2)
     for unit in Unit.objects.filter(campaign=campaign, level=Level.SENTENCE)[:12]:
         Label.objects.create(unit=unit, criterion=veracity, stage=Stage.IMPORTED, value=1 - unit.pk % 3 // 2)
-    relevance = estimates.compute_report(criterion=criterion, judge=judge, by_difficulty=True)
-    veracity_report = estimates.compute_report(criterion=veracity, judge=judge)
+    relevance = compute_report(criterion=criterion, judge=judge, by_difficulty=True)
+    veracity_report = compute_report(criterion=veracity, judge=judge)
     return campaign, [relevance, veracity_report], units
 
 
@@ -103,7 +104,7 @@ FORMULA = '=HYPERLINK("http://evil","x")'
 def test_untrusted_text_starting_with_equals_stays_inert_text(db):
     campaign, criterion, judge, _ = study_campaign(design={"Finance": ([(1, 1), (0, 0)], [1])})
     make_answer(campaign=campaign, theme="Finance", text='=HYPERLINK("http://evil")\x07')
-    report = estimates.compute_report(criterion=criterion, judge=judge)
+    report = compute_report(criterion=criterion, judge=judge)
     wb = _workbook(campaign, [report])
     cells = [row[6] for row in wb["Units"].iter_rows(min_row=2)]
     hostile = next(cell for cell in cells if "HYPERLINK" in str(cell.value))
@@ -116,7 +117,7 @@ def hostile_report(db):
     campaign, criterion, judge, _ = study_campaign(design={FORMULA: ([(1, 1), (0, 0), (1, 0)], [1, 0])})
     judge.name = "-cmd|' /C calc'!A0"
     judge.save()
-    return campaign, estimates.compute_report(criterion=criterion, judge=judge)
+    return campaign, compute_report(criterion=criterion, judge=judge)
 
 
 def test_csv_text_cells_cannot_run_as_formulas_and_numbers_stay_numbers(hostile_report):

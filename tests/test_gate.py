@@ -1,4 +1,4 @@
-"""evaluation.gate: the conditions, the comparison with a baseline and the result's data."""
+"""evaluation.reports.gate: the conditions, the comparison with a baseline and the result's data."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ import json
 import pytest
 
 from annotation.models import Criterion
-from evaluation import gate, snapshots
-from evaluation.estimates import EstimateError, compute_report
+from evaluation.errors import EstimateError
+from evaluation.estimates.report import compute_report
+from evaluation.measures import comparison
 from evaluation.models import Judge
+from evaluation.reports import gate
 from tests.factories import make_campaign
 from tests.judged import GATE_HIGH, GATE_LOW, judged_campaign, study_campaign
 
@@ -44,7 +46,7 @@ def test_the_drop_is_the_compare_pages_difference_with_the_baseline_on_the_left(
     result = gate.evaluate_gate(
         campaign=new_campaign, criterion=new, min_lower=0, baseline=old.campaign, alpha=0.1
     )
-    compared = snapshots.compare_reports(
+    compared = comparison.compare_reports(
         left=compute_report(criterion=old, judge=old_judge, alpha=0.1),
         right=compute_report(criterion=new, judge=new_judge, alpha=0.1),
     )

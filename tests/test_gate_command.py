@@ -10,7 +10,7 @@ from django.core.management import call_command, load_command_class
 from django.db import connections
 
 from annotation.models import Criterion, Label, Stage, Unit
-from evaluation.snapshots import record_snapshots
+from evaluation.estimates.snapshots import record_snapshots
 from tests.factories import make_campaign
 from tests.judged import HOSTILE, judged_campaign, study_campaign
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from annotation.models import Campaign, Question
-from evaluation.file_import import import_file, preview_file
+from evaluation.imports.campaign_file import import_file, preview_file
 from tests.ingest_files import DATA, RECORDS, write_jsonl
 from tests.test_ingest import import_fails, import_ok
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.guidelines import current_version
+from annotation.criteria.guidelines import current_version
 from annotation.models import Criterion, CriterionVersion
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,9 @@ import io
 import pytest
 from django.urls import reverse
 
-from annotation.history import CSV_HEADER, action_of, history_csv_rows, label_history
 from annotation.models import Criterion, Label, Stage
 from annotation.workflow import undo_last
+from annotation.workflow.history import CSV_HEADER, action_of, history_csv_rows, label_history
 from tests.factories import label, make_campaign, sampled
 
 pytestmark = pytest.mark.django_db

@@ -13,8 +13,9 @@ from django.utils.html import escape
 
 from annotation.access import ESTIMATE_REFRESHERS
 from annotation.models import Role
-from evaluation import snapshots
-from evaluation.estimates import compute_report
+from evaluation.estimates import snapshots
+from evaluation.estimates.report import compute_report
+from evaluation.measures import comparison
 from evaluation.models import EstimateSchedule, ReportSnapshot
 from tests.factories import add_member, make_campaign
 from tests.judged import HOSTILE, judged_campaign, pct
@@ -127,7 +128,7 @@ def test_compare_shows_both_campaigns_and_the_difference(campaign, analyst, clie
     assert response.status_code == 200, content
     left = compute_report(criterion=criterion_a, judge=judge_a, method="study")
     right = compute_report(criterion=criterion_b, judge=judge_b, method="study")
-    rows = snapshots.compare_reports(left=left, right=right)
+    rows = comparison.compare_reports(left=left, right=right)
     for row in rows:
         match = re.search(
             rf'<tr class="compare-row[^"]*" data-theme="{re.escape(escape(row.theme))}">(.*?)</tr>',

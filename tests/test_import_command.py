@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 from django.utils import translation
 
 from annotation.models import Answer, Campaign, Label, Membership, Question, Role, SourceChunk, Unit
-from evaluation.demo import DEMO_CAMPAIGN, DEMO_FILE, DEMO_MEMBERS
+from evaluation.demo.campaign import DEMO_CAMPAIGN, DEMO_FILE, DEMO_MEMBERS
 from evaluation.models import Judge, Judgment
 from tests.ingest_files import DATA, JSONL, RECORDS, table_counts, write_jsonl
 

@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import Answer, Campaign, Membership, Role
-from evaluation import import_previews
+from evaluation.imports import previews
 from tests.factories import add_member, make_user
 from tests.ingest_files import JSONL, RECORDS, bad_content, table_counts
 
@@ -36,7 +36,7 @@ def url(campaign):
 
 
 def kept() -> list[str]:
-    root = import_previews.previews_dir()
+    root = previews.previews_dir()
     return sorted(p.name for p in root.iterdir()) if root.is_dir() else []
 
 
@@ -125,9 +125,7 @@ def test_a_second_confirmation_of_one_preview_is_refused(client_for, manager, ca
     "forge",
     [
         lambda token: token[:-2] + ("AA" if not token.endswith("AA") else "BB"),
-        lambda token: signing.dumps(
-            {"key": "../../etc", "user": 1, "campaign": "x"}, salt=import_previews.SALT
-        ),
+        lambda token: signing.dumps({"key": "../../etc", "user": 1, "campaign": "x"}, salt=previews.SALT),
         lambda token: signing.dumps({"key": "k" * 32, "user": 1, "campaign": "x"}),
         lambda token: "not a token",
     ],
@@ -146,7 +144,7 @@ def test_a_token_naming_another_key_of_the_same_user_is_refused(client_for, mana
     client = client_for(manager)
     preview(client, url)
     forged = signing.dumps(
-        {"key": "A" * 32, "user": manager.pk, "campaign": campaign.name}, salt=import_previews.SALT
+        {"key": "A" * 32, "user": manager.pk, "campaign": campaign.name}, salt=previews.SALT
     )
     response = client.post(url, {"token": forged})
     assert response.status_code == 400
@@ -157,7 +155,7 @@ def test_a_token_naming_another_key_of_the_same_user_is_refused(client_for, mana
 def test_an_expired_preview_is_refused(client_for, manager, url, monkeypatch):
     client = client_for(manager)
     token = preview(client, url).context["preview"].token
-    monkeypatch.setattr(import_previews, "PREVIEW_MAX_AGE", -1)
+    monkeypatch.setattr(previews, "PREVIEW_MAX_AGE", -1)
     response = client.post(url, {"token": token})
     assert response.status_code == 400
     assert "expired" in response.content.decode()
@@ -247,10 +245,10 @@ def test_outsiders_and_other_roles_cannot_confirm(client_for, manager, annotator
 
 def test_previews_older_than_their_age_are_swept(client_for, manager, url):
     preview(client_for(manager), url)
-    (directory,) = import_previews.previews_dir().iterdir()
-    old = time.time() - import_previews.PREVIEW_MAX_AGE - 10
+    (directory,) = previews.previews_dir().iterdir()
+    old = time.time() - previews.PREVIEW_MAX_AGE - 10
     os.utime(directory, (old, old))
-    assert import_previews.sweep_expired() == 1
+    assert previews.sweep_expired() == 1
     assert kept() == []
 
 

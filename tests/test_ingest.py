@@ -9,6 +9,7 @@ import openpyxl
 import pytest
 
 from annotation import ingest
+from annotation.corpus.sentences import split_sentences
 from annotation.ingest.analysis import LANGUAGE_SAMPLE_CHARS, Analysis, TextJob, analyse, language_sample
 from annotation.models import (
     Answer,
@@ -25,8 +26,7 @@ from annotation.models import (
     Stage,
     Unit,
 )
-from annotation.text import split_sentences
-from evaluation.file_import import import_file
+from evaluation.imports.campaign_file import import_file
 from evaluation.models import Judge, Judgment
 from tests.factories import make_user
 from tests.ingest_files import DATA, JSONL, RECORDS, table_counts, write_jsonl
@@ -795,7 +795,7 @@ def test_update_with_a_chunk_id_carrying_two_texts_keeps_each_answer_s_text(tmp_
 
 
 def test_a_stored_chunk_s_text_hash_follows_its_text(db):
-    from annotation.text import chunk_text_hash
+    from annotation.corpus.sources import chunk_text_hash
 
     campaign = Campaign.objects.create(name="Hashes", slug="hashes")
     chunk = SourceChunk.objects.create(campaign=campaign, external_id="k1", text="Un.")

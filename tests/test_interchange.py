@@ -14,7 +14,8 @@ from django.core.management import CommandError, call_command
 from annotation.ingest import ImportFailed
 from annotation.models import Criterion, Label, Role, Stage, Unit
 from annotation.workflow import final_labels, next_unit, skip, stage_progress
-from evaluation import estimates
+from evaluation.estimates import codec
+from evaluation.estimates.report import compute_report
 from evaluation.interchange import exporting
 from evaluation.interchange.loading import import_labels
 from evaluation.interchange.vocabulary import Vocabulary, check_vocabulary
@@ -364,8 +365,8 @@ ARES_KEYS = {
 
 def test_ares_results_carry_the_reports_ppi_figures(campaign):
     criterion, judge, _ = judged_campaign(campaign)
-    report = estimates.compute_report(criterion=criterion, judge=judge, alpha=0.05, method="robust")
-    data = estimates.report_as_json(report=report)
+    report = compute_report(criterion=criterion, judge=judge, alpha=0.05, method="robust")
+    data = codec.report_as_json(report=report)
     stream = io.StringIO()
     count = exporting.write_ares(report=report, stream=stream)
     results = json.loads(stream.getvalue())

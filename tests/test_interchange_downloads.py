@@ -13,7 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Unit
-from evaluation.estimates import compute_report, report_as_json
+from evaluation.estimates.codec import report_as_json
+from evaluation.estimates.report import compute_report
 from tests.factories import make_answer
 from tests.judged import judged_campaign
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from annotation.models import Criterion, Role, Unit
-from evaluation import calibration
 from evaluation.judge import confidence, runs
 from evaluation.judge.parsing import parse_verdicts
+from evaluation.measures import calibration
 from evaluation.models import Judgment
 from tests.factories import import_label, make_answer, member
 from tests.llm_server import ScriptedLLMServer, Status

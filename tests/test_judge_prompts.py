@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from annotation.conventions import BUILTIN_GUIDELINES
+from annotation.corpus.conventions import BUILTIN_GUIDELINES
 from evaluation.judge.prompts import (
     PROMPT_VERSION,
     PROMPTS_BY_VERSION,
@@ -264,7 +264,7 @@ def test_citation_support_sends_each_citation_with_its_one_source_and_the_source
 
 
 def test_annotators_read_the_guidelines_the_judge_is_told():
-    from annotation.guidelines import guidelines_for
+    from annotation.criteria.guidelines import guidelines_for
 
     for criterion, texts in BUILTIN_GUIDELINES.items():
         for language, text in texts.items():

@@ -100,7 +100,7 @@ def test_the_api_sits_on_top_nothing_below_imports_it():
         and any(t.split(".")[0] == "api" for t in targets)
     }
     assert offending == {}
-    assert "api.routes.answers" in graph and "evaluation.file_import" in graph["api.batches"]
+    assert "api.routes.answers" in graph and "evaluation.imports.campaign_file" in graph["api.batches"]
 
 
 def test_the_service_clients_import_neither_app_nor_django():
@@ -157,7 +157,7 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_the_shared_conventions_need_no_django():
     """Citation and abstention patterns and the built-in criteria: one module, importable by
     anything (the judge's prompts, the splitter, the demo builder) without Django."""
-    tree = ast.parse((ROOT / "annotation" / "conventions.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "annotation" / "corpus" / "conventions.py").read_text(encoding="utf-8"))
     imported = {
         alias.name if isinstance(node, ast.Import) else node.module
         for node in ast.walk(tree)
@@ -172,5 +172,5 @@ def test_the_demo_builder_takes_only_the_shared_conventions_from_the_app():
     graph = _graph()
     demo = {name for name in graph if name.startswith("demo.")}
     assert {"demo.build", "demo.checks", "demo.material"} <= demo
-    assert set().union(*(graph[name] for name in demo)) - demo == {"annotation.conventions"}
+    assert set().union(*(graph[name] for name in demo)) - demo == {"annotation.corpus.conventions"}
     assert not any(name.startswith("annotation.demo") for name in graph)

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from annotation.conventions import DEFAULT_ABSTENTION_PATTERNS
+from annotation.corpus.conventions import DEFAULT_ABSTENTION_PATTERNS
 from annotation.models import Answer, Question
-from evaluation.metrics import (
+from evaluation.measures.automatic import (
     ABSTENTION_ON_INAPPROPRIATE,
     ALL_THEMES,
     CORRECT_LANGUAGE,

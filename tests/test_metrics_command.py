@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Answer, Question
-from evaluation.metrics import compute_metrics, metrics_as_json
+from evaluation.measures.automatic import compute_metrics, metrics_as_json
 from tests.factories import make_answer
 
 pytestmark = pytest.mark.django_db

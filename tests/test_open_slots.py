@@ -11,7 +11,6 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation.current_sample import CURRENT_SAMPLE_SQL
 from annotation.models import (
     AnnotationMode,
     Assignment,
@@ -24,6 +23,7 @@ from annotation.models import (
     Stage,
     Unit,
 )
+from annotation.sampling.current import CURRENT_SAMPLE_SQL
 from annotation.workflow import next_unit, open_slots, skip
 from annotation.workflow.labels import submit_label, undo_last
 from annotation.workflow.queue import work_progress

@@ -1,4 +1,4 @@
-"""evaluation.planning: projected half-widths, labels needed, the judge-quality curve."""
+"""evaluation.estimates.planning: projected half-widths, labels needed, the judge-quality curve."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from evaluation import planning
-from evaluation.estimates import GroupEstimate, Report, compute_report
+from evaluation.estimates import planning
+from evaluation.estimates.report import GroupEstimate, Report, compute_report
 from inference import agreement as agreement_module
 from inference import intervals, means
 from inference.ppi import robust_ppi, study_ppi

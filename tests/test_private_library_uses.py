@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation import text
+from annotation.corpus import language
 from inference import ppi
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,12 +29,13 @@ PRIVATE_USES = [
     ),
     (
         "langdetect",
-        text.LANGDETECT_VERSION,
-        "annotation/text.py: _Detector overrides langdetect's private Detector._extract_ngrams and "
-        "_detect_block and calls _init_probability, copying their arithmetic to run faster. Re-check "
-        "them against langdetect/detector.py (and NGram.add_char, which _extract_ngrams inlines), run "
-        "tests/test_text.py (test_the_faster_detector_gives_exactly_langdetects_probabilities), then "
-        "set LANGDETECT_VERSION; or drop _Detector for the public factory.create().",
+        language.LANGDETECT_VERSION,
+        "annotation/corpus/language.py: _Detector overrides langdetect's private "
+        "Detector._extract_ngrams and _detect_block and calls _init_probability, copying their "
+        "arithmetic to run faster. Re-check them against langdetect/detector.py (and "
+        "NGram.add_char, which _extract_ngrams inlines), run tests/test_text.py "
+        "(test_the_faster_detector_gives_exactly_langdetects_probabilities), then set "
+        "LANGDETECT_VERSION; or drop _Detector for the public factory.create().",
     ),
 ]
 

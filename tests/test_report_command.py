@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from openpyxl import load_workbook
 
 from annotation.models import Unit
-from evaluation.estimates import compute_report
+from evaluation.estimates.report import compute_report
 from evaluation.models import Judge
 from inference.intervals import standard_error
 from inference.shrinkage import shrink_to_judge

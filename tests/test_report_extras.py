@@ -7,9 +7,9 @@ import math
 import pytest
 from django.template import Context, Template
 
-from evaluation.estimates import GroupEstimate, Report
-from evaluation.snapshots import Changes
-from evaluation.stability import QuestionStability
+from evaluation.estimates.report import GroupEstimate, Report
+from evaluation.measures.stability import QuestionStability
+from evaluation.reports.read import Changes
 from evaluation.templatetags import report_extras as extras
 from inference import intervals
 
@@ -151,7 +151,7 @@ def test_repetition_values_are_labels_for_answers_and_rates_for_sentences():
 def test_p_value_estimate_title_and_difference_bounds():
     from django.utils import translation
 
-    from evaluation.comparison import PairedDifference
+    from inference.paired import PairedDifference
 
     assert extras.p_value(0.0543) == "0.054"
     assert extras.p_value(0.0004) == "< 0.001"

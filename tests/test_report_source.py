@@ -13,8 +13,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Label, Level, Stage, Unit
-from evaluation import snapshots
-from evaluation.estimates import compute_report, report_as_json
+from evaluation.estimates import snapshots
+from evaluation.estimates.codec import report_as_json
+from evaluation.estimates.report import compute_report
 from evaluation.models import ReportSnapshot
 from tests.factories import make_answer
 from tests.judged import judged_campaign, pct, row_html

@@ -13,8 +13,9 @@ from django.urls import reverse
 from openpyxl import load_workbook
 
 from annotation.models import Label, Level, Unit
-from evaluation import planning, snapshots
-from evaluation.estimates import compute_report, report_as_json
+from evaluation.estimates import planning, snapshots
+from evaluation.estimates.codec import report_as_json
+from evaluation.estimates.report import compute_report
 from evaluation.models import Judge, Judgment, ReportSnapshot
 from inference.intervals import standard_error
 from inference.shrinkage import shrink_to_judge

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.retrieval import metric_names, question_bootstrap_means, ranking_metrics
+from evaluation.measures.retrieval import metric_names, question_bootstrap_means, ranking_metrics
 
 
 def test_ranking_metrics_by_hand():

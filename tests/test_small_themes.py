@@ -1,4 +1,4 @@
-"""evaluation.small_themes: a report's themes shrunk toward the judge, worked by hand, equal to
+"""evaluation.estimates.small_themes: a report's themes shrunk toward the judge, worked by hand, equal to
 shrink_to_judge on the report's own arrays, and refused where it is not offered."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ import math
 
 import pytest
 
-from evaluation import small_themes
-from evaluation.estimates import EstimateError, GroupEstimate, Report, compute_report
+from evaluation.errors import EstimateError
+from evaluation.estimates import small_themes
+from evaluation.estimates.report import GroupEstimate, Report, compute_report
 from inference import intervals, means
 from inference.ppi import PPI, PPI_ROBUST_CROSSFIT
 from inference.shrinkage import PPI_SHRUNK, critical_value, shrink_to_judge

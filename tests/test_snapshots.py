@@ -11,14 +11,18 @@ from django.utils import timezone
 
 from annotation.models import Criterion, Label, Level, Role, Sample, SampleItem, Stage, Unit
 from annotation.workflow import next_unit, open_slots, submit_label
-from evaluation import snapshots
-from evaluation.estimates import compute_report, report_as_json
+from evaluation.estimates import codec, snapshots
+from evaluation.estimates import report as report_module
+from evaluation.estimates.codec import report_as_json
+from evaluation.estimates.report import compute_report
+from evaluation.estimates.snapshots import STALE_SCHEDULE
 from evaluation.jobs import start_judge_run
 from evaluation.judge import runs
+from evaluation.measures import comparison
 from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
-from evaluation.snapshots import STALE_SCHEDULE
+from evaluation.reports import read
 from evaluation.templatetags import report_extras
-from inference import intervals
+from inference import intervals, paired
 from tests.factories import add_member, make_answer, make_campaign, make_user
 from tests.judged import judged_campaign
 
@@ -149,13 +153,13 @@ def test_difference_adds_standard_errors_in_quadrature_by_hand():
     right = intervals.Interval(
         mean=0.7, lo=0.7 - 0.2262157, hi=0.7 + 0.2262157, method="b", alpha=0.05, n=10, df=9
     )
-    diff = snapshots.difference(left=left, right=right, alpha=0.05)
+    diff = paired.difference(left=left, right=right, alpha=0.05)
     se = math.hypot(0.1 / 1.959964, 0.1)
     assert diff.estimate == pytest.approx(0.1)
     assert diff.hi - diff.estimate == pytest.approx(1.959964 * se, rel=1e-5)
     assert not diff.excludes_zero
     unbounded = intervals.Interval(mean=0.5, lo=-math.inf, hi=math.inf, method="c", alpha=0.05, n=1)
-    assert snapshots.difference(left=left, right=unbounded, alpha=0.05) is None
+    assert paired.difference(left=left, right=unbounded, alpha=0.05) is None
 
 
 def test_compare_reports_lines_up_themes_of_either_campaign_then_overall(db):
@@ -169,14 +173,14 @@ def test_compare_reports_lines_up_themes_of_either_campaign_then_overall(db):
     )
     left = compute_report(criterion=criterion_a, judge=judge_a, method="study")
     right = compute_report(criterion=criterion_b, judge=judge_b, method="study")
-    rows = snapshots.compare_reports(left=left, right=right)
+    rows = comparison.compare_reports(left=left, right=right)
     assert [row.theme for row in rows][-1] == "overall"
     juridique = next(row for row in rows if row.theme == "Juridique")
     assert juridique.left is None and juridique.difference is None
     finance = next(row for row in rows if row.theme == "Finance")
     assert finance.difference.estimate == pytest.approx(finance.right.ppi.mean - finance.left.ppi.mean)
     with pytest.raises(ValueError, match="same alpha"):
-        snapshots.compare_reports(
+        comparison.compare_reports(
             left=left, right=compute_report(criterion=criterion_b, judge=judge_b, alpha=0.1)
         )
 
@@ -191,7 +195,7 @@ def test_a_report_comes_back_from_its_json_with_the_same_numbers(method, campaig
     Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=1)
     report = compute_report(criterion=criterion, judge=judge, method=method, by_difficulty=True)
     data = report_as_json(report=report)
-    back = snapshots.report_from_json(data=data)
+    back = codec.report_from_json(data=data)
     assert report_as_json(report=back) == data
     lonely = next(group for group in back.themes if group.theme == "Lonely")
     assert lonely.human.mean == 1.0 and math.isinf(lonely.human.hi)
@@ -211,10 +215,10 @@ def test_a_label_that_moves_no_number_still_gets_a_newer_snapshot_once(campaign)
     user = make_user(username="withdrawn")
     Label.objects.create(unit=unit, criterion=criterion, stage=Stage.LABEL, user=user, value=None)
     robust = ReportSnapshot.objects.get(pk=next(s.pk for s in first if s.method == "robust"))
-    assert snapshots.changes_since(snapshot=robust, criterion=criterion).labels
+    assert read.changes_since(snapshot=robust, criterion=criterion).labels
     again = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.LABELS)
     assert len(again) == 2 and [s.data for s in again] == [s.data for s in first]
-    assert not snapshots.changes_since(snapshot=again[0], criterion=criterion).stale
+    assert not read.changes_since(snapshot=again[0], criterion=criterion).stale
     assert snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.LABELS) == []
 
 
@@ -223,7 +227,7 @@ def test_a_label_recorded_during_the_computation_leaves_the_snapshot_stale(campa
     or may not be in its numbers, so it counts as newer."""
     criterion, _, _ = judged_campaign(campaign)
     unit = Unit.objects.filter(campaign=campaign, level=Level.ANSWER, labels__isnull=True).first()
-    original = snapshots.compute_report
+    original = report_module.compute_report
 
     def slow_compute(**kwargs):
         report = original(**kwargs)
@@ -233,21 +237,21 @@ def test_a_label_recorded_during_the_computation_leaves_the_snapshot_stale(campa
 
     monkeypatch.setattr(snapshots, "compute_report", slow_compute)
     stored = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.MANUAL)
-    assert snapshots.changes_since(snapshot=stored[0], criterion=criterion).labels
+    assert read.changes_since(snapshot=stored[0], criterion=criterion).labels
 
 
 def test_report_to_show_prefers_the_latest_snapshot_of_its_parameters(campaign):
     criterion, judge, _ = judged_campaign(campaign)
-    computed = snapshots.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.05)
+    computed = read.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.05)
     assert not computed.provenance.from_snapshot and computed.computed_because == "no_snapshot"
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
-    shown = snapshots.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.05)
+    shown = read.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.05)
     latest = snapshots.latest_snapshot(criterion=criterion, judge=judge, method="robust", alpha=0.05)
     assert shown.provenance.from_snapshot and shown.provenance.trigger == "import"
     assert shown.provenance.as_of == latest.created_at
     assert report_as_json(report=shown.report) == latest.data
-    assert shown.changes == snapshots.Changes()
-    other = snapshots.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.1)
+    assert shown.changes == read.Changes()
+    other = read.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.1)
     assert other.computed_because == "parameters" and other.changes is None
 
 
@@ -271,7 +275,7 @@ def _group_json(**overrides):
 
 
 def test_an_old_snapshot_with_bounds_outside_0_1_is_shown_clipped():
-    group = snapshots.group_from_json(data=_group_json(), alpha=0.05)
+    group = codec.group_from_json(data=_group_json(), alpha=0.05)
     # The numbers stored are kept (the standard error of the comparison reads them) ...
     assert (group.ppi.lo, group.ppi.hi) == (0.6, 1.1) and group.ppi.clipped
     # ... and shown clipped, flagged, on the report, compare and history pages.
@@ -283,7 +287,7 @@ def test_an_old_snapshot_with_bounds_outside_0_1_is_shown_clipped():
 
 
 def test_a_new_snapshot_keeps_the_raw_bounds_beside_the_shown_ones():
-    group = snapshots.group_from_json(
+    group = codec.group_from_json(
         data=_group_json(
             ppi_ci=[0.6, 1.0], ppi_ci_raw=[0.6, 1.1], human_ci=[0.45, 1.0], human_ci_raw=[0.45, 1.15]
         ),
@@ -303,7 +307,7 @@ def test_robust_snapshot_keeps_the_ppi_standard_error_for_comparisons(campaign):
     criterion, judge, _ = judged_campaign(campaign)
     report = compute_report(criterion=criterion, judge=judge, method="robust")
     data = report_as_json(report=report)
-    back = snapshots.report_from_json(data=data)
+    back = codec.report_from_json(data=data)
     for group, original in zip([*back.themes, back.overall], [*report.themes, report.overall], strict=True):
         if original.ppi.se is not None and math.isfinite(original.ppi.se):
             assert intervals.standard_error(group.ppi) == intervals.standard_error(original.ppi)

@@ -10,10 +10,11 @@ import pytest
 from scipy.stats import f as f_dist
 
 from annotation.models import Criterion, Label, Level, Question, Stage, Unit
-from evaluation import stability
-from evaluation.estimates import EstimateError
+from evaluation.errors import EstimateError
+from evaluation.measures import stability
 from evaluation.models import Judge, Judgment
 from inference import intervals, means
+from inference.icc import clustered_estimate, icc_oneway, width_curve
 from tests.factories import make_answer
 
 # Questions of the Shrout and Fleiss (1979) example: 6 targets rated by 4 judges, ICC(1,1) = .17.
@@ -26,7 +27,7 @@ def test_icc_of_a_small_table_worked_by_hand():
     # grand mean 5/9; question means 2/3, 0, 1; SSB = 3 (1/81 + 25/81 + 16/81) = 14/9, MSB = 7/9;
     # SSW = 2/3 (first question only), MSW = (2/3) / 6 = 1/9; k0 = 3;
     # ICC = (7/9 - 1/9) / (7/9 + 2 / 9) = 2/3.
-    icc = stability.icc_oneway(groups=SMALL, alpha=0.05)
+    icc = icc_oneway(groups=SMALL, alpha=0.05)
     assert icc.ms_between == pytest.approx(7 / 9)
     assert icc.ms_within == pytest.approx(1 / 9)
     assert icc.k0 == pytest.approx(3)
@@ -39,7 +40,7 @@ def test_icc_of_a_small_table_worked_by_hand():
 
 
 def test_icc_equals_shrout_and_fleiss_published_value():
-    icc = stability.icc_oneway(groups=SHROUT_FLEISS, alpha=0.05)
+    icc = icc_oneway(groups=SHROUT_FLEISS, alpha=0.05)
     assert icc.ms_between == pytest.approx(11.24, abs=0.005)
     assert icc.ms_within == pytest.approx(6.26, abs=0.005)
     assert round(icc.value, 2) == 0.17
@@ -48,21 +49,21 @@ def test_icc_equals_shrout_and_fleiss_published_value():
 def test_icc_of_unequal_groups_uses_k0():
     # [1, 0] and [1, 1, 1, 0]: N = 6, k0 = (6 - 20/6) / 1 = 8/3; MSB = 1/12, MSW = 5/16;
     # ICC = (1/12 - 5/16) / (1/12 + (5/3)(5/16)) = -11/29.
-    icc = stability.icc_oneway(groups=[[1, 0], [1, 1, 1, 0]], alpha=0.05)
+    icc = icc_oneway(groups=[[1, 0], [1, 1, 1, 0]], alpha=0.05)
     assert icc.k0 == pytest.approx(8 / 3)
     assert icc.value == pytest.approx(-11 / 29)
 
 
 def test_icc_is_undefined_without_two_questions_or_repetitions_and_1_without_variation_within():
-    assert math.isnan(stability.icc_oneway(groups=[[1, 0, 1]], alpha=0.05).value)
-    assert math.isnan(stability.icc_oneway(groups=[[1], [0]], alpha=0.05).value)
-    assert math.isnan(stability.icc_oneway(groups=[[1, 1], [1, 1]], alpha=0.05).value)
-    between_only = stability.icc_oneway(groups=[[1, 1], [0, 0]], alpha=0.05)
+    assert math.isnan(icc_oneway(groups=[[1, 0, 1]], alpha=0.05).value)
+    assert math.isnan(icc_oneway(groups=[[1], [0]], alpha=0.05).value)
+    assert math.isnan(icc_oneway(groups=[[1, 1], [1, 1]], alpha=0.05).value)
+    between_only = icc_oneway(groups=[[1, 1], [0, 0]], alpha=0.05)
     assert between_only.value == 1 and math.isnan(between_only.lo)
 
 
 def test_clustered_estimate_is_the_estimators_cluster_robust_mean_with_questions_as_clusters():
-    interval = stability.clustered_estimate(groups=SMALL, alpha=0.05)
+    interval = clustered_estimate(groups=SMALL, alpha=0.05)
     expected = means.classical_mean(
         y=[1, 1, 0, 0, 0, 0, 1, 1, 1], alpha=0.05, clusters=[0, 0, 0, 1, 1, 1, 2, 2, 2]
     )
@@ -72,10 +73,10 @@ def test_clustered_estimate_is_the_estimators_cluster_robust_mean_with_questions
 
 def test_width_curve_with_every_repetition_is_the_full_interval_and_prediction_follows_the_design_effect():
     groups = [[1, 1, 0, 1], [0, 0, 1, 0], [1, 1, 1, 1], [0, 1, 0, 1], [1, 0, 1, 1]]
-    icc = stability.icc_oneway(groups=groups, alpha=0.05).value
-    curve = stability.width_curve(groups=groups, alpha=0.05, draws=10, seed=3, icc=icc)
+    icc = icc_oneway(groups=groups, alpha=0.05).value
+    curve = width_curve(groups=groups, alpha=0.05, draws=10, seed=3, icc=icc)
     assert [point.r for point in curve] == [1, 2, 3, 4]
-    full = stability.clustered_estimate(groups=groups, alpha=0.05)
+    full = clustered_estimate(groups=groups, alpha=0.05)
     last = curve[-1]
     assert last.draws == 1 and last.answers == 20
     assert last.mean_width == pytest.approx(full.shown_hi - full.shown_lo)
@@ -89,17 +90,15 @@ def test_width_curve_with_every_repetition_is_the_full_interval_and_prediction_f
         )
     assert curve[0].mean_width > curve[-1].mean_width
     # Seeded: the same seed gives the same curve, another seed another one.
-    assert stability.width_curve(groups=groups, alpha=0.05, draws=10, seed=3, icc=icc) == curve
-    assert stability.width_curve(groups=groups, alpha=0.05, draws=10, seed=4, icc=icc) != curve
+    assert width_curve(groups=groups, alpha=0.05, draws=10, seed=3, icc=icc) == curve
+    assert width_curve(groups=groups, alpha=0.05, draws=10, seed=4, icc=icc) != curve
 
 
 def test_width_curve_of_one_repetition_averages_the_draws():
     groups = [[1, 0], [0, 0], [1, 1]]
-    curve = stability.width_curve(groups=groups, alpha=0.05, draws=50, seed=0, icc=0.5)
+    curve = width_curve(groups=groups, alpha=0.05, draws=50, seed=0, icc=0.5)
     # r = 1: the first question gives 1 or 0 at random; the other two always give 0 and 1.
-    possible = {
-        value: stability.clustered_estimate(groups=[[value], [0], [1]], alpha=0.05) for value in (0, 1)
-    }
+    possible = {value: clustered_estimate(groups=[[value], [0], [1]], alpha=0.05) for value in (0, 1)}
     widths = {value: interval.shown_hi - interval.shown_lo for value, interval in possible.items()}
     assert min(widths.values()) <= curve[0].mean_width <= max(widths.values())
 

@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Criterion, Question
-from evaluation import stability
+from evaluation.measures import stability
 from evaluation.models import Judge
 from tests.judged import HOSTILE, judged_campaign
 from tests.test_stability import repeated

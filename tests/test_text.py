@@ -8,14 +8,11 @@ import re
 
 import pytest
 
-from annotation.conventions import DEFAULT_CITATION_PATTERN
-from annotation.text import (
-    SplitSentence,
-    detect_language,
-    find_citations,
-    parse_source_blob,
-    split_sentences,
-)
+from annotation.corpus.citations import find_citations
+from annotation.corpus.conventions import DEFAULT_CITATION_PATTERN
+from annotation.corpus.language import detect_language
+from annotation.corpus.sentences import SplitSentence, split_sentences
+from annotation.corpus.sources import parse_source_blob
 
 # (input, [(sentence text, cited ids), ...])
 SPLIT_CASES = {
@@ -733,7 +730,7 @@ def test_the_faster_detector_gives_exactly_langdetects_probabilities(candidates)
     from langdetect.detector import Detector
     from langdetect.lang_detect_exception import LangDetectException
 
-    from annotation.text import _Detector, _detector_factory
+    from annotation.corpus.language import _Detector, _detector_factory
 
     factory = _detector_factory(candidates)
 

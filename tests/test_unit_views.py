@@ -8,8 +8,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import AnnotationMode, Criterion, Label, Level, Role, Stage, Unit
-from evaluation import unit_record
 from evaluation.models import Judge, Judgment
+from evaluation.pages import unit_record
 from tests.factories import add_member, make_answer, make_user
 
 REASONING = "<script>alert('judge')</script> The answer strays"

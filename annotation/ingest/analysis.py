@@ -17,7 +17,9 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import islice
 
-from annotation.text import detect_language, find_citations, split_sentences
+from annotation.corpus.citations import find_citations
+from annotation.corpus.language import detect_language
+from annotation.corpus.sentences import split_sentences
 
 # langdetect's cost grows with the text; a prefix this long (citations removed) decides the
 # language as well for answers of a few paragraphs.

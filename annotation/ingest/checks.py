@@ -13,7 +13,7 @@ from heapq import merge
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from annotation.conventions import BUILTIN_CRITERIA
+from annotation.corpus.conventions import BUILTIN_CRITERIA
 from annotation.errors import refusal
 from annotation.ingest.errors import ErrorLog
 from annotation.ingest.validate import CITATION_LEVEL, SENTENCE_LEVEL, CheckedFile, text_digest

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
-from annotation.campaigns import get_or_create_campaign
+from annotation.corpus.campaigns import get_or_create_campaign
 from annotation.ingest.analysis import Analysis, TextJob
 from annotation.ingest.checks import check_against_campaign
 from annotation.ingest.errors import ImportFailed, RowError

@@ -12,11 +12,11 @@ from typing import Any
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
+from annotation.corpus.sources import chunk_text_hash, parse_source_blob
 from annotation.errors import refusal
 from annotation.ingest.errors import INVALID_JSON_AT_COLUMN, MISSING, MUST_BE_TEXT, ErrorLog
 from annotation.ingest.mapping import ImportMapping
 from annotation.ingest.readers import TOO_DEEP, RawRow
-from annotation.text import chunk_text_hash, parse_source_blob
 
 RECORD_FIELDS = (
     "question_id",

@@ -226,7 +226,7 @@ def check_file(
     """Pass 1: read and validate the file at ``path`` (``name`` in messages; default the path).
 
     ``categories``: the category keys of the campaign's criteria with named categories
-    (``annotation.criteria.campaign_category_keys``): their labels are keys, and a key the
+    (``annotation.criteria.editing.campaign_category_keys``): their labels are keys, and a key the
     criterion does not have is an error naming the row and field.
 
     Raises ImportFailed with up to MAX_ERRORS errors (file, row, field) when anything is wrong:

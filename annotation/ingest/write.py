@@ -12,8 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from annotation.append_only import label_deletion_allowed
-from annotation.citations import cited_chunks
+from annotation.corpus.citations import cited_chunks
 from annotation.ingest.analysis import SentenceRow
 from annotation.ingest.bulk import insert_rows
 from annotation.ingest.checks import LOOKUP_BATCH, Existing, batches
@@ -31,6 +30,7 @@ from annotation.models import (
     Stage,
     Unit,
 )
+from annotation.workflow.append_only import label_deletion_allowed
 
 # Plain strings: the database driver dumps enum members much more slowly, row after row.
 ANSWER, SENTENCE, CITATION = Level.ANSWER.value, Level.SENTENCE.value, Level.CITATION.value

@@ -1,4 +1,4 @@
-"""PostgreSQL refuses UPDATE and DELETE of label rows (see annotation/append_only.py).
+"""PostgreSQL refuses UPDATE and DELETE of label rows (see annotation/workflow/append_only.py).
 
 A later data migration that must rewrite label rows disables the trigger explicitly around its
 work (ALTER TABLE annotation_label DISABLE TRIGGER annotation_label_append_only), in the open.

@@ -1,6 +1,6 @@
 """Imported labels keep the time their author spent and when they were last edited in the tool
 they came from (Label Studio's lead_time and updated_at). Both are set when the row is inserted:
-labels stay append-only (annotation/append_only.py)."""
+labels stay append-only (annotation/workflow/append_only.py)."""
 
 from django.db import migrations, models
 

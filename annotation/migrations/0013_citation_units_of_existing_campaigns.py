@@ -1,11 +1,11 @@
 """Existing campaigns get the built-in criterion ``citation_support`` and their citation units,
-made as an import makes them (annotation.citations): one per (sentence, retrieved chunk it
+made as an import makes them (annotation.corpus.citations): one per (sentence, retrieved chunk it
 cites); a cited id the retriever did not return makes none."""
 
 from django.db import migrations
 
-from annotation.citations import cited_chunks
-from annotation.conventions import BUILTIN_CRITERIA, BUILTIN_GUIDELINES
+from annotation.corpus.citations import cited_chunks
+from annotation.corpus.conventions import BUILTIN_CRITERIA, BUILTIN_GUIDELINES
 
 CRITERION = "citation_support"
 

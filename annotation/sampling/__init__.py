@@ -3,7 +3,7 @@
 - :mod:`.design`: the design itself (K-means within each theme, m units per cluster, inclusion
   probabilities, top-ups), plain numpy and scikit-learn on ids and arrays, no database;
 - :mod:`.draws`: loads the units of a criterion's level, embeds their texts
-  (:mod:`annotation.embeddings`), runs the design and stores one
+  (:mod:`annotation.sampling.embeddings`), runs the design and stores one
   :class:`~annotation.models.SampleItem` per drawn unit, inline and in one transaction;
 - :mod:`.background`: the same for big campaigns, in a worker: a pending sample is recorded,
   ``annotation.jobs`` enqueues ``annotation.draw_sample`` after commit, and the task claims the

@@ -1,6 +1,6 @@
 """Draw and top up a criterion's stratified sample inline, and store its items.
 
-Loads the units of the criterion's level, embeds their texts (:mod:`annotation.embeddings`), runs
+Loads the units of the criterion's level, embeds their texts (:mod:`annotation.sampling.embeddings`), runs
 the design (:mod:`annotation.sampling.design`) and writes one
 :class:`~annotation.models.SampleItem` per drawn unit in one transaction: nothing is written when
 a draw raises. The worker's road to the same computation is :mod:`annotation.sampling.background`.
@@ -21,10 +21,10 @@ from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from annotation.embeddings import BACKENDS, embed_texts
 from annotation.errors import FieldError, refusal
 from annotation.models import Criterion, Level, Sample, SampleItem, Unit
 from annotation.sampling.design import MUST_BE_AN_INTEGER, Draw, allocate_clusters, redraw_with_keep
+from annotation.sampling.embeddings import BACKENDS, embed_texts
 from annotation.sampling.staleness import is_stale
 from annotation.workflow import open_slots
 
@@ -72,7 +72,7 @@ def draw_sample(
 
     ``progress`` is called with fractions in [0, 1]. Raises ValueError naming the field (budget,
     per_cluster, per_theme_budget, seed, backend, criterion) on bad input, and
-    :class:`annotation.embeddings.EmbeddingError` when the embedding server fails; in both cases
+    :class:`annotation.sampling.embeddings.EmbeddingError` when the embedding server fails; in both cases
     nothing is written.
     """
     report = progress or _ignore

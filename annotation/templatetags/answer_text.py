@@ -22,7 +22,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
-from annotation.conventions import DEFAULT_CITATION_PATTERN
+from annotation.corpus.conventions import DEFAULT_CITATION_PATTERN
 
 register = template.Library()
 

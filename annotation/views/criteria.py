@@ -1,5 +1,5 @@
 """The criteria page (managers): the campaign's criteria, a form to make one, and a form to edit
-each (``annotation.criteria``). An edit of the guidelines or the judge prompt makes a new version."""
+each (``annotation.criteria.editing``). An edit of the guidelines or the judge prompt makes a new version."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from annotation.access import AppRequest, get_campaign_for
-from annotation.criteria import CriterionError, categories_text, groups_text, save_criterion
+from annotation.criteria.editing import CriterionError, categories_text, groups_text, save_criterion
 from annotation.forms import CriterionForm, add_domain_error
 from annotation.models import Campaign, Criterion, Role
 

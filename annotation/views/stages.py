@@ -29,8 +29,8 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.access import AppRequest, get_criterion_for, may_open_units
+from annotation.criteria.guidelines import current_version
 from annotation.forms import LabelForm, PrefetchForm, SkipForm, UndoForm, request_errors
-from annotation.guidelines import current_version
 from annotation.models import Campaign, Criterion, Stage, Unit
 from annotation.workbench import shown_at_adjudication, shown_at_label, shown_at_review, unit_view
 from annotation.workflow import (

@@ -17,11 +17,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import team
 from annotation.access import AppRequest, get_campaign_for, may_see_annotators
-from annotation.agreement import campaign_agreement, may_see_agreement
 from annotation.forms import AddMemberForm, HistoryFilterForm, MemberForm, MemberRoleForm, add_domain_error
-from annotation.history import action_of, history_csv_rows, label_history, labellers
 from annotation.models import Campaign, Criterion, Role, Stage
 from annotation.workflow import my_queues
+from annotation.workflow.agreement import campaign_agreement, may_see_agreement
+from annotation.workflow.history import action_of, history_csv_rows, label_history, labellers
 
 HISTORY_ROLES = [Role.MANAGER]
 # Who sees the anytime sequences' status on the work page (it follows the judge: never labellers).

@@ -18,9 +18,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 import annotation.workflow.open_slots as open_slots
-from annotation.current_sample import CURRENT_SAMPLE_SQL
+from annotation.criteria.guidelines import current_version
 from annotation.errors import refusal
-from annotation.guidelines import current_version
 from annotation.models import (
     Assignment,
     Criterion,
@@ -31,6 +30,7 @@ from annotation.models import (
     Stage,
     Unit,
 )
+from annotation.sampling.current import CURRENT_SAMPLE_SQL
 from annotation.workflow.events import announce_labels_changed
 from annotation.workflow.queue import claim_slot, lease_end
 from annotation.workflow.rules import (

@@ -29,7 +29,6 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import QuerySet
 
-from annotation.current_sample import CURRENT_SAMPLE_SQL
 from annotation.models import (
     AnnotationMode,
     Assignment,
@@ -40,6 +39,7 @@ from annotation.models import (
     SampleItem,
     Stage,
 )
+from annotation.sampling.current import CURRENT_SAMPLE_SQL
 from annotation.workflow.rules import capacity, stages_for
 
 _A, _L, _SI = Assignment._meta.db_table, Label._meta.db_table, SampleItem._meta.db_table

@@ -16,8 +16,8 @@ from django.utils.functional import Promise, lazy
 from django.utils.translation import gettext_lazy as _
 
 from annotation.access import roles_of
-from annotation.categories import CategoryError, is_categorical
-from annotation.categories import check_value as check_category_value
+from annotation.criteria.categories import CategoryError, is_categorical
+from annotation.criteria.categories import check_value as check_category_value
 from annotation.errors import refusal
 from annotation.models import AnnotationMode, Campaign, Criterion, Role, Stage
 

@@ -14,11 +14,11 @@ from annotation.access import (
     may_see_counts,
     roles_by_campaign,
 )
-from annotation.campaigns import create_managed_campaign
+from annotation.corpus.campaigns import create_managed_campaign
 from annotation.errors import FieldError
 from api.errors import domain_refusal
 from api.schemas import CampaignDetailOut, CampaignIn, CampaignOut, ErrorOut
-from evaluation.overview import campaign_counts
+from evaluation.pages.overview import campaign_counts
 
 router = Router(tags=["campaigns"])
 

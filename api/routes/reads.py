@@ -15,14 +15,17 @@ from ninja.responses import codes_4xx
 from pydantic import ConfigDict
 
 from annotation.access import JUDGE_VIEWERS, campaigns_for, get_campaign_for
-from annotation.categories import is_categorical
+from annotation.criteria.categories import is_categorical
 from annotation.models import Criterion, Label
 from api.errors import domain_refusal
 from api.schemas import ErrorOut, JudgmentOut, LabelOut
-from evaluation import estimates, gate, judge_choice, small_themes
-from evaluation.categorical import categorical_report_as_json, compute_categorical_report
+from evaluation import errors
+from evaluation.estimates import codec, params, small_themes
+from evaluation.estimates.categorical import categorical_report_as_json, compute_categorical_report
+from evaluation.estimates.codec import with_shrinkage
+from evaluation.estimates.report import compute_report
 from evaluation.models import Judgment
-from evaluation.report_json import with_shrinkage
+from evaluation.reports import gate, judge_choice
 
 router = Router(tags=["estimates, labels and judgments"])
 READERS = sorted(JUDGE_VIEWERS)
@@ -36,7 +39,7 @@ class EstimatesQuery(Schema):
     alpha: float = 0.05
     method: str = "robust"
     by_difficulty: bool = False
-    # Each theme's PPI++ estimate shrunk toward the judge (evaluation.small_themes), as
+    # Each theme's PPI++ estimate shrunk toward the judge (evaluation.estimates.small_themes), as
     # ``manage.py report --format json --shrinkage`` adds it.
     shrinkage: bool = False
 
@@ -63,8 +66,8 @@ def criterion_estimates(request: HttpRequest, slug: str, criterion: str, query: 
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
     found = get_object_or_404(Criterion, campaign=campaign, name=criterion)
     try:
-        alpha = estimates.check_alpha(query.alpha)
-        method = estimates.check_method(query.method)
+        alpha = params.check_alpha(query.alpha)
+        method = params.check_method(query.method)
         judge = judge_choice.default_judge(campaign=campaign, name=query.judge)
         if query.shrinkage:
             small_themes.check_shrinkage(method=method, categorical=is_categorical(found))
@@ -73,13 +76,13 @@ def criterion_estimates(request: HttpRequest, slug: str, criterion: str, query: 
                 criterion=found, judge=judge, alpha=alpha, method=method, by_difficulty=query.by_difficulty
             )
             return categorical_report_as_json(report=categorical)
-        report = estimates.compute_report(
+        report = compute_report(
             criterion=found, judge=judge, alpha=alpha, method=method, by_difficulty=query.by_difficulty
         )
         small = small_themes.shrink_report(report=report) if query.shrinkage else None
-    except estimates.EstimateError as exc:
+    except errors.EstimateError as exc:
         raise domain_refusal(exc, default_field="judge") from None
-    data = estimates.report_as_json(report=report)
+    data = codec.report_as_json(report=report)
     return data if small is None else with_shrinkage(data=data, small=small)
 
 
@@ -168,7 +171,7 @@ def release_gate(request: HttpRequest, slug: str, body: GateIn):
             # Among the campaigns the caller belongs to: others are not named, even as existing.
             baseline = campaigns_for(user=request.user).filter(name=body.baseline).first()
             if baseline is None:
-                raise estimates.EstimateError(f"campaign {body.baseline!r} does not exist", field="baseline")
+                raise errors.EstimateError(f"campaign {body.baseline!r} does not exist", field="baseline")
             get_campaign_for(user=request.user, slug=baseline.slug, roles=READERS)
         result = gate.evaluate_gate(
             campaign=campaign,
@@ -181,6 +184,6 @@ def release_gate(request: HttpRequest, slug: str, body: GateIn):
             alpha=body.alpha,
             method=body.method,
         )
-    except estimates.EstimateError as exc:
+    except errors.EstimateError as exc:
         raise domain_refusal(exc, default_field="body") from None
     return result.as_dict()

@@ -12,7 +12,7 @@ from annotation.access import get_campaign_for
 from annotation.models import Role
 from api.errors import domain_refusal, form_refusal
 from api.schemas import ErrorOut, RunIn, RunOut
-from evaluation.forms import JudgeRunForm
+from evaluation.forms.runs import JudgeRunForm
 from evaluation.jobs import cancel_judge_run, start_requested_run
 from evaluation.judge import runs
 from evaluation.models import JudgeRun

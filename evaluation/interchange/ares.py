@@ -2,7 +2,7 @@
 reading ARES output read ours.
 
 One result per theme and one for the whole campaign, each built from the report's JSON
-(``evaluation.estimates.report_as_json``), so the numbers are the report's own:
+(``evaluation.estimates.report.report_as_json``), so the numbers are the report's own:
 
 - ``ARES_Prediction``: the PPI++ estimate; ``ARES_Confidence_Interval``: its interval [lo, hi];
 - ``Pre_PPI_Score``: the judge-only rate; ``Ground_Truth_Performance``: the human-only rate;

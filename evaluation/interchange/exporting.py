@@ -11,14 +11,15 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, BinaryIO
 
-from annotation.categories import is_categorical
+from annotation.criteria.categories import is_categorical
 from annotation.models import Campaign, Criterion
-from evaluation.estimates import Report, report_as_json
-from evaluation.exports import Writable
+from evaluation.estimates.codec import report_as_json
+from evaluation.estimates.report import Report
 from evaluation.interchange import argilla, label_studio, parquet
 from evaluation.interchange.ares import ares_results
 from evaluation.interchange.vocabulary import Vocabulary
 from evaluation.models import Judge
+from evaluation.reports.exports import Writable
 
 LABEL_STUDIO, ARGILLA, PARQUET, ARES = "label-studio", "argilla", "parquet", "ares"
 FORMATS = (LABEL_STUDIO, ARGILLA, PARQUET, ARES)

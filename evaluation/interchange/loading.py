@@ -24,7 +24,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from annotation.categories import is_categorical
+from annotation.criteria.categories import is_categorical
 from annotation.ingest.bulk import insert_rows
 from annotation.ingest.errors import ErrorLog, ImportFailed, RowError
 from annotation.models import Answer, Campaign, Criterion, Label, Stage, Unit

@@ -16,9 +16,9 @@ import hashlib
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext_lazy as _
 
-from annotation.categories import categories_of
+from annotation.criteria.categories import categories_of
+from annotation.criteria.guidelines import current_version
 from annotation.errors import refusal
-from annotation.guidelines import current_version
 from annotation.models import Criterion, CriterionVersion
 from evaluation.judge import prompts
 from evaluation.models import Judge, JudgePrompt

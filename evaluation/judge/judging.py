@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 
-from annotation.categories import allowed_values
+from annotation.criteria.categories import allowed_values
 from annotation.models import Criterion, CriterionVersion, Level
 from evaluation.judge import confidence
 from evaluation.judge.accounting import BatchCallLog, judge_prices

@@ -37,7 +37,7 @@ import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
-from annotation.conventions import DEFAULT_CITATION_PATTERN
+from annotation.corpus.conventions import DEFAULT_CITATION_PATTERN
 
 # How sharply the lexical judge's score moves from 0 to 1 around its threshold (see ``_score``).
 SCORE_SLOPE = 10.0

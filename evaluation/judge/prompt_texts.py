@@ -9,7 +9,7 @@ version changes what its judges see, so a change is a new version (``PROMPTS_BY_
 
 from __future__ import annotations
 
-from annotation.conventions import BUILTIN_GUIDELINES
+from annotation.corpus.conventions import BUILTIN_GUIDELINES
 
 SUPPORTED_LANGUAGES = ("fr", "en")
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 
-from annotation.conventions import BUILTIN_CRITERIA
+from annotation.corpus.conventions import BUILTIN_CRITERIA
 from evaluation.judge.prompt_texts import (
     CATEGORY_TEXT,
     PROMPT_VERSIONS,

@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from annotation.categories import is_categorical
+from annotation.criteria.categories import is_categorical
 from annotation.errors import FieldError, refusal
 from annotation.models import Campaign, Criterion, Unit
 from evaluation.judge import bindings, confidence, prompts

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation.categories import allowed_values
+from annotation.criteria.categories import allowed_values
 from annotation.models import CriterionVersion
 from evaluation.judge import bindings, storage
 from evaluation.judge.accounting import BatchCallLog, spent_tokens, sync_counters

@@ -7,9 +7,9 @@ from django import template
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
-from evaluation.charts import grouped_bar_chart
-from evaluation.evidence_report import OVERALL, Calibration, EvidenceReport
-from evaluation.retrieval import Mean
+from evaluation.measures.evidence import OVERALL, Calibration, EvidenceReport
+from evaluation.measures.retrieval import Mean
+from evaluation.reports.charts import grouped_bar_chart
 from evaluation.templatetags.report_extras import DASH, _bounds, number, pct
 
 register = template.Library()

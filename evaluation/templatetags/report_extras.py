@@ -17,12 +17,14 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
-from evaluation.charts import interval_chart, line_chart
-from evaluation.estimates import Report
-from evaluation.overview import COUNT_NAMES, METRIC_TITLES
-from evaluation.small_themes import ShrunkTheme, SmallThemes
-from evaluation.snapshots import Changes, HistoryTable, ThemeComparison
-from evaluation.stability import QuestionStability, Stability
+from evaluation.estimates.report import Report
+from evaluation.estimates.small_themes import ShrunkTheme, SmallThemes
+from evaluation.estimates.snapshots import HistoryTable
+from evaluation.measures.comparison import ThemeComparison
+from evaluation.measures.stability import QuestionStability, Stability
+from evaluation.pages.overview import COUNT_NAMES, METRIC_TITLES
+from evaluation.reports.charts import interval_chart, line_chart
+from evaluation.reports.read import Changes
 from inference import intervals, notes
 
 register = template.Library()
@@ -208,7 +210,7 @@ def halfwidth(value: intervals.Interval | None) -> str:
 
 @register.filter
 def shrunk_for(small: SmallThemes | None, theme: str) -> ShrunkTheme | None:
-    """The shrinkage of one theme (``evaluation.small_themes``), None without one."""
+    """The shrinkage of one theme (``evaluation.estimates.small_themes``), None without one."""
     return None if small is None else small.of(theme)
 
 

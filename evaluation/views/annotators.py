@@ -13,9 +13,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from annotation.access import ANNOTATOR_VIEWERS, AppRequest, get_campaign_for
-from evaluation.annotator_stats import BREAK_SECONDS
-from evaluation.annotators import annotators_page, campaign_criteria
-from evaluation.forms import AnnotatorsForm
+from evaluation.forms.reports import AnnotatorsForm
+from evaluation.measures.annotator_stats import BREAK_SECONDS
+from evaluation.measures.annotators import annotators_page, campaign_criteria
 from inference.krippendorff import RESAMPLES
 
 

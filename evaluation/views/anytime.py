@@ -16,8 +16,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.access import AppRequest, get_campaign_for
 from annotation.forms import add_domain_error
 from annotation.models import Role, Sample
-from evaluation import anytime as anytime_mode
-from evaluation.sampling_forms import AnytimeForm
+from evaluation.designs import anytime as anytime_mode
+from evaluation.forms.designs import AnytimeForm
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 OPERATORS = [Role.MANAGER]

@@ -8,8 +8,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, campaigns_for, get_campaign_for, may_see_annotators, may_see_counts
-from annotation.agreement import campaign_agreement, may_see_agreement
-from evaluation.overview import automatic_metrics_sections, campaign_counts
+from annotation.workflow.agreement import campaign_agreement, may_see_agreement
+from evaluation.pages.overview import automatic_metrics_sections, campaign_counts
 
 
 @login_required
@@ -35,6 +35,6 @@ def campaign_overview(request: AppRequest, slug: str) -> HttpResponse:
     context["criteria"] = list(campaign.criteria.order_by("name").values_list("name", flat=True))
     context["sees_judge"] = bool(roles.intersection({"manager", "analyst"}))
     context["sees_annotators"] = may_see_annotators(roles=roles)
-    # Human agreement only for those who do not label: see annotation.agreement.AGREEMENT_ROLES.
+    # Human agreement only for those who do not label: see annotation.workflow.agreement.AGREEMENT_ROLES.
     context["agreement"] = campaign_agreement(campaign=campaign) if may_see_agreement(roles=roles) else None
     return render(request, "evaluation/campaign_overview.html", context)

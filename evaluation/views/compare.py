@@ -1,5 +1,5 @@
 """Versions of the assistant compared theme by theme: by question when their campaigns share
-question ids (``evaluation.comparison``), else as independent samples on their PPI++ estimates.
+question ids (``evaluation.measures.comparison``), else as independent samples on their PPI++ estimates.
 
 Managers and analysts of every campaign compared only: the page shows the judge's labels.
 """
@@ -15,12 +15,14 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, campaigns_for
-from annotation.categories import is_categorical
+from annotation.criteria.categories import is_categorical
 from annotation.forms import add_domain_error
 from annotation.models import Campaign, Membership
-from evaluation import comparison, snapshots
-from evaluation.estimates import compute_report
-from evaluation.forms import CompareForm
+from evaluation import errors
+from evaluation.estimates.report import compute_report
+from evaluation.forms.reports import CompareForm
+from evaluation.measures import comparison
+from evaluation.measures.comparison import compare_reports
 from evaluation.views.reports import VIEWERS, criterion_page
 
 
@@ -41,9 +43,9 @@ def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
 
     GET: ``other`` (the other campaign's slug; the user must be its manager or analyst too),
     ``judge`` and ``other_judge`` (defaults as on the report), ``more`` (further campaigns, each
-    with its only judge), ``method``, ``alpha``: see :class:`~evaluation.forms.CompareForm`.
+    with its only judge), ``method``, ``alpha``: see :class:`~evaluation.forms.reports.CompareForm`.
     Campaigns sharing question ids (and any three or more) are compared by question
-    (:func:`~evaluation.comparison.compare_versions`); two that share none, as independent
+    (:func:`~evaluation.measures.comparison.compare_versions`); two that share none, as independent
     samples on their PPI++ estimates. Everything is computed now.
     """
     campaign, roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
@@ -88,7 +90,7 @@ def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
                 context["paired"] = comparison.compare_versions(
                     versions=versions, alpha=params.alpha, method=params.method
                 )
-            except comparison.ComparisonError as exc:
+            except errors.ComparisonError as exc:
                 add_domain_error(form, exc)
                 valid = False
         else:
@@ -101,6 +103,6 @@ def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
                 alpha=params.alpha,
                 method=params.method,
             )
-            context.update(left=left, right=right, compared=snapshots.compare_reports(left=left, right=right))
+            context.update(left=left, right=right, compared=compare_reports(left=left, right=right))
     context["errors"] = form.messages()
     return render(request, "evaluation/compare.html", context, status=200 if valid else 400)

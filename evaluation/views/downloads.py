@@ -15,12 +15,14 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest
-from annotation.categories import is_categorical
+from annotation.criteria.categories import is_categorical
 from annotation.models import Campaign, Criterion
-from evaluation import categorical_exports, estimates, exports, small_themes, snapshots
-from evaluation.categorical import CategoricalReport, compute_categorical_report
-from evaluation.forms import ReportForm, ReportParams
+from evaluation import errors
+from evaluation.estimates import small_themes
+from evaluation.estimates.categorical import CategoricalReport, compute_categorical_report
+from evaluation.forms.reports import ReportForm, ReportParams
 from evaluation.interchange import exporting
+from evaluation.reports import categorical_files, exports, read
 from evaluation.views.reports import criterion_page
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -42,7 +44,7 @@ def _report_params(
     if params.shrinkage:
         try:
             small_themes.check_shrinkage(method=params.method, categorical=is_categorical(criterion_obj))
-        except estimates.EstimateError as error:
+        except errors.EstimateError as error:
             return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
     return campaign, criterion_obj, params
 
@@ -67,7 +69,7 @@ def _categorical(
 
 def _shown_report(
     request: AppRequest, slug: str, criterion: str
-) -> tuple[Campaign, snapshots.ShownReport, small_themes.SmallThemes | None] | HttpResponse:
+) -> tuple[Campaign, read.ShownReport, small_themes.SmallThemes | None] | HttpResponse:
     """The campaign, the numbers the report page shows and, when asked for, their shrinkage
     toward the judge (a 400 naming ``shrinkage`` where it cannot be had)."""
     found = _report_params(request, slug, criterion)
@@ -81,14 +83,14 @@ def _shown_report(
             content_type="text/plain; charset=utf-8",
         )
     assert params.judge is not None
-    shown = snapshots.report_to_show(
+    shown = read.report_to_show(
         criterion=criterion_obj, judge=params.judge, method=params.method, alpha=params.alpha
     )
     small = None
     if params.shrinkage:
         try:
             small = small_themes.shrink_report(report=shown.report)
-        except estimates.EstimateError as error:
+        except errors.EstimateError as error:
             return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
     return campaign, shown, small
 
@@ -99,15 +101,15 @@ def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The report as an Excel workbook (summary, automatic metrics, estimates with a chart,
     units, label history), with the report's GET parameters; its estimates are the ones the
     report page shows, and the Summary says where they come from. A criterion with categories:
-    its estimates and confusion sheets (``evaluation.categorical_exports``)."""
+    its estimates and confusion sheets (``evaluation.reports.categorical_files``)."""
     categorical = _categorical(request, slug, criterion)
     if isinstance(categorical, HttpResponse):
         return categorical
     if categorical is not None:
         campaign, report = categorical
         buffer = io.BytesIO()
-        categorical_exports.build_workbook(campaign=campaign, report=report, path_or_buffer=buffer)
-        name = categorical_exports.report_filename(campaign=campaign, report=report, extension="xlsx")
+        categorical_files.build_workbook(campaign=campaign, report=report, path_or_buffer=buffer)
+        name = categorical_files.report_filename(campaign=campaign, report=report, extension="xlsx")
         return _attachment(buffer.getvalue(), content_type=XLSX, name=name)
     found = _shown_report(request, slug, criterion)
     if isinstance(found, HttpResponse):
@@ -139,8 +141,8 @@ def export_csv(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     if categorical is not None:
         campaign, report = categorical
         stream = io.StringIO()
-        categorical_exports.write_csv(report=report, stream=stream)
-        name = categorical_exports.report_filename(campaign=campaign, report=report, extension="csv")
+        categorical_files.write_csv(report=report, stream=stream)
+        name = categorical_files.report_filename(campaign=campaign, report=report, extension="csv")
         return _attachment(stream.getvalue(), content_type="text/csv; charset=utf-8", name=name)
     found = _shown_report(request, slug, criterion)
     if isinstance(found, HttpResponse):

@@ -16,7 +16,8 @@ from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, get_campaign_for
 from annotation.models import Campaign
-from evaluation.evidence_report import (
+from evaluation.forms.measures import EvidenceForm
+from evaluation.measures.evidence import (
     EvidenceError,
     EvidenceReport,
     answer_criteria,
@@ -24,7 +25,6 @@ from evaluation.evidence_report import (
     report_as_json,
     write_csv,
 )
-from evaluation.measure_forms import EvidenceForm
 from evaluation.views.compare import comparable_campaigns
 from evaluation.views.reports import VIEWERS
 

@@ -16,9 +16,15 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation import ingest
 from annotation.access import AppRequest, get_campaign_for, may_create_campaigns, roles_of
 from annotation.models import Campaign, Role
-from evaluation.file_import import ImportPreview, ImportSummary, import_file, import_previewed, preview_upload
-from evaluation.forms import ConfirmImportForm, ImportForm
-from evaluation.import_previews import PreviewRefused
+from evaluation.forms.imports import ConfirmImportForm, ImportForm
+from evaluation.imports.campaign_file import (
+    ImportPreview,
+    ImportSummary,
+    import_file,
+    import_previewed,
+    preview_upload,
+)
+from evaluation.imports.previews import PreviewRefused
 
 MANAGERS = [Role.MANAGER]
 # The format's reference, kept in the repository beside the code that reads it.

@@ -17,8 +17,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.access import ESTIMATE_REFRESHERS, AppRequest, get_campaign_for, may_refresh_estimates
 from annotation.models import Criterion
-from evaluation import snapshots
-from evaluation.forms import RefreshForm, ReportForm
+from evaluation.estimates import snapshots
+from evaluation.forms.reports import RefreshForm, ReportForm
 from evaluation.jobs import request_estimates_refresh
 from evaluation.views.reports import criterion_page
 

@@ -17,22 +17,16 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, get_campaign_for, may_refresh_estimates
-from annotation.categories import is_categorical
+from annotation.criteria.categories import is_categorical
 from annotation.models import Campaign, Criterion, Role
-from evaluation import (
-    calibration,
-    charts,
-    citation_measures,
-    estimates,
-    judge_choice,
-    planning,
-    small_themes,
-    snapshots,
-)
-from evaluation.categorical import compute_categorical_report, theme_tables
-from evaluation.estimates import METHODS
-from evaluation.forms import ReportForm
+from evaluation.errors import EstimateError
+from evaluation.estimates import planning, small_themes
+from evaluation.estimates.categorical import compute_categorical_report, theme_tables
+from evaluation.estimates.params import METHODS
+from evaluation.forms.reports import ReportForm
+from evaluation.measures import calibration, citations
 from evaluation.models import Judge
+from evaluation.reports import charts, judge_choice, read
 from inference import ppi
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
@@ -60,14 +54,14 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The report of ``criterion`` for managers and analysts (403 for any other role).
 
     A criterion with categories shows, per theme, each category's and group's estimates and
-    the human x judge confusion matrix (``evaluation.categorical``), computed when asked for.
-    GET parameters as in :class:`~evaluation.forms.ReportForm`; with several judges and none
+    the human x judge confusion matrix (``evaluation.estimates.categorical``), computed when asked for.
+    GET parameters as in :class:`~evaluation.forms.reports.ReportForm`; with several judges and none
     named, the page asks which (the command refuses the same way). A bad parameter gives 400
-    with a message naming it. The numbers are :func:`~evaluation.snapshots.report_to_show`'s:
+    with a message naming it. The numbers are :func:`~evaluation.reports.read.report_to_show`'s:
     the latest snapshot of the parameters, or computed now, and the page says which. An htmx
     request gets the results region only, with status 200 even when it shows errors: htmx does
     not swap 4xx responses, and the region is where they belong. With ``shrinkage``, each
-    theme's row adds its estimate shrunk toward the judge (``evaluation.small_themes``, read
+    theme's row adds its estimate shrunk toward the judge (``evaluation.estimates.small_themes``, read
     from the report's numbers: no query), or the page refuses it (400 naming ``shrinkage``).
     """
     campaign, roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
@@ -78,7 +72,7 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     if valid and params.shrinkage:
         try:
             small_themes.check_shrinkage(method=params.method, categorical=is_categorical(criterion_obj))
-        except estimates.EstimateError as error:
+        except EstimateError as error:
             errors.append(str(error))
             valid = False
     context: dict[str, Any] = {
@@ -103,7 +97,7 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
             tables=theme_tables(report=categorical_report),
         )
     elif valid and params.judge is not None:
-        shown = snapshots.report_to_show(
+        shown = read.report_to_show(
             criterion=criterion_obj, judge=params.judge, method=params.method, alpha=params.alpha
         )
         context.update(
@@ -115,7 +109,7 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
                 for group in shown.report.themes
             ],
             curve=planning.report_curve(report=shown.report),
-            citation_rows=citation_measures.rows_to_show(
+            citation_rows=citations.rows_to_show(
                 criterion=criterion_obj,
                 judge=params.judge,
                 method=params.method,
@@ -126,7 +120,7 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
         if params.shrinkage:
             try:
                 context["small_themes"] = small_themes.shrink_report(report=shown.report)
-            except estimates.EstimateError as error:
+            except EstimateError as error:
                 errors.append(str(error))
                 valid = False
         if params.judge.kind != Judge.Kind.IMPORTED:
@@ -137,7 +131,7 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
                 + urlencode({"judge": params.judge.name})
             )
         if len(judges) > 1:
-            context["comparison"] = snapshots.overall_by_judge(
+            context["comparison"] = read.overall_by_judge(
                 criterion=criterion_obj, judges=judges, shown=shown, method=params.method, alpha=params.alpha
             )
     if request.htmx:
@@ -149,14 +143,14 @@ def report(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
 @require_GET
 def calibration_section(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The judge's calibration on a binary criterion against the final human labels (reliability
-    diagram, Brier score, expected calibration error; ``evaluation.calibration``), for managers
+    diagram, Brier score, expected calibration error; ``evaluation.measures.calibration``), for managers
     and analysts: the report's section, loaded when it comes into view (htmx), or a page of its
     own. GET ``judge``: a name among the campaign's judges (default as on the report); 400 naming
     it otherwise, or for a criterion with categories."""
     campaign, _roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     try:
         judge = judge_choice.choose_judge(judges=judges, name=request.GET.get("judge", ""))
-    except estimates.EstimateError as error:
+    except EstimateError as error:
         return HttpResponseBadRequest(f"judge: {error.message}", content_type="text/plain; charset=utf-8")
     if judge is None or is_categorical(criterion_obj):
         return HttpResponseBadRequest(

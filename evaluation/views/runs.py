@@ -13,7 +13,7 @@ from django_htmx.http import HttpResponseStopPolling
 from annotation.access import AppRequest, get_campaign_for
 from annotation.forms import add_domain_error
 from annotation.models import Criterion, Role
-from evaluation.forms import JudgeRunForm, ResumeForm
+from evaluation.forms.runs import JudgeRunForm, ResumeForm
 from evaluation.jobs import cancel_judge_run, resume_judge_run, start_requested_run
 from evaluation.judge import accounting, bindings, runs
 from evaluation.models import Judge, JudgeRun
@@ -26,7 +26,7 @@ OPERATORS = [Role.MANAGER]
 @require_http_methods(["GET", "POST"])
 def run_list(request: AppRequest, slug: str) -> HttpResponse:
     """The campaign's judge runs (managers and analysts); a manager's POST starts one
-    (:class:`~evaluation.forms.JudgeRunForm`) and goes to it, or gives 400 naming the fields."""
+    (:class:`~evaluation.forms.runs.JudgeRunForm`) and goes to it, or gives 400 naming the fields."""
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
     errors: list[str] = []
     if request.method == "POST":

@@ -16,8 +16,8 @@ from django.views.decorators.http import require_http_methods
 from annotation.access import AppRequest, get_campaign_for
 from annotation.forms import add_domain_error
 from annotation.models import Role
-from evaluation.budget_split import Plan, draw_by_plan, plan_split
-from evaluation.sampling_forms import ConfidenceSampleForm
+from evaluation.designs.budget_split import Plan, draw_by_plan, plan_split
+from evaluation.forms.designs import ConfidenceSampleForm
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 OPERATORS = [Role.MANAGER]

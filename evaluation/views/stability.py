@@ -19,8 +19,8 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, get_campaign_for
-from evaluation import stability
-from evaluation.measure_forms import StabilityForm
+from evaluation.forms.measures import StabilityForm
+from evaluation.measures import stability
 from evaluation.views.reports import VIEWERS, campaign_judges
 
 

@@ -8,7 +8,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest
-from evaluation.start import start_for
+from evaluation.pages.start import start_for
 
 
 @login_required

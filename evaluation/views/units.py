@@ -17,8 +17,8 @@ from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, get_campaign_for, may_open_units, may_see_judges
 from annotation.models import Role
-from evaluation import unit_record
-from evaluation.forms import DisagreementForm
+from evaluation.forms.reports import DisagreementForm
+from evaluation.pages import unit_record
 from evaluation.views.reports import criterion_page
 
 UNIT_VIEWERS = [Role.MANAGER, Role.ANALYST, Role.ADJUDICATOR]

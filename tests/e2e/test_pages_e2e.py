@@ -19,7 +19,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Criterion, Level, Role, Sample, Unit
-from evaluation import snapshots
+from evaluation.estimates import snapshots
 from evaluation.judge import runs
 from evaluation.models import ReportSnapshot
 from tests import factories

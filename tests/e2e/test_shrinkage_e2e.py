@@ -13,7 +13,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from annotation.models import Role
-from evaluation.estimates import compute_report
+from evaluation.estimates.report import compute_report
 from inference.intervals import standard_error
 from inference.shrinkage import shrink_to_judge
 from tests.e2e.conftest import needs_chromium

@@ -3,7 +3,7 @@ for veracity, and an annotator, a reviewer and an adjudicator."""
 
 from __future__ import annotations
 
-from annotation.campaigns import get_or_create_campaign
+from annotation.corpus.campaigns import get_or_create_campaign
 from annotation.models import (
     Answer,
     AnswerSource,

@@ -7,7 +7,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.models import Campaign
-from evaluation import comparison, estimates
+from evaluation import errors
+from evaluation.measures import comparison
 
 FORMATS = ("json", "table")
 
@@ -52,7 +53,7 @@ class Command(BaseCommand):
                 campaigns=campaigns, criterion=options["criterion"], judge_name=options["judge"] or ""
             )
             result = comparison.compare_versions(versions=versions, alpha=alpha, method=options["method"])
-        except estimates.EstimateError as exc:
+        except errors.EstimateError as exc:
             raise CommandError(f"--{exc.field}: {exc.reason}" if exc.field else str(exc)) from None
         if fmt == "json":
             text = json.dumps(comparison.comparison_as_json(comparison=result), indent=2, ensure_ascii=False)

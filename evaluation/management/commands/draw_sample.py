@@ -14,12 +14,12 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
-from annotation.embeddings import BACKENDS, EmbeddingError
 from annotation.models import Campaign, Criterion, Sample
 from annotation.sampling.draws import draw_sample, top_up_sample
+from annotation.sampling.embeddings import BACKENDS, EmbeddingError
 from annotation.sampling.reading import cluster_summary, sample_as_json
-from evaluation.budget_split import draw_by_plan
-from evaluation.confidence_sampling import draw_confidence_sample
+from evaluation.designs.active import draw_confidence_sample
+from evaluation.designs.budget_split import draw_by_plan
 from evaluation.models import Judge
 from inference.allocation import OBJECTIVES
 

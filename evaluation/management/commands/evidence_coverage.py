@@ -8,9 +8,9 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.models import Campaign
-from evaluation.evidence import DEFAULT_BUDGETS, parse_budgets
-from evaluation.evidence_report import EvidenceError, evidence_report, report_as_json, reports_table
-from evaluation.retrieval import DEFAULT_KS
+from evaluation.measures.coverage import DEFAULT_BUDGETS, parse_budgets
+from evaluation.measures.evidence import EvidenceError, evidence_report, report_as_json, reports_table
+from evaluation.measures.retrieval import DEFAULT_KS
 
 
 def _numbers(option: str, text: str) -> list[int]:

@@ -7,9 +7,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.ingest import ImportFailed
 from annotation.models import Campaign
-from evaluation import estimates, judge_choice
+from evaluation import errors
+from evaluation.estimates import params
+from evaluation.estimates.report import compute_report
 from evaluation.interchange import exporting
 from evaluation.interchange.vocabulary import read_vocabulary
+from evaluation.reports import judge_choice
 
 
 class Command(BaseCommand):
@@ -30,7 +33,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--mapping", help="JSON file: the choice names and question names to write")
         parser.add_argument("--alpha", type=float, default=0.05, help="ares: 1 - confidence level")
-        parser.add_argument("--method", default="robust", choices=estimates.METHODS, help="ares: estimator")
+        parser.add_argument("--method", default="robust", choices=params.METHODS, help="ares: estimator")
 
     def handle(self, *args, **options) -> None:
         fmt, output = options["format"], options["output"]
@@ -49,7 +52,7 @@ class Command(BaseCommand):
                 count = exporting.write_parquet(campaign=campaign, criteria=criteria, sink=output)
             elif fmt == exporting.ARES:
                 assert judge is not None
-                report = estimates.compute_report(
+                report = compute_report(
                     criterion=criteria[0], judge=judge, alpha=options["alpha"], method=options["method"]
                 )
                 with open(output, "w", encoding="utf-8") as stream:
@@ -72,6 +75,6 @@ class Command(BaseCommand):
                             vocabulary=vocabulary,
                             judge=judge,
                         )
-        except (exporting.ExportError, estimates.EstimateError, ImportFailed) as exc:
+        except (exporting.ExportError, errors.EstimateError, ImportFailed) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"wrote {output}: {count} {'rows' if fmt == exporting.PARQUET else 'items'}")

@@ -13,8 +13,9 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation import gate
-from evaluation.estimates import METHODS, EstimateError
+from evaluation.errors import EstimateError
+from evaluation.estimates.params import METHODS
+from evaluation.reports import gate
 
 FORMATS = ("text", "json")
 PASSED, FAILED, REFUSED = 0, 1, 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.ingest import ImportFailed
-from evaluation.file_import import import_file
+from evaluation.imports.campaign_file import import_file
 
 
 class Command(BaseCommand):

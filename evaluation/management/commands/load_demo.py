@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, no_translations
 
 from annotation.ingest import ImportFailed
-from evaluation.demo import DEMO_MEMBERS, DEMO_PASSWORD, DEMO_SUPERUSER, load_demo
+from evaluation.demo.campaign import DEMO_MEMBERS, DEMO_PASSWORD, DEMO_SUPERUSER, load_demo
 
 
 class Command(BaseCommand):

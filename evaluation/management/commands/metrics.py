@@ -7,7 +7,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.models import Campaign
-from evaluation.metrics import compute_metrics, metrics_as_json, metrics_table
+from evaluation.measures.automatic import compute_metrics, metrics_as_json, metrics_table
 
 
 class Command(BaseCommand):

@@ -6,11 +6,15 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
-from annotation.categories import is_categorical
+from annotation.criteria.categories import is_categorical
 from annotation.models import Campaign, Criterion
-from evaluation import categorical_exports, citation_measures, estimates, exports, judge_choice, small_themes
-from evaluation.categorical import categorical_report_as_json, compute_categorical_report
-from evaluation.report_json import with_shrinkage
+from evaluation import errors
+from evaluation.estimates import codec, params, small_themes
+from evaluation.estimates.categorical import categorical_report_as_json, compute_categorical_report
+from evaluation.estimates.codec import with_shrinkage
+from evaluation.estimates.report import compute_report
+from evaluation.measures import citations
+from evaluation.reports import categorical_files, exports, judge_choice
 
 FORMATS = ("json", "table", "xlsx", "csv")
 
@@ -50,9 +54,9 @@ class Command(BaseCommand):
             raise CommandError(f"--alpha must be a number, got {options['alpha']!r}") from None
         if not (0 < alpha < 1):
             raise CommandError(f"--alpha must be between 0 and 1, got {options['alpha']}")
-        if options["method"] not in estimates.METHODS:
+        if options["method"] not in params.METHODS:
             raise CommandError(
-                f"--method must be one of {', '.join(estimates.METHODS)}, got {options['method']!r}"
+                f"--method must be one of {', '.join(params.METHODS)}, got {options['method']!r}"
             )
         try:
             campaign = Campaign.objects.get(name=options["campaign"])
@@ -68,27 +72,27 @@ class Command(BaseCommand):
         if options["shrinkage"]:
             try:
                 small_themes.check_shrinkage(method=options["method"], categorical=is_categorical(criterion))
-            except estimates.EstimateError as exc:
+            except errors.EstimateError as exc:
                 raise CommandError(f"--{exc}") from None
         if is_categorical(criterion):
             self._categorical(campaign=campaign, criterion=criterion, fmt=fmt, alpha=alpha, options=options)
             return
         try:
             judge = judge_choice.default_judge(campaign=campaign, name=options["judge"])
-            report = estimates.compute_report(
+            report = compute_report(
                 criterion=criterion,
                 judge=judge,
                 alpha=alpha,
                 method=options["method"],
                 by_difficulty=options["by_difficulty"],
             )
-        except estimates.EstimateError as exc:
+        except errors.EstimateError as exc:
             raise CommandError(str(exc)) from None
         small = None
         if options["shrinkage"]:
             try:
                 small = small_themes.shrink_report(report=report)
-            except estimates.EstimateError as exc:
+            except errors.EstimateError as exc:
                 raise CommandError(f"--{exc}") from None
 
         output = options["output"]
@@ -104,10 +108,10 @@ class Command(BaseCommand):
             self.stdout.write(f"wrote {output}")
             return
         if fmt == "json":
-            data = estimates.report_as_json(report=report)
+            data = codec.report_as_json(report=report)
             if small is not None:
                 data = with_shrinkage(data=data, small=small)
-            data = citation_measures.with_citation_measures(
+            data = citations.with_citation_measures(
                 data=data,
                 criterion=criterion,
                 judge=judge,
@@ -136,19 +140,19 @@ class Command(BaseCommand):
                 method=options["method"],
                 by_difficulty=options["by_difficulty"],
             )
-        except estimates.EstimateError as exc:
+        except errors.EstimateError as exc:
             raise CommandError(str(exc)) from None
         output = options["output"]
         if fmt == "xlsx":
-            categorical_exports.build_workbook(campaign=campaign, report=report, path_or_buffer=output)
+            categorical_files.build_workbook(campaign=campaign, report=report, path_or_buffer=output)
         elif fmt == "csv":
             with open(output, "w", newline="", encoding="utf-8") as stream:
-                categorical_exports.write_csv(report=report, stream=stream)
+                categorical_files.write_csv(report=report, stream=stream)
         else:
             if fmt == "json":
                 text = json.dumps(categorical_report_as_json(report=report), indent=2, ensure_ascii=False)
             else:
-                text = "\n".join(categorical_exports.table_lines(report=report))
+                text = "\n".join(categorical_files.table_lines(report=report))
             if not output:
                 self.stdout.write(text)
                 return

@@ -8,7 +8,9 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.models import Campaign
-from evaluation import estimates, judge_choice, metrics, stability
+from evaluation import errors
+from evaluation.measures import automatic, stability
+from evaluation.reports import judge_choice
 
 FORMATS = ("table", "json", "csv")
 
@@ -23,7 +25,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--campaign", required=True, help="campaign name")
         parser.add_argument("--criterion", help="criterion name (default: the first by name)")
-        parser.add_argument("--metric", help=f"an automatic metric instead: {', '.join(metrics.METRICS)}")
+        parser.add_argument("--metric", help=f"an automatic metric instead: {', '.join(automatic.METRICS)}")
         parser.add_argument("--source", default="judge", help="judge (default) or human: whose labels")
         parser.add_argument("--judge", help="judge name (default: the campaign's only judge)")
         parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (default 0.05)")
@@ -64,7 +66,7 @@ class Command(BaseCommand):
                 draws=options["draws"],
                 seed=options["seed"],
             )
-        except estimates.EstimateError as exc:
+        except errors.EstimateError as exc:
             option = {"measure": "metric" if options["metric"] else "criterion"}.get(
                 exc.field or "", exc.field
             )

@@ -1,0 +1,75 @@
+"""Creating campaigns and their built-in criteria."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils.text import slugify
+from django.utils.translation import gettext_lazy as _
+
+from annotation.corpus.conventions import BUILTIN_CRITERIA
+from annotation.criteria.guidelines import guidelines_for
+from annotation.errors import FieldError, refusal
+from annotation.models import Campaign, Criterion, Membership, Role
+
+
+def ensure_builtin_criteria(*, campaign: Campaign) -> list[Criterion]:
+    """Create the built-in criteria (veracity, relevance) the campaign lacks; return all of them."""
+    language = campaign.expected_language or "fr"
+    criteria = []
+    for name, spec in BUILTIN_CRITERIA.items():
+        criterion, _ = Criterion.objects.get_or_create(
+            campaign=campaign,
+            name=name,
+            defaults={
+                "level": spec["level"],
+                "title": spec["title"],
+                "guidelines": guidelines_for(criterion=name, language=language),
+                "builtin": True,
+            },
+        )
+        criteria.append(criterion)
+    return criteria
+
+
+@transaction.atomic
+def get_or_create_campaign(*, name: str, **fields: object) -> tuple[Campaign, bool]:
+    """The campaign named ``name``, created with ``fields`` and the built-in criteria on first use.
+
+    Raises ValueError when the name is blank or its slug is taken by another campaign.
+    """
+    name = name.strip()
+    if not name:
+        raise ValueError(_("campaign name: must not be blank"))
+    campaign = Campaign.objects.filter(name=name).first()
+    if campaign is not None:
+        ensure_builtin_criteria(campaign=campaign)
+        return campaign, False
+    slug = slugify(name)[:200] or "campaign"
+    if Campaign.objects.filter(slug=slug).exists():
+        raise ValueError(
+            refusal(
+                _("campaign name: %(name)s gives the slug %(slug)s, already used by another campaign"),
+                name=repr(name),
+                slug=repr(slug),
+            )
+        )
+    campaign = Campaign.objects.create(name=name, slug=slug, **fields)
+    ensure_builtin_criteria(campaign=campaign)
+    return campaign, True
+
+
+@transaction.atomic
+def create_managed_campaign(*, name: str, manager) -> Campaign:
+    """A new, empty campaign named ``name`` (with the built-in criteria), ``manager`` its manager.
+
+    Raises FieldError (field ``name``) when the name is blank or taken, or its slug is taken.
+    """
+    name = name.strip()
+    if Campaign.objects.filter(name=name).exists():
+        raise FieldError("name", f"name: a campaign named {name!r} exists already")
+    try:
+        campaign, _ = get_or_create_campaign(name=name)
+    except ValueError as exc:
+        raise FieldError("name", "name: " + str(exc).removeprefix("campaign name: ")) from None
+    Membership.objects.create(campaign=campaign, user=manager, role=Role.MANAGER)
+    return campaign

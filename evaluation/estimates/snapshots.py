@@ -1,0 +1,193 @@
+"""Dated report snapshots: how the estimates moved as labels arrived, which numbers the report
+page and its downloads show, and two campaigns compared.
+
+Estimates are recomputed in the background after a judge run finishes, after human labels
+change (a batch of reviews or adjudications) and on demand. Each recomputation stores, for every
+judge that labeled the criterion and both methods, the report's JSON as it was, unless nothing
+changed since the previous snapshot of the same kind.
+
+The report page and its downloads show the latest snapshot of their parameters when there is
+one, and say how old it is and whether labels or judgments arrived since
+(:func:`report_to_show`); other parameters are computed on demand, and say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.criteria.categories import is_categorical
+from annotation.models import Criterion, Label
+from evaluation.estimates.codec import report_as_json
+from evaluation.estimates.params import METHODS, OVERALL
+from evaluation.estimates.report import compute_report
+from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
+
+SNAPSHOT_ALPHA = 0.05
+
+
+# A schedule older than this is taken to have lost its task (a worker wiped with its queue).
+STALE_SCHEDULE = timedelta(minutes=10)
+HISTORY_LIMIT = 200
+
+
+def schedule_refresh(*, criterion_id: int, trigger: str, delay_s: float) -> bool:
+    """Mark the criterion's estimates as due in ``delay_s`` seconds.
+
+    True when the caller must enqueue the recomputation; False when one is already due, so a
+    burst of labels (an adjudication batch) costs one recomputation. Safe under concurrency:
+    the due time is taken with a conditional UPDATE. One read when a recomputation is already
+    due (every label of a burst after the first).
+    """
+    now = timezone.now()
+    due = list(EstimateSchedule.objects.filter(criterion_id=criterion_id).values_list("due_at", flat=True))
+    if due and due[0] is not None and due[0] >= now - STALE_SCHEDULE:
+        return False
+    if not due:
+        EstimateSchedule.objects.get_or_create(criterion_id=criterion_id)
+    free = EstimateSchedule.objects.filter(
+        Q(due_at__isnull=True) | Q(due_at__lt=now - STALE_SCHEDULE), criterion_id=criterion_id
+    )
+    return bool(free.update(due_at=now + timedelta(seconds=delay_s), trigger=trigger))
+
+
+def judges_of(*, criterion: Criterion) -> list[Judge]:
+    """The judges with at least one successful judgment of ``criterion``, by name."""
+    judged = Judgment.objects.filter(criterion=criterion, status=Judgment.Status.OK).values("judge_id")
+    return list(Judge.objects.filter(pk__in=judged).order_by("name"))
+
+
+def record_snapshots(
+    *, criterion: Criterion, trigger: str, alpha: float = SNAPSHOT_ALPHA
+) -> list[ReportSnapshot]:
+    """Compute and store the estimates of ``criterion`` for every judge that labeled it, with
+    both methods; a snapshot identical to the latest of its judge and method is not stored
+    again, unless labels or judgments were recorded after that one (a label withdrawn before it
+    became final changes no number, yet the latest snapshot must stop looking stale). Returns
+    the snapshots stored (none for a categorical criterion, whose report is computed when read).
+
+    A snapshot's ``created_at`` is when its computation started: every label and judgment
+    recorded before it is in its numbers, so one recorded after it makes it stale.
+    """
+    stored: list[ReportSnapshot] = []
+    if is_categorical(criterion):
+        # Its estimates are per category (evaluation.estimates.categorical), computed when asked for.
+        return stored
+    for judge in judges_of(criterion=criterion):
+        for method in METHODS:
+            as_of = timezone.now()
+            report = compute_report(criterion=criterion, judge=judge, alpha=alpha, method=method)
+            data = report_as_json(report=report)
+            latest = (
+                ReportSnapshot.objects.filter(criterion=criterion, judge=judge, method=method, alpha=alpha)
+                .only("data", "created_at")
+                .first()
+            )
+            if (
+                latest is not None
+                and latest.data == data
+                and not _labels_since(criterion=criterion, as_of=latest.created_at)
+                and not _judgments_since(criterion=criterion, judge_id=judge.pk, as_of=latest.created_at)
+            ):
+                continue
+            stored.append(
+                ReportSnapshot.objects.create(
+                    campaign_id=criterion.campaign_id,
+                    criterion=criterion,
+                    judge=judge,
+                    method=method,
+                    alpha=alpha,
+                    trigger=trigger,
+                    n_human=report.overall.n_human,
+                    n_judge=report.overall.n_judge,
+                    data=data,
+                    created_at=as_of,
+                )
+            )
+    return stored
+
+
+def run_scheduled_refresh(*, criterion_id: int) -> list[ReportSnapshot]:
+    """Recompute and snapshot the estimates of a criterion (the background job's body), under
+    the trigger that scheduled it.
+
+    The schedule is released first, so labels that arrive during the computation schedule the
+    next one. Safe to run twice: the second run finds nothing new and stores nothing.
+    """
+    schedule = EstimateSchedule.objects.filter(criterion_id=criterion_id)
+    with transaction.atomic():
+        trigger = schedule.select_for_update().values_list("trigger", flat=True).first()
+        schedule.update(due_at=None, trigger="")
+    criterion = Criterion.objects.filter(pk=criterion_id).first()
+    if criterion is None:  # deleted since the job was enqueued
+        return []
+    return record_snapshots(criterion=criterion, trigger=trigger or ReportSnapshot.Trigger.MANUAL)
+
+
+def history(*, criterion: Criterion, judge: Judge, method: str, alpha: float) -> list[ReportSnapshot]:
+    """The snapshots of one criterion x judge x method x alpha, oldest first (the latest
+    ``HISTORY_LIMIT``)."""
+    rows = ReportSnapshot.objects.filter(criterion=criterion, judge=judge, method=method, alpha=alpha)[
+        :HISTORY_LIMIT
+    ]
+    return list(reversed(rows))
+
+
+def latest_snapshot(
+    *, criterion: Criterion, judge: Judge, method: str, alpha: float
+) -> ReportSnapshot | None:
+    """The newest snapshot of one criterion x judge x method x alpha, or None."""
+    kept = ReportSnapshot.objects.filter(criterion=criterion, judge=judge, method=method, alpha=alpha)
+    return kept.first()
+
+
+def _labels_since(*, criterion: Criterion, as_of: datetime) -> bool:
+    return Label.objects.filter(criterion=criterion, created_at__gt=as_of).exists()
+
+
+def _judgments_since(*, criterion: Criterion, judge_id: int, as_of: datetime) -> bool:
+    # Failed judgments move no number; a retry that succeeds updates its row (updated_at).
+    ok = Judgment.objects.filter(criterion=criterion, judge_id=judge_id, status=Judgment.Status.OK)
+    return ok.filter(updated_at__gt=as_of).exists()
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One snapshot and its groups' JSON, one per column of its table (None: the theme was not
+    in that snapshot)."""
+
+    snapshot: ReportSnapshot
+    groups: list[dict | None]
+
+
+@dataclass(frozen=True)
+class HistoryTable:
+    """Snapshots as a table: ``themes`` of any of them by name, then overall, as ``columns``;
+    ``rows`` oldest first."""
+
+    themes: list[str]
+    rows: list[HistoryRow]
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.themes, OVERALL]
+
+    @property
+    def newest_first(self) -> list[HistoryRow]:
+        return list(reversed(self.rows))
+
+
+def history_table(*, kept: list[ReportSnapshot]) -> HistoryTable:
+    """The snapshots ``kept`` (oldest first, as :func:`history` returns them) as a table of
+    their groups per theme and overall."""
+    themes = sorted({g["theme"] for snap in kept for g in snap.data.get("themes", [])})
+    rows = []
+    for snap in kept:
+        groups = {g["theme"]: g for g in snap.data.get("themes", [])}
+        groups[OVERALL] = snap.data.get("overall")
+        rows.append(HistoryRow(snapshot=snap, groups=[groups.get(theme) for theme in [*themes, OVERALL]]))
+    return HistoryTable(themes=themes, rows=rows)

@@ -1,0 +1,117 @@
+"""The input of the pages that draw a human sample by the judge: the confidence-driven sample
+(its split planned, then drawn: ``evaluation.designs.budget_split``) and the anytime mode's sequences
+(``evaluation.designs.anytime``). Both name a criterion and a judge of the campaign; unbound, both read
+the report's default judge and the first criterion it gave confidences on, so that the page
+shows something before anything is asked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Campaign, Criterion
+from evaluation.designs import anytime
+from evaluation.forms.fields import NumberField
+from evaluation.models import Judge, Judgment
+from evaluation.reports import judge_choice
+from inference import allocation
+
+DEFAULT_SAMPLE_BUDGET = 60
+
+
+class JudgeSampleForm(forms.Form):
+    """A criterion and a judge of ``campaign``; subclasses add their fields, and their
+    ``defaults`` what an unbound page reads besides the criterion and the judge."""
+
+    judge_required = _("choose a judge of this campaign")
+
+    criterion = forms.ModelChoiceField(
+        queryset=Criterion.objects.none(),
+        to_field_name="name",
+        empty_label=None,
+        label=_("criterion"),
+        error_messages={"invalid_choice": _("choose one of the campaign's criteria")},
+    )
+    judge = forms.ModelChoiceField(
+        queryset=Judge.objects.none(),
+        to_field_name="name",
+        label=_("judge"),
+        error_messages={"invalid_choice": _("choose one of the campaign's judges")},
+    )
+
+    def defaults(self) -> dict[str, Any]:
+        return {}
+
+    def __init__(self, data=None, *, campaign: Campaign) -> None:
+        criteria = Criterion.objects.filter(campaign=campaign).exclude(kind="categorical").order_by("name")
+        if data is None:
+            default = judge_choice.pick_default_judge(
+                list(Judge.objects.filter(campaign=campaign).order_by("name"))
+            )
+            # The first criterion the default judge gave confidences on, else the first one.
+            scored = Judgment.objects.filter(judge=default, confidence__isnull=False).values("criterion")
+            first = criteria.filter(pk__in=scored).first() or criteria.first()
+            data = {
+                "criterion": first.name if first else "",
+                "judge": default.name if default else "",
+                **self.defaults(),
+            }
+        super().__init__(data)
+        cast(forms.ModelChoiceField, self.fields["criterion"]).queryset = criteria
+        judge = cast(forms.ModelChoiceField, self.fields["judge"])
+        judge.queryset = Judge.objects.filter(campaign=campaign)
+        judge.error_messages["required"] = self.judge_required
+
+
+class ConfidenceSampleForm(JudgeSampleForm):
+    """A confidence-driven draw: criterion, judge, expected labels, what the split minimises,
+    whether it goes within themes by the judge's verdict, seed. Unbound: 60 labels, the overall
+    rate, themes not split, seed 0."""
+
+    judge_required = _("the judge-confidence design needs a judge of this campaign; choose one")
+
+    budget = forms.IntegerField(min_value=1, label=_("budget"))
+    objective = forms.ChoiceField(
+        choices=[
+            (allocation.OVERALL, _("the overall half-width")),
+            (allocation.LARGEST_THEME, _("the largest per-theme half-width")),
+        ],
+        label=_("objective"),
+    )
+    by_verdict = forms.BooleanField(required=False, label=_("split each theme by the judge's verdict"))
+    seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, label=_("seed"))
+
+    def defaults(self) -> dict[str, Any]:
+        return {
+            "budget": DEFAULT_SAMPLE_BUDGET,
+            "objective": allocation.OVERALL,
+            "by_verdict": False,
+            "seed": 0,
+        }
+
+
+class AnytimeForm(JudgeSampleForm):
+    """An anytime sequence to start: criterion, judge, target half-width, draws per theme and
+    batch, alpha, seed. Unbound: a half-width of 0.05, 20 draws per theme, alpha 0.05, seed 0.
+    The ranges are the domain's (``evaluation.designs.anytime.start_sequence``), whose refusals land on
+    their field."""
+
+    judge_required = _("the anytime mode draws by a judge's confidence; choose a judge of this campaign")
+
+    target_halfwidth = NumberField(
+        label=_("target half-width"), widget=forms.NumberInput(attrs={"step": "any"})
+    )
+    batch_size = forms.IntegerField(label=_("draws per theme and batch"))
+    alpha = NumberField(label=_("alpha"), widget=forms.NumberInput(attrs={"step": "any"}))
+    seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, label=_("seed"))
+
+    def defaults(self) -> dict[str, Any]:
+        return {
+            "target_halfwidth": anytime.DEFAULT_TARGET,
+            "batch_size": anytime.DEFAULT_BATCH,
+            "alpha": anytime.DEFAULT_ALPHA,
+            "seed": 0,
+        }

@@ -1,0 +1,226 @@
+"""The input of the measures' pages: stability across repetitions (``evaluation.measures.stability``) and
+evidence coverage and retrieval ranking (``evaluation.measures.evidence``). Numbers are read as
+sent, never localised, as in ``evaluation.forms.reports``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.http import QueryDict
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Campaign, Criterion
+from annotation.templatetags.annotation_format import builtin_title
+from evaluation.errors import EstimateError
+from evaluation.estimates.params import check_alpha
+from evaluation.forms.fields import MessagesMixin, NumberField, WholeNumberField
+from evaluation.forms.reports import DEFAULT_ALPHA
+from evaluation.measures import stability
+from evaluation.measures.automatic import METRICS
+from evaluation.measures.coverage import DEFAULT_BUDGETS, parse_budgets
+from evaluation.measures.evidence import criterion_categories
+from evaluation.measures.retrieval import DEFAULT_KS
+from evaluation.models import Judge
+from evaluation.pages.overview import METRIC_TITLES
+from evaluation.reports import judge_choice
+
+
+@dataclass(frozen=True)
+class StabilityParams:
+    """What the stability page reads (a parameter that was wrong holds its default)."""
+
+    measure: stability.Measure | None
+    source: str
+    judge: Judge | None
+    alpha: float
+    draws: int
+    seed: int
+
+
+class StabilityForm(MessagesMixin, forms.Form):
+    """The GET parameters of the stability page. ``measure``: ``criterion:NAME`` or
+    ``metric:NAME`` (default: the first criterion, else the response metric); ``source``:
+    ``judge`` (default) or ``human``, for a criterion; ``judge``: a name among ``judges``
+    (default :func:`judge_choice.pick_default_judge`'s choice); ``alpha``; ``draws`` (1 to
+    ``stability.MAX_DRAWS``) and ``seed`` of the subsampling. Missing parameters take their
+    defaults, which the form then shows."""
+
+    measure = forms.ChoiceField(label=_("Criterion or metric"))
+    source = forms.ChoiceField(
+        label=_("Labels"),
+        choices=[(stability.JUDGE, _("The judge's labels")), (stability.HUMAN, _("Final human labels"))],
+    )
+    judge = forms.ChoiceField(label=_("Judge"), required=False)
+    alpha = NumberField(label=_("Alpha (1 − confidence)"))
+    draws = WholeNumberField(label=_("Draws per number of repetitions"))
+    seed = forms.IntegerField(label=_("Seed"), min_value=0)
+
+    def __init__(self, data: Any, *, criteria: list[Criterion], judges: list[Judge]) -> None:
+        self.criteria = criteria
+        self.judges = {judge.name: judge for judge in judges}
+        default_judge = judge_choice.pick_default_judge(judges)
+        first = stability.default_measure(criteria=criteria)
+        defaults = {
+            "measure": first.key,
+            "source": stability.JUDGE,
+            "judge": default_judge.name if default_judge is not None else "",
+            "alpha": str(DEFAULT_ALPHA),
+            "draws": str(stability.DEFAULT_DRAWS),
+            "seed": str(stability.DEFAULT_SEED),
+        }
+        super().__init__({**defaults, **{key: value for key, value in data.items() if value != ""}})
+        criterion_choices = [(f"criterion:{c.name}", builtin_title(c.title or c.name)) for c in criteria]
+        metric_choices = [(f"metric:{name}", METRIC_TITLES[name]) for name in METRICS]
+        cast(forms.ChoiceField, self.fields["measure"]).choices = [
+            (_("Criteria"), criterion_choices),
+            (_("Automatic metrics"), metric_choices),
+        ]
+        cast(forms.ChoiceField, self.fields["judge"]).choices = [("", _("choose a judge"))] + [
+            (name, name) for name in self.judges
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or self.cleaned_data
+        self._check("alpha", check_alpha)
+        self._check("draws", stability.check_draws)
+        self._check("measure", lambda key: stability.parse_measure(key=key, criteria=self.criteria))
+        if "judge" in data:
+            data["judge"] = self.judges.get(data["judge"])
+        measure = data.get("measure")
+        if (
+            isinstance(measure, stability.Measure)
+            and measure.kind != stability.METRIC
+            and data.get("source") == stability.JUDGE
+            and data.get("judge") is None
+            and "judge" not in self.errors
+        ):
+            self.add_error(
+                "judge",
+                _("several judges have labeled this campaign: choose one (%(names)s)")
+                % {"names": ", ".join(self.judges)}
+                if self.judges
+                else _("no judge has labeled this campaign yet: choose the final human labels"),
+            )
+        return data
+
+    def _check(self, key: str, check: Callable[[Any], Any]) -> None:
+        if key not in self.cleaned_data:
+            return
+        try:
+            self.cleaned_data[key] = check(self.cleaned_data[key])
+        except EstimateError as exc:
+            self.add_error(exc.field or key, exc.message)
+
+    def params(self) -> StabilityParams:
+        data = self.cleaned_data
+        measure = data.get("measure")
+        seed = data.get("seed")
+        return StabilityParams(
+            measure=measure if isinstance(measure, stability.Measure) else None,
+            source=data.get("source") or stability.JUDGE,
+            judge=data.get("judge"),
+            alpha=data.get("alpha") or DEFAULT_ALPHA,
+            draws=data.get("draws") or stability.DEFAULT_DRAWS,
+            seed=seed if isinstance(seed, int) else stability.DEFAULT_SEED,
+        )
+
+
+class EvidenceForm(MessagesMixin, forms.Form):
+    """The evidence page's parameters (GET): ``budgets`` and ``k`` (positive whole numbers,
+    comma-separated), ``criterion`` (an answer-level criterion; by default the first with human
+    labels, none when no criterion has any), ``insufficient_category`` and ``correct_category``
+    (values of its labels; by default its lowest and its highest) and ``fit_budget`` (one of the
+    budgets; by default the largest)."""
+
+    budgets = forms.CharField(label=_("Token budgets"), required=False)
+    k = forms.CharField(label=_("Ranks k"), required=False)
+    criterion = forms.ChoiceField(label=_("Criterion"), required=False)
+    insufficient_category = forms.IntegerField(label=_("“Not enough information” value"), required=False)
+    correct_category = forms.IntegerField(label=_("“Fully correct” value"), required=False)
+    fit_budget = forms.IntegerField(label=_("Budget of the calibration"), required=False)
+    other = forms.MultipleChoiceField(label=_("Side by side with"), required=False)
+
+    def __init__(
+        self, data: Any, *, criteria: list[Criterion], candidates: list[Campaign] | None = None
+    ) -> None:
+        super().__init__(data)
+        self.criteria = {criterion.name: criterion for criterion in criteria}
+        self.candidates = {campaign.slug: campaign for campaign in candidates or []}
+        cast(forms.MultipleChoiceField, self.fields["other"]).choices = [
+            (campaign.slug, campaign.name) for campaign in candidates or []
+        ]
+        cast(forms.ChoiceField, self.fields["criterion"]).choices = [("", "—")] + [
+            (criterion.name, builtin_title(criterion.title or criterion.name)) for criterion in criteria
+        ]
+
+    def _numbers(self, name: str, default: tuple[int, ...]) -> list[int]:
+        text = self.cleaned_data.get(name) or ""
+        if not text.strip():
+            return list(default)
+        try:
+            return parse_budgets(text)
+        except ValueError as exc:
+            raise ValidationError(
+                _("%(reason)s; give positive whole numbers separated by commas"), params={"reason": exc}
+            ) from None
+
+    def clean_budgets(self) -> list[int]:
+        return self._numbers("budgets", DEFAULT_BUDGETS)
+
+    def clean_k(self) -> list[int]:
+        return self._numbers("k", DEFAULT_KS)
+
+    def clean_other(self) -> list[Campaign]:
+        return [self.candidates[slug] for slug in self.cleaned_data.get("other") or []]
+
+    def clean_criterion(self) -> Criterion | None:
+        name = self.cleaned_data.get("criterion")
+        if name:
+            return self.criteria[name]
+        if self.data.get("criterion") == "":
+            return None  # "—" chosen: no calibration
+        labelled = [c for c in self.criteria.values() if getattr(c, "has_human_labels", False)]
+        return next(iter(labelled), None)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or self.cleaned_data
+        criterion = data.get("criterion")
+        if criterion is not None:
+            values = [value for value, _name in criterion_categories(criterion)]
+            if data.get("insufficient_category") is None:
+                data["insufficient_category"] = min(values)
+            if data.get("correct_category") is None:
+                data["correct_category"] = max(values)
+            if data.get("fit_budget") is None and data.get("budgets"):
+                data["fit_budget"] = max(data["budgets"])
+        return data
+
+    def effective(self) -> EvidenceForm:
+        """The same form bound to the values in effect, defaults written out (call after a
+        successful ``is_valid``): the page shows them, and submitting it asks for the same."""
+        data = self.cleaned_data
+        criterion = data["criterion"]
+
+        def text(value: object) -> str:
+            return "" if value is None or criterion is None else str(value)
+
+        effective = QueryDict(mutable=True)
+        effective.setlist("other", [campaign.slug for campaign in data["other"]])
+        effective.update(
+            {
+                "budgets": ",".join(map(str, data["budgets"])),
+                "k": ",".join(map(str, data["k"])),
+                "criterion": criterion.name if criterion else "",
+                "insufficient_category": text(data["insufficient_category"]),
+                "correct_category": text(data["correct_category"]),
+                "fit_budget": text(data["fit_budget"]),
+            }
+        )
+        return EvidenceForm(
+            effective, criteria=list(self.criteria.values()), candidates=list(self.candidates.values())
+        )

@@ -1,0 +1,279 @@
+"""The input of the evaluation pages, checked: report parameters (report, history, downloads),
+two campaigns compared, a recomputation asked for, a judge run started or resumed, an import.
+The forms of the measures' pages are in ``evaluation.forms.measures``, those that draw a sample by
+the judge in ``evaluation.forms.designs``.
+
+A rule the domain owns (which methods exist, what alpha may be, which judge a name means) is
+checked by the domain function, whose error carries its field (``EstimateError.field``); the
+form places the message on that field. Numbers are read as sent, never localised: a French page
+sends "0.05" (its inputs say ``step="any"`` and their values are ``|unlocalize``d).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+from urllib.parse import urlencode
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Campaign, Criterion, Unit
+from annotation.templatetags.annotation_format import builtin_title
+from evaluation.errors import EstimateError
+from evaluation.estimates.params import check_alpha, check_method
+from evaluation.estimates.snapshots import SNAPSHOT_ALPHA
+from evaluation.forms.fields import MessagesMixin, NumberField
+from evaluation.models import Judge
+from evaluation.reports import judge_choice
+
+DEFAULT_METHOD = "robust"
+DEFAULT_ALPHA = SNAPSHOT_ALPHA
+DEFAULT_TARGET = 0.05
+
+
+@dataclass(frozen=True)
+class ReportParams:
+    """What a report page reads: the judge (None: none yet, or several to choose from, as
+    ``no_judge`` says), the method, alpha and the planner's target half-width; a parameter
+    that was wrong holds its default."""
+
+    judge: Judge | None
+    method: str
+    alpha: float
+    target: float
+    no_judge: str = ""
+    shrinkage: bool = False
+
+
+class ReportForm(MessagesMixin, forms.Form):
+    """The GET parameters of a report, its history and its downloads.
+
+    ``judge``: a name among ``judges``; none picks :func:`judge_choice.pick_default_judge`'s choice
+    (none when several judges were run: the reader picks one). ``method``: robust or study.
+    ``alpha`` and ``target``: strictly between 0 and 1. ``shrinkage``: add each theme's PPI++
+    estimate shrunk toward the judge (``evaluation.estimates.small_themes``), off unless asked for.
+    """
+
+    judge = forms.CharField(required=False)
+    method = forms.CharField(required=False)
+    alpha = NumberField(required=False)
+    target = NumberField(required=False)
+    shrinkage = forms.BooleanField(required=False)
+
+    def __init__(self, data: Any, *, judges: list[Judge]) -> None:
+        super().__init__(data)
+        self.judges = judges
+
+    def clean_target(self) -> float:
+        target = self.cleaned_data["target"]
+        if target is None:
+            return DEFAULT_TARGET
+        if not (0 < target < 1):
+            raise ValidationError(
+                _("must be strictly between 0 and 1, got %(value)s"), params={"value": f"{target:g}"}
+            )
+        return target
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or self.cleaned_data
+        if "method" in data:
+            data["method"] = data["method"] or DEFAULT_METHOD
+        if "alpha" in data and data["alpha"] is None:
+            data["alpha"] = DEFAULT_ALPHA
+        self._check("method", check_method)
+        self._check("alpha", check_alpha)
+        self._check("judge", lambda name: judge_choice.choose_judge(judges=self.judges, name=name))
+        return data
+
+    def _check(self, key: str, check: Callable[[Any], Any], *, prefix: str = "") -> None:
+        """Replace ``cleaned_data[key]`` by what the domain's ``check`` returns for it, or place
+        the domain's error on the field it names (under ``prefix``)."""
+        if key not in self.cleaned_data:
+            return
+        try:
+            self.cleaned_data[key] = check(self.cleaned_data[key])
+        except EstimateError as exc:
+            self.add_error(prefix + (exc.field or key), exc.message)
+
+    def params(self) -> ReportParams:
+        """The parameters, each one's default where it was wrong (call after ``is_valid``)."""
+        data = self.cleaned_data
+        judge = data.get("judge")
+        no_judge = ""
+        if judge is None and not self.data.get("judge"):
+            names = ", ".join(j.name for j in self.judges)
+            no_judge = (
+                f"several judges have labeled this campaign: choose one ({names})"
+                if self.judges
+                else "no judge has labeled this campaign yet"
+            )
+        return ReportParams(
+            judge=judge,
+            method=data.get("method", DEFAULT_METHOD),
+            alpha=data.get("alpha", DEFAULT_ALPHA),
+            target=data.get("target", DEFAULT_TARGET),
+            no_judge=no_judge,
+            shrinkage=bool(data.get("shrinkage", False)),
+        )
+
+
+class CompareForm(ReportForm):
+    """The report's parameters and the other campaign: ``other`` (a slug among ``candidates``,
+    the campaigns the user manages or analyses) and ``other_judge`` (a name among its judges,
+    defaulting as ``judge`` does). Both campaigns need a judge, and the other the criterion.
+    ``more``: further campaigns among ``candidates`` (versions compared by question, each with
+    its only judge)."""
+
+    other = forms.CharField(required=False)
+    other_judge = forms.CharField(required=False)
+    # More versions, compared by question with this one and ``other`` (each with its only judge).
+    more = forms.MultipleChoiceField(required=False)
+
+    def __init__(self, data: Any, *, judges: list[Judge], candidates: list[Campaign], criterion: Criterion):
+        super().__init__(data, judges=judges)
+        self.candidates = candidates
+        more = cast(forms.MultipleChoiceField, self.fields["more"])
+        more.choices = [(c.slug, c.name) for c in candidates]
+        more.error_messages["invalid_choice"] = _("%(value)r is not a campaign you manage or analyse")
+        self.criterion = criterion
+        self.other_campaign: Campaign | None = None
+        self.other_criterion: Criterion | None = None
+        self.other_judges: list[Judge] = []
+
+    def clean_other(self) -> Campaign | None:
+        slug = self.cleaned_data["other"]
+        if not slug:
+            return None
+        found = next((c for c in self.candidates if c.slug == slug), None)
+        if found is None:
+            # The same answer whether the campaign exists or not: outsiders learn nothing.
+            raise ValidationError(
+                _("%(slug)r is not a campaign you manage or analyse"), params={"slug": slug}
+            )
+        self.other_campaign = found
+        self.other_judges = list(Judge.objects.filter(campaign=found).order_by("name"))
+        self.other_criterion = Criterion.objects.filter(campaign=found, name=self.criterion.name).first()
+        return found
+
+    def clean_more(self) -> list[Campaign]:
+        slugs = set(self.cleaned_data["more"])
+        return [c for c in self.candidates if c.slug in slugs]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        other = data.get("other")
+        if other is None:
+            data["other_judge"] = None
+            return data
+        self._check(
+            "other_judge",
+            lambda name: judge_choice.choose_judge(judges=self.other_judges, name=name),
+            prefix="other_",
+        )
+        if self.errors:
+            return data
+        if self.other_criterion is None:
+            self.add_error(
+                "other",
+                _("%(campaign)s has no criterion %(criterion)s")
+                % {"campaign": repr(other.name), "criterion": repr(self.criterion.name)},
+            )
+        if data.get("judge") is None:
+            self.add_error("judge", self.params().no_judge)
+        if data.get("other_judge") is None and not self.data.get("other_judge"):
+            names = ", ".join(j.name for j in self.other_judges)
+            self.add_error(
+                "other",
+                _("several judges have labeled this campaign: choose one (%(names)s)") % {"names": names}
+                if self.other_judges
+                else _("no judge has labeled this campaign yet"),
+            )
+        return data
+
+
+class RefreshForm(forms.Form):
+    """A recomputation asked for: the report parameters to come back with, and ``back``
+    ("report" to come back to the report, the history otherwise). The parameters are passed on
+    as sent; the page they come back to checks them."""
+
+    judge = forms.CharField(required=False)
+    method = forms.CharField(required=False)
+    alpha = forms.CharField(required=False)
+    back = forms.ChoiceField(choices=[("", ""), ("report", "report")], required=False)
+
+    def query(self) -> str:
+        """``?judge=...&method=...&alpha=...`` with the parameters sent, or ""."""
+        kept = {
+            key: self.cleaned_data[key] for key in ("judge", "method", "alpha") if self.cleaned_data.get(key)
+        }
+        return "?" + urlencode(kept) if kept else ""
+
+
+class DisagreementForm(forms.Form):
+    """The filters of the disagreements between humans and a judge: a theme, a judge (by name).
+
+    No judge named: the first judge by name. Themes are those of the criterion's units.
+    """
+
+    theme = forms.ChoiceField(label=_("Theme"), required=False)
+    judge = forms.ChoiceField(label=_("Judge"), required=False)
+
+    def __init__(self, data: Any, *, criterion: Criterion, judges: list[Judge]) -> None:
+        super().__init__(data)
+        self.judges = {judge.name: judge for judge in judges}
+        themes = (
+            Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
+            .order_by("theme")
+            .values_list("theme", flat=True)
+            .distinct()
+        )
+        cast(forms.ChoiceField, self.fields["theme"]).choices = [
+            ("", _("All themes")),
+            *((t, t) for t in themes),
+        ]
+        cast(forms.ChoiceField, self.fields["judge"]).choices = [(name, name) for name in self.judges]
+
+    def clean_judge(self) -> Judge | None:
+        name = self.cleaned_data.get("judge")
+        if name:
+            return self.judges[name]
+        return next(iter(self.judges.values()), None)
+
+    def query(self) -> str:
+        """The filters as a query string (for the pager's links), without empty values."""
+        judge = self.cleaned_data.get("judge")
+        pairs = {"theme": self.cleaned_data.get("theme") or "", "judge": judge.name if judge else ""}
+        return urlencode({key: value for key, value in pairs.items() if value})
+
+
+class AnnotatorsForm(forms.Form):
+    """The criterion the annotators' page details, by name. None named: the first criterion by
+    name that has human labels, else the first by name (None when the campaign has none)."""
+
+    criterion = forms.ChoiceField(label=_("Criterion"), required=False)
+
+    def __init__(self, data: Any, *, criteria: list[Criterion]) -> None:
+        self.criteria = {criterion.name: criterion for criterion in criteria}
+        default = self._default()
+        if data is not None and not data.get("criterion") and default is not None:
+            # The menu shows the criterion the page details, so that submitting it as it stands
+            # keeps that criterion (a browser shows the first option of a menu with none chosen).
+            data = data.copy()
+            data["criterion"] = default.name
+        super().__init__(data)
+        cast(forms.ChoiceField, self.fields["criterion"]).choices = [
+            (criterion.name, builtin_title(criterion.title or criterion.name)) for criterion in criteria
+        ]
+
+    def _default(self) -> Criterion | None:
+        labelled = [c for c in self.criteria.values() if getattr(c, "has_human_labels", False)]
+        return next(iter(labelled or self.criteria.values()), None)
+
+    def clean_criterion(self) -> Criterion | None:
+        name = self.cleaned_data.get("criterion")
+        if name:
+            return self.criteria[name]
+        return self._default()

@@ -1,0 +1,512 @@
+"""Versions of the assistant compared by question.
+
+Two campaigns that share question ids asked the same questions of two versions of the assistant.
+Their rates are then not independent samples: a hard question is hard for both versions, and
+comparing them question by question removes that common part from the difference's variance.
+
+Every estimate here is asymptotically linear: theta_hat - theta ~ sum_i psi_i, one contribution
+psi_i per unit (answer or sentence). For a Hajek mean psi_i = w_i (x_i - theta_hat) / sum w
+(``estimators.hajek_influence``); for PPI++ with its lambda held fixed, the labeled units
+contribute the rectifier's psi and the unlabeled ones lam (Yhat_j - mean) / N; a stratified
+overall sums (N_k / N) psi over the themes. Summed per question id, the two versions'
+contributions give the difference's cluster-robust variance with the question as cluster:
+
+    Var(theta_B - theta_A) = G / (G - 1) sum_q (psi_B,q - psi_A,q)^2
+
+over the G questions of either campaign (a question present on one side only contributes its
+present side), and a t interval with G - 1 degrees of freedom. The independent-sample variance,
+shown beside it, is the sum of the two sides' own cluster-robust variances.
+
+With more than two versions every pair is compared, and for each estimate and theme the pairs'
+p-values are adjusted with Holm's step-down procedure; a pair is marked when its adjusted p-value
+stays below alpha. A difference whose variance (or either side's) is zero, such as two rates of
+100% with no width, has no p-value and is never marked.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, Sum
+from django.utils.translation import gettext_lazy as _
+
+from annotation.errors import refusal
+from annotation.models import Answer, Campaign, Criterion, Question, Unit
+from annotation.sampling.current import current_sample
+from evaluation.errors import ComparisonError, EstimateError
+from evaluation.estimates import inputs, params
+from evaluation.estimates.params import OVERALL
+from evaluation.estimates.report import GroupEstimate, Report
+from evaluation.measures import automatic
+from evaluation.models import Judge, Judgment
+from evaluation.reports import judge_choice
+from inference import means, ppi
+from inference.paired import (
+    NAN,
+    Difference,
+    Linear,
+    PairedDifference,
+    add_contributions,
+    difference,
+    holm,
+    paired_difference,
+    per_question,
+    rate_linear,
+    stratified,
+)
+
+HUMAN = "human"
+JUDGE = "judge"
+PPI = "ppi"
+ESTIMATES: tuple[str, ...] = (HUMAN, JUDGE, PPI)
+
+
+def theme_linears(
+    *,
+    rows: list[tuple[inputs.Labeled, str]],
+    judged: dict[str, tuple[int, int]],
+    method: str,
+) -> dict[str, Linear]:
+    """Human-only, judge-only and PPI++ of one theme: ``rows`` its labeled units with their
+    question ids, ``judged`` question -> (ok judgments, ones) over all its units. The estimates
+    are those of ``estimates.compute_report`` (same weights, same lambdas, held fixed)."""
+    out: dict[str, Linear] = {JUDGE: rate_linear(judged)}
+    weighted = method == "robust" and bool(rows) and all(row.pi is not None for row, _ in rows)
+
+    def weights(chosen: list[tuple[inputs.Labeled, str]]) -> np.ndarray | None:
+        return np.array([1.0 / float(row.pi or 1.0) for row, _ in chosen]) if weighted else None
+
+    if not rows:
+        return {HUMAN: NAN, JUDGE: out[JUDGE], PPI: NAN}
+    y_all = np.array([row.y for row, _ in rows], dtype=float)
+    w_all = weights(rows)
+    out[HUMAN] = Linear(
+        estimate=float(y_all.mean() if w_all is None else np.sum(w_all * y_all) / np.sum(w_all)),
+        contributions=per_question([q for _, q in rows], means.hajek_influence(y_all, w_all)),
+        n=len(rows),
+    )
+    paired = [(row, q) for row, q in rows if row.yhat is not None]
+    if not paired:
+        out[PPI] = NAN
+        return out
+    y = np.array([row.y for row, _ in paired], dtype=float)
+    yhat = np.array([row.yhat for row, _ in paired], dtype=float)
+    w = weights(paired)
+    labeled_per_question: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for row, q in paired:
+        labeled_per_question[q][0] += 1
+        labeled_per_question[q][1] += int(row.yhat or 0)
+    unlabeled = {
+        q: (count - labeled_per_question.get(q, [0, 0])[0], ones - labeled_per_question.get(q, [0, 0])[1])
+        for q, (count, ones) in judged.items()
+    }
+    N = sum(count for count, _ in unlabeled.values())
+    ones_unl = sum(ones for _, ones in unlabeled.values())
+    yhat_unlabeled = inputs.ones_zeros(ones=ones_unl, count=N)
+    if N == 0:
+        lam_i = np.zeros(len(paired))
+    elif method == "robust":
+        lam_i = ppi.crossfit_lambdas(
+            y=y,
+            yhat=yhat,
+            yhat_unlabeled=yhat_unlabeled,
+            w=w,
+            clusters=np.array([row.answer_id for row, _ in paired]),
+        )
+    else:
+        pool = np.concatenate([yhat, yhat_unlabeled])
+        constant = bool(np.all(pool == pool[0]))
+        lam = 0.0 if constant else ppi.study_lambda(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled)
+        lam_i = np.full(len(paired), lam if math.isfinite(lam) else 0.0)
+    share = np.full(len(paired), 1 / len(paired)) if w is None else w / np.sum(w)
+    lam_bar = float(np.sum(share * lam_i))
+    rectifier = y - lam_i * yhat
+    mean_unl = ones_unl / N if N else 0.0
+    contributions = per_question([q for _, q in paired], means.hajek_influence(rectifier, w))
+    if N:
+        add_contributions(
+            contributions,
+            {q: lam_bar * (ones - count * mean_unl) / N for q, (count, ones) in unlabeled.items()},
+        )
+    out[PPI] = Linear(
+        estimate=lam_bar * mean_unl + float(np.sum(share * rectifier)),
+        contributions=contributions,
+        n=len(paired),
+    )
+    return out
+
+
+def version_estimates(*, criterion: Criterion, judge: Judge, method: str) -> dict[str, dict[str, Linear]]:
+    """One version's human-only, judge-only and PPI++ estimates of ``criterion`` with ``judge``,
+    per theme and ``overall`` (stratified by the themes' unit counts), decomposed by question id:
+    estimate -> theme -> :class:`Linear`."""
+    campaign_id = criterion.campaign_id
+    sizes = dict(
+        Unit.objects.filter(campaign_id=campaign_id, level=criterion.level)
+        .values_list("theme")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    judged: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
+    for row in (
+        Judgment.objects.filter(
+            judge=judge, criterion=criterion, status=Judgment.Status.OK, unit__level=criterion.level
+        )
+        .values("unit__theme", "unit__answer__question__external_id")
+        .annotate(n=Count("id"), ones=Sum("value"))
+        .order_by()
+    ):
+        judged[row["unit__theme"]][row["unit__answer__question__external_id"]] = (
+            row["n"],
+            int(row["ones"] or 0),
+        )
+    sample = current_sample(criterion=criterion) if method == "robust" else None
+    labeled = inputs.labeled_units(criterion=criterion, judge=judge, sample=sample)
+    answer_ids = sorted({row.answer_id for _, _, row in labeled.values()})
+    question_of: dict[int, str] = {}
+    for start in range(0, len(answer_ids), inputs.ID_CHUNK):
+        question_of.update(
+            Answer.objects.filter(pk__in=answer_ids[start : start + inputs.ID_CHUNK]).values_list(
+                "id", "question__external_id"
+            )
+        )
+    by_theme: dict[str, list[tuple[inputs.Labeled, str]]] = defaultdict(list)
+    for theme, _difficulty, unit in sorted(labeled.values(), key=lambda item: item[2].unit_id):
+        by_theme[theme].append((unit, question_of[unit.answer_id]))
+    themes = sorted(set(sizes) | set(judged) | set(by_theme))
+    result: dict[str, dict[str, Linear]] = {name: {} for name in ESTIMATES}
+    for theme in themes:
+        for name, linear in theme_linears(
+            rows=by_theme.get(theme, []), judged=judged.get(theme, {}), method=method
+        ).items():
+            result[name][theme] = linear
+    for name in ESTIMATES:
+        result[name][OVERALL] = stratified([(result[name][theme], sizes.get(theme, 0)) for theme in themes])
+    return result
+
+
+def metric_estimates(*, campaign: Campaign) -> dict[str, dict[str, Linear]]:
+    """The automatic metrics of ``campaign`` per theme and ``overall`` (pooled over the themes,
+    as ``metrics.overall_metrics``), decomposed by question id: metric -> theme -> Linear."""
+    per: dict[str, dict[str, dict[str, tuple[int, int]]]] = defaultdict(lambda: defaultdict(dict))
+    for (metric, theme, question), (n, ones) in automatic.question_counts(campaign=campaign).items():
+        per[metric][theme][question] = (n, ones)
+    result: dict[str, dict[str, Linear]] = {}
+    for metric, themes in per.items():
+        result[metric] = {theme: rate_linear(counts) for theme, counts in sorted(themes.items())}
+        pooled: dict[str, tuple[int, int]] = {}
+        for counts in themes.values():
+            for question, (n, ones) in counts.items():
+                before = pooled.get(question, (0, 0))
+                pooled[question] = (before[0] + n, before[1] + ones)
+        result[metric][OVERALL] = rate_linear(pooled)
+    return result
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of the assistant: its campaign, its criterion of the compared name, its judge."""
+
+    campaign: Campaign
+    criterion: Criterion
+    judge: Judge
+
+
+@dataclass(frozen=True)
+class Row:
+    """One estimate (``human``, ``judge``, ``ppi`` or a metric's name) of one theme, for one pair
+    of versions (``left``, ``right``: campaign names); ``difference`` is right - left."""
+
+    estimate: str
+    theme: str
+    left: str
+    right: str
+    left_value: float
+    right_value: float
+    difference: PairedDifference | None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every pair of versions compared by question, per estimate and theme (``overall`` last)."""
+
+    criterion: str
+    alpha: float
+    method: str
+    versions: list[Version]
+    shared_questions: dict[tuple[str, str], int]
+    rows: list[Row] = field(default_factory=list)
+
+    def rows_of(self, estimate: str) -> list[Row]:
+        return [row for row in self.rows if row.estimate == estimate]
+
+    @property
+    def sections(self) -> list[tuple[str, list[Row]]]:
+        """(estimate, its rows) for PPI++, human-only, judge-only, then each metric compared."""
+        names = [PPI, HUMAN, JUDGE, *self.metric_names]
+        return [(name, self.rows_of(name)) for name in names if self.rows_of(name)]
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [name for name in automatic.METRICS if any(row.estimate == name for row in self.rows)]
+
+
+def question_ids(*, campaign: Campaign) -> set[str]:
+    """The external ids of the campaign's questions."""
+    return set(Question.objects.filter(campaign=campaign).values_list("external_id", flat=True))
+
+
+def shares_questions(*, left: Campaign, right: Campaign) -> bool:
+    """Whether two campaigns have at least one question id in common (then they compare by question)."""
+    return bool(question_ids(campaign=left) & question_ids(campaign=right))
+
+
+def by_question(*, campaigns: Sequence[Campaign]) -> bool:
+    """Whether these campaigns are compared by question: more than two versions always are (and
+    are refused by :func:`compare_versions` when two of them share no question); two are when they
+    share a question id, and are otherwise independent samples."""
+    if len(campaigns) != 2:
+        return True
+    return shares_questions(left=campaigns[0], right=campaigns[1])
+
+
+def versions_for(
+    *,
+    campaigns: Sequence[Campaign],
+    criterion: str,
+    judges: Sequence[Judge | None] | None = None,
+    judge_name: str = "",
+) -> list[Version]:
+    """The versions to compare: each campaign's criterion named ``criterion`` and its judge (the
+    one given in ``judges``, else the one named ``judge_name``, else the campaign's only judge).
+    ComparisonError on field ``criterion`` naming the campaign that lacks it, on ``judge`` when a
+    campaign has no judge to pick, on ``other`` when a campaign is given twice."""
+    names = [c.name for c in campaigns]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ComparisonError(
+            refusal(_("campaign %(campaign)s is given more than once"), campaign=repr(repeated[0])),
+            field="other",
+        )
+    versions: list[Version] = []
+    for position, campaign in enumerate(campaigns):
+        found = Criterion.objects.filter(campaign=campaign, name=criterion).first()
+        if found is None:
+            raise ComparisonError(
+                refusal(
+                    _("%(criterion)s is not a criterion of campaign %(campaign)s"),
+                    criterion=repr(criterion),
+                    campaign=repr(campaign.name),
+                ),
+                field="criterion",
+            )
+        judge = judges[position] if judges is not None else None
+        if judge is None:
+            try:
+                judge = judge_choice.default_judge(campaign=campaign, name=judge_name or None)
+            except EstimateError as exc:
+                raise ComparisonError(exc.reason, field="judge") from None
+        versions.append(Version(campaign=campaign, criterion=found, judge=judge))
+    return versions
+
+
+def compare_versions(
+    *, versions: Sequence[Version], alpha: float = 0.05, method: str = "robust"
+) -> Comparison:
+    """Every pair of ``versions`` (in the order given: each earlier one on the left) compared by
+    question on the human-only, judge-only and PPI++ estimates of their criterion and on the
+    automatic metrics, per theme and overall, with Holm's adjustment over the pairs.
+
+    ComparisonError (nothing is written anywhere) on field ``alpha`` or ``method`` when bad, on
+    ``other`` with fewer than two versions or when two campaigns have no question id in common."""
+    try:
+        params.check_alpha(alpha)
+        params.check_method(method)
+    except EstimateError as exc:
+        raise ComparisonError(exc.reason, field=exc.field) from None
+    if len(versions) < 2:
+        raise ComparisonError(_("compare needs at least two campaigns"), field="other")
+    ids = {v.campaign.pk: question_ids(campaign=v.campaign) for v in versions}
+    shared: dict[tuple[str, str], int] = {}
+    for a, b in itertools.combinations(versions, 2):
+        common = len(ids[a.campaign.pk] & ids[b.campaign.pk])
+        if not common:
+            raise ComparisonError(
+                refusal(
+                    _(
+                        "campaigns %(left)s and %(right)s have no question id in common: "
+                        "they cannot be compared by question"
+                    ),
+                    left=repr(a.campaign.name),
+                    right=repr(b.campaign.name),
+                ),
+                field="other",
+            )
+        shared[(a.campaign.name, b.campaign.name)] = common
+    per_version: list[dict[str, dict[str, Linear]]] = []
+    for v in versions:
+        values = version_estimates(criterion=v.criterion, judge=v.judge, method=method)
+        values.update(metric_estimates(campaign=v.campaign))
+        per_version.append(values)
+    names = [*ESTIMATES, *[m for m in automatic.METRICS if any(m in values for values in per_version)]]
+    rows: list[Row] = []
+    for name in names:
+        themes = sorted(
+            {theme for values in per_version for theme in values.get(name, {}) if theme != OVERALL}
+        )
+        for theme in [*themes, OVERALL]:
+            group: list[Row] = []
+            for (i, a), (j, b) in itertools.combinations(enumerate(versions), 2):
+                left = per_version[i].get(name, {}).get(theme, NAN)
+                right = per_version[j].get(name, {}).get(theme, NAN)
+                group.append(
+                    Row(
+                        estimate=name,
+                        theme=theme,
+                        left=a.campaign.name,
+                        right=b.campaign.name,
+                        left_value=left.estimate,
+                        right_value=right.estimate,
+                        difference=paired_difference(left=left, right=right, alpha=alpha),
+                    )
+                )
+            adjusted = holm([row.difference.p_value if row.difference else math.nan for row in group])
+            rows.extend(
+                replace(row, difference=replace(row.difference, p_adjusted=p)) if row.difference else row
+                for row, p in zip(group, adjusted, strict=True)
+            )
+    return Comparison(
+        criterion=versions[0].criterion.name,
+        alpha=alpha,
+        method=method,
+        versions=list(versions),
+        shared_questions=shared,
+        rows=rows,
+    )
+
+
+def _num(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def comparison_as_json(*, comparison: Comparison) -> dict[str, Any]:
+    """The comparison as a JSON-ready dict (NaN becomes None)."""
+    rows = []
+    for row in comparison.rows:
+        d = row.difference
+        rows.append(
+            {
+                "estimate": row.estimate,
+                "theme": row.theme,
+                "left": row.left,
+                "right": row.right,
+                "left_value": _num(row.left_value),
+                "right_value": _num(row.right_value),
+                "difference": _num(d.estimate) if d else None,
+                "ci": [d.lo, d.hi] if d else None,
+                "se": d.se if d else None,
+                "independent_se": d.independent_se if d else None,
+                "df": d.df if d else None,
+                "questions": d.questions if d else None,
+                "shared_questions": d.shared if d else None,
+                "p_value": _num(d.p_value) if d else None,
+                "p_holm": _num(d.p_adjusted) if d else None,
+                "significant": d.significant if d else False,
+                "degenerate": d.degenerate if d else None,
+            }
+        )
+    return {
+        "criterion": comparison.criterion,
+        "alpha": comparison.alpha,
+        "method": comparison.method,
+        "paired_by": "question",
+        "versions": [{"campaign": v.campaign.name, "judge": v.judge.name} for v in comparison.versions],
+        "shared_questions": [
+            {"left": left, "right": right, "questions": n}
+            for (left, right), n in comparison.shared_questions.items()
+        ],
+        "rows": rows,
+    }
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None or not math.isfinite(value) else f"{100 * value:.1f}%"
+
+
+def _points(value: float) -> str:
+    return f"{100 * value:+.1f}"
+
+
+def comparison_table(*, comparison: Comparison) -> str:
+    """The comparison as a plain-text table, one line per estimate, theme and pair."""
+    header = (
+        "estimate",
+        "theme",
+        "left",
+        "right",
+        "left rate",
+        "right rate",
+        "diff (pts)",
+        "interval",
+        "p",
+        "p Holm",
+        "",
+    )
+    lines = [header]
+    for row in comparison.rows:
+        d = row.difference
+        lines.append(
+            (
+                row.estimate,
+                row.theme,
+                row.left,
+                row.right,
+                _pct(row.left_value),
+                _pct(row.right_value),
+                _points(d.estimate) if d else "—",
+                f"[{_points(d.lo)}, {_points(d.hi)}]" if d else "—",
+                f"{d.p_value:.3g}" if d and math.isfinite(d.p_value) else "—",
+                f"{d.p_adjusted:.3g}" if d and math.isfinite(d.p_adjusted) else "—",
+                "*" if d and d.significant else "",
+            )
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    confidence = f"{100 * (1 - comparison.alpha):g}%"
+    out = [
+        f"{comparison.criterion}: versions paired by question, {confidence} t intervals, "
+        f"method {comparison.method}; * = Holm-adjusted p below alpha",
+    ]
+    out += [
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in lines
+    ]
+    return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class ThemeComparison:
+    theme: str
+    left: GroupEstimate | None
+    right: GroupEstimate | None
+    difference: Difference | None
+
+
+def compare_reports(*, left: Report, right: Report) -> list[ThemeComparison]:
+    """The two reports' PPI++ estimates theme by theme (themes of either, by name), then overall."""
+    if left.alpha != right.alpha:
+        raise ValueError("the two reports must use the same alpha")
+    lefts = {group.theme: group for group in left.themes}
+    rights = {group.theme: group for group in right.themes}
+    rows: list[ThemeComparison] = []
+    pairs = [(theme, lefts.get(theme), rights.get(theme)) for theme in sorted(set(lefts) | set(rights))]
+    pairs.append(("overall", left.overall, right.overall))
+    for theme, a, b in pairs:
+        diff = difference(left=a.ppi, right=b.ppi, alpha=left.alpha) if a and b else None
+        rows.append(ThemeComparison(theme=theme, left=a, right=b, difference=diff))
+    return rows

@@ -1,0 +1,174 @@
+"""A categorical criterion's report as files: CSV rows per category or group and theme, workbook
+sheets (estimates, confusion matrices) and a text table. The columns of each row are a binary
+report's (``evaluation.reports.exports.COLUMNS``), for the indicator of its category or group."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+from typing import Any
+
+from django.utils.text import slugify
+from openpyxl import Workbook
+
+from annotation.models import Campaign, Criterion
+from annotation.spreadsheets import neutralise_row
+from evaluation.estimates.categorical import CategoricalReport, Confusion
+from evaluation.estimates.report import Report
+from evaluation.reports import exports
+
+CATEGORY_HEADERS = ["category", "category_kind", "category_values"]
+
+
+def report_filename(*, campaign: Campaign, report: CategoricalReport, extension: str) -> str:
+    """``<campaign>-<criterion>-<judge>-<method>.<extension>``, as for a binary report."""
+    return f"{campaign.slug}-{slugify(report.criterion)}-{slugify(report.judge)}-{report.method}.{extension}"
+
+
+def indicator_reports(*, report: CategoricalReport) -> list[Report]:
+    """One binary report per category and group, named ``<criterion>: <category or group>``
+    (what the workbook's Summary lists, one row each)."""
+    return [
+        dataclasses.replace(item.report, criterion=f"{report.criterion}: {item.indicator.name}")
+        for item in report.estimates
+    ]
+
+
+def write_csv(*, report: CategoricalReport, stream: exports.Writable) -> None:
+    """One row per category or group and per theme (then theme x difficulty cells, then
+    overall): the criterion, the judge, alpha, the texts the numbers rest on, where the numbers
+    come from (computed now), the category or group (``CATEGORY_HEADERS``: name, kind, its
+    values separated by spaces) and a binary report's columns (``exports.HEADERS``) for its
+    indicator. Rates are fractions."""
+    writer = csv.writer(stream)
+    writer.writerow(
+        [
+            "criterion",
+            "judge",
+            "alpha",
+            "human_guidelines",
+            "judge_prompt",
+            *exports.SOURCE_HEADERS,
+            *CATEGORY_HEADERS,
+            *exports.HEADERS,
+        ]
+    )
+    texts = [
+        exports.guidelines_text(report.versions),
+        exports.prompt_text(report.versions),
+        *exports.source_values(None),
+    ]
+    for item in report.estimates:
+        named = [
+            item.indicator.name,
+            item.indicator.kind,
+            " ".join(str(v) for v in sorted(item.indicator.values)),
+        ]
+        for group in exports.report_groups(report=item.report):
+            values = [value(group) for _, value, _ in exports.COLUMNS]
+            writer.writerow(
+                neutralise_row(
+                    [
+                        report.criterion,
+                        report.judge,
+                        report.alpha,
+                        *texts,
+                        *named,
+                        *("" if v is None else v for v in values),
+                    ]
+                )
+            )
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def add_sheets(wb: Workbook, report: CategoricalReport, taken: set[str]) -> None:
+    """Two sheets: the estimates (a row per category or group and theme) and the confusion
+    matrices (human rows, judge columns) per theme and overall, with agreement and kappa."""
+    ws = wb.create_sheet(exports._sheet_title(report.criterion, taken))
+    ws.freeze_panes = "D2"
+    ws.append(exports._header(ws, [*CATEGORY_HEADERS, *exports.HEADERS]))
+    for item in report.estimates:
+        values = " ".join(str(v) for v in sorted(item.indicator.values))
+        for group in exports.report_groups(report=item.report):
+            ws.append(
+                [
+                    exports._cell(ws, item.indicator.name),
+                    exports._cell(ws, item.indicator.kind),
+                    exports._cell(ws, values),
+                    *(exports._cell(ws, value(group), fmt) for _, value, fmt in exports.COLUMNS),
+                ]
+            )
+    cs = wb.create_sheet(exports._sheet_title(f"{report.criterion} confusion", taken))
+    names = {category.value: category.name for category in report.categories}
+    for confusion in report.confusion:
+        cs.append(
+            [
+                exports._cell(cs, confusion.theme, bold=True),
+                exports._cell(cs, "n"),
+                exports._cell(cs, confusion.n, exports.INTEGER),
+                exports._cell(cs, "observed_agreement"),
+                exports._cell(cs, _finite(confusion.observed), exports.PERCENT),
+                exports._cell(cs, "kappa"),
+                exports._cell(cs, _finite(confusion.kappa), exports.DECIMAL),
+            ]
+        )
+        cs.append(exports._header(cs, ["human \\ judge", *(names[v] for v in confusion.values)]))
+        for value, row in zip(confusion.values, confusion.matrix, strict=True):
+            cs.append(
+                [exports._cell(cs, names[value]), *(exports._cell(cs, n, exports.INTEGER) for n in row)]
+            )
+        cs.append([])
+
+
+def table_lines(*, report: CategoricalReport) -> list[str]:
+    """The report as text: a binary table per category and group, then the confusion matrices."""
+    lines: list[str] = []
+    for item, named in zip(report.estimates, indicator_reports(report=report), strict=True):
+        kind = "category" if item.indicator.kind == "category" else "group"
+        values = ", ".join(str(v) for v in sorted(item.indicator.values))
+        lines += [f"{kind} {item.indicator.name} ({values}): {item.indicator.title}"]
+        lines += exports.table_lines(report=named)[:-1]
+        lines.append("")
+    names = {category.value: category.name for category in report.categories}
+    for confusion in report.confusion:
+        lines += confusion_lines(confusion=confusion, names=names)
+    lines.append(
+        f"human labels under guidelines {exports.guidelines_text(report.versions)}; "
+        f"judge prompt {exports.prompt_text(report.versions)}"
+    )
+    return lines
+
+
+def confusion_lines(*, confusion: Confusion, names: dict[int, str]) -> list[str]:
+    """One confusion matrix as text: human rows, judge columns (by value)."""
+    kappa = "-" if not math.isfinite(confusion.kappa) else f"{confusion.kappa:.2f}"
+    observed = "-" if not math.isfinite(confusion.observed) else f"{100 * confusion.observed:.1f}%"
+    lines = [
+        f"confusion {confusion.theme}: n {confusion.n}, agreement {observed}, kappa {kappa} "
+        "(rows human, columns judge)",
+        f"{'':<24}" + "".join(f"{value:>6}" for value in confusion.values),
+    ]
+    for value, row in zip(confusion.values, confusion.matrix, strict=True):
+        lines.append(f"{f'{value} {names[value]}'[:24]:<24}" + "".join(f"{n:>6}" for n in row))
+    lines.append("")
+    return lines
+
+
+def build_workbook(*, campaign: Campaign, report: CategoricalReport, path_or_buffer: Any) -> None:
+    """The campaign's workbook for a categorical criterion, as ``exports.build_workbook`` makes
+    it for a binary one: Summary (one row per category and group, overall), Automatic metrics,
+    the estimates and confusion sheets (``add_sheets``), Units (the final human label and the
+    judge's label are category values) and Label history. Numbers computed now."""
+    wb = Workbook(write_only=True)
+    taken = {"summary", "automatic metrics", "units", "label history"}
+    named = indicator_reports(report=report)
+    exports._summary(wb, campaign, named, [None] * len(named))
+    exports._metrics(wb, campaign)
+    add_sheets(wb, report, taken)
+    exports._units(wb, campaign, list(Criterion.objects.filter(campaign=campaign, name=report.criterion)))
+    exports._history(wb, campaign)
+    wb.save(path_or_buffer)

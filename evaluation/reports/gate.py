@@ -1,0 +1,474 @@
+"""The release gate: does a campaign's PPI++ estimate of a criterion clear a threshold, and has
+it not dropped significantly against a baseline campaign (the previous version of the
+assistant)?
+
+The gate reads the estimates as the report does (``snapshots.report_to_show``: the latest
+snapshot of the parameters when there is one, else computed now), with one stricter rule: a
+snapshot after which labels, judgments, units or the current sample changed is not trusted with
+a release, and the estimates are computed now instead (``computed_because`` "stale"). A fresh
+snapshot holds the numbers a computation would give, at the cost of a dozen small queries.
+
+Checked groups: every theme and the overall estimate, or the groups named in ``themes``
+(``"overall"`` names the overall estimate). A checked group fails
+
+- when its PPI++ lower bound, as shown by the report (inside [0, 1]), is below ``min_lower``,
+  or when it has no lower bound (no paired units, or a single answer under the robust method:
+  an interval without a lower bound clears no threshold);
+- with a baseline, when the difference ``campaign - baseline`` of the PPI++ estimates, as the
+  compare page computes it (``snapshots.compare_reports``: theme by theme, the two campaigns'
+  standard errors added in quadrature, a normal quantile at ``alpha``), has an upper bound
+  below 0: a drop significant at ``alpha / 2`` one-sided. A group the baseline lacks, or whose
+  difference cannot be computed (an estimate missing on either side), is shown and not compared.
+
+The failures are listed lower bounds first, then drops, each in the report's order (themes by
+name, then overall); the first is the gate's ``reason``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.utils import timezone
+
+from annotation.models import Campaign, Criterion
+from evaluation.errors import EstimateError
+from evaluation.estimates.params import OVERALL, check_alpha, check_method
+from evaluation.estimates.report import GroupEstimate, Report, compute_report
+from evaluation.measures import comparison
+from evaluation.models import Judge
+from evaluation.reports import read
+from evaluation.reports.judge_choice import default_judge
+
+# How a snapshot's trigger reads after "after" (the report page's wording).
+TRIGGERS = {
+    "judge_run": "a judge run",
+    "labels": "human labels",
+    "import": "an import",
+    "manual": "on demand",
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the numbers of one campaign come from: ``snapshot`` (with its date and trigger) or
+    ``computed``, and why computed: ``no_snapshot``, ``parameters`` (an alpha that is not
+    snapshotted) or ``stale`` (something was recorded after the latest snapshot: ``stale_since``
+    says what)."""
+
+    campaign: str
+    judge: str
+    source: str
+    as_of: str  # ISO 8601, UTC
+    trigger: str = ""
+    computed_because: str = ""
+    stale_since: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line for the command's output."""
+        if self.source == read.Provenance.SNAPSHOT:
+            after = TRIGGERS.get(self.trigger, self.trigger.replace("_", " "))
+            trigger = f", after {after}" if after else ""
+            return f"snapshot of {self.as_of}{trigger}; nothing recorded since"
+        why = {
+            "no_snapshot": "no snapshot of these parameters yet",
+            "parameters": "these parameters are not snapshotted",
+            "stale": f"the latest snapshot is stale: {', '.join(self.stale_since)} recorded since",
+        }.get(self.computed_because, self.computed_because)
+        return f"computed now ({why})"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "campaign": self.campaign,
+            "judge": self.judge,
+            "source": self.source,
+            "as_of": self.as_of,
+            "trigger": self.trigger,
+            "computed_because": self.computed_because,
+            "stale_since": list(self.stale_since),
+        }
+
+
+@dataclass(frozen=True)
+class GroupFigures:
+    """One group's figures as the gate read them (None: not computable): the PPI++ estimate and
+    its interval as the report shows it, the labels behind it, and with a baseline the
+    baseline's estimate and the difference ``campaign - baseline`` with its interval.
+    ``failures``: this group's failed conditions (empty when it passes or is not checked)."""
+
+    group: str
+    checked: bool
+    estimate: float | None
+    lower: float | None
+    upper: float | None
+    n_human: int
+    n_paired: int
+    size: int
+    notes: tuple[str, ...] = ()
+    in_baseline: bool = False
+    baseline_estimate: float | None = None
+    baseline_lower: float | None = None
+    baseline_upper: float | None = None
+    difference: float | None = None
+    difference_lower: float | None = None
+    difference_upper: float | None = None
+    failures: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "checked": self.checked,
+            "ppi_mean": self.estimate,
+            "ppi_lower": self.lower,
+            "ppi_upper": self.upper,
+            "n_human": self.n_human,
+            "n_paired": self.n_paired,
+            "size": self.size,
+            "notes": list(self.notes),
+            "in_baseline": self.in_baseline,
+            "baseline_ppi_mean": self.baseline_estimate,
+            "baseline_ppi_lower": self.baseline_lower,
+            "baseline_ppi_upper": self.baseline_upper,
+            "difference": self.difference,
+            "difference_lower": self.difference_lower,
+            "difference_upper": self.difference_upper,
+            "failures": list(self.failures),
+        }
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The gate's verdict: ``passed``, ``reason`` (one line: the first failure, or what passed),
+    every failure in order, and the ``figures`` of every group read (themes by name, then
+    overall; ``checked`` says which ones the gate checked)."""
+
+    passed: bool
+    reason: str
+    failures: tuple[str, ...]
+    figures: tuple[GroupFigures, ...]
+    campaign: str
+    criterion: str
+    judge: str
+    method: str
+    alpha: float
+    min_lower: float
+    source: Source
+    baseline: str | None = None
+    baseline_source: Source | None = None
+
+    @property
+    def line(self) -> str:
+        """``PASS: ...`` or ``FAIL: <reason>``."""
+        return f"{'PASS' if self.passed else 'FAIL'}: {self.reason}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data (missing numbers are None)."""
+        return {
+            "passed": self.passed,
+            "reason": self.reason,
+            "line": self.line,
+            "failures": list(self.failures),
+            "campaign": self.campaign,
+            "criterion": self.criterion,
+            "judge": self.judge,
+            "method": self.method,
+            "alpha": self.alpha,
+            "min_lower": self.min_lower,
+            "estimates": self.source.as_dict(),
+            "baseline": self.baseline,
+            "baseline_estimates": self.baseline_source.as_dict() if self.baseline_source else None,
+            "groups": [figures.as_dict() for figures in self.figures],
+        }
+
+
+def find_campaign(name: str, *, field: str = "campaign") -> Campaign:
+    """The campaign named ``name``; EstimateError on ``field`` otherwise."""
+    found = Campaign.objects.filter(name=name).first()
+    if found is None:
+        raise EstimateError(f"campaign {name!r} does not exist", field=field)
+    return found
+
+
+def find_criterion(*, campaign: Campaign, name: str, field: str = "criterion") -> Criterion:
+    """The criterion ``name`` of ``campaign``; EstimateError on ``field``, naming the campaign's
+    criteria, otherwise."""
+    found = Criterion.objects.filter(campaign=campaign, name=name).first()
+    if found is None:
+        names = ", ".join(campaign.criteria.order_by("name").values_list("name", flat=True)) or "none"
+        raise EstimateError(
+            f"criterion {name!r} does not exist in {campaign.name!r} (criteria: {names})", field=field
+        )
+    return found
+
+
+def read_report(*, criterion: Criterion, judge: Judge, method: str, alpha: float) -> tuple[Report, Source]:
+    """The report the gate decides on: ``snapshots.report_to_show``'s (the latest snapshot of
+    these parameters, else computed now), computed now instead when that snapshot is stale."""
+    shown = read.report_to_show(criterion=criterion, judge=judge, method=method, alpha=alpha)
+    campaign = criterion.campaign.name
+    changes = shown.changes
+    if shown.provenance.from_snapshot and changes is not None and changes.stale:
+        since = tuple(
+            what
+            for what, moved in (
+                ("human labels", changes.labels),
+                ("judgments", changes.judgments),
+                ("units", changes.units),
+                ("another current sample", changes.sample),
+            )
+            if moved
+        )
+        as_of = timezone.now()  # before computing, as a snapshot is dated
+        report = compute_report(criterion=criterion, judge=judge, alpha=alpha, method=method)
+        return report, Source(
+            campaign=campaign,
+            judge=judge.name,
+            source=read.Provenance.COMPUTED,
+            as_of=_iso(as_of),
+            computed_because="stale",
+            stale_since=since,
+        )
+    provenance = shown.provenance
+    return shown.report, Source(
+        campaign=campaign,
+        judge=judge.name,
+        source=provenance.source,
+        as_of=_iso(provenance.as_of),
+        trigger=provenance.trigger,
+        computed_because=shown.computed_because,
+    )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _judge_of_baseline(*, baseline: Campaign, name: str | None, judge: Judge) -> Judge:
+    """The baseline's judge: the one named, else the baseline's judge of the same name as the
+    gate's judge, else the report's default (its only judge)."""
+    if name:
+        return default_judge(campaign=baseline, name=name)
+    same = Judge.objects.filter(campaign=baseline, name=judge.name).first()
+    return same if same is not None else default_judge(campaign=baseline)
+
+
+def _num(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
+def _bound_text(value: float, *, threshold: float) -> str:
+    """``value`` with three decimals, more when rounding would hide which side of ``threshold``
+    it lies on (a lower bound of 0.8497 is not "0.850 < 0.85")."""
+    below = value < threshold
+    for places in range(3, 10):
+        text = f"{value:.{places}f}"
+        if (float(text) < threshold) == below:
+            return text
+    return repr(value)
+
+
+def _group_name(group: str) -> str:
+    # Themes come from imported files: a line break in one must not split the one-line reason.
+    if group == OVERALL:
+        return "overall"
+    return f"theme {group if group.isprintable() else repr(group)}"
+
+
+def evaluate_gate(
+    *,
+    campaign: Campaign,
+    criterion: Criterion,
+    min_lower: float,
+    themes: list[str] | None = None,
+    baseline: Campaign | None = None,
+    judge: str | None = None,
+    baseline_judge: str | None = None,
+    alpha: float = 0.05,
+    method: str = "robust",
+) -> GateResult:
+    """Check ``campaign``'s PPI++ estimates of ``criterion`` against ``min_lower`` and, with a
+    ``baseline`` campaign (its criterion of the same name), against a significant drop; see the
+    module's docstring for the groups checked, the conditions and where the numbers come from.
+
+    ``judge``: a judge name, or None for the report's default (the only judge);
+    ``baseline_judge``: the baseline's, by default its judge of the same name as ``judge``, else
+    its only judge. Raises EstimateError (a FieldError) on ``min_lower``, ``method``, ``alpha``,
+    ``judge``, ``baseline``, ``baseline_judge`` or ``theme`` when one is invalid or unknown, so
+    that nothing is decided on a request that cannot be read.
+    """
+    if not (isinstance(min_lower, (int, float)) and 0 <= min_lower <= 1):
+        raise EstimateError(f"must be a rate between 0 and 1, got {min_lower!r}", field="min_lower")
+    check_method(method)
+    check_alpha(alpha)
+    if criterion.campaign_id != campaign.pk:
+        raise EstimateError(f"{criterion.name!r} is not a criterion of {campaign.name!r}", field="criterion")
+    try:
+        chosen = default_judge(campaign=campaign, name=judge)
+    except EstimateError as exc:
+        raise EstimateError(str(exc), field="judge") from None
+    baseline_criterion = None
+    other_judge = None
+    if baseline is not None:
+        if baseline.pk == campaign.pk:
+            raise EstimateError(f"{baseline.name!r} is the campaign itself", field="baseline")
+        baseline_criterion = find_criterion(campaign=baseline, name=criterion.name, field="baseline")
+        try:
+            other_judge = _judge_of_baseline(baseline=baseline, name=baseline_judge, judge=chosen)
+        except EstimateError as exc:
+            raise EstimateError(str(exc), field="baseline_judge") from None
+
+    report, source = read_report(criterion=criterion, judge=chosen, method=method, alpha=alpha)
+    groups: list[GroupEstimate] = [*report.themes, report.overall]
+    known = [group.theme for group in report.themes]
+    wanted = list(dict.fromkeys(themes)) if themes else None
+    if wanted is not None:
+        unknown = [name for name in wanted if name != OVERALL and name not in known]
+        if unknown:
+            raise EstimateError(
+                f"{', '.join(repr(name) for name in unknown)} "
+                f"{'is not a theme' if len(unknown) == 1 else 'are not themes'} of {campaign.name!r} "
+                f"(themes: {', '.join(known) or 'none'}, and {OVERALL})",
+                field="theme",
+            )
+    checked = set(wanted) if wanted is not None else {group.theme for group in groups}
+
+    compared: dict[str, comparison.ThemeComparison] = {}
+    baseline_source = None
+    if baseline_criterion is not None and other_judge is not None:
+        baseline_report, baseline_source = read_report(
+            criterion=baseline_criterion, judge=other_judge, method=method, alpha=alpha
+        )
+        compared = {row.theme: row for row in comparison.compare_reports(left=baseline_report, right=report)}
+
+    low: list[str] = []
+    drops: list[str] = []
+    figures: list[GroupFigures] = []
+    for group in groups:
+        is_checked = group.theme in checked
+        ppi = group.ppi
+        lower, upper = _num(ppi.shown_lo), _num(ppi.shown_hi)
+        failures: list[str] = []
+        if is_checked:
+            name = _group_name(group.theme)
+            if math.isnan(ppi.mean):
+                failures.append(f"{name}: no PPI++ estimate ({group.n_paired} paired units)")
+            elif lower is None:
+                failures.append(f"{name}: no PPI++ lower bound ({group.n_paired} paired units)")
+            elif lower < min_lower:
+                failures.append(
+                    f"{name}: PPI++ lower bound {_bound_text(lower, threshold=min_lower)} < {min_lower:.12g}"
+                )
+            low.extend(failures)
+        row = compared.get(group.theme)
+        base = row.left if row is not None else None
+        diff = row.difference if row is not None else None
+        if is_checked and diff is not None and diff.hi < 0:
+            drop = (
+                f"{_group_name(group.theme)}: significant drop against {baseline.name if baseline else ''}: "
+                f"{diff.estimate:+.3f} [{diff.lo:+.3f}, {diff.hi:+.3f}]"
+            )
+            failures.append(drop)
+            drops.append(drop)
+        figures.append(
+            GroupFigures(
+                group=group.theme,
+                checked=is_checked,
+                estimate=_num(ppi.mean),
+                lower=lower,
+                upper=upper,
+                n_human=group.n_human,
+                n_paired=group.n_paired,
+                size=group.size,
+                notes=tuple(group.notes),
+                in_baseline=base is not None,
+                baseline_estimate=_num(base.ppi.mean) if base is not None else None,
+                baseline_lower=_num(base.ppi.shown_lo) if base is not None else None,
+                baseline_upper=_num(base.ppi.shown_hi) if base is not None else None,
+                difference=diff.estimate if diff is not None else None,
+                difference_lower=diff.lo if diff is not None else None,
+                difference_upper=diff.hi if diff is not None else None,
+                failures=tuple(failures),
+            )
+        )
+
+    failures_all = tuple(low + drops)
+    if failures_all:
+        reason = failures_all[0]
+        if len(failures_all) > 1:
+            reason += f" (and {len(failures_all) - 1} more)"
+    else:
+        reason = _passed_reason(figures=figures, min_lower=min_lower, baseline=baseline)
+    return GateResult(
+        passed=not failures_all,
+        reason=reason,
+        failures=failures_all,
+        figures=tuple(figures),
+        campaign=campaign.name,
+        criterion=criterion.name,
+        judge=chosen.name,
+        method=method,
+        alpha=alpha,
+        min_lower=float(min_lower),
+        source=source,
+        baseline=baseline.name if baseline is not None else None,
+        baseline_source=baseline_source,
+    )
+
+
+def _passed_reason(*, figures: list[GroupFigures], min_lower: float, baseline: Campaign | None) -> str:
+    checked = [row for row in figures if row.checked]
+    lowest = min(checked, key=lambda row: row.lower if row.lower is not None else math.inf)
+    count = f"{len(checked)} group{'s' if len(checked) != 1 else ''}"
+    bound = _bound_text(lowest.lower or 0.0, threshold=min_lower)
+    text = (
+        f"{count} checked, lowest PPI++ lower bound {bound} ({_group_name(lowest.group)}) >= {min_lower:.12g}"
+    )
+    if baseline is not None:
+        compared = sum(1 for row in checked if row.difference is not None)
+        text += f"; no significant drop against {baseline.name} ({compared} compared)"
+    return text
+
+
+def _cell(value: float | None, *, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def text_lines(*, result: GateResult) -> list[str]:
+    """The result as the command prints it: what was read and from where, one row per group
+    (rates with three decimals, ``-`` for a missing number, ``*`` before a checked group), and
+    last the ``PASS``/``FAIL`` line."""
+    level = 100 * (1 - result.alpha)
+    lines = [
+        f"gate: {result.campaign} / {result.criterion} / judge {result.judge}: method {result.method}, "
+        f"{level:g}% intervals, PPI++ lower bound >= {result.min_lower:.12g}",
+        f"estimates: {result.source.describe()}",
+    ]
+    if result.baseline_source is not None:
+        lines.append(
+            f"baseline: {result.baseline_source.campaign} / judge {result.baseline_source.judge}: "
+            f"{result.baseline_source.describe()}"
+        )
+    width = max([len("group"), *(len(row.group) for row in result.figures)]) + 2
+    header = f"{'group':<{width}} {'PPI++':>7} {'lower':>7} {'upper':>7} {'labels':>7} {'paired':>7}"
+    if result.baseline is not None:
+        header += f" {'baseline':>9} {'diff':>7} {'diff_lo':>7} {'diff_hi':>7}"
+    lines.append(header)
+    for row in result.figures:
+        mark = "* " if row.checked else "  "
+        line = (
+            f"{mark + row.group:<{width}} {_cell(row.estimate):>7} {_cell(row.lower):>7} "
+            f"{_cell(row.upper):>7} {row.n_human:>7} {row.n_paired:>7}"
+        )
+        if result.baseline is not None:
+            line += (
+                f" {_cell(row.baseline_estimate):>9} {_cell(row.difference, signed=True):>7} "
+                f"{_cell(row.difference_lower, signed=True):>7} {_cell(row.difference_upper, signed=True):>7}"
+            )
+        lines.append(line)
+    lines.append("* checked; diff = campaign - baseline" if result.baseline is not None else "* checked")
+    lines.append(result.line)
+    return lines
