@@ -66,3 +66,17 @@ class LLMCallAdmin(UneditableAdmin):
 class JudgePromptAdmin(UneditableAdmin):
     list_display = ["judge", "criterion", "version", "sha256", "created_at"]
     raw_id_fields = ["judge", "criterion", "version"]
+
+
+@admin.register(models.PrimaryJudge)
+class PrimaryJudgeAdmin(admin.ModelAdmin):
+    # Chosen on the report page (managers), with ``manage.py primary_judge`` or the API, all of
+    # which check that the judge labeled the criterion: read-only here.
+    list_display = ("criterion", "judge", "chosen_by", "chosen_at")
+    list_select_related = ("criterion", "judge", "chosen_by")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -29,12 +29,32 @@ class Judge(models.Model):
     settings = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    # Set on the judges ``evaluation.estimates.judge_choice`` lists for a criterion, never stored:
+    # whether it is the criterion's primary judge, and whether it gave confidences on it.
+    is_primary: bool = False
+    has_confidences: bool = False
+
     class Meta:
         ordering = ["campaign_id", "name"]
         constraints = [models.UniqueConstraint(fields=["campaign", "name"], name="judge_unique_name")]
 
     def __str__(self) -> str:
         return self.name
+
+
+class PrimaryJudge(models.Model):
+    """The judge a criterion's reports read when none is named, chosen by a manager among the
+    judges that labeled it (``evaluation.estimates.judge_choice``)."""
+
+    criterion = models.OneToOneField(Criterion, on_delete=models.CASCADE, related_name="primary_judge")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="primary_of")
+    chosen_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    chosen_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.criterion}: {self.judge}"
 
 
 class Judgment(models.Model):

@@ -239,6 +239,21 @@ def judged_corpus(*, campaign, answers_per_theme: dict[str, int]):
     return criterion, judge, units
 
 
+def make_judge(
+    *, campaign: Campaign, name: str, kind: str = "openai", criteria: tuple[str, ...] = ("relevance",)
+):
+    """A judge of ``campaign`` with one successful judgment on an answer's unit of each criterion
+    named: a candidate of those criteria's reports (``judge_choice``)."""
+    from evaluation.models import Judge, Judgment
+
+    judge = Judge.objects.create(campaign=campaign, name=name, kind=kind)
+    answer = make_answer(campaign=campaign)
+    for criterion in Criterion.objects.filter(campaign=campaign, name__in=criteria):
+        unit = Unit.objects.filter(answer=answer, level=criterion.level).first()
+        Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=1)
+    return judge
+
+
 def older_sample(
     *, campaign, criterion, unit_ids, pi: float, theme: str = "Finance", size: int = 40
 ) -> Sample:

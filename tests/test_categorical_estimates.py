@@ -12,7 +12,8 @@ from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
 from annotation.models import Label, Level, Stage, Unit
 from evaluation import errors
-from evaluation.estimates.categorical import categorical_report_as_json, compute_categorical_report
+from evaluation.estimates.categorical import compute_categorical_report
+from evaluation.estimates.codec import categorical_report_as_json
 from evaluation.estimates.report import compute_report
 from evaluation.models import Judge, Judgment
 from inference.ppi import one_hot

@@ -26,8 +26,8 @@ from evaluation.imports.campaign_file import import_file
 from evaluation.interchange import exporting
 from evaluation.interchange.loading import import_labels
 from evaluation.judge import runs
-from evaluation.measures import citations as citation_measures
 from evaluation.models import Judge, JudgeRun, Judgment, ReportSnapshot
+from evaluation.reports import read
 from tests.factories import label, make_answer, member, sample_units
 from tests.ingest_files import JSONL, RECORDS, write_jsonl
 from tests.llm_server import ScriptedLLMServer, expected_indices
@@ -367,7 +367,7 @@ def test_the_report_page_of_citation_support_shows_precision_and_recall(client_f
 def test_rows_pair_the_themes_of_both_reports_and_end_with_overall(campaign):
     criterion, judge = precision_campaign(campaign)
     precision = compute_report(criterion=criterion, judge=judge)
-    rows = citation_measures.citation_rows(precision=precision, recall=None)
+    rows = read.citation_rows(precision=precision, recall=None)
     assert [row.theme for row in rows] == ["Finance", "RH", "overall"]
     assert all(row.recall is None for row in rows)
 

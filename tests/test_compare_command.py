@@ -60,7 +60,10 @@ def test_table_marks_what_stays_significant(versions):
         (["--other", "Assistant v2", "--method", "magic"], "--method:"),
         (["--other", "Assistant v2", "--format", "xml"], "--format must be one of json, table"),
         (["--other", "Assistant v1"], "--other: campaign 'Assistant v1' is given more than once"),
-        (["--other", "Assistant v2", "--judge", "gpt"], "--judge: judge 'gpt' does not exist"),
+        (
+            ["--other", "Assistant v2", "--judge", "gpt"],
+            "--judge: 'gpt' has no successful judgment of 'relevance'",
+        ),
     ],
 )
 def test_bad_input_names_the_option(versions, args, message):

@@ -63,7 +63,10 @@ def test_drawing_spends_the_split_shown(client_for, manager, campaign, judged):
 
 
 def test_a_judge_without_confidence_is_refused_on_its_field(client_for, manager, campaign, judged):
-    Judge.objects.create(campaign=campaign, name="plain", kind=Judge.Kind.IMPORTED)
+    criterion, judge = judged
+    plain = Judge.objects.create(campaign=campaign, name="plain", kind=Judge.Kind.IMPORTED)
+    unit = Judgment.objects.filter(judge=judge, criterion=criterion).first().unit
+    Judgment.objects.create(unit=unit, criterion=criterion, judge=plain, value=1)
     data = {"criterion": "veracity", "judge": "plain", "budget": "12", "objective": OVERALL, "seed": "0"}
     response = client_for(manager).post(url(campaign), data)
     assert response.status_code == 400
@@ -80,11 +83,30 @@ def test_a_budget_below_the_minimums_is_refused(client_for, manager, campaign, j
     assert "give at least 4" in response.content.decode()
 
 
-def test_a_campaign_without_judge_is_refused_naming_the_judge(client_for, manager, campaign):
+def test_a_campaign_without_judge_asks_for_one_without_refusing(client_for, manager, campaign):
+    """The page is reached by the app's own links: with no judge to default to it shows its form
+    and the choice to make (200), and names the judge field when a choice is sent empty."""
     make_corpus(campaign=campaign)
     response = client_for(manager).get(url(campaign))
-    assert response.status_code == 400
-    assert "needs a judge" in response.content.decode()
+    assert response.status_code == 200
+    assert 'id="choose-judge"' in response.content.decode()
+    sent = client_for(manager).get(url(campaign), {"criterion": "veracity", "judge": "", "budget": "12"})
+    assert sent.status_code == 400 and "needs a judge" in sent.content.decode()
+
+
+def test_a_failed_judge_run_does_not_hide_the_judge_that_labeled(client_for, manager, campaign, judged):
+    """A judge whose every call failed is no candidate: the page still opens on the one that
+    labeled, with its split."""
+    criterion, judge = judged
+    failed = Judge.objects.create(campaign=campaign, name="gpt-no-key", kind=Judge.Kind.OPENAI)
+    for unit in {j.unit for j in Judgment.objects.filter(judge=judge, criterion=criterion)}:
+        Judgment.objects.create(
+            unit=unit, criterion=criterion, judge=failed, status=Judgment.Status.FAILED, error="no key"
+        )
+    response = client_for(manager).get(url(campaign))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert f'<option value="{judge.name}" selected>' in page and 'id="draw-confidence"' in page
 
 
 def test_analysts_see_the_split_but_cannot_draw(client_for, analyst, campaign, judged):

@@ -16,7 +16,6 @@ from evaluation import errors
 from evaluation.estimates import codec, inputs
 from evaluation.estimates.report import compute_report
 from evaluation.models import Judge, Judgment
-from evaluation.reports import judge_choice
 from inference import agreement as agreement_module
 from inference import intervals, means
 from inference.ppi import robust_ppi, study_ppi
@@ -353,25 +352,6 @@ def test_bad_method_alpha_or_foreign_judge_are_refused(db):
     )
     with pytest.raises(errors.EstimateError, match="another campaign"):
         compute_report(criterion=criterion, judge=other)
-
-
-def test_default_judge_prefers_the_only_run_judge_then_the_imported_one(db):
-    campaign = make_campaign(name="Judges")
-    with pytest.raises(errors.EstimateError, match="no judge"):
-        judge_choice.default_judge(campaign=campaign)
-    imported = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
-    assert judge_choice.default_judge(campaign=campaign) == imported
-    lexical = Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
-    assert judge_choice.default_judge(campaign=campaign) == lexical
-    Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
-    with pytest.raises(errors.EstimateError, match="gpt, imported, lexical"):
-        judge_choice.default_judge(campaign=campaign)
-    assert judge_choice.default_judge(campaign=campaign, name="imported") == imported
-    judges = list(Judge.objects.filter(campaign=campaign))
-    assert judge_choice.pick_default_judge(judges) is None
-    assert judge_choice.pick_default_judge([imported, lexical]) == lexical
-    assert judge_choice.pick_default_judge([imported]) == imported
-    assert judge_choice.pick_default_judge([]) is None
 
 
 def test_a_theme_with_one_label_has_a_point_estimate_and_null_bounds(db):

@@ -10,13 +10,13 @@ from django.utils import translation
 
 from annotation.models import Criterion
 from evaluation import errors
+from evaluation.estimates import judge_choice
 from evaluation.estimates.params import check_alpha
 from evaluation.forms.imports import ImportForm
 from evaluation.forms.reports import CompareForm, RefreshForm, ReportForm
 from evaluation.forms.runs import JudgeRunForm, ResumeForm
 from evaluation.models import Judge
-from evaluation.reports import judge_choice
-from tests.factories import make_campaign
+from tests.factories import make_campaign, make_judge
 
 
 def query(**params) -> QueryDict:
@@ -26,15 +26,19 @@ def query(**params) -> QueryDict:
 
 
 @pytest.fixture
-def judges(campaign):
-    return [
-        Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED),
-        Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL),
-    ]
+def criterion(campaign):
+    return Criterion.objects.get(campaign=campaign, name="relevance")
 
 
-def test_report_form_defaults(judges):
-    form = ReportForm(query(), judges=judges)
+@pytest.fixture
+def judges(campaign, criterion):
+    make_judge(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
+    make_judge(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
+    return judge_choice.candidates(criterion=criterion)
+
+
+def test_report_form_defaults(criterion, judges):
+    form = ReportForm(query(), criterion=criterion, judges=judges)
     assert form.is_valid(), form.errors
     params = form.params()
     assert (params.judge.name, params.method, params.alpha, params.target) == (
@@ -54,20 +58,27 @@ def test_report_form_defaults(judges):
         ({"alpha": "1.5"}, "alpha: must be strictly between 0 and 1, got 1.5"),
         ({"method": "bayes"}, "method: 'bayes' is not one of robust, study"),
         ({"target": "0"}, "target: must be strictly between 0 and 1, got 0"),
-        ({"judge": "nobody"}, "judge: 'nobody' is not a judge of this campaign (judges: imported, lexical)"),
+        (
+            {"judge": "nobody"},
+            "judge: 'nobody' has no successful judgment of 'relevance' (judges that have: imported, lexical)",
+        ),
     ],
 )
-def test_report_form_names_the_field_and_keeps_the_default(data, message, judges):
-    form = ReportForm(query(**data), judges=judges)
+def test_report_form_names_the_field_and_keeps_the_default(data, message, criterion, judges):
+    form = ReportForm(query(**data), criterion=criterion, judges=judges)
     assert not form.is_valid()
     assert form.messages() == [message]
     params = form.params()
     assert params.method == "robust" and params.alpha == 0.05 and params.target == 0.05
 
 
-def test_report_form_reads_numbers_with_a_decimal_point_whatever_the_language(judges):
+def test_report_form_reads_numbers_with_a_decimal_point_whatever_the_language(criterion, judges):
     with translation.override("fr"):
-        form = ReportForm(query(alpha="0.1", target="0.025", method="study", judge="imported"), judges=judges)
+        form = ReportForm(
+            query(alpha="0.1", target="0.025", method="study", judge="imported"),
+            criterion=criterion,
+            judges=judges,
+        )
         assert form.is_valid(), form.errors
     params = form.params()
     assert (params.judge.name, params.method, params.alpha, params.target) == (
@@ -78,22 +89,26 @@ def test_report_form_reads_numbers_with_a_decimal_point_whatever_the_language(ju
     )
 
 
-def test_report_form_without_a_judge_to_pick_says_why(campaign, judges):
-    Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
-    several = ReportForm(query(), judges=[*judges, Judge.objects.get(name="gpt")])
-    assert several.is_valid() and several.params().judge is None
-    assert several.params().no_judge.startswith("several judges have labeled this campaign")
-    none = ReportForm(query(), judges=[])
-    assert none.is_valid() and none.params().no_judge == "no judge has labeled this campaign yet"
+def test_report_form_without_a_judge_to_pick_says_why_without_an_error(campaign, criterion, judges):
+    make_judge(campaign=campaign, name="gpt")
+    several = ReportForm(query(), criterion=criterion, judges=judge_choice.candidates(criterion=criterion))
+    assert several.is_valid() and several.params().judge is None and several.params().request is None
+    assert several.params().no_judge == (
+        "several judges have labeled 'relevance': choose one (gpt, imported, lexical), or make one its "
+        "primary judge"
+    )
+    none = ReportForm(query(), criterion=criterion, judges=[])
+    assert none.is_valid()
+    assert none.params().no_judge == "no judge has labeled 'relevance' successfully yet"
 
 
-def test_domain_errors_carry_their_field():
+def test_domain_errors_carry_their_field(db):
     with pytest.raises(errors.EstimateError) as caught:
         check_alpha(2.0)
     assert caught.value.field == "alpha" and caught.value.message == "must be strictly between 0 and 1, got 2"
     assert str(caught.value) == "alpha: must be strictly between 0 and 1, got 2"
     with pytest.raises(errors.EstimateError) as caught:
-        judge_choice.choose_judge(judges=[], name="gpt")
+        judge_choice.choose_judge(criterion=Criterion(name="relevance"), judges=[], name="gpt")
     assert caught.value.field == "judge"
 
 
@@ -108,11 +123,13 @@ def test_compare_form_places_errors_on_the_other_campaigns_fields(campaign, judg
         query(other=other.slug, other_judge="x"), judges=judges, candidates=mine, criterion=criterion
     )
     assert not bad_judge.is_valid()
-    assert bad_judge.messages() == ["other_judge: 'x' is not a judge of this campaign (judges: none)"]
+    assert bad_judge.messages() == [
+        "other_judge: 'x' has no successful judgment of 'relevance' (judges that have: none)"
+    ]
     no_judge = CompareForm(query(other=other.slug), judges=judges, candidates=mine, criterion=criterion)
     assert not no_judge.is_valid()
-    assert no_judge.messages() == ["other: no judge has labeled this campaign yet"]
-    Judge.objects.create(campaign=other, name="imported", kind=Judge.Kind.IMPORTED)
+    assert no_judge.messages() == ["other: no judge has labeled 'relevance' successfully yet"]
+    make_judge(campaign=other, name="imported", kind=Judge.Kind.IMPORTED)
     good = CompareForm(query(other=other.slug), judges=judges, candidates=mine, criterion=criterion)
     assert good.is_valid(), good.errors
     assert good.other_campaign == other and good.cleaned_data["other_judge"].name == "imported"

@@ -74,7 +74,7 @@ def test_the_baseline_judge_defaults_to_the_judge_of_the_same_name(db):
     Judge.objects.create(campaign=old.campaign, name="lexical", kind=Judge.Kind.LEXICAL)
     campaign, criterion, _, _ = study_campaign(name="v2", design=GATE_LOW)
     result = gate.evaluate_gate(campaign=campaign, criterion=criterion, min_lower=0, baseline=old.campaign)
-    assert result.baseline_source is not None and result.baseline_source.judge == "imported"
+    assert result.baseline_source is not None and result.baseline_judge == "imported"
     with pytest.raises(EstimateError) as refused:
         gate.evaluate_gate(
             campaign=campaign, criterion=criterion, min_lower=0, baseline=old.campaign, baseline_judge="gpt"

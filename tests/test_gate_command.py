@@ -162,7 +162,10 @@ GATE = ["--campaign", "Candidate", "--criterion", "relevance", "--min-lower", "0
         ([*GATE[:5], "1.5"], "min_lower: must be a rate"),
         (["--campaign", "Nowhere", *GATE[2:]], "campaign 'Nowhere' does not exist"),
         ([*GATE[:3], "tone", *GATE[4:]], "criterion 'tone' does not exist in 'Candidate' (criteria: "),
-        ([*GATE, "--judge", "gpt"], "judge: judge 'gpt' does not exist in 'Candidate' (judges: imported)"),
+        (
+            [*GATE, "--judge", "gpt"],
+            "judge: 'gpt' has no successful judgment of 'relevance' (judges that have: imported)",
+        ),
         ([*GATE, "--theme", "Legal"], "theme: 'Legal' is not a theme of 'Candidate' (themes: "),
         ([*GATE, "--baseline", "Nowhere"], "baseline: campaign 'Nowhere' does not exist"),
         ([*GATE, "--baseline", "Candidate"], "baseline: 'Candidate' is the campaign itself"),

@@ -160,7 +160,7 @@ def test_compare_with_a_campaign_without_the_criterion_is_400_naming_it(campaign
     judged_campaign(campaign)
     response = client_for(analyst).get(page("compare", campaign), {"other": other.slug})
     assert response.status_code == 400
-    assert "other: no judge has labeled this campaign yet" in response.content.decode()
+    assert "other: no judge has labeled &#x27;relevance&#x27; successfully yet" in response.content.decode()
 
 
 def test_compare_without_another_campaign_shows_the_form(campaign, analyst, client_for):

@@ -13,7 +13,8 @@ from django.utils import translation
 
 from annotation.models import Criterion, Label, Role, Stage, Unit
 from annotation.workflow import WorkflowError, undo_last
-from evaluation.estimates.categorical import categorical_report_as_json, compute_categorical_report
+from evaluation.estimates.categorical import compute_categorical_report
+from evaluation.estimates.codec import categorical_report_as_json
 from inference import intervals, notes, ppi
 from tests.categorical import categorical_campaign, correctness
 from tests.factories import label, make_answer, make_corpus, member, sample_units, sampled

@@ -17,6 +17,7 @@ from evaluation.models import Judge
 from inference.intervals import standard_error
 from inference.shrinkage import shrink_to_judge
 from tests.categorical import categorical_campaign
+from tests.factories import make_judge
 from tests.judged import study_campaign
 
 
@@ -60,11 +61,12 @@ def test_alpha_method_and_difficulty_options_reach_the_report(imported):
     assert len(data["by_difficulty"]) == 6
 
 
-def test_table_is_the_default_format(imported):
+def test_table_is_the_default_format_and_says_where_its_numbers_come_from(imported):
     out = run("--campaign", "Velmont", "--criterion", "relevance")
     assert "PPI++" in out
-    assert [line.split()[0] for line in out.splitlines()[2:-1]] == ["Finance", "IT", "RH", "overall"]
-    assert out.splitlines()[-1].startswith("human labels under guidelines ")
+    assert [line.split()[0] for line in out.splitlines()[2:-2]] == ["Finance", "IT", "RH", "overall"]
+    assert out.splitlines()[-2].startswith("human labels under guidelines ")
+    assert out.splitlines()[-1] == "estimates: computed now (no snapshot of these parameters yet)"
 
 
 def test_csv_and_xlsx_are_written_to_the_output_file(imported, tmp_path):
@@ -96,10 +98,11 @@ def test_json_can_go_to_a_file(imported, tmp_path):
 
 def test_the_only_run_judge_is_chosen_over_the_imported_one(imported):
     campaign = imported[0]
-    Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
+    make_judge(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
+    Judge.objects.create(campaign=campaign, name="gpt-without-a-key", kind=Judge.Kind.OPENAI)
     data = json.loads(run("--campaign", "Velmont", "--criterion", "relevance", "--format", "json"))
-    assert data["judge"] == "lexical"
-    assert data["themes"][0]["n_judge"] == 0
+    assert data["judge"] == "lexical" and data["judge_choice"] == "only_run"
+    assert data["overall"]["n_judge"] == 1
     named = json.loads(
         run("--campaign", "Velmont", "--criterion", "relevance", "--format", "json", "--judge", "imported")
     )
@@ -119,21 +122,24 @@ def test_the_only_run_judge_is_chosen_over_the_imported_one(imported):
         (["--campaign", "Velmont", "--criterion", "relevance", "--method", "bayes"], "--method"),
         (
             ["--campaign", "Velmont", "--criterion", "relevance", "--judge", "gpt"],
-            "judge 'gpt' does not exist",
+            "--judge: 'gpt' has no successful judgment of 'relevance' (judges that have: imported)",
         ),
     ],
 )
 def test_bad_arguments_raise_a_command_error_naming_the_problem(imported, args, message):
-    with pytest.raises(CommandError, match=message.replace("(", r"\(").replace("'", "'")):
+    with pytest.raises(CommandError, match=re.escape(message)):
         run(*args)
 
 
-def test_several_judges_without_judge_option_lists_them(imported):
+def test_several_judges_without_judge_option_lists_them_until_one_is_primary(imported):
     campaign = imported[0]
-    Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
-    Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
-    with pytest.raises(CommandError, match="gpt, imported, lexical"):
+    make_judge(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
+    make_judge(campaign=campaign, name="gpt")
+    with pytest.raises(CommandError, match=re.escape("choose one (gpt, imported, lexical)")):
         run("--campaign", "Velmont", "--criterion", "relevance")
+    call_command("primary_judge", "--campaign", "Velmont", "--criterion", "relevance", "--judge", "imported")
+    data = json.loads(run("--campaign", "Velmont", "--criterion", "relevance", "--format", "json"))
+    assert (data["judge"], data["judge_choice"]) == ("imported", "primary")
 
 
 @pytest.mark.parametrize("method", ["robust", "study"])

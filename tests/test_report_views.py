@@ -20,7 +20,7 @@ from evaluation.models import Judge, Judgment, ReportSnapshot
 from inference.intervals import standard_error
 from inference.shrinkage import shrink_to_judge
 from tests.categorical import categorical_campaign
-from tests.factories import api_token
+from tests.factories import api_token, make_judge
 from tests.judged import HOSTILE, judged_campaign, pct, row_html
 
 
@@ -184,17 +184,20 @@ def test_htmx_request_gets_the_results_fragment_only(campaign, analyst, client_f
 
 def test_with_two_judges_run_in_the_app_the_page_asks_which(campaign, analyst, client_for):
     judged_campaign(campaign, second_judge=True)
-    Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
+    make_judge(campaign=campaign, name="gpt")
     client = client_for(analyst)
-    content = client.get(url(campaign)).content.decode()
-    assert "Several judges have labeled this campaign (gpt, imported, lexical)" in content
+    response = client.get(url(campaign))
+    assert response.status_code == 200
+    content = response.content.decode()
+    assert "Several judges have labeled this criterion (gpt, imported, lexical)" in content
     assert '<option value="" selected>choose a judge</option>' in content
     assert "Judge <strong>" not in content
     # The same rule everywhere: the downloads refuse to guess too, naming the judges.
     csv_response = client.get(reverse("evaluation:export_csv", args=[campaign.slug, "relevance"]))
     assert csv_response.status_code == 400
-    assert "several judges" in csv_response.content.decode() and "gpt, imported, lexical" in (
-        csv_response.content.decode()
+    assert csv_response.content.decode() == (
+        "several judges have labeled 'relevance': choose one (gpt, imported, lexical), or make one its "
+        "primary judge"
     )
     chosen = client.get(url(campaign), {"judge": "lexical"}).content.decode()
     assert "Judge <strong>lexical</strong>" in chosen and "choose a judge" not in chosen
@@ -203,7 +206,53 @@ def test_with_two_judges_run_in_the_app_the_page_asks_which(campaign, analyst, c
 def test_campaign_without_judge_says_so(campaign, analyst, client_for):
     response = client_for(analyst).get(url(campaign))
     assert response.status_code == 200
-    assert "No judge has labeled this campaign yet" in response.content.decode()
+    assert "No judge has labeled this criterion successfully yet" in response.content.decode()
+
+
+def test_a_judge_run_whose_every_call_failed_leaves_the_report_to_the_judge_that_labeled(
+    campaign, analyst, client_for
+):
+    """A run started without an API key: every judgment failed. That judge is no candidate, so
+    the report, its downloads and the stability page read the judge that labeled, without asking."""
+    criterion, imported, lexical = judged_campaign(campaign, second_judge=True)
+    failed = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
+    for unit in Unit.objects.filter(campaign=campaign, level=Level.ANSWER):
+        Judgment.objects.create(
+            unit=unit, criterion=criterion, judge=failed, status=Judgment.Status.FAILED, error="no API key"
+        )
+    client = client_for(analyst)
+    page = client.get(url(campaign))
+    assert page.status_code == 200
+    content = page.content.decode()
+    assert "Judge <strong>lexical</strong>" in content and '<option value="gpt"' not in content
+    assert client.get(reverse("evaluation:export_csv", args=[campaign.slug, "relevance"])).status_code == 200
+    stability = client.get(
+        reverse("evaluation:stability", args=[campaign.slug]), {"measure": "criterion:relevance"}
+    )
+    assert stability.status_code == 200 and "lexical" in stability.content.decode()
+
+
+def test_a_manager_makes_the_judge_shown_the_primary_judge(campaign, manager, analyst, client_for):
+    criterion, imported, lexical = judged_campaign(campaign, second_judge=True)
+    make_judge(campaign=campaign, name="gpt")
+    chooser = reverse("evaluation:primary_judge", args=[campaign.slug, "relevance"])
+    shown = client_for(manager).get(url(campaign), {"judge": "imported"}).content.decode()
+    assert f'action="{chooser}"' in shown and "Make imported the primary judge" in shown
+    assert client_for(analyst).post(chooser, {"judge": "imported"}).status_code == 403
+    assert (
+        'action="' + chooser
+        not in client_for(analyst).get(url(campaign), {"judge": "imported"}).content.decode()
+    )
+    response = client_for(manager).post(chooser, {"judge": "imported"})
+    assert response.status_code == 302 and response["Location"] == url(campaign)
+    default = client_for(analyst).get(url(campaign)).content.decode()
+    assert "Judge <strong>imported</strong>" in default
+    assert "Primary judge of this criterion: <strong>imported</strong>" in default
+    refused = client_for(manager).post(chooser, {"judge": "nobody"}, follow=True)
+    assert (
+        "&#x27;nobody&#x27; has no successful judgment of &#x27;relevance&#x27;" in refused.content.decode()
+    )
+    assert criterion.primary_judge.judge == imported
 
 
 def test_htmx_request_with_a_bad_parameter_gets_the_message_in_the_fragment(campaign, analyst, client_for):

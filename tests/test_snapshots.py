@@ -240,19 +240,22 @@ def test_a_label_recorded_during_the_computation_leaves_the_snapshot_stale(campa
     assert read.changes_since(snapshot=stored[0], criterion=criterion).labels
 
 
-def test_report_to_show_prefers_the_latest_snapshot_of_its_parameters(campaign):
+def test_a_report_read_prefers_the_latest_snapshot_of_its_parameters(campaign):
     criterion, judge, _ = judged_campaign(campaign)
-    computed = read.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.05)
-    assert not computed.provenance.from_snapshot and computed.computed_because == "no_snapshot"
+    request = read.report_request(criterion=criterion, judge=judge.name)
+    computed = read.read_report(request)
+    assert not computed.provenance.from_snapshot and computed.provenance.computed_because == "no_snapshot"
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
-    shown = read.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.05)
+    shown = read.read_report(request)
     latest = snapshots.latest_snapshot(criterion=criterion, judge=judge, method="robust", alpha=0.05)
     assert shown.provenance.from_snapshot and shown.provenance.trigger == "import"
     assert shown.provenance.as_of == latest.created_at
     assert report_as_json(report=shown.report) == latest.data
-    assert shown.changes == read.Changes()
-    other = read.report_to_show(criterion=criterion, judge=judge, method="robust", alpha=0.1)
-    assert other.computed_because == "parameters" and other.changes is None
+    assert shown.provenance.changes == read.Changes()
+    other = read.read_report(read.report_request(criterion=criterion, judge=judge.name, alpha=0.1))
+    assert other.provenance.computed_because == "parameters" and other.provenance.changes is None
+    by_difficulty = read.read_report(read.report_request(criterion=criterion, by_difficulty=True))
+    assert by_difficulty.provenance.computed_because == "parameters"
 
 
 def _group_json(**overrides):

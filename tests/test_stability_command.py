@@ -84,7 +84,7 @@ def test_human_source_needs_no_judge(judged):
         (["--source", "crowd"], "--source: 'crowd' is not one of judge, human"),
         (["--draws", "0"], "--draws: must be between 1 and 200"),
         (["--alpha", "3"], "--alpha: must be strictly between 0 and 1"),
-        (["--judge", "other"], "judge 'other' does not exist"),
+        (["--judge", "other"], "--judge: 'other' has no successful judgment of 'relevance'"),
     ],
 )
 def test_refusals_name_the_option(args, message, judged):

@@ -12,6 +12,7 @@ from django.urls import reverse
 from annotation.models import Criterion, Question
 from evaluation.measures import stability
 from evaluation.models import Judge
+from tests.factories import make_judge
 from tests.judged import HOSTILE, judged_campaign
 from tests.test_stability import repeated
 
@@ -83,12 +84,20 @@ def test_a_bad_parameter_is_400_with_a_message_naming_it(query, field, campaign,
     assert "result" not in response.context
 
 
-def test_without_a_judge_the_page_asks_for_one_or_the_human_labels(campaign, analyst, client_for):
+def test_without_a_judge_the_page_opens_on_the_human_labels(campaign, analyst, client_for):
     response = client_for(analyst).get(url(campaign))
-    assert response.status_code == 400
-    assert "no judge has labeled this campaign yet" in response.content.decode()
-    human = client_for(analyst).get(url(campaign), {"source": "human"})
-    assert human.status_code == 200 and "No answer has a value yet." in human.content.decode()
+    assert response.status_code == 200
+    assert response.context["params"].source == "human"
+    assert "No answer has a value yet." in response.content.decode()
+
+
+def test_with_several_judges_and_none_primary_the_page_asks_which(campaign, analyst, judge, client_for):
+    make_judge(campaign=campaign, name="other")
+    response = client_for(analyst).get(url(campaign))
+    assert response.status_code == 200 and "result" not in response.context
+    assert 'id="choose-judge"' in response.content.decode()
+    chosen = client_for(analyst).get(url(campaign), {"judge": judge.name})
+    assert chosen.status_code == 200 and chosen.context["result"].judge == judge.name
 
 
 def test_metrics_and_human_labels_are_offered(campaign, analyst, judge, client_for):

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import AnnotationMode, Criterion, Label, Level, Role, Stage, Unit
-from evaluation.models import Judge, Judgment
+from evaluation.models import Judge, Judgment, PrimaryJudge
 from evaluation.pages import unit_record
 from tests.factories import add_member, make_answer, make_user
 
@@ -229,6 +229,8 @@ def disagreeing_campaign(campaign, *, per_theme: int = 3) -> tuple[Criterion, Ju
                     unit=unit, criterion=criterion, judge=judge, value=value, reasoning=REASONING
                 )
             Judgment.objects.create(unit=unit, criterion=criterion, judge=other, value=0)
+    # Two judges labeled it: the first is the criterion's primary judge, the one read by default.
+    PrimaryJudge.objects.create(criterion=criterion, judge=judge)
     return criterion, judge, other
 
 
@@ -275,6 +277,15 @@ def test_the_disagreements_filter_by_theme_and_judge(campaign, analyst, client_f
     assert listed(client.get(disagreements_url(campaign, judge="other-judge"))) == []
     assert client.get(disagreements_url(campaign, judge="nobody")).status_code == 400
     assert client.get(disagreements_url(campaign, theme="Nowhere")).status_code == 400
+
+
+def test_without_a_primary_judge_the_disagreements_ask_which_judge(campaign, analyst, client_for):
+    criterion, _judge, _other = disagreeing_campaign(campaign)
+    PrimaryJudge.objects.filter(criterion=criterion).delete()
+    response = client_for(analyst).get(disagreements_url(campaign))
+    assert response.status_code == 200 and "rows" not in response.context
+    assert "Several judges have labeled this criterion" in response.content.decode()
+    assert len(listed(client_for(analyst).get(disagreements_url(campaign, judge="gpt-judge")))) == 6
 
 
 def test_the_disagreements_are_paginated(campaign, analyst, client_for, monkeypatch):

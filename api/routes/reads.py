@@ -15,17 +15,13 @@ from ninja.responses import codes_4xx
 from pydantic import ConfigDict
 
 from annotation.access import JUDGE_VIEWERS, campaigns_for, get_campaign_for
-from annotation.criteria.categories import is_categorical
 from annotation.models import Criterion, Label
 from api.errors import domain_refusal
 from api.schemas import ErrorOut, JudgmentOut, LabelOut
-from evaluation import errors
-from evaluation.estimates import codec, params, small_themes
-from evaluation.estimates.categorical import categorical_report_as_json, compute_categorical_report
-from evaluation.estimates.codec import with_shrinkage
-from evaluation.estimates.report import compute_report
+from evaluation.errors import EstimateError
 from evaluation.models import Judgment
-from evaluation.reports import gate, judge_choice
+from evaluation.reports import gate, read
+from evaluation.reports.lookups import find_criterion
 
 router = Router(tags=["estimates, labels and judgments"])
 READERS = sorted(JUDGE_VIEWERS)
@@ -59,31 +55,29 @@ class JudgmentQuery(ReadQuery):
 )
 def criterion_estimates(request: HttpRequest, slug: str, criterion: str, query: Query[EstimatesQuery]):
     """Per-theme and overall estimates (human-only, judge-only, PPI++) of one criterion: the
-    JSON ``manage.py report --format json`` prints, with its parameters (per category and group,
-    with the confusion matrices, for a criterion with categories). ``shrinkage=true`` adds each
-    theme's estimate shrunk toward the judge, as ``--shrinkage`` does (400 naming ``shrinkage``
-    for a criterion with categories or fewer than two themes with a standard error)."""
+    JSON ``manage.py report --format json`` prints and the report page downloads, read as every
+    reader reads a report (the latest snapshot of these parameters, or computed now:
+    ``estimates_source`` says which; the judge by the one rule: ``judge_choice`` says how it was
+    chosen). Per category and group, with the confusion matrices, for a criterion with
+    categories; citation recall beside citation precision for citation support.
+    ``shrinkage=true`` adds each theme's estimate shrunk toward the judge (400 naming
+    ``shrinkage`` for a criterion with categories or fewer than two themes with a standard
+    error)."""
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
     found = get_object_or_404(Criterion, campaign=campaign, name=criterion)
     try:
-        alpha = params.check_alpha(query.alpha)
-        method = params.check_method(query.method)
-        judge = judge_choice.default_judge(campaign=campaign, name=query.judge)
-        if query.shrinkage:
-            small_themes.check_shrinkage(method=method, categorical=is_categorical(found))
-        if is_categorical(found):
-            categorical = compute_categorical_report(
-                criterion=found, judge=judge, alpha=alpha, method=method, by_difficulty=query.by_difficulty
-            )
-            return categorical_report_as_json(report=categorical)
-        report = compute_report(
-            criterion=found, judge=judge, alpha=alpha, method=method, by_difficulty=query.by_difficulty
+        report = read.report_request(
+            criterion=found,
+            judge=query.judge or "",
+            method=query.method,
+            alpha=query.alpha,
+            by_difficulty=query.by_difficulty,
+            shrinkage=query.shrinkage,
         )
-        small = small_themes.shrink_report(report=report) if query.shrinkage else None
-    except errors.EstimateError as exc:
+        shown = read.read_report(report)
+    except EstimateError as exc:
         raise domain_refusal(exc, default_field="judge") from None
-    data = codec.report_as_json(report=report)
-    return data if small is None else with_shrinkage(data=data, small=small)
+    return read.report_as_data(shown)
 
 
 @router.get(
@@ -165,13 +159,13 @@ def release_gate(request: HttpRequest, slug: str, body: GateIn):
     ``passed`` and ``reason`` either way: a failed gate is a verdict, not an error."""
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
     try:
-        found = gate.find_criterion(campaign=campaign, name=body.criterion)
+        found = find_criterion(campaign=campaign, name=body.criterion)
         baseline = None
         if body.baseline is not None:
             # Among the campaigns the caller belongs to: others are not named, even as existing.
             baseline = campaigns_for(user=request.user).filter(name=body.baseline).first()
             if baseline is None:
-                raise errors.EstimateError(f"campaign {body.baseline!r} does not exist", field="baseline")
+                raise EstimateError(f"campaign {body.baseline!r} does not exist", field="baseline")
             get_campaign_for(user=request.user, slug=baseline.slug, roles=READERS)
         result = gate.evaluate_gate(
             campaign=campaign,
@@ -184,6 +178,6 @@ def release_gate(request: HttpRequest, slug: str, body: GateIn):
             alpha=body.alpha,
             method=body.method,
         )
-    except errors.EstimateError as exc:
+    except EstimateError as exc:
         raise domain_refusal(exc, default_field="body") from None
     return result.as_dict()

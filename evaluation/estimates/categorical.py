@@ -28,7 +28,6 @@ from typing import Any
 
 from annotation.criteria.categories import Category, Indicator, categories_of, groups_of, indicators
 from annotation.models import Criterion
-from evaluation.estimates.codec import report_as_json
 from evaluation.estimates.inputs import EstimateInputs, load_inputs
 from evaluation.estimates.params import OVERALL
 from evaluation.estimates.report import GroupEstimate, Report, build_report
@@ -155,60 +154,6 @@ def confusions(*, inputs: EstimateInputs, values: list[int]) -> list[Confusion]:
     ]
     every = [pair for theme in sorted(by_theme) for pair in by_theme[theme]]
     return [*made, confusion_of(theme=OVERALL, pairs=every, values=values)]
-
-
-def _num(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
-def confusion_as_json(*, confusion: Confusion) -> dict[str, Any]:
-    return {
-        "theme": confusion.theme,
-        "values": confusion.values,
-        "matrix": confusion.matrix,
-        "n": confusion.n,
-        "observed_agreement": _num(confusion.observed),
-        "chance_agreement": _num(confusion.chance),
-        "kappa": _num(confusion.kappa),
-    }
-
-
-def categorical_report_as_json(*, report: CategoricalReport) -> dict[str, Any]:
-    """The report as a JSON-ready dict: the criterion's categories and groups, under
-    ``estimates`` one entry per category then per group (``name``, ``title``, ``kind``,
-    ``values``, and its ``themes`` and ``overall`` as a binary report's), and under
-    ``confusion`` the human x judge matrices per theme and overall (rows: human)."""
-    entries = []
-    for item in report.estimates:
-        data = report_as_json(report=item.report)
-        entry: dict[str, Any] = {
-            "name": item.indicator.name,
-            "title": item.indicator.title,
-            "kind": item.indicator.kind,
-            "values": sorted(item.indicator.values),
-            "themes": data["themes"],
-            "overall": data["overall"],
-        }
-        if "by_difficulty" in data:
-            entry["by_difficulty"] = data["by_difficulty"]
-        entries.append(entry)
-    return {
-        "campaign": report.campaign,
-        "criterion": report.criterion,
-        "kind": "categorical",
-        "judge": report.judge,
-        "alpha": report.alpha,
-        "method": report.method,
-        "level": report.level,
-        "sample_id": report.sample_id,
-        "categories": [
-            {"value": c.value, "key": c.key, "name": c.name, "title": c.title} for c in report.categories
-        ],
-        "groups": report.groups,
-        "estimates": entries,
-        "confusion": [confusion_as_json(confusion=confusion) for confusion in report.confusion],
-        "versions": report.versions,
-    }
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,56 @@ def report_as_json(*, report: Any) -> dict[str, Any]:
     return data
 
 
+def confusion_as_json(*, confusion: Any) -> dict[str, Any]:
+    return {
+        "theme": confusion.theme,
+        "values": confusion.values,
+        "matrix": confusion.matrix,
+        "n": confusion.n,
+        "observed_agreement": _num(confusion.observed),
+        "chance_agreement": _num(confusion.chance),
+        "kappa": _num(confusion.kappa),
+    }
+
+
+def categorical_report_as_json(*, report: Any) -> dict[str, Any]:
+    """The report as a JSON-ready dict: the criterion's categories and groups, under
+    ``estimates`` one entry per category then per group (``name``, ``title``, ``kind``,
+    ``values``, and its ``themes`` and ``overall`` as a binary report's), and under
+    ``confusion`` the human x judge matrices per theme and overall (rows: human)."""
+    entries = []
+    for item in report.estimates:
+        data = report_as_json(report=item.report)
+        entry: dict[str, Any] = {
+            "name": item.indicator.name,
+            "title": item.indicator.title,
+            "kind": item.indicator.kind,
+            "values": sorted(item.indicator.values),
+            "themes": data["themes"],
+            "overall": data["overall"],
+        }
+        if "by_difficulty" in data:
+            entry["by_difficulty"] = data["by_difficulty"]
+        entries.append(entry)
+    return {
+        "campaign": report.campaign,
+        "criterion": report.criterion,
+        "kind": "categorical",
+        "judge": report.judge,
+        "alpha": report.alpha,
+        "method": report.method,
+        "level": report.level,
+        "sample_id": report.sample_id,
+        "categories": [
+            {"value": c.value, "key": c.key, "name": c.name, "title": c.title} for c in report.categories
+        ],
+        "groups": report.groups,
+        "estimates": entries,
+        "confusion": [confusion_as_json(confusion=confusion) for confusion in report.confusion],
+        "versions": report.versions,
+    }
+
+
 def with_shrinkage(*, data: dict[str, Any], small: Any) -> dict[str, Any]:
     """``data`` (:func:`report_as_json`'s) with the report's shrinkage toward the judge
     (``evaluation.estimates.small_themes.SmallThemes``): per theme ``ppi_shrunk_mean``, ``ppi_shrunk_ci``

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from annotation.criteria.categories import is_categorical
 from annotation.models import Criterion, Label
+from evaluation.estimates import judge_choice
 from evaluation.estimates.codec import report_as_json
 from evaluation.estimates.params import METHODS, OVERALL
 from evaluation.estimates.report import compute_report
@@ -55,20 +56,15 @@ def schedule_refresh(*, criterion_id: int, trigger: str, delay_s: float) -> bool
     return bool(free.update(due_at=now + timedelta(seconds=delay_s), trigger=trigger))
 
 
-def judges_of(*, criterion: Criterion) -> list[Judge]:
-    """The judges with at least one successful judgment of ``criterion``, by name."""
-    judged = Judgment.objects.filter(criterion=criterion, status=Judgment.Status.OK).values("judge_id")
-    return list(Judge.objects.filter(pk__in=judged).order_by("name"))
-
-
 def record_snapshots(
     *, criterion: Criterion, trigger: str, alpha: float = SNAPSHOT_ALPHA
 ) -> list[ReportSnapshot]:
-    """Compute and store the estimates of ``criterion`` for every judge that labeled it, with
-    both methods; a snapshot identical to the latest of its judge and method is not stored
-    again, unless labels or judgments were recorded after that one (a label withdrawn before it
-    became final changes no number, yet the latest snapshot must stop looking stale). Returns
-    the snapshots stored (none for a categorical criterion, whose report is computed when read).
+    """Compute and store the estimates of ``criterion`` for every candidate judge
+    (``judge_choice.candidates``: those that labeled it), with both methods; a snapshot
+    identical to the latest of its judge and method is not stored again, unless labels or
+    judgments were recorded after that one (a label withdrawn before it became final changes no
+    number, yet the latest snapshot must stop looking stale). Returns the snapshots stored (none
+    for a categorical criterion, whose report is computed when read).
 
     A snapshot's ``created_at`` is when its computation started: every label and judgment
     recorded before it is in its numbers, so one recorded after it makes it stale.
@@ -77,7 +73,7 @@ def record_snapshots(
     if is_categorical(criterion):
         # Its estimates are per category (evaluation.estimates.categorical), computed when asked for.
         return stored
-    for judge in judges_of(criterion=criterion):
+    for judge in judge_choice.candidates(criterion=criterion):
         for method in METHODS:
             as_of = timezone.now()
             report = compute_report(criterion=criterion, judge=judge, alpha=alpha, method=method)
@@ -90,8 +86,8 @@ def record_snapshots(
             if (
                 latest is not None
                 and latest.data == data
-                and not _labels_since(criterion=criterion, as_of=latest.created_at)
-                and not _judgments_since(criterion=criterion, judge_id=judge.pk, as_of=latest.created_at)
+                and not labels_since(criterion=criterion, as_of=latest.created_at)
+                and not judgments_since(criterion=criterion, judge_id=judge.pk, as_of=latest.created_at)
             ):
                 continue
             stored.append(
@@ -145,11 +141,11 @@ def latest_snapshot(
     return kept.first()
 
 
-def _labels_since(*, criterion: Criterion, as_of: datetime) -> bool:
+def labels_since(*, criterion: Criterion, as_of: datetime) -> bool:
     return Label.objects.filter(criterion=criterion, created_at__gt=as_of).exists()
 
 
-def _judgments_since(*, criterion: Criterion, judge_id: int, as_of: datetime) -> bool:
+def judgments_since(*, criterion: Criterion, judge_id: int, as_of: datetime) -> bool:
     # Failed judgments move no number; a retry that succeeds updates its row (updated_at).
     ok = Judgment.objects.filter(criterion=criterion, judge_id=judge_id, status=Judgment.Status.OK)
     return ok.filter(updated_at__gt=as_of).exists()

@@ -14,9 +14,10 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Campaign, Criterion
 from evaluation.designs import anytime
+from evaluation.errors import EstimateError
+from evaluation.estimates import judge_choice
 from evaluation.forms.fields import NumberField
-from evaluation.models import Judge, Judgment
-from evaluation.reports import judge_choice
+from evaluation.models import Judge
 from inference import allocation
 
 DEFAULT_SAMPLE_BUDGET = 60
@@ -47,23 +48,58 @@ class JudgeSampleForm(forms.Form):
 
     def __init__(self, data=None, *, campaign: Campaign) -> None:
         criteria = Criterion.objects.filter(campaign=campaign).exclude(kind="categorical").order_by("name")
+        self.choice_needed = False
+        # The candidate judges of each criterion, when the defaults have read them already.
+        self.candidates: dict[int, list[Judge]] = {}
         if data is None:
-            default = judge_choice.pick_default_judge(
-                list(Judge.objects.filter(campaign=campaign).order_by("name"))
-            )
-            # The first criterion the default judge gave confidences on, else the first one.
-            scored = Judgment.objects.filter(judge=default, confidence__isnull=False).values("criterion")
-            first = criteria.filter(pk__in=scored).first() or criteria.first()
-            data = {
+            self.candidates = judge_choice.candidates_by_criterion(criteria=list(criteria), confidences=True)
+            first, default = _first_with_confidences(criteria=list(criteria), candidates=self.candidates)
+            initial = {
                 "criterion": first.name if first else "",
                 "judge": default.name if default else "",
                 **self.defaults(),
             }
-        super().__init__(data)
+            if default is None:
+                # No judge to read without asking (several, none primary, or none yet): the page
+                # shows the form with the choice to make, not a refusal.
+                self.choice_needed = True
+                super().__init__(None, initial=initial)
+            else:
+                super().__init__(initial)
+        else:
+            super().__init__(data)
         cast(forms.ModelChoiceField, self.fields["criterion"]).queryset = criteria
         judge = cast(forms.ModelChoiceField, self.fields["judge"])
         judge.queryset = Judge.objects.filter(campaign=campaign)
         judge.error_messages["required"] = self.judge_required
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or self.cleaned_data
+        criterion, judge = data.get("criterion"), data.get("judge")
+        if criterion is not None and judge is not None:
+            try:
+                judge_choice.choose_judge(
+                    criterion=criterion, name=judge.name, judges=self.candidates.get(criterion.pk)
+                )
+            except EstimateError as exc:
+                self.add_error("judge", exc.message)
+        return data
+
+
+def _first_with_confidences(
+    *, criteria: list[Criterion], candidates: dict[int, list[Judge]]
+) -> tuple[Criterion | None, Judge | None]:
+    """The criterion an unbound page opens on and its default judge among its ``candidates``
+    (``judge_choice``, read with their confidences): the first criterion whose default judge gave
+    confidences on it, else the first with a default judge, else the first criterion (and no
+    judge)."""
+    defaults = [(c, judge_choice.default_choice(judges=candidates[c.pk])[0]) for c in criteria]
+    scored = [(c, judge) for c, judge in defaults if judge is not None and judge.has_confidences]
+    judged = [(c, judge) for c, judge in defaults if judge is not None]
+    for found in (scored, judged):
+        if found:
+            return found[0]
+    return (criteria[0], None) if criteria else (None, None)
 
 
 class ConfidenceSampleForm(JudgeSampleForm):

@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.models import Campaign, Criterion
 from annotation.templatetags.annotation_format import builtin_title
 from evaluation.errors import EstimateError
+from evaluation.estimates import judge_choice
 from evaluation.estimates.params import check_alpha
 from evaluation.forms.fields import MessagesMixin, NumberField, WholeNumberField
 from evaluation.forms.reports import DEFAULT_ALPHA
@@ -27,12 +28,13 @@ from evaluation.measures.evidence import criterion_categories
 from evaluation.measures.retrieval import DEFAULT_KS
 from evaluation.models import Judge
 from evaluation.pages.overview import METRIC_TITLES
-from evaluation.reports import judge_choice
 
 
 @dataclass(frozen=True)
 class StabilityParams:
-    """What the stability page reads (a parameter that was wrong holds its default)."""
+    """What the stability page reads (a parameter that was wrong holds its default).
+    ``no_judge``: why there is no judge to read when the judge's labels are asked for and none
+    is named (several candidates and no primary judge): the page asks, it is not an error."""
 
     measure: stability.Measure | None
     source: str
@@ -40,15 +42,17 @@ class StabilityParams:
     alpha: float
     draws: int
     seed: int
+    no_judge: str = ""
 
 
 class StabilityForm(MessagesMixin, forms.Form):
     """The GET parameters of the stability page. ``measure``: ``criterion:NAME`` or
     ``metric:NAME`` (default: the first criterion, else the response metric); ``source``:
-    ``judge`` (default) or ``human``, for a criterion; ``judge``: a name among ``judges``
-    (default :func:`judge_choice.pick_default_judge`'s choice); ``alpha``; ``draws`` (1 to
-    ``stability.MAX_DRAWS``) and ``seed`` of the subsampling. Missing parameters take their
-    defaults, which the form then shows."""
+    ``judge`` or ``human``, for a criterion (default: the judge's labels when a judge has
+    labeled the criterion, else the final human labels); ``judge``: a candidate of the criterion
+    (``judge_choice``; default: its default judge, and when there is none the page asks);
+    ``alpha``; ``draws`` (1 to ``stability.MAX_DRAWS``) and ``seed`` of the subsampling.
+    Missing parameters take their defaults, which the form then shows."""
 
     measure = forms.ChoiceField(label=_("Criterion or metric"))
     source = forms.ChoiceField(
@@ -60,14 +64,20 @@ class StabilityForm(MessagesMixin, forms.Form):
     draws = WholeNumberField(label=_("Draws per number of repetitions"))
     seed = forms.IntegerField(label=_("Seed"), min_value=0)
 
-    def __init__(self, data: Any, *, criteria: list[Criterion], judges: list[Judge]) -> None:
+    def __init__(self, data: Any, *, criteria: list[Criterion]) -> None:
         self.criteria = criteria
-        self.judges = {judge.name: judge for judge in judges}
-        default_judge = judge_choice.pick_default_judge(judges)
         first = stability.default_measure(criteria=criteria)
+        key = data.get("measure") or first.key
+        self.criterion = next((c for c in criteria if f"criterion:{c.name}" == key), None)
+        judges = judge_choice.candidates(criterion=self.criterion) if self.criterion is not None else []
+        self.judges = {judge.name: judge for judge in judges}
+        default_judge = (
+            judge_choice.choose_judge(criterion=self.criterion, judges=judges) if self.criterion else None
+        )
+        self.no_judge = ""
         defaults = {
             "measure": first.key,
-            "source": stability.JUDGE,
+            "source": stability.JUDGE if judges else stability.HUMAN,
             "judge": default_judge.name if default_judge is not None else "",
             "alpha": str(DEFAULT_ALPHA),
             "draws": str(stability.DEFAULT_DRAWS),
@@ -99,12 +109,11 @@ class StabilityForm(MessagesMixin, forms.Form):
             and data.get("judge") is None
             and "judge" not in self.errors
         ):
-            self.add_error(
-                "judge",
-                _("several judges have labeled this campaign: choose one (%(names)s)")
-                % {"names": ", ".join(self.judges)}
-                if self.judges
-                else _("no judge has labeled this campaign yet: choose the final human labels"),
+            # Nothing to show until the reader chooses: not an error.
+            self.no_judge = str(
+                judge_choice.no_choice(criterion=measure.criterion, judges=list(self.judges.values()))
+                if measure.criterion is not None
+                else _("choose a judge")
             )
         return data
 
@@ -127,6 +136,7 @@ class StabilityForm(MessagesMixin, forms.Form):
             alpha=data.get("alpha") or DEFAULT_ALPHA,
             draws=data.get("draws") or stability.DEFAULT_DRAWS,
             seed=seed if isinstance(seed, int) else stability.DEFAULT_SEED,
+            no_judge=self.no_judge,
         )
 
 

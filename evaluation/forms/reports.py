@@ -11,7 +11,6 @@ sends "0.05" (its inputs say ``step="any"`` and their values are ``|unlocalize``
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import urlencode
@@ -23,23 +22,21 @@ from django.utils.translation import gettext_lazy as _
 from annotation.models import Campaign, Criterion, Unit
 from annotation.templatetags.annotation_format import builtin_title
 from evaluation.errors import EstimateError
-from evaluation.estimates.params import check_alpha, check_method
-from evaluation.estimates.snapshots import SNAPSHOT_ALPHA
+from evaluation.estimates import judge_choice
 from evaluation.forms.fields import MessagesMixin, NumberField
 from evaluation.models import Judge
-from evaluation.reports import judge_choice
+from evaluation.reports.read import DEFAULT_ALPHA, DEFAULT_METHOD, ReportRequest, report_request
 
-DEFAULT_METHOD = "robust"
-DEFAULT_ALPHA = SNAPSHOT_ALPHA
 DEFAULT_TARGET = 0.05
 
 
 @dataclass(frozen=True)
 class ReportParams:
-    """What a report page reads: the judge (None: none yet, or several to choose from, as
-    ``no_judge`` says), the method, alpha and the planner's target half-width; a parameter
-    that was wrong holds its default."""
+    """What a report page reads: the checked request (None when a parameter was wrong, or when
+    the reader must choose a judge, as ``no_judge`` says), and the parameters to show back in
+    the form, each one's default where it was wrong; the planner's target half-width."""
 
+    request: ReportRequest | None
     judge: Judge | None
     method: str
     alpha: float
@@ -49,13 +46,12 @@ class ReportParams:
 
 
 class ReportForm(MessagesMixin, forms.Form):
-    """The GET parameters of a report, its history and its downloads.
-
-    ``judge``: a name among ``judges``; none picks :func:`judge_choice.pick_default_judge`'s choice
-    (none when several judges were run: the reader picks one). ``method``: robust or study.
-    ``alpha`` and ``target``: strictly between 0 and 1. ``shrinkage``: add each theme's PPI++
-    estimate shrunk toward the judge (``evaluation.estimates.small_themes``), off unless asked for.
-    """
+    """The GET parameters of a report, its history and its downloads, checked once by
+    :func:`evaluation.reports.read.report_request`: ``judge`` a candidate of the criterion
+    (``judge_choice``; none: the default one, and when there is none the page asks which, as
+    ``params().no_judge`` says: not an error), ``method`` robust or study, ``alpha`` strictly
+    between 0 and 1, ``shrinkage`` where it is offered. ``target``: the planner's half-width,
+    strictly between 0 and 1."""
 
     judge = forms.CharField(required=False)
     method = forms.CharField(required=False)
@@ -63,9 +59,12 @@ class ReportForm(MessagesMixin, forms.Form):
     target = NumberField(required=False)
     shrinkage = forms.BooleanField(required=False)
 
-    def __init__(self, data: Any, *, judges: list[Judge]) -> None:
+    def __init__(self, data: Any, *, criterion: Criterion, judges: list[Judge]) -> None:
         super().__init__(data)
+        self.criterion = criterion
         self.judges = judges
+        self.request: ReportRequest | None = None
+        self.no_judge = ""
 
     def clean_target(self) -> float:
         target = self.cleaned_data["target"]
@@ -83,65 +82,68 @@ class ReportForm(MessagesMixin, forms.Form):
             data["method"] = data["method"] or DEFAULT_METHOD
         if "alpha" in data and data["alpha"] is None:
             data["alpha"] = DEFAULT_ALPHA
-        self._check("method", check_method)
-        self._check("alpha", check_alpha)
-        self._check("judge", lambda name: judge_choice.choose_judge(judges=self.judges, name=name))
-        return data
-
-    def _check(self, key: str, check: Callable[[Any], Any], *, prefix: str = "") -> None:
-        """Replace ``cleaned_data[key]`` by what the domain's ``check`` returns for it, or place
-        the domain's error on the field it names (under ``prefix``)."""
-        if key not in self.cleaned_data:
-            return
+        if any(key not in data for key in ("judge", "method", "alpha")):
+            return data
         try:
-            self.cleaned_data[key] = check(self.cleaned_data[key])
+            self.request = report_request(
+                criterion=self.criterion,
+                judge=data["judge"],
+                method=data["method"],
+                alpha=data["alpha"],
+                shrinkage=bool(data.get("shrinkage")),
+                judges=self.judges,
+            )
         except EstimateError as exc:
-            self.add_error(prefix + (exc.field or key), exc.message)
+            if exc.field == "judge" and not data["judge"]:
+                # No judge named and none to default to: the page asks, it is not an error.
+                self.no_judge = str(exc.message)
+            else:
+                self.add_error(exc.field, exc.message)
+        return data
 
     def params(self) -> ReportParams:
         """The parameters, each one's default where it was wrong (call after ``is_valid``)."""
         data = self.cleaned_data
-        judge = data.get("judge")
-        no_judge = ""
-        if judge is None and not self.data.get("judge"):
-            names = ", ".join(j.name for j in self.judges)
-            no_judge = (
-                f"several judges have labeled this campaign: choose one ({names})"
-                if self.judges
-                else "no judge has labeled this campaign yet"
-            )
+        request = self.request if not self.errors else None
+        method = data.get("method") or DEFAULT_METHOD
+        alpha = data.get("alpha") or DEFAULT_ALPHA
+        if "method" in self.errors:
+            method = DEFAULT_METHOD
+        if "alpha" in self.errors:
+            alpha = DEFAULT_ALPHA
         return ReportParams(
-            judge=judge,
-            method=data.get("method", DEFAULT_METHOD),
-            alpha=data.get("alpha", DEFAULT_ALPHA),
+            request=request,
+            judge=request.judge if request is not None else None,
+            method=method,
+            alpha=alpha,
             target=data.get("target", DEFAULT_TARGET),
-            no_judge=no_judge,
+            no_judge=self.no_judge,
             shrinkage=bool(data.get("shrinkage", False)),
         )
 
 
 class CompareForm(ReportForm):
     """The report's parameters and the other campaign: ``other`` (a slug among ``candidates``,
-    the campaigns the user manages or analyses) and ``other_judge`` (a name among its judges,
-    defaulting as ``judge`` does). Both campaigns need a judge, and the other the criterion.
-    ``more``: further campaigns among ``candidates`` (versions compared by question, each with
-    its only judge)."""
+    the campaigns the user manages or analyses) and ``other_judge`` (a candidate of its
+    criterion, defaulting as ``judge`` does). Both campaigns need a judge, and the other the
+    criterion. ``more``: further campaigns among ``candidates`` (versions compared by question,
+    each with its default judge)."""
 
     other = forms.CharField(required=False)
     other_judge = forms.CharField(required=False)
-    # More versions, compared by question with this one and ``other`` (each with its only judge).
+    # More versions, compared by question with this one and ``other`` (each with its default judge).
     more = forms.MultipleChoiceField(required=False)
 
     def __init__(self, data: Any, *, judges: list[Judge], candidates: list[Campaign], criterion: Criterion):
-        super().__init__(data, judges=judges)
+        super().__init__(data, criterion=criterion, judges=judges)
         self.candidates = candidates
         more = cast(forms.MultipleChoiceField, self.fields["more"])
         more.choices = [(c.slug, c.name) for c in candidates]
         more.error_messages["invalid_choice"] = _("%(value)r is not a campaign you manage or analyse")
-        self.criterion = criterion
         self.other_campaign: Campaign | None = None
         self.other_criterion: Criterion | None = None
         self.other_judges: list[Judge] = []
+        self.other_request: ReportRequest | None = None
 
     def clean_other(self) -> Campaign | None:
         slug = self.cleaned_data["other"]
@@ -154,8 +156,9 @@ class CompareForm(ReportForm):
                 _("%(slug)r is not a campaign you manage or analyse"), params={"slug": slug}
             )
         self.other_campaign = found
-        self.other_judges = list(Judge.objects.filter(campaign=found).order_by("name"))
         self.other_criterion = Criterion.objects.filter(campaign=found, name=self.criterion.name).first()
+        if self.other_criterion is not None:
+            self.other_judges = judge_choice.candidates(criterion=self.other_criterion)
         return found
 
     def clean_more(self) -> list[Campaign]:
@@ -168,30 +171,34 @@ class CompareForm(ReportForm):
         if other is None:
             data["other_judge"] = None
             return data
-        self._check(
-            "other_judge",
-            lambda name: judge_choice.choose_judge(judges=self.other_judges, name=name),
-            prefix="other_",
-        )
-        if self.errors:
-            return data
         if self.other_criterion is None:
             self.add_error(
                 "other",
                 _("%(campaign)s has no criterion %(criterion)s")
                 % {"campaign": repr(other.name), "criterion": repr(self.criterion.name)},
             )
-        if data.get("judge") is None:
-            self.add_error("judge", self.params().no_judge)
-        if data.get("other_judge") is None and not self.data.get("other_judge"):
-            names = ", ".join(j.name for j in self.other_judges)
-            self.add_error(
-                "other",
-                _("several judges have labeled this campaign: choose one (%(names)s)") % {"names": names}
-                if self.other_judges
-                else _("no judge has labeled this campaign yet"),
+            return data
+        if self.no_judge:
+            self.add_error("judge", self.no_judge)
+        try:
+            self.other_request = report_request(
+                criterion=self.other_criterion,
+                judge=data.get("other_judge") or "",
+                method=self.request.method if self.request else DEFAULT_METHOD,
+                alpha=self.request.alpha if self.request else DEFAULT_ALPHA,
+                judges=self.other_judges,
             )
+            data["other_judge"] = self.other_request.judge
+        except EstimateError as exc:
+            self.add_error("other_judge" if data.get("other_judge") else "other", exc.message)
         return data
+
+
+class PrimaryJudgeForm(forms.Form):
+    """The judge a manager makes a criterion's primary judge, by name (empty: none any more);
+    ``judge_choice.set_primary_judge`` checks that it is a candidate."""
+
+    judge = forms.CharField(required=False, max_length=100)
 
 
 class RefreshForm(forms.Form):
@@ -215,7 +222,8 @@ class RefreshForm(forms.Form):
 class DisagreementForm(forms.Form):
     """The filters of the disagreements between humans and a judge: a theme, a judge (by name).
 
-    No judge named: the first judge by name. Themes are those of the criterion's units.
+    No judge named: the report's default judge (none: the reader chooses). Themes are those of
+    the criterion's units.
     """
 
     theme = forms.ChoiceField(label=_("Theme"), required=False)
@@ -223,6 +231,7 @@ class DisagreementForm(forms.Form):
 
     def __init__(self, data: Any, *, criterion: Criterion, judges: list[Judge]) -> None:
         super().__init__(data)
+        self.criterion = criterion
         self.judges = {judge.name: judge for judge in judges}
         themes = (
             Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
@@ -234,13 +243,15 @@ class DisagreementForm(forms.Form):
             ("", _("All themes")),
             *((t, t) for t in themes),
         ]
-        cast(forms.ChoiceField, self.fields["judge"]).choices = [(name, name) for name in self.judges]
+        blank = [("", _("choose a judge"))] if len(self.judges) > 1 else []
+        cast(forms.ChoiceField, self.fields["judge"]).choices = blank + [(name, name) for name in self.judges]
 
     def clean_judge(self) -> Judge | None:
         name = self.cleaned_data.get("judge")
         if name:
             return self.judges[name]
-        return next(iter(self.judges.values()), None)
+        # None named: the report's default judge (``judge_choice``), else the reader chooses.
+        return judge_choice.choose_judge(criterion=self.criterion, judges=list(self.judges.values()))
 
     def query(self) -> str:
         """The filters as a query string (for the pager's links), without empty values."""

@@ -40,12 +40,11 @@ from annotation.errors import refusal
 from annotation.models import Answer, Campaign, Criterion, Question, Unit
 from annotation.sampling.current import current_sample
 from evaluation.errors import ComparisonError, EstimateError
-from evaluation.estimates import inputs, params
+from evaluation.estimates import inputs, judge_choice, params
 from evaluation.estimates.params import OVERALL
 from evaluation.estimates.report import GroupEstimate, Report
 from evaluation.measures import automatic
 from evaluation.models import Judge, Judgment
-from evaluation.reports import judge_choice
 from inference import means, ppi
 from inference.paired import (
     NAN,
@@ -284,7 +283,8 @@ def versions_for(
     judge_name: str = "",
 ) -> list[Version]:
     """The versions to compare: each campaign's criterion named ``criterion`` and its judge (the
-    one given in ``judges``, else the one named ``judge_name``, else the campaign's only judge).
+    one given in ``judges``, else the one named ``judge_name``, else the criterion's default
+    judge: ``judge_choice``).
     ComparisonError on field ``criterion`` naming the campaign that lacks it, on ``judge`` when a
     campaign has no judge to pick, on ``other`` when a campaign is given twice."""
     names = [c.name for c in campaigns]
@@ -309,7 +309,7 @@ def versions_for(
         judge = judges[position] if judges is not None else None
         if judge is None:
             try:
-                judge = judge_choice.default_judge(campaign=campaign, name=judge_name or None)
+                judge = judge_choice.require_judge(criterion=found, name=judge_name)
             except EstimateError as exc:
                 raise ComparisonError(exc.reason, field="judge") from None
         versions.append(Version(campaign=campaign, criterion=found, judge=judge))

@@ -2,11 +2,12 @@
 it not dropped significantly against a baseline campaign (the previous version of the
 assistant)?
 
-The gate reads the estimates as the report does (``snapshots.report_to_show``: the latest
-snapshot of the parameters when there is one, else computed now), with one stricter rule: a
-snapshot after which labels, judgments, units or the current sample changed is not trusted with
-a release, and the estimates are computed now instead (``computed_because`` "stale"). A fresh
-snapshot holds the numbers a computation would give, at the cost of a dozen small queries.
+The gate reads the estimates as every reader does (``evaluation.reports.read``: the latest
+snapshot of the parameters when there is one, else computed now; the judge by
+``judge_choice``'s rule), with one stricter rule: a snapshot after which labels, judgments, units
+or the current sample changed is not trusted with a release, and the estimates are computed now
+instead (``computed_because`` "stale"). A fresh snapshot holds the numbers a computation would
+give, at the cost of a dozen small queries.
 
 Checked groups: every theme and the overall estimate, or the groups named in ``themes``
 (``"overall"`` names the overall estimate). A checked group fails
@@ -15,7 +16,7 @@ Checked groups: every theme and the overall estimate, or the groups named in ``t
   or when it has no lower bound (no paired units, or a single answer under the robust method:
   an interval without a lower bound clears no threshold);
 - with a baseline, when the difference ``campaign - baseline`` of the PPI++ estimates, as the
-  compare page computes it (``snapshots.compare_reports``: theme by theme, the two campaigns'
+  compare page computes it (``comparison.compare_reports``: theme by theme, the two campaigns'
   standard errors added in quadrature, a normal quantile at ``alpha``), has an upper bound
   below 0: a drop significant at ``alpha / 2`` one-sided. A group the baseline lacks, or whose
   difference cannot be computed (an estimate missing on either side), is shown and not compared.
@@ -28,67 +29,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
-from django.utils import timezone
-
+from annotation.criteria.categories import is_categorical
 from annotation.models import Campaign, Criterion
 from evaluation.errors import EstimateError
-from evaluation.estimates.params import OVERALL, check_alpha, check_method
-from evaluation.estimates.report import GroupEstimate, Report, compute_report
+from evaluation.estimates import judge_choice
+from evaluation.estimates.params import OVERALL
+from evaluation.estimates.report import GroupEstimate
 from evaluation.measures import comparison
 from evaluation.models import Judge
 from evaluation.reports import read
-from evaluation.reports.judge_choice import default_judge
-
-# How a snapshot's trigger reads after "after" (the report page's wording).
-TRIGGERS = {
-    "judge_run": "a judge run",
-    "labels": "human labels",
-    "import": "an import",
-    "manual": "on demand",
-}
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where the numbers of one campaign come from: ``snapshot`` (with its date and trigger) or
-    ``computed``, and why computed: ``no_snapshot``, ``parameters`` (an alpha that is not
-    snapshotted) or ``stale`` (something was recorded after the latest snapshot: ``stale_since``
-    says what)."""
-
-    campaign: str
-    judge: str
-    source: str
-    as_of: str  # ISO 8601, UTC
-    trigger: str = ""
-    computed_because: str = ""
-    stale_since: tuple[str, ...] = ()
-
-    def describe(self) -> str:
-        """One line for the command's output."""
-        if self.source == read.Provenance.SNAPSHOT:
-            after = TRIGGERS.get(self.trigger, self.trigger.replace("_", " "))
-            trigger = f", after {after}" if after else ""
-            return f"snapshot of {self.as_of}{trigger}; nothing recorded since"
-        why = {
-            "no_snapshot": "no snapshot of these parameters yet",
-            "parameters": "these parameters are not snapshotted",
-            "stale": f"the latest snapshot is stale: {', '.join(self.stale_since)} recorded since",
-        }.get(self.computed_because, self.computed_because)
-        return f"computed now ({why})"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "campaign": self.campaign,
-            "judge": self.judge,
-            "source": self.source,
-            "as_of": self.as_of,
-            "trigger": self.trigger,
-            "computed_because": self.computed_because,
-            "stale_since": list(self.stale_since),
-        }
+from evaluation.reports.lookups import find_criterion
+from evaluation.reports.read import Provenance
 
 
 @dataclass(frozen=True)
@@ -154,9 +107,10 @@ class GateResult:
     method: str
     alpha: float
     min_lower: float
-    source: Source
+    source: Provenance
     baseline: str | None = None
-    baseline_source: Source | None = None
+    baseline_source: Provenance | None = None
+    baseline_judge: str | None = None
 
     @property
     def line(self) -> str:
@@ -176,82 +130,26 @@ class GateResult:
             "method": self.method,
             "alpha": self.alpha,
             "min_lower": self.min_lower,
-            "estimates": self.source.as_dict(),
+            "estimates": {"campaign": self.campaign, "judge": self.judge, **self.source.as_data()},
             "baseline": self.baseline,
-            "baseline_estimates": self.baseline_source.as_dict() if self.baseline_source else None,
+            "baseline_estimates": (
+                {"campaign": self.baseline, "judge": self.baseline_judge, **self.baseline_source.as_data()}
+                if self.baseline_source
+                else None
+            ),
             "groups": [figures.as_dict() for figures in self.figures],
         }
 
 
-def find_campaign(name: str, *, field: str = "campaign") -> Campaign:
-    """The campaign named ``name``; EstimateError on ``field`` otherwise."""
-    found = Campaign.objects.filter(name=name).first()
-    if found is None:
-        raise EstimateError(f"campaign {name!r} does not exist", field=field)
-    return found
-
-
-def find_criterion(*, campaign: Campaign, name: str, field: str = "criterion") -> Criterion:
-    """The criterion ``name`` of ``campaign``; EstimateError on ``field``, naming the campaign's
-    criteria, otherwise."""
-    found = Criterion.objects.filter(campaign=campaign, name=name).first()
-    if found is None:
-        names = ", ".join(campaign.criteria.order_by("name").values_list("name", flat=True)) or "none"
-        raise EstimateError(
-            f"criterion {name!r} does not exist in {campaign.name!r} (criteria: {names})", field=field
-        )
-    return found
-
-
-def read_report(*, criterion: Criterion, judge: Judge, method: str, alpha: float) -> tuple[Report, Source]:
-    """The report the gate decides on: ``snapshots.report_to_show``'s (the latest snapshot of
-    these parameters, else computed now), computed now instead when that snapshot is stale."""
-    shown = read.report_to_show(criterion=criterion, judge=judge, method=method, alpha=alpha)
-    campaign = criterion.campaign.name
-    changes = shown.changes
-    if shown.provenance.from_snapshot and changes is not None and changes.stale:
-        since = tuple(
-            what
-            for what, moved in (
-                ("human labels", changes.labels),
-                ("judgments", changes.judgments),
-                ("units", changes.units),
-                ("another current sample", changes.sample),
-            )
-            if moved
-        )
-        as_of = timezone.now()  # before computing, as a snapshot is dated
-        report = compute_report(criterion=criterion, judge=judge, alpha=alpha, method=method)
-        return report, Source(
-            campaign=campaign,
-            judge=judge.name,
-            source=read.Provenance.COMPUTED,
-            as_of=_iso(as_of),
-            computed_because="stale",
-            stale_since=since,
-        )
-    provenance = shown.provenance
-    return shown.report, Source(
-        campaign=campaign,
-        judge=judge.name,
-        source=provenance.source,
-        as_of=_iso(provenance.as_of),
-        trigger=provenance.trigger,
-        computed_because=shown.computed_because,
-    )
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _judge_of_baseline(*, baseline: Campaign, name: str | None, judge: Judge) -> Judge:
-    """The baseline's judge: the one named, else the baseline's judge of the same name as the
-    gate's judge, else the report's default (its only judge)."""
-    if name:
-        return default_judge(campaign=baseline, name=name)
-    same = Judge.objects.filter(campaign=baseline, name=judge.name).first()
-    return same if same is not None else default_judge(campaign=baseline)
+def _baseline_request(
+    *, criterion: Criterion, name: str | None, judge: Judge, method: str, alpha: float
+) -> read.ReportRequest:
+    """The baseline's report request: its judge the one named, else the baseline's candidate of
+    the same name as the gate's judge, else its default (``judge_choice``)."""
+    if not name:
+        judges = judge_choice.candidates(criterion=criterion)
+        name = judge.name if any(other.name == judge.name for other in judges) else ""
+    return read.report_request(criterion=criterion, judge=name, method=method, alpha=alpha)
 
 
 def _num(value: float) -> float | None:
@@ -300,26 +198,31 @@ def evaluate_gate(
     """
     if not (isinstance(min_lower, (int, float)) and 0 <= min_lower <= 1):
         raise EstimateError(f"must be a rate between 0 and 1, got {min_lower!r}", field="min_lower")
-    check_method(method)
-    check_alpha(alpha)
     if criterion.campaign_id != campaign.pk:
         raise EstimateError(f"{criterion.name!r} is not a criterion of {campaign.name!r}", field="criterion")
-    try:
-        chosen = default_judge(campaign=campaign, name=judge)
-    except EstimateError as exc:
-        raise EstimateError(str(exc), field="judge") from None
-    baseline_criterion = None
-    other_judge = None
+    if is_categorical(criterion):
+        raise EstimateError(
+            f"{criterion.name!r} has categories: the gate checks one rate per theme", field="criterion"
+        )
+    request = read.report_request(criterion=criterion, judge=judge or "", method=method, alpha=alpha)
+    baseline_request = None
     if baseline is not None:
         if baseline.pk == campaign.pk:
             raise EstimateError(f"{baseline.name!r} is the campaign itself", field="baseline")
         baseline_criterion = find_criterion(campaign=baseline, name=criterion.name, field="baseline")
         try:
-            other_judge = _judge_of_baseline(baseline=baseline, name=baseline_judge, judge=chosen)
+            baseline_request = _baseline_request(
+                criterion=baseline_criterion,
+                name=baseline_judge,
+                judge=request.judge,
+                method=method,
+                alpha=alpha,
+            )
         except EstimateError as exc:
-            raise EstimateError(str(exc), field="baseline_judge") from None
+            raise EstimateError(exc.message, field="baseline_judge") from None
 
-    report, source = read_report(criterion=criterion, judge=chosen, method=method, alpha=alpha)
+    shown = read.read_report(request, recompute_stale=True)
+    report, source = shown.binary, shown.provenance
     groups: list[GroupEstimate] = [*report.themes, report.overall]
     known = [group.theme for group in report.themes]
     wanted = list(dict.fromkeys(themes)) if themes else None
@@ -336,11 +239,12 @@ def evaluate_gate(
 
     compared: dict[str, comparison.ThemeComparison] = {}
     baseline_source = None
-    if baseline_criterion is not None and other_judge is not None:
-        baseline_report, baseline_source = read_report(
-            criterion=baseline_criterion, judge=other_judge, method=method, alpha=alpha
-        )
-        compared = {row.theme: row for row in comparison.compare_reports(left=baseline_report, right=report)}
+    if baseline_request is not None:
+        baseline_shown = read.read_report(baseline_request, recompute_stale=True)
+        baseline_source = baseline_shown.provenance
+        compared = {
+            row.theme: row for row in comparison.compare_reports(left=baseline_shown.binary, right=report)
+        }
 
     low: list[str] = []
     drops: list[str] = []
@@ -407,13 +311,14 @@ def evaluate_gate(
         figures=tuple(figures),
         campaign=campaign.name,
         criterion=criterion.name,
-        judge=chosen.name,
+        judge=request.judge.name,
         method=method,
         alpha=alpha,
         min_lower=float(min_lower),
         source=source,
         baseline=baseline.name if baseline is not None else None,
         baseline_source=baseline_source,
+        baseline_judge=baseline_request.judge.name if baseline_request is not None else None,
     )
 
 
@@ -449,7 +354,7 @@ def text_lines(*, result: GateResult) -> list[str]:
     ]
     if result.baseline_source is not None:
         lines.append(
-            f"baseline: {result.baseline_source.campaign} / judge {result.baseline_source.judge}: "
+            f"baseline: {result.baseline} / judge {result.baseline_judge}: "
             f"{result.baseline_source.describe()}"
         )
     width = max([len("group"), *(len(row.group) for row in result.figures)]) + 2

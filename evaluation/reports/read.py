@@ -1,42 +1,65 @@
-"""The numbers a report shows and where they come from: the latest snapshot of its parameters,
-with what changed since, or the estimates computed now, and why."""
+"""One road to a report: a request parsed and checked once (:func:`report_request`), read by one
+function (:func:`read_report`) that every reader calls: the report page and its downloads, the
+``report``, ``export_campaign`` and ``gate`` commands, the API, the comparison of two campaigns.
+
+A report is the latest snapshot of its parameters when there is one (snapshots are kept at
+``SNAPSHOT_ALPHA``, per theme, for every candidate judge and both methods of a binary
+criterion), with what was recorded since; otherwise it is computed now, and its provenance says
+why: no snapshot yet, parameters that are not snapshotted (another alpha, rows per difficulty, a
+criterion with categories, whose estimates are computed when read), or, for a reader that may
+not act on stale numbers (the release gate), a snapshot that something recorded since may have
+moved. Citation support adds citation recall beside it; ``shrinkage`` adds each theme's
+estimate shrunk toward the judge. :func:`report_as_data` is the one JSON of a report.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
 from django.utils import timezone
 
-from annotation.models import Criterion, Sample, Unit
+from annotation.criteria.categories import is_categorical
+from annotation.models import Criterion, Level, Sample, Unit
 from annotation.sampling.current import current_sample_id
-from evaluation.estimates.codec import report_from_json
+from evaluation.errors import EstimateError
+from evaluation.estimates import judge_choice, small_themes
+from evaluation.estimates.categorical import CategoricalReport, compute_categorical_report
+from evaluation.estimates.codec import (
+    categorical_report_as_json,
+    group_as_json,
+    report_as_json,
+    report_from_json,
+    with_shrinkage,
+)
+from evaluation.estimates.params import check_alpha, check_method
 from evaluation.estimates.report import GroupEstimate, Report, compute_report
 from evaluation.estimates.snapshots import (
     SNAPSHOT_ALPHA,
     STALE_SCHEDULE,
-    _judgments_since,
-    _labels_since,
+    judgments_since,
+    labels_since,
     latest_snapshot,
 )
 from evaluation.models import EstimateSchedule, Judge, ReportSnapshot
 
+DEFAULT_METHOD = "robust"
+DEFAULT_ALPHA = SNAPSHOT_ALPHA
 
-@dataclass(frozen=True)
-class Provenance:
-    """Where a report's numbers come from: a stored snapshot (``source`` "snapshot", with the
-    ``trigger`` that recomputed it) or a computation (``source`` "computed"), and as of when."""
+# Why a report was computed now rather than read from a snapshot.
+NO_SNAPSHOT = "no_snapshot"
+PARAMETERS = "parameters"
+CATEGORIES = "categories"
+STALE = "stale"
 
-    source: str
-    as_of: datetime
-    trigger: str = ""
+# Citation precision is citation support's rate; citation recall, veracity's (ALCE).
+PRECISION, RECALL = "citation_support", "veracity"
 
-    SNAPSHOT = "snapshot"
-    COMPUTED = "computed"
 
-    @property
-    def from_snapshot(self) -> bool:
-        return self.source == self.SNAPSHOT
+def iso(moment: datetime) -> str:
+    """A time as the JSON of reports and gates writes it: ISO 8601 in UTC, to the second."""
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)
@@ -54,20 +77,163 @@ class Changes:
     def stale(self) -> bool:
         return self.labels or self.judgments or self.units or self.sample
 
+    @property
+    def stale_since(self) -> tuple[str, ...]:
+        """What was recorded since, in words (English: the JSON's and the commands')."""
+        return tuple(
+            what
+            for what, moved in (
+                ("human labels", self.labels),
+                ("judgments", self.judgments),
+                ("units", self.units),
+                ("another current sample", self.sample),
+            )
+            if moved
+        )
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a report's numbers come from: a stored snapshot (``source`` "snapshot", with the
+    ``trigger`` that recomputed it and what ``changes`` were recorded since) or a computation
+    (``source`` "computed", and why: ``computed_because``), and as of when. A snapshot read while
+    stale is still a snapshot; a reader that refused it computed now (``computed_because``
+    "stale", ``changes`` what made it stale)."""
+
+    source: str
+    as_of: datetime
+    trigger: str = ""
+    computed_because: str = ""
+    changes: Changes | None = None
+
+    SNAPSHOT = "snapshot"
+    COMPUTED = "computed"
+
+    @property
+    def from_snapshot(self) -> bool:
+        return self.source == self.SNAPSHOT
+
+    def as_data(self) -> dict[str, Any]:
+        """The provenance as JSON-ready data (the ``estimates_source`` of a report's JSON)."""
+        changes = self.changes
+        return {
+            "source": self.source,
+            "as_of": iso(self.as_of),
+            "trigger": self.trigger,
+            "computed_because": self.computed_because,
+            "stale_since": list(changes.stale_since) if changes is not None else [],
+            "refresh_due": bool(changes and changes.refresh_due),
+        }
+
+    def describe(self) -> str:
+        """One line for the commands' output (English)."""
+        if self.from_snapshot:
+            after = {
+                "judge_run": "a judge run",
+                "labels": "human labels",
+                "import": "an import",
+                "manual": "on demand",
+            }.get(self.trigger, self.trigger.replace("_", " "))
+            trigger = f", after {after}" if after else ""
+            since = self.changes.stale_since if self.changes is not None else ()
+            recorded = f"{', '.join(since)} recorded since" if since else "nothing recorded since"
+            return f"snapshot of {iso(self.as_of)}{trigger}; {recorded}"
+        why = {
+            NO_SNAPSHOT: "no snapshot of these parameters yet",
+            PARAMETERS: "these parameters are not snapshotted",
+            CATEGORIES: "a criterion with categories is computed when read",
+            STALE: "the latest snapshot is stale: "
+            + ", ".join(self.changes.stale_since if self.changes else ())
+            + " recorded since",
+        }.get(self.computed_because, self.computed_because)
+        return f"computed now ({why})"
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """A report asked for, checked: criterion, judge (and how it was chosen: ``judge_choice``'s
+    ``NAMED``, ``PRIMARY``, ``ONLY``, ``ONLY_RUN``), method, alpha, rows per theme x difficulty,
+    and the small themes' shrinkage toward the judge."""
+
+    criterion: Criterion
+    judge: Judge
+    method: str = DEFAULT_METHOD
+    alpha: float = DEFAULT_ALPHA
+    by_difficulty: bool = False
+    shrinkage: bool = False
+    judge_choice: str = judge_choice.NAMED
+
+    @property
+    def categorical(self) -> bool:
+        return is_categorical(self.criterion)
+
+    @property
+    def snapshotted(self) -> bool:
+        """Whether snapshots hold these parameters (binary criteria, per theme, at SNAPSHOT_ALPHA)."""
+        return not self.categorical and not self.by_difficulty and self.alpha == SNAPSHOT_ALPHA
+
+
+def report_request(
+    *,
+    criterion: Criterion,
+    judge: str = "",
+    method: str = DEFAULT_METHOD,
+    alpha: float = DEFAULT_ALPHA,
+    by_difficulty: bool = False,
+    shrinkage: bool = False,
+    judges: list[Judge] | None = None,
+) -> ReportRequest:
+    """The request, each parameter checked once: ``method`` and ``alpha``, the ``judge`` named
+    (a candidate of ``judge_choice``) or the default one, ``shrinkage`` where it is offered.
+    EstimateError on the field at fault (``method``, ``alpha``, ``judge``, ``shrinkage``): the
+    judge's when none is named and there is no default, saying why. ``judges``: the criterion's
+    candidates when the caller has read them already."""
+    method = check_method(method)
+    alpha = check_alpha(float(alpha))
+    judges = judge_choice.candidates(criterion=criterion) if judges is None else judges
+    chosen, how = judge_choice.pick(criterion=criterion, name=judge, judges=judges)
+    if chosen is None:
+        raise EstimateError(judge_choice.no_choice(criterion=criterion, judges=judges), field="judge")
+    if shrinkage:
+        small_themes.check_shrinkage(method=method, categorical=is_categorical(criterion))
+    return ReportRequest(
+        criterion=criterion,
+        judge=chosen,
+        method=method,
+        alpha=alpha,
+        by_difficulty=by_difficulty,
+        shrinkage=shrinkage,
+        judge_choice=how,
+    )
+
+
+@dataclass(frozen=True)
+class CitationRow:
+    """One theme (or the overall row): its citation precision and recall estimates, None when
+    the criterion has no unit in the theme."""
+
+    theme: str
+    precision: GroupEstimate | None
+    recall: GroupEstimate | None
+
 
 @dataclass(frozen=True)
 class ShownReport:
-    """The numbers a report page or download shows, and where they come from.
+    """A report as every reader gets it: the request, the numbers (a ``Report``, or a
+    ``CategoricalReport`` for a criterion with categories), their provenance, and what the
+    request added: the small themes' shrinkage, citation recall beside citation precision."""
 
-    ``computed_because``: "" for a snapshot; "no_snapshot" when the snapshotted parameters have
-    none yet; "parameters" when the parameters are not the snapshotted ones. ``changes``: what
-    happened since the snapshot (None when computed now).
-    """
-
-    report: Report
+    request: ReportRequest
+    report: Report | CategoricalReport
     provenance: Provenance
-    computed_because: str = ""
-    changes: Changes | None = None
+    small_themes: small_themes.SmallThemes | None = None
+    citation_rows: list[CitationRow] | None = None
+
+    @property
+    def binary(self) -> Report:
+        """The report of a binary criterion (AssertionError for one with categories)."""
+        assert isinstance(self.report, Report)
+        return self.report
 
 
 def changes_since(*, snapshot: ReportSnapshot, criterion: Criterion) -> Changes:
@@ -87,59 +253,162 @@ def changes_since(*, snapshot: ReportSnapshot, criterion: Criterion) -> Changes:
         criterion=criterion, due_at__isnull=False, due_at__gte=timezone.now() - STALE_SCHEDULE
     ).exists()
     return Changes(
-        labels=_labels_since(criterion=criterion, as_of=as_of),
-        judgments=_judgments_since(criterion=criterion, judge_id=snapshot.judge_id, as_of=as_of),
+        labels=labels_since(criterion=criterion, as_of=as_of),
+        judgments=judgments_since(criterion=criterion, judge_id=snapshot.judge_id, as_of=as_of),
         units=size != (data.get("overall") or {}).get("size"),
         sample=sample_moved,
         refresh_due=due,
     )
 
 
-def report_to_show(*, criterion: Criterion, judge: Judge, method: str, alpha: float) -> ShownReport:
-    """The numbers the report page and its downloads show, one rule for both.
-
-    The latest snapshot of these parameters when there is one (snapshots are kept at
-    ``SNAPSHOT_ALPHA`` for every judge and both methods), with what happened since it; otherwise
-    the estimates computed now, and why (no snapshot yet, or parameters that are not
-    snapshotted).
-    """
-    snapshot = latest_snapshot(criterion=criterion, judge=judge, method=method, alpha=alpha)
-    if snapshot is not None:
-        return ShownReport(
-            report=report_from_json(data=snapshot.data),
-            provenance=Provenance(
-                source=Provenance.SNAPSHOT, as_of=snapshot.created_at, trigger=snapshot.trigger
-            ),
-            changes=changes_since(snapshot=snapshot, criterion=criterion),
-        )
-    return ShownReport(
-        report=compute_report(criterion=criterion, judge=judge, alpha=alpha, method=method),
-        provenance=Provenance(source=Provenance.COMPUTED, as_of=timezone.now()),
-        computed_because="no_snapshot" if alpha == SNAPSHOT_ALPHA else "parameters",
+def _computed(request: ReportRequest) -> Report | CategoricalReport:
+    compute = compute_categorical_report if request.categorical else compute_report
+    return compute(
+        criterion=request.criterion,
+        judge=request.judge,
+        alpha=request.alpha,
+        method=request.method,
+        by_difficulty=request.by_difficulty,
     )
 
 
-def overall_by_judge(
-    *, criterion: Criterion, judges: list[Judge], shown: ShownReport, method: str, alpha: float
-) -> list[tuple[Judge, GroupEstimate]]:
-    """The overall estimates of every judge of the criterion, best agreement with the humans
-    first (then by name), read as the shown report was: from each judge's latest snapshot when
-    the shown report is a snapshot (computed now for a judge that has none), computed now
-    otherwise. The shown report's judge reuses its numbers."""
+def _numbers(
+    request: ReportRequest, *, recompute_stale: bool
+) -> tuple[Report | CategoricalReport, Provenance]:
+    if not request.snapshotted:
+        why = CATEGORIES if request.categorical else PARAMETERS
+        now = timezone.now()  # before computing, as a snapshot is dated
+        return _computed(request), Provenance(source=Provenance.COMPUTED, as_of=now, computed_because=why)
+    snapshot = latest_snapshot(
+        criterion=request.criterion, judge=request.judge, method=request.method, alpha=request.alpha
+    )
+    if snapshot is None:
+        now = timezone.now()
+        return _computed(request), Provenance(
+            source=Provenance.COMPUTED, as_of=now, computed_because=NO_SNAPSHOT
+        )
+    changes = changes_since(snapshot=snapshot, criterion=request.criterion)
+    if recompute_stale and changes.stale:
+        now = timezone.now()
+        return _computed(request), Provenance(
+            source=Provenance.COMPUTED, as_of=now, computed_because=STALE, changes=changes
+        )
+    provenance = Provenance(
+        source=Provenance.SNAPSHOT, as_of=snapshot.created_at, trigger=snapshot.trigger, changes=changes
+    )
+    return report_from_json(data=snapshot.data), provenance
+
+
+def read_report(request: ReportRequest, *, recompute_stale: bool = False) -> ShownReport:
+    """The report of ``request`` (see the module's docstring): the latest snapshot of its
+    parameters when they are snapshotted and one exists, else computed now. ``recompute_stale``:
+    a snapshot after which labels, judgments, units or the current sample changed is not used,
+    the numbers are computed now (the release gate's rule). EstimateError on field
+    ``shrinkage`` when the report has fewer than two themes to shrink."""
+    report, provenance = _numbers(request, recompute_stale=recompute_stale)
+    small = None
+    rows = None
+    if isinstance(report, Report):
+        if request.shrinkage:
+            small = small_themes.shrink_report(report=report)
+        rows = _citation_rows(request=request, precision=report, recompute_stale=recompute_stale)
+    return ShownReport(
+        request=request, report=report, provenance=provenance, small_themes=small, citation_rows=rows
+    )
+
+
+def recall_criterion(*, criterion: Criterion) -> Criterion | None:
+    """The campaign's sentence-level veracity criterion when ``criterion`` is its citation
+    support (whose report then shows both measures); None otherwise."""
+    if criterion.name != PRECISION or criterion.level != Level.CITATION:
+        return None
+    return Criterion.objects.filter(
+        campaign_id=criterion.campaign_id, name=RECALL, level=Level.SENTENCE
+    ).first()
+
+
+def _citation_rows(
+    *, request: ReportRequest, precision: Report, recompute_stale: bool
+) -> list[CitationRow] | None:
+    """Citation precision (``precision``, citation support's report) beside citation recall,
+    veracity's report read the same way for the same judge, method and alpha; None for any other
+    criterion."""
+    if request.criterion.name != PRECISION or request.criterion.level != Level.CITATION:
+        return None
+    veracity = recall_criterion(criterion=request.criterion)
+    if veracity is None:
+        return citation_rows(precision=precision, recall=None)
+    recall_request = ReportRequest(
+        criterion=veracity,
+        judge=request.judge,
+        method=request.method,
+        alpha=request.alpha,
+        by_difficulty=request.by_difficulty,
+    )
+    recall = _numbers(recall_request, recompute_stale=recompute_stale)[0]
+    assert isinstance(recall, Report)
+    return citation_rows(precision=precision, recall=recall)
+
+
+def citation_rows(*, precision: Report, recall: Report | None) -> list[CitationRow]:
+    """Per theme (sorted), then overall: the two reports' estimates side by side."""
+    by_precision = {group.theme: group for group in precision.themes}
+    by_recall = {group.theme: group for group in recall.themes} if recall is not None else {}
+    themes = sorted(set(by_precision) | set(by_recall))
+    rows = [CitationRow(theme, by_precision.get(theme), by_recall.get(theme)) for theme in themes]
+    rows.append(CitationRow(precision.overall.theme, precision.overall, recall.overall if recall else None))
+    return rows
+
+
+def report_as_data(shown: ShownReport) -> dict[str, Any]:
+    """The one JSON of a report (``manage.py report --format json``, the API's estimates): the
+    report's numbers (``estimates.codec``), how its judge was chosen (``judge_choice``), where
+    they come from (``estimates_source``), with ``shrinkage`` asked for the shrunk estimates, and
+    for citation support ``citation_measures``: precision and recall per theme."""
+    if isinstance(shown.report, CategoricalReport):
+        data = categorical_report_as_json(report=shown.report)
+    else:
+        data = report_as_json(report=shown.report)
+        if shown.small_themes is not None:
+            data = with_shrinkage(data=data, small=shown.small_themes)
+        if shown.citation_rows is not None:
+            data["citation_measures"] = [
+                {
+                    "theme": row.theme,
+                    "precision": group_as_json(group=row.precision) if row.precision is not None else None,
+                    "recall": group_as_json(group=row.recall) if row.recall is not None else None,
+                }
+                for row in shown.citation_rows
+            ]
+    data["judge_choice"] = shown.request.judge_choice
+    data["estimates_source"] = shown.provenance.as_data()
+    return data
+
+
+def overall_by_judge(*, shown: ShownReport, judges: list[Judge]) -> list[tuple[Judge, GroupEstimate]]:
+    """The overall estimates of every candidate judge of the shown report's criterion, best
+    agreement with the humans first (then by name), each from its latest snapshot of the shown
+    parameters when there is one (one query each), else computed now. The shown report's judge
+    reuses its numbers."""
     rows: list[tuple[Judge, GroupEstimate]] = []
+    request = shown.request
     for judge in judges:
-        if judge.name == shown.report.judge:
-            overall = shown.report.overall
+        if judge.pk == request.judge.pk:
+            overall = shown.binary.overall
         else:
+            other = ReportRequest(
+                criterion=request.criterion, judge=judge, method=request.method, alpha=request.alpha
+            )
             snapshot = (
-                latest_snapshot(criterion=criterion, judge=judge, method=method, alpha=alpha)
-                if shown.provenance.from_snapshot
+                latest_snapshot(
+                    criterion=other.criterion, judge=judge, method=other.method, alpha=other.alpha
+                )
+                if other.snapshotted
                 else None
             )
-            if snapshot is not None:
-                overall = report_from_json(data=snapshot.data).overall
-            else:
-                overall = compute_report(criterion=criterion, judge=judge, alpha=alpha, method=method).overall
+            numbers = report_from_json(data=snapshot.data) if snapshot is not None else _computed(other)
+            assert isinstance(numbers, Report)
+            overall = numbers.overall
         rows.append((judge, overall))
     rows.sort(key=lambda row: (-(row[1].agreement.observed if row[1].agreement else -1.0), row[0].name))
     return rows

@@ -1,6 +1,6 @@
-"""Downloads of a report: the Excel workbook and the CSV table, with the numbers the report page
-shows (snapshots.report_to_show); the same numbers with ARES's result keys; the criterion's units,
-labels and the report's judge for Label Studio, Argilla and as Parquet.
+"""Downloads of a report: the Excel workbook, the CSV table and the JSON, with the numbers the
+report page shows (``evaluation.reports.read``); the same numbers with ARES's result keys; the
+criterion's units, labels and the report's judge for Label Studio, Argilla and as Parquet.
 
 Managers and analysts only, like the report itself.
 """
@@ -8,6 +8,7 @@ Managers and analysts only, like the report itself.
 from __future__ import annotations
 
 import io
+import json
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -15,84 +16,44 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest
-from annotation.criteria.categories import is_categorical
 from annotation.models import Campaign, Criterion
-from evaluation import errors
-from evaluation.estimates import small_themes
-from evaluation.estimates.categorical import CategoricalReport, compute_categorical_report
-from evaluation.forms.reports import ReportForm, ReportParams
+from evaluation.errors import EstimateError
+from evaluation.estimates.categorical import CategoricalReport
+from evaluation.forms.reports import ReportForm
 from evaluation.interchange import exporting
+from evaluation.models import Judge
 from evaluation.reports import categorical_files, exports, read
 from evaluation.views.reports import criterion_page
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 
-def _report_params(
-    request: AppRequest, slug: str, criterion: str
-) -> tuple[Campaign, Criterion, ReportParams] | HttpResponse:
-    """The campaign, criterion and report parameters of a download (403 or 404 as the report),
-    or a 400 naming the parameter at fault or the missing judge (or ``shrinkage`` asked for
-    where it is not offered: ``small_themes.check_shrinkage``)."""
-    campaign, _, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
-    form = ReportForm(request.GET, judges=judges)
+def _shown_report(request: AppRequest, slug: str, criterion: str) -> read.ShownReport | HttpResponse:
+    """The report a download holds, read as the report page reads it (403 or 404 as the report),
+    or a 400 naming the parameter at fault, or saying which judges to choose among."""
+    _campaign, _roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
+    form = ReportForm(request.GET, criterion=criterion_obj, judges=judges)
     valid = form.is_valid()
     params = form.params()
-    if not valid or params.judge is None:
+    if not valid or params.request is None:
         message = "; ".join(form.messages()) or params.no_judge
-        return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
-    if params.shrinkage:
-        try:
-            small_themes.check_shrinkage(method=params.method, categorical=is_categorical(criterion_obj))
-        except errors.EstimateError as error:
-            return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
-    return campaign, criterion_obj, params
+        return _refusal(message)
+    try:
+        return read.read_report(params.request)
+    except EstimateError as error:
+        return _refusal(str(error))
 
 
-def _categorical(
-    request: AppRequest, slug: str, criterion: str
-) -> tuple[Campaign, CategoricalReport] | HttpResponse | None:
-    """The report of a criterion with categories, computed now (a 400 as the report's); None
-    for a binary criterion."""
-    found = _report_params(request, slug, criterion)
-    if isinstance(found, HttpResponse):
-        return found
-    campaign, criterion_obj, params = found
-    if not is_categorical(criterion_obj):
-        return None
-    assert params.judge is not None
-    report = compute_categorical_report(
-        criterion=criterion_obj, judge=params.judge, method=params.method, alpha=params.alpha
-    )
-    return campaign, report
+def _refusal(message: str) -> HttpResponse:
+    return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
 
 
-def _shown_report(
-    request: AppRequest, slug: str, criterion: str
-) -> tuple[Campaign, read.ShownReport, small_themes.SmallThemes | None] | HttpResponse:
-    """The campaign, the numbers the report page shows and, when asked for, their shrinkage
-    toward the judge (a 400 naming ``shrinkage`` where it cannot be had)."""
-    found = _report_params(request, slug, criterion)
-    if isinstance(found, HttpResponse):
-        return found
-    campaign, criterion_obj, params = found
-    if is_categorical(criterion_obj):
-        return HttpResponse(
-            _("This format holds one rate per theme; a criterion with categories has one per category."),
-            status=400,
-            content_type="text/plain; charset=utf-8",
+def _one_rate_per_theme(shown: read.ShownReport) -> HttpResponse | None:
+    if isinstance(shown.report, CategoricalReport):
+        return _refusal(
+            _("This format holds one rate per theme; a criterion with categories has one per category.")
         )
-    assert params.judge is not None
-    shown = read.report_to_show(
-        criterion=criterion_obj, judge=params.judge, method=params.method, alpha=params.alpha
-    )
-    small = None
-    if params.shrinkage:
-        try:
-            small = small_themes.shrink_report(report=shown.report)
-        except errors.EstimateError as error:
-            return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
-    return campaign, shown, small
+    return None
 
 
 @login_required
@@ -102,31 +63,24 @@ def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     units, label history), with the report's GET parameters; its estimates are the ones the
     report page shows, and the Summary says where they come from. A criterion with categories:
     its estimates and confusion sheets (``evaluation.reports.categorical_files``)."""
-    categorical = _categorical(request, slug, criterion)
-    if isinstance(categorical, HttpResponse):
-        return categorical
-    if categorical is not None:
-        campaign, report = categorical
-        buffer = io.BytesIO()
-        categorical_files.build_workbook(campaign=campaign, report=report, path_or_buffer=buffer)
-        name = categorical_files.report_filename(campaign=campaign, report=report, extension="xlsx")
-        return _attachment(buffer.getvalue(), content_type=XLSX, name=name)
-    found = _shown_report(request, slug, criterion)
-    if isinstance(found, HttpResponse):
-        return found
-    campaign, shown, small = found
+    shown = _shown_report(request, slug, criterion)
+    if isinstance(shown, HttpResponse):
+        return shown
+    campaign = shown.request.criterion.campaign
     buffer = io.BytesIO()
-    exports.build_workbook(
-        campaign=campaign,
-        criteria_reports=[shown.report],
-        path_or_buffer=buffer,
-        provenances=[shown.provenance],
-        shrinkages=[small],
-    )
-    response = HttpResponse(buffer.getvalue(), content_type=XLSX)
-    name = exports.report_filename(campaign=campaign, report=shown.report, extension="xlsx")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    if isinstance(shown.report, CategoricalReport):
+        categorical_files.build_workbook(campaign=campaign, report=shown.report, path_or_buffer=buffer)
+        name = categorical_files.report_filename(campaign=campaign, report=shown.report, extension="xlsx")
+    else:
+        exports.build_workbook(
+            campaign=campaign,
+            criteria_reports=[shown.report],
+            path_or_buffer=buffer,
+            provenances=[shown.provenance],
+            shrinkages=[shown.small_themes],
+        )
+        name = exports.report_filename(campaign=campaign, report=shown.report, extension="xlsx")
+    return _attachment(buffer.getvalue(), content_type=XLSX, name=name)
 
 
 @login_required
@@ -135,30 +89,53 @@ def export_csv(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The report's estimates table as CSV, with the report's GET parameters; the estimates the
     report page shows, with columns saying where they come from; a row per category or group
     and theme for a criterion with categories."""
-    categorical = _categorical(request, slug, criterion)
-    if isinstance(categorical, HttpResponse):
-        return categorical
-    if categorical is not None:
-        campaign, report = categorical
-        stream = io.StringIO()
-        categorical_files.write_csv(report=report, stream=stream)
-        name = categorical_files.report_filename(campaign=campaign, report=report, extension="csv")
-        return _attachment(stream.getvalue(), content_type="text/csv; charset=utf-8", name=name)
-    found = _shown_report(request, slug, criterion)
-    if isinstance(found, HttpResponse):
-        return found
-    campaign, shown, small = found
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    name = exports.report_filename(campaign=campaign, report=shown.report, extension="csv")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    exports.write_csv(report=shown.report, stream=response, provenance=shown.provenance, small=small)
-    return response
+    shown = _shown_report(request, slug, criterion)
+    if isinstance(shown, HttpResponse):
+        return shown
+    campaign = shown.request.criterion.campaign
+    stream = io.StringIO()
+    if isinstance(shown.report, CategoricalReport):
+        categorical_files.write_csv(report=shown.report, stream=stream)
+        name = categorical_files.report_filename(campaign=campaign, report=shown.report, extension="csv")
+    else:
+        exports.write_csv(
+            report=shown.report, stream=stream, provenance=shown.provenance, small=shown.small_themes
+        )
+        name = exports.report_filename(campaign=campaign, report=shown.report, extension="csv")
+    return _attachment(stream.getvalue(), content_type="text/csv; charset=utf-8", name=name)
+
+
+@login_required
+@require_GET
+def export_json(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
+    """The report as JSON, the one every road writes (``read.report_as_data``: the command's and
+    the API's), with the report's GET parameters."""
+    shown = _shown_report(request, slug, criterion)
+    if isinstance(shown, HttpResponse):
+        return shown
+    text = json.dumps(read.report_as_data(shown), indent=2, ensure_ascii=False)
+    campaign = shown.request.criterion.campaign
+    name = f"{campaign.slug}-{shown.request.criterion.name}-{shown.request.judge.name}.json"
+    return _attachment(text, content_type="application/json; charset=utf-8", name=name)
 
 
 def _attachment(content: bytes | str, *, content_type: str, name: str) -> HttpResponse:
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
+
+
+def _units_export(
+    request: AppRequest, slug: str, criterion: str
+) -> tuple[Campaign, Criterion, Judge | None] | HttpResponse:
+    """The campaign, criterion and judge of an export of the criterion's units (403 or 404 as
+    the report; 400 for a bad parameter). No judge named and none to default to: the units go
+    out with their human labels only."""
+    campaign, _roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
+    form = ReportForm(request.GET, criterion=criterion_obj, judges=judges)
+    if not form.is_valid():
+        return _refusal("; ".join(form.messages()))
+    return campaign, criterion_obj, form.params().judge
 
 
 def _name(campaign: Campaign, criterion: Criterion, fmt: str) -> str:
@@ -170,18 +147,17 @@ def _name(campaign: Campaign, criterion: Criterion, fmt: str) -> str:
 def export_label_studio(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The criterion's units as Label Studio tasks: every label in force as an annotation, the
     report's judge as predictions."""
-    found = _report_params(request, slug, criterion)
+    found = _units_export(request, slug, criterion)
     if isinstance(found, HttpResponse):
         return found
-    campaign, criterion_obj, params = found
+    campaign, criterion_obj, judge = found
     stream = io.StringIO()
-    judges = [params.judge] if params.judge is not None else []
     try:
         exporting.write_label_studio(
-            campaign=campaign, criteria=[criterion_obj], stream=stream, judges=judges
+            campaign=campaign, criteria=[criterion_obj], stream=stream, judges=[judge] if judge else []
         )
     except exporting.ExportError as error:
-        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
+        return _refusal(str(error))
     name = _name(campaign, criterion_obj, exporting.LABEL_STUDIO)
     return _attachment(stream.getvalue(), content_type="application/json; charset=utf-8", name=name)
 
@@ -191,17 +167,15 @@ def export_label_studio(request: AppRequest, slug: str, criterion: str) -> HttpR
 def export_argilla(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The criterion's units as Argilla records: labels in force as responses, the report's
     judge as suggestions."""
-    found = _report_params(request, slug, criterion)
+    found = _units_export(request, slug, criterion)
     if isinstance(found, HttpResponse):
         return found
-    campaign, criterion_obj, params = found
+    campaign, criterion_obj, judge = found
     stream = io.StringIO()
     try:
-        exporting.write_argilla(
-            campaign=campaign, criteria=[criterion_obj], stream=stream, judge=params.judge
-        )
+        exporting.write_argilla(campaign=campaign, criteria=[criterion_obj], stream=stream, judge=judge)
     except exporting.ExportError as error:
-        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
+        return _refusal(str(error))
     name = _name(campaign, criterion_obj, exporting.ARGILLA)
     return _attachment(stream.getvalue(), content_type="application/json; charset=utf-8", name=name)
 
@@ -210,10 +184,10 @@ def export_argilla(request: AppRequest, slug: str, criterion: str) -> HttpRespon
 @require_GET
 def export_parquet(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The criterion's units with their labels and judgments as Parquet."""
-    found = _report_params(request, slug, criterion)
+    found = _units_export(request, slug, criterion)
     if isinstance(found, HttpResponse):
         return found
-    campaign, criterion_obj, _ = found
+    campaign, criterion_obj, _judge = found
     buffer = io.BytesIO()
     exporting.write_parquet(campaign=campaign, criteria=[criterion_obj], sink=buffer)
     name = _name(campaign, criterion_obj, exporting.PARQUET)
@@ -224,11 +198,14 @@ def export_parquet(request: AppRequest, slug: str, criterion: str) -> HttpRespon
 @require_GET
 def export_ares(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The estimates the report page shows, with ARES's result keys, as JSON."""
-    found = _shown_report(request, slug, criterion)
-    if isinstance(found, HttpResponse):
-        return found
-    campaign, shown, _small = found  # ARES's keys hold one rate per theme: the PPI++ one
+    shown = _shown_report(request, slug, criterion)
+    if isinstance(shown, HttpResponse):
+        return shown
+    refused = _one_rate_per_theme(shown)
+    if refused is not None:
+        return refused
     stream = io.StringIO()
-    exporting.write_ares(report=shown.report, stream=stream)
-    name = exports.report_filename(campaign=campaign, report=shown.report, extension="ares.json")
+    exporting.write_ares(report=shown.binary, stream=stream)  # ARES's keys hold one rate per theme: PPI++'s
+    campaign = shown.request.criterion.campaign
+    name = exports.report_filename(campaign=campaign, report=shown.binary, extension="ares.json")
     return _attachment(stream.getvalue(), content_type="application/json; charset=utf-8", name=name)

@@ -30,7 +30,7 @@ def history(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     first: a chart of the PPI++ intervals per theme as labels arrived, and a table of them all.
     Same GET parameters as the report; a bad one gives 400 naming it."""
     campaign, roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
-    form = ReportForm(request.GET, judges=judges)
+    form = ReportForm(request.GET, criterion=criterion_obj, judges=judges)
     valid = form.is_valid()
     params = form.params()
     context: dict[str, Any] = {

@@ -64,4 +64,6 @@ def confidence_sample(request: AppRequest, slug: str) -> HttpResponse:
         "plan": plan,
         "can_operate": bool(roles.intersection(OPERATORS)),
     }
-    return render(request, "evaluation/confidence_sample.html", context, status=200 if plan else 400)
+    # An unbound form is a choice to make (which judge), not a refusal.
+    status = 200 if plan is not None or not form.is_bound else 400
+    return render(request, "evaluation/confidence_sample.html", context, status=status)

@@ -21,13 +21,13 @@ from django.views.decorators.http import require_GET
 from annotation.access import AppRequest, get_campaign_for
 from evaluation.forms.measures import StabilityForm
 from evaluation.measures import stability
-from evaluation.views.reports import VIEWERS, campaign_judges
+from evaluation.views.reports import VIEWERS
 
 
 def _computed(request: AppRequest, slug: str) -> tuple[dict[str, Any], bool]:
     campaign, roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
     criteria = list(campaign.criteria.order_by("name"))
-    form = StabilityForm(request.GET, criteria=criteria, judges=campaign_judges(campaign=campaign))
+    form = StabilityForm(request.GET, criteria=criteria)
     valid = form.is_valid()
     params = form.params()
     context: dict[str, Any] = {
@@ -37,7 +37,7 @@ def _computed(request: AppRequest, slug: str) -> tuple[dict[str, Any], bool]:
         "params": params,
         "errors": form.messages(),
     }
-    if valid and params.measure is not None:
+    if valid and params.measure is not None and not params.no_judge:
         context["result"] = stability.compute_stability(
             campaign=campaign,
             measure=params.measure,
@@ -62,9 +62,8 @@ def stability_page(request: AppRequest, slug: str) -> HttpResponse:
 def _download(request: AppRequest, slug: str, *, extension: str) -> HttpResponse:
     context, valid = _computed(request, slug)
     if not valid or "result" not in context:
-        return HttpResponse(
-            "\n".join(context["errors"]), status=400, content_type="text/plain; charset=utf-8"
-        )
+        message = "\n".join(context["errors"]) or context["params"].no_judge
+        return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
     result = context["result"]
     name = slugify(f"{context['campaign'].slug}-{result.measure.name}-{result.source}-stability")
     if extension == "csv":

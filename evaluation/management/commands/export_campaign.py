@@ -6,13 +6,14 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.ingest import ImportFailed
-from annotation.models import Campaign
+from annotation.models import Campaign, Criterion
 from evaluation import errors
-from evaluation.estimates import params
-from evaluation.estimates.report import compute_report
+from evaluation.estimates import judge_choice, params
+from evaluation.estimates.categorical import CategoricalReport
 from evaluation.interchange import exporting
 from evaluation.interchange.vocabulary import read_vocabulary
-from evaluation.reports import judge_choice
+from evaluation.models import Judge
+from evaluation.reports import read
 
 
 class Command(BaseCommand):
@@ -29,7 +30,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--judge",
             help="judge whose labels go out (label-studio: default all; argilla and ares: default the "
-            "campaign's only judge)",
+            "criterion's primary judge, else its only judge)",
         )
         parser.add_argument("--mapping", help="JSON file: the choice names and question names to write")
         parser.add_argument("--alpha", type=float, default=0.05, help="ares: 1 - confidence level")
@@ -45,19 +46,24 @@ class Command(BaseCommand):
         try:
             vocabulary = read_vocabulary(path=options["mapping"])
             criteria = exporting.pick_criteria(campaign=campaign, name=options["criterion"])
-            judge = None
-            if options["judge"] or fmt in (exporting.ARGILLA, exporting.ARES):
-                judge = judge_choice.default_judge(campaign=campaign, name=options["judge"])
-            if fmt == exporting.PARQUET:
-                count = exporting.write_parquet(campaign=campaign, criteria=criteria, sink=output)
-            elif fmt == exporting.ARES:
-                assert judge is not None
-                report = compute_report(
-                    criterion=criteria[0], judge=judge, alpha=options["alpha"], method=options["method"]
+            if fmt == exporting.ARES:
+                request = read.report_request(
+                    criterion=criteria[0],
+                    judge=options["judge"] or "",
+                    method=options["method"],
+                    alpha=options["alpha"],
                 )
+                shown = read.read_report(request)
+                if isinstance(shown.report, CategoricalReport):
+                    raise CommandError(
+                        f"{criteria[0].name!r} has categories: ARES's keys hold one rate per theme"
+                    )
                 with open(output, "w", encoding="utf-8") as stream:
-                    count = exporting.write_ares(report=report, stream=stream)
+                    count = exporting.write_ares(report=shown.report, stream=stream)
+            elif fmt == exporting.PARQUET:
+                count = exporting.write_parquet(campaign=campaign, criteria=criteria, sink=output)
             else:
+                judge = _judge(campaign=campaign, criteria=criteria, name=options["judge"], fmt=fmt)
                 with open(output, "w", encoding="utf-8") as stream:
                     if fmt == exporting.LABEL_STUDIO:
                         count = exporting.write_label_studio(
@@ -78,3 +84,23 @@ class Command(BaseCommand):
         except (exporting.ExportError, errors.EstimateError, ImportFailed) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"wrote {output}: {count} {'rows' if fmt == exporting.PARQUET else 'items'}")
+
+
+def _judge(*, campaign: Campaign, criteria: list[Criterion], name: str | None, fmt: str) -> Judge | None:
+    """The judge whose labels go out: the one named; for Argilla without a name, the default
+    judge of every criterion exported (``judge_choice``) when they agree, none when no criterion
+    has one (records without suggestions); Label Studio without a name: every judge (None)."""
+    if name:
+        judge = Judge.objects.filter(campaign=campaign, name=name).first()
+        if judge is None:
+            raise CommandError(f"judge {name!r} does not exist in {campaign.name!r}")
+        return judge
+    if fmt != exporting.ARGILLA:
+        return None
+    defaults = {judge for criterion in criteria if (judge := judge_choice.choose_judge(criterion=criterion))}
+    if len(defaults) > 1:
+        names = ", ".join(sorted(judge.name for judge in defaults))
+        raise CommandError(
+            f"the criteria exported have different default judges ({names}): name one with --judge"
+        )
+    return defaults.pop() if defaults else None

@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluation.errors import EstimateError
 from evaluation.estimates.params import METHODS
 from evaluation.reports import gate
+from evaluation.reports.lookups import find_campaign, find_criterion
 
 FORMATS = ("text", "json")
 PASSED, FAILED, REFUSED = 0, 1, 2
@@ -65,11 +66,9 @@ class Command(BaseCommand):
         min_lower = _rate(options, "min_lower", "--min-lower")
         alpha = _rate(options, "alpha", "--alpha")
         try:
-            campaign = gate.find_campaign(options["campaign"])
-            criterion = gate.find_criterion(campaign=campaign, name=options["criterion"])
-            baseline = (
-                gate.find_campaign(options["baseline"], field="baseline") if options["baseline"] else None
-            )
+            campaign = find_campaign(options["campaign"])
+            criterion = find_criterion(campaign=campaign, name=options["criterion"])
+            baseline = find_campaign(options["baseline"], field="baseline") if options["baseline"] else None
             result = gate.evaluate_gate(
                 campaign=campaign,
                 criterion=criterion,

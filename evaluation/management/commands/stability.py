@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Campaign
 from evaluation import errors
+from evaluation.estimates import judge_choice
 from evaluation.measures import automatic, stability
-from evaluation.reports import judge_choice
 
 FORMATS = ("table", "json", "csv")
 
@@ -56,7 +56,8 @@ class Command(BaseCommand):
             measure = stability.parse_measure(key=key, criteria=criteria)
             judge = None
             if measure.kind != stability.METRIC and options["source"] == stability.JUDGE:
-                judge = judge_choice.default_judge(campaign=campaign, name=options["judge"])
+                assert measure.criterion is not None
+                judge = judge_choice.require_judge(criterion=measure.criterion, name=options["judge"] or "")
             result = stability.compute_stability(
                 campaign=campaign,
                 measure=measure,
