@@ -56,7 +56,8 @@ def _call(client, world, persona: str, method: str, path: str, body=None):
     headers = _headers(world, persona)
     if method == "get":
         return client.get(url, **headers)
-    return client.post(url, data=json.dumps(body or {}), content_type="application/json", **headers)
+    send = client.put if method == "put" else client.post
+    return send(url, data=json.dumps(body or {}), content_type="application/json", **headers)
 
 
 RECORD = {**RECORDS[0], "answer_id": "api-new-1"}
@@ -89,6 +90,8 @@ ENDPOINTS = [
     ),
     ("get", "/campaigns/{slug}/labels", None, READERS, 200),
     ("get", "/campaigns/{slug}/judgments", None, READERS, 200),
+    ("get", "/campaigns/{slug}/criteria/relevance/primary-judge", None, READERS, 200),
+    ("put", "/campaigns/{slug}/criteria/relevance/primary-judge", {"judge": "imported"}, ("manager",), 200),
 ]
 
 
@@ -114,8 +117,27 @@ def test_every_endpoint_answers_each_persona_as_the_pages_do(
     assert response["Content-Type"].startswith("application/json")
     if expected != success:
         assert response.json()["errors"][0]["field"] in {"Authorization", "path"}
-        if method == "post":
+        if method != "get":
             assert table_counts() == before
+
+
+def test_a_manager_names_the_primary_judge_that_the_estimates_then_read(client, world):
+    path = "/campaigns/{slug}/criteria/relevance/primary-judge"
+    read = _call(client, world, "analyst", "get", path).json()
+    assert read == {
+        "criterion": "relevance",
+        "primary_judge": None,
+        "default_judge": "imported",
+        "judge_choice": "only",
+        "candidates": ["imported"],
+    }
+    refused = _call(client, world, "manager", "put", path, {"judge": "lexical"})
+    assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "judge"
+    chosen = _call(client, world, "manager", "put", path, {"judge": "imported"}).json()
+    assert (chosen["primary_judge"], chosen["judge_choice"]) == ("imported", "primary")
+    estimates = _call(client, world, "analyst", "get", "/campaigns/{slug}/estimates/relevance").json()
+    assert (estimates["judge"], estimates["judge_choice"]) == ("imported", "primary")
+    assert _call(client, world, "manager", "put", path, {"judge": None}).json()["primary_judge"] is None
 
 
 @pytest.mark.parametrize("persona", PERSONAS)

@@ -76,6 +76,7 @@ def test_the_schema_lists_every_endpoint(client, db):
         "/api/v1/campaigns/{slug}/runs/{run_id}/cancel",
         "/api/v1/campaigns/{slug}/estimates/{criterion}",
         "/api/v1/campaigns/{slug}/gate",
+        "/api/v1/campaigns/{slug}/criteria/{criterion}/primary-judge",
         "/api/v1/campaigns/{slug}/labels",
         "/api/v1/campaigns/{slug}/judgments",
     }

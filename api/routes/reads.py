@@ -10,15 +10,17 @@ from django.db.models import F
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Schema
-from ninja.pagination import PageNumberPagination, paginate
+from ninja.pagination import paginate
 from ninja.responses import codes_4xx
 from pydantic import ConfigDict
 
 from annotation.access import JUDGE_VIEWERS, campaigns_for, get_campaign_for
-from annotation.models import Criterion, Label
+from annotation.models import Criterion, Label, Role
 from api.errors import domain_refusal
+from api.pagination import Pages
 from api.schemas import ErrorOut, JudgmentOut, LabelOut
 from evaluation.errors import EstimateError
+from evaluation.estimates import judge_choice
 from evaluation.models import Judgment
 from evaluation.reports import gate, read
 from evaluation.reports.lookups import find_criterion
@@ -80,10 +82,69 @@ def criterion_estimates(request: HttpRequest, slug: str, criterion: str, query: 
     return read.report_as_data(shown)
 
 
+class PrimaryJudgeIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    # A judge with at least one successful judgment of the criterion; null or "": none any more.
+    judge: str | None = None
+
+
+class PrimaryJudgeOut(Schema):
+    criterion: str
+    primary_judge: str | None
+    # The judge the criterion's reports read when none is named, and how it was chosen.
+    default_judge: str | None
+    judge_choice: str
+    candidates: list[str]
+
+
+def _primary_judge_out(criterion: Criterion) -> dict[str, Any]:
+    judges = judge_choice.candidates(criterion=criterion)
+    chosen, how = judge_choice.default_choice(judges=judges)
+    primary = judge_choice.primary_among(judges)
+    return {
+        "criterion": criterion.name,
+        "primary_judge": primary.name if primary is not None else None,
+        "default_judge": chosen.name if chosen is not None else None,
+        "judge_choice": how,
+        "candidates": [judge.name for judge in judges],
+    }
+
+
+@router.get(
+    "/campaigns/{slug}/criteria/{criterion}/primary-judge",
+    response={200: PrimaryJudgeOut, codes_4xx: ErrorOut},
+    url_name="primary_judge",
+)
+def read_primary_judge(request: HttpRequest, slug: str, criterion: str):
+    """The criterion's primary judge (null: none chosen), the judge its reports read when none is
+    named, and the judges with at least one successful judgment of it (its candidates)."""
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
+    found = get_object_or_404(Criterion, campaign=campaign, name=criterion)
+    return _primary_judge_out(found)
+
+
+@router.put(
+    "/campaigns/{slug}/criteria/{criterion}/primary-judge",
+    response={200: PrimaryJudgeOut, codes_4xx: ErrorOut},
+)
+def choose_primary_judge(request: HttpRequest, slug: str, criterion: str, body: PrimaryJudgeIn):
+    """Make a candidate judge the criterion's primary judge (``judge``: null or "" for none), as
+    a manager does on the report page: managers only. 400 naming ``judge`` when it has no
+    successful judgment of the criterion."""
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=[Role.MANAGER])
+    found = get_object_or_404(Criterion, campaign=campaign, name=criterion)
+    try:
+        judge_choice.set_primary_judge(criterion=found, name=body.judge or "", user=request.user)
+    except EstimateError as exc:
+        raise domain_refusal(exc, default_field="judge") from None
+    return _primary_judge_out(found)
+
+
 @router.get(
     "/campaigns/{slug}/labels", response={200: list[LabelOut], codes_4xx: ErrorOut}, url_name="labels"
 )
-@paginate(PageNumberPagination, page_size=PAGE_SIZE)
+@paginate(Pages, page_size=PAGE_SIZE)
 def list_labels(request: HttpRequest, slug: str, query: Query[ReadQuery]):
     """Every human label row (append-only: changes and withdrawals included), oldest first."""
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
@@ -110,7 +171,7 @@ def list_labels(request: HttpRequest, slug: str, query: Query[ReadQuery]):
     response={200: list[JudgmentOut], codes_4xx: ErrorOut},
     url_name="judgments",
 )
-@paginate(PageNumberPagination, page_size=PAGE_SIZE)
+@paginate(Pages, page_size=PAGE_SIZE)
 def list_judgments(request: HttpRequest, slug: str, query: Query[JudgmentQuery]):
     """Every judgment of the campaign's judges, oldest first."""
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)

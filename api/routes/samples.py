@@ -7,7 +7,7 @@ from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from ninja import Router, Status
-from ninja.pagination import PageNumberPagination, paginate
+from ninja.pagination import paginate
 from ninja.responses import codes_4xx
 
 from annotation.access import get_campaign_for
@@ -16,6 +16,7 @@ from annotation.jobs import request_sample
 from annotation.models import Role, Sample
 from annotation.sampling.reading import JSON_FIELDS
 from api.errors import domain_refusal, form_refusal
+from api.pagination import Pages
 from api.schemas import ErrorOut, SampleIn, SampleItemOut, SampleOut
 
 router = Router(tags=["samples"])
@@ -97,7 +98,7 @@ def sample_status(request: HttpRequest, slug: str, sample_id: int):
     response={200: list[SampleItemOut], codes_4xx: ErrorOut},
     url_name="sample_items",
 )
-@paginate(PageNumberPagination, page_size=PAGE_SIZE)
+@paginate(Pages, page_size=PAGE_SIZE)
 def sample_items(request: HttpRequest, slug: str, sample_id: int):
     """The sample's items (the units drawn, with their cluster and inclusion probability), by
     theme, cluster and rank, PAGE_SIZE a page."""

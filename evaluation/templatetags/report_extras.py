@@ -13,7 +13,9 @@ from typing import Any
 
 from django import template
 from django.utils import formats
+from django.utils.dateformat import format as date_format
 from django.utils.safestring import SafeString
+from django.utils.timezone import localtime
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
@@ -24,7 +26,7 @@ from evaluation.measures.comparison import ThemeComparison
 from evaluation.measures.stability import QuestionStability, Stability
 from evaluation.pages.overview import COUNT_NAMES, METRIC_TITLES
 from evaluation.reports.charts import interval_chart, line_chart
-from evaluation.reports.read import Changes
+from evaluation.reports.read import Changes, Provenance
 from inference import intervals, notes
 
 register = template.Library()
@@ -279,6 +281,21 @@ def used_methods(report: Report) -> list[str]:
     """The estimators behind a report's intervals, by name, to explain each once."""
     methods = {g.human.method for g in report.themes} | {g.ppi.method for g in report.themes}
     return sorted(methods | {report.overall.judge.method})
+
+
+@register.filter
+def provenance_text(provenance: Provenance | None) -> str:
+    """Where a report's numbers come from, in one sentence of the reader's language: a snapshot
+    (its time, and what was recorded since) or a computation now (and why)."""
+    if provenance is None:
+        return ""
+    moment = date_format(localtime(provenance.as_of), "Y-m-d H:i T")
+    if provenance.from_snapshot:
+        since = changes_text(provenance.changes)
+        if since:
+            return _("snapshot of %(time)s; recorded since: %(what)s") % {"time": moment, "what": since}
+        return _("snapshot of %(time)s; nothing recorded since") % {"time": moment}
+    return _("computed now (%(time)s)") % {"time": moment}
 
 
 @register.filter

@@ -19,10 +19,10 @@ from annotation.criteria.categories import is_categorical
 from annotation.forms import add_domain_error
 from annotation.models import Campaign, Membership
 from evaluation import errors
-from evaluation.estimates.report import compute_report
 from evaluation.forms.reports import CompareForm
 from evaluation.measures import comparison
 from evaluation.measures.comparison import compare_reports
+from evaluation.reports import read
 from evaluation.views.reports import VIEWERS, criterion_page
 
 
@@ -43,10 +43,12 @@ def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
 
     GET: ``other`` (the other campaign's slug; the user must be its manager or analyst too),
     ``judge`` and ``other_judge`` (defaults as on the report), ``more`` (further campaigns, each
-    with its only judge), ``method``, ``alpha``: see :class:`~evaluation.forms.reports.CompareForm`.
+    with its default judge), ``method``, ``alpha``: see :class:`~evaluation.forms.reports.CompareForm`.
     Campaigns sharing question ids (and any three or more) are compared by question
     (:func:`~evaluation.measures.comparison.compare_versions`); two that share none, as independent
-    samples on their PPI++ estimates. Everything is computed now.
+    samples on their PPI++ estimates, each read as its report page reads it (``read.read_report``:
+    its latest snapshot, or computed now), and the page says which. Paired by question, the
+    estimates are computed now from the labels and judgments.
     """
     campaign, roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     candidates = comparable_campaigns(request, campaign)
@@ -94,15 +96,15 @@ def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
                 add_domain_error(form, exc)
                 valid = False
         else:
-            left = compute_report(
-                criterion=criterion_obj, judge=params.judge, alpha=params.alpha, method=params.method
+            assert params.request is not None and form.other_request is not None
+            left = read.read_report(params.request)
+            right = read.read_report(form.other_request)
+            context.update(
+                left=left.binary,
+                right=right.binary,
+                left_source=left.provenance,
+                right_source=right.provenance,
+                compared=compare_reports(left=left.binary, right=right.binary),
             )
-            right = compute_report(
-                criterion=form.other_criterion,
-                judge=form.cleaned_data["other_judge"],
-                alpha=params.alpha,
-                method=params.method,
-            )
-            context.update(left=left, right=right, compared=compare_reports(left=left, right=right))
     context["errors"] = form.messages()
     return render(request, "evaluation/compare.html", context, status=200 if valid else 400)
