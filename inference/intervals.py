@@ -25,8 +25,11 @@ from inference import notes
 WILSON_NOTE = notes.WILSON
 CUT_NOTE = notes.CUT
 CLIPPED_NOTE = notes.CLIPPED
+PAST_NOTE = notes.PAST_BOUND
 # Below this, a variance of 0/1 labels is zero up to rounding.
 TINY = 1e-12
+# Degrees of freedom past which a t quantile is the normal one.
+NORMAL_DF = 10**6
 
 
 @dataclass(frozen=True)
@@ -51,37 +54,66 @@ class Interval:
     df: int | None = None
     note: str = ""
     se: float | None = None
+    # What the estimand can be: a rate lies in [0, 1], a difference of two rates in [-1, 1].
+    bounds: tuple[float, float] = (0.0, 1.0)
+
+    def __post_init__(self) -> None:
+        # The contract every estimator, comparison and gate relies on: an interval is never
+        # inverted and holds its estimate (infinite bounds are no bound; NaN, no interval). The
+        # shown interval (``shown_*``: clipped to [0, 1]) then holds the shown estimate too.
+        if any(math.isnan(value) for value in (self.mean, self.lo, self.hi)):
+            return
+        if not self.lo <= self.mean <= self.hi:
+            raise ValueError(
+                f"{self.method}: the interval [{self.lo!r}, {self.hi!r}] does not hold its estimate "
+                f"{self.mean!r}"
+            )
 
     @property
     def halfwidth(self) -> float:
         return (self.hi - self.lo) / 2
 
     @property
+    def shown_mean(self) -> float:
+        """The estimate within ``bounds`` (ppi_py's study estimate of a rate may fall just
+        outside [0, 1]; the rate cannot). NaN stays NaN."""
+        return clip_bound(self.mean, self.bounds)
+
+    @property
     def shown_lo(self) -> float:
-        """``lo`` clipped to [0, 1] (NaN and infinities kept: no interval is no interval)."""
-        return clip_bound(self.lo)
+        """``lo`` within ``bounds`` (NaN and infinities kept: no interval is no interval)."""
+        return clip_bound(self.lo, self.bounds)
 
     @property
     def shown_hi(self) -> float:
-        """``hi`` clipped to [0, 1] (NaN and infinities kept)."""
-        return clip_bound(self.hi)
+        """``hi`` within ``bounds`` (NaN and infinities kept)."""
+        return clip_bound(self.hi, self.bounds)
+
+    def excludes(self, value: float) -> bool:
+        """Whether the interval lies wholly on one side of ``value`` (0 for a difference: the
+        two estimates differ at its level)."""
+        return self.lo > value or self.hi < value
 
     @property
     def clipped(self) -> bool:
-        """A finite bound lies outside [0, 1] and is shown clipped (study method: ppi_py's raw
-        numbers stay in ``lo`` and ``hi``)."""
-        return self.shown_lo != self.lo or self.shown_hi != self.hi
+        """A finite bound or the estimate lies outside [0, 1] and is shown clipped (study method:
+        ppi_py's raw numbers stay in ``mean``, ``lo`` and ``hi``)."""
+        return self.shown_lo != self.lo or self.shown_hi != self.hi or not _same(self.shown_mean, self.mean)
 
 
-def clip_bound(value: float | None) -> float:
-    """A rate's interval bound as shown: a finite value clipped to [0, 1]; None becomes NaN;
-    NaN and infinities are kept (an infinite interval is shown as none)."""
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def clip_bound(value: float | None, bounds: tuple[float, float] = (0.0, 1.0)) -> float:
+    """A rate's interval bound as shown: a finite value clipped to ``bounds`` ([0, 1]); None
+    becomes NaN; NaN and infinities are kept (an infinite interval is shown as none)."""
     if value is None:
         return math.nan
     value = float(value)
     if not math.isfinite(value):
         return value
-    return min(1.0, max(0.0, value))
+    return min(bounds[1], max(bounds[0], value))
 
 
 def wilson(*, p: float, n: float, q: float) -> tuple[float, float]:
@@ -96,7 +128,10 @@ def wilson(*, p: float, n: float, q: float) -> tuple[float, float]:
 
 
 def quantile(*, alpha: float, df: float | None) -> float:
-    if df is None:
+    """The two-sided 1 - alpha quantile: Student's t with ``df`` degrees of freedom, the normal
+    one without (or past ``NORMAL_DF``, where they agree to six digits and scipy's t takes no
+    integer that large); infinite with no degree of freedom. The one quantile of the app."""
+    if df is None or df > NORMAL_DF:
         return float(norm.ppf(1 - alpha / 2))
     if df <= 0:
         return math.inf
@@ -157,6 +192,16 @@ def from_variance(
     )
 
 
+def keep_around(
+    *, estimate: float, lo: float, hi: float, bounds: tuple[float, float] = (0.0, 1.0)
+) -> tuple[float, float]:
+    """``[lo, hi]`` cut to ``bounds`` and never on one side of ``estimate`` (itself within
+    ``bounds``): the one rule that keeps an interval from inverting when an estimate past a
+    bound pulls it outside (1.3 -/+ 0.2 cut to [0, 1] would be [1.1, 1.0])."""
+    low, high = bounds
+    return max(low, min(lo, estimate)), min(high, max(hi, estimate))
+
+
 def inside_unit(*, mean: float, variance: float, q: float, n: float = 0) -> tuple[float, float, float, str]:
     """(mean, lo, hi, note) for a rate whose normal interval mean -/+ q sqrt(variance) leaves
     [0, 1]. The estimate is clipped to [0, 1] (a PPI++ estimate may fall just outside; the rate
@@ -175,7 +220,16 @@ def inside_unit(*, mean: float, variance: float, q: float, n: float = 0) -> tupl
     agreeing labels gave [0.014, 1]); an estimate is never worth fewer labels than it used."""
     p = min(1.0, max(0.0, mean))
     half = q * math.sqrt(variance)
-    lo, hi = max(0.0, mean - half), min(1.0, mean + half)
+    if mean - half > 1 or mean + half < 0:
+        # The whole normal interval lies past a bound (an estimate far past it with a small
+        # variance): cut, it would be empty. Centred on the clipped estimate instead, and no
+        # narrower than Wilson's at the labels it rests on: never [100%, 100%].
+        lo, hi = keep_around(estimate=p, lo=p - half, hi=p + half)
+        if n >= 1:
+            wilson_lo, wilson_hi = wilson(p=p, n=n, q=q)
+            lo, hi = min(lo, wilson_lo), max(hi, wilson_hi)
+        return p, lo, hi, PAST_NOTE
+    lo, hi = keep_around(estimate=p, lo=mean - half, hi=mean + half)
     if 0 < p < 1 and variance > 0:
         wilson_lo, wilson_hi = wilson(p=p, n=max(p * (1 - p) / variance, n), q=q)
         return p, min(lo, wilson_lo), max(hi, wilson_hi), WILSON_NOTE

@@ -37,6 +37,10 @@ WILSON = (
     "at the effective sample size"
 )
 CUT = "normal interval left [0, 1]: cut at the bound"
+PAST_BOUND = (
+    "estimate and normal interval past a bound of [0, 1]: centred on the bound, no narrower than "
+    "the Wilson score interval at the labels used"
+)
 CLIPPED = "bound clipped to [0, 1]"
 # A group's notes.
 MISSING_JUDGMENTS = "%(count)s human-labeled units have no judgment and are left out of PPI++"
@@ -78,6 +82,7 @@ PLAIN = (
     GROUP_WITHOUT_VARIANCE,
     WILSON,
     CUT,
+    PAST_BOUND,
     CLIPPED,
     MISSING_JUDGMENTS,
     NOT_ALL_SAMPLED,

@@ -21,23 +21,31 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import t as student_t
 
-from inference import intervals, means
+from inference import intervals, means, ppi
 from inference.intervals import TINY, quantile
+
+# A difference of two rates.
+DIFFERENCE_BOUNDS = (-1.0, 1.0)
 
 
 @dataclass(frozen=True)
 class Linear:
     """An asymptotically linear estimate: its value, the sums per question id of its units'
-    contributions to its error, and the units it rests on. NaN when it cannot be computed."""
+    contributions to its error, and the units it rests on. NaN when it cannot be computed.
+    ``floor``: variance its contributions do not show and the report's interval holds (the
+    floors of ``inference.intervals``: a few labels that show no disagreement, or no 0, are not
+    a perfect judge or a rate of 100%); added to any difference it takes part in."""
 
     estimate: float
     contributions: dict[str, float]
     n: int
+    floor: float = 0.0
 
     @property
     def variance(self) -> float:
-        """The cluster-robust variance with the question as cluster (NaN below two questions)."""
-        return means.cluster_variance(np.array(list(self.contributions.values()), dtype=float))
+        """The cluster-robust variance with the question as cluster (NaN below two questions),
+        plus ``floor``."""
+        return means.cluster_variance(np.array(list(self.contributions.values()), dtype=float)) + self.floor
 
 
 NAN = Linear(estimate=math.nan, contributions={}, n=0)
@@ -84,21 +92,25 @@ def paired_difference(*, left: Linear, right: Linear, alpha: float) -> PairedDif
     totals = np.array(
         [right.contributions.get(q, 0.0) - left.contributions.get(q, 0.0) for q in questions], dtype=float
     )
-    variance = means.cluster_variance(totals)
+    # The floors each side's report holds are variance the pairing cannot remove.
+    variance = means.cluster_variance(totals) + left.floor + right.floor
     se = math.sqrt(variance)
     df = len(questions) - 1
-    estimate = right.estimate - left.estimate
+    estimate = min(1.0, max(-1.0, right.estimate - left.estimate))
     half = quantile(alpha=alpha, df=df) * se
     sides = (left.variance, right.variance)
     degenerate = not (variance > TINY and all(v > TINY for v in sides))
     p_value = math.nan if degenerate else float(2 * student_t.sf(abs(estimate) / se, df))
     independent = sum(v for v in sides if math.isfinite(v))
+    lo, hi = intervals.keep_around(
+        estimate=estimate, lo=estimate - half, hi=estimate + half, bounds=(-1.0, 1.0)
+    )
     return PairedDifference(
         estimate=estimate,
         se=se,
         df=df,
-        lo=max(-1.0, estimate - half),
-        hi=min(1.0, estimate + half),
+        lo=lo,
+        hi=hi,
         p_value=p_value,
         independent_se=math.sqrt(independent),
         questions=len(questions),
@@ -161,30 +173,111 @@ def stratified(parts: list[tuple[Linear, int]]) -> Linear:
         estimate=sum(size / total * part.estimate for part, size in kept),
         contributions=contributions,
         n=sum(part.n for part, _ in kept),
+        floor=sum((size / total) ** 2 * part.floor for part, size in kept),
     )
 
 
-@dataclass(frozen=True)
-class Difference:
-    """``right - left`` of two independent estimates, with a normal-approximation interval."""
+def mean_linear(
+    *,
+    values: np.ndarray,
+    questions: list[str],
+    answers: np.ndarray,
+    w: np.ndarray | None,
+    alpha: float,
+    floored: bool,
+) -> Linear:
+    """The (Hajek) mean of ``values`` decomposed by question. ``floored`` (the robust method):
+    when every value is equal, the report's human-only interval holds the variance of the
+    smoothed rate over the G answers (``means.classical_mean``), which this one then holds too."""
+    contributions = per_question(questions, means.hajek_influence(values, w))
+    floor = 0.0
+    if floored and np.all(values == values[0]):
+        G = len(np.unique(answers))
+        floor = intervals.smoothed_variance(count=float(np.sum(values)), n=values.shape[0], alpha=alpha) / G
+    estimate = float(values.mean() if w is None else np.sum(w * values) / np.sum(w))
+    return Linear(estimate=estimate, contributions=contributions, n=values.shape[0], floor=floor)
 
-    estimate: float
-    lo: float
-    hi: float
 
-    @property
-    def excludes_zero(self) -> bool:
-        return self.lo > 0 or self.hi < 0
+def ppi_linear(
+    *,
+    y: np.ndarray,
+    yhat: np.ndarray,
+    questions: list[str],
+    answers: np.ndarray,
+    unlabeled: dict[str, tuple[int, int]],
+    w: np.ndarray | None,
+    method: str,
+    alpha: float,
+) -> Linear:
+    """PPI++ of 0/1 labels ``y`` and the judge's ``yhat`` on the same units (their ``questions``
+    and ``answers``, design weights ``w``), with the judge's labels on the other units counted
+    per question (``unlabeled``: question -> (units, ones)), decomposed by question with its
+    lambda held fixed: the report's (``ppi.robust_ppi``'s cross-fitted one for ``robust``,
+    ``ppi.study_lambda`` for ``study``). The robust method's floor on the rectifier's variance
+    (``intervals.rectifier_floor``, with the report's G answers) is kept in ``floor`` where the
+    contributions show less."""
+    n = y.shape[0]
+    N = sum(count for count, _ in unlabeled.values())
+    ones_unl = sum(ones for _, ones in unlabeled.values())
+    yhat_unlabeled = np.repeat(np.array([1.0, 0.0]), [ones_unl, N - ones_unl])
+    if N == 0:
+        lam_i = np.zeros(n)
+    elif method == "robust":
+        lam_i = ppi.crossfit_lambdas(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, w=w, clusters=answers)
+    else:
+        pool = np.concatenate([yhat, yhat_unlabeled])
+        constant = bool(np.all(pool == pool[0]))
+        lam = 0.0 if constant else ppi.study_lambda(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled)
+        lam_i = np.full(n, lam if math.isfinite(lam) else 0.0)
+    share = np.full(n, 1 / n) if w is None else w / np.sum(w)
+    lam_bar = float(np.sum(share * lam_i))
+    rectifier = y - lam_i * yhat
+    mean_unl = ones_unl / N if N else 0.0
+    contributions = per_question(questions, means.hajek_influence(rectifier, w))
+    floor = 0.0
+    if method == "robust":
+        shown = means.cluster_variance(np.array(list(contributions.values()), dtype=float))
+        G = len(np.unique(answers))
+        least = intervals.rectifier_floor(labels=y, preds=yhat, lam=lam_bar, alpha=alpha, G=G)
+        floor = max(0.0, least - shown) if math.isfinite(shown) else least
+    if N:
+        add_contributions(
+            contributions,
+            {q: lam_bar * (ones - count * mean_unl) / N for q, (count, ones) in unlabeled.items()},
+        )
+    return Linear(
+        estimate=lam_bar * mean_unl + float(np.sum(share * rectifier)),
+        contributions=contributions,
+        n=n,
+        floor=floor,
+    )
 
 
-def difference(*, left: intervals.Interval, right: intervals.Interval, alpha: float) -> Difference | None:
-    """``right - left`` for two estimates from independent campaigns: the standard errors
-    (half-width / the quantile each interval used) add in quadrature, with a normal quantile.
-    None when either estimate is missing or unbounded."""
+DIFFERENCE = "difference-independent"
+
+
+def difference(
+    *, left: intervals.Interval, right: intervals.Interval, alpha: float
+) -> intervals.Interval | None:
+    """``right - left`` for two estimates from independent campaigns, as an interval of a
+    difference (within [-1, 1]): the estimates as shown, their standard errors (each the one its
+    report's interval was built with: ``intervals.standard_error``, floors included) added in
+    quadrature, with a normal quantile. None when either estimate is missing or unbounded."""
     if not all(math.isfinite(x) for x in (left.mean, left.halfwidth, right.mean, right.halfwidth)):
         return None
-    estimate = right.mean - left.mean
-    half = intervals.quantile(alpha=alpha, df=None) * math.hypot(
-        intervals.standard_error(left), intervals.standard_error(right)
+    estimate = right.shown_mean - left.shown_mean
+    se = math.hypot(intervals.standard_error(left), intervals.standard_error(right))
+    half = intervals.quantile(alpha=alpha, df=None) * se
+    lo, hi = intervals.keep_around(
+        estimate=estimate, lo=estimate - half, hi=estimate + half, bounds=DIFFERENCE_BOUNDS
     )
-    return Difference(estimate=estimate, lo=estimate - half, hi=estimate + half)
+    return intervals.Interval(
+        mean=estimate,
+        lo=lo,
+        hi=hi,
+        method=DIFFERENCE,
+        alpha=alpha,
+        n=left.n + right.n,
+        se=se,
+        bounds=DIFFERENCE_BOUNDS,
+    )

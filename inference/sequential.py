@@ -45,7 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
-from inference.intervals import check_alpha
+from inference.intervals import check_alpha, keep_around
 
 # The variance guess counts as this many observations in the running variance.
 PRIOR_WEIGHT = 10
@@ -66,12 +66,19 @@ class Look:
     variance: float = math.nan
 
     @property
+    def bounds(self) -> tuple[float, float]:
+        """The interval as shown: mean -/+ halfwidth cut to [0, 1], around the estimate clipped
+        to [0, 1] (``intervals.keep_around``: never inverted)."""
+        estimate = min(1.0, max(0.0, self.mean))
+        return keep_around(estimate=estimate, lo=self.mean - self.halfwidth, hi=self.mean + self.halfwidth)
+
+    @property
     def lo(self) -> float:
-        return max(0.0, self.mean - self.halfwidth)
+        return self.bounds[0]
 
     @property
     def hi(self) -> float:
-        return min(1.0, self.mean + self.halfwidth)
+        return self.bounds[1]
 
 
 def tuning(*, planned: float, variance_guess: float, alpha: float) -> float:

@@ -36,6 +36,8 @@ from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from inference.intervals import keep_around
+
 PPI_SHRUNK = "ppi++-shrunk"
 
 
@@ -140,11 +142,13 @@ def shrink_to_judge(
         centre = m[k] + w * (theta[k] - m[k])
         chi = critical_value(float(se[k] ** 2 / tau2), alpha)
         half = chi * w * se[k]
+        mean = float(min(1.0, max(0.0, centre)))
+        lo, hi = keep_around(estimate=mean, lo=centre - half, hi=centre + half)
         out.append(
             Shrunk(
-                mean=float(min(1.0, max(0.0, centre))),
-                lo=max(0.0, centre - half),
-                hi=min(1.0, centre + half),
+                mean=mean,
+                lo=lo,
+                hi=hi,
                 weight=float(w),
                 tau2=tau2,
             )

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from annotation.models import Role
+from evaluation.estimates import snapshots
 from evaluation.models import Judge
 from evaluation.reports import gate
 from tests.factories import add_member, api_token, make_campaign, make_user
@@ -31,10 +32,13 @@ def test_the_api_gives_the_gates_verdict_and_figures(client, min_lower):
     analyst = make_user(username="gate-analyst")
     add_member(campaign=campaign, user=analyst, roles=[Role.ANALYST])
     judge = Judge.objects.get(campaign=campaign).name
+    # Both read the same snapshot: the same figures and the same provenance, to the second.
+    snapshots.record_snapshots(criterion=criterion, trigger="import")
     response = _post(client, analyst, campaign.slug, {"criterion": criterion.name, "min_lower": min_lower})
     assert response.status_code == 200, response.content
     expected = gate.evaluate_gate(campaign=campaign, criterion=criterion, min_lower=min_lower, judge=judge)
     assert response.json() == json.loads(json.dumps(expected.as_dict()))
+    assert response.json()["estimates"]["source"] == "snapshot"
     assert response.json()["passed"] is (min_lower == 0.0)
 
 

@@ -55,7 +55,7 @@ def test_the_drop_is_the_compare_pages_difference_with_the_baseline_on_the_left(
         assert row.difference is not None
         figures = by_group[row.theme]
         assert (figures.difference, figures.difference_lower, figures.difference_upper) == (
-            row.difference.estimate,
+            row.difference.mean,
             row.difference.lo,
             row.difference.hi,
         )

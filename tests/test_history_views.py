@@ -137,7 +137,7 @@ def test_compare_shows_both_campaigns_and_the_difference(campaign, analyst, clie
         )
         assert match, row.theme
         assert pct(row.left.ppi.mean) in match.group(1) and pct(row.right.ppi.mean) in match.group(1)
-        assert f"{row.difference.estimate * 100:+.1f} pts" in match.group(1)
+        assert f"{row.difference.mean * 100:+.1f} pts" in match.group(1)
     assert "<svg" in content
 
 

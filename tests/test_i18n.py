@@ -302,7 +302,7 @@ def test_a_page_without_accept_language_stays_in_english(client_for, annotator, 
 def test_numbers_on_french_pages_take_a_decimal_comma_and_english_ones_stay_as_they_were():
     from evaluation.templatetags import report_extras as extras
 
-    ci = intervals.Interval(mean=0.5, lo=0.123, hi=0.456, method="m", alpha=0.05, n=10)
+    ci = intervals.Interval(mean=0.3, lo=0.123, hi=0.456, method="m", alpha=0.05, n=10)
     with translation.override("en"):
         assert extras.pct(0.8333) == "83.3%"
         assert extras.interval(ci) == "[12.3%, 45.6%]"

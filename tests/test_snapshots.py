@@ -155,9 +155,9 @@ def test_difference_adds_standard_errors_in_quadrature_by_hand():
     )
     diff = paired.difference(left=left, right=right, alpha=0.05)
     se = math.hypot(0.1 / 1.959964, 0.1)
-    assert diff.estimate == pytest.approx(0.1)
-    assert diff.hi - diff.estimate == pytest.approx(1.959964 * se, rel=1e-5)
-    assert not diff.excludes_zero
+    assert diff.mean == pytest.approx(0.1)
+    assert diff.hi - diff.mean == pytest.approx(1.959964 * se, rel=1e-5)
+    assert not diff.excludes(0)
     unbounded = intervals.Interval(mean=0.5, lo=-math.inf, hi=math.inf, method="c", alpha=0.05, n=1)
     assert paired.difference(left=left, right=unbounded, alpha=0.05) is None
 
@@ -178,7 +178,7 @@ def test_compare_reports_lines_up_themes_of_either_campaign_then_overall(db):
     juridique = next(row for row in rows if row.theme == "Juridique")
     assert juridique.left is None and juridique.difference is None
     finance = next(row for row in rows if row.theme == "Finance")
-    assert finance.difference.estimate == pytest.approx(finance.right.ppi.mean - finance.left.ppi.mean)
+    assert finance.difference.mean == pytest.approx(finance.right.ppi.mean - finance.left.ppi.mean)
     with pytest.raises(ValueError, match="same alpha"):
         comparison.compare_reports(
             left=left, right=compute_report(criterion=criterion_b, judge=judge_b, alpha=0.1)

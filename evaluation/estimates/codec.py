@@ -36,11 +36,11 @@ def group_as_json(*, group: Any) -> dict[str, Any]:
         "theme": group.theme,
         "n_human": group.n_human,
         "n_judge": group.n_judge,
-        "human_mean": _num(group.human.mean),
+        "human_mean": _num(group.human.shown_mean),
         "human_ci": _bounds(group.human),
-        "judge_mean": _num(group.judge.mean),
+        "judge_mean": _num(group.judge.shown_mean),
         "judge_ci": _bounds(group.judge),
-        "ppi_mean": _num(group.ppi.mean),
+        "ppi_mean": _num(group.ppi.shown_mean),
         "ppi_ci": _bounds(group.ppi),
         "lambda": _num(group.ppi.lam),
         "observed_agreement": _num(agreement.observed) if agreement else None,
@@ -66,6 +66,8 @@ def group_as_json(*, group: Any) -> dict[str, Any]:
     for name, interval in (("human", group.human), ("judge", group.judge), ("ppi", group.ppi)):
         if interval.clipped:
             data[f"{name}_ci_raw"] = [_num(interval.lo), _num(interval.hi)]
+            if interval.mean != interval.shown_mean:
+                data[f"{name}_mean_raw"] = _num(interval.mean)
     if group.ppi.se is not None and math.isfinite(group.ppi.se):
         data["ppi_se"] = group.ppi.se
     return data
@@ -191,6 +193,7 @@ def _interval_from_json(
     lam: Any = None,
     df: Any = None,
     raw: Any = None,
+    raw_mean: Any = None,
     se: Any = None,
 ) -> intervals.Interval:
     # JSON keeps NaN and infinities as None: a missing mean is NaN, a missing bound beside a mean
@@ -198,15 +201,22 @@ def _interval_from_json(
     # ``raw``: the computed bounds of an interval shown clipped to [0, 1] (``<name>_ci_raw``);
     # snapshots stored before it may hold bounds outside [0, 1] in ``ci``, which every page and
     # download clips (``Interval.shown_lo`` / ``shown_hi``).
-    lo, hi = raw or ci or (None, None)
+    # ``raw_mean``: the computed estimate when it was shown clipped (``<name>_mean_raw``).
+    # Snapshots stored before an interval could not be inverted may hold raw bounds that do not
+    # surround their estimate: the shown ones then, widened to hold it.
     if mean is None:
         return intervals.Interval(
             mean=math.nan, lo=math.nan, hi=math.nan, method=method, alpha=alpha, n=n, N=N, lam=lam, df=df
         )
+    estimate = float(raw_mean if raw_mean is not None else mean)
+    lo, hi = (_bound(value, side) for value, side in zip(raw or ci or (None, None), (-1, 1), strict=True))
+    if not lo <= estimate <= hi:
+        lo, hi = (_bound(value, side) for value, side in zip(ci or (None, None), (-1, 1), strict=True))
+        lo, hi = min(lo, estimate), max(hi, estimate)
     return intervals.Interval(
-        mean=float(mean),
-        lo=-math.inf if lo is None else float(lo),
-        hi=math.inf if hi is None else float(hi),
+        mean=estimate,
+        lo=lo,
+        hi=hi,
         method=method,
         alpha=alpha,
         n=n,
@@ -215,6 +225,11 @@ def _interval_from_json(
         df=df,
         se=None if se is None else float(se),
     )
+
+
+def _bound(value: Any, side: int) -> float:
+    """A stored bound: None is the unbounded side (-inf below, +inf above)."""
+    return side * math.inf if value is None else float(value)
 
 
 def group_from_json(*, data: dict[str, Any], alpha: float) -> GroupEstimate:
@@ -247,6 +262,7 @@ def group_from_json(*, data: dict[str, Any], alpha: float) -> GroupEstimate:
             mean=data["human_mean"],
             ci=data["human_ci"],
             raw=data.get("human_ci_raw"),
+            raw_mean=data.get("human_mean_raw"),
             method=data.get("human_method", ""),
             alpha=alpha,
             n=n_human,
@@ -255,6 +271,7 @@ def group_from_json(*, data: dict[str, Any], alpha: float) -> GroupEstimate:
             mean=data["judge_mean"],
             ci=data["judge_ci"],
             raw=data.get("judge_ci_raw"),
+            raw_mean=data.get("judge_mean_raw"),
             method=data.get("judge_method", ""),
             alpha=alpha,
             n=n_judge,
@@ -263,6 +280,7 @@ def group_from_json(*, data: dict[str, Any], alpha: float) -> GroupEstimate:
             mean=data["ppi_mean"],
             ci=data["ppi_ci"],
             raw=data.get("ppi_ci_raw"),
+            raw_mean=data.get("ppi_mean_raw"),
             se=data.get("ppi_se"),
             method=data.get("ppi_method", ""),
             alpha=alpha,

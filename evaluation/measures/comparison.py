@@ -45,17 +45,16 @@ from evaluation.estimates.params import OVERALL
 from evaluation.estimates.report import GroupEstimate, Report
 from evaluation.measures import automatic
 from evaluation.models import Judge, Judgment
-from inference import means, ppi
+from inference.intervals import Interval
 from inference.paired import (
     NAN,
-    Difference,
     Linear,
     PairedDifference,
-    add_contributions,
     difference,
     holm,
+    mean_linear,
     paired_difference,
-    per_question,
+    ppi_linear,
     rate_linear,
     stratified,
 )
@@ -71,32 +70,32 @@ def theme_linears(
     rows: list[tuple[inputs.Labeled, str]],
     judged: dict[str, tuple[int, int]],
     method: str,
+    alpha: float = 0.05,
 ) -> dict[str, Linear]:
     """Human-only, judge-only and PPI++ of one theme: ``rows`` its labeled units with their
     question ids, ``judged`` question -> (ok judgments, ones) over all its units. The estimates
-    are those of ``estimates.compute_report`` (same weights, same lambdas, held fixed)."""
+    are those of ``estimates.compute_report`` (same weights, same lambdas, held fixed, the same
+    floors on their variances: ``inference.paired.mean_linear`` and ``ppi_linear``)."""
     out: dict[str, Linear] = {JUDGE: rate_linear(judged)}
-    weighted = method == "robust" and bool(rows) and all(row.pi is not None for row, _ in rows)
+    if not rows:
+        return {HUMAN: NAN, JUDGE: out[JUDGE], PPI: NAN}
+    weighted = method == "robust" and all(row.pi is not None for row, _ in rows)
 
     def weights(chosen: list[tuple[inputs.Labeled, str]]) -> np.ndarray | None:
         return np.array([1.0 / float(row.pi or 1.0) for row, _ in chosen]) if weighted else None
 
-    if not rows:
-        return {HUMAN: NAN, JUDGE: out[JUDGE], PPI: NAN}
-    y_all = np.array([row.y for row, _ in rows], dtype=float)
-    w_all = weights(rows)
-    out[HUMAN] = Linear(
-        estimate=float(y_all.mean() if w_all is None else np.sum(w_all * y_all) / np.sum(w_all)),
-        contributions=per_question([q for _, q in rows], means.hajek_influence(y_all, w_all)),
-        n=len(rows),
+    out[HUMAN] = mean_linear(
+        values=np.array([row.y for row, _ in rows], dtype=float),
+        questions=[q for _, q in rows],
+        answers=np.array([row.answer_id for row, _ in rows]),
+        w=weights(rows),
+        alpha=alpha,
+        floored=method == "robust",
     )
     paired = [(row, q) for row, q in rows if row.yhat is not None]
     if not paired:
         out[PPI] = NAN
         return out
-    y = np.array([row.y for row, _ in paired], dtype=float)
-    yhat = np.array([row.yhat for row, _ in paired], dtype=float)
-    w = weights(paired)
     labeled_per_question: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for row, q in paired:
         labeled_per_question[q][0] += 1
@@ -105,43 +104,22 @@ def theme_linears(
         q: (count - labeled_per_question.get(q, [0, 0])[0], ones - labeled_per_question.get(q, [0, 0])[1])
         for q, (count, ones) in judged.items()
     }
-    N = sum(count for count, _ in unlabeled.values())
-    ones_unl = sum(ones for _, ones in unlabeled.values())
-    yhat_unlabeled = inputs.ones_zeros(ones=ones_unl, count=N)
-    if N == 0:
-        lam_i = np.zeros(len(paired))
-    elif method == "robust":
-        lam_i = ppi.crossfit_lambdas(
-            y=y,
-            yhat=yhat,
-            yhat_unlabeled=yhat_unlabeled,
-            w=w,
-            clusters=np.array([row.answer_id for row, _ in paired]),
-        )
-    else:
-        pool = np.concatenate([yhat, yhat_unlabeled])
-        constant = bool(np.all(pool == pool[0]))
-        lam = 0.0 if constant else ppi.study_lambda(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled)
-        lam_i = np.full(len(paired), lam if math.isfinite(lam) else 0.0)
-    share = np.full(len(paired), 1 / len(paired)) if w is None else w / np.sum(w)
-    lam_bar = float(np.sum(share * lam_i))
-    rectifier = y - lam_i * yhat
-    mean_unl = ones_unl / N if N else 0.0
-    contributions = per_question([q for _, q in paired], means.hajek_influence(rectifier, w))
-    if N:
-        add_contributions(
-            contributions,
-            {q: lam_bar * (ones - count * mean_unl) / N for q, (count, ones) in unlabeled.items()},
-        )
-    out[PPI] = Linear(
-        estimate=lam_bar * mean_unl + float(np.sum(share * rectifier)),
-        contributions=contributions,
-        n=len(paired),
+    out[PPI] = ppi_linear(
+        y=np.array([row.y for row, _ in paired], dtype=float),
+        yhat=np.array([row.yhat for row, _ in paired], dtype=float),
+        questions=[q for _, q in paired],
+        answers=np.array([row.answer_id for row, _ in paired]),
+        unlabeled=unlabeled,
+        w=weights(paired),
+        method=method,
+        alpha=alpha,
     )
     return out
 
 
-def version_estimates(*, criterion: Criterion, judge: Judge, method: str) -> dict[str, dict[str, Linear]]:
+def version_estimates(
+    *, criterion: Criterion, judge: Judge, method: str, alpha: float = 0.05
+) -> dict[str, dict[str, Linear]]:
     """One version's human-only, judge-only and PPI++ estimates of ``criterion`` with ``judge``,
     per theme and ``overall`` (stratified by the themes' unit counts), decomposed by question id:
     estimate -> theme -> :class:`Linear`."""
@@ -182,7 +160,7 @@ def version_estimates(*, criterion: Criterion, judge: Judge, method: str) -> dic
     result: dict[str, dict[str, Linear]] = {name: {} for name in ESTIMATES}
     for theme in themes:
         for name, linear in theme_linears(
-            rows=by_theme.get(theme, []), judged=judged.get(theme, {}), method=method
+            rows=by_theme.get(theme, []), judged=judged.get(theme, {}), method=method, alpha=alpha
         ).items():
             result[name][theme] = linear
     for name in ESTIMATES:
@@ -351,7 +329,7 @@ def compare_versions(
         shared[(a.campaign.name, b.campaign.name)] = common
     per_version: list[dict[str, dict[str, Linear]]] = []
     for v in versions:
-        values = version_estimates(criterion=v.criterion, judge=v.judge, method=method)
+        values = version_estimates(criterion=v.criterion, judge=v.judge, method=method, alpha=alpha)
         values.update(metric_estimates(campaign=v.campaign))
         per_version.append(values)
     names = [*ESTIMATES, *[m for m in automatic.METRICS if any(m in values for values in per_version)]]
@@ -494,7 +472,7 @@ class ThemeComparison:
     theme: str
     left: GroupEstimate | None
     right: GroupEstimate | None
-    difference: Difference | None
+    difference: Interval | None
 
 
 def compare_reports(*, left: Report, right: Report) -> list[ThemeComparison]:

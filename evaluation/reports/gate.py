@@ -36,7 +36,7 @@ from annotation.models import Campaign, Criterion
 from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice
 from evaluation.estimates.params import OVERALL
-from evaluation.estimates.report import GroupEstimate
+from evaluation.estimates.report import GroupEstimate, Report
 from evaluation.measures import comparison
 from evaluation.models import Judge
 from evaluation.reports import read
@@ -174,6 +174,73 @@ def _group_name(group: str) -> str:
     return f"theme {group if group.isprintable() else repr(group)}"
 
 
+def decide(
+    *, report: Report, baseline: Report | None, checked: set[str], min_lower: float, baseline_name: str
+) -> tuple[list[GroupFigures], tuple[str, ...]]:
+    """The gate's figures and failures on the reports it read (no database): every group of
+    ``report`` (themes, then overall), those in ``checked`` checked against ``min_lower`` and,
+    with a ``baseline`` report, against a significant drop (``comparison.compare_reports``: the
+    difference's interval, built from each side's standard error as its report built it).
+    Failures: lower bounds first, then drops."""
+    compared = (
+        {row.theme: row for row in comparison.compare_reports(left=baseline, right=report)}
+        if baseline is not None
+        else {}
+    )
+    low: list[str] = []
+    drops: list[str] = []
+    figures: list[GroupFigures] = []
+    for group in [*report.themes, report.overall]:
+        is_checked = group.theme in checked
+        ppi = group.ppi
+        lower, upper = _num(ppi.shown_lo), _num(ppi.shown_hi)
+        failures: list[str] = []
+        if is_checked:
+            name = _group_name(group.theme)
+            if math.isnan(ppi.mean):
+                failures.append(f"{name}: no PPI++ estimate ({group.n_paired} paired units)")
+            elif lower is None:
+                failures.append(f"{name}: no PPI++ lower bound ({group.n_paired} paired units)")
+            elif lower < min_lower:
+                failures.append(
+                    f"{name}: PPI++ lower bound {_bound_text(lower, threshold=min_lower)} < {min_lower:.12g}"
+                )
+            low.extend(failures)
+        row = compared.get(group.theme)
+        base = row.left if row is not None else None
+        diff = row.difference if row is not None else None
+        if is_checked and diff is not None and diff.hi < 0:
+            drop = (
+                f"{_group_name(group.theme)}: significant drop against {baseline_name}: "
+                f"{diff.mean:+.3f} [{diff.lo:+.3f}, {diff.hi:+.3f}]"
+            )
+            failures.append(drop)
+            drops.append(drop)
+        figures.append(
+            GroupFigures(
+                group=group.theme,
+                checked=is_checked,
+                estimate=_num(ppi.shown_mean),
+                lower=lower,
+                upper=upper,
+                n_human=group.n_human,
+                n_paired=group.n_paired,
+                size=group.size,
+                notes=tuple(group.notes),
+                in_baseline=base is not None,
+                baseline_estimate=_num(base.ppi.shown_mean) if base is not None else None,
+                baseline_lower=_num(base.ppi.shown_lo) if base is not None else None,
+                baseline_upper=_num(base.ppi.shown_hi) if base is not None else None,
+                difference=diff.mean if diff is not None else None,
+                difference_lower=diff.lo if diff is not None else None,
+                difference_upper=diff.hi if diff is not None else None,
+                failures=tuple(failures),
+            )
+        )
+
+    return figures, tuple(low + drops)
+
+
 def evaluate_gate(
     *,
     campaign: Campaign,
@@ -237,67 +304,19 @@ def evaluate_gate(
             )
     checked = set(wanted) if wanted is not None else {group.theme for group in groups}
 
-    compared: dict[str, comparison.ThemeComparison] = {}
     baseline_source = None
+    baseline_report = None
     if baseline_request is not None:
         baseline_shown = read.read_report(baseline_request, recompute_stale=True)
         baseline_source = baseline_shown.provenance
-        compared = {
-            row.theme: row for row in comparison.compare_reports(left=baseline_shown.binary, right=report)
-        }
-
-    low: list[str] = []
-    drops: list[str] = []
-    figures: list[GroupFigures] = []
-    for group in groups:
-        is_checked = group.theme in checked
-        ppi = group.ppi
-        lower, upper = _num(ppi.shown_lo), _num(ppi.shown_hi)
-        failures: list[str] = []
-        if is_checked:
-            name = _group_name(group.theme)
-            if math.isnan(ppi.mean):
-                failures.append(f"{name}: no PPI++ estimate ({group.n_paired} paired units)")
-            elif lower is None:
-                failures.append(f"{name}: no PPI++ lower bound ({group.n_paired} paired units)")
-            elif lower < min_lower:
-                failures.append(
-                    f"{name}: PPI++ lower bound {_bound_text(lower, threshold=min_lower)} < {min_lower:.12g}"
-                )
-            low.extend(failures)
-        row = compared.get(group.theme)
-        base = row.left if row is not None else None
-        diff = row.difference if row is not None else None
-        if is_checked and diff is not None and diff.hi < 0:
-            drop = (
-                f"{_group_name(group.theme)}: significant drop against {baseline.name if baseline else ''}: "
-                f"{diff.estimate:+.3f} [{diff.lo:+.3f}, {diff.hi:+.3f}]"
-            )
-            failures.append(drop)
-            drops.append(drop)
-        figures.append(
-            GroupFigures(
-                group=group.theme,
-                checked=is_checked,
-                estimate=_num(ppi.mean),
-                lower=lower,
-                upper=upper,
-                n_human=group.n_human,
-                n_paired=group.n_paired,
-                size=group.size,
-                notes=tuple(group.notes),
-                in_baseline=base is not None,
-                baseline_estimate=_num(base.ppi.mean) if base is not None else None,
-                baseline_lower=_num(base.ppi.shown_lo) if base is not None else None,
-                baseline_upper=_num(base.ppi.shown_hi) if base is not None else None,
-                difference=diff.estimate if diff is not None else None,
-                difference_lower=diff.lo if diff is not None else None,
-                difference_upper=diff.hi if diff is not None else None,
-                failures=tuple(failures),
-            )
-        )
-
-    failures_all = tuple(low + drops)
+        baseline_report = baseline_shown.binary
+    figures, failures_all = decide(
+        report=report,
+        baseline=baseline_report,
+        checked=checked,
+        min_lower=min_lower,
+        baseline_name=baseline.name if baseline is not None else "",
+    )
     if failures_all:
         reason = failures_all[0]
         if len(failures_all) > 1:

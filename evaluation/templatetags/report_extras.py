@@ -94,6 +94,10 @@ _NOTE_TEMPLATES = (
         "at the effective sample size"
     ),
     gettext_noop("normal interval left [0, 1]: cut at the bound"),
+    gettext_noop(
+        "estimate and normal interval past a bound of [0, 1]: centred on the bound, no narrower than "
+        "the Wilson score interval at the labels used"
+    ),
     gettext_noop("bound clipped to [0, 1]"),
     gettext_noop("%(count)s human-labeled units have no judgment and are left out of PPI++"),
     gettext_noop("labeled units are not all from the current sample: equal weights"),
@@ -372,7 +376,7 @@ def comparison_chart(compared: list[ThemeComparison], criterion: str, left: str,
         {
             "label": row.theme,
             "estimates": [
-                (name, group.ppi.mean, group.ppi.shown_lo, group.ppi.shown_hi)
+                (name, group.ppi.shown_mean, group.ppi.shown_lo, group.ppi.shown_hi)
                 for name, group in zip(names, (row.left, row.right), strict=True)
                 if group is not None and math.isfinite(group.ppi.mean)
             ],
