@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.conf import settings
@@ -10,6 +11,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
+from annotation.corpus.citations import CitationPatternError, compile_citation_pattern
 from annotation.corpus.conventions import DEFAULT_ABSTENTION_PATTERNS, DEFAULT_CITATION_PATTERN
 from annotation.corpus.sources import chunk_text_hash
 
@@ -40,6 +42,32 @@ class Stage(models.TextChoices):
     IMPORTED = "imported", pgettext_lazy("choice", "Imported")
 
 
+def validate_citation_pattern(value: str) -> None:
+    """A campaign's citation pattern must find cited ids (``compile_citation_pattern``): refused
+    when saved, naming the field, so that every reader of a stored pattern can compile it."""
+    try:
+        compile_citation_pattern(value)
+    except CitationPatternError as exc:
+        raise ValidationError(exc.reason, code="invalid_pattern") from None
+
+
+def validate_abstention_patterns(value: Any) -> None:
+    """None (the built-in patterns) or a list of regular expressions."""
+    if value is None:
+        return
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValidationError(gettext_lazy("a list of regular expressions, or null"), code="invalid_patterns")
+    for pattern in value:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValidationError(
+                gettext_lazy("invalid regular expression %(pattern)s (%(error)s)"),
+                code="invalid_pattern",
+                params={"pattern": repr(pattern), "error": str(exc)},
+            ) from None
+
+
 class Campaign(models.Model):
     name = models.CharField(max_length=200, unique=True)
     slug = models.SlugField(max_length=200, unique=True)
@@ -47,13 +75,19 @@ class Campaign(models.Model):
     expected_language = models.CharField(
         max_length=8, blank=True, help_text="ISO 639-1 code; blank: the question's language."
     )
-    citation_pattern = models.CharField(max_length=300, default=DEFAULT_CITATION_PATTERN)
+    citation_pattern = models.CharField(
+        max_length=300,
+        default=DEFAULT_CITATION_PATTERN,
+        validators=[validate_citation_pattern],
+        help_text="A regular expression whose first group (...) is the cited chunk's id.",
+    )
     # None: the built-in DEFAULT_ABSTENTION_PATTERNS; a list (even empty) replaces them, so []
     # means no abstention detection at all (the response rate is then "cites a source" alone).
     abstention_patterns = models.JSONField(
         null=True,
         blank=True,
         default=None,
+        validators=[validate_abstention_patterns],
         help_text="Regular expressions. null: the built-in patterns; []: none.",
     )
     annotation_mode = models.CharField(

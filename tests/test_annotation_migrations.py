@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from annotation.corpus.conventions import DEFAULT_CITATION_PATTERN
 from annotation.corpus.sources import chunk_text_hash
 
 BEFORE = [("annotation", "0004_drop_indexes_covered_by_composites")]
@@ -94,3 +95,33 @@ def test_0012_and_0013_give_existing_campaigns_citation_support_and_their_citati
             "annotation", "Campaign"
         )
         new_campaign.objects.all().delete()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_0016_gives_a_campaign_whose_citation_pattern_cannot_work_the_default():
+    old = _migrate([("annotation", "0015_sample_design_sequential")])
+    Campaign = old.get_model("annotation", "Campaign")
+    rows = {
+        "unclosed": "[unclosed",
+        "no-group": r"\[\d+\]",
+        "own": r"\[(\d+)\]",
+    }
+    made = {
+        slug: Campaign.objects.create(name=slug, slug=slug, citation_pattern=p) for slug, p in rows.items()
+    }
+    try:
+        new = _migrate([("annotation", "0016_citation_pattern_checked")])
+        Campaign = new.get_model("annotation", "Campaign")
+        kept = dict(
+            Campaign.objects.filter(pk__in=[c.pk for c in made.values()]).values_list(
+                "slug", "citation_pattern"
+            )
+        )
+        assert kept == {
+            "unclosed": DEFAULT_CITATION_PATTERN,
+            "no-group": DEFAULT_CITATION_PATTERN,
+            "own": r"\[(\d+)\]",
+        }
+    finally:
+        Campaign.objects.all().delete()
+        _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())

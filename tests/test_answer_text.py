@@ -7,14 +7,16 @@ import re
 from dataclasses import dataclass
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.template import Context, Template
 
+from annotation.corpus.citations import CitationPatternError, compile_citation_pattern
 from annotation.corpus.conventions import DEFAULT_CITATION_PATTERN
+from annotation.models import Campaign
 from annotation.templatetags.annotation_format import as_sentence
 from annotation.templatetags.answer_text import (
     MARK_CLOSE,
     MARK_OPEN,
-    citation_regex,
     highlight,
     render_text,
 )
@@ -91,10 +93,21 @@ def test_a_campaign_citation_pattern_capturing_markup_still_escapes_it():
     assert "<i>" not in html and "&lt;i&gt;x&lt;/i&gt;" in html
 
 
-def test_an_invalid_campaign_citation_pattern_falls_back_to_the_default():
-    assert citation_regex("[unclosed").pattern == DEFAULT_CITATION_PATTERN
-    view = Shown(answer_text="Vrai [^c1^].", citation_pattern="[unclosed")
-    assert '<span class="cite">c1</span>' in rendered("{{ view|answer_html }}", view)
+def test_a_campaign_citation_pattern_that_cannot_find_ids_is_refused_when_saved(db):
+    """The one compiled pattern (``compile_citation_pattern``) refuses it; the campaign's field
+    refuses it when saved (the admin's form names the field), so no page ever reads one."""
+    for pattern, reason in (("[unclosed", "invalid regular expression"), (r"\[\d+\]", "has no group")):
+        with pytest.raises(CitationPatternError, match=reason):
+            compile_citation_pattern(pattern)
+        campaign = Campaign(name="Patterns", slug="patterns", citation_pattern=pattern)
+        with pytest.raises(ValidationError) as refused:
+            campaign.full_clean()
+        assert list(refused.value.message_dict) == ["citation_pattern"]
+    Campaign(name="Own", slug="own", citation_pattern=r"\[(\d+)\]").full_clean()
+    view = Shown(answer_text="Vrai [1].", citation_pattern=r"\[(\d+)\]")
+    assert '<span class="cite broken" title="Cited but not retrieved">1 ' in rendered(
+        "{{ view|answer_html }}", view
+    )
 
 
 def test_highlight_marks_the_sentence_in_its_paragraph_and_in_the_answer_line_by_line():

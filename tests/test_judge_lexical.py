@@ -101,6 +101,16 @@ def test_citation_markers_are_neither_words_nor_numbers():
     assert "no number" in reasoning
 
 
+def test_the_campaigns_own_citation_pattern_is_left_out_too():
+    """A dataset citing ``[1]`` (HAGRID, ALCE): with the campaign's pattern the marker is no
+    number of the sentence; with the default one it would be, and the verdict wrong."""
+    sentence = "Velmont compte trois sites [1][2]."
+    label, reasoning, _ = lexical_veracity(sentence=sentence, sources=[REPORT], citation_pattern=r"\[(\d+)\]")
+    assert label == 1 and "no number" in reasoning
+    wrong, why, _ = lexical_veracity(sentence=sentence, sources=[REPORT])
+    assert wrong == 0 and "number(s) not found: 1, 2" in why
+
+
 def test_the_threshold_decides_between_partial_overlaps():
     sentence = "Velmont compte trois sites logistiques modernes."  # 3 of 5 content words in REPORT
     assert lexical_veracity(sentence=sentence, sources=[REPORT], threshold=0.6)[0] == 1

@@ -31,9 +31,14 @@ def cited_chunks(*, cited_ids: Iterable[object], retrieved: Mapping[str, int]) -
 
 class CitationPatternError(ValueError):
     """A citation pattern that cannot find cited ids: not a regular expression, or one without a
-    group for the id. ``field`` names the campaign's setting."""
+    group for the id. ``field`` names the campaign's setting; the text starts "citation
+    pattern:", ``reason`` is the rest (what a form shows beside the field)."""
 
     field = "citation_pattern"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"citation pattern: {reason}")
+        self.reason = reason
 
 
 @lru_cache(maxsize=32)

@@ -17,7 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import islice
 
-from annotation.corpus.citations import find_citations
+from annotation.corpus.citations import compile_citation_pattern, find_citations
 from annotation.corpus.language import detect_language
 from annotation.corpus.sentences import split_sentences
 
@@ -47,7 +47,7 @@ class TextJob:
 
 def language_sample(*, text: str, citation_pattern: str) -> str:
     """The part of ``text`` its language is detected on: citations removed, a bounded prefix."""
-    plain = re.sub(citation_pattern, " ", text)
+    plain = compile_citation_pattern(citation_pattern).sub(" ", text)
     if len(plain) <= LANGUAGE_SAMPLE_CHARS:
         return plain
     cut = plain.rfind(" ", 0, LANGUAGE_SAMPLE_CHARS)

@@ -14,7 +14,6 @@ where ``view`` is an :class:`annotation.workbench.UnitView`.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Protocol
 
 from django import template
@@ -22,7 +21,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
-from annotation.corpus.conventions import DEFAULT_CITATION_PATTERN
+from annotation.corpus.citations import compile_citation_pattern
 
 register = template.Library()
 
@@ -42,15 +41,6 @@ class ShownUnit(Protocol):
     sentence_text: str
     retrieved: frozenset[str]
     citation_pattern: str
-
-
-@lru_cache(maxsize=32)
-def citation_regex(pattern: str) -> re.Pattern[str]:
-    """``pattern`` compiled (the default citation pattern if a campaign's own is invalid)."""
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return re.compile(DEFAULT_CITATION_PATTERN)
 
 
 def source_anchor(chunk_id: str) -> str:
@@ -169,7 +159,9 @@ def highlight(*, sentence: str, paragraph: str, answer: str) -> tuple[str, str]:
 
 
 def _render(view: ShownUnit, text: str) -> SafeString:
-    return render_text(text, citations=citation_regex(view.citation_pattern), retrieved=view.retrieved)
+    return render_text(
+        text, citations=compile_citation_pattern(view.citation_pattern), retrieved=view.retrieved
+    )
 
 
 @register.filter
@@ -197,7 +189,7 @@ def unit_snippet(view: ShownUnit, length: int = 80) -> str:
     """A short plain reminder of the unit (its sentence, or the start of its answer), without
     citations, bold or marks, cut at ``length`` characters: what the trail of last labels shows."""
     text = view.sentence_text if view.paragraph_text is not None else view.answer_text
-    text = " ".join(citation_regex(view.citation_pattern).sub("", clean(text)).split())
+    text = " ".join(compile_citation_pattern(view.citation_pattern).sub("", clean(text)).split())
     text = re.sub(r" ([.,])", r"\1", text)  # the space a removed citation left (French keeps " ?")
     text = text.replace("**", "")
     return text if len(text) <= length else text[: length - 1].rstrip() + "…"

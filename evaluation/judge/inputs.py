@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from annotation.corpus.conventions import DEFAULT_CITATION_PATTERN
 from annotation.models import AnswerSource, Criterion, CriterionVersion, Level, Unit
 from evaluation.judge import confidence, prompts
 from evaluation.judge.bindings import prompt_categories
@@ -23,6 +24,8 @@ class BatchInput:
     items: list[dict]  # {"unit_id", "index", "text", "paragraph", "cited_ids"}
     sources: list[dict]  # cited sources in full: {"id", "title", "page", "text"}
     retrieved_ids: set[str]
+    # How the answer cites its sources (its campaign's pattern): the lexical judge drops the markers.
+    citation_pattern: str = DEFAULT_CITATION_PATTERN
     # Replies kept from earlier attempts at this batch (JudgeBatch.llm_calls), read with the claim.
     llm_calls: list[dict] = field(default_factory=list)
 
@@ -31,7 +34,13 @@ def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, Bat
     """What the prompts of these batches need, in three queries whatever their number."""
     batches = list(
         JudgeBatch.objects.filter(id__in=batch_ids).values_list(
-            "id", "unit_ids", "answer_id", "answer__text", "answer__question__text", "llm_calls"
+            "id",
+            "unit_ids",
+            "answer_id",
+            "answer__text",
+            "answer__question__text",
+            "llm_calls",
+            "answer__campaign__citation_pattern",
         )
     )
     items: dict[int, list[dict]] = {}
@@ -73,7 +82,7 @@ def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, Bat
                 }
             )
     else:
-        for bid, unit_ids, _, answer_text, _, _ in batches:
+        for bid, unit_ids, _, answer_text, *_ in batches:
             items[bid] = [
                 {"unit_id": unit_ids[0], "index": 0, "text": answer_text, "paragraph": "", "cited_ids": []}
             ]
@@ -87,7 +96,7 @@ def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, Bat
         ):
             retrieved.setdefault(answer_id, []).append((ext_id, title, page, text))
     loaded = {}
-    for bid, _, answer_id, answer_text, question_text, llm_calls in batches:
+    for bid, _, answer_id, answer_text, question_text, llm_calls, citation_pattern in batches:
         batch_items = items.get(bid, [])
         cited_ids = {cid for item in batch_items for cid in item["cited_ids"]}
         chunks = retrieved.get(answer_id, [])
@@ -101,6 +110,7 @@ def load_batches(*, batch_ids: list[int], criterion: Criterion) -> dict[int, Bat
                 if ext_id in cited_ids
             ],
             retrieved_ids={chunk[0] for chunk in chunks},
+            citation_pattern=citation_pattern,
             llm_calls=llm_calls or [],
         )
     return loaded

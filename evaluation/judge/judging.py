@@ -88,13 +88,17 @@ def judge_lexically(*, data: BatchInput, criterion: Criterion) -> Outcome:
         texts = {s["id"]: s["text"] for s in data.sources}
         for item in data.items:
             found = lexical_veracity(
-                sentence=item["text"], sources=[texts[c] for c in item["cited_ids"] if c in texts]
+                sentence=item["text"],
+                sources=[texts[c] for c in item["cited_ids"] if c in texts],
+                citation_pattern=data.citation_pattern,
             )
             verdicts[item["unit_id"]] = Verdict(
                 index=item["index"], label=found.label, reasoning=found.reasoning, confidence=found.confidence
             )
     else:
-        found = lexical_relevance(question=data.question, answer=data.answer)
+        found = lexical_relevance(
+            question=data.question, answer=data.answer, citation_pattern=data.citation_pattern
+        )
         verdicts[data.items[0]["unit_id"]] = Verdict(
             index=0, label=found.label, reasoning=found.reasoning, confidence=found.confidence
         )

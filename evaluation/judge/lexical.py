@@ -6,7 +6,8 @@ contradictions or off-topic passages. Never read its labels as a substitute for 
 
 Text analysis, the same for sentences, sources, questions and answers:
 
-- citation markers such as ``[^4ca822^]`` and list markers are removed;
+- citation markers (the campaign's pattern: ``[^4ca822^]`` by default, ``[1]`` in some
+  datasets) and list markers are removed;
 - numbers are read from the original text and normalised: thin, narrow and non-breaking spaces
   group thousands, ``,`` or ``.`` is the decimal mark, units and signs are ignored, so
   ``66,5 %``, ``66.5%`` and ``66,50`` are the same number, ``1 234`` is ``1234`` and
@@ -37,6 +38,7 @@ import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
+from annotation.corpus.citations import compile_citation_pattern
 from annotation.corpus.conventions import DEFAULT_CITATION_PATTERN
 
 # How sharply the lexical judge's score moves from 0 to 1 around its threshold (see ``_score``).
@@ -107,7 +109,6 @@ answer below find here note
 
 _STOPWORDS = frozenset((_FRENCH_STOPWORDS + _ENGLISH_STOPWORDS + _FILLER_WORDS).split())
 
-_CITATION = re.compile(DEFAULT_CITATION_PATTERN)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+", re.MULTILINE)
 _GROUP_SPACES = "\u0020\u00a0\u202f\u2009"
 _NUMBER = re.compile(
@@ -177,8 +178,10 @@ def _stem(word: str) -> str:
     return word[:STEM_LENGTH]
 
 
-def _analyse(text: str) -> _Analysis:
-    text = _LIST_MARKER.sub("", _CITATION.sub(" ", text))
+def _analyse(text: str, citation_pattern: str = DEFAULT_CITATION_PATTERN) -> _Analysis:
+    """Content words and numbers of ``text``, its citation markers (``citation_pattern``, the
+    campaign's) left out: a marker such as ``[1]`` is no number of the sentence."""
+    text = _LIST_MARKER.sub("", compile_citation_pattern(citation_pattern).sub(" ", text))
     numbers = tuple((m.group(0), number_forms(m.group(0))) for m in _NUMBER.finditer(text))
     stems = frozenset(
         _stem(w) for w in _WORD.findall(_fold(text)) if len(w) >= MIN_WORD_LENGTH and w not in _STOPWORDS
@@ -186,8 +189,8 @@ def _analyse(text: str) -> _Analysis:
     return _Analysis(stems=stems, numbers=numbers)
 
 
-def _profile(text: str) -> _Profile:
-    analysis = _analyse(text)
+def _profile(text: str, citation_pattern: str = DEFAULT_CITATION_PATTERN) -> _Profile:
+    analysis = _analyse(text, citation_pattern)
     return _Profile(
         stems=analysis.stems, numbers=frozenset(f for _, forms in analysis.numbers for f in forms)
     )
@@ -198,7 +201,11 @@ _source_profile = lru_cache(maxsize=8192)(_profile)
 
 
 def lexical_veracity(
-    *, sentence: str, sources: list[str], threshold: float = VERACITY_THRESHOLD
+    *,
+    sentence: str,
+    sources: list[str],
+    threshold: float = VERACITY_THRESHOLD,
+    citation_pattern: str = DEFAULT_CITATION_PATTERN,
 ) -> LexicalVerdict:
     """(label, reasoning, confidence) for one sentence against the texts of the sources it cites.
 
@@ -206,11 +213,11 @@ def lexical_veracity(
     sources; 1 for a sentence with no content word and no number (filler); 0 for a sentence with
     content that cites no source. See the module docstring for how text is compared.
     """
-    analysis = _analyse(sentence)
+    analysis = _analyse(sentence, citation_pattern)
     stems, numbers = analysis.stems, analysis.numbers
     if not stems and not numbers:
         return LexicalVerdict(1, "lexical: no content word and no number (filler sentence)", 0.5)
-    profiles = [_source_profile(text) for text in sources if text and text.strip()]
+    profiles = [_source_profile(text, citation_pattern) for text in sources if text and text.strip()]
     if not profiles:
         return LexicalVerdict(
             0, f"lexical: {len(stems)} content word(s) and {len(numbers)} number(s) but no cited source", 0.95
@@ -234,7 +241,11 @@ def lexical_veracity(
 
 
 def lexical_relevance(
-    *, question: str, answer: str, threshold: float = RELEVANCE_THRESHOLD
+    *,
+    question: str,
+    answer: str,
+    threshold: float = RELEVANCE_THRESHOLD,
+    citation_pattern: str = DEFAULT_CITATION_PATTERN,
 ) -> LexicalVerdict:
     """(label, reasoning, confidence) for one answer: does it take up the question's terms?
 
@@ -242,11 +253,11 @@ def lexical_relevance(
     answer; 1 when the question has none to look for. Abstentions are not special-cased (see the
     module docstring); off-topic additions are invisible to this judge.
     """
-    wanted = _analyse(question)
+    wanted = _analyse(question, citation_pattern)
     terms = len(wanted.stems) + len(wanted.numbers)
     if terms == 0:
         return LexicalVerdict(1, "lexical: the question has no content word to look for", 0.5)
-    given = _profile(answer)
+    given = _profile(answer, citation_pattern)
     found = sum(1 for stem in wanted.stems if stem in given.stems) + sum(
         1 for _, forms in wanted.numbers if not forms.isdisjoint(given.numbers)
     )

@@ -20,6 +20,7 @@ from statistics import NormalDist
 
 from django.db.models import Count, Q
 
+from annotation.corpus.citations import compile_citation_pattern
 from annotation.models import Answer, Campaign, Sentence
 
 CORRECT_LANGUAGE = "correct_language"
@@ -169,7 +170,7 @@ def _answer_outcomes(*, campaign: Campaign) -> Iterator[tuple[int, str, str, str
     three answer-level metrics; a metric that does not apply to the answer (no expected language,
     a question that is not inappropriate) is absent from its dict. The one definition of those
     metrics."""
-    citation = _compile(campaign.citation_pattern, what="citation pattern")
+    citation = compile_citation_pattern(campaign.citation_pattern)
     abstains = abstention_matcher(campaign=campaign)
     expected_for_campaign = _primary_language(campaign.expected_language or "")
     inappropriate: dict[str, bool] = {}
