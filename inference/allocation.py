@@ -34,7 +34,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy.stats import norm
+from inference.intervals import quantile
 
 OVERALL = "overall"
 LARGEST_THEME = "largest-theme"
@@ -69,7 +69,7 @@ def disagreement_spread(*, disagreements: int, labels: int, alpha: float = 0.05)
     disagreement rate of a verdict stratum's pilot labels."""
     if labels < 0 or not (0 <= disagreements <= labels):
         raise ValueError(f"need 0 <= disagreements <= labels, got {disagreements} and {labels}")
-    z2 = float(norm.ppf(1 - alpha / 2)) ** 2
+    z2 = quantile(alpha=alpha, df=None) ** 2
     rate = (disagreements + z2 / 2) / (labels + z2)
     return math.sqrt(rate * (1 - rate))
 
@@ -179,7 +179,7 @@ def split_budget(
             labels[key] += 1
             left -= 1
     variances = expected_variances(strata=strata, labels=labels)
-    z = float(norm.ppf(1 - alpha / 2))
+    z = quantile(alpha=alpha, df=None)
     per_theme: dict[str, int] = {}
     for (theme, _), n in labels.items():
         per_theme[theme] = per_theme.get(theme, 0) + n

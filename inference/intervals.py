@@ -244,6 +244,26 @@ def check_alpha(alpha: float) -> float:
     return alpha
 
 
+def wald_interval(*, successes: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """The Wald interval p +- z_(1-alpha/2) sqrt(p(1-p)/n), clipped to [0, 1].
+
+    Its known weakness: at p = 0 or p = 1 the estimated variance is 0 and the interval
+    collapses to the single point p, although the true rate may well differ (with n = 20 and no
+    failure observed, a rate as low as ~0.83 is still plausible at 95%). Coverage is also poor
+    for small n or p near the bounds. Raises ValueError when n < 1, successes is outside [0, n]
+    or alpha is outside (0, 1).
+    """
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    if not 0 <= successes <= n:
+        raise ValueError("successes must lie between 0 and n")
+    check_alpha(alpha)
+    p = successes / n
+    z = quantile(alpha=alpha, df=None)
+    half = z * math.sqrt(p * (1 - p) / n)
+    return (max(0.0, p - half), min(1.0, p + half))
+
+
 def smoothed_variance(*, count: float, n: int, alpha: float) -> float:
     """p (1 - p) of a 0/1 variable seen ``count`` times in ``n``, with p smoothed as Agresti and
     Coull smooth a proportion (z^2 / 2 pseudo-successes and as many pseudo-failures)."""

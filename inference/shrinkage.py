@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from inference.intervals import keep_around
+from inference.intervals import check_alpha, keep_around, quantile
 
 PPI_SHRUNK = "ppi++-shrunk"
 
@@ -77,7 +77,7 @@ def _worst_non_coverage(t: float, chi: float) -> float:
 
 
 def _critical_value(t: float, alpha: float) -> float:
-    z = float(norm.ppf(1 - alpha / 2))
+    z = quantile(alpha=alpha, df=None)
     if t <= 0:
         return z
     # Chebyshev: the worst non-coverage is at most t / (chi - z)^2 roughly, below alpha here.
@@ -99,8 +99,7 @@ def critical_value(t: float, alpha: float) -> float:
     normalised bias has second moment t (t = 0: the normal quantile). Tabulated once per alpha
     and interpolated on log t (to about 1e-3); beyond t = 1e4 it grows as sqrt(t), as
     Chebyshev's bound does."""
-    if not (0 < alpha < 1):
-        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
+    check_alpha(alpha)
     if t <= _GRID[0]:
         return (
             _critical_value(0.0, alpha)

@@ -57,6 +57,7 @@ from inference.inclusion import UNKNOWN
 from inference.intervals import (
     TINY,
     Interval,
+    check_alpha,
     from_variance,
     nan_interval,
     rectifier_floor,
@@ -112,8 +113,7 @@ def weighted_ppi(
     No labels: NaN. One label: the estimate with an infinite interval. Raises ValueError on
     inconsistent arrays or a probability outside (0, 1].
     """
-    if not (0 < alpha < 1):
-        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
+    check_alpha(alpha)
     labels = _array(y, name="y")
     n = labels.shape[0]
     c = _array(confidence, name="confidence", length=n)

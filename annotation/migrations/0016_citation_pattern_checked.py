@@ -23,21 +23,31 @@ def default_for_patterns_that_cannot_work(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0015_sample_design_sequential'),
+        ("annotation", "0015_sample_design_sequential"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='campaign',
-            name='abstention_patterns',
-            field=models.JSONField(blank=True, default=None, help_text='Regular expressions. null: the built-in patterns; []: none.', null=True, validators=[annotation.models.validate_abstention_patterns]),
+            model_name="campaign",
+            name="abstention_patterns",
+            field=models.JSONField(
+                blank=True,
+                default=None,
+                help_text="Regular expressions. null: the built-in patterns; []: none.",
+                null=True,
+                validators=[annotation.models.validate_abstention_patterns],
+            ),
         ),
         migrations.AlterField(
-            model_name='campaign',
-            name='citation_pattern',
-            field=models.CharField(default='\\[\\^([A-Za-z0-9_-]+)\\^\\]', help_text="A regular expression whose first group (...) is the cited chunk's id.", max_length=300, validators=[annotation.models.validate_citation_pattern]),
+            model_name="campaign",
+            name="citation_pattern",
+            field=models.CharField(
+                default="\\[\\^([A-Za-z0-9_-]+)\\^\\]",
+                help_text="A regular expression whose first group (...) is the cited chunk's id.",
+                max_length=300,
+                validators=[annotation.models.validate_citation_pattern],
+            ),
         ),
         migrations.RunPython(default_for_patterns_that_cannot_work, migrations.RunPython.noop),
     ]

@@ -11,19 +11,13 @@ from typing import Any
 from evaluation.estimates.report import GroupEstimate, Report
 from inference import intervals
 from inference.agreement import Agreement
+from inference.numbers import finite
 from inference.shrinkage import PPI_SHRUNK
-
-
-def _num(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 def _bounds(interval: intervals.Interval) -> list[float | None]:
     """An interval's bounds as shown: in [0, 1] (``Interval.shown_lo`` / ``shown_hi``)."""
-    return [_num(interval.shown_lo), _num(interval.shown_hi)]
+    return [finite(interval.shown_lo), finite(interval.shown_hi)]
 
 
 def group_as_json(*, group: Any) -> dict[str, Any]:
@@ -36,17 +30,17 @@ def group_as_json(*, group: Any) -> dict[str, Any]:
         "theme": group.theme,
         "n_human": group.n_human,
         "n_judge": group.n_judge,
-        "human_mean": _num(group.human.shown_mean),
+        "human_mean": finite(group.human.shown_mean),
         "human_ci": _bounds(group.human),
-        "judge_mean": _num(group.judge.shown_mean),
+        "judge_mean": finite(group.judge.shown_mean),
         "judge_ci": _bounds(group.judge),
-        "ppi_mean": _num(group.ppi.shown_mean),
+        "ppi_mean": finite(group.ppi.shown_mean),
         "ppi_ci": _bounds(group.ppi),
-        "lambda": _num(group.ppi.lam),
-        "observed_agreement": _num(agreement.observed) if agreement else None,
-        "chance_agreement": _num(agreement.chance) if agreement else None,
-        "kappa": _num(agreement.kappa) if agreement else None,
-        "effective_n": _num(group.effective_n),
+        "lambda": finite(group.ppi.lam),
+        "observed_agreement": finite(agreement.observed) if agreement else None,
+        "chance_agreement": finite(agreement.chance) if agreement else None,
+        "kappa": finite(agreement.kappa) if agreement else None,
+        "effective_n": finite(group.effective_n),
         "method": group.method,
         "difficulty": group.difficulty,
         "size": group.size,
@@ -54,7 +48,7 @@ def group_as_json(*, group: Any) -> dict[str, Any]:
         "human_method": group.human.method,
         "judge_method": group.judge.method,
         "ppi_method": group.ppi.method,
-        "ppi_df": _num(group.ppi.df),
+        "ppi_df": finite(group.ppi.df),
         "weighted": group.weighted,
         "confusion": dict(agreement.confusion) if agreement else None,
         "n_missing_judgments": len(group.missing_judgments),
@@ -65,9 +59,9 @@ def group_as_json(*, group: Any) -> dict[str, Any]:
         del data["difficulty"]
     for name, interval in (("human", group.human), ("judge", group.judge), ("ppi", group.ppi)):
         if interval.clipped:
-            data[f"{name}_ci_raw"] = [_num(interval.lo), _num(interval.hi)]
+            data[f"{name}_ci_raw"] = [finite(interval.lo), finite(interval.hi)]
             if interval.mean != interval.shown_mean:
-                data[f"{name}_mean_raw"] = _num(interval.mean)
+                data[f"{name}_mean_raw"] = finite(interval.mean)
     if group.ppi.se is not None and math.isfinite(group.ppi.se):
         data["ppi_se"] = group.ppi.se
     return data
@@ -99,9 +93,9 @@ def confusion_as_json(*, confusion: Any) -> dict[str, Any]:
         "values": confusion.values,
         "matrix": confusion.matrix,
         "n": confusion.n,
-        "observed_agreement": _num(confusion.observed),
-        "chance_agreement": _num(confusion.chance),
-        "kappa": _num(confusion.kappa),
+        "observed_agreement": finite(confusion.observed),
+        "chance_agreement": finite(confusion.chance),
+        "kappa": finite(confusion.kappa),
     }
 
 
@@ -155,18 +149,18 @@ def with_shrinkage(*, data: dict[str, Any], small: Any) -> dict[str, Any]:
     for theme in data["themes"]:
         row = small.of(theme["theme"])
         shrunk = row.shrunk if row is not None else None
-        theme["ppi_shrunk_mean"] = _num(shrunk.mean) if shrunk is not None else None
+        theme["ppi_shrunk_mean"] = finite(shrunk.mean) if shrunk is not None else None
         theme["ppi_shrunk_ci"] = _bounds(shrunk) if shrunk is not None else [None, None]
-        theme["ppi_shrunk_weight"] = _num(row.weight) if row is not None else None
-        theme["ppi_shrunk_se"] = _num(row.standard_error) if row is not None else None
+        theme["ppi_shrunk_weight"] = finite(row.weight) if row is not None else None
+        theme["ppi_shrunk_se"] = finite(row.standard_error) if row is not None else None
         theme["ppi_shrunk_note"] = str(row.reason) if row is not None else ""
     bench = small.bench
     data["shrinkage"] = {
         "method": PPI_SHRUNK,
         "alpha": small.alpha,
-        "tau2": _num(small.tau2),
+        "tau2": finite(small.tau2),
         "guarantee": "on average over the themes, not for each theme",
-        "overall_agreement": _num(small.agreement),
+        "overall_agreement": finite(small.agreement),
         "weak_judge": small.weak_judge,
         "bench_coverage": {
             "designs": bench.designs,

@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import refusal
 from evaluation.errors import EstimateError
+from inference import intervals
 
 METHODS = ("robust", "study")
 OVERALL = "overall"
@@ -25,9 +26,11 @@ def check_method(method: str) -> str:
 
 
 def check_alpha(alpha: float) -> float:
-    """``alpha`` when strictly between 0 and 1; EstimateError on field ``alpha`` otherwise."""
-    if not (0 < alpha < 1):
+    """``alpha`` when strictly between 0 and 1 (``intervals.check_alpha``, the one check); an
+    EstimateError on field ``alpha`` otherwise, for a form, a command or the API to place."""
+    try:
+        return intervals.check_alpha(alpha)
+    except ValueError:
         raise EstimateError(
             refusal(_("must be strictly between 0 and 1, got %(alpha)s"), alpha=f"{alpha:g}"), field="alpha"
-        )
-    return alpha
+        ) from None

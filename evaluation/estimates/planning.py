@@ -41,22 +41,16 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import norm
 
 from evaluation.estimates.report import GroupEstimate, Report
-from inference.intervals import TINY
+from inference.intervals import TINY, check_alpha, quantile
+from inference.numbers import is_finite
 
 # ceil() of a sample size computed in floating point: 100.00000000001 is 100.
 _SLACK = 1e-9
 # The projection's pseudo-observations per cell of the (human, judge) 2 x 2 table: half an
 # observation in all, an eighth in each cell (see the module).
 PILOT_PSEUDO = 0.125
-
-
-def _z(alpha: float) -> float:
-    if not (0 < alpha < 1):
-        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
-    return float(norm.ppf(1 - alpha / 2))
 
 
 def _as_array(values: ArrayLike) -> np.ndarray:
@@ -125,7 +119,9 @@ def ppi_halfwidths(
     if np.any(counts < 1) or np.any(counts > total):
         raise ValueError(f"n_labeled must be between 1 and {total}")
     moments = _moments(y=y_arr, yhat=yhat_arr, yhat_unlabeled=unl_arr, pseudo=pseudo)
-    return _ppi_halfwidths(moments=moments, n_labeled=counts, total=total, z=_z(alpha))
+    return _ppi_halfwidths(
+        moments=moments, n_labeled=counts, total=total, z=quantile(alpha=check_alpha(alpha), df=None)
+    )
 
 
 def _anchored(*, projected: np.ndarray, counts: np.ndarray, current: float | None) -> np.ndarray:
@@ -165,7 +161,9 @@ def classical_labels_needed(
         needed = math.ceil(y_arr.size * (current / target_halfwidth) ** 2 - _SLACK) - int(y_arr.size)
         return _at_least_one(max(0, needed), current=current, target=target_halfwidth)
     variance = float(np.var(y_arr)) if y_arr.size >= 2 else 0.25
-    needed = math.ceil(_z(alpha) ** 2 * variance / target_halfwidth**2 - _SLACK)
+    needed = math.ceil(
+        quantile(alpha=check_alpha(alpha), df=None) ** 2 * variance / target_halfwidth**2 - _SLACK
+    )
     return _at_least_one(max(0, needed - int(y_arr.size)), current=current, target=target_halfwidth)
 
 
@@ -243,7 +241,7 @@ def agreement_curve(
         raise ValueError("need n >= 2, N >= 1 and reps >= 1")
     if not (0 <= prevalence <= 1):
         raise ValueError(f"prevalence must be in [0, 1], got {prevalence}")
-    z = _z(alpha)
+    z = quantile(alpha=check_alpha(alpha), df=None)
     rng = np.random.default_rng(seed)
     rows: list[dict] = []
     for rate in agreements:
@@ -321,16 +319,12 @@ class AgreementCurve:
     rows: list[dict]
 
 
-def _finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)
-
-
 def group_arrays(*, group: GroupEstimate) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """0/1 arrays with a report group's counts (labels, judge labels on them, judge labels on the
     rest). The planner only reads means, variances and the covariance of 0/1 labels, which the
     confusion counts and the judge's totals determine. None when the group has no paired units
     or no judge estimate, or counts that do not add up."""
-    if group.agreement is None or not _finite(group.judge.mean):
+    if group.agreement is None or not is_finite(group.judge.mean):
         return None
     c = group.agreement.confusion
     y = np.repeat([1.0, 0.0, 1.0, 0.0], [c["tp"], c["fp"], c["fn"], c["tn"]])
@@ -390,8 +384,8 @@ def report_curve(*, report: Report) -> AgreementCurve | None:
     judge-only unit or no estimate."""
     overall = report.overall
     n, N = overall.n_paired, overall.n_judge - overall.n_paired
-    prevalence = overall.ppi.mean if _finite(overall.ppi.mean) else overall.human.mean
-    if n < 2 or N < 1 or not _finite(prevalence):
+    prevalence = overall.ppi.mean if is_finite(overall.ppi.mean) else overall.human.mean
+    if n < 2 or N < 1 or not is_finite(prevalence):
         return None
     prevalence = min(1.0, max(0.0, prevalence))
     rows = agreement_curve(

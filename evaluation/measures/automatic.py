@@ -10,18 +10,17 @@ Four rates, each per theme x difficulty and per theme, with a Wald interval:
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from statistics import NormalDist
 
 from django.db.models import Count, Q
 
 from annotation.corpus.citations import compile_citation_pattern
 from annotation.models import Answer, Campaign, Sentence
+from inference.intervals import check_alpha, wald_interval
 
 CORRECT_LANGUAGE = "correct_language"
 RESPONSE = "response"
@@ -110,27 +109,6 @@ def difficulty_sort_key(difficulty: str | None) -> tuple[int, str]:
         return (6, "")
     norm = normalise_difficulty(difficulty)
     return (_DIFFICULTY_RANK.get(norm, 4 if norm else 5), norm)
-
-
-def wald_interval(*, successes: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
-    """The Wald interval p +- z_(1-alpha/2) sqrt(p(1-p)/n), clipped to [0, 1].
-
-    Its known weakness: at p = 0 or p = 1 the estimated variance is 0 and the interval
-    collapses to the single point p, although the true rate may well differ (with n = 20 and no
-    failure observed, a rate as low as ~0.83 is still plausible at 95%). Coverage is also poor
-    for small n or p near the bounds. Raises ValueError when n < 1, successes is outside [0, n]
-    or alpha is outside (0, 1).
-    """
-    if n < 1:
-        raise ValueError("n must be at least 1")
-    if not 0 <= successes <= n:
-        raise ValueError("successes must lie between 0 and n")
-    if not 0 < alpha < 1:
-        raise ValueError("alpha must lie strictly between 0 and 1")
-    p = successes / n
-    z = NormalDist().inv_cdf(1 - alpha / 2)
-    half = z * math.sqrt(p * (1 - p) / n)
-    return (max(0.0, p - half), min(1.0, p + half))
 
 
 def _compile(pattern: str, *, what: str, flags: int = 0) -> re.Pattern[str]:
@@ -308,8 +286,7 @@ def compute_metrics(*, campaign: Campaign, alpha: float = 0.05, interval: str = 
     """
     if interval not in INTERVAL_METHODS:
         raise ValueError(f"interval: unknown method {interval!r} (known: {', '.join(INTERVAL_METHODS)})")
-    if not 0 < alpha < 1:
-        raise ValueError("alpha must lie strictly between 0 and 1")
+    check_alpha(alpha)
     counts = _answer_counts(campaign=campaign)
     counts.update(_sentence_counts(campaign=campaign))
     per_theme: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])

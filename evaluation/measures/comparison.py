@@ -46,6 +46,7 @@ from evaluation.estimates.report import GroupEstimate, Report
 from evaluation.measures import automatic
 from evaluation.models import Judge, Judgment
 from inference.intervals import Interval
+from inference.numbers import finite, percent, signed_points
 from inference.paired import (
     NAN,
     Linear,
@@ -369,10 +370,6 @@ def compare_versions(
     )
 
 
-def _num(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
 def comparison_as_json(*, comparison: Comparison) -> dict[str, Any]:
     """The comparison as a JSON-ready dict (NaN becomes None)."""
     rows = []
@@ -384,17 +381,17 @@ def comparison_as_json(*, comparison: Comparison) -> dict[str, Any]:
                 "theme": row.theme,
                 "left": row.left,
                 "right": row.right,
-                "left_value": _num(row.left_value),
-                "right_value": _num(row.right_value),
-                "difference": _num(d.estimate) if d else None,
+                "left_value": finite(row.left_value),
+                "right_value": finite(row.right_value),
+                "difference": finite(d.estimate) if d else None,
                 "ci": [d.lo, d.hi] if d else None,
                 "se": d.se if d else None,
                 "independent_se": d.independent_se if d else None,
                 "df": d.df if d else None,
                 "questions": d.questions if d else None,
                 "shared_questions": d.shared if d else None,
-                "p_value": _num(d.p_value) if d else None,
-                "p_holm": _num(d.p_adjusted) if d else None,
+                "p_value": finite(d.p_value) if d else None,
+                "p_holm": finite(d.p_adjusted) if d else None,
                 "significant": d.significant if d else False,
                 "degenerate": d.degenerate if d else None,
             }
@@ -411,14 +408,6 @@ def comparison_as_json(*, comparison: Comparison) -> dict[str, Any]:
         ],
         "rows": rows,
     }
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None or not math.isfinite(value) else f"{100 * value:.1f}%"
-
-
-def _points(value: float) -> str:
-    return f"{100 * value:+.1f}"
 
 
 def comparison_table(*, comparison: Comparison) -> str:
@@ -445,10 +434,10 @@ def comparison_table(*, comparison: Comparison) -> str:
                 row.theme,
                 row.left,
                 row.right,
-                _pct(row.left_value),
-                _pct(row.right_value),
-                _points(d.estimate) if d else "—",
-                f"[{_points(d.lo)}, {_points(d.hi)}]" if d else "—",
+                percent(row.left_value),
+                percent(row.right_value),
+                signed_points(d.estimate) if d else "—",
+                f"[{signed_points(d.lo)}, {signed_points(d.hi)}]" if d else "—",
                 f"{d.p_value:.3g}" if d and math.isfinite(d.p_value) else "—",
                 f"{d.p_adjusted:.3g}" if d and math.isfinite(d.p_adjusted) else "—",
                 "*" if d and d.significant else "",

@@ -39,6 +39,7 @@ from evaluation.measures.retrieval import (
     ranking_metrics,
 )
 from evaluation.reports.exports import Writable
+from inference.intervals import check_alpha
 
 OVERALL = "overall"
 SHARE_BINS = 10
@@ -166,8 +167,10 @@ def evidence_report(
         raise _refuse("budgets", _("budgets: give positive whole numbers of tokens"))
     if not ks or any(not isinstance(k, int) or k <= 0 for k in ks):
         raise _refuse("k", _("k: give positive whole numbers of chunks"))
-    if not 0 < alpha < 1:
-        raise _refuse("alpha", _("alpha: must be between 0 and 1"))
+    try:
+        check_alpha(alpha)
+    except ValueError:
+        raise _refuse("alpha", _("alpha: must be between 0 and 1")) from None
     chosen: Criterion | None = None
     if criterion:
         chosen = Criterion.objects.filter(campaign=campaign, name=criterion).first()

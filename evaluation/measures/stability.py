@@ -42,6 +42,7 @@ from evaluation.measures import automatic
 from evaluation.models import Judge, Judgment
 from inference import intervals
 from inference.icc import ICC, WidthPoint, clustered_estimate, icc_oneway, width_curve
+from inference.numbers import decimal, finite, percent
 
 JUDGE = "judge"
 HUMAN = "human"
@@ -346,32 +347,25 @@ def compute_stability(
     )
 
 
-def _num(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
 def _group_json(group: GroupStability) -> dict[str, Any]:
     icc = group.icc
     return {
         "theme": group.theme,
         "questions": group.questions,
         "answers": group.answers,
-        "rate": _num(group.estimate.mean),
-        "rate_ci": [_num(group.estimate.shown_lo), _num(group.estimate.shown_hi)],
+        "rate": finite(group.estimate.mean),
+        "rate_ci": [finite(group.estimate.shown_lo), finite(group.estimate.shown_hi)],
         "rate_method": group.estimate.method,
         "rate_df": group.estimate.df,
         "questions_compared": group.compared,
         "questions_disagreeing": group.disagreeing,
-        "share_disagreeing": _num(group.share_disagreeing),
-        "share_disagreeing_ci": [_num(bound) for bound in group.share_interval],
-        "icc": _num(icc.value),
-        "icc_ci": [_num(icc.lo), _num(icc.hi)],
-        "icc_k0": _num(icc.k0),
-        "icc_ms_between": _num(icc.ms_between),
-        "icc_ms_within": _num(icc.ms_within),
+        "share_disagreeing": finite(group.share_disagreeing),
+        "share_disagreeing_ci": [finite(bound) for bound in group.share_interval],
+        "icc": finite(icc.value),
+        "icc_ci": [finite(icc.lo), finite(icc.hi)],
+        "icc_k0": finite(icc.k0),
+        "icc_ms_between": finite(icc.ms_between),
+        "icc_ms_within": finite(icc.ms_within),
     }
 
 
@@ -393,8 +387,8 @@ def stability_as_json(*, stability: Stability) -> dict[str, Any]:
         "width_by_repetitions": [
             {
                 "repetitions": point.r,
-                "mean_width": _num(point.mean_width),
-                "predicted_width": _num(point.predicted_width),
+                "mean_width": finite(point.mean_width),
+                "predicted_width": finite(point.predicted_width),
                 "draws": point.draws,
                 "mean_answers": point.answers,
             }
@@ -408,7 +402,7 @@ def stability_as_json(*, stability: Stability) -> dict[str, Any]:
                 "repetitions": row.repetitions,
                 "values": row.values,
                 "rate": row.rate,
-                "spread": _num(row.spread),
+                "spread": finite(row.spread),
                 "min": row.least,
                 "max": row.greatest,
                 "disagree": row.disagree,
@@ -455,14 +449,6 @@ def csv_rows(*, stability: Stability) -> list[list[Any]]:
     return rows
 
 
-def _pct(value: float) -> str:
-    return "-" if not math.isfinite(value) else f"{value * 100:.1f}%"
-
-
-def _dec(value: float) -> str:
-    return "-" if not math.isfinite(value) else f"{value:.3f}"
-
-
 def table_lines(*, stability: Stability) -> list[str]:
     """A plain-text summary: per theme and overall, then the width curve."""
     s = stability
@@ -476,14 +462,15 @@ def table_lines(*, stability: Stability) -> list[str]:
     for group in [*s.themes, s.overall]:
         est = group.estimate
         lines.append(
-            f"{group.theme[:24]:<24} {group.questions:>9} {group.answers:>7} {_pct(est.mean):>7} "
-            f"{'[' + _pct(est.shown_lo) + ', ' + _pct(est.shown_hi) + ']':>17} "
-            f"{_pct(group.share_disagreeing):>9} {_dec(group.icc.value):>7} "
-            f"{'[' + _dec(group.icc.lo) + ', ' + _dec(group.icc.hi) + ']':>17}"
+            f"{group.theme[:24]:<24} {group.questions:>9} {group.answers:>7} {percent(est.mean):>7} "
+            f"{'[' + percent(est.shown_lo) + ', ' + percent(est.shown_hi) + ']':>17} "
+            f"{percent(group.share_disagreeing):>9} {decimal(group.icc.value):>7} "
+            f"{'[' + decimal(group.icc.lo) + ', ' + decimal(group.icc.hi) + ']':>17}"
         )
     lines += ["", f"{'repetitions':>11} {'mean width':>10} {'predicted':>9} {'draws':>5}"]
     for point in s.widths:
         lines.append(
-            f"{point.r:>11} {_pct(point.mean_width):>10} {_pct(point.predicted_width):>9} {point.draws:>5}"
+            f"{point.r:>11} {percent(point.mean_width):>10} {percent(point.predicted_width):>9} "
+            f"{point.draws:>5}"
         )
     return lines

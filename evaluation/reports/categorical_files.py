@@ -17,6 +17,7 @@ from annotation.spreadsheets import neutralise_row
 from evaluation.estimates.categorical import CategoricalReport, Confusion
 from evaluation.estimates.report import Report
 from evaluation.reports import exports
+from inference.numbers import finite
 
 CATEGORY_HEADERS = ["category", "category_kind", "category_values"]
 
@@ -81,10 +82,6 @@ def write_csv(*, report: CategoricalReport, stream: exports.Writable) -> None:
             )
 
 
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
 def add_sheets(wb: Workbook, report: CategoricalReport, taken: set[str]) -> None:
     """Two sheets: the estimates (a row per category or group and theme) and the confusion
     matrices (human rows, judge columns) per theme and overall, with agreement and kappa."""
@@ -111,9 +108,9 @@ def add_sheets(wb: Workbook, report: CategoricalReport, taken: set[str]) -> None
                 exports._cell(cs, "n"),
                 exports._cell(cs, confusion.n, exports.INTEGER),
                 exports._cell(cs, "observed_agreement"),
-                exports._cell(cs, _finite(confusion.observed), exports.PERCENT),
+                exports._cell(cs, finite(confusion.observed), exports.PERCENT),
                 exports._cell(cs, "kappa"),
-                exports._cell(cs, _finite(confusion.kappa), exports.DECIMAL),
+                exports._cell(cs, finite(confusion.kappa), exports.DECIMAL),
             ]
         )
         cs.append(exports._header(cs, ["human \\ judge", *(names[v] for v in confusion.values)]))

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from inference.numbers import is_finite, percent
+
 # Okabe-Ito, ordered for contrast on white; black is left out so that error bars stay visible.
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442")
 MARKERS: tuple[str, ...] = ("circle", "square", "diamond", "triangle", "triangle-down", "cross")
@@ -26,10 +28,6 @@ Value = tuple[float, float, float] | None
 
 def _f(x: float) -> str:
     return f"{x:.1f}"
-
-
-def _pct(x: float) -> str:
-    return f"{x * 100:.1f}%"
 
 
 def _tick_label(x: float) -> str:
@@ -57,10 +55,6 @@ def _y_gridlines(
 def _clip(text: str, max_chars: int) -> str:
     max_chars = max(2, max_chars)
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
-
-
-def _finite(*xs: float) -> bool:
-    return all(isinstance(x, int | float) and math.isfinite(x) for x in xs)
 
 
 def _open(*, width: int, height: int, title: str) -> list[str]:
@@ -147,7 +141,7 @@ def grouped_bar_chart(
     drawable = {
         key: v
         for key, v in values.items()
-        if v is not None and _finite(*v) and key[0] in groups and key[1] in series
+        if v is not None and is_finite(*v) and key[0] in groups and key[1] in series
     }
     if not groups or not series or not drawable:
         return _empty(width=width, height=height, title=title)
@@ -195,7 +189,7 @@ def grouped_bar_chart(
             lo, hi = min(lo, hi), max(lo, hi)
             x = g_x + band * 0.1 + si * bar_w
             y = y_of(rate)
-            tip = escape(f"{group}, {name}: {_pct(rate)} (interval {_pct(lo)} to {_pct(hi)})")
+            tip = escape(f"{group}, {name}: {percent(rate)} (interval {percent(lo)} to {percent(hi)})")
             parts.append(
                 f'<rect class="bar" x="{_f(x + 1)}" y="{_f(y)}" width="{_f(max(bar_w - 2, 1))}" '
                 f'height="{_f(base - y)}" fill="{PALETTE[si % len(PALETTE)]}"><title>{tip}</title></rect>'
@@ -236,7 +230,7 @@ def interval_chart(
             if name not in series:
                 series.append(name)
     drawable = any(
-        mean is not None and _finite(mean) for row in rows for _, mean, *_ in row.get("estimates", ())
+        mean is not None and is_finite(mean) for row in rows for _, mean, *_ in row.get("estimates", ())
     )
     row_h = max(26.0, 12.0 * len(series) + 12)
     label_w = 160.0
@@ -282,16 +276,20 @@ def interval_chart(
             f'fill="{INK}"><title>{escape(label)}</title>{escape(_clip(label, int(label_w / CHAR_W)))}</text>'
         )
         for name, mean, lo, hi in row.get("estimates", ()):
-            if mean is None or not _finite(mean):
+            if mean is None or not is_finite(mean):
                 continue
             si = series.index(name)
             colour = PALETTE[si % len(PALETTE)]
             y = row_top + (si + 1) * row_h / (len(series) + 1)
-            has_interval = lo is not None and hi is not None and _finite(lo, hi)
-            tip = f"{label}, {name}: {_pct(mean)}"
+            has_interval = lo is not None and hi is not None and is_finite(lo, hi)
+            tip = f"{label}, {name}: {percent(mean)}"
             g = [
                 f'<g class="estimate"><title>{escape(tip)}'
-                + (escape(f" (interval {_pct(min(lo, hi))} to {_pct(max(lo, hi))})") if has_interval else "")
+                + (
+                    escape(f" (interval {percent(min(lo, hi))} to {percent(max(lo, hi))})")
+                    if has_interval
+                    else ""
+                )
                 + "</title>"
             ]
             if has_interval:
@@ -348,11 +346,11 @@ def reliability_chart(
     largest = max(count for _, _, count in points) or 1
     line = []
     for mean, observed, count in points:
-        if not _finite(mean, observed):
+        if not is_finite(mean, observed):
             continue
         r = 3.0 + 6.0 * math.sqrt(count / largest)
         line.append((x_of(mean), y_of(observed)))
-        tip = f"{_pct(mean)} → {_pct(observed)} ({count})"
+        tip = f"{percent(mean)} → {percent(observed)} ({count})"
         parts.append(
             f'<g class="bin"><title>{escape(tip)}</title>'
             + _marker("circle", cx=x_of(mean), cy=y_of(observed), r=r, colour=PALETTE[0])
@@ -383,7 +381,7 @@ def line_chart(
     so the chart reads without colour; a point whose y is not finite breaks its line. With no
     finite point the chart says "No data".
     """
-    finite = [(x, y) for _, points in series for x, y in points if _finite(x, y)]
+    finite = [(x, y) for _, points in series for x, y in points if is_finite(x, y)]
     if not finite:
         return _empty(width=width, height=height, title=title)
     names = [name for name, _ in series]
@@ -439,7 +437,7 @@ def line_chart(
         colour = PALETTE[i % len(PALETTE)]
         runs: list[list[tuple[float, float]]] = [[]]
         for x, y in points:
-            if _finite(x, y):
+            if is_finite(x, y):
                 runs[-1].append((x_of(x), y_of(y)))
             elif runs[-1]:
                 runs.append([])
@@ -450,7 +448,7 @@ def line_chart(
                     f'stroke-width="2"{dashes[i % len(dashes)]}/>'
                 )
         for x, y in points:
-            if _finite(x, y):
+            if is_finite(x, y):
                 tip = escape(f"{name}, {x:g}: {y * 100:.1f}")
                 parts.append(
                     f'<g class="point"><title>{tip}</title>'

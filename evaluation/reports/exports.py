@@ -32,6 +32,7 @@ from evaluation.estimates.report import GroupEstimate, Report
 from evaluation.estimates.small_themes import ShrunkTheme, SmallThemes
 from evaluation.models import Judge, Judgment
 from evaluation.reports.read import Provenance
+from inference.numbers import decimal, finite, percent
 
 PERCENT = "0.0%"
 DECIMAL = "0.000"
@@ -46,13 +47,6 @@ class Writable(Protocol):
     def write(self, text: str, /) -> object: ...
 
 
-def _finite(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
 def _clipped(group: GroupEstimate) -> str:
     """Which intervals have a computed bound outside [0, 1], shown clipped (the study method
     keeps ppi_py's bounds; old snapshots may hold such bounds): ``human judge ppi``, or empty."""
@@ -65,7 +59,7 @@ def _confusion(group: GroupEstimate, key: str) -> int | None:
 
 
 def _agreement(group: GroupEstimate, attr: str) -> float | None:
-    return _finite(getattr(group.agreement, attr)) if group.agreement else None
+    return finite(getattr(group.agreement, attr)) if group.agreement else None
 
 
 # (header, value of a group, number format or None for text)
@@ -77,22 +71,22 @@ COLUMNS: list[tuple[str, Callable[[GroupEstimate], Any], str | None]] = [
     ("n_human", lambda g: g.n_human, INTEGER),
     ("n_paired", lambda g: g.n_paired, INTEGER),
     ("n_judge", lambda g: g.n_judge, INTEGER),
-    ("human_mean", lambda g: _finite(g.human.shown_mean), PERCENT),
-    ("human_lo", lambda g: _finite(g.human.shown_lo), PERCENT),
-    ("human_hi", lambda g: _finite(g.human.shown_hi), PERCENT),
-    ("judge_mean", lambda g: _finite(g.judge.shown_mean), PERCENT),
-    ("judge_lo", lambda g: _finite(g.judge.shown_lo), PERCENT),
-    ("judge_hi", lambda g: _finite(g.judge.shown_hi), PERCENT),
-    ("ppi_mean", lambda g: _finite(g.ppi.shown_mean), PERCENT),
-    ("ppi_lo", lambda g: _finite(g.ppi.shown_lo), PERCENT),
-    ("ppi_hi", lambda g: _finite(g.ppi.shown_hi), PERCENT),
-    ("ppi_minus", lambda g: _finite(g.ppi.shown_mean - g.ppi.shown_lo), PERCENT),
-    ("ppi_plus", lambda g: _finite(g.ppi.shown_hi - g.ppi.shown_mean), PERCENT),
-    ("lambda", lambda g: _finite(g.ppi.lam), DECIMAL),
+    ("human_mean", lambda g: finite(g.human.shown_mean), PERCENT),
+    ("human_lo", lambda g: finite(g.human.shown_lo), PERCENT),
+    ("human_hi", lambda g: finite(g.human.shown_hi), PERCENT),
+    ("judge_mean", lambda g: finite(g.judge.shown_mean), PERCENT),
+    ("judge_lo", lambda g: finite(g.judge.shown_lo), PERCENT),
+    ("judge_hi", lambda g: finite(g.judge.shown_hi), PERCENT),
+    ("ppi_mean", lambda g: finite(g.ppi.shown_mean), PERCENT),
+    ("ppi_lo", lambda g: finite(g.ppi.shown_lo), PERCENT),
+    ("ppi_hi", lambda g: finite(g.ppi.shown_hi), PERCENT),
+    ("ppi_minus", lambda g: finite(g.ppi.shown_mean - g.ppi.shown_lo), PERCENT),
+    ("ppi_plus", lambda g: finite(g.ppi.shown_hi - g.ppi.shown_mean), PERCENT),
+    ("lambda", lambda g: finite(g.ppi.lam), DECIMAL),
     ("observed_agreement", lambda g: _agreement(g, "observed"), PERCENT),
     ("chance_agreement", lambda g: _agreement(g, "chance"), PERCENT),
     ("kappa", lambda g: _agreement(g, "kappa"), DECIMAL),
-    ("effective_n", lambda g: _finite(g.effective_n), "0.0"),
+    ("effective_n", lambda g: finite(g.effective_n), "0.0"),
     ("tp", lambda g: _confusion(g, "tp"), INTEGER),
     ("fp", lambda g: _confusion(g, "fp"), INTEGER),
     ("fn", lambda g: _confusion(g, "fn"), INTEGER),
@@ -116,13 +110,13 @@ def _shrunk(row: ShrunkTheme | None, pick: Callable[[ShrunkTheme], Any]) -> Any:
 SHRUNK_COLUMNS: list[tuple[str, Callable[[ShrunkTheme | None], Any], str | None]] = [
     (
         "ppi_shrunk_mean",
-        lambda r: _shrunk(r, lambda t: _finite(t.shrunk.shown_mean) if t.shrunk else None),
+        lambda r: _shrunk(r, lambda t: finite(t.shrunk.shown_mean) if t.shrunk else None),
         PERCENT,
     ),
-    ("ppi_shrunk_lo", lambda r: _shrunk(r, lambda t: _finite(t.shrunk.lo) if t.shrunk else None), PERCENT),
-    ("ppi_shrunk_hi", lambda r: _shrunk(r, lambda t: _finite(t.shrunk.hi) if t.shrunk else None), PERCENT),
-    ("ppi_shrunk_weight", lambda r: _shrunk(r, lambda t: _finite(t.weight)), DECIMAL),
-    ("ppi_se", lambda r: _shrunk(r, lambda t: _finite(t.standard_error)), "0.0000"),
+    ("ppi_shrunk_lo", lambda r: _shrunk(r, lambda t: finite(t.shrunk.lo) if t.shrunk else None), PERCENT),
+    ("ppi_shrunk_hi", lambda r: _shrunk(r, lambda t: finite(t.shrunk.hi) if t.shrunk else None), PERCENT),
+    ("ppi_shrunk_weight", lambda r: _shrunk(r, lambda t: finite(t.weight)), DECIMAL),
+    ("ppi_se", lambda r: _shrunk(r, lambda t: finite(t.standard_error)), "0.0000"),
     ("ppi_shrunk_note", lambda r: _shrunk(r, lambda t: str(t.reason)), None),
 ]
 SHRUNK_HEADERS = [header for header, _, _ in SHRUNK_COLUMNS]
@@ -289,13 +283,13 @@ def _summary(
                 _cell(ws, overall.size, INTEGER),
                 _cell(ws, overall.n_human, INTEGER),
                 _cell(ws, overall.n_judge, INTEGER),
-                _cell(ws, _finite(overall.human.shown_mean), PERCENT),
-                _cell(ws, _finite(overall.judge.shown_mean), PERCENT),
-                _cell(ws, _finite(overall.ppi.shown_mean), PERCENT),
-                _cell(ws, _finite(overall.ppi.shown_lo), PERCENT),
-                _cell(ws, _finite(overall.ppi.shown_hi), PERCENT),
+                _cell(ws, finite(overall.human.shown_mean), PERCENT),
+                _cell(ws, finite(overall.judge.shown_mean), PERCENT),
+                _cell(ws, finite(overall.ppi.shown_mean), PERCENT),
+                _cell(ws, finite(overall.ppi.shown_lo), PERCENT),
+                _cell(ws, finite(overall.ppi.shown_hi), PERCENT),
                 _cell(ws, _agreement(overall, "kappa"), DECIMAL),
-                _cell(ws, _finite(overall.effective_n), "0.0"),
+                _cell(ws, finite(overall.effective_n), "0.0"),
                 _cell(ws, len(overall.missing_judgments), INTEGER),
                 _cell(ws, guidelines_text(report.versions)),
                 _cell(ws, prompt_text(report.versions)),
@@ -498,18 +492,14 @@ def build_workbook(
     wb.save(path_or_buffer)
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None or not math.isfinite(value) else f"{100 * value:5.1f}"
-
-
-def _dec(value: float | None, digits: int) -> str:
-    return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
-
-
 def _ci(interval: Any) -> str:
     """``mean [lo, hi]`` in percent, bounds in [0, 100], ``*`` after a bound shown clipped."""
     mark = "*" if interval.clipped else ""
-    return f"{_pct(interval.mean)} [{_pct(interval.shown_lo)}, {_pct(interval.shown_hi)}]{mark}"
+    mean, lo, hi = (
+        percent(value, sign="").rjust(5)
+        for value in (interval.shown_mean, interval.shown_lo, interval.shown_hi)
+    )
+    return f"{mean} [{lo}, {hi}]{mark}"
 
 
 def table_lines(*, report: Report, small: SmallThemes | None = None) -> list[str]:
@@ -528,10 +518,10 @@ def table_lines(*, report: Report, small: SmallThemes | None = None) -> list[str
         agreement = group.agreement
         lines.append(
             f"{name[:20]:<20} {group.n_human:>6} {group.n_judge:>8} {_ci(group.human):>22} "
-            f"{_ci(group.judge):>22} {_ci(group.ppi):>22} {_dec(group.ppi.lam, 2):>6} "
-            f"{_pct(agreement.observed if agreement else None):>6} "
-            f"{_dec(agreement.kappa if agreement else None, 2):>6} "
-            f"{_dec(group.effective_n, 0):>7} {len(group.missing_judgments):>7}"
+            f"{_ci(group.judge):>22} {_ci(group.ppi):>22} {decimal(group.ppi.lam, digits=2):>6} "
+            f"{percent(agreement.observed if agreement else None, sign='').rjust(5):>6} "
+            f"{decimal(agreement.kappa if agreement else None, digits=2):>6} "
+            f"{decimal(group.effective_n, digits=0):>7} {len(group.missing_judgments):>7}"
             + (_shrunk_text(row) if small is not None else "")
         )
     if any(_clipped(group) for group in report_groups(report=report)):
@@ -548,7 +538,7 @@ def table_lines(*, report: Report, small: SmallThemes | None = None) -> list[str
 def _shrunk_text(row: ShrunkTheme | None) -> str:
     if row is None or row.shrunk is None:
         return f" {'-':>22} {'-':>6}"
-    return f" {_ci(row.shrunk):>22} {_dec(row.weight, 2):>6}"
+    return f" {_ci(row.shrunk):>22} {decimal(row.weight, digits=2):>6}"
 
 
 def shrinkage_text(*, small: SmallThemes) -> str:

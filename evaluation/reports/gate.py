@@ -42,6 +42,7 @@ from evaluation.models import Judge
 from evaluation.reports import read
 from evaluation.reports.lookups import find_criterion
 from evaluation.reports.read import Provenance
+from inference.numbers import finite
 
 
 @dataclass(frozen=True)
@@ -152,10 +153,6 @@ def _baseline_request(
     return read.report_request(criterion=criterion, judge=name, method=method, alpha=alpha)
 
 
-def _num(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None
-
-
 def _bound_text(value: float, *, threshold: float) -> str:
     """``value`` with three decimals, more when rounding would hide which side of ``threshold``
     it lies on (a lower bound of 0.8497 is not "0.850 < 0.85")."""
@@ -193,7 +190,7 @@ def decide(
     for group in [*report.themes, report.overall]:
         is_checked = group.theme in checked
         ppi = group.ppi
-        lower, upper = _num(ppi.shown_lo), _num(ppi.shown_hi)
+        lower, upper = finite(ppi.shown_lo), finite(ppi.shown_hi)
         failures: list[str] = []
         if is_checked:
             name = _group_name(group.theme)
@@ -220,7 +217,7 @@ def decide(
             GroupFigures(
                 group=group.theme,
                 checked=is_checked,
-                estimate=_num(ppi.shown_mean),
+                estimate=finite(ppi.shown_mean),
                 lower=lower,
                 upper=upper,
                 n_human=group.n_human,
@@ -228,9 +225,9 @@ def decide(
                 size=group.size,
                 notes=tuple(group.notes),
                 in_baseline=base is not None,
-                baseline_estimate=_num(base.ppi.shown_mean) if base is not None else None,
-                baseline_lower=_num(base.ppi.shown_lo) if base is not None else None,
-                baseline_upper=_num(base.ppi.shown_hi) if base is not None else None,
+                baseline_estimate=finite(base.ppi.shown_mean) if base is not None else None,
+                baseline_lower=finite(base.ppi.shown_lo) if base is not None else None,
+                baseline_upper=finite(base.ppi.shown_hi) if base is not None else None,
                 difference=diff.mean if diff is not None else None,
                 difference_lower=diff.lo if diff is not None else None,
                 difference_upper=diff.hi if diff is not None else None,
