@@ -25,7 +25,7 @@ from annotation.criteria.categories import CATEGORICAL
 from annotation.criteria.editing import CriterionDraft, save_criterion
 from annotation.models import Campaign, Criterion, Label, Level, Stage, Unit
 from annotation.workflow import open_slots
-from evaluation.imports.campaign_file import imported_judge
+from evaluation.judge.imported import imported_judge
 from evaluation.models import Judgment
 
 DEFECTS = Path(__file__).resolve().parents[2] / "demo" / "data" / "defects.json"

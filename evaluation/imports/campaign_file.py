@@ -15,17 +15,15 @@ from pathlib import Path
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.utils.translation import gettext_lazy as _
 
 from annotation import ingest
 from annotation.criteria.editing import campaign_category_keys
-from annotation.errors import refusal
 from annotation.ingest.bulk import insert_rows
 from annotation.ingest.checks import check_against_campaign
 from annotation.models import Campaign, Membership, Role
 from evaluation.imports import previews
 from evaluation.imports.previews import StoredUpload
-from evaluation.judge.runs import IMPORTED
+from evaluation.judge.imported import IMPORTED, NotAnImportedJudge, imported_judge
 from evaluation.models import Judge, Judgment, ReportSnapshot
 from evaluation.tasks import enqueue_refresh
 
@@ -265,7 +263,12 @@ class _ImportedJudge:
         if not labels:
             return 0
         if self.judge is None:
-            self.judge = imported_judge(campaign=campaign)
+            try:
+                self.judge = imported_judge(campaign=campaign)
+            except NotAnImportedJudge as exc:
+                raise ingest.ImportFailed(
+                    [ingest.RowError(file="campaign", row=None, field=exc.field, message=exc.message)]
+                ) from None
         ok = Judgment.Status.OK.value
         insert_rows(
             model=Judgment,
@@ -274,30 +277,6 @@ class _ImportedJudge:
             returning=False,
         )
         return len(labels)
-
-
-def imported_judge(*, campaign: Campaign) -> Judge:
-    """The campaign's judge of labels that came with the answers, created on first use."""
-    judge, _created = Judge.objects.get_or_create(
-        campaign=campaign,
-        name=IMPORTED,
-        defaults={"kind": Judge.Kind.IMPORTED, "language": campaign.expected_language or "fr"},
-    )
-    if judge.kind != Judge.Kind.IMPORTED:
-        raise ingest.ImportFailed(
-            [
-                ingest.RowError(
-                    file="campaign",
-                    row=None,
-                    field="judge",
-                    message=refusal(
-                        _("the campaign's judge %(judge)s is not an imported judge; rename it first"),
-                        judge=repr(IMPORTED),
-                    ),
-                )
-            ]
-        )
-    return judge
 
 
 def import_file(

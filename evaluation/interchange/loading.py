@@ -32,7 +32,7 @@ from annotation.workflow import open_slots
 from evaluation.interchange import argilla, authors, label_studio
 from evaluation.interchange.records import HumanLabel, Parsed, Prediction, UnitKey
 from evaluation.interchange.vocabulary import Vocabulary
-from evaluation.judge.runs import IMPORTED
+from evaluation.judge.imported import IMPORTED, NotAnImportedJudge, existing_imported_judge, imported_judge
 from evaluation.models import Judge, Judgment, ReportSnapshot
 from evaluation.tasks import enqueue_refresh
 
@@ -170,14 +170,10 @@ def _check(
         seen_labels.setdefault(key, label.record)
     judge = None
     if parsed.predictions:
-        judge = Judge.objects.filter(campaign=campaign, name=judge_name).first()
-        if judge is not None and judge.kind != Judge.Kind.IMPORTED:
-            errors.add(
-                row=None,
-                field="judge",
-                message=f"the campaign's judge {judge_name!r} is not an imported judge; name another",
-                file=parsed.file,
-            )
+        try:
+            judge = existing_imported_judge(campaign=campaign, name=judge_name)
+        except NotAnImportedJudge as exc:
+            errors.add(row=None, field=exc.field, message=str(exc.message), file=parsed.file)
         seen: dict[tuple[int, int], int] = {}
         placed_predictions = [(prediction, place(prediction)) for prediction in parsed.predictions]
         judged = (
@@ -283,13 +279,7 @@ def import_labels(
             returning=False,
         )
         if parsed.predictions:
-            if judge is None:
-                judge = Judge.objects.create(
-                    campaign=campaign,
-                    name=judge_name,
-                    kind=Judge.Kind.IMPORTED,
-                    language=campaign.expected_language or "fr",
-                )
+            judge = imported_judge(campaign=campaign, name=judge_name)
             insert_rows(
                 model=Judgment,
                 columns=["unit", "criterion", "judge", "status", "value", "raw_response"],

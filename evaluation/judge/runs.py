@@ -24,11 +24,11 @@ from annotation.models import Campaign, Criterion, Unit
 from evaluation.judge import bindings, confidence, prompts
 from evaluation.judge.accounting import sync_counters
 from evaluation.judge.claims import recover_run
+from evaluation.judge.imported import IMPORTED
 from evaluation.judge.scheduler import process_batches
 from evaluation.models import Judge, JudgeBatch, JudgeRun, Judgment
 
 LEXICAL = "lexical"
-IMPORTED = "imported"
 IMPORTED_CANNOT_RUN = _("judge 'imported' holds imported labels and cannot be run")
 
 

@@ -9,7 +9,7 @@ from annotation.ingest import ImportFailed
 from annotation.models import Campaign
 from evaluation.interchange.loading import FORMATS, import_labels
 from evaluation.interchange.vocabulary import read_vocabulary
-from evaluation.judge.runs import IMPORTED
+from evaluation.judge.imported import IMPORTED
 
 
 class Command(BaseCommand):
