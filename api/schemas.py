@@ -144,9 +144,18 @@ class LabelOut(Schema):
     criterion: str = Field(alias="criterion_name")
     stage: str
     value: int | None
+    # What the row did (the label history's words) and the value it replaces (a change).
+    action: str
+    replaces: int | None = Field(None, alias="previous")
     comment: str
     author: str | None
     created_at: datetime
+
+    @staticmethod
+    def resolve_action(row: dict) -> str:
+        if row["value"] is None:
+            return "withdrawal"
+        return "change" if row["has_previous"] else "label"
 
 
 class JudgmentOut(Schema):

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from annotation.models import Campaign, Criterion, Level, Role, Sample, Unit
+from annotation.models import Campaign, Criterion, Label, Level, Role, Sample, Stage, Unit
 from api.models import AnswerBatch
 from evaluation.models import Judge, JudgeRun, Judgment
 from tests.factories import add_member, api_token, make_answer, make_user, sample_units
@@ -119,6 +119,22 @@ def test_every_endpoint_answers_each_persona_as_the_pages_do(
         assert response.json()["errors"][0]["field"] in {"Authorization", "path"}
         if method != "get":
             assert table_counts() == before
+
+
+def test_the_labels_are_the_label_history_with_what_each_row_did(client, world):
+    campaign = world["campaign"]
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    unit = Unit.objects.filter(campaign=campaign, level=Level.ANSWER).first()
+    person = world["users"]["annotator"]
+    for value in (1, 0, None):
+        Label.objects.create(unit=unit, criterion=criterion, user=person, stage=Stage.LABEL, value=value)
+    rows = _call(client, world, "analyst", "get", "/campaigns/{slug}/labels").json()["items"]
+    assert [(r["action"], r["value"], r["replaces"]) for r in rows] == [
+        ("label", 1, None),
+        ("change", 0, 1),
+        ("withdrawal", None, 0),
+    ]
+    assert {r["author"] for r in rows} == {person.username}
 
 
 def test_a_manager_names_the_primary_judge_that_the_estimates_then_read(client, world):

@@ -9,6 +9,7 @@ import pytest
 from openpyxl import load_workbook
 
 from annotation.models import Criterion, Label, Level, Stage, Unit
+from annotation.workflow.history import CSV_HEADER
 from evaluation.estimates.report import compute_report
 from evaluation.models import Judgment
 from evaluation.reports import exports
@@ -160,9 +161,18 @@ def test_label_history_has_every_label_row(reports):
     wb = _workbook(campaign, criteria_reports)
     ws = wb["Label history"]
     assert ws.max_row == 1 + Label.objects.filter(unit__campaign=campaign).count()
-    last = [cell.value for cell in ws[ws.max_row]]
-    assert last[1:7] == [unit.pk, "relevance", "reviewer-history", "review", 0, "non"]
-    assert last[7].tzinfo is None
+    # The sheet is the history's CSV (annotation.workflow.history), with numbers and times as such.
+    assert [cell.value for cell in ws[1]] == CSV_HEADER
+    row = dict(zip(CSV_HEADER, [cell.value for cell in ws[ws.max_row]], strict=True))
+    assert (row["unit_id"], row["criterion"], row["user"], row["stage"], row["value"], row["comment"]) == (
+        unit.pk,
+        "relevance",
+        "reviewer-history",
+        "review",
+        0,
+        "non",
+    )
+    assert row["action"] == "label" and row["time_utc"].tzinfo is None
 
 
 def test_automatic_metrics_sheet_has_rates_as_percent_numbers(reports):

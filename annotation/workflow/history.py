@@ -9,7 +9,7 @@ spreadsheet formulas.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC
+from datetime import UTC, datetime
 
 from django.contrib.auth import get_user_model
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
@@ -89,6 +89,42 @@ def _safe(value: object) -> str:
     return neutralise("" if value is None else str(value))
 
 
+def history_rows(
+    *,
+    campaign: Campaign,
+    user_id: int | None = None,
+    criterion_id: int | None = None,
+    stage: str | None = None,
+) -> Iterator[list[object]]:
+    """One list of values per label row, oldest first, in ``CSV_HEADER``'s order: the one read
+    of the history that its CSV, the report workbook's sheet and the API share. Ids and values
+    are numbers (None when empty: a withdrawal has no value), the time an aware datetime in UTC,
+    texts as stored (whoever writes a spreadsheet neutralises them). Streams in chunks: memory
+    stays flat on long histories."""
+    rows = label_history(
+        campaign=campaign, user_id=user_id, criterion_id=criterion_id, stage=stage, newest_first=False
+    )
+    for label in rows.iterator(chunk_size=2000):
+        unit = label.unit
+        yield [
+            label.pk,
+            label.created_at.astimezone(UTC),
+            label.user.get_username() if label.user else "",
+            label.criterion.name,
+            label.stage,
+            action_of(label),
+            label.value,
+            label.previous,  # type: ignore[attr-defined]  # annotated by label_history
+            label.comment,
+            unit.pk,
+            unit.level,
+            unit.answer.external_id,
+            None if unit.sentence is None else unit.sentence.position,
+            unit.theme,
+            "" if unit.chunk is None else unit.chunk.external_id,
+        ]
+
+
 def history_csv_rows(
     *,
     campaign: Campaign,
@@ -96,31 +132,18 @@ def history_csv_rows(
     criterion_id: int | None = None,
     stage: str | None = None,
 ) -> Iterator[list[str]]:
-    """The header then one list of cells per label row (oldest first), for ``csv.writer``.
-
-    Times are UTC in ISO 8601; an empty value is a withdrawal. Streams in chunks: memory stays
-    flat on long histories.
-    """
+    """The header then one list of cells per label row (:func:`history_rows`), for
+    ``csv.writer``: times in ISO 8601 UTC, an empty value for a withdrawal, every text cell
+    neutralised so that no spreadsheet reads it as a formula."""
     yield list(CSV_HEADER)
-    rows = label_history(
-        campaign=campaign, user_id=user_id, criterion_id=criterion_id, stage=stage, newest_first=False
-    )
-    for label in rows.iterator(chunk_size=2000):
-        unit = label.unit
+    for row in history_rows(campaign=campaign, user_id=user_id, criterion_id=criterion_id, stage=stage):
         yield [
-            str(label.pk),
-            label.created_at.astimezone(UTC).isoformat(timespec="seconds"),
-            _safe(label.user.get_username() if label.user else ""),
-            _safe(label.criterion.name),
-            label.stage,
-            action_of(label),
-            "" if label.value is None else str(label.value),
-            "" if label.previous is None else str(label.previous),  # type: ignore[attr-defined]  # annotated
-            _safe(label.comment),
-            str(unit.pk),
-            unit.level,
-            _safe(unit.answer.external_id),
-            "" if unit.sentence is None else str(unit.sentence.position),
-            _safe(unit.theme),
-            "" if unit.chunk is None else _safe(unit.chunk.external_id),
+            value.isoformat(timespec="seconds")
+            if isinstance(value, datetime)
+            else ""
+            if value is None
+            else _safe(value)
+            if isinstance(value, str)
+            else str(value)
+            for value in row
         ]

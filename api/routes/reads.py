@@ -15,7 +15,8 @@ from ninja.responses import codes_4xx
 from pydantic import ConfigDict
 
 from annotation.access import JUDGE_VIEWERS, campaigns_for, get_campaign_for
-from annotation.models import Criterion, Label, Role
+from annotation.models import Criterion, Role
+from annotation.workflow.history import label_history
 from api.errors import domain_refusal
 from api.pagination import Pages
 from api.schemas import ErrorOut, JudgmentOut, LabelOut
@@ -146,17 +147,22 @@ def choose_primary_judge(request: HttpRequest, slug: str, criterion: str, body: 
 )
 @paginate(Pages, page_size=PAGE_SIZE)
 def list_labels(request: HttpRequest, slug: str, query: Query[ReadQuery]):
-    """Every human label row (append-only: changes and withdrawals included), oldest first."""
+    """Every human label row (append-only: changes and withdrawals included), oldest first: the
+    label history the team page and its CSV read (``annotation.workflow.history``), each row
+    with what it did (``label``, ``change``, ``withdrawal``) and the value it replaces."""
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
-    labels = Label.objects.filter(unit__campaign=campaign)
+    labels = label_history(campaign=campaign, newest_first=False)
     if query.criterion:
         labels = labels.filter(criterion__name=query.criterion)
-    return labels.order_by("created_at", "id").values(
+    # has_previous and previous: annotations of label_history, which the type checker cannot see.
+    return labels.values(  # type: ignore[misc]
         "id",
         "stage",
         "value",
         "comment",
         "created_at",
+        "has_previous",
+        "previous",
         unit_id_=F("unit_id"),
         answer_id=F("unit__answer__external_id"),
         sentence=F("unit__sentence__position"),

@@ -25,9 +25,10 @@ from openpyxl.chart.data_source import NumDataSource, NumRef
 from openpyxl.chart.error_bar import ErrorBars
 from openpyxl.styles import Font
 
-from annotation.models import Campaign, Criterion, Label, Unit
+from annotation.models import Campaign, Criterion, Unit
 from annotation.spreadsheets import neutralise, neutralise_row
 from annotation.workflow import final_labels
+from annotation.workflow.history import CSV_HEADER, history_rows
 from evaluation.estimates.report import GroupEstimate, Report
 from evaluation.estimates.small_themes import ShrunkTheme, SmallThemes
 from evaluation.models import Judge, Judgment
@@ -431,30 +432,14 @@ def _units(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> None:
 
 
 def _history(wb: Workbook, campaign: Campaign) -> None:
+    """The label history as its CSV gives it (``annotation.workflow.history``), one row per label
+    row, oldest first."""
     ws = wb.create_sheet("Label history")
     ws.freeze_panes = "A2"
-    headers = ["label", "unit", "criterion", "user", "stage", "value", "comment", "time (UTC)"]
-    ws.append(_header(ws, headers))
-    rows = (
-        Label.objects.filter(unit__campaign=campaign)
-        .order_by("created_at", "id")
-        .values_list(
-            "id", "unit_id", "criterion__name", "user__username", "stage", "value", "comment", "created_at"
-        )
-    )
-    for label_id, unit_id, criterion, user, stage, value, comment, created in rows.iterator(chunk_size=5000):
-        ws.append(
-            [
-                _cell(ws, label_id, INTEGER),
-                _cell(ws, unit_id, INTEGER),
-                _cell(ws, criterion),
-                _cell(ws, user or ""),
-                _cell(ws, stage),
-                _cell(ws, value, INTEGER),
-                _cell(ws, comment),
-                _cell(ws, created, "yyyy-mm-dd hh:mm:ss"),
-            ]
-        )
+    ws.append(_header(ws, CSV_HEADER))
+    formats = {"label_id": INTEGER, "time_utc": "yyyy-mm-dd hh:mm:ss", "value": INTEGER, "replaces": INTEGER}
+    for row in history_rows(campaign=campaign):
+        ws.append([_cell(ws, value, formats.get(name)) for name, value in zip(CSV_HEADER, row, strict=True)])
 
 
 def build_workbook(
