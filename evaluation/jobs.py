@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotation.models import Criterion
+from evaluation.estimates import snapshots
 from evaluation.judge import runs
 from evaluation.models import Judge, JudgeRun, ReportSnapshot
-from evaluation.tasks import dispatch_run, enqueue_refresh
+from evaluation.tasks import dispatch_run, refresh_estimates_task
 
 
 def start_judge_run(
@@ -71,3 +72,15 @@ def request_estimates_refresh(*, criterion: Criterion) -> bool:
     """Recompute the criterion's estimates now, in the background (the report page's button);
     False when a recomputation is already due."""
     return enqueue_refresh(criterion_id=criterion.pk, trigger=ReportSnapshot.Trigger.MANUAL)
+
+
+def enqueue_refresh(*, criterion_id: int, trigger: str, delay_s: float = 0.0) -> bool:
+    """Have a worker recompute the criterion's estimates in ``delay_s`` seconds, once the
+    current transaction commits; False (nothing enqueued) when a recomputation is already due,
+    which it then covers."""
+    if not snapshots.schedule_refresh(criterion_id=criterion_id, trigger=trigger, delay_s=delay_s):
+        return False
+    transaction.on_commit(
+        lambda: refresh_estimates_task.apply_async((criterion_id,), countdown=delay_s or None)
+    )
+    return True

@@ -7,7 +7,6 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
-from django.db import transaction
 
 from evaluation.estimates import snapshots
 from evaluation.judge import claims, runs, scheduler
@@ -43,7 +42,7 @@ def dispatch_run(run_id: int) -> int:
 def judge_batches(run_id: int, batch_ids: list[int]) -> int:
     """Judge these batches of the run; batches already claimed or done are skipped. Batches of
     the run left claimed by dead workers (a prefork child killed mid-task) are taken over. The
-    task that finds the run over asks for the estimates to be recomputed."""
+    task that finds the run over says the estimates moved (the app then has them recomputed)."""
     recovered = claims.recover_run(run_id=run_id)
     mine = set(batch_ids)
     stored = scheduler.process_batches(
@@ -52,7 +51,9 @@ def judge_batches(run_id: int, batch_ids: list[int]) -> int:
     over = JudgeRun.objects.filter(pk=run_id).exclude(status__in=claims.ACTIVE)
     criterion_id = over.values_list("criterion_id", flat=True).first()
     if criterion_id is not None:
-        enqueue_refresh(criterion_id=criterion_id, trigger=ReportSnapshot.Trigger.JUDGE_RUN)
+        snapshots.announce_estimates_moved(
+            criterion_ids=[criterion_id], trigger=ReportSnapshot.Trigger.JUDGE_RUN
+        )
     return stored
 
 
@@ -65,18 +66,6 @@ def judge_batches(run_id: int, batch_ids: list[int]) -> int:
 def refresh_estimates_task(criterion_id: int) -> int:
     """Recompute the criterion's estimates and store the snapshots that changed; how many."""
     return len(snapshots.run_scheduled_refresh(criterion_id=criterion_id))
-
-
-def enqueue_refresh(*, criterion_id: int, trigger: str, delay_s: float = 0.0) -> bool:
-    """Have a worker recompute the criterion's estimates in ``delay_s`` seconds, once the
-    current transaction commits; False (nothing enqueued) when a recomputation is already due,
-    which it then covers."""
-    if not snapshots.schedule_refresh(criterion_id=criterion_id, trigger=trigger, delay_s=delay_s):
-        return False
-    transaction.on_commit(
-        lambda: refresh_estimates_task.apply_async((criterion_id,), countdown=delay_s or None)
-    )
-    return True
 
 
 @shared_task(acks_late=True, name="evaluation.recover_runs")

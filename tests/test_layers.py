@@ -174,3 +174,21 @@ def test_the_demo_builder_takes_only_the_shared_conventions_from_the_app():
     assert {"demo.build", "demo.checks", "demo.material"} <= demo
     assert set().union(*(graph[name] for name in demo)) - demo == {"annotation.corpus.conventions"}
     assert not any(name.startswith("annotation.demo") for name in graph)
+
+
+def test_jobs_call_tasks_and_tasks_call_the_domain_never_the_reverse():
+    """In both apps, starting background work goes jobs -> tasks -> domain: a domain module that
+    enqueued work itself would run it again from every road that calls it (a command, a test, a
+    worker); it says what changed instead (a signal), and the app schedules the work."""
+    graph = _graph()
+    offending = {
+        module: sorted(t for t in targets if t.rsplit(".", 1)[-1] in {"jobs", "tasks"})
+        for module, targets in graph.items()
+        if module.split(".")[0] in {"annotation", "evaluation"}
+        and module.rsplit(".", 1)[-1] not in {"jobs", "apps", "urls"}
+        and ".views" not in module
+        and ".management" not in module
+        and any(t.rsplit(".", 1)[-1] in {"jobs", "tasks"} for t in targets)
+    }
+    # Tasks may call no job; views, commands and the app's signal handlers start jobs.
+    assert offending == {}

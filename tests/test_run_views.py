@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from annotation.models import Criterion
 from evaluation.judge import runs
-from evaluation.models import JudgeRun, Judgment
+from evaluation.models import JudgeRun, Judgment, ReportSnapshot
 from tests.factories import make_answer
 
 pytestmark = pytest.mark.django_db
@@ -30,9 +30,11 @@ def test_manager_starts_a_run_and_it_is_processed_after_commit(
         )
     assert response.status_code == 302
     run = JudgeRun.objects.get()
-    # Dispatched once, after commit; the run, over at once here, then asks for the estimates.
-    assert len(callbacks) == 2
+    # Dispatched once, after commit; the run, over at once here, then says its estimates moved,
+    # and the app has them recomputed.
+    assert len(callbacks) == 3
     assert callbacks[0].args == (run.pk,)
+    assert ReportSnapshot.objects.filter(criterion=run.criterion, trigger="judge_run").exists()
     assert response["Location"] == reverse("evaluation:run_detail", args=[campaign.slug, run.pk])
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.DONE

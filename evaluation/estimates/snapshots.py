@@ -13,11 +13,13 @@ one, and say how old it is and whether labels or judgments arrived since
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Q
+from django.dispatch import Signal
 from django.utils import timezone
 
 from annotation.criteria.categories import is_categorical
@@ -28,12 +30,34 @@ from evaluation.estimates.params import METHODS, OVERALL
 from evaluation.estimates.report import compute_report
 from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
 
+logger = logging.getLogger(__name__)
+
 SNAPSHOT_ALPHA = 0.05
 
 
 # A schedule older than this is taken to have lost its task (a worker wiped with its queue).
 STALE_SCHEDULE = timedelta(minutes=10)
 HISTORY_LIMIT = 200
+
+
+# Sent after the commit of a transaction that imported labels or judgments, with the keyword
+# arguments ``criterion_ids`` and ``trigger``: the app schedules their recomputation (apps.py),
+# as it does when the workflow sends ``labels_changed``, so that no domain module enqueues jobs.
+estimates_moved = Signal()
+
+
+def announce_estimates_moved(*, criterion_ids: list[int], trigger: str) -> None:
+    """Send ``estimates_moved`` for ``criterion_ids`` when the current transaction commits; a
+    failing listener (a broker down) is logged, never raised back into the import."""
+
+    def send() -> None:
+        for receiver, result in estimates_moved.send_robust(
+            sender=Criterion, criterion_ids=list(criterion_ids), trigger=trigger
+        ):
+            if isinstance(result, Exception):
+                logger.error("estimates_moved listener %r failed", receiver, exc_info=result)
+
+    transaction.on_commit(send)
 
 
 def schedule_refresh(*, criterion_id: int, trigger: str, delay_s: float) -> bool:

@@ -21,11 +21,11 @@ from annotation.criteria.editing import campaign_category_keys
 from annotation.ingest.bulk import insert_rows
 from annotation.ingest.checks import check_against_campaign
 from annotation.models import Campaign, Membership, Role
+from evaluation.estimates.snapshots import announce_estimates_moved
 from evaluation.imports import previews
 from evaluation.imports.previews import StoredUpload
 from evaluation.judge.imported import IMPORTED, NotAnImportedJudge, imported_judge
 from evaluation.models import Judge, Judgment, ReportSnapshot
-from evaluation.tasks import enqueue_refresh
 
 
 @dataclass(frozen=True)
@@ -318,8 +318,10 @@ def import_file(
         if manager is not None and result.campaign_created:
             Membership.objects.get_or_create(campaign=result.campaign, user=manager, role=Role.MANAGER)
         if result.labels or judgments:
-            for criterion_id in result.campaign.criteria.values_list("pk", flat=True):
-                enqueue_refresh(criterion_id=criterion_id, trigger=ReportSnapshot.Trigger.IMPORT)
+            announce_estimates_moved(
+                criterion_ids=list(result.campaign.criteria.values_list("pk", flat=True)),
+                trigger=ReportSnapshot.Trigger.IMPORT,
+            )
     return ImportSummary(
         file=checked.name,
         campaign=result.campaign,

@@ -29,12 +29,12 @@ from annotation.ingest.bulk import insert_rows
 from annotation.ingest.errors import ErrorLog, ImportFailed, RowError
 from annotation.models import Answer, Campaign, Criterion, Label, Stage, Unit
 from annotation.workflow import open_slots
+from evaluation.estimates.snapshots import announce_estimates_moved
 from evaluation.interchange import argilla, authors, label_studio
 from evaluation.interchange.records import HumanLabel, Parsed, Prediction, UnitKey
 from evaluation.interchange.vocabulary import Vocabulary
 from evaluation.judge.imported import IMPORTED, NotAnImportedJudge, existing_imported_judge, imported_judge
 from evaluation.models import Judge, Judgment, ReportSnapshot
-from evaluation.tasks import enqueue_refresh
 
 LABEL_STUDIO, ARGILLA = authors.LABEL_STUDIO, authors.ARGILLA
 FORMATS = (LABEL_STUDIO, ARGILLA)
@@ -301,8 +301,7 @@ def import_labels(
             criteria=Criterion.objects.filter(pk__in={row[1] for row in fresh}).select_related("campaign")
         )
         touched = {row[1] for row in fresh} | {criteria[p.criterion].pk for p in parsed.predictions}
-        for criterion_id in sorted(touched):
-            enqueue_refresh(criterion_id=criterion_id, trigger=ReportSnapshot.Trigger.IMPORT)
+        announce_estimates_moved(criterion_ids=sorted(touched), trigger=ReportSnapshot.Trigger.IMPORT)
     return LabelImport(
         file=name,
         format=fmt,
