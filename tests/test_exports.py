@@ -12,7 +12,7 @@ from annotation.models import Criterion, Label, Level, Stage, Unit
 from annotation.workflow.history import CSV_HEADER
 from evaluation.estimates.report import compute_report
 from evaluation.models import Judgment
-from evaluation.reports import exports
+from evaluation.reports import tables, workbook
 from tests.factories import make_answer, make_user
 from tests.judged import study_campaign
 
@@ -32,7 +32,7 @@ def reports(db):
 
 def _workbook(campaign, reports):
     buffer = io.BytesIO()
-    exports.build_workbook(campaign=campaign, criteria_reports=reports, path_or_buffer=buffer)
+    workbook.build_workbook(campaign=campaign, criteria_reports=reports, path_or_buffer=buffer)
     buffer.seek(0)
     return load_workbook(buffer)
 
@@ -67,7 +67,7 @@ def test_each_criterion_sheet_has_a_bar_chart_with_error_bars_and_numbers_as_num
         )
         assert ws.freeze_panes == "B2"
         headers = [cell.value for cell in ws[1]]
-        assert headers == exports.HEADERS
+        assert headers == tables.HEADERS
         col = headers.index("ppi_mean") + 1
         first = ws.cell(row=2, column=col)
         assert first.data_type == "n"
@@ -124,7 +124,7 @@ def hostile_report(db):
 def test_csv_text_cells_cannot_run_as_formulas_and_numbers_stay_numbers(hostile_report):
     _, report = hostile_report
     stream = io.StringIO()
-    exports.write_csv(report=report, stream=stream)
+    tables.write_csv(report=report, stream=stream)
     rows = list(csv.reader(io.StringIO(stream.getvalue())))
     cells = [cell for row in rows[1:] for cell in row]
     assert "'" + FORMULA in cells and "'-cmd|' /C calc'!A0" in cells
@@ -192,7 +192,7 @@ def test_csv_has_one_row_per_group_with_fractions(reports):
     _, criteria_reports, _ = reports
     report = criteria_reports[0]
     stream = io.StringIO()
-    exports.write_csv(report=report, stream=stream)
+    tables.write_csv(report=report, stream=stream)
     rows = list(csv.DictReader(io.StringIO(stream.getvalue())))
     assert [row["theme"] for row in rows] == ["Finance", "IT", "RH"] + [
         "Finance",
@@ -209,7 +209,7 @@ def test_csv_has_one_row_per_group_with_fractions(reports):
 
 def test_table_lines_show_each_theme_and_overall(reports):
     _, criteria_reports, _ = reports
-    lines = exports.table_lines(report=criteria_reports[1])
+    lines = tables.table_lines(report=criteria_reports[1])
     assert "veracity" in lines[0] and "95% intervals" in lines[0]
     assert lines[-2].startswith("overall")
     # The last line names the texts the numbers rest on.
@@ -219,11 +219,11 @@ def test_table_lines_show_each_theme_and_overall(reports):
 def test_csv_xlsx_and_table_show_bounds_in_0_1_and_flag_the_clipped_ones(reports):
     campaign, criteria_reports, _ = reports
     report = criteria_reports[1]  # veracity, study method: ppi_py's bounds, some outside [0, 1]
-    groups = exports.report_groups(report=report)
+    groups = tables.report_groups(report=report)
     clipped = [group for group in groups if group.human.clipped or group.judge.clipped or group.ppi.clipped]
     assert clipped, "the fixture should hold an interval leaving [0, 1]"
     stream = io.StringIO()
-    exports.write_csv(report=report, stream=stream)
+    tables.write_csv(report=report, stream=stream)
     rows = list(csv.DictReader(io.StringIO(stream.getvalue())))
     for row, group in zip(rows, groups, strict=True):
         for key in ("human", "judge", "ppi"):
@@ -244,6 +244,6 @@ def test_csv_xlsx_and_table_show_bounds_in_0_1_and_flag_the_clipped_ones(reports
         for name in ("human_lo", "human_hi", "ppi_lo", "ppi_hi"):
             if isinstance(row[at[name]], float):
                 assert 0 <= row[at[name]] <= 1
-    lines = exports.table_lines(report=report)
+    lines = tables.table_lines(report=report)
     assert "clipped to [0, 1]" in lines[0]
     assert any("*" in line for line in lines[2:-1])

@@ -19,7 +19,7 @@ from evaluation.interchange import argilla, label_studio, parquet
 from evaluation.interchange.ares import ares_results
 from evaluation.interchange.vocabulary import Vocabulary
 from evaluation.models import Judge
-from evaluation.reports.exports import Writable
+from evaluation.reports.tables import Writable
 
 LABEL_STUDIO, ARGILLA, PARQUET, ARES = "label-studio", "argilla", "parquet", "ares"
 FORMATS = (LABEL_STUDIO, ARGILLA, PARQUET, ARES)

@@ -38,7 +38,7 @@ from evaluation.measures.retrieval import (
     question_bootstrap_means,
     ranking_metrics,
 )
-from evaluation.reports.exports import Writable
+from evaluation.reports.tables import Writable
 from inference.intervals import check_alpha
 
 OVERALL = "overall"

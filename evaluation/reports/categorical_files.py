@@ -1,6 +1,6 @@
 """A categorical criterion's report as files: CSV rows per category or group and theme, workbook
 sheets (estimates, confusion matrices) and a text table. The columns of each row are a binary
-report's (``evaluation.reports.exports.COLUMNS``), for the indicator of its category or group."""
+report's (``evaluation.reports.tables.COLUMNS``), for the indicator of its category or group."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from annotation.models import Campaign, Criterion
 from annotation.spreadsheets import neutralise_row
 from evaluation.estimates.categorical import CategoricalReport, Confusion
 from evaluation.estimates.report import Report
-from evaluation.reports import exports
+from evaluation.reports import tables, workbook
 from inference.numbers import finite
 
 CATEGORY_HEADERS = ["category", "category_kind", "category_values"]
@@ -36,11 +36,11 @@ def indicator_reports(*, report: CategoricalReport) -> list[Report]:
     ]
 
 
-def write_csv(*, report: CategoricalReport, stream: exports.Writable) -> None:
+def write_csv(*, report: CategoricalReport, stream: tables.Writable) -> None:
     """One row per category or group and per theme (then theme x difficulty cells, then
     overall): the criterion, the judge, alpha, the texts the numbers rest on, where the numbers
     come from (computed now), the category or group (``CATEGORY_HEADERS``: name, kind, its
-    values separated by spaces) and a binary report's columns (``exports.HEADERS``) for its
+    values separated by spaces) and a binary report's columns (``tables.HEADERS``) for its
     indicator. Rates are fractions."""
     writer = csv.writer(stream)
     writer.writerow(
@@ -50,15 +50,15 @@ def write_csv(*, report: CategoricalReport, stream: exports.Writable) -> None:
             "alpha",
             "human_guidelines",
             "judge_prompt",
-            *exports.SOURCE_HEADERS,
+            *tables.SOURCE_HEADERS,
             *CATEGORY_HEADERS,
-            *exports.HEADERS,
+            *tables.HEADERS,
         ]
     )
     texts = [
-        exports.guidelines_text(report.versions),
-        exports.prompt_text(report.versions),
-        *exports.source_values(None),
+        tables.guidelines_text(report.versions),
+        tables.prompt_text(report.versions),
+        *tables.source_values(None),
     ]
     for item in report.estimates:
         named = [
@@ -66,8 +66,8 @@ def write_csv(*, report: CategoricalReport, stream: exports.Writable) -> None:
             item.indicator.kind,
             " ".join(str(v) for v in sorted(item.indicator.values)),
         ]
-        for group in exports.report_groups(report=item.report):
-            values = [value(group) for _, value, _ in exports.COLUMNS]
+        for group in tables.report_groups(report=item.report):
+            values = [value(group) for _, value, _ in tables.COLUMNS]
             writer.writerow(
                 neutralise_row(
                     [
@@ -85,39 +85,37 @@ def write_csv(*, report: CategoricalReport, stream: exports.Writable) -> None:
 def add_sheets(wb: Workbook, report: CategoricalReport, taken: set[str]) -> None:
     """Two sheets: the estimates (a row per category or group and theme) and the confusion
     matrices (human rows, judge columns) per theme and overall, with agreement and kappa."""
-    ws = wb.create_sheet(exports._sheet_title(report.criterion, taken))
+    ws = wb.create_sheet(workbook.sheet_title(report.criterion, taken))
     ws.freeze_panes = "D2"
-    ws.append(exports._header(ws, [*CATEGORY_HEADERS, *exports.HEADERS]))
+    ws.append(workbook.header_cells(ws, [*CATEGORY_HEADERS, *tables.HEADERS]))
     for item in report.estimates:
         values = " ".join(str(v) for v in sorted(item.indicator.values))
-        for group in exports.report_groups(report=item.report):
+        for group in tables.report_groups(report=item.report):
             ws.append(
                 [
-                    exports._cell(ws, item.indicator.name),
-                    exports._cell(ws, item.indicator.kind),
-                    exports._cell(ws, values),
-                    *(exports._cell(ws, value(group), fmt) for _, value, fmt in exports.COLUMNS),
+                    workbook.cell(ws, item.indicator.name),
+                    workbook.cell(ws, item.indicator.kind),
+                    workbook.cell(ws, values),
+                    *(workbook.cell(ws, value(group), fmt) for _, value, fmt in tables.COLUMNS),
                 ]
             )
-    cs = wb.create_sheet(exports._sheet_title(f"{report.criterion} confusion", taken))
+    cs = wb.create_sheet(workbook.sheet_title(f"{report.criterion} confusion", taken))
     names = {category.value: category.name for category in report.categories}
     for confusion in report.confusion:
         cs.append(
             [
-                exports._cell(cs, confusion.theme, bold=True),
-                exports._cell(cs, "n"),
-                exports._cell(cs, confusion.n, exports.INTEGER),
-                exports._cell(cs, "observed_agreement"),
-                exports._cell(cs, finite(confusion.observed), exports.PERCENT),
-                exports._cell(cs, "kappa"),
-                exports._cell(cs, finite(confusion.kappa), exports.DECIMAL),
+                workbook.cell(cs, confusion.theme, bold=True),
+                workbook.cell(cs, "n"),
+                workbook.cell(cs, confusion.n, tables.INTEGER),
+                workbook.cell(cs, "observed_agreement"),
+                workbook.cell(cs, finite(confusion.observed), tables.PERCENT),
+                workbook.cell(cs, "kappa"),
+                workbook.cell(cs, finite(confusion.kappa), tables.DECIMAL),
             ]
         )
-        cs.append(exports._header(cs, ["human \\ judge", *(names[v] for v in confusion.values)]))
+        cs.append(workbook.header_cells(cs, ["human \\ judge", *(names[v] for v in confusion.values)]))
         for value, row in zip(confusion.values, confusion.matrix, strict=True):
-            cs.append(
-                [exports._cell(cs, names[value]), *(exports._cell(cs, n, exports.INTEGER) for n in row)]
-            )
+            cs.append([workbook.cell(cs, names[value]), *(workbook.cell(cs, n, tables.INTEGER) for n in row)])
         cs.append([])
 
 
@@ -128,14 +126,14 @@ def table_lines(*, report: CategoricalReport) -> list[str]:
         kind = "category" if item.indicator.kind == "category" else "group"
         values = ", ".join(str(v) for v in sorted(item.indicator.values))
         lines += [f"{kind} {item.indicator.name} ({values}): {item.indicator.title}"]
-        lines += exports.table_lines(report=named)[:-1]
+        lines += tables.table_lines(report=named)[:-1]
         lines.append("")
     names = {category.value: category.name for category in report.categories}
     for confusion in report.confusion:
         lines += confusion_lines(confusion=confusion, names=names)
     lines.append(
-        f"human labels under guidelines {exports.guidelines_text(report.versions)}; "
-        f"judge prompt {exports.prompt_text(report.versions)}"
+        f"human labels under guidelines {tables.guidelines_text(report.versions)}; "
+        f"judge prompt {tables.prompt_text(report.versions)}"
     )
     return lines
 
@@ -163,9 +161,11 @@ def build_workbook(*, campaign: Campaign, report: CategoricalReport, path_or_buf
     wb = Workbook(write_only=True)
     taken = {"summary", "automatic metrics", "units", "label history"}
     named = indicator_reports(report=report)
-    exports._summary(wb, campaign, named, [None] * len(named))
-    exports._metrics(wb, campaign)
+    workbook.summary_sheet(wb, campaign, named, [None] * len(named))
+    workbook.metrics_sheet(wb, campaign)
     add_sheets(wb, report, taken)
-    exports._units(wb, campaign, list(Criterion.objects.filter(campaign=campaign, name=report.criterion)))
-    exports._history(wb, campaign)
+    workbook.units_sheet(
+        wb, campaign, list(Criterion.objects.filter(campaign=campaign, name=report.criterion))
+    )
+    workbook.history_sheet(wb, campaign)
     wb.save(path_or_buffer)

@@ -22,7 +22,7 @@ from evaluation.estimates.categorical import CategoricalReport
 from evaluation.forms.reports import ReportForm
 from evaluation.interchange import exporting
 from evaluation.models import Judge
-from evaluation.reports import categorical_files, exports, read
+from evaluation.reports import categorical_files, read, tables, workbook
 from evaluation.views.reports import criterion_page
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -72,14 +72,14 @@ def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
         categorical_files.build_workbook(campaign=campaign, report=shown.report, path_or_buffer=buffer)
         name = categorical_files.report_filename(campaign=campaign, report=shown.report, extension="xlsx")
     else:
-        exports.build_workbook(
+        workbook.build_workbook(
             campaign=campaign,
             criteria_reports=[shown.report],
             path_or_buffer=buffer,
             provenances=[shown.provenance],
             shrinkages=[shown.small_themes],
         )
-        name = exports.report_filename(campaign=campaign, report=shown.report, extension="xlsx")
+        name = tables.report_filename(campaign=campaign, report=shown.report, extension="xlsx")
     return _attachment(buffer.getvalue(), content_type=XLSX, name=name)
 
 
@@ -98,10 +98,10 @@ def export_csv(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
         categorical_files.write_csv(report=shown.report, stream=stream)
         name = categorical_files.report_filename(campaign=campaign, report=shown.report, extension="csv")
     else:
-        exports.write_csv(
+        tables.write_csv(
             report=shown.report, stream=stream, provenance=shown.provenance, small=shown.small_themes
         )
-        name = exports.report_filename(campaign=campaign, report=shown.report, extension="csv")
+        name = tables.report_filename(campaign=campaign, report=shown.report, extension="csv")
     return _attachment(stream.getvalue(), content_type="text/csv; charset=utf-8", name=name)
 
 
@@ -207,5 +207,5 @@ def export_ares(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     stream = io.StringIO()
     exporting.write_ares(report=shown.binary, stream=stream)  # ARES's keys hold one rate per theme: PPI++'s
     campaign = shown.request.criterion.campaign
-    name = exports.report_filename(campaign=campaign, report=shown.binary, extension="ares.json")
+    name = tables.report_filename(campaign=campaign, report=shown.binary, extension="ares.json")
     return _attachment(stream.getvalue(), content_type="application/json; charset=utf-8", name=name)

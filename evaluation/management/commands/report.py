@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluation.errors import EstimateError
 from evaluation.estimates.categorical import CategoricalReport
 from evaluation.estimates.params import METHODS
-from evaluation.reports import categorical_files, exports, read
+from evaluation.reports import categorical_files, read, tables, workbook
 from evaluation.reports.lookups import find_campaign, find_criterion
 
 FORMATS = ("json", "table", "xlsx", "csv")
@@ -73,7 +73,7 @@ class Command(BaseCommand):
                 if isinstance(shown.report, CategoricalReport):
                     categorical_files.write_csv(report=shown.report, stream=stream)
                 else:
-                    exports.write_csv(
+                    tables.write_csv(
                         report=shown.report,
                         stream=stream,
                         provenance=shown.provenance,
@@ -85,7 +85,7 @@ class Command(BaseCommand):
             elif isinstance(shown.report, CategoricalReport):
                 text = "\n".join(categorical_files.table_lines(report=shown.report))
             else:
-                text = "\n".join(exports.table_lines(report=shown.report, small=shown.small_themes))
+                text = "\n".join(tables.table_lines(report=shown.report, small=shown.small_themes))
                 text += f"\nestimates: {shown.provenance.describe()}"
             if not output:
                 self.stdout.write(text)
@@ -99,7 +99,7 @@ class Command(BaseCommand):
         if isinstance(shown.report, CategoricalReport):
             categorical_files.build_workbook(campaign=campaign, report=shown.report, path_or_buffer=output)
         else:
-            exports.build_workbook(
+            workbook.build_workbook(
                 campaign=campaign,
                 criteria_reports=[shown.report],
                 path_or_buffer=output,

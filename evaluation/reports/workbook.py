@@ -1,0 +1,318 @@
+"""A report as an XLSX workbook for analysts: a summary of every criterion with where its numbers
+come from, the automatic metrics, one sheet of estimates per criterion (with its chart), the
+units and their labels, and the label history. Every text cell is written as text and
+neutralised: an answer, a comment or an LLM's words never become a formula.
+
+The workbook is written in openpyxl's write-only mode, so a campaign of a million units streams
+to disk instead of being held in memory as cell objects.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+from django.utils import timezone
+from openpyxl import Workbook
+from openpyxl.cell import WriteOnlyCell
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.chart import BarChart, Reference
+from openpyxl.chart.data_source import NumDataSource, NumRef
+from openpyxl.chart.error_bar import ErrorBars
+from openpyxl.styles import Font
+
+from annotation.models import Campaign, Criterion, Unit
+from annotation.spreadsheets import neutralise
+from annotation.workflow import final_labels
+from annotation.workflow.history import CSV_HEADER, history_rows
+from evaluation.estimates.report import Report
+from evaluation.estimates.small_themes import SmallThemes
+from evaluation.models import Judge, Judgment
+from evaluation.reports.read import Provenance
+from evaluation.reports.tables import (
+    COLUMNS,
+    DECIMAL,
+    HEADERS,
+    INTEGER,
+    PERCENT,
+    SHRUNK_COLUMNS,
+    SHRUNK_HEADERS,
+    SOURCE_HEADERS,
+    agreement_of,
+    guidelines_text,
+    prompt_text,
+    report_groups,
+    shrunk_rows,
+    source_values,
+)
+from inference.numbers import finite
+
+UNIT_CHUNK = 5000
+
+
+EXCEL_TEXT_LIMIT = 32767
+
+
+_INDEX = {header: position for position, header in enumerate(HEADERS, start=1)}
+
+
+def _text(value: Any) -> str:
+    text = neutralise(ILLEGAL_CHARACTERS_RE.sub("", str(value)))
+    return text[:EXCEL_TEXT_LIMIT]
+
+
+def cell(ws, value: Any, number_format: str | None = None, bold: bool = False) -> WriteOnlyCell:
+    if isinstance(value, float) and not math.isfinite(value):
+        value = None
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        value = timezone.make_naive(value, dt.UTC)
+    text = isinstance(value, str)
+    cell = WriteOnlyCell(ws, value=_text(value) if text else value)
+    if text:
+        # Untrusted text (answers, LLM output) must never become a formula: a string cell, and
+        # neutralised by _text for the spreadsheets that re-read strings (and CSV round trips).
+        cell.data_type = "s"
+    if number_format and not text:
+        cell.number_format = number_format
+    if bold:
+        cell.font = Font(bold=True)
+    return cell
+
+
+def header_cells(ws, headers: Sequence[str]) -> list[WriteOnlyCell]:
+    return [cell(ws, header, bold=True) for header in headers]
+
+
+_SHEET_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
+
+
+def sheet_title(name: str, taken: set[str]) -> str:
+    base = _SHEET_FORBIDDEN.sub("-", name)[:28] or "criterion"
+    title, n = base, 2
+    while title.lower() in taken:
+        title, n = f"{base[:25]} ({n})", n + 1
+    taken.add(title.lower())
+    return title
+
+
+def summary_sheet(
+    wb: Workbook, campaign: Campaign, reports: Sequence[Report], provenances: Sequence[Provenance | None]
+) -> None:
+    ws = wb.create_sheet("Summary")
+    ws.freeze_panes = "A4"
+    ws.append([cell(ws, "Campaign", bold=True), cell(ws, campaign.name)])
+    ws.append([cell(ws, "Generated", bold=True), cell(ws, timezone.now(), "yyyy-mm-dd hh:mm")])
+    headers = [
+        "criterion", "level", "judge", "method", "alpha", "N", "n_human", "n_judge",
+        "human_mean", "judge_mean", "ppi_mean", "ppi_lo", "ppi_hi", "kappa", "effective_n",
+        "missing_judgments", "human_guidelines", "judge_prompt", *SOURCE_HEADERS,
+    ]  # fmt: skip
+    ws.append(header_cells(ws, headers))
+    for report, provenance in zip(reports, provenances, strict=True):
+        overall = report.overall
+        ws.append(
+            [
+                cell(ws, report.criterion),
+                cell(ws, report.level),
+                cell(ws, report.judge),
+                cell(ws, report.method),
+                cell(ws, report.alpha, "0.00"),
+                cell(ws, overall.size, INTEGER),
+                cell(ws, overall.n_human, INTEGER),
+                cell(ws, overall.n_judge, INTEGER),
+                cell(ws, finite(overall.human.shown_mean), PERCENT),
+                cell(ws, finite(overall.judge.shown_mean), PERCENT),
+                cell(ws, finite(overall.ppi.shown_mean), PERCENT),
+                cell(ws, finite(overall.ppi.shown_lo), PERCENT),
+                cell(ws, finite(overall.ppi.shown_hi), PERCENT),
+                cell(ws, agreement_of(overall, "kappa"), DECIMAL),
+                cell(ws, finite(overall.effective_n), "0.0"),
+                cell(ws, len(overall.missing_judgments), INTEGER),
+                cell(ws, guidelines_text(report.versions)),
+                cell(ws, prompt_text(report.versions)),
+                *(cell(ws, value) for value in source_values(provenance)),
+            ]
+        )
+
+
+def _flat(row: Any) -> dict[str, Any]:
+    """A metrics row as flat columns; an interval pair ``ci`` becomes ``ci_lo`` and ``ci_hi``."""
+    data = asdict(row) if is_dataclass(row) and not isinstance(row, type) else dict(row)
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, list | tuple) and len(value) == 2:
+            flat[f"{key}_lo"], flat[f"{key}_hi"] = value
+        elif isinstance(value, list | tuple | dict):
+            flat[key] = str(value)
+        else:
+            flat[key] = value
+    return flat
+
+
+def metrics_sheet(wb: Workbook, campaign: Campaign) -> None:
+    ws = wb.create_sheet("Automatic metrics")
+    ws.freeze_panes = "A2"
+    try:
+        metrics = importlib.import_module("evaluation.measures.automatic")
+        compute_metrics = metrics.compute_metrics
+    except (ImportError, AttributeError):
+        ws.append(header_cells(ws, ["note"]))
+        ws.append([cell(ws, "Automatic metrics are not available in this installation.")])
+        return
+    results = list(compute_metrics(campaign=campaign))
+    overall = getattr(metrics, "overall_metrics", None)
+    if overall is not None:
+        results += list(overall(rows=results))
+    rows = [_flat(result) for result in results]
+    headers: list[str] = []
+    for row in rows:
+        headers.extend(key for key in row if key not in headers)
+    ws.append(header_cells(ws, headers or ["note"]))
+    if not rows:
+        ws.append([cell(ws, "No automatic metrics for this campaign.")])
+    for row in rows:
+        cells = []
+        for key in headers:
+            value = row.get(key)
+            number_format = None
+            if isinstance(value, float):
+                number_format = PERCENT if key in ("rate", "ci_lo", "ci_hi") else DECIMAL
+            elif isinstance(value, int) and not isinstance(value, bool):
+                number_format = INTEGER
+            cells.append(cell(ws, value, number_format))
+        ws.append(cells)
+
+
+def _criterion_sheet(wb: Workbook, report: Report, taken: set[str], small: SmallThemes | None) -> None:
+    ws = wb.create_sheet(sheet_title(report.criterion, taken))
+    groups = report_groups(report=report)
+    ws.freeze_panes = "B2"
+    ws.append(header_cells(ws, [*HEADERS, *(SHRUNK_HEADERS if small is not None else [])]))
+    for group, row in zip(groups, shrunk_rows(report=report, small=small), strict=True):
+        cells = [cell(ws, value(group), fmt) for _, value, fmt in COLUMNS]
+        if small is not None:
+            cells += [cell(ws, value(row), fmt) for _, value, fmt in SHRUNK_COLUMNS]
+        ws.append(cells)
+    # The chart shows themes and overall (not the difficulty cells), with PPI++ error bars.
+    rows = [row for row, group in enumerate(groups, start=2) if group.difficulty is None]
+    chart = BarChart()
+    chart.type = "col"
+    chart.title = f"{report.criterion}: PPI++ estimate per theme ({100 * (1 - report.alpha):g}% CI)"
+    chart.y_axis.title = "rate"
+    chart.y_axis.number_format = PERCENT
+    chart.y_axis.scaling.min = 0
+    chart.y_axis.scaling.max = 1
+    last = max(rows) if rows else 2
+    mean_col = _INDEX["ppi_mean"]
+    chart.add_data(Reference(ws, min_col=mean_col, min_row=1, max_row=last), titles_from_data=True)
+    chart.set_categories(Reference(ws, min_col=_INDEX["theme"], min_row=2, max_row=last))
+
+    def ref(column: str) -> NumDataSource:
+        return NumDataSource(numRef=NumRef(f=Reference(ws, min_col=_INDEX[column], min_row=2, max_row=last)))
+
+    chart.series[0].errBars = ErrorBars(
+        errDir="y", errBarType="both", errValType="cust", plus=ref("ppi_plus"), minus=ref("ppi_minus")
+    )
+    chart.width, chart.height = 22, 11
+    ws.add_chart(chart, f"A{len(groups) + 4}")
+
+
+def units_sheet(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> None:
+    ws = wb.create_sheet("Units")
+    ws.freeze_panes = "B2"
+    judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
+    finals = {criterion.pk: final_labels(criterion=criterion) for criterion in criteria}
+    columns: list[tuple[Criterion, Judge | None]] = [(criterion, None) for criterion in criteria]
+    columns += [(criterion, judge) for criterion in criteria for judge in judges]
+    headers = ["unit", "level", "answer", "sentence", "theme", "difficulty", "text", "source"]
+    headers += [f"{c.name}: human" if j is None else f"{c.name}: {j.name}" for c, j in columns]
+    ws.append(header_cells(ws, headers))
+    fields = (
+        "id",
+        "level",
+        "answer__external_id",
+        "sentence__position",
+        "theme",
+        "difficulty",
+    )
+    last = 0
+    while True:
+        chunk = list(
+            Unit.objects.filter(campaign=campaign, pk__gt=last)
+            .order_by("pk")
+            .values(*fields, "answer__text", "sentence__text", "chunk__external_id")[:UNIT_CHUNK]
+        )
+        if not chunk:
+            break
+        first, last = chunk[0]["id"], chunk[-1]["id"]
+        judged: dict[tuple[int, int, int], int | None] = {
+            (unit_id, criterion_id, judge_id): value
+            for unit_id, criterion_id, judge_id, value in Judgment.objects.filter(
+                unit_id__gte=first,
+                unit_id__lte=last,
+                criterion__in=criteria,
+                status=Judgment.Status.OK,
+            ).values_list("unit_id", "criterion_id", "judge_id", "value")
+        }
+        for unit in chunk:
+            text = unit["answer__text"] if unit["level"] == "answer" else unit["sentence__text"]
+            row = [cell(ws, unit[name]) for name in fields]
+            row += [cell(ws, text), cell(ws, unit["chunk__external_id"])]
+            for criterion, judge in columns:
+                if judge is None:
+                    value = finals[criterion.pk].get(unit["id"])
+                else:
+                    value = judged.get((unit["id"], criterion.pk, judge.pk))
+                row.append(cell(ws, value, INTEGER))
+            ws.append(row)
+
+
+def history_sheet(wb: Workbook, campaign: Campaign) -> None:
+    """The label history as its CSV gives it (``annotation.workflow.history``), one row per label
+    row, oldest first."""
+    ws = wb.create_sheet("Label history")
+    ws.freeze_panes = "A2"
+    ws.append(header_cells(ws, CSV_HEADER))
+    formats = {"label_id": INTEGER, "time_utc": "yyyy-mm-dd hh:mm:ss", "value": INTEGER, "replaces": INTEGER}
+    for row in history_rows(campaign=campaign):
+        ws.append([cell(ws, value, formats.get(name)) for name, value in zip(CSV_HEADER, row, strict=True)])
+
+
+def build_workbook(
+    *,
+    campaign: Campaign,
+    criteria_reports: Sequence[Report],
+    path_or_buffer: Any,
+    provenances: Sequence[Provenance | None] | None = None,
+    shrinkages: Sequence[SmallThemes | None] | None = None,
+) -> None:
+    """Write the campaign's workbook to ``path_or_buffer`` (a path or a binary file object).
+
+    ``provenances`` says, per report, where its numbers come from (a snapshot or a computation,
+    as of when: the Summary's last columns); None for reports computed now. ``shrinkages``: per
+    report, its shrinkage toward the judge (the ``SHRUNK_HEADERS`` columns of its sheet), or
+    None. The other sheets (metrics, units, label history) are always read as the workbook is
+    written.
+
+    Sheets: Summary (overall figures per criterion), Automatic metrics (or a note when the
+    metrics module is absent), one sheet per report (estimates and agreement per theme and
+    overall, a bar chart with the PPI++ intervals as error bars), Units (every unit, its text,
+    final human label and each judge's label per reported criterion) and Label history (every
+    human label row). Numbers are numbers with formats, header rows are frozen.
+    """
+    wb = Workbook(write_only=True)
+    taken = {"summary", "automatic metrics", "units", "label history"}
+    summary_sheet(wb, campaign, criteria_reports, provenances or [None] * len(criteria_reports))
+    metrics_sheet(wb, campaign)
+    for report, small in zip(criteria_reports, shrinkages or [None] * len(criteria_reports), strict=True):
+        _criterion_sheet(wb, report, taken, small)
+    names = list(dict.fromkeys(report.criterion for report in criteria_reports))
+    by_name = {c.name: c for c in Criterion.objects.filter(campaign=campaign, name__in=names)}
+    units_sheet(wb, campaign, [by_name[name] for name in names if name in by_name])
+    history_sheet(wb, campaign)
+    wb.save(path_or_buffer)
