@@ -30,7 +30,8 @@ import django
 
 django.setup()
 
-from evaluation.designs.anytime import CAP_FACTOR, variance_guess  # noqa: E402
+from evaluation.designs.anytime import variance_guess  # noqa: E402
+from evaluation.designs.anytime_status import CAP_FACTOR  # noqa: E402
 from inference.inclusion import DEFAULT_FLOOR, confidence_probabilities  # noqa: E402
 from inference.sequential import anytime_ppi, planned_draws  # noqa: E402
 

@@ -10,7 +10,7 @@ import pytest
 
 from annotation.errors import FieldError
 from annotation.models import Criterion, Label, Level, Sample, SampleItem, Stage, Unit
-from evaluation.designs import anytime
+from evaluation.designs import anytime, anytime_status
 from evaluation.designs.active import population
 from evaluation.estimates.report import compute_report
 from evaluation.estimates.weights import pool
@@ -137,7 +137,7 @@ def test_the_status_is_anytime_ppi_on_the_labeled_prefix(judged):
     missing = draws[14][0]
     _label(criterion=criterion, unit_ids={u for u, _ in draws if u != missing}, truth=truth)
     prefix = next(k for k, (u, _) in enumerate(draws) if u == missing)
-    status = anytime.sequence_status(sample=second)
+    status = anytime_status.sequence_status(sample=second)
     finance = next(row for row in status.themes if row.theme == "Finance")
     assert finance.draws == 20 and finance.labeled_draws == prefix and finance.pending == 1
     # The same arrays through the core function, by hand.
@@ -158,10 +158,10 @@ def test_the_status_is_anytime_ppi_on_the_labeled_prefix(judged):
         variance_guess=shape["variance_guess"],
     )
     assert finance.look == looks[-1]
-    assert finance.state == (anytime.STOP if looks[-1].halfwidth <= 0.05 else anytime.WAITING)
+    assert finance.state == (anytime_status.STOP if looks[-1].halfwidth <= 0.05 else anytime_status.WAITING)
     # RH unlabeled: waiting for its labels, no look.
     rh = next(row for row in status.themes if row.theme == "RH")
-    assert rh.state == anytime.WAITING and rh.look is None and rh.labeled_draws == 0
+    assert rh.state == anytime_status.WAITING and rh.look is None and rh.labeled_draws == 0
 
 
 def test_a_fully_labeled_theme_says_how_many_more_labels_or_stop(judged):
@@ -172,31 +172,31 @@ def test_a_fully_labeled_theme_says_how_many_more_labels_or_stop(judged):
         unit_ids=_all_drawn(sample),
         truth=truth,
     )
-    status = anytime.sequence_status(sample=sample)
+    status = anytime_status.sequence_status(sample=sample)
     finance = next(row for row in status.themes if row.theme == "Finance")
     shape = sample.design_parameters["themes"]["Finance"]
-    assert finance.state in (anytime.MORE, anytime.WHOLE)
+    assert finance.state in (anytime_status.MORE, anytime_status.WHOLE)
     expected = sequential.more_draws(
         t=10,
         variance=finance.look.variance,
         target_halfwidth=0.05,
         alpha=0.05,
         rho=shape["rho"],
-        limit=anytime.CAP_FACTOR * shape["planned"],
+        limit=anytime_status.CAP_FACTOR * shape["planned"],
     )
     assert finance.more_draws == expected
     # Distinct new units expected among those draws, at most the units not drawn yet (then the
     # advice is the whole theme).
     undrawn = 40 - len({u for u, _ in _drawn(sample, "Finance")})
     assert 1 <= finance.more_labels <= min(expected, undrawn)
-    assert (finance.state == anytime.WHOLE) == (finance.more_labels == undrawn)
+    assert (finance.state == anytime_status.WHOLE) == (finance.more_labels == undrawn)
     # A loose target: the same labels are precise enough; the next batch skips the theme.
     loose = anytime.start_sequence(
         criterion=criterion, judge=judge, target_halfwidth=0.45, batch_size=10, seed=5
     )
     _label(criterion=criterion, unit_ids=_all_drawn(loose), truth=truth)
-    states = {row.theme: row.state for row in anytime.sequence_status(sample=loose).themes}
-    assert states == {"Finance": anytime.STOP, "RH": anytime.STOP}
+    states = {row.theme: row.state for row in anytime_status.sequence_status(sample=loose).themes}
+    assert states == {"Finance": anytime_status.STOP, "RH": anytime_status.STOP}
     with pytest.raises(FieldError) as refused:
         anytime.next_batch(sample=loose)
     assert refused.value.field == "sequence"
@@ -226,8 +226,8 @@ def test_new_judgments_after_the_start_stop_the_sequence(judged):
     sample = anytime.start_sequence(criterion=criterion, judge=judge, batch_size=5, seed=0)
     unit = Unit.objects.get(answer=make_answer(campaign=campaign, theme="RH"), level=Level.ANSWER)
     Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=1, confidence=0.9)
-    states = {row.theme: row.state for row in anytime.sequence_status(sample=sample).themes}
-    assert states["RH"] == anytime.CHANGED and states["Finance"] != anytime.CHANGED
+    states = {row.theme: row.state for row in anytime_status.sequence_status(sample=sample).themes}
+    assert states["RH"] == anytime_status.CHANGED and states["Finance"] != anytime_status.CHANGED
     with pytest.raises(FieldError) as refused:
         anytime.next_batch(sample=sample)
     assert refused.value.field == "judge"
@@ -307,8 +307,9 @@ def test_a_theme_out_of_reach_is_not_drawn_again(judged):
 
     campaign, criterion, judge, truth, p_one = judged
     sample = anytime.start_sequence(criterion=criterion, judge=judge, batch_size=5, seed=0)
-    status = anytime.sequence_status(sample=sample)
+    status = anytime_status.sequence_status(sample=sample)
     rows = [
-        row if row.theme == "Finance" else replace(row, state=anytime.OUT_OF_REACH) for row in status.themes
+        row if row.theme == "Finance" else replace(row, state=anytime_status.OUT_OF_REACH)
+        for row in status.themes
     ]
     assert replace(status, themes=rows).next_themes == ["Finance"]

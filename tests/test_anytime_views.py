@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Label, Sample, Stage
-from evaluation.designs import anytime
+from evaluation.designs import anytime, anytime_status
 from tests.factories import judged_corpus
 
 pytestmark = pytest.mark.django_db
@@ -77,12 +77,12 @@ def test_the_next_batch_then_the_status_says_stop_or_how_many_more(client_for, m
     second = Sample.objects.order_by("-pk").first()
     assert second.pk != first.pk
     _label_all(second)
-    status = anytime.sequence_status(sample=second)
+    status = anytime_status.sequence_status(sample=second)
     page = client.get(url(campaign)).content.decode()
     for row in status.themes:
-        if row.state == anytime.STOP:
+        if row.state == anytime_status.STOP:
             assert "Precise enough, stop" in page
-        elif row.state == anytime.MORE:
+        elif row.state == anytime_status.MORE:
             assert f"About {row.more_labels} more label" in page
 
 

@@ -44,10 +44,8 @@ planner does; the planned draws are where a sequence tuned there reaches the tar
 from __future__ import annotations
 
 import hashlib
-import math
 import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -55,112 +53,37 @@ from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, refusal
-from annotation.models import Campaign, Criterion, Sample
-from annotation.sampling.current import current_sample
+from annotation.models import Criterion, Sample
 from annotation.sampling.draws import GivenDraw, store_given_sample
 from annotation.workflow import final_labels
 from evaluation.designs.active import Population, _shape, check_judge, population
+from evaluation.designs.anytime_status import (
+    CHANGED,
+    draw_probabilities,
+    drawn_at_least_once,
+    fingerprint,
+    open_sequence,
+    sequence_judge,
+    sequence_status,
+    theme_rows,
+)
 from evaluation.designs.budget_split import PRIOR_LABELS
 from evaluation.models import Judge
-from inference.inclusion import DEFAULT_FLOOR, UNKNOWN, confidence_probabilities, spread
-from inference.sequential import Look, anytime_ppi, more_draws, planned_draws, tuning
+from inference.inclusion import DEFAULT_FLOOR, spread
+from inference.sequential import planned_draws, tuning
 
 DEFAULT_TARGET = 0.05
 DEFAULT_BATCH = 20
 DEFAULT_ALPHA = 0.05
 MAX_BATCH = 1000
-# A theme is out of reach when even this many times its planned draws would not reach the target.
-CAP_FACTOR = 4
+
+
 MIN_VARIANCE = 1e-4
-
-STOP, MORE, WAITING, OUT_OF_REACH, CHANGED = "stop", "more", "waiting", "out_of_reach", "changed"
-# The draws it takes would label (about) every unit of the theme: label them all instead.
-WHOLE = "whole"
-
-
-@dataclass(frozen=True)
-class ThemeStatus:
-    """One theme of a sequence: its ``units``, the ``draws`` made, the ``labeled_draws`` (the
-    labeled prefix) and their distinct ``labels``, the distinct drawn units still ``pending`` a
-    label, the last ``look`` (None before the first label), the ``state`` (``STOP``, ``MORE``,
-    ``WHOLE``, ``WAITING``, ``OUT_OF_REACH``, ``CHANGED``) and, for ``MORE``, the further draws and
-    the expected new labels they need (for ``WHOLE``, the theme's units not drawn yet)."""
-
-    theme: str
-    units: int
-    draws: int
-    labeled_draws: int
-    labels: int
-    pending: int
-    look: Look | None
-    state: str
-    more_draws: int | None = None
-    more_labels: int | None = None
-    cap: int = 0
-
-    @property
-    def bounds(self) -> tuple[float, float] | None:
-        """The anytime interval cut to [0, 1], or None before the first look."""
-        return None if self.look is None else (self.look.lo, self.look.hi)
-
-
-@dataclass(frozen=True)
-class SequenceStatus:
-    """A sequence (its latest batch ``sample``) and its themes' status."""
-
-    sample: Sample
-    criterion: Criterion
-    judge_name: str
-    target_halfwidth: float
-    alpha: float
-    batch_size: int
-    batches: int
-    themes: list[ThemeStatus]
-
-    @property
-    def next_themes(self) -> list[str]:
-        """The themes the next batch draws: not precise enough, not out of reach and below their
-        cap; none when a theme's confidences changed (the sequence cannot go on)."""
-        if any(row.state == CHANGED for row in self.themes):
-            return []
-        return [
-            row.theme for row in self.themes if row.state not in (STOP, OUT_OF_REACH) and row.draws < row.cap
-        ]
-
-    @property
-    def open_themes(self) -> int:
-        return len(self.next_themes)
-
-
-def _fingerprint(*, ids: np.ndarray, confidence: np.ndarray) -> str:
-    """What the sequence's q and C depend on: the theme's units and the judge's confidences."""
-    digest = hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes())
-    digest.update(np.round(np.asarray(confidence, dtype=float), 9).tobytes())
-    return digest.hexdigest()[:16]
 
 
 def _batch_seed(*, seed: int, theme: str, batch: int) -> int:
     digest = hashlib.sha256(f"{int(seed)}\x1f{theme}\x1f{int(batch)}\x1fanytime".encode()).digest()
     return int.from_bytes(digest[:8], "big")
-
-
-def _theme_rows(units: Population) -> dict[str, np.ndarray]:
-    themes = units.themes.astype(str)
-    return {str(theme): np.flatnonzero(themes == theme) for theme in np.unique(themes)}
-
-
-def _draw_probabilities(confidence: np.ndarray, *, floor: float) -> np.ndarray:
-    """q of one theme: the confidence design with a budget of one draw."""
-    return confidence_probabilities(confidence=confidence, budget=1.0, floor=floor)
-
-
-def drawn_at_least_once(*, q: float | np.ndarray, draws: int) -> Any:
-    """1 - (1 - q)^T: the probability that T draws with replacement take a unit of draw
-    probability q at least once (computed without cancellation for small q)."""
-    q_array = np.asarray(q, dtype=float)
-    with np.errstate(divide="ignore"):
-        out = np.where(q_array >= 1, 1.0, -np.expm1(draws * np.log1p(-np.minimum(q_array, 1.0))))
-    return float(out) if out.ndim == 0 else out
 
 
 def variance_guess(*, confidence: np.ndarray, q: np.ndarray, pilot: Sequence[tuple[float, int]]) -> float:
@@ -254,9 +177,9 @@ def _start_sequence(
         )
     pilot = final_labels(criterion=criterion)
     themes: dict[str, dict[str, Any]] = {}
-    for theme, rows in _theme_rows(units).items():
+    for theme, rows in theme_rows(units).items():
         c = units.confidence[rows]
-        q = _draw_probabilities(c, floor=DEFAULT_FLOOR)
+        q = draw_probabilities(c, floor=DEFAULT_FLOOR)
         labeled = [
             (float(c[k]), pilot[int(unit_id)])
             for k, unit_id in enumerate(units.ids[rows])
@@ -271,7 +194,7 @@ def _start_sequence(
             "planned": planned,
             "rho": tuning(planned=planned, variance_guess=guess, alpha=alpha),
             "pilot": len(labeled),
-            "fingerprint": _fingerprint(ids=units.ids[rows], confidence=c),
+            "fingerprint": fingerprint(ids=units.ids[rows], confidence=c),
             "draws": [],
         }
     parameters: dict[str, Any] = {
@@ -303,11 +226,11 @@ def _draw_batch(
     batch = int(parameters["batches"])
     size = int(parameters["batch_size"])
     floor = float(parameters["floor"])
-    rows_of = _theme_rows(units)
+    rows_of = theme_rows(units)
     given: list[GivenDraw] = []
     for theme, shape in parameters["themes"].items():
         rows = rows_of[theme]
-        q = _draw_probabilities(units.confidence[rows], floor=floor)
+        q = draw_probabilities(units.confidence[rows], floor=floor)
         ids = units.ids[rows]
         if theme in themes:
             rng = np.random.default_rng(_batch_seed(seed=seed, theme=theme, batch=batch))
@@ -330,144 +253,6 @@ def _draw_batch(
         budget=total,
         parameters=parameters,
         user=user,
-    )
-
-
-def open_sequence(*, criterion: Criterion) -> Sample | None:
-    """The criterion's open sequence: its current sample when that is an anytime batch (people
-    label the current sample only, so at most one sequence is open)."""
-    sample = current_sample(criterion=criterion)
-    return sample if sample is not None and sample.design == Sample.Design.SEQUENTIAL else None
-
-
-def _judge(*, sample: Sample) -> Judge | None:
-    judge_id = sample.design_parameters.get("judge_id")
-    return Judge.objects.filter(pk=judge_id, campaign_id=sample.campaign_id).first() if judge_id else None
-
-
-def _expected_new_labels(*, q: np.ndarray, drawn: np.ndarray, draws: int) -> int:
-    """Expected distinct units among ``draws`` further draws that the sequence has not drawn."""
-    fresh = q[~drawn]
-    return math.ceil(float(np.sum(drawn_at_least_once(q=fresh, draws=draws)))) if fresh.size else 0
-
-
-def _theme_status(
-    *,
-    theme: str,
-    shape: Mapping[str, Any],
-    settings: Mapping[str, Any],
-    units: Population,
-    rows: np.ndarray | None,
-    labels: Mapping[int, int],
-) -> ThemeStatus:
-    draws = [(int(unit_id), float(q)) for unit_id, q in shape["draws"]]
-    drawn_ids = {unit_id for unit_id, _q in draws}
-    pending = sum(1 for unit_id in drawn_ids if unit_id not in labels)
-    prefix = 0
-    while prefix < len(draws) and draws[prefix][0] in labels:
-        prefix += 1
-    base = ThemeStatus(
-        theme=theme,
-        units=int(shape["units"]),
-        draws=len(draws),
-        labeled_draws=prefix,
-        labels=len({unit_id for unit_id, _q in draws[:prefix]}),
-        pending=pending,
-        look=None,
-        state=WAITING,
-        cap=CAP_FACTOR * int(shape["planned"]),
-    )
-    c = units.confidence[rows] if rows is not None else None
-    if rows is None or c is None or _fingerprint(ids=units.ids[rows], confidence=c) != shape["fingerprint"]:
-        return replace(base, look=None, state=CHANGED)
-    if prefix == 0:
-        return replace(base, look=None, state=WAITING)
-    floor, alpha, target = (
-        float(settings["floor"]),
-        float(settings["alpha"]),
-        float(settings["target_halfwidth"]),
-    )
-    q = _draw_probabilities(c, floor=floor)
-    position = {int(unit_id): k for k, unit_id in enumerate(units.ids[rows])}
-    index = np.array([position[unit_id] for unit_id, _q in draws[:prefix]], dtype=int)
-    looks = anytime_ppi(
-        units=index,
-        y=[labels[unit_id] for unit_id, _q in draws[:prefix]],
-        q=q,
-        confidence_all=c,
-        batch=int(settings["batch_size"]),
-        alpha=alpha,
-        planned=float(shape["planned"]),
-        variance_guess=float(shape["variance_guess"]),
-    )
-    look = looks[-1]
-    if look.halfwidth <= target:
-        return replace(base, look=look, state=STOP)
-    if prefix < len(draws):
-        return replace(base, look=look, state=WAITING)
-    cap = base.cap
-    more = more_draws(
-        t=prefix,
-        variance=look.variance,
-        target_halfwidth=target,
-        alpha=alpha,
-        rho=float(shape["rho"]),
-        limit=cap,
-    )
-    if prefix + more > cap:
-        return replace(base, look=look, state=OUT_OF_REACH)
-    drawn = np.zeros(c.size, dtype=bool)
-    drawn[[position[unit_id] for unit_id in drawn_ids]] = True
-    labels_needed = _expected_new_labels(q=q, drawn=drawn, draws=more)
-    remaining = int(np.count_nonzero(~drawn))
-    # Draws with replacement never learn that a small theme is exhausted: when they would label
-    # about every unit left, labelling the whole theme is the honest advice (a census).
-    state = WHOLE if labels_needed >= remaining else MORE
-    return replace(
-        base,
-        look=look,
-        state=state,
-        more_draws=more,
-        more_labels=remaining if state == WHOLE else labels_needed,
-    )
-
-
-def sequence_status(*, sample: Sample) -> SequenceStatus:
-    """The status of every theme of the sequence whose latest batch is ``sample`` (a constant
-    number of queries: the judge, the population, the final labels of the drawn units)."""
-    settings = sample.design_parameters
-    judge = _judge(sample=sample)
-    criterion = sample.criterion
-    shapes: dict[str, Any] = settings.get("themes", {})
-    drawn = sorted({int(unit_id) for shape in shapes.values() for unit_id, _q in shape["draws"]})
-    labels = final_labels(criterion=criterion, unit_ids=drawn) if drawn else {}
-    if judge is None:
-        units = Population(
-            ids=np.array([], dtype=np.int64),
-            themes=np.array([], dtype=object),
-            confidence=np.array([]),
-            scored_mask=np.array([], dtype=bool),
-            prediction=np.array([]),
-            verdicts=np.array([], dtype=np.int64),
-        )
-    else:
-        units = population(criterion=criterion, judge=judge)
-    rows_of = _theme_rows(units) if units.ids.size else {}
-    themes = [
-        _theme_status(
-            theme=theme, shape=shape, settings=settings, units=units, rows=rows_of.get(theme), labels=labels
-        )
-        for theme, shape in sorted(shapes.items())
-    ]
-    return SequenceStatus(
-        sample=sample,
-        criterion=criterion,
-        judge_name=str(settings.get("judge", "")),
-        target_halfwidth=float(settings["target_halfwidth"]),
-        alpha=float(settings["alpha"]),
-        batch_size=int(settings["batch_size"]),
-        batches=int(settings.get("batches", 0)),
-        themes=themes,
     )
 
 
@@ -496,7 +281,7 @@ def _next_batch(*, sample: Sample, criterion: Criterion, user) -> Sample:
                 criterion=repr(criterion.name),
             ),
         )
-    judge = _judge(sample=sample)
+    judge = sequence_judge(sample=sample)
     if judge is None:
         raise FieldError("judge", _("judge: the sequence's judge no longer exists; start a new sequence"))
     status = sequence_status(sample=sample)
@@ -528,34 +313,3 @@ def _next_batch(*, sample: Sample, criterion: Criterion, user) -> Sample:
         seed=sample.seed,
         user=user,
     )
-
-
-def open_sequences(*, campaign: Campaign) -> list[SequenceStatus]:
-    """The status of every criterion's open sequence in ``campaign``, by criterion name."""
-    out = []
-    for criterion in Criterion.objects.filter(campaign=campaign).order_by("name"):
-        criterion.campaign = campaign  # the final labels read the campaign's mode
-        sample = open_sequence(criterion=criterion)
-        if sample is not None:
-            sample.criterion = criterion
-            out.append(sequence_status(sample=sample))
-    return out
-
-
-def sequence_probabilities(
-    *, sample: Sample, themes: Mapping[int, str], confidence: Mapping[int, float]
-) -> dict[int, float]:
-    """The probability that the anytime batch ``sample`` holds each unit of ``themes`` (unit id ->
-    theme): 1 - (1 - q_i)^T with q_i from the recorded shape and the judge's probability of a 1
-    (``confidence``; ``UNKNOWN`` when missing) and T the theme's draws; 0 for a theme with none."""
-    shapes = sample.design_parameters.get("themes", {})
-    out: dict[int, float] = {}
-    for unit_id, theme in themes.items():
-        shape = shapes.get(theme)
-        if shape is None or not shape.get("draws"):
-            out[unit_id] = 0.0
-            continue
-        c = float(confidence.get(unit_id, UNKNOWN))
-        q = min(1.0, max(float(shape["low"]), float(shape["scale"]) * math.sqrt(c * (1 - c))))
-        out[unit_id] = drawn_at_least_once(q=q, draws=len(shape["draws"]))
-    return out

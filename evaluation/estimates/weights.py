@@ -39,7 +39,7 @@ from django.db.models import Case, Count, F, FloatField, Sum, Value, When
 
 from annotation.models import Criterion, Sample, SampleItem, Unit
 from evaluation.designs.active import Judged, design_probabilities, judged_units
-from evaluation.designs.anytime import sequence_probabilities
+from evaluation.designs.anytime_status import sequence_probabilities
 from evaluation.models import Judge, Judgment
 from inference.inclusion import UNKNOWN, union_inclusion_probabilities
 

@@ -16,7 +16,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.access import AppRequest, get_campaign_for
 from annotation.forms import add_domain_error
 from annotation.models import Role, Sample
-from evaluation.designs import anytime as anytime_mode
+from evaluation.designs import anytime_status
+from evaluation.designs.anytime import next_batch, start_sequence
 from evaluation.forms.designs import AnytimeForm
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
@@ -33,7 +34,7 @@ def anytime(request: AppRequest, slug: str) -> HttpResponse:
     form = AnytimeForm(request.POST if request.method == "POST" else None, campaign=campaign)
     if request.method == "POST" and form.is_valid():
         try:
-            anytime_mode.start_sequence(**form.cleaned_data, user=request.user)
+            start_sequence(**form.cleaned_data, user=request.user)
         except ValueError as error:
             add_domain_error(form, error)
         else:
@@ -41,7 +42,7 @@ def anytime(request: AppRequest, slug: str) -> HttpResponse:
     context = {
         "campaign": campaign,
         "form": form,
-        "sequences": anytime_mode.open_sequences(campaign=campaign),
+        "sequences": anytime_status.open_sequences(campaign=campaign),
         "can_operate": bool(roles.intersection(OPERATORS)),
     }
     status = 400 if request.method == "POST" else 200
@@ -60,7 +61,7 @@ def anytime_next(request: AppRequest, slug: str, sample_id: int) -> HttpResponse
         design=Sample.Design.SEQUENTIAL,
     )
     try:
-        anytime_mode.next_batch(sample=sample, user=request.user)
+        next_batch(sample=sample, user=request.user)
     except ValueError as error:
         messages.error(request, str(error))
     return redirect("evaluation:anytime", slug=campaign.slug)
@@ -73,7 +74,7 @@ def anytime_work(request: AppRequest, slug: str) -> HttpResponse:
     campaign, _roles = get_campaign_for(user=request.user, slug=slug, roles=VIEWERS)
     context = {
         "campaign": campaign,
-        "sequences": anytime_mode.open_sequences(campaign=campaign),
+        "sequences": anytime_status.open_sequences(campaign=campaign),
         "compact": True,
     }
     return render(request, "evaluation/anytime.html#sequences", context)
