@@ -14,6 +14,7 @@ from evaluation import errors
 from evaluation.estimates.report import compute_report
 from evaluation.measures import comparison
 from evaluation.models import Judge, Judgment
+from evaluation.reports import measure_tables
 from inference import paired
 from inference.paired import Linear
 from tests.factories import make_answer, make_campaign
@@ -230,7 +231,7 @@ def test_three_versions_give_every_pair_with_holm_per_estimate_and_theme(three_v
     assert [row.theme for row in result.rows_of("human")][::3] == ["Finance", "IT", "overall"]
     data = comparison.comparison_as_json(comparison=result)
     assert data["paired_by"] == "question" and len(data["rows"]) == len(result.rows)
-    assert "Assistant v3" in comparison.comparison_table(comparison=result)
+    assert "Assistant v3" in measure_tables.comparison_table(comparison=result)
 
 
 def test_paired_by_question_is_narrower_here_than_independent_samples(three_versions):

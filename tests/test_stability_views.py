@@ -12,6 +12,7 @@ from django.urls import reverse
 from annotation.models import Criterion, Question
 from evaluation.measures import stability
 from evaluation.models import Judge
+from evaluation.reports import measure_tables
 from tests.factories import make_judge
 from tests.judged import HOSTILE, judged_campaign
 from tests.test_stability import repeated
@@ -143,7 +144,7 @@ def test_csv_has_one_row_per_question_with_formulas_neutralised(campaign, analys
     assert response.status_code == 200
     assert "attachment" in response["Content-Disposition"]
     rows = list(csv.reader(io.StringIO(response.content.decode())))
-    assert rows[0] == list(stability.CSV_HEADER)
+    assert rows[0] == list(measure_tables.STABILITY_CSV_HEADER)
     assert rows[1][:5] == ["Finance-1", "Finance", "simple", "3", str(round(2 / 3, 6))]
     assert rows[1][-2:] == ["1", "1 1 0"]
     assert any(row[0] == "'=HYPERLINK(1)" for row in rows)

@@ -46,7 +46,7 @@ from evaluation.estimates.report import GroupEstimate, Report
 from evaluation.measures import automatic
 from evaluation.models import Judge, Judgment
 from inference.intervals import Interval
-from inference.numbers import finite, percent, signed_points
+from inference.numbers import finite
 from inference.paired import (
     NAN,
     Linear,
@@ -61,8 +61,14 @@ from inference.paired import (
 )
 
 HUMAN = "human"
+
+
 JUDGE = "judge"
+
+
 PPI = "ppi"
+
+
 ESTIMATES: tuple[str, ...] = (HUMAN, JUDGE, PPI)
 
 
@@ -408,52 +414,6 @@ def comparison_as_json(*, comparison: Comparison) -> dict[str, Any]:
         ],
         "rows": rows,
     }
-
-
-def comparison_table(*, comparison: Comparison) -> str:
-    """The comparison as a plain-text table, one line per estimate, theme and pair."""
-    header = (
-        "estimate",
-        "theme",
-        "left",
-        "right",
-        "left rate",
-        "right rate",
-        "diff (pts)",
-        "interval",
-        "p",
-        "p Holm",
-        "",
-    )
-    lines = [header]
-    for row in comparison.rows:
-        d = row.difference
-        lines.append(
-            (
-                row.estimate,
-                row.theme,
-                row.left,
-                row.right,
-                percent(row.left_value),
-                percent(row.right_value),
-                signed_points(d.estimate) if d else "—",
-                f"[{signed_points(d.lo)}, {signed_points(d.hi)}]" if d else "—",
-                f"{d.p_value:.3g}" if d and math.isfinite(d.p_value) else "—",
-                f"{d.p_adjusted:.3g}" if d and math.isfinite(d.p_adjusted) else "—",
-                "*" if d and d.significant else "",
-            )
-        )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    confidence = f"{100 * (1 - comparison.alpha):g}%"
-    out = [
-        f"{comparison.criterion}: versions paired by question, {confidence} t intervals, "
-        f"method {comparison.method}; * = Holm-adjusted p below alpha",
-    ]
-    out += [
-        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-        for line in lines
-    ]
-    return "\n".join(out)
 
 
 @dataclass(frozen=True)

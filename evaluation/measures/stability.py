@@ -33,7 +33,6 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import refusal
 from annotation.models import Answer, Campaign, Criterion, Level, Unit
-from annotation.spreadsheets import neutralise_row
 from annotation.workflow import final_labels
 from evaluation.errors import EstimateError
 from evaluation.estimates.inputs import ID_CHUNK
@@ -42,14 +41,26 @@ from evaluation.measures import automatic
 from evaluation.models import Judge, Judgment
 from inference import intervals
 from inference.icc import ICC, WidthPoint, clustered_estimate, icc_oneway, width_curve
-from inference.numbers import decimal, finite, percent
+from inference.numbers import finite
 
 JUDGE = "judge"
+
+
 HUMAN = "human"
+
+
 METRIC = "metric"
+
+
 SOURCES = (JUDGE, HUMAN)
+
+
 DEFAULT_DRAWS = 20
+
+
 MAX_DRAWS = 200
+
+
 DEFAULT_SEED = 0
 
 
@@ -410,67 +421,3 @@ def stability_as_json(*, stability: Stability) -> dict[str, Any]:
             for row in stability.questions
         ],
     }
-
-
-CSV_HEADER = (
-    "question",
-    "theme",
-    "difficulty",
-    "answers",
-    "rate",
-    "spread_sd",
-    "min",
-    "max",
-    "disagree",
-    "values",
-)
-
-
-def csv_rows(*, stability: Stability) -> list[list[Any]]:
-    """The per-question table as spreadsheet rows, header first, formulas neutralised."""
-    rows: list[list[Any]] = [list(CSV_HEADER)]
-    for row in stability.questions:
-        rows.append(
-            neutralise_row(
-                [
-                    row.external_id,
-                    row.theme,
-                    row.difficulty,
-                    row.n,
-                    round(row.rate, 6),
-                    "" if math.isnan(row.spread) else round(row.spread, 6),
-                    row.least,
-                    row.greatest,
-                    int(row.disagree),
-                    " ".join(f"{value:g}" for value in row.values),
-                ]
-            )
-        )
-    return rows
-
-
-def table_lines(*, stability: Stability) -> list[str]:
-    """A plain-text summary: per theme and overall, then the width curve."""
-    s = stability
-    source = f"judge {s.judge}" if s.source == JUDGE else s.source
-    lines = [
-        f"{s.campaign}: {s.measure.kind} {s.measure.name} ({s.level} level), {source}, alpha = {s.alpha:g}",
-        "",
-        f"{'theme':<24} {'questions':>9} {'answers':>7} {'rate':>7} {'interval':>17} "
-        f"{'disagree':>9} {'ICC(1)':>7} {'ICC interval':>17}",
-    ]
-    for group in [*s.themes, s.overall]:
-        est = group.estimate
-        lines.append(
-            f"{group.theme[:24]:<24} {group.questions:>9} {group.answers:>7} {percent(est.mean):>7} "
-            f"{'[' + percent(est.shown_lo) + ', ' + percent(est.shown_hi) + ']':>17} "
-            f"{percent(group.share_disagreeing):>9} {decimal(group.icc.value):>7} "
-            f"{'[' + decimal(group.icc.lo) + ', ' + decimal(group.icc.hi) + ']':>17}"
-        )
-    lines += ["", f"{'repetitions':>11} {'mean width':>10} {'predicted':>9} {'draws':>5}"]
-    for point in s.widths:
-        lines.append(
-            f"{point.r:>11} {percent(point.mean_width):>10} {percent(point.predicted_width):>9} "
-            f"{point.draws:>5}"
-        )
-    return lines

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET
 from annotation.access import AppRequest, get_campaign_for
 from evaluation.forms.measures import StabilityForm
 from evaluation.measures import stability
+from evaluation.reports import measure_tables
 from evaluation.views.reports import VIEWERS
 
 
@@ -68,7 +69,7 @@ def _download(request: AppRequest, slug: str, *, extension: str) -> HttpResponse
     name = slugify(f"{context['campaign'].slug}-{result.measure.name}-{result.source}-stability")
     if extension == "csv":
         response = HttpResponse(content_type="text/csv; charset=utf-8")
-        csv.writer(response).writerows(stability.csv_rows(stability=result))
+        csv.writer(response).writerows(measure_tables.stability_csv_rows(stability=result))
     else:
         data = stability.stability_as_json(stability=result)
         response = HttpResponse(

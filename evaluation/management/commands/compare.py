@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.models import Campaign
 from evaluation import errors
 from evaluation.measures import comparison
+from evaluation.reports import measure_tables
 
 FORMATS = ("json", "table")
 
@@ -58,5 +59,5 @@ class Command(BaseCommand):
         if fmt == "json":
             text = json.dumps(comparison.comparison_as_json(comparison=result), indent=2, ensure_ascii=False)
         else:
-            text = comparison.comparison_table(comparison=result)
+            text = measure_tables.comparison_table(comparison=result)
         self.stdout.write(text)

@@ -11,6 +11,7 @@ from annotation.models import Campaign
 from evaluation import errors
 from evaluation.estimates import judge_choice
 from evaluation.measures import automatic, stability
+from evaluation.reports import measure_tables
 
 FORMATS = ("table", "json", "csv")
 
@@ -76,14 +77,14 @@ class Command(BaseCommand):
         stream = open(output, "w", newline="", encoding="utf-8") if output else self.stdout  # noqa: SIM115
         try:
             if fmt == "csv":
-                csv.writer(stream).writerows(stability.csv_rows(stability=result))
+                csv.writer(stream).writerows(measure_tables.stability_csv_rows(stability=result))
             elif fmt == "json":
                 stream.write(
                     json.dumps(stability.stability_as_json(stability=result), indent=2, ensure_ascii=False)
                 )
                 stream.write("\n")
             else:
-                stream.write("\n".join(stability.table_lines(stability=result)) + "\n")
+                stream.write("\n".join(measure_tables.stability_lines(stability=result)) + "\n")
         finally:
             if output:
                 stream.close()

@@ -1,0 +1,122 @@
+"""The measures' tables for people outside their pages: stability across repetitions as CSV and
+as the command's text, and versions compared by question as the command's text. Their JSON is
+each measure's own (``stability_as_json``, ``comparison_as_json``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from annotation.spreadsheets import neutralise_row
+from evaluation.measures.comparison import Comparison
+from evaluation.measures.stability import JUDGE, Stability
+from inference.numbers import decimal, percent, signed_points
+
+STABILITY_CSV_HEADER = (
+    "question",
+    "theme",
+    "difficulty",
+    "answers",
+    "rate",
+    "spread_sd",
+    "min",
+    "max",
+    "disagree",
+    "values",
+)
+
+
+def stability_csv_rows(*, stability: Stability) -> list[list[Any]]:
+    """The per-question table as spreadsheet rows, header first, formulas neutralised."""
+    rows: list[list[Any]] = [list(STABILITY_CSV_HEADER)]
+    for row in stability.questions:
+        rows.append(
+            neutralise_row(
+                [
+                    row.external_id,
+                    row.theme,
+                    row.difficulty,
+                    row.n,
+                    round(row.rate, 6),
+                    "" if math.isnan(row.spread) else round(row.spread, 6),
+                    row.least,
+                    row.greatest,
+                    int(row.disagree),
+                    " ".join(f"{value:g}" for value in row.values),
+                ]
+            )
+        )
+    return rows
+
+
+def stability_lines(*, stability: Stability) -> list[str]:
+    """A plain-text summary: per theme and overall, then the width curve."""
+    s = stability
+    source = f"judge {s.judge}" if s.source == JUDGE else s.source
+    lines = [
+        f"{s.campaign}: {s.measure.kind} {s.measure.name} ({s.level} level), {source}, alpha = {s.alpha:g}",
+        "",
+        f"{'theme':<24} {'questions':>9} {'answers':>7} {'rate':>7} {'interval':>17} "
+        f"{'disagree':>9} {'ICC(1)':>7} {'ICC interval':>17}",
+    ]
+    for group in [*s.themes, s.overall]:
+        est = group.estimate
+        lines.append(
+            f"{group.theme[:24]:<24} {group.questions:>9} {group.answers:>7} {percent(est.mean):>7} "
+            f"{'[' + percent(est.shown_lo) + ', ' + percent(est.shown_hi) + ']':>17} "
+            f"{percent(group.share_disagreeing):>9} {decimal(group.icc.value):>7} "
+            f"{'[' + decimal(group.icc.lo) + ', ' + decimal(group.icc.hi) + ']':>17}"
+        )
+    lines += ["", f"{'repetitions':>11} {'mean width':>10} {'predicted':>9} {'draws':>5}"]
+    for point in s.widths:
+        lines.append(
+            f"{point.r:>11} {percent(point.mean_width):>10} {percent(point.predicted_width):>9} "
+            f"{point.draws:>5}"
+        )
+    return lines
+
+
+def comparison_table(*, comparison: Comparison) -> str:
+    """The comparison as a plain-text table, one line per estimate, theme and pair."""
+    header = (
+        "estimate",
+        "theme",
+        "left",
+        "right",
+        "left rate",
+        "right rate",
+        "diff (pts)",
+        "interval",
+        "p",
+        "p Holm",
+        "",
+    )
+    lines = [header]
+    for row in comparison.rows:
+        d = row.difference
+        lines.append(
+            (
+                row.estimate,
+                row.theme,
+                row.left,
+                row.right,
+                percent(row.left_value),
+                percent(row.right_value),
+                signed_points(d.estimate) if d else "—",
+                f"[{signed_points(d.lo)}, {signed_points(d.hi)}]" if d else "—",
+                f"{d.p_value:.3g}" if d and math.isfinite(d.p_value) else "—",
+                f"{d.p_adjusted:.3g}" if d and math.isfinite(d.p_adjusted) else "—",
+                "*" if d and d.significant else "",
+            )
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    confidence = f"{100 * (1 - comparison.alpha):g}%"
+    out = [
+        f"{comparison.criterion}: versions paired by question, {confidence} t intervals, "
+        f"method {comparison.method}; * = Holm-adjusted p below alpha",
+    ]
+    out += [
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in lines
+    ]
+    return "\n".join(out)
