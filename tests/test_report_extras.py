@@ -10,6 +10,7 @@ from django.template import Context, Template
 from evaluation.estimates.report import GroupEstimate, Report
 from evaluation.measures.stability import QuestionStability
 from evaluation.reports.read import Changes
+from evaluation.templatetags import report_charts
 from evaluation.templatetags import report_extras as extras
 from inference import intervals
 
@@ -96,7 +97,7 @@ def test_the_report_chart_escapes_theme_names():
         campaign="c", criterion="relevance", level="answer", judge="j", alpha=0.05, method="robust",
         sample_id=None, themes=[group("<b>RH</b>")], overall=group("overall"),
     )  # fmt: skip
-    svg = extras.report_chart(report)
+    svg = report_charts.report_chart(report)
     assert "<svg" in svg and "<b>RH</b>" not in svg and "&lt;b&gt;RH&lt;/b&gt;" in svg
     assert "95% intervals" in svg
 

@@ -14,18 +14,14 @@ from typing import Any
 from django import template
 from django.utils import formats
 from django.utils.dateformat import format as date_format
-from django.utils.safestring import SafeString
 from django.utils.timezone import localtime
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from evaluation.estimates.report import Report
 from evaluation.estimates.small_themes import ShrunkTheme, SmallThemes
-from evaluation.estimates.snapshots import HistoryTable
-from evaluation.measures.comparison import ThemeComparison
-from evaluation.measures.stability import QuestionStability, Stability
+from evaluation.measures.stability import QuestionStability
 from evaluation.pages.overview import COUNT_NAMES, METRIC_TITLES
-from evaluation.reports.charts import interval_chart, line_chart
 from evaluation.reports.read import Changes, Provenance
 from inference import intervals, notes
 
@@ -132,8 +128,6 @@ def count_name(name: str) -> str:
 
 
 DASH = "—"
-# Snapshots drawn in the history chart (the table lists them all).
-CHART_SNAPSHOTS = 20
 
 
 def _number(value: Any) -> float | None:
@@ -320,76 +314,6 @@ def changes_text(changes: Changes | None) -> str:
     return ", ".join(parts)
 
 
-@register.simple_tag
-def report_chart(report: Report) -> SafeString:
-    """Human, judge and PPI++ estimates with their intervals, per theme and overall (SVG)."""
-    rows = [
-        {
-            "label": group.theme,
-            "estimates": [
-                (name, value.mean, value.shown_lo, value.shown_hi)
-                for name, value in (
-                    (_("Human"), group.human),
-                    (_("Judge"), group.judge),
-                    ("PPI++", group.ppi),
-                )
-            ],
-        }
-        for group in [*report.themes, report.overall]
-    ]
-    return interval_chart(
-        rows=rows,
-        title=_("%(criterion)s: estimates with %(confidence)s intervals")
-        % {"criterion": report.criterion, "confidence": confidence(report.alpha)},
-    )
-
-
-@register.simple_tag
-def history_chart(table: HistoryTable, criterion: str, alpha: float) -> SafeString:
-    """The PPI++ interval of every theme and overall in the latest snapshots (SVG)."""
-    rows = []
-    for row in table.rows[-CHART_SNAPSHOTS:]:
-        estimates = []
-        for theme, group in zip(table.columns, row.groups, strict=True):
-            if group is not None:
-                lo, hi = group.get("ppi_ci") or (None, None)
-                estimates.append(
-                    (theme, group.get("ppi_mean"), intervals.clip_bound(lo), intervals.clip_bound(hi))
-                )
-        snapshot = row.snapshot
-        rows.append(
-            {"label": f"{snapshot.created_at:%Y-%m-%d %H:%M} · n={snapshot.n_human}", "estimates": estimates}
-        )
-    return interval_chart(
-        rows=rows,
-        title=_("%(criterion)s: PPI++ per theme over time (%(confidence)s intervals)")
-        % {"criterion": criterion, "confidence": confidence(alpha)},
-    )
-
-
-@register.simple_tag
-def comparison_chart(compared: list[ThemeComparison], criterion: str, left: str, right: str) -> SafeString:
-    """Two campaigns' PPI++ intervals side by side, per theme and overall (SVG); ``left`` and
-    ``right`` are the campaigns' names."""
-    names = (left, right)
-    rows = [
-        {
-            "label": row.theme,
-            "estimates": [
-                (name, group.ppi.shown_mean, group.ppi.shown_lo, group.ppi.shown_hi)
-                for name, group in zip(names, (row.left, row.right), strict=True)
-                if group is not None and math.isfinite(group.ppi.mean)
-            ],
-        }
-        for row in compared
-    ]
-    return interval_chart(
-        rows=rows,
-        title=_("%(criterion)s: PPI++ per theme, %(left)s vs %(right)s")
-        % {"criterion": criterion, "left": left, "right": right},
-    )
-
-
 @register.filter
 def rate_bounds(value: tuple[float, float] | None) -> str:
     """Two bounds of a rate, ``(lo, hi)``, as an interval of percentages; a dash without one."""
@@ -412,22 +336,6 @@ def repetition_values(row: QuestionStability, level: str = "answer") -> str:
     if level != "sentence" and row.binary:
         return " ".join(f"{value:.0f}" for value in row.values)
     return " ".join(pct(value) for value in row.values)
-
-
-@register.simple_tag
-def stability_chart(result: Stability) -> SafeString:
-    """The width of the overall interval against the repetitions used per question: measured by
-    subsampling, and as the design effect predicts it (SVG)."""
-    return line_chart(
-        series=[
-            (_("Measured (mean over draws)"), [(p.r, p.mean_width) for p in result.widths]),
-            (_("Predicted by the design effect"), [(p.r, p.predicted_width) for p in result.widths]),
-        ],
-        title=_("Width of the %(confidence)s interval against repetitions per question")
-        % {"confidence": confidence(result.alpha)},
-        x_label=_("Repetitions per question"),
-        y_label=_("Width (points)"),
-    )
 
 
 # Versions compared by question
