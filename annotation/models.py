@@ -1,4 +1,8 @@
-"""The corpus and the human work: campaigns, questions, answers, sentences, units, labels."""
+"""The corpus and the human work: campaigns, questions, answers, sentences, units, labels.
+
+Its length is the lower layer's tables, each with its constraints; the logic lives in the rooms
+beside it.
+"""
 
 from __future__ import annotations
 

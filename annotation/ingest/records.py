@@ -1,4 +1,9 @@
-"""Validating one raw row into a typed answer record: every check of a row on its own."""
+"""Validating one raw row into a typed answer record: every check of a row on its own.
+
+Its length is a list: one check per field of a row (ids, texts, theme, difficulty, sources,
+human and judge labels, gold evidence), each naming its field; split, a row's checks would no
+longer read together.
+"""
 
 from __future__ import annotations
 

@@ -21,6 +21,9 @@ order of the inputs. Each theme's randomness derives from (seed, theme) only, so
 a theme, or changing another theme's K, leaves a theme's draws unchanged. K-means itself is
 deterministic for a given random state on one machine; bit-for-bit equality across machines or
 BLAS builds is not promised by scikit-learn.
+
+Its length is one design's: K-means within themes, the draws, the inclusion probabilities and
+the top-ups share their arrays; no database.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Loads the units of the criterion's level, embeds their texts (:mod:`annotation.s
 the design (:mod:`annotation.sampling.design`) and writes one
 :class:`~annotation.models.SampleItem` per drawn unit in one transaction: nothing is written when
 a draw raises. The worker's road to the same computation is :mod:`annotation.sampling.background`.
+
+Its length is one transaction's: drawing, topping up and storing share the loading of the units
+and the rows they write; the design's arithmetic is in ``design.py``.
 """
 
 from __future__ import annotations

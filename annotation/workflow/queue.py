@@ -17,6 +17,9 @@ PostgreSQL, so concurrent requests take different slots without waiting, and its
 it; the slot's row (unique per unit, criterion, stage and slot) is the last guard. SQLite runs
 every transaction as IMMEDIATE, which serialises them. Writers take a unit's locks in one order
 (the unit, its open slots, its slot rows), so they never wait on each other in a circle.
+
+Its length is one protocol of row locks: the claim under a lease, its fallbacks and the progress
+counts it keeps in step.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ rows to be in the database before it writes replies on them. A batch handed over
 recovery (``evaluation.judge.claims``) like a batch cut off mid-call. With one thread (the lexical
 judge, a concurrency of 1) everything happens in the calling thread, each batch stored as soon as
 it is judged.
+
+Its length is one concurrency protocol's: the claims, the judging threads, the storing thread,
+cancel and budget read best together.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Reads the questions' gold evidence (``Question.gold_evidence``), each answer's r
 in rank order and, for the calibration, the final human labels of one answer-level criterion;
 the arithmetic is in ``evaluation.measures.coverage`` and ``evaluation.measures.retrieval``. See
 docs/evidence.md for the measures, their formulas and intervals.
+
+Its length is two measures read once: evidence coverage and retrieval ranking share the
+questions' gold evidence and the answers' ranked chunks.
 """
 
 from __future__ import annotations

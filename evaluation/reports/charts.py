@@ -3,6 +3,9 @@
 Every text that reaches the SVG (titles, group and series names) goes through
 ``django.utils.html.escape``; numbers are formatted by us. The result is marked safe only
 once assembled from escaped parts, so a theme called ``<script>`` stays text.
+
+Its length is three kinds of chart (intervals per group, lines over time, reliability), each
+drawing its own axes from the same escaped parts.
 """
 
 from __future__ import annotations
