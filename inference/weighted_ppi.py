@@ -41,7 +41,7 @@ Why the confidence pays: the residual y - c of a calibrated judge has variance c
 where the judge is sure, while a 0/1 verdict leaves the full disagreement; and the design puts
 the labels where the residual is large. Where it coincides with ``ppi_py`` (a given lambda):
 the point estimate is ``ppi_mean_pointestimate`` with every unit's confidence as the unlabeled
-set and 1 / pi as weights (``tests/test_weighted_ppi.py``); ppi_py's variance is the iid one,
+set and 1 / pi as weights (``tests/inference/test_weighted_ppi.py``); ppi_py's variance is the iid one,
 not the design's.
 """
 

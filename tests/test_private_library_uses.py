@@ -25,7 +25,7 @@ PRIVATE_USES = [
         "lambda that ppi_mean_ci(lam=None) uses. Re-check that ppi_mean_pointestimate and ppi_mean_ci "
         "still compute lambda with _calc_lam_glm(grads, grads_hat, grads_hat_unlabeled, eye(1), "
         "coord=None, clip=True, optim_mode='overall') around the lam=1 point estimate (or that a public "
-        "function now returns lambda), run tests/test_estimators.py, then set PPI_PY_VERSION.",
+        "function now returns lambda), run tests/inference/test_ppi.py, then set PPI_PY_VERSION.",
     ),
     (
         "langdetect",
@@ -33,7 +33,7 @@ PRIVATE_USES = [
         "annotation/corpus/language.py: _Detector overrides langdetect's private "
         "Detector._extract_ngrams and _detect_block and calls _init_probability, copying their "
         "arithmetic to run faster. Re-check them against langdetect/detector.py (and "
-        "NGram.add_char, which _extract_ngrams inlines), run tests/test_text.py "
+        "NGram.add_char, which _extract_ngrams inlines), run tests/annotation/corpus/test_text.py "
         "(test_the_faster_detector_gives_exactly_langdetects_probabilities), then set "
         "LANGDETECT_VERSION; or drop _Detector for the public factory.create().",
     ),

@@ -11,7 +11,7 @@ last successful items, with their inclusion probabilities, until it succeeds), s
   current, with those items and their probabilities.
 
 The same rule is given twice, as an ORM subquery and as SQL for the queue's hand-written
-queries; ``tests/test_current_sample.py`` checks that both pick the same sample in every state.
+queries; ``tests/annotation/sampling/test_current.py`` checks that both pick the same sample in every state.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ possible (see ``docs/architecture.md``, "The work queue"):
 Both are derived from the sample items, the slots (``Assignment``) and the labels, and are set in
 one pass whenever the current sample changes or an import writes labels (:func:`rebuild`),
 then kept in step by each write on one unit (:func:`sync_unit`, :func:`count_write`), inside the
-write's transaction, with the unit's row locked. ``tests/test_open_slots.py`` checks, after
-random sequences of every write, that the stored rows equal a rebuild from scratch.
+write's transaction, with the unit's row locked. ``tests/annotation/workflow/test_open_slots.py``
+checks, after random sequences of every write, that the stored rows equal a rebuild from scratch.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from django.urls import reverse
 from annotation.models import Role
 from tests.e2e.conftest import needs_chromium
 from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow, submit_with_defaults, visit
+from tests.evaluation.measures.test_comparison import _outcomes, _version
 from tests.factories import add_member, make_user
-from tests.test_comparison import _outcomes, _version
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
 

@@ -1,7 +1,7 @@
 """The stability page in Chromium with DEBUG off: a manager finds it from the campaign's
-overview, reads the figures worked by hand in tests/test_stability.py, submits the form with its
-defaults and reads the same figures; the page in English and French at 1440 and 390 px, without
-sideways scroll (screenshots in the test's temporary directory)."""
+overview, reads the figures worked by hand in tests/evaluation/measures/test_stability.py,
+submits the form with its defaults and reads the same figures; the page in English and French
+at 1440 and 390 px, without sideways scroll (screenshots in the test's temporary directory)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from annotation.models import Criterion, Role
 from evaluation.models import Judge
 from tests.e2e.conftest import needs_chromium
 from tests.e2e.test_annotators_e2e import open_page
+from tests.evaluation.measures.test_stability import repeated
 from tests.factories import add_member, make_campaign, make_user
-from tests.test_stability import repeated
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
 

@@ -13,9 +13,9 @@ from annotation.models import Criterion, Question
 from evaluation.measures import stability
 from evaluation.models import Judge
 from evaluation.reports import measure_tables
+from tests.evaluation.measures.test_stability import repeated
 from tests.factories import make_judge
 from tests.judged import HOSTILE, judged_campaign
-from tests.test_stability import repeated
 
 TABLE = {"Finance-1": [1, 1, 0], "Finance-2": [0, 0, 0], "IT-1": [1, 1, 1]}
 

@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_float, env_int, env_secret_key, local_secret_key
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_env_bool_reads_the_usual_spellings_and_refuses_anything_else(monkeypatch):

@@ -13,7 +13,7 @@ import pytest
 from demo import build, checks, material
 from evaluation.demo.campaign import DEMO_FILE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_builder_run_as_a_script_rewrites_the_committed_demo_file_byte_for_byte(tmp_path):

@@ -9,8 +9,8 @@ import pytest
 
 from annotation.models import Campaign, Question
 from evaluation.imports.campaign_file import import_file, preview_file
+from tests.annotation.ingest.test_ingest import import_fails, import_ok
 from tests.ingest_files import DATA, RECORDS, write_jsonl
-from tests.test_ingest import import_fails, import_ok
 
 pytestmark = pytest.mark.django_db
 

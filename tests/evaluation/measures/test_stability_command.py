@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Criterion
 from evaluation.models import Judge
-from tests.test_stability import repeated
+from tests.evaluation.measures.test_stability import repeated
 
 TABLE = {"Finance-1": [1, 1, 0], "Finance-2": [0, 0, 0], "IT-1": [1, 1, 1]}
 

@@ -137,7 +137,7 @@ def test_load_demo_imports_the_demo_file_and_creates_its_people():
     assert Answer.objects.filter(campaign=campaign).count() == expected["answers"]
     assert Question.objects.filter(campaign=campaign).count() == expected["questions"]
     # The file's labels; the criterion with categories the demo adds has its own
-    # (tests/test_demo_categories.py).
+    # (tests/evaluation/demo/test_categories.py).
     from_file = Label.objects.filter(unit__campaign=campaign).exclude(criterion__name="correctness")
     assert from_file.count() == expected["labels"]
     assert (

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Criterion
-from tests.test_comparison import _outcomes, _version
+from tests.evaluation.measures.test_comparison import _outcomes, _version
 
 
 def run(*args: str) -> str:

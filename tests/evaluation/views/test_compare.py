@@ -10,9 +10,9 @@ from django.utils.html import escape
 
 from annotation.models import Criterion, Role
 from evaluation.measures import comparison
+from tests.evaluation.measures.test_comparison import _outcomes, _version
 from tests.factories import add_member, make_user
 from tests.judged import pct
-from tests.test_comparison import _outcomes, _version
 
 
 @pytest.fixture

@@ -187,8 +187,8 @@ def test_label_studio_and_argilla_exchanges_refuse_categories_naming_the_criteri
     from evaluation.interchange import exporting
     from evaluation.interchange.loading import import_labels
     from evaluation.interchange.vocabulary import check_vocabulary
+    from tests.evaluation.interchange.test_interchange import LABEL_STUDIO_MAPPING
     from tests.interchange_files import LABEL_STUDIO_FILE, fixture_answers
-    from tests.test_interchange import LABEL_STUDIO_MAPPING
 
     criterion, judge, _ = categorical_campaign(campaign)
     for view in ("export_label_studio", "export_argilla"):

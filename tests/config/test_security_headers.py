@@ -11,7 +11,7 @@ from django.urls import reverse
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = sorted(
     path
     for folder in ("templates", "annotation/templates", "evaluation/templates")
