@@ -1,11 +1,12 @@
-# The human interface: make run, make test, make lint, make bench, make demo (make demo-file rebuilds its file).
+# The human interface: make run, make test (make test-fast: no browser, no worker), make lint, make bench,
+# make demo (make demo-file rebuilds its file).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser run web worker migrate demo demo-file test test-fast lint format bench clean messages screenshots
+.PHONY: install browser run migrate demo demo-file test test-fast lint format bench clean messages screenshots
 
 install: $(VENV)/.installed
 
@@ -51,8 +52,18 @@ run: demo
 	  trap stop EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
+# The whole suite, as CI runs it: the tests without a browser or a worker process on $(TEST_WORKERS)
+# processes (pytest-xdist; each has its own test database), then the browser and worker tests,
+# which start servers and processes of their own, one at a time.
+TEST_WORKERS ?= 2
 test: install browser
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) -m "not e2e and not worker"
+	$(VENV)/bin/pytest -m "e2e or worker"
+
+# The quick loop while working: no browser, no worker process, SQLite and the filesystem broker
+# whatever the environment says (PostgreSQL-only tests are then skipped).
+test-fast: install
+	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest -n $(TEST_WORKERS) -m "not e2e and not worker"
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -297,13 +297,17 @@ def test_cancelling_a_run_while_its_threads_judge_cancels_every_batch_not_starte
     _corpus(campaign, answers=12)
     relevance = Criterion.objects.get(campaign=campaign, name="relevance")
     monkeypatch.setattr(scheduler, "SYNC_INTERVAL_S", 0.0)
-    with ScriptedLLMServer(latency_s=0.05) as server:
+    with ScriptedLLMServer() as server:
         judge = _llm_judge(campaign, server)
         run = runs.create_run(criterion=relevance, judge=judge, concurrency=2)
+        # From the fourth request on, replies wait until the cancel has been made: however slow
+        # the machine, the cancel comes while batches are still to be sent.
+        server.hold(from_request=4)
 
         def cancel_midway(refreshed: JudgeRun) -> None:
             if refreshed.is_active and refreshed.done_units >= 2:
                 runs.cancel_run(run_id=run.pk)
+                server.release()
 
         run = runs.run_inline(run_id=run.pk, progress=cancel_midway)
         assert run.status == JudgeRun.Status.CANCELLED
