@@ -9,7 +9,6 @@ import dataclasses
 import math
 from typing import Any
 
-from django.utils.text import slugify
 from openpyxl import Workbook
 
 from annotation.models import Campaign, Criterion
@@ -20,11 +19,6 @@ from evaluation.reports import tables, workbook
 from inference.numbers import finite
 
 CATEGORY_HEADERS = ["category", "category_kind", "category_values"]
-
-
-def report_filename(*, campaign: Campaign, report: CategoricalReport, extension: str) -> str:
-    """``<campaign>-<criterion>-<judge>-<method>.<extension>``, as for a binary report."""
-    return f"{campaign.slug}-{slugify(report.criterion)}-{slugify(report.judge)}-{report.method}.{extension}"
 
 
 def indicator_reports(*, report: CategoricalReport) -> list[Report]:

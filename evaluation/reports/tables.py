@@ -11,9 +11,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from django.utils import timezone
-from django.utils.text import slugify
 
-from annotation.models import Campaign
 from annotation.spreadsheets import neutralise_row
 from evaluation.estimates.report import GroupEstimate, Report
 from evaluation.estimates.small_themes import ShrunkTheme, SmallThemes
@@ -117,11 +115,6 @@ def shrunk_rows(*, report: Report, small: SmallThemes | None) -> list[ShrunkThem
         return [None] * len(groups)
     themes = [small.of(group.theme) for group in report.themes]
     return [*themes, *[None] * (len(groups) - len(themes))]
-
-
-def report_filename(*, campaign: Campaign, report: Report, extension: str) -> str:
-    """A download's file name: ``<campaign>-<criterion>-<judge>-<method>.<extension>``."""
-    return f"{campaign.slug}-{slugify(report.criterion)}-{slugify(report.judge)}-{report.method}.{extension}"
 
 
 def report_groups(*, report: Report) -> list[GroupEstimate]:

@@ -22,7 +22,7 @@ from evaluation.estimates.categorical import CategoricalReport
 from evaluation.forms.reports import ReportForm
 from evaluation.interchange import exporting
 from evaluation.models import Judge
-from evaluation.reports import categorical_files, read, tables, workbook
+from evaluation.reports import files, read
 from evaluation.views.reports import criterion_page
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -66,21 +66,11 @@ def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     shown = _shown_report(request, slug, criterion)
     if isinstance(shown, HttpResponse):
         return shown
-    campaign = shown.request.criterion.campaign
     buffer = io.BytesIO()
-    if isinstance(shown.report, CategoricalReport):
-        categorical_files.build_workbook(campaign=campaign, report=shown.report, path_or_buffer=buffer)
-        name = categorical_files.report_filename(campaign=campaign, report=shown.report, extension="xlsx")
-    else:
-        workbook.build_workbook(
-            campaign=campaign,
-            criteria_reports=[shown.report],
-            path_or_buffer=buffer,
-            provenances=[shown.provenance],
-            shrinkages=[shown.small_themes],
-        )
-        name = tables.report_filename(campaign=campaign, report=shown.report, extension="xlsx")
-    return _attachment(buffer.getvalue(), content_type=XLSX, name=name)
+    files.write_workbook(shown=shown, sink=buffer)
+    return _attachment(
+        buffer.getvalue(), content_type=XLSX, name=files.filename(shown=shown, extension="xlsx")
+    )
 
 
 @login_required
@@ -92,16 +82,9 @@ def export_csv(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     shown = _shown_report(request, slug, criterion)
     if isinstance(shown, HttpResponse):
         return shown
-    campaign = shown.request.criterion.campaign
     stream = io.StringIO()
-    if isinstance(shown.report, CategoricalReport):
-        categorical_files.write_csv(report=shown.report, stream=stream)
-        name = categorical_files.report_filename(campaign=campaign, report=shown.report, extension="csv")
-    else:
-        tables.write_csv(
-            report=shown.report, stream=stream, provenance=shown.provenance, small=shown.small_themes
-        )
-        name = tables.report_filename(campaign=campaign, report=shown.report, extension="csv")
+    files.write_csv(shown=shown, stream=stream)
+    name = files.filename(shown=shown, extension="csv")
     return _attachment(stream.getvalue(), content_type="text/csv; charset=utf-8", name=name)
 
 
@@ -114,8 +97,7 @@ def export_json(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     if isinstance(shown, HttpResponse):
         return shown
     text = json.dumps(read.report_as_data(shown), indent=2, ensure_ascii=False)
-    campaign = shown.request.criterion.campaign
-    name = f"{campaign.slug}-{shown.request.criterion.name}-{shown.request.judge.name}.json"
+    name = files.filename(shown=shown, extension="json")
     return _attachment(text, content_type="application/json; charset=utf-8", name=name)
 
 
@@ -206,6 +188,5 @@ def export_ares(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
         return refused
     stream = io.StringIO()
     exporting.write_ares(report=shown.binary, stream=stream)  # ARES's keys hold one rate per theme: PPI++'s
-    campaign = shown.request.criterion.campaign
-    name = tables.report_filename(campaign=campaign, report=shown.binary, extension="ares.json")
+    name = files.filename(shown=shown, extension="ares.json")
     return _attachment(stream.getvalue(), content_type="application/json; charset=utf-8", name=name)

@@ -7,9 +7,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from evaluation.errors import EstimateError
-from evaluation.estimates.categorical import CategoricalReport
 from evaluation.estimates.params import METHODS
-from evaluation.reports import categorical_files, read, tables, workbook
+from evaluation.reports import files, read
 from evaluation.reports.lookups import find_campaign, find_criterion
 
 FORMATS = ("json", "table", "xlsx", "csv")
@@ -67,42 +66,18 @@ class Command(BaseCommand):
             raise CommandError(f"--{exc}" if exc.field else str(exc)) from None
         output = options["output"]
         if fmt == "xlsx":
-            self._workbook(shown=shown, output=output)
+            files.write_workbook(shown=shown, sink=output)
         elif fmt == "csv":
             with open(output, "w", newline="", encoding="utf-8") as stream:
-                if isinstance(shown.report, CategoricalReport):
-                    categorical_files.write_csv(report=shown.report, stream=stream)
-                else:
-                    tables.write_csv(
-                        report=shown.report,
-                        stream=stream,
-                        provenance=shown.provenance,
-                        small=shown.small_themes,
-                    )
+                files.write_csv(shown=shown, stream=stream)
         else:
             if fmt == "json":
                 text = json.dumps(read.report_as_data(shown), indent=2, ensure_ascii=False)
-            elif isinstance(shown.report, CategoricalReport):
-                text = "\n".join(categorical_files.table_lines(report=shown.report))
             else:
-                text = "\n".join(tables.table_lines(report=shown.report, small=shown.small_themes))
-                text += f"\nestimates: {shown.provenance.describe()}"
+                text = "\n".join(files.text_lines(shown=shown))
             if not output:
                 self.stdout.write(text)
                 return
             with open(output, "w", encoding="utf-8") as stream:
                 stream.write(text + "\n")
         self.stdout.write(f"wrote {output}")
-
-    def _workbook(self, *, shown: read.ShownReport, output: str) -> None:
-        campaign = shown.request.criterion.campaign
-        if isinstance(shown.report, CategoricalReport):
-            categorical_files.build_workbook(campaign=campaign, report=shown.report, path_or_buffer=output)
-        else:
-            workbook.build_workbook(
-                campaign=campaign,
-                criteria_reports=[shown.report],
-                path_or_buffer=output,
-                provenances=[shown.provenance],
-                shrinkages=[shown.small_themes],
-            )

@@ -1,0 +1,56 @@
+"""A report read (``read.ShownReport``) as a file for people: its name, its workbook, its CSV and
+its text table, each written by the writer of its kind (one rate per theme: ``workbook`` and
+``tables``; categories: ``categorical_files``). The report page's downloads and the ``report``
+command both write through here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.text import slugify
+
+from evaluation.estimates.categorical import CategoricalReport
+from evaluation.reports import categorical_files, tables, workbook
+from evaluation.reports.read import ShownReport
+
+
+def filename(*, shown: ShownReport, extension: str) -> str:
+    """``<campaign>-<criterion>-<judge>-<method>.<extension>``."""
+    report = shown.report
+    campaign = shown.request.criterion.campaign
+    return f"{campaign.slug}-{slugify(report.criterion)}-{slugify(report.judge)}-{report.method}.{extension}"
+
+
+def write_workbook(*, shown: ShownReport, sink: Any) -> None:
+    """The report's workbook into ``sink`` (a path or a binary buffer), with where its numbers
+    come from in its Summary."""
+    campaign = shown.request.criterion.campaign
+    if isinstance(shown.report, CategoricalReport):
+        categorical_files.build_workbook(campaign=campaign, report=shown.report, path_or_buffer=sink)
+        return
+    workbook.build_workbook(
+        campaign=campaign,
+        criteria_reports=[shown.report],
+        path_or_buffer=sink,
+        provenances=[shown.provenance],
+        shrinkages=[shown.small_themes],
+    )
+
+
+def write_csv(*, shown: ShownReport, stream: tables.Writable) -> None:
+    """The report's estimates table as CSV into ``stream``, with where its numbers come from."""
+    if isinstance(shown.report, CategoricalReport):
+        categorical_files.write_csv(report=shown.report, stream=stream)
+        return
+    tables.write_csv(
+        report=shown.report, stream=stream, provenance=shown.provenance, small=shown.small_themes
+    )
+
+
+def text_lines(*, shown: ShownReport) -> list[str]:
+    """The report as the command's plain-text table, then where its numbers come from."""
+    if isinstance(shown.report, CategoricalReport):
+        lines = categorical_files.table_lines(report=shown.report)
+    else:
+        lines = tables.table_lines(report=shown.report, small=shown.small_themes)
+    return [*lines, f"estimates: {shown.provenance.describe()}"]
