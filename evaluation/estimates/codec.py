@@ -206,7 +206,7 @@ def _interval_from_json(
     lo, hi = (_bound(value, side) for value, side in zip(raw or ci or (None, None), (-1, 1), strict=True))
     if not lo <= estimate <= hi:
         lo, hi = (_bound(value, side) for value, side in zip(ci or (None, None), (-1, 1), strict=True))
-        lo, hi = min(lo, estimate), max(hi, estimate)
+        lo, hi = intervals.keep_around(estimate=estimate, lo=lo, hi=hi, bounds=(-math.inf, math.inf))
     return intervals.Interval(
         mean=estimate,
         lo=lo,

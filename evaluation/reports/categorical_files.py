@@ -39,12 +39,7 @@ def write_csv(*, report: CategoricalReport, stream: tables.Writable) -> None:
     writer = csv.writer(stream)
     writer.writerow(
         [
-            "criterion",
-            "judge",
-            "alpha",
-            "human_guidelines",
-            "judge_prompt",
-            *tables.SOURCE_HEADERS,
+            *tables.REPORT_HEADERS,
             *CATEGORY_HEADERS,
             *tables.HEADERS,
         ]

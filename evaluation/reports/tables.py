@@ -143,6 +143,8 @@ def prompt_text(versions: dict[str, Any]) -> str:
 
 
 SOURCE_HEADERS = ["estimates_source", "estimates_as_of", "snapshot_trigger"]
+# What every row of a report's CSV starts with: which report, and where its numbers come from.
+REPORT_HEADERS = ["criterion", "judge", "alpha", "human_guidelines", "judge_prompt", *SOURCE_HEADERS]
 
 
 def source_values(provenance: Provenance | None) -> list[str]:
@@ -171,12 +173,7 @@ def write_csv(
     writer = csv.writer(stream)
     writer.writerow(
         [
-            "criterion",
-            "judge",
-            "alpha",
-            "human_guidelines",
-            "judge_prompt",
-            *SOURCE_HEADERS,
+            *REPORT_HEADERS,
             *HEADERS,
             *(SHRUNK_HEADERS if small is not None else []),
         ]
