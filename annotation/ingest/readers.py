@@ -1,6 +1,8 @@
 """Reading import files (JSONL, JSON, CSV, XLSX) into raw rows: dicts plus where they came from.
 
 Readers only decode the file; what the fields mean and whether they are valid is records.py's job.
+
+Its length is four formats, each read as it streams, sharing the errors they name.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ chunk a digest and the first row. The database checks and the loader work from t
 bookkeeping, and the loader re-reads the file with ``CheckedFile.records`` (pass 2), which
 refuses any row that is not the very record pass 1 checked. Peak memory thus follows the
 number of answers and chunks, not the size of their texts.
+
+Its length is the rules across rows, which share one streaming pass and its bookkeeping.
 """
 
 from __future__ import annotations

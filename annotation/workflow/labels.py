@@ -3,6 +3,9 @@
 All label writes on a unit lock the unit's row first, so the checks below read a state no other
 submit or undo can change before this transaction commits (leases taken concurrently by
 ``next_unit`` are caught by the slot's unique row instead).
+
+Its length is one lock's: submit, skip and undo all take the unit's row first and check the same
+slots, and read best side by side.
 """
 
 from __future__ import annotations

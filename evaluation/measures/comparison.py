@@ -21,6 +21,9 @@ With more than two versions every pair is compared, and for each estimate and th
 p-values are adjusted with Holm's step-down procedure; a pair is marked when its adjusted p-value
 stays below alpha. A difference whose variance (or either side's) is zero, such as two rates of
 100% with no width, has no p-value and is never marked.
+
+Its length is two comparisons of versions that share their reading of campaigns and criteria: by
+question, and as independent samples.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ interval and the k0 of unequal groups), the rate with a cluster-robust interval 
 clusters, ``estimators.classical_mean``), and the interval's width against the number of
 repetitions used, by subsampling r of each question's repetitions (seeded draws) and as the
 design effect 1 + (r - 1) ICC predicts it. ``docs/statistics.md`` gives the formulas.
+
+Its length is one measure's: what is measured, the values per answer read from the database, the
+summary per theme and its JSON.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ criterion with categories, whose estimates are computed when read), or, for a re
 not act on stale numbers (the release gate), a snapshot that something recorded since may have
 moved. Citation support adds citation recall beside it; ``shrinkage`` adds each theme's
 estimate shrunk toward the judge. :func:`report_as_data` is the one JSON of a report.
+
+Its length is the one road's: the request, the provenance, the read, citation recall beside
+precision and the one JSON belong together, so that no reader rebuilds a piece of it.
 """
 
 from __future__ import annotations
