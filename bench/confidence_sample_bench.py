@@ -26,7 +26,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.pgdb import bench_database
-from evaluation.estimates.report import compute_report
 
 THEMES = {"Finance": 600, "RH": 300, "IT": 200, "Legal": 100}
 
@@ -35,6 +34,7 @@ def run(*, overconfident: bool, reps: int, budget: int) -> None:
     from annotation.corpus.campaigns import get_or_create_campaign
     from annotation.models import Answer, Criterion, Label, Level, Question, Stage, Unit
     from evaluation.designs.active import draw_confidence_sample
+    from evaluation.estimates.report import compute_report
     from evaluation.models import Judge, Judgment
 
     rng = np.random.default_rng(20261124)
