@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django import forms
+from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Campaign, Criterion
@@ -17,7 +18,7 @@ from evaluation.designs import anytime
 from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice
 from evaluation.forms.fields import NumberField
-from evaluation.models import Judge
+from evaluation.models import Judge, Judgment
 from inference import allocation
 
 DEFAULT_SAMPLE_BUDGET = 60
@@ -70,7 +71,9 @@ class JudgeSampleForm(forms.Form):
             super().__init__(data)
         cast(forms.ModelChoiceField, self.fields["criterion"]).queryset = criteria
         judge = cast(forms.ModelChoiceField, self.fields["judge"])
-        judge.queryset = Judge.objects.filter(campaign=campaign)
+        # The judges that labeled something: a judge whose every call failed offers nothing to draw by.
+        succeeded = Judgment.objects.filter(judge=OuterRef("pk"), status=Judgment.Status.OK)
+        judge.queryset = Judge.objects.filter(campaign=campaign).filter(Exists(succeeded)).order_by("name")
         judge.error_messages["required"] = self.judge_required
 
     def clean(self) -> dict[str, Any]:

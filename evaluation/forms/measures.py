@@ -84,7 +84,11 @@ class StabilityForm(MessagesMixin, forms.Form):
             "seed": str(stability.DEFAULT_SEED),
         }
         super().__init__({**defaults, **{key: value for key, value in data.items() if value != ""}})
-        criterion_choices = [(f"criterion:{c.name}", builtin_title(c.title or c.name)) for c in criteria]
+        criterion_choices = [
+            (m.key, builtin_title(m.criterion.title or m.name))
+            for m in stability.measures(criteria=criteria)
+            if m.criterion is not None
+        ]
         metric_choices = [(f"metric:{name}", METRIC_TITLES[name]) for name in METRICS]
         cast(forms.ChoiceField, self.fields["measure"]).choices = [
             (_("Criteria"), criterion_choices),

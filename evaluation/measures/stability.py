@@ -34,6 +34,7 @@ import numpy as np
 from django.db.models import Avg
 from django.utils.translation import gettext_lazy as _
 
+from annotation.criteria.categories import is_categorical
 from annotation.errors import refusal
 from annotation.models import Answer, Campaign, Criterion, Level, Unit
 from annotation.workflow import final_labels
@@ -143,8 +144,10 @@ class Stability:
 
 
 def measures(*, criteria: Sequence[Criterion]) -> list[Measure]:
-    """The campaign's criteria (in the given order), then the automatic metrics."""
-    return [Measure("criterion", c.name, c) for c in criteria] + [
+    """The campaign's binary criteria (in the given order), then the automatic metrics. A
+    criterion with categories has no rate of its own to be stable or not: its labels are
+    category values, not 0 or 1."""
+    return [Measure("criterion", c.name, c) for c in criteria if not is_categorical(c)] + [
         Measure(METRIC, m) for m in automatic.METRICS
     ]
 

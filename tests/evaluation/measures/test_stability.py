@@ -264,3 +264,17 @@ def test_functional_citations_per_answer_are_the_share_of_its_citing_sentences(c
     assert result.level == "sentence"
     (row,) = result.questions
     assert row.values == [0.5, 1.0] and row.disagree
+
+
+def test_a_criterion_with_categories_is_no_measure_of_stability(campaign):
+    """Its labels are category values, not 0 or 1: a mean of them is no rate (it read 483%)."""
+    from tests.categorical import correctness
+
+    categorical = correctness(campaign)
+    criteria = list(Criterion.objects.filter(campaign=campaign).order_by("name"))
+    keys = [m.key for m in stability.measures(criteria=criteria)]
+    assert f"criterion:{categorical.name}" not in keys and "criterion:relevance" in keys
+    assert stability.default_measure(criteria=criteria).key == "criterion:relevance"
+    with pytest.raises(EstimateError) as refused:
+        stability.parse_measure(key=f"criterion:{categorical.name}", criteria=criteria)
+    assert refused.value.field == "measure"

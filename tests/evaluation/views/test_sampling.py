@@ -209,3 +209,10 @@ def test_a_judge_without_confidence_can_split_by_verdict(client_for, manager, ca
     response = client_for(manager).post(url(campaign), {**data, "by_verdict": "on"})
     assert response.status_code == 302
     assert Sample.objects.get().design_parameters["by_verdict"] is True
+
+
+def test_the_judges_offered_are_those_that_labeled(client_for, manager, campaign, judged):
+    """A judge whose every call failed labels nothing: it is not offered to draw by."""
+    Judge.objects.create(campaign=campaign, name="gpt-no-key", kind=Judge.Kind.OPENAI)
+    page = client_for(manager).get(url(campaign)).content.decode()
+    assert 'value="gpt"' in page and "gpt-no-key" not in page
