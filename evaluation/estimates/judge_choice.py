@@ -120,7 +120,7 @@ def pick(
                 _("%(name)s has no successful judgment of %(criterion)s (judges that have: %(judges)s)"),
                 name=repr(name),
                 criterion=repr(criterion.name),
-                judges=judge_names(judges),
+                judges=_judge_names(judges),
             ),
             field="judge",
         )
@@ -157,11 +157,11 @@ def no_choice(*, criterion: Criterion, judges: Sequence[Judge]) -> str | Promise
             "primary judge"
         ),
         criterion=repr(criterion.name),
-        judges=judge_names(judges),
+        judges=_judge_names(judges),
     )
 
 
-def judge_names(judges: Sequence[Judge]) -> str | Promise:
+def _judge_names(judges: Sequence[Judge]) -> str | Promise:
     return ", ".join(judge.name for judge in judges) or _("none")
 
 
