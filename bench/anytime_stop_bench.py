@@ -6,7 +6,7 @@ the target half-width.
 One theme of ``--units`` units, each with a probability p of a 1 (Beta(2, 1), clipped to
 [0.02, 0.98]); the judge's confidence is p (calibrated), the human label is drawn from p. As
 ``evaluation.designs.anytime`` does: q is the confidence design with a budget of one draw, the variance
-guess is ``anytime.variance_guess`` without a pilot, rho is tuned at
+guess is ``anytime.variance_guess`` without a pilot, the bets are tuned at
 ``sequential.planned_draws``; each batch draws ``--batch`` units with replacement and the theme
 stops at the first look whose half-width is at most the target (or at 4 times the planned
 draws). Prints the draws and distinct labels at stopping, their ratio to the draws a fixed-size
@@ -58,23 +58,26 @@ def main() -> None:
         q = confidence_probabilities(confidence=p, budget=1.0, floor=DEFAULT_FLOOR)
         guess = variance_guess(confidence=p, q=q, pilot=[])
         planned = planned_draws(target_halfwidth=target, variance_guess=guess, alpha=ALPHA)
-        draws = np.empty(0, dtype=int)
-        while True:
-            draws = np.concatenate([draws, rng.choice(n_units, size=batch, p=q)])
-            looks = anytime_ppi(
-                units=draws,
-                y=y[draws],
-                q=q,
-                confidence_all=p,
-                batch=batch,
-                alpha=ALPHA,
-                planned=planned,
-                variance_guess=guess,
-            )
-            if looks[-1].halfwidth <= target or draws.size >= CAP_FACTOR * planned:
-                break
-        covered_stop += looks[-1].lo <= truth <= looks[-1].hi
-        covered_all += all(look.lo <= truth <= look.hi for look in looks)
+        # The looks are those the app would make batch after batch: each look reads only the
+        # draws before it (its lambda the earlier batches', its bounds the sequence so far), so
+        # the draws up to the cap are made at once and the first look that reaches the target is
+        # where the theme stops.
+        cap = CAP_FACTOR * planned
+        every = rng.choice(n_units, size=cap + (-cap) % batch, p=q)
+        looks = anytime_ppi(
+            units=every,
+            y=y[every],
+            q=q,
+            confidence_all=p,
+            batch=batch,
+            alpha=ALPHA,
+            planned=planned,
+            variance_guess=guess,
+        )
+        stop = next((k for k, look in enumerate(looks) if look.halfwidth <= target), len(looks) - 1)
+        draws = every[: looks[stop].draws]
+        covered_stop += looks[stop].lo <= truth <= looks[stop].hi
+        covered_all += all(look.lo <= truth <= look.hi for look in looks[: stop + 1])
         stops.append(draws.size)
         labels.append(np.unique(draws).size)
         # phi with lambda 1 has variance sum_i q_i (phi_i - theta)^2.

@@ -1,17 +1,22 @@
 """The judge-confidence sample through the app: draw, label, report, many times.
 
-    python bench/confidence_sample_bench.py [--reps 150] [--budget 120] [--database attest_design]
+    python bench/confidence_sample_bench.py [--reps 150] [--budget 120] [--pilot 30]
+        [--database attest_design]
 
 One campaign of four themes (600, 300, 200 and 100 answer-level units) in a throw-away database
 (bench/pgdb.py). Each unit has a probability p of a 1 (Beta(0.5, 0.2), clipped to [0.01, 0.99]);
 its human label is drawn once from p, so every replication estimates the same finite-population
 rates. The judge says 1 when p >= 1/2 and gives as its confidence either p (calibrated) or
 sigmoid(3 logit p) (overconfident: same verdicts, surer). Each replication makes a fresh
-criterion with the judge's verdicts, draws a sample with ``draw_confidence_sample`` (seeded by the
-replication), imports the true labels of the drawn units and reads ``compute_report`` (robust
-method). Prints, per judge and theme, the coverage of the 95% PPI++ interval and the median
-half-widths of PPI++ (inverse-probability, on the confidence) and of the human-only estimate on
-the same labels.
+criterion with the judge's verdicts; as the app requires before a judge chooses who labels what,
+a pilot first (``--pilot`` units drawn at random across the campaign, stored as a first sample,
+their true labels imported), then a sample with ``draw_confidence_sample`` (seeded by the
+replication: it follows the confidence recalibrated on the pilot), the true labels of its units
+imported, and ``compute_report`` (robust method: the pilot's and the sample's labels pooled,
+the confidence recalibrated cross-fitted). Prints, per judge and theme, the coverage of the 95%
+PPI++ interval and the median half-widths of PPI++ (inverse-probability, on the confidence) and
+of the human-only estimate on the same labels. ``--pilot 0`` draws without a pilot (the
+``without_pilot`` path), to see what the pilot buys.
 """
 
 from __future__ import annotations
@@ -30,9 +35,9 @@ from bench.pgdb import bench_database
 THEMES = {"Finance": 600, "RH": 300, "IT": 200, "Legal": 100}
 
 
-def run(*, overconfident: bool, reps: int, budget: int) -> None:
+def run(*, overconfident: bool, reps: int, budget: int, pilot: int) -> None:
     from annotation.corpus.campaigns import get_or_create_campaign
-    from annotation.models import Answer, Criterion, Label, Level, Question, Stage, Unit
+    from annotation.models import Answer, Criterion, Label, Level, Question, Sample, SampleItem, Stage, Unit
     from evaluation.designs.active import draw_confidence_sample
     from evaluation.estimates.report import compute_report
     from evaluation.models import Judge, Judgment
@@ -60,7 +65,9 @@ def run(*, overconfident: bool, reps: int, budget: int) -> None:
     drawn = []
     started = time.perf_counter()
     for rep in range(reps):
-        criterion = Criterion.objects.create(campaign=campaign, name=f"bench-{rep}", level=Level.ANSWER)
+        criterion = Criterion.objects.create(
+            campaign=campaign, name=f"bench-{rep}", title=f"Bench {rep}", level=Level.ANSWER
+        )
         Judgment.objects.bulk_create(
             Judgment(
                 unit=unit,
@@ -71,12 +78,35 @@ def run(*, overconfident: bool, reps: int, budget: int) -> None:
             )
             for unit, s in zip(units, shown, strict=True)
         )
-        sample = draw_confidence_sample(criterion=criterion, judge=judge, budget=budget, seed=rep)
-        ids = list(sample.items.values_list("unit_id", flat=True))
+        labeled: set[int] = set()
+        if pilot:
+            chosen = rng.choice(len(units), size=pilot, replace=False)
+            first = Sample.objects.create(campaign=campaign, criterion=criterion, status=Sample.Status.DONE)
+            SampleItem.objects.bulk_create(
+                SampleItem(
+                    sample=first,
+                    unit=units[k],
+                    theme=units[k].theme,
+                    cluster=0,
+                    cluster_size=len(units),
+                    inclusion_probability=pilot / len(units),
+                )
+                for k in chosen
+            )
+            labeled |= {units[k].pk for k in chosen}
+            Label.objects.bulk_create(
+                Label(unit_id=units[k].pk, criterion=criterion, stage=Stage.IMPORTED, value=int(truth[k]))
+                for k in chosen
+            )
+        sample = draw_confidence_sample(
+            criterion=criterion, judge=judge, budget=budget, seed=rep, without_pilot=not pilot
+        )
+        ids = [u for u in sample.items.values_list("unit_id", flat=True) if u not in labeled]
         Label.objects.bulk_create(
             Label(unit_id=u, criterion=criterion, stage=Stage.IMPORTED, value=int(truth[position[u]]))
             for u in ids
         )
+        ids += list(labeled)
         drawn.append(len(ids))
         report = compute_report(criterion=criterion, judge=judge)
         for group in report.themes:
@@ -101,12 +131,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=150)
     parser.add_argument("--budget", type=int, default=120)
+    parser.add_argument("--pilot", type=int, default=30, help="pilot labels first (0: draw without a pilot)")
     parser.add_argument("--database", default="attest_bench_confidence")
     args = parser.parse_args()
     with bench_database(args.database) as engine:
         print(f"{engine}")
         for overconfident in (False, True):
-            run(overconfident=overconfident, reps=args.reps, budget=args.budget)
+            run(overconfident=overconfident, reps=args.reps, budget=args.budget, pilot=args.pilot)
 
 
 if __name__ == "__main__":

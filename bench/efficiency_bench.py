@@ -398,9 +398,7 @@ def replicate(*, population: dict, seed: int) -> dict:
             planned=n_theme,
             variance_guess=guess,
         )
-        all_covered = all(
-            look.mean - look.halfwidth <= target <= look.mean + look.halfwidth for look in looks
-        )
+        all_covered = all(look.lo <= target <= look.hi for look in looks)
         res["anytime"] = (all_covered, math.nan, math.nan)
         res["_anytime_looks"] = looks
         out["themes"][theme] = res

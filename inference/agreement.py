@@ -7,6 +7,10 @@ degenerate case is decided here, the same way everywhere: when chance agreement 
 (p_e = 1, both raters gave one and the same value throughout, so p_o = 1 as well) kappa is 0/0,
 **undefined**, and the app shows a dash. It is never reported as 1: agreement that chance alone
 guarantees says nothing about the raters. No pairs: undefined too.
+
+Its interval (:func:`bootstrap_kappa`) is a percentile bootstrap over the units, drawn as
+Krippendorff's alpha's is (``inference.bootstrap.pattern_resamples``: a unit is its ordered pair
+of labels, so the cost is resamples x the pairs of labels seen).
 """
 
 from __future__ import annotations
@@ -18,7 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
+from inference.bootstrap import pattern_resamples, percentile_bounds
 from inference.means import vector
+
+# The bootstrap's defaults, as Krippendorff's alpha's (``inference.krippendorff``).
+RESAMPLES = 1000
+SEED = 0
+MAX_DRAWS = 20_000_000
+MIN_RESAMPLES = 200
 
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
@@ -45,6 +56,9 @@ class Agreement:
     kappa: float
     confusion: dict[str, int] = field(default_factory=dict)
     n: int = 0
+    # Kappa's bootstrap interval over the paired units (:func:`bootstrap_kappa`), None where
+    # kappa is undefined or fewer than two units are paired.
+    kappa_interval: KappaInterval | None = None
 
 
 def agreement(*, y: ArrayLike, yhat: ArrayLike) -> Agreement:
@@ -66,11 +80,93 @@ def agreement(*, y: ArrayLike, yhat: ArrayLike) -> Agreement:
         return Agreement(observed=math.nan, chance=math.nan, kappa=math.nan, confusion=confusion, n=0)
     agree = tp + tn
     expected = (tp + fn) * (tp + fp) + (fp + tn) * (fn + tn)
-    kappa = cohen_kappa(labels.astype(int).tolist(), preds.astype(int).tolist())
+    human, judge = labels.astype(int).tolist(), preds.astype(int).tolist()
+    kappa = cohen_kappa(human, judge)
     return Agreement(
         observed=agree / n,
         chance=expected / (n * n),
         kappa=math.nan if kappa is None else kappa,
         confusion=confusion,
         n=n,
+        kappa_interval=bootstrap_kappa(human, judge),
+    )
+
+
+@dataclass(frozen=True)
+class KappaInterval:
+    """A bootstrap percentile interval of Cohen's kappa: ``lo``, ``hi`` at ``level``, from
+    ``resamples`` resamples of the units, ``undefined`` of which gave no kappa (left out)."""
+
+    lo: float
+    hi: float
+    level: float
+    resamples: int
+    undefined: int
+
+    def as_dict(self) -> dict[str, float | int | str]:
+        return {
+            "lo": self.lo,
+            "hi": self.hi,
+            "level": self.level,
+            "resamples": self.resamples,
+            "undefined": self.undefined,
+            "method": "percentile bootstrap over units",
+        }
+
+
+def _kappas(drawn: np.ndarray, pairs: list[tuple[int, int]], values: list[int]) -> np.ndarray:
+    """Cohen's kappa of each resample (rows of ``drawn``: how many units of each pair of labels),
+    as scikit-learn computes it: 1 - sum of the off-diagonal counts / sum of the off-diagonal
+    counts chance expects; NaN where chance agreement is certain."""
+    index = {value: i for i, value in enumerate(values)}
+    k = len(values)
+    cells = np.zeros((len(pairs), k * k))
+    for p, (a, b) in enumerate(pairs):
+        cells[p, index[a] * k + index[b]] = 1.0
+    matrices = (drawn @ cells).reshape(-1, k, k)
+    n = matrices.sum(axis=(1, 2))
+    expected = matrices.sum(axis=2)[:, :, None] * matrices.sum(axis=1)[:, None, :] / n[:, None, None]
+    off = 1.0 - np.eye(k)
+    observed_off = (matrices * off).sum(axis=(1, 2))
+    expected_off = (expected * off).sum(axis=(1, 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = 1.0 - observed_off / expected_off
+    return np.where(expected_off > 0, kappa, np.nan)
+
+
+def bootstrap_kappa(
+    a: Sequence[int],
+    b: Sequence[int],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    level: float = 0.95,
+) -> KappaInterval | None:
+    """Percentile bootstrap interval of :func:`cohen_kappa` of the units ``(a[i], b[i])``: the
+    units drawn with replacement ``resamples`` times (seeded: the same labels give the same
+    interval), kappa computed on each, the middle ``level`` of the defined ones. None when kappa
+    itself is undefined or there are fewer than two units."""
+    if len(a) != len(b):
+        raise ValueError(f"two raters, two label lists of one length: got {len(a)} and {len(b)}")
+    if len(a) < 2 or cohen_kappa(list(a), list(b)) is None:
+        return None
+    shared: dict[tuple[int, int], int] = {}
+    for pair in zip(a, b, strict=True):
+        shared[pair] = shared.get(pair, 0) + 1
+    pairs = list(shared)
+    values = sorted({value for pair in pairs for value in pair})
+    drawn = pattern_resamples(
+        np.array(list(shared.values()), dtype=float),
+        resamples=resamples,
+        seed=seed,
+        max_draws=MAX_DRAWS,
+        min_resamples=MIN_RESAMPLES,
+    )
+    every = _kappas(drawn.astype(float), pairs, values)
+    defined = every[~np.isnan(every)]
+    if not len(defined):
+        return None
+    lo, hi = percentile_bounds(defined, level=level)
+    return KappaInterval(
+        lo=lo, hi=hi, level=level, resamples=len(drawn), undefined=int(len(every) - len(defined))
     )

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from inference.bootstrap import pattern_resamples, percentile_bounds
+
 # The bootstrap's defaults: resamples of the units, and the seed that makes a page reproducible.
 RESAMPLES = 1000
 SEED = 0
@@ -109,15 +111,14 @@ def bootstrap_alpha(
     size = int(counts.sum())
     if size < 2 or _alpha(patterns, counts) is None:
         return None
-    resamples = max(min(resamples, MAX_DRAWS // len(patterns)), min(resamples, MIN_RESAMPLES))
-    rng = np.random.default_rng(seed)
-    drawn = rng.multinomial(size, counts / size, size=resamples)
+    drawn = pattern_resamples(
+        counts, resamples=resamples, seed=seed, max_draws=MAX_DRAWS, min_resamples=MIN_RESAMPLES
+    )
     every = _alpha_from_sums(drawn @ patterns)
     defined = every[~np.isnan(every)]
     if not len(defined):
         return None
-    tail = (1 - level) / 2 * 100
-    lo, hi = np.percentile(defined, [tail, 100 - tail])
+    lo, hi = percentile_bounds(defined, level=level)
     return AlphaInterval(
-        lo=float(lo), hi=float(hi), level=level, resamples=resamples, undefined=int(len(every) - len(defined))
+        lo=lo, hi=hi, level=level, resamples=len(drawn), undefined=int(len(every) - len(defined))
     )

@@ -21,6 +21,7 @@ from inference.intervals import (
     TINY,
     Interval,
     check_alpha,
+    effective_count,
     from_variance,
     inside_unit,
     nan_interval,
@@ -103,21 +104,40 @@ def _zero_width_note(values: np.ndarray) -> str:
     return ""
 
 
+def finite_population_factor(*, n: int, population: int | None) -> float:
+    """The finite-population correction 1 - n / N of a sample of ``n`` units drawn from a group of
+    ``population`` (1 without one: a sample of an unbounded population). Labeling every unit of a
+    group leaves no sampling error: the factor is 0 and the interval the rate itself."""
+    if population is None:
+        return 1.0
+    if population < n:
+        raise ValueError(f"population has {population} units, fewer than the {n} labels")
+    return 1.0 - n / population if population else 1.0
+
+
 def classical_mean(
-    *, y: ArrayLike, alpha: float, w: ArrayLike | None = None, clusters: ArrayLike | None = None
+    *,
+    y: ArrayLike,
+    alpha: float,
+    w: ArrayLike | None = None,
+    clusters: ArrayLike | None = None,
+    population: int | None = None,
 ) -> Interval:
     """Mean of the human labels ``y`` with a 1 - alpha interval.
 
-    Without ``w`` and ``clusters``: exactly ``ppi_py.classical_mean_ci`` (normal quantile,
-    population standard deviation), method ``classical``. With design weights ``w`` and/or
-    answer ids ``clusters``: Hajek mean, cluster-robust linearisation variance (G / (G - 1)
-    factor) and a Student t quantile with G - 1 degrees of freedom, method ``classical-robust``.
-    No labels: NaN interval. One label (or one cluster): the mean with an infinite interval.
+    Without ``w``, ``clusters`` and ``population``: exactly ``ppi_py.classical_mean_ci`` (normal
+    quantile, population standard deviation), method ``classical``. With design weights ``w``
+    and/or answer ids ``clusters``: Hajek mean, cluster-robust linearisation variance (G / (G - 1)
+    factor) and a Student t quantile with G - 1 degrees of freedom, method ``classical-robust``;
+    ``population``, the size N of the group the labels were drawn from, applies the
+    finite-population correction 1 - n / N (the interval is then about the rate of those N
+    units). No labels: NaN interval. One label (or one cluster): the mean with an infinite
+    interval.
     """
     alpha = check_alpha(alpha)
     values = vector(y, name="y")
     n = values.shape[0]
-    robust = w is not None or clusters is not None
+    robust = w is not None or clusters is not None or population is not None
     method = CLASSICAL_ROBUST if robust else CLASSICAL
     weights = positive_weights(w, name="w", length=n)
     codes, G = cluster_codes(clusters, length=n)
@@ -146,17 +166,36 @@ def classical_mean(
         # of the smoothed rate, as robust_ppi's rectifier floor gives it.
         variance = smoothed_variance(count=float(np.sum(values)), n=n, alpha=alpha) / G
         note = notes.SMOOTHED
+    factor = finite_population_factor(n=n, population=population)
     return from_variance(
-        mean=mean, variance=variance, alpha=alpha, df=G - 1, method=method, n=n, N=0, note=note, bounded=True
+        mean=mean,
+        variance=factor * variance,
+        alpha=alpha,
+        df=G - 1,
+        method=method,
+        n=n,
+        N=0,
+        note=note,
+        bounded=True,
+        least_n=least_labels(codes=codes, G=G, w=weights, factor=factor),
     )
+
+
+def least_labels(*, codes: np.ndarray, G: int, w: np.ndarray | None, factor: float) -> float:
+    """The fewest labels a rate estimated from these clustered, weighted labels is worth, for its
+    interval near a bound (``intervals.inside_unit``): Kish's effective count of the clusters
+    (``intervals.effective_count``), raised by the finite-population correction ``factor`` as a
+    variance is lowered by it (a census is worth every label: an infinite count)."""
+    count = effective_count(codes=codes, G=G, w=w)
+    return count / factor if factor > 0 else math.inf
 
 
 def judge_mean(*, yhat_all: ArrayLike, alpha: float, bounded: bool = False) -> Interval:
     """Mean of the judge's labels over all its units (labeled and unlabeled) with the classical
     normal interval of ``ppi_py.classical_mean_ci``. Method ``judge-only``: the interval only
     reflects sampling noise, never the judge's bias. ``bounded`` (the robust method): where that
-    interval leaves [0, 1], it is cut at the bound and widened to the Wilson score interval on
-    the n judge labels, with a note."""
+    interval leaves [0, 1], or a bound is near for the n judge labels, it is cut at the bound and
+    widened to the Wilson score interval on them (``intervals.inside_unit``), with a note."""
     alpha = check_alpha(alpha)
     values = vector(yhat_all, name="yhat_all")
     n = values.shape[0]
@@ -168,8 +207,10 @@ def judge_mean(*, yhat_all: ArrayLike, alpha: float, bounded: bool = False) -> I
         )
     lo, hi = classical_mean_ci(values, alpha=alpha)
     mean, low, high, note = float(values.mean()), float(lo), float(hi), _zero_width_note(values)
-    if bounded and (low < 0 or high > 1):
+    if bounded:
         q = quantile(alpha=alpha, df=None)
         variance = mean * (1 - mean) / n
-        mean, low, high, note = inside_unit(mean=mean, variance=variance, q=q, n=n)
+        bounded_mean, bounded_low, bounded_high, why = inside_unit(mean=mean, variance=variance, q=q, n=n)
+        if why:
+            mean, low, high, note = bounded_mean, bounded_low, bounded_high, why
     return Interval(mean=mean, lo=low, hi=high, method=JUDGE_ONLY, alpha=alpha, n=n, note=note)

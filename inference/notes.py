@@ -28,6 +28,7 @@ SMOOTHED = "all labels are equal: variance of the smoothed rate"
 JUDGE_CONSTANT = "the judge's labels are all equal: lambda 0"
 HUMAN_ONLY = "no unlabeled units: lambda 0 (human labels only)"
 FLOORED = "rare disagreements or equal labels: rectifier variance floored"
+CONFIDENCE_FLOOR = "residuals smaller than the judge's confidences imply: variance floored at theirs"
 NO_GROUPS = "no groups"
 GROUPS_WITHOUT_ESTIMATE = "%(missing)s of %(groups)s groups have no estimate"
 GROUP_WITHOUT_VARIANCE = "a group has no variance"
@@ -37,6 +38,10 @@ WILSON = (
     "at the effective sample size"
 )
 CUT = "normal interval left [0, 1]: cut at the bound"
+FEW_EVENTS = (
+    "few events near a bound: normal interval widened to the Wilson score interval at the "
+    "effective sample size"
+)
 PAST_BOUND = (
     "estimate and normal interval past a bound of [0, 1]: centred on the bound, no narrower than "
     "the Wilson score interval at the labels used"
@@ -53,6 +58,34 @@ POOLED_SAMPLES = (
 CONFIDENCE_PPI = (
     "sample drawn by the judge's confidence: PPI++ is the inverse-probability estimate on the "
     "judge's confidence (lambda 1)"
+)
+RECALIBRATED = (
+    "the judge's confidence recalibrated on %(labels)s human labels (Platt, cross-fitted over "
+    "%(folds)s folds)"
+)
+NOT_RECALIBRATED = (
+    "the judge's confidence used as it gave it: fewer than %(least)s human labels to recalibrate it"
+)
+BY_QUESTION = (
+    "questions as clusters: the rate of the assistant asked these questions again, beyond this "
+    "campaign's answers"
+)
+DESIGN_BASED = (
+    "drawn by the judge's confidence: the interval is about this campaign's answers (the draw's "
+    "own randomness)"
+)
+# Several judges combined in one estimate (``inference.multi_ppi``).
+SHARE_TERM = (
+    "%(judge)s judged a random share of the answers (%(share)s): its term is its inverse-probability "
+    "mean on them"
+)
+NO_RECORDED_SHARE = (
+    "%(judge)s judged %(judged)s of %(size)s units without a recorded share: its term is its mean "
+    "over those it judged"
+)
+JUDGE_ABSENT = "%(judge)s judged no unit here: left out of the combination"
+NOT_EVERY_JUDGE = (
+    "%(count)s human-labeled units lack a judgment of one of the judges and are left out of the combination"
 )
 
 # A note about one estimator's interval, and a note about the overall figures: the ``note``
@@ -77,11 +110,13 @@ PLAIN = (
     JUDGE_CONSTANT,
     HUMAN_ONLY,
     FLOORED,
+    CONFIDENCE_FLOOR,
     NO_GROUPS,
     GROUPS_WITHOUT_ESTIMATE,
     GROUP_WITHOUT_VARIANCE,
     WILSON,
     CUT,
+    FEW_EVENTS,
     PAST_BOUND,
     CLIPPED,
     MISSING_JUDGMENTS,
@@ -89,6 +124,14 @@ PLAIN = (
     NO_SAMPLE,
     POOLED_SAMPLES,
     CONFIDENCE_PPI,
+    RECALIBRATED,
+    NOT_RECALIBRATED,
+    BY_QUESTION,
+    DESIGN_BASED,
+    SHARE_TERM,
+    NO_RECORDED_SHARE,
+    JUDGE_ABSENT,
+    NOT_EVERY_JUDGE,
 )
 NESTED = (OVERALL, *OF_ESTIMATOR.values())
 # Every template a note is made of: each is a msgid of the French catalogue.
@@ -108,6 +151,12 @@ def _pattern(template: str) -> re.Pattern[str]:
     return re.compile(
         "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)" for i, part in enumerate(parts))
     )
+
+
+def template_of(note: str) -> str | None:
+    """The template of ``PLAIN`` that makes ``note`` (a single note, not nested nor joined),
+    None when none does."""
+    return next((template for template in PLAIN if _pattern(template).fullmatch(note)), None)
 
 
 def translate(note: str, gettext: Callable[[str], str]) -> str:

@@ -60,6 +60,7 @@ from inference.means import (
     JUDGE_ONLY,
     cluster_codes,
     hajek_mean,
+    least_labels,
     linearised_variance,
     positive_weights,
     vector,
@@ -71,6 +72,8 @@ PPI_ROBUST_POOLED = "ppi++-robust-pooled"
 PPI_ROBUST_FIXED = "ppi++-robust-fixed"
 # inference.weighted_ppi's method: a sample drawn by the judge's confidence.
 PPI_CONFIDENCE = "ppi++-confidence"
+# inference.multi_ppi's method: several judges in one estimate.
+PPI_MULTI = "ppi++-multi"
 # The ppi_py whose private ``_calc_lam_glm`` (its arguments, and that ``ppi_mean_pointestimate``
 # and ``ppi_mean_ci`` call it so with ``lam=None``) ``study_lambda`` was written against.
 PPI_PY_VERSION = "0.2.3"
@@ -91,6 +94,10 @@ METHODS: dict[str, str] = {
     PPI_CONFIDENCE: "Inverse-probability PPI++ on the judge's confidence, for a sample drawn by it: "
     "the judge's mean probability of a 1 plus the design-weighted mean residual, lambda 1, variance "
     "of the Poisson design, t interval.",
+    PPI_MULTI: "PPI++ with several judges: each judge's labels a control variate with a coefficient of "
+    "its own in [0, 1], cross-fitted by leaving each answer out; a judge run on a random share of the "
+    "answers enters through its inverse-probability mean, with that draw's variance; design weights, "
+    "cluster-robust variance, t interval.",
 }
 
 
@@ -191,10 +198,18 @@ def study_ppi(
     mean = float(np.asarray(mean).ravel()[0])
     if n == 1:
         return unbounded_interval(mean=mean, method=PPI, alpha=alpha, n=1, N=N, lam=lam, note=notes.ONE_LABEL)
+    lo, hi = float(np.asarray(lo).ravel()[0]), float(np.asarray(hi).ravel()[0])
+    # ppi_py computes the estimate and the interval apart: with no variance they may differ by
+    # rounding alone (0.9999999999999999 against [1.0, 1.0]); the interval then takes it in.
+    rounding = 1e-12 * max(1.0, abs(mean))
+    if lo - rounding <= mean < lo:
+        lo = mean
+    if hi < mean <= hi + rounding:
+        hi = mean
     return Interval(
         mean=mean,
-        lo=float(np.asarray(lo).ravel()[0]),
-        hi=float(np.asarray(hi).ravel()[0]),
+        lo=lo,
+        hi=hi,
         method=PPI,
         alpha=alpha,
         n=n,
@@ -204,9 +219,9 @@ def study_ppi(
     )
 
 
-def _ppi_lambda(*, cov: np.ndarray, var: np.ndarray, n: int, N: int) -> np.ndarray:
+def _ppi_lambda(*, cov: np.ndarray, var: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
-        lam = cov / ((1 + n / N) * var)
+        lam = cov / var
     return np.where(var > TINY, np.clip(lam, 0.0, 1.0), 0.0)
 
 
@@ -219,9 +234,12 @@ def crossfit_lambdas(
     w_unlabeled: ArrayLike | None = None,
     clusters: ArrayLike | None = None,
 ) -> np.ndarray:
-    """Lambda applied to each labeled unit: for the unit's cluster g, Cov(Y, Yhat) / ((1 + n/N)
-    Var(Yhat)) computed without cluster g, clipped to [0, 1] (0 when Var(Yhat) is 0, when no
-    other cluster exists, or when N is 0).
+    """Lambda applied to each labeled unit: for the unit's cluster g, Cov(Y, Yhat) / Var(Yhat)
+    computed without cluster g, clipped to [0, 1] (0 when Var(Yhat) is 0, when no other cluster
+    exists, or when N is 0). With the judge's term taken over every judged unit (``robust_ppi``),
+    this slope minimises the variance: Var(mean(Y) - lam (mean(Yhat) - mean_all(Yhat))) is
+    smallest at Cov / Var, with no (1 + n/N) factor (that one belongs to ppi_py's term over the
+    unlabeled units alone).
 
     Moments are weighted (weights normalised to mean 1 within the labeled and within the unlabeled
     set); Cov uses the labeled units of the other clusters, Var(Yhat) the judge's labels on the
@@ -249,7 +267,7 @@ def crossfit_lambdas(
     cov = s_yh / s_w - (s_y / s_w) * (s_h / s_w)
     pooled_w = s_w + u_w
     var = (s_hh + u_hh) / pooled_w - ((s_h + u_h) / pooled_w) ** 2
-    return _ppi_lambda(cov=cov, var=var, n=n, N=N)[codes]
+    return _ppi_lambda(cov=cov, var=var)[codes]
 
 
 def pooled_lambda(*, groups: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]]) -> float:
@@ -315,28 +333,37 @@ def robust_ppi(
     yhat_unlabeled: ArrayLike,
     alpha: float,
     w: ArrayLike | None = None,
-    w_unlabeled: ArrayLike | None = None,
     clusters: ArrayLike | None = None,
+    unlabeled_clusters: ArrayLike | None = None,
     lam: float | None = None,
     lam_method: str = "crossfit",
+    finite: bool = True,
 ) -> Interval:
     """PPI++ mean for a stratified, clustered sample of human labels.
 
-    theta = lam_bar * mean_wu(Yhat_unl) + mean_w(Y - lam_i * Yhat) with Hajek (weighted) means;
-    Var = lam_bar^2 * Var_wu(Yhat_unl) / N (linearised, ddof 0 as ppi_py) + cluster-robust
-    variance of the labeled rectifier (answers ``clusters`` as clusters, G / (G - 1) factor);
-    t quantile with G - 1 degrees of freedom (G = n without clusters). Without weights, clusters
-    and with a fixed lambda the rectifier variance is ppi_py's times n / (n - 1).
+    theta = lam_bar * mean(Yhat over every judged unit, labeled ones included) + mean_w(Y -
+    lam_i * Yhat) with Hajek (weighted) means. The judge's term is over all n + N units: over the
+    unlabeled ones alone (ppi_py's form) it is biased when the labels were drawn with unequal
+    probabilities, since the units most likely drawn are then the least represented among the
+    rest (+0.8 points in one simulated design with many labels).
+
+    ``finite`` (the default): the rate of these n + N units, this campaign's. The judge labeled
+    every one of them, so its term has no sampling error; the rectifier's cluster-robust
+    variance (``clusters``, answers, as clusters, G / (G - 1) factor) takes the finite-population
+    correction 1 - n / (n + N). Otherwise the rate of the process the units come from (the
+    assistant asked again): no correction, and the judge's term adds its own variance, its units'
+    contributions lam_bar (Yhat_j - mean) / (n + N) summed per cluster with the labeled ones'
+    (``unlabeled_clusters``, the unlabeled units' clusters; each its own cluster without them).
+    t quantile with G - 1 degrees of freedom (G labeled clusters; G = n without clusters).
 
     Lambda: a given ``lam`` is clipped to [0, 1] and used for every unit (``lam_method``
     ``"pooled"`` when it came from ``pooled_lambda``, else ``"fixed"``). Without ``lam``,
     ``"crossfit"`` gives each cluster the lambda of ``crossfit_lambdas``; ``lam`` on the result
-    is their weighted mean lam_bar, the coefficient of the unlabeled mean.
+    is their weighted mean lam_bar, the coefficient of the judge's term.
 
     Degenerate cases, with a note: n = 0 gives NaN; N = 0 uses lambda 0 (human labels only);
-    G = 1 gives the point estimate with an infinite interval (df 0). Where the t interval leaves
-    [0, 1] the estimate is clipped to [0, 1] and the interval is Wilson's at the effective sample
-    size (``inference.intervals.inside_unit``).
+    G = 1 gives the point estimate with an infinite interval (df 0). The interval is kept in
+    [0, 1] and widened near a bound as every rate's (``inference.intervals.inside_unit``).
     """
     alpha = check_alpha(alpha)
     if lam_method not in LAM_METHODS:
@@ -356,10 +383,14 @@ def robust_ppi(
     unlabeled = vector(yhat_unlabeled, name="yhat_unlabeled")
     N = unlabeled.shape[0]
     weights = positive_weights(w, name="w", length=n)
-    weights_unl = positive_weights(w_unlabeled, name="w_unlabeled", length=N)
-    codes, G = cluster_codes(clusters, length=n)
     if n == 0:
         return nan_interval(method=method, alpha=alpha, n=0, N=N, note=notes.NO_LABELED_UNITS)
+    raw_clusters = np.arange(n) if clusters is None else np.asarray(clusters).ravel()
+    if raw_clusters.shape[0] != n:
+        raise ValueError(f"clusters has {raw_clusters.shape[0]} values, expected {n}")
+    if unlabeled_clusters is not None and np.asarray(unlabeled_clusters).ravel().shape[0] != N:
+        raise ValueError(f"unlabeled_clusters has {np.asarray(unlabeled_clusters).size} values, expected {N}")
+    codes, G = cluster_codes(raw_clusters, length=n)
 
     parts: list[str] = []
     if N == 0:
@@ -368,19 +399,13 @@ def robust_ppi(
     elif lam is not None:
         lam_i = np.full(n, float(np.clip(float(lam), 0.0, 1.0)))
     else:
-        lam_i = crossfit_lambdas(
-            y=labels, yhat=preds, yhat_unlabeled=unlabeled, w=weights, w_unlabeled=weights_unl, clusters=codes
-        )
+        lam_i = crossfit_lambdas(y=labels, yhat=preds, yhat_unlabeled=unlabeled, w=weights, clusters=codes)
     share = np.full(n, 1 / n) if weights is None else weights / np.sum(weights)
     lam_bar = float(lam_i[0]) if np.all(lam_i == lam_i[0]) else float(np.sum(share * lam_i))
     rectifier = labels - lam_i * preds
-    if N:
-        share_unl = np.full(N, 1 / N) if weights_unl is None else weights_unl / np.sum(weights_unl)
-        mean_unl = float(np.sum(share_unl * unlabeled))
-        var_unl = float(np.sum(share_unl**2 * (unlabeled - mean_unl) ** 2))
-    else:
-        mean_unl = var_unl = 0.0
-    mean = lam_bar * mean_unl + hajek_mean(rectifier, weights)
+    total = n + N
+    judged_mean = (float(np.sum(preds)) + float(np.sum(unlabeled))) / total
+    mean = lam_bar * judged_mean + hajek_mean(rectifier, weights)
     note = notes.joined(parts)
     if G == 1:
         note = notes.joined([*parts, notes.ONE_CLUSTER])
@@ -390,9 +415,22 @@ def robust_ppi(
     rectifier_variance = linearised_variance(values=rectifier, w=weights, codes=codes, G=G)
     floor = rectifier_floor(labels=labels, preds=preds, lam=lam_bar, alpha=alpha, G=G)
     if floor > rectifier_variance:
-        rectifier_variance = floor
         note = notes.joined([*parts, notes.FLOORED])
-    variance = lam_bar**2 * var_unl + rectifier_variance
+    if finite:
+        factor = 1.0 - n / total
+        variance = factor * max(rectifier_variance, floor)
+    else:
+        factor = 1.0
+        variance = max(rectifier_variance, floor) + _judge_term_variance(
+            rectifier=rectifier,
+            share=share,
+            preds=preds,
+            unlabeled=unlabeled,
+            labeled_clusters=raw_clusters,
+            unlabeled_clusters=unlabeled_clusters,
+            lam=lam_bar,
+            judged_mean=judged_mean,
+        )
     return from_variance(
         mean=mean,
         variance=variance,
@@ -404,4 +442,41 @@ def robust_ppi(
         lam=lam_bar,
         note=note,
         bounded=True,
+        least_n=least_labels(codes=codes, G=G, w=weights, factor=factor),
     )
+
+
+def _judge_term_variance(
+    *,
+    rectifier: np.ndarray,
+    share: np.ndarray,
+    preds: np.ndarray,
+    unlabeled: np.ndarray,
+    labeled_clusters: np.ndarray,
+    unlabeled_clusters: ArrayLike | None,
+    lam: float,
+    judged_mean: float,
+) -> float:
+    """What the judge's term adds to the rectifier's cluster-robust variance when the units are a
+    sample of a larger population. Every judged unit contributes J = lam (Yhat_j - mean) / (n + N)
+    beside the labeled units' rectifier part R; summed per cluster, sum_g (R_g + J_g)^2 =
+    sum_g R_g^2 + sum_g (2 R_g J_g + J_g^2), the first the rectifier's own variance (which keeps
+    its floor), the second returned here with the labeled clusters' small-sample factor
+    G / (G - 1). It can be negative: the labeled units' judge part moves against their
+    rectifier, whose lam Yhat it cancels; the total stays the variance of every contribution."""
+    total = preds.shape[0] + unlabeled.shape[0]
+    rectifier_part = share * (rectifier - float(np.sum(share * rectifier)))
+    labeled_judge = lam * (preds - judged_mean) / total
+    unlabeled_judge = lam * (unlabeled - judged_mean) / total
+    labeled_codes, labeled_G = cluster_codes(labeled_clusters, length=preds.shape[0])
+    factor = labeled_G / (labeled_G - 1)
+    if unlabeled_clusters is None:
+        # Each unlabeled unit its own cluster: its contribution adds its square.
+        R = np.bincount(labeled_codes, weights=rectifier_part, minlength=labeled_G)
+        J = np.bincount(labeled_codes, weights=labeled_judge, minlength=labeled_G)
+        return factor * float(np.sum(2 * R * J + J**2) + np.sum(unlabeled_judge**2))
+    everything = np.concatenate([labeled_clusters, np.asarray(unlabeled_clusters).ravel()])
+    codes, G = cluster_codes(everything, length=everything.shape[0])
+    R = np.bincount(codes[: preds.shape[0]], weights=rectifier_part, minlength=G)
+    J = np.bincount(codes, weights=np.concatenate([labeled_judge, unlabeled_judge]), minlength=G)
+    return factor * float(np.sum(2 * R * J + J**2))

@@ -1,5 +1,5 @@
 """Label in batches, look after every batch, stop a theme when its interval is narrow enough: a
-confidence sequence for PPI++.
+confidence sequence for PPI++ that holds whatever the judge's confidences.
 
 A 95% confidence interval is honest for one look at a sample size fixed in advance. Looking after
 every batch and stopping when the interval is narrow enough breaks it (the more looks, the more
@@ -18,22 +18,31 @@ independent and identically distributed given the lambdas (Hansen and Hurwitz 19
 the variance-minimising lambda fitted on the draws of the earlier batches only (``lam_start``
 for the first batch), so it is predictable and the martingale argument holds.
 
-**The sequence.** The asymptotic confidence sequence of Waudby-Smith, Arnold, Wu and Ramdas
-(2024, *Time-uniform central limit theory and asymptotic confidence sequences*, Annals of
-Statistics), after t draws with running mean m_t and variance estimate s_t^2::
+**The sequence: betting.** phi_j is bounded, and its bounds [a_j, b_j] are known before the draw
+(lam_j, the c_i and the q_i fix them: q_i is never below the floor, so 1 / (N q_i) is at most
+1 / floor). The confidence sequence is Waudby-Smith and Ramdas's (2024, *Estimating means of
+bounded random variables by betting*, JRSS B) hedged capital process: for a candidate rate m,
 
-    m_t -/+ sqrt( 2 (t s_t^2 rho^2 + 1) / (t^2 rho^2) * log( sqrt(t s_t^2 rho^2 + 1) / alpha ) )
+    K_t(m) = max( 1/2 prod_j (1 + l_j^+ (phi_j - m)), 1/2 prod_j (1 - l_j^- (phi_j - m)) )
 
-rho tunes where the sequence is tightest: rho^2 = x / (t* v) with x solving x = log(1 + x) -
-2 log alpha (about -2 log alpha + log(1 - 2 log alpha)), t* the planned number of draws and v a
-variance guess (from a pilot, or the planner); any rho is valid, a bad guess only costs width.
-s_t^2 is regularised by the guess, (v + sum_j (phi_j - m_t)^2) / (t + 1), so the first few draws
-cannot claim a variance of zero. The price of looking at will: at the planned t* the half-width is
-1.55 times the fixed-n normal one's at alpha = 0.05, as many as 2.4 times the draws for one
-half-width (``bench/efficiency_bench.py`` measures what it costs against today's design).
+is a nonnegative martingale when m is the rate, so by Ville's inequality it passes 1 / alpha with
+probability at most alpha, ever: the rates m with K_t(m) < 1/alpha, intersected over the looks,
+hold the truth at every look at once with probability 1 - alpha. Nothing asymptotic, nothing
+assumed about the judge: an overconfident judge's sure-and-wrong units make phi_j large, and the
+bounds say in advance how large it can be. The bets l_j are predictable plug-ins (their eq. 26):
+sqrt(2 log(2 / alpha) / (s_{j-1}^2 max(j, t*))), tuned at the planned draws t*, each truncated at
+1/2 of what keeps the capital nonnegative (1/2 / (m - a_j), 1/2 / (b_j - m)); s^2 is the running
+variance of the phi, regularised by the variance guess worth ``PRIOR_WEIGHT`` draws. Any bets are
+valid; good ones only narrow the sequence.
 
-:func:`more_draws` answers "about how many more labels": the smallest t whose half-width, with the
-current variance estimate, reaches the target, minus the draws made.
+**What it costs.** A sequence valid for bounded terms of unknown variance pays for the range: at
+the planned draws its half-width is about 1.4 times the fixed-size normal interval's when the
+variance is not small against the range, more when it is (a judge that is nearly always right,
+whose rare errors could weigh 1 / floor). ``bench/coverage_grid.py`` and
+``bench/anytime_stop_bench.py`` measure it.
+
+:func:`more_draws` answers "about how many more labels": the draws at which the half-width,
+shrinking as 1 / sqrt(t) from the last look, reaches the target.
 """
 
 from __future__ import annotations
@@ -43,34 +52,40 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
 
 from inference.intervals import check_alpha, keep_around
 
-# The variance guess counts as this many observations in the running variance.
+# The variance guess counts as this many draws in the running variance.
 PRIOR_WEIGHT = 10
+# Each bet is at most this share of what keeps the capital nonnegative (Waudby-Smith and Ramdas
+# use 1/2 or 3/4).
+TRUNCATION = 0.5
+# Candidate rates m on which the capital is computed: the sequence's bounds are these grid
+# points, rounded outwards (never narrower than the truth allows).
+GRID = 2001
 
 
 @dataclass(frozen=True)
 class Look:
     """The confidence sequence after one batch: ``draws`` made so far, ``labels`` distinct units
-    labeled, the estimate ``mean`` and ``halfwidth`` (the interval is mean -/+ halfwidth, cut to
-    [0, 1] where shown), the ``lam`` the batch used and the running ``variance`` estimate s_t^2
-    (what :func:`more_draws` extrapolates with)."""
+    labeled, the estimate ``mean`` (the running mean of the phi, within [0, 1]), the sequence's
+    bounds ``lower`` and ``upper`` (every look so far intersected), the ``lam`` the batch used and
+    the running ``variance`` estimate s_t^2."""
 
     draws: int
     labels: int
     mean: float
-    halfwidth: float
+    lower: float
+    upper: float
     lam: float
     variance: float = math.nan
 
     @property
     def bounds(self) -> tuple[float, float]:
-        """The interval as shown: mean -/+ halfwidth cut to [0, 1], around the estimate clipped
-        to [0, 1] (``intervals.keep_around``: never inverted)."""
+        """The interval as shown: [lower, upper] around the estimate (``intervals.keep_around``:
+        never inverted)."""
         estimate = min(1.0, max(0.0, self.mean))
-        return keep_around(estimate=estimate, lo=self.mean - self.halfwidth, hi=self.mean + self.halfwidth)
+        return keep_around(estimate=estimate, lo=self.lower, hi=self.upper)
 
     @property
     def lo(self) -> float:
@@ -80,28 +95,15 @@ class Look:
     def hi(self) -> float:
         return self.bounds[1]
 
-
-def tuning(*, planned: float, variance_guess: float, alpha: float) -> float:
-    """rho making the sequence tightest after ``planned`` draws of variance ``variance_guess``."""
-    check_alpha(alpha)
-    if not (planned > 0 and variance_guess > 0):
-        raise ValueError("planned and variance_guess must be positive")
-    c = -2 * math.log(alpha)
-    x = brentq(lambda x: x - math.log1p(x) - c, 1e-9, 10 * c + 10)
-    return math.sqrt(x / (planned * variance_guess))
-
-
-def boundary(*, t: ArrayLike, variance: ArrayLike, alpha: float, rho: float) -> np.ndarray:
-    """Half-width of the sequence after t draws with variance estimate ``variance``."""
-    check_alpha(alpha)
-    steps = np.asarray(t, dtype=float)
-    v = np.asarray(variance, dtype=float)
-    spread = steps * v * rho**2 + 1
-    return np.sqrt(2 * spread / (steps**2 * rho**2) * np.log(np.sqrt(spread) / alpha))
+    @property
+    def halfwidth(self) -> float:
+        lo, hi = self.bounds
+        return (hi - lo) / 2
 
 
 def running_moments(*, values: ArrayLike, variance_guess: float) -> tuple[np.ndarray, np.ndarray]:
-    """Running means and regularised variances s_t^2 after each of ``values``: arrays of length t."""
+    """Running means and regularised variances s_t^2 after each of ``values``: arrays of length t,
+    s_t^2 = (PRIOR_WEIGHT * guess + sum_{j <= t} (x_j - m_t)^2) / (t + PRIOR_WEIGHT)."""
     x = np.asarray(values, dtype=float).ravel()
     if x.size == 0:
         raise ValueError("values: none given")
@@ -112,50 +114,105 @@ def running_moments(*, values: ArrayLike, variance_guess: float) -> tuple[np.nda
     return means, (PRIOR_WEIGHT * variance_guess + squares) / (t + PRIOR_WEIGHT)
 
 
-def confidence_sequence(
-    *, values: ArrayLike, alpha: float, rho: float, variance_guess: float
+def bets(*, values: ArrayLike, alpha: float, planned: float, variance_guess: float) -> np.ndarray:
+    """The predictable bets before truncation: draw j's uses the variance of the draws before it
+    (the guess alone for the first), sqrt(2 log(2 / alpha) / (s_{j-1}^2 max(j, planned)))."""
+    check_alpha(alpha)
+    x = np.asarray(values, dtype=float).ravel()
+    _, variances = running_moments(values=x, variance_guess=variance_guess)
+    before = np.concatenate([[max(variance_guess, 1e-12)], variances[:-1]])
+    j = np.arange(1, x.size + 1, dtype=float)
+    return np.sqrt(2 * math.log(2 / alpha) / (np.maximum(before, 1e-12) * np.maximum(j, planned)))
+
+
+def betting_sequence(
+    *,
+    values: ArrayLike,
+    low: ArrayLike,
+    high: ArrayLike,
+    alpha: float,
+    planned: float,
+    variance_guess: float,
+    grid: int = GRID,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Running means and half-widths after each of the observations ``values`` (independent, of
-    a common mean): arrays of length t."""
-    means, variance = running_moments(values=values, variance_guess=variance_guess)
-    t = np.arange(1, means.size + 1, dtype=float)
-    return means, boundary(t=t, variance=variance, alpha=alpha, rho=rho)
+    """The hedged betting confidence sequence of a mean in [0, 1] from observations ``values``,
+    each within its predictable bounds [``low``, ``high``] (arrays parallel to the values): the
+    lower and upper bounds after each observation, every earlier one intersected, on a grid of
+    ``grid`` candidate rates (bounds rounded outwards to the grid). Where every candidate is
+    excluded (observations inconsistent with any rate in [0, 1]) the sequence keeps its last
+    bounds."""
+    check_alpha(alpha)
+    x = np.asarray(values, dtype=float).ravel()
+    a = np.asarray(low, dtype=float).ravel()
+    b = np.asarray(high, dtype=float).ravel()
+    if not (x.shape == a.shape == b.shape):
+        raise ValueError("values, low and high differ in length")
+    if np.any(x < a - 1e-12) or np.any(x > b + 1e-12):
+        raise ValueError("an observation lies outside its bounds")
+    m = np.linspace(0.0, 1.0, grid)
+    raw = bets(values=x, alpha=alpha, planned=planned, variance_guess=variance_guess)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        up_cap = np.where(m[None, :] > a[:, None], TRUNCATION / (m[None, :] - a[:, None]), np.inf)
+        down_cap = np.where(b[:, None] > m[None, :], TRUNCATION / (b[:, None] - m[None, :]), np.inf)
+    gap = x[:, None] - m[None, :]
+    up = np.cumsum(np.log1p(np.minimum(raw[:, None], up_cap) * gap), axis=0)
+    down = np.cumsum(np.log1p(-np.minimum(raw[:, None], down_cap) * gap), axis=0)
+    capital = np.logaddexp(up, down) - math.log(2)
+    # Once excluded, a rate stays excluded (the running intersection).
+    kept = ~np.logical_or.accumulate(capital >= math.log(1 / alpha), axis=0)
+    step = 1.0 / (grid - 1)
+    first = kept.argmax(axis=1)
+    last = grid - 1 - kept[:, ::-1].argmax(axis=1)
+    lower = np.maximum(0.0, m[first] - step)
+    upper = np.minimum(1.0, m[last] + step)
+    # Where no rate is left, keep the last bounds that held one (or all of [0, 1] before any).
+    empty = ~kept.any(axis=1)
+    if empty.any():
+        held = np.where(~empty, np.arange(x.size), -1)
+        held = np.maximum.accumulate(held)
+        lower = np.where(held >= 0, lower[np.maximum(held, 0)], 0.0)
+        upper = np.where(held >= 0, upper[np.maximum(held, 0)], 1.0)
+    return lower, upper
 
 
 def planned_draws(*, target_halfwidth: float, variance_guess: float, alpha: float) -> int:
-    """The draws t* at which a sequence tuned for t* (:func:`tuning`) reaches ``target_halfwidth``
-    if the variance is ``variance_guess``. Tuned at t*, rho^2 t* v is a constant x, so the
-    half-width there is sqrt(v / t*) K with K = boundary(1) for a sequence tuned at 1."""
+    """The draws t* at which the sequence, tuned there, should reach ``target_halfwidth`` if the
+    variance is ``variance_guess`` and small bets are not truncated: at t* the half-width is
+    about sqrt(2 log(2 / alpha) v / t*) (the bets' linear and quadratic terms alike), so
+    t* = 2 log(2 / alpha) v / h^2, about 1.9 times the fixed-size normal interval's draws at
+    alpha = 0.05."""
+    check_alpha(alpha)
     if not (target_halfwidth > 0):
         raise ValueError("target_halfwidth must be positive")
-    rho = tuning(planned=1, variance_guess=variance_guess, alpha=alpha)
-    at_one = float(boundary(t=1, variance=variance_guess, alpha=alpha, rho=rho))
-    return max(1, math.ceil((at_one / target_halfwidth) ** 2))
+    if not (variance_guess > 0):
+        raise ValueError("variance_guess must be positive")
+    return max(1, math.ceil(2 * math.log(2 / alpha) * variance_guess / target_halfwidth**2))
 
 
-def more_draws(
-    *, t: int, variance: float, target_halfwidth: float, alpha: float, rho: float, limit: int
-) -> int:
-    """Draws still needed for the half-width to reach ``target_halfwidth`` if the variance stays
-    ``variance``: the smallest t' >= t with boundary(t') <= target, minus t; ``limit`` - t + 1
-    when even ``limit`` draws would not do (out of reach)."""
+def more_draws(*, t: int, halfwidth: float, target_halfwidth: float, limit: int) -> int:
+    """Draws still needed for the half-width to reach ``target_halfwidth`` if it keeps shrinking
+    as 1 / sqrt(t) from ``halfwidth`` after ``t`` draws: ceil(t (h / target)^2) - t, and
+    ``limit`` - t + 1 when even ``limit`` draws would not do (out of reach)."""
     if not (target_halfwidth > 0):
         raise ValueError("target_halfwidth must be positive")
-    steps = np.arange(max(t, 1), limit + 1)
-    reached = np.flatnonzero(boundary(t=steps, variance=variance, alpha=alpha, rho=rho) <= target_halfwidth)
-    if reached.size == 0:
+    if halfwidth <= target_halfwidth:
+        return 0
+    needed = math.ceil(max(t, 1) * (halfwidth / target_halfwidth) ** 2)
+    if needed > limit:
         return limit - t + 1
-    return int(steps[reached[0]]) - t
+    return max(1, needed - t)
 
 
-def _lambda(*, a: np.ndarray, g: np.ndarray, fallback: float) -> float:
-    """Cov(a, g) / Var(g) clipped to [0, 1]: the lam minimising Var(a - lam g)."""
-    if a.size < 2:
+def _lambda(*, count: int, sums: dict[str, float], fallback: float) -> float:
+    """Cov(a, g) / Var(g) clipped to [0, 1] over the first ``count`` draws (from their running
+    sums of a, g, a g and g^2): the lam minimising Var(a - lam g)."""
+    if count < 2:
         return fallback
-    var = float(np.var(g))
+    mean_a, mean_g = sums["a"] / count, sums["g"] / count
+    var = sums["gg"] / count - mean_g**2
     if var <= 1e-12:
         return fallback
-    return float(np.clip(np.mean((a - a.mean()) * (g - g.mean())) / var, 0.0, 1.0))
+    return float(np.clip((sums["ag"] / count - mean_a * mean_g) / var, 0.0, 1.0))
 
 
 def anytime_ppi(
@@ -169,12 +226,13 @@ def anytime_ppi(
     planned: float,
     variance_guess: float,
     lam_start: float = 1.0,
+    grid: int = GRID,
 ) -> list[Look]:
     """The confidence sequence for a theme's rate, looked at after every ``batch`` draws.
 
     ``units``: the index (0..N-1) of each draw in order, ``y`` its human label; ``q``: the draw
     probabilities of every unit (sum 1) and ``confidence_all`` the judge's confidence on every
-    unit (N values). ``planned`` and ``variance_guess`` set rho (:func:`tuning`). Returns one
+    unit (N values). ``planned`` and ``variance_guess`` tune the bets (:func:`bets`). Returns one
     :class:`Look` per batch (the last may be shorter)."""
     check_alpha(alpha)
     index = np.asarray(units, dtype=int).ravel()
@@ -190,34 +248,63 @@ def anytime_ppi(
         raise ValueError("q must be positive and sum to 1")
     if index.size and (index.min() < 0 or index.max() >= N):
         raise ValueError("units must index confidence_all")
+    if np.any((labels != 0) & (labels != 1)):
+        raise ValueError("y must be 0 or 1")
     if batch < 1:
         raise ValueError("batch must be at least 1")
-    rho = tuning(planned=planned, variance_guess=variance_guess, alpha=alpha)
-    scale = N * probabilities[index]
+    if not (planned > 0 and variance_guess > 0):
+        raise ValueError("planned and variance_guess must be positive")
+    mean_c = float(c_all.mean())
+    scale_all = N * probabilities
+    scale = scale_all[index]
     a = labels / scale
-    g = c_all[index] / scale - float(c_all.mean())
+    g = c_all[index] / scale - mean_c
     lam = np.empty(index.size)
-    looks: list[Look] = []
     lam_now = float(np.clip(lam_start, 0.0, 1.0))
+    # Running sums, for each batch's lambda on the draws before it.
+    sums = {
+        name: np.concatenate([[0.0], np.cumsum(v)])
+        for name, v in (("a", a), ("g", g), ("ag", a * g), ("gg", g * g))
+    }
     for start in range(0, index.size, batch):
         stop = min(start + batch, index.size)
-        lam_now = _lambda(a=a[:start], g=g[:start], fallback=lam_now)
+        lam_now = _lambda(count=start, sums={name: v[start] for name, v in sums.items()}, fallback=lam_now)
         lam[start:stop] = lam_now
     values = a - lam * g
+    looks: list[Look] = []
     if not values.size:
         return looks
-    means, variances = running_moments(values=values, variance_guess=variance_guess)
-    halfwidths = boundary(
-        t=np.arange(1, values.size + 1, dtype=float), variance=variances, alpha=alpha, rho=rho
+    # phi_j = lam C + (y - lam c_i) / (N q_i): over every unit i and y in {0, 1}, its least value
+    # is lam (C - max_i c_i / (N q_i)) (y = 0), its greatest lam C + max_i (1 - lam c_i) / (N q_i).
+    worst_low = float(np.max(c_all / scale_all))
+    low = lam * (mean_c - worst_low)
+    highest = {
+        value: value * mean_c + float(np.max((1 - value * c_all) / scale_all)) for value in set(lam.tolist())
+    }
+    high = np.array([highest[value] for value in lam.tolist()])
+    lower, upper = betting_sequence(
+        values=values,
+        low=low,
+        high=high,
+        alpha=alpha,
+        planned=planned,
+        variance_guess=variance_guess,
+        grid=grid,
     )
+    means, variances = running_moments(values=values, variance_guess=variance_guess)
+    # Distinct units labeled after each draw: a draw counts when its unit was not drawn before.
+    first = np.zeros(index.size, dtype=bool)
+    first[np.unique(index, return_index=True)[1]] = True
+    distinct = np.cumsum(first)
     for start in range(0, index.size, batch):
         stop = min(start + batch, index.size)
         looks.append(
             Look(
                 draws=stop,
-                labels=int(np.unique(index[:stop]).size),
-                mean=float(means[stop - 1]),
-                halfwidth=float(halfwidths[stop - 1]),
+                labels=int(distinct[stop - 1]),
+                mean=min(1.0, max(0.0, float(means[stop - 1]))),
+                lower=float(lower[stop - 1]),
+                upper=float(upper[stop - 1]),
                 lam=float(lam[stop - 1]),
                 variance=float(variances[stop - 1]),
             )

@@ -59,6 +59,7 @@ from inference.intervals import (
     Interval,
     check_alpha,
     from_variance,
+    honest_df,
     nan_interval,
     rectifier_floor,
     smoothed_variance,
@@ -67,6 +68,13 @@ from inference.intervals import (
 from inference.ppi import PPI_CONFIDENCE
 
 PPI_WEIGHTED = PPI_CONFIDENCE
+# The share of the variance the confidences imply (each residual's c (1 - c) through the design)
+# below which the observed variance is not believed. Where the design is sound the observed one
+# falls under it by chance now and then; where the labels left only sure units, drawn at the floor
+# rate, it falls 10 to 100 times under. At 1 the middle of the grid widened by 10% (17% at 90%
+# accuracy), at 1/2 the corner covered 91.5%; at 3/4 the corner covers 95-99% and the middle
+# widens by 1.9% on average (``bench/coverage_grid.py``, docs/statistics.md).
+CONFIDENCE_FLOOR_SHARE = 0.75
 
 
 def _array(values: ArrayLike, *, name: str, length: int | None = None) -> np.ndarray:
@@ -100,13 +108,17 @@ def weighted_ppi(
     confidence_all: ArrayLike,
     alpha: float,
     lam: float | None = 1.0,
+    judge_mean: float | None = None,
 ) -> Interval:
     """Inverse-probability PPI++ estimate of a group's rate and its 1 - alpha interval.
 
     ``y``, ``confidence`` and ``pi``: the human labels (0/1), the judge's confidences and the
     inclusion probabilities of the n sampled units; ``confidence_all``: the judge's confidence
-    on every unit of the group (sampled ones included), N values. ``lam``: the coefficient
-    (clipped to [0, 1]), 1 by default; None fits it on the labels (:func:`weighted_lambda`).
+    on every unit of the group (sampled ones included), N values; ``judge_mean``, the judge's
+    term when it is not their plain mean (a recalibrated confidence cross-fitted by folds,
+    ``inference.calibration``: each label's prediction from the map fitted without it, the
+    judge's term the mean of the folds' means). ``lam``: the coefficient (clipped to [0, 1]), 1
+    by default; None fits it on the labels (:func:`weighted_lambda`).
     Method ``ppi++-confidence``, ``n`` the labels, ``N`` the group's size. Labels all equal:
     the residual variance is at least the smoothed rate's (as for ``classical_mean``), with a note.
 
@@ -135,13 +147,16 @@ def weighted_ppi(
     w = 1 / p
     n_hat = float(np.sum(w))
     residual_mean = float(np.sum(w * residual) / n_hat)
-    mean = coefficient * float(c_all.mean()) + residual_mean
+    mean = coefficient * (float(c_all.mean()) if judge_mean is None else float(judge_mean)) + residual_mean
     if n == 1:
         return unbounded_interval(
             mean=mean, method=PPI_WEIGHTED, alpha=alpha, n=1, N=N, lam=coefficient, note=notes.ONE_LABEL
         )
     # n / (n - 1): the small-sample factor of a linearised variance (as G / (G - 1) for clusters).
-    variance = n / (n - 1) * float(np.sum((1 - p) * w**2 * (residual - residual_mean) ** 2)) / n_hat**2
+    pieces = (1 - p) * w**2
+    deviations = residual - residual_mean
+    variance = n / (n - 1) * float(np.sum(pieces * deviations**2)) / n_hat**2
+    df = honest_df(pieces=pieces, deviations=deviations, limit=n - 1)
     note = ""
     design = n / (n - 1) * float(np.sum((1 - p) * w**2)) / n_hat**2
     if n < N:
@@ -160,22 +175,38 @@ def weighted_ppi(
         )
         floor = design * rectifier
         if floor > variance:
-            variance, note = floor, notes.FLOORED
-    elif np.all(labels == labels[0]):
-        # 12 labels all 1 with an uninformative judge would claim a rate surely at 100%; no
-        # observed 0 shows a rare event, not an impossible one (the robust estimators' rule).
-        floor = design * smoothed_variance(count=float(labels.sum()), n=n, alpha=alpha)
+            variance, note, df = floor, notes.FLOORED, n - 1
+    else:
+        # A confidence is the label's probability (recalibrated on the labels before it gets
+        # here): a unit's residual y - lam c has variance c (1 - c). Where the design labels most
+        # of a small theme and leaves only units the judge is sure of, drawn at the floor rate with
+        # large weights, their rare errors are seldom drawn: the observed deviations then show
+        # almost no variance while the estimate misses those errors (63-89% coverage at rates of
+        # 2-5% or 95-98%, ``bench/coverage_grid.py``). The variance is at least a share of the
+        # design's variance of those Bernoulli variances.
+        expected = c * (1 - c)
+        floor = CONFIDENCE_FLOOR_SHARE * n / (n - 1) * float(np.sum(pieces * expected)) / n_hat**2
         if floor > variance:
-            variance, note = floor, notes.SMOOTHED
+            variance, note = floor, notes.CONFIDENCE_FLOOR
+            df = honest_df(pieces=pieces, deviations=np.sqrt(expected), limit=n - 1)
+        if np.all(labels == labels[0]):
+            # 12 labels all 1 with an uninformative judge would claim a rate surely at 100%; no
+            # observed 0 shows a rare event, not an impossible one (the robust estimators' rule).
+            floor = design * smoothed_variance(count=float(labels.sum()), n=n, alpha=alpha)
+            if floor > variance:
+                variance, note, df = floor, notes.SMOOTHED, n - 1
     return from_variance(
         mean=mean,
         variance=variance,
         alpha=alpha,
-        df=n - 1,
+        df=df,
         method=PPI_WEIGHTED,
         n=n,
         N=N,
         lam=coefficient,
         bounded=True,
+        # The design's variance of a Hajek mean of a variable of variance 1 is 1 / (its labels'
+        # worth): a simple random sample's (1 - n/N) / n, a census's 0.
+        least_n=1 / design if design > 0 else math.inf,
         note=note,
     )

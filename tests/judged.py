@@ -7,7 +7,7 @@ import re
 import numpy as np
 from django.utils.html import escape
 
-from annotation.models import Criterion, Label, Level, Stage, Unit
+from annotation.models import Criterion, Label, Level, Question, Stage, Unit
 from evaluation.models import Judge, Judgment
 from tests.factories import make_answer, make_campaign
 
@@ -97,6 +97,43 @@ def study_campaign(*, design=DESIGN, name: str = "Imported study"):
                 )
             rows["labeled" if human is not None else "unlabeled"].append((unit, human, verdict))
     return campaign, criterion, judge, units
+
+
+def version_campaign(
+    name: str, *, seed: int, share: float = 0.7, questions: int = 12, answers: int = 3, snapshot: bool = True
+):
+    """A version of the assistant: questions ``Q-0``, ``Q-1``... (the first half Finance, the rest IT),
+    each answered ``answers`` times, so that two versions share their question ids; relevance true
+    for about ``share`` of the answers, labelled by people on the first two answers of each question
+    (imported, final), an imported judge on every answer, wrong one time in six (seeded by
+    ``seed``). With ``snapshot``, the relevance estimates are snapshotted, as after an import. The
+    campaign, its relevance criterion and its judge."""
+    from evaluation.estimates.snapshots import record_snapshots
+    from evaluation.models import ReportSnapshot
+
+    rng = np.random.default_rng(seed)
+    campaign = make_campaign(name=name)
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    judge = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
+    for q in range(questions):
+        question = Question.objects.create(
+            campaign=campaign,
+            external_id=f"Q-{q}",
+            text=f"Question {q} ?",
+            theme="Finance" if q < questions // 2 else "IT",
+            difficulty="simple",
+        )
+        for index in range(answers):
+            answer = make_answer(campaign=campaign, question=question)
+            unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
+            truth = int(rng.random() < share)
+            if index < 2:
+                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth)
+            verdict = truth if rng.random() > 1 / 6 else 1 - truth
+            Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=verdict)
+    if snapshot:
+        record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
+    return campaign, criterion, judge
 
 
 # Reading report pages

@@ -34,9 +34,24 @@ from annotation.errors import FieldError, refusal
 from annotation.models import Criterion, Sample, Unit
 from annotation.sampling.design import allocate_clusters
 from annotation.sampling.draws import GivenDraw, store_given_sample
+from annotation.workflow import final_labels
 from evaluation.measures.calibration import probability_of_one
 from evaluation.models import Judge, Judgment
+from inference.calibration import IDENTITY, MIN_LABELS, Platt, fit_platt
 from inference.inclusion import DEFAULT_FLOOR, UNKNOWN, confidence_probabilities, poisson_draw, spread
+
+
+class PilotNeeded(FieldError):
+    """A design that follows the judge's confidence, refused because no pilot of human labels
+    checked it yet: a state of the campaign (label a K-means sample first, or draw without a pilot
+    knowingly), not a mistake in the request. ``judge`` and ``criterion`` are the names,
+    ``labels`` the pilot's labels so far and ``least`` those needed, for a page that says it in
+    its own words."""
+
+    def __init__(self, message, *, judge: str, criterion: str, labels: int, least: int) -> None:
+        super().__init__("judge", message)
+        self.judge, self.criterion, self.labels, self.least = judge, criterion, labels, least
+
 
 # The verdict stratum of a unit the judge did not label (``Population.verdicts``).
 NOT_JUDGED = -1
@@ -85,6 +100,31 @@ def judged_units(
     return out
 
 
+def pilot_calibration(
+    *,
+    criterion: Criterion,
+    judge: Judge,
+    judged: Mapping[int, Judged] | None = None,
+    finals: Mapping[int, int] | None = None,
+) -> tuple[Platt, int]:
+    """The judge's confidence recalibrated on the pilot, the final human labels already made of
+    ``criterion`` on units it gave a confidence (``inference.calibration.fit_platt``; the
+    identity below ``calibration.MIN_LABELS`` of them), and the number of those labels. A design
+    follows its confidence through this map, fixed before the draw and recorded with the sample,
+    so the probabilities stay those the draw used. ``judged`` and ``finals``: the judge's units
+    and the final labels, when the caller read them already."""
+    finals = final_labels(criterion=criterion) if finals is None else finals
+    judged = judged_units(criterion=criterion, judge_id=judge.pk) if judged is None else judged
+    pairs = [
+        (found.confidence, finals[unit_id])
+        for unit_id, found in sorted(judged.items())
+        if found.confidence is not None and unit_id in finals
+    ]
+    if not pairs:
+        return IDENTITY, 0
+    return fit_platt(confidence=[c for c, _ in pairs], labels=[y for _, y in pairs]), len(pairs)
+
+
 @dataclass(frozen=True)
 class Population:
     """Every unit of a criterion's level, parallel arrays by unit id: ids, themes, the c the
@@ -109,24 +149,37 @@ class Population:
         return int(np.count_nonzero(self.verdicts != NOT_JUDGED))
 
 
-def population(*, criterion: Criterion, judge: Judge) -> Population:
+def population(
+    *,
+    criterion: Criterion,
+    judge: Judge,
+    calibration: Platt = IDENTITY,
+    judged: Mapping[int, Judged] | None = None,
+) -> Population:
     """The units of ``criterion``'s level with ``judge``'s verdict and confidence on each (two
-    queries)."""
+    queries, one when ``judged`` is given), each confidence read through ``calibration`` (the
+    pilot's map a design was drawn with: :func:`pilot_calibration`, recorded in the sample)."""
     rows = list(
         Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
         .order_by("id")
         .values_list("id", "theme")
     )
-    judged = judged_units(criterion=criterion, judge_id=judge.pk)
+    judged = judged_units(criterion=criterion, judge_id=judge.pk) if judged is None else judged
     ids = np.array([unit_id for unit_id, _ in rows], dtype=np.int64)
     themes = np.array([theme for _, theme in rows], dtype=object)
     found = [judged.get(unit_id) for unit_id, _ in rows]
+    scored = np.array([j is not None and j.confidence is not None for j in found], dtype=bool)
+    confidence = np.array([UNKNOWN if j is None else j.design_confidence for j in found], dtype=float)
+    prediction = np.array([UNKNOWN if j is None else j.prediction for j in found], dtype=float)
+    if calibration.fitted and scored.any():
+        confidence[scored] = calibration.apply(confidence[scored])
+        prediction[scored] = confidence[scored]
     return Population(
         ids=ids,
         themes=themes,
-        confidence=np.array([UNKNOWN if j is None else j.design_confidence for j in found], dtype=float),
-        scored_mask=np.array([j is not None and j.confidence is not None for j in found], dtype=bool),
-        prediction=np.array([UNKNOWN if j is None else j.prediction for j in found], dtype=float),
+        confidence=confidence,
+        scored_mask=scored,
+        prediction=prediction,
         verdicts=np.array([NOT_JUDGED if j is None else j.verdict for j in found], dtype=np.int64),
     )
 
@@ -178,10 +231,20 @@ def check_judge(*, criterion: Criterion, judge: Judge | None) -> Judge:
     return judge
 
 
-def check_scored(*, units: Population, criterion: Criterion, judge: Judge, by_verdict: bool = False) -> None:
+def check_scored(
+    *,
+    units: Population,
+    criterion: Criterion,
+    judge: Judge,
+    by_verdict: bool = False,
+    calibration: Platt | None = None,
+    pilot_labels: int = 0,
+) -> None:
     """FieldError on ``judge`` when the design would have nothing to follow: no confidence on any
     unit of the criterion, or, split by verdict, no verdict on any (a judge that gives verdicts
-    without confidences can still split each theme by its verdict)."""
+    without confidences can still split each theme by its verdict); or, given the pilot's
+    ``calibration``, when the judge gives confidences that no pilot checked (fewer than
+    ``calibration.MIN_LABELS`` labels: ``pilot_labels``)."""
     if by_verdict and units.judged == 0:
         raise FieldError(
             "judge",
@@ -190,6 +253,27 @@ def check_scored(*, units: Population, criterion: Criterion, judge: Judge, by_ve
                 judge=repr(judge.name),
                 criterion=repr(criterion.name),
             ),
+        )
+    if units.scored and calibration is not None and not calibration.fitted:
+        raise PilotNeeded(
+            refusal(
+                _(
+                    "judge: %(judge)s's confidence on %(criterion)s has not been checked against "
+                    "enough human labels (%(labels)s of the %(least)s needed); label a pilot first, "
+                    "a K-means sample of at least %(least)s units, so that its confidence is "
+                    "recalibrated before it chooses who labels what (an overconfident judge would "
+                    "otherwise leave its errors where the design samples least), or draw without "
+                    "a pilot knowingly"
+                ),
+                judge=repr(judge.name),
+                criterion=repr(criterion.name),
+                labels=pilot_labels,
+                least=MIN_LABELS,
+            ),
+            judge=judge.name,
+            criterion=criterion.name,
+            labels=pilot_labels,
+            least=MIN_LABELS,
         )
     if not by_verdict and units.scored == 0:
         raise FieldError(
@@ -262,9 +346,15 @@ def draw_confidence_sample(
     per_theme_budget: Mapping[str, int] | None = None,
     stratum_budgets: Mapping[str, Mapping[str, int]] | None = None,
     floor: float = DEFAULT_FLOOR,
+    without_pilot: bool = False,
     user=None,
 ) -> Sample:
     """Draw and store a confidence-driven sample of ``criterion``'s units; return it (done).
+
+    The judge's confidence is read through the pilot's map (:func:`pilot_calibration`, recorded
+    with the sample). Without a pilot of ``calibration.MIN_LABELS`` labels the draw is refused,
+    unless ``without_pilot``: the manager then draws on the confidence as the judge gave it, and
+    the sample and the report say so.
 
     ``budget`` is the expected number of labels, split across themes by :func:`theme_budgets`
     (or as ``per_theme_budget`` says); the number drawn varies around it (Poisson sampling).
@@ -278,9 +368,18 @@ def draw_confidence_sample(
     budget, or when the draw took no unit; nothing is written then.
     """
     judge = check_judge(criterion=criterion, judge=judge)
-    units = population(criterion=criterion, judge=judge)
+    judged = judged_units(criterion=criterion, judge_id=judge.pk)
+    calibration, pilot_labels = pilot_calibration(criterion=criterion, judge=judge, judged=judged)
+    units = population(criterion=criterion, judge=judge, calibration=calibration, judged=judged)
     by_verdict = stratum_budgets is not None
-    check_scored(units=units, criterion=criterion, judge=judge, by_verdict=by_verdict)
+    check_scored(
+        units=units,
+        criterion=criterion,
+        judge=judge,
+        by_verdict=by_verdict,
+        calibration=None if without_pilot else calibration,
+        pilot_labels=pilot_labels,
+    )
     names, counts = np.unique(units.themes.astype(str), return_counts=True)
     sizes = {str(name): int(count) for name, count in zip(names, counts, strict=True)}
     if stratum_budgets is not None:
@@ -330,6 +429,8 @@ def draw_confidence_sample(
         "judge_id": judge.pk,
         "floor": floor,
         "by_verdict": by_verdict,
+        "calibration": calibration.as_json(),
+        "pilot_labels": pilot_labels,
         "themes": shapes,
     }
     return store_given_sample(
@@ -356,6 +457,7 @@ def design_probabilities(
     :func:`judged_units`; a unit missing there counts as not judged, c = ``UNKNOWN``); 0 for a
     theme, or a verdict stratum, the sample left out."""
     shapes = sample.design_parameters.get("themes", {})
+    calibration = Platt.from_json(sample.design_parameters.get("calibration"))
     out: dict[int, float] = {}
     for unit_id, theme in themes.items():
         shape = shapes.get(theme)
@@ -365,5 +467,13 @@ def design_probabilities(
         if shape is None:
             out[unit_id] = 0.0
             continue
-        out[unit_id] = _probability(shape, UNKNOWN if found is None else found.design_confidence)
+        out[unit_id] = _probability(shape, design_confidence(found, calibration=calibration))
     return out
+
+
+def design_confidence(found: Judged | None, *, calibration: Platt) -> float:
+    """The c a design followed for a unit: its confidence through the design's recorded pilot
+    map, ``UNKNOWN`` where the judge gave none or did not judge the unit."""
+    if found is None or found.confidence is None:
+        return UNKNOWN
+    return float(calibration.apply(found.confidence))

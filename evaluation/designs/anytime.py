@@ -31,7 +31,8 @@ else about N more labels from :func:`inference.sequential.more_draws` (draws con
 expected number of new distinct units; when that is every unit left, as in a small theme, the
 advice is to label the whole theme: draws with replacement never learn a theme is exhausted);
 waiting for labels when drawn units are still unlabeled;
-out of reach when even ``CAP_FACTOR`` times the planned draws would not do.
+out of reach when even ``CAP_FACTOR`` times the planned draws would not do (a theme with fewer
+units left than those draws is told to label them all instead).
 
 **The tuning.** rho is set once, at the start, from a variance guess per theme: the variance of
 phi if the judge's confidence were calibrated, (1/N^2) sum_i c_i (1 - c_i) / q_i, scaled by the
@@ -56,13 +57,21 @@ from annotation.errors import FieldError, refusal
 from annotation.models import Criterion, Sample
 from annotation.sampling.draws import GivenDraw, store_given_sample
 from annotation.workflow import final_labels
-from evaluation.designs.active import Population, _shape, check_judge, population
+from evaluation.designs.active import (
+    Population,
+    _shape,
+    check_judge,
+    judged_units,
+    pilot_calibration,
+    population,
+)
 from evaluation.designs.anytime_status import (
     CHANGED,
     draw_probabilities,
     drawn_at_least_once,
     fingerprint,
     open_sequence,
+    sequence_calibration,
     sequence_judge,
     sequence_status,
     theme_rows,
@@ -70,7 +79,7 @@ from evaluation.designs.anytime_status import (
 from evaluation.designs.budget_split import PRIOR_LABELS
 from evaluation.models import Judge
 from inference.inclusion import DEFAULT_FLOOR, spread
-from inference.sequential import planned_draws, tuning
+from inference.sequential import planned_draws
 
 DEFAULT_TARGET = 0.05
 DEFAULT_BATCH = 20
@@ -169,7 +178,9 @@ def _start_sequence(
 ) -> Sample:
     judge = check_judge(criterion=criterion, judge=judge)
     _check_settings(target_halfwidth=target_halfwidth, batch_size=batch_size, alpha=alpha)
-    units = population(criterion=criterion, judge=judge)
+    judged = judged_units(criterion=criterion, judge_id=judge.pk)
+    calibration, pilot_labels = pilot_calibration(criterion=criterion, judge=judge, judged=judged)
+    units = population(criterion=criterion, judge=judge, calibration=calibration, judged=judged)
     if units.ids.size == 0:
         raise FieldError(
             "criterion",
@@ -192,7 +203,6 @@ def _start_sequence(
             **_shape(probabilities=q, scores=spread(confidence=c)),
             "variance_guess": guess,
             "planned": planned,
-            "rho": tuning(planned=planned, variance_guess=guess, alpha=alpha),
             "pilot": len(labeled),
             "fingerprint": fingerprint(ids=units.ids[rows], confidence=c),
             "draws": [],
@@ -205,6 +215,8 @@ def _start_sequence(
         "alpha": float(alpha),
         "batch_size": int(batch_size),
         "floor": DEFAULT_FLOOR,
+        "calibration": calibration.as_json(),
+        "pilot_labels": pilot_labels,
         "batches": 0,
         "themes": themes,
     }
@@ -308,7 +320,7 @@ def _next_batch(*, sample: Sample, criterion: Criterion, user) -> Sample:
     return _draw_batch(
         criterion=criterion,
         parameters=parameters,
-        units=population(criterion=criterion, judge=judge),
+        units=population(criterion=criterion, judge=judge, calibration=sequence_calibration(sample=sample)),
         themes=themes,
         seed=sample.seed,
         user=user,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,9 +18,10 @@ import numpy as np
 from annotation.models import Campaign, Criterion, Sample
 from annotation.sampling.current import current_sample
 from annotation.workflow import final_labels
-from evaluation.designs.active import Population, population
+from evaluation.designs.active import Judged, Population, design_confidence, population
 from evaluation.models import Judge
-from inference.inclusion import UNKNOWN, confidence_probabilities
+from inference.calibration import Platt
+from inference.inclusion import confidence_probabilities
 from inference.sequential import Look, anytime_ppi, more_draws
 
 # A theme is out of reach when even this many times its planned draws would not reach the target.
@@ -184,20 +186,19 @@ def _theme_status(
     if prefix < len(draws):
         return replace(base, look=look, state=WAITING)
     cap = base.cap
-    more = more_draws(
-        t=prefix,
-        variance=look.variance,
-        target_halfwidth=target,
-        alpha=alpha,
-        rho=float(shape["rho"]),
-        limit=cap,
-    )
-    if prefix + more > cap:
-        return replace(base, look=look, state=OUT_OF_REACH)
+    more = more_draws(t=prefix, halfwidth=look.halfwidth, target_halfwidth=target, limit=cap)
     drawn = np.zeros(c.size, dtype=bool)
     drawn[[position[unit_id] for unit_id in drawn_ids]] = True
-    labels_needed = _expected_new_labels(q=q, drawn=drawn, draws=more)
     remaining = int(np.count_nonzero(~drawn))
+    if prefix + more > cap:
+        # A theme the capped draws cannot make precise enough is still known exactly once every
+        # unit is labelled: when its units left are fewer than the draws it would take (each draw
+        # labels at most one more), that census is the advice.
+        needed = more_draws(t=prefix, halfwidth=look.halfwidth, target_halfwidth=target, limit=sys.maxsize)
+        if remaining <= needed:
+            return replace(base, look=look, state=WHOLE, more_draws=needed, more_labels=remaining)
+        return replace(base, look=look, state=OUT_OF_REACH)
+    labels_needed = _expected_new_labels(q=q, drawn=drawn, draws=more)
     # Draws with replacement never learn that a small theme is exhausted: when they would label
     # about every unit left, labelling the whole theme is the honest advice (a census).
     state = WHOLE if labels_needed >= remaining else MORE
@@ -229,7 +230,7 @@ def sequence_status(*, sample: Sample) -> SequenceStatus:
             verdicts=np.array([], dtype=np.int64),
         )
     else:
-        units = population(criterion=criterion, judge=judge)
+        units = population(criterion=criterion, judge=judge, calibration=sequence_calibration(sample=sample))
     rows_of = theme_rows(units) if units.ids.size else {}
     themes = [
         _theme_status(
@@ -261,20 +262,29 @@ def open_sequences(*, campaign: Campaign) -> list[SequenceStatus]:
     return out
 
 
+def sequence_calibration(*, sample: Sample) -> Platt:
+    """The pilot's map the sequence of ``sample`` follows the judge's confidence through, recorded
+    at its start (the identity for a sequence started without a pilot, or before maps were
+    recorded): every batch and every status reads the confidences the start read."""
+    return Platt.from_json(sample.design_parameters.get("calibration"))
+
+
 def sequence_probabilities(
-    *, sample: Sample, themes: Mapping[int, str], confidence: Mapping[int, float]
+    *, sample: Sample, themes: Mapping[int, str], judged: Mapping[int, Judged]
 ) -> dict[int, float]:
     """The probability that the anytime batch ``sample`` holds each unit of ``themes`` (unit id ->
-    theme): 1 - (1 - q_i)^T with q_i from the recorded shape and the judge's probability of a 1
-    (``confidence``; ``UNKNOWN`` when missing) and T the theme's draws; 0 for a theme with none."""
+    theme): 1 - (1 - q_i)^T with q_i from the recorded shape and the c the design followed
+    (``active.design_confidence`` of what the judge said, ``judged``, through the sequence's
+    recorded map) and T the theme's draws; 0 for a theme with none."""
     shapes = sample.design_parameters.get("themes", {})
+    calibration = sequence_calibration(sample=sample)
     out: dict[int, float] = {}
     for unit_id, theme in themes.items():
         shape = shapes.get(theme)
         if shape is None or not shape.get("draws"):
             out[unit_id] = 0.0
             continue
-        c = float(confidence.get(unit_id, UNKNOWN))
+        c = design_confidence(judged.get(unit_id), calibration=calibration)
         q = min(1.0, max(float(shape["low"]), float(shape["scale"]) * math.sqrt(c * (1 - c))))
         out[unit_id] = drawn_at_least_once(q=q, draws=len(shape["draws"]))
     return out

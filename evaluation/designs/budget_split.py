@@ -45,6 +45,8 @@ from evaluation.designs.active import (
     check_judge,
     check_scored,
     draw_confidence_sample,
+    judged_units,
+    pilot_calibration,
     population,
     strata_of,
 )
@@ -68,6 +70,14 @@ class StratumPlan:
     labels: int
 
 
+# Past this share of a theme's units labelled (the pilot's and the split's), the designs that
+# follow the judge's confidence cover less than they say at rates near 0 or 1: the units left
+# are those the judge is sure of, drawn at the floor, and a rare error among them goes unseen
+# by the estimate and its variance alike (63.5-89% at N = 500 with over 300 labels in
+# bench/coverage_grid.py; docs/statistics.md, Coverage in every design).
+MOST_OF_A_THEME = 0.5
+
+
 @dataclass(frozen=True)
 class ThemePlan:
     """One theme of the split: its units, those the judge gave a confidence, the pilot's labels,
@@ -83,6 +93,11 @@ class ThemePlan:
     halfwidth: float
     strata: list[StratumPlan] = field(default_factory=list)
 
+    @property
+    def mostly_labelled(self) -> bool:
+        """Whether the pilot and the split would label more than MOST_OF_A_THEME of the theme."""
+        return self.pilot + self.labels > MOST_OF_A_THEME * self.units
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -95,6 +110,13 @@ class Plan:
     themes: list[ThemePlan]
     overall_halfwidth: float
     by_verdict: bool = False
+    # Whether the pilot recalibrated the confidences the spreads read (else: as the judge gave them).
+    recalibrated: bool = True
+
+    @property
+    def mostly_labelled(self) -> list[str]:
+        """The themes this split would mostly label (``ThemePlan.mostly_labelled``)."""
+        return [row.theme for row in self.themes if row.mostly_labelled]
 
     @property
     def per_theme(self) -> dict[str, int]:
@@ -132,6 +154,7 @@ def plan_split(
     objective: str = OVERALL,
     alpha: float = 0.05,
     by_verdict: bool = False,
+    without_pilot: bool = False,
 ) -> Plan:
     """The split of ``budget`` human labels across ``criterion``'s themes for the confidence
     design with ``judge``'s confidences, minimising ``objective``; with ``by_verdict``, across
@@ -139,9 +162,20 @@ def plan_split(
     every theme, or stratum, its minimum; ``objective`` when unknown; ``judge`` as
     ``evaluation.designs.active.check_scored``)."""
     judge = check_judge(criterion=criterion, judge=judge)
-    units = population(criterion=criterion, judge=judge)
-    check_scored(units=units, criterion=criterion, judge=judge, by_verdict=by_verdict)
+    judged = judged_units(criterion=criterion, judge_id=judge.pk)
     pilot = final_labels(criterion=criterion)
+    calibration, pilot_labels = pilot_calibration(
+        criterion=criterion, judge=judge, judged=judged, finals=pilot
+    )
+    units = population(criterion=criterion, judge=judge, calibration=calibration, judged=judged)
+    check_scored(
+        units=units,
+        criterion=criterion,
+        judge=judge,
+        by_verdict=by_verdict,
+        calibration=None if without_pilot else calibration,
+        pilot_labels=pilot_labels,
+    )
     strata: list[Stratum] = []
     details: dict[str, tuple[int, int, int, float]] = {}
     stratum_pilots: dict[tuple[str, str], int] = {}  # the pilot labels of each verdict stratum
@@ -224,6 +258,7 @@ def plan_split(
         alpha=alpha,
         themes=themes,
         overall_halfwidth=split.overall_halfwidth,
+        recalibrated=calibration.fitted,
         by_verdict=by_verdict,
     )
 
@@ -236,6 +271,7 @@ def draw_by_plan(
     objective: str = OVERALL,
     by_verdict: bool = False,
     seed: int = 0,
+    without_pilot: bool = False,
     user=None,
 ) -> Sample:
     """Draw the confidence-driven sample with the split :func:`plan_split` shows: each theme's
@@ -243,7 +279,12 @@ def draw_by_plan(
     :func:`plan_split` and :func:`evaluation.designs.active.draw_confidence_sample`; nothing
     is written then."""
     plan = plan_split(
-        criterion=criterion, judge=judge, budget=budget, objective=objective, by_verdict=by_verdict
+        criterion=criterion,
+        judge=judge,
+        budget=budget,
+        objective=objective,
+        by_verdict=by_verdict,
+        without_pilot=without_pilot,
     )
     return draw_confidence_sample(
         criterion=criterion,
@@ -252,5 +293,6 @@ def draw_by_plan(
         seed=seed,
         per_theme_budget=plan.per_theme,
         stratum_budgets=plan.per_stratum,
+        without_pilot=without_pilot,
         user=user,
     )

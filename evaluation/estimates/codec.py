@@ -8,11 +8,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from evaluation.estimates.params import ANSWER
 from evaluation.estimates.report import GroupEstimate, Report
 from inference import intervals
-from inference.agreement import Agreement
+from inference.agreement import RESAMPLES as KAPPA_RESAMPLES
+from inference.agreement import Agreement, KappaInterval
 from inference.numbers import finite
 from inference.shrinkage import PPI_SHRUNK
+
+# Kappa's bootstrap interval is at 95%, whatever the report's alpha (as alpha's on the annotators' page).
+KAPPA_LEVEL = 0.95
 
 
 def _bounds(interval: intervals.Interval) -> list[float | None]:
@@ -40,6 +45,21 @@ def group_as_json(*, group: Any) -> dict[str, Any]:
         "observed_agreement": finite(agreement.observed) if agreement else None,
         "chance_agreement": finite(agreement.chance) if agreement else None,
         "kappa": finite(agreement.kappa) if agreement else None,
+        "kappa_ci": (
+            [agreement.kappa_interval.lo, agreement.kappa_interval.hi]
+            if agreement and agreement.kappa_interval
+            else None
+        ),
+        # How the interval was drawn: resamples, and those without a kappa (left out).
+        "kappa_bootstrap": (
+            {
+                "level": agreement.kappa_interval.level,
+                "resamples": agreement.kappa_interval.resamples,
+                "undefined": agreement.kappa_interval.undefined,
+            }
+            if agreement and agreement.kappa_interval
+            else None
+        ),
         "effective_n": finite(group.effective_n),
         "method": group.method,
         "difficulty": group.difficulty,
@@ -81,7 +101,10 @@ def report_as_json(*, report: Any) -> dict[str, Any]:
         "themes": [group_as_json(group=group) for group in report.themes],
         "overall": group_as_json(group=report.overall),
         "versions": report.versions,
+        "clusters": report.clusters,
     }
+    if report.calibration is not None:
+        data["calibration"] = report.calibration
     if report.by_difficulty is not None:
         data["by_difficulty"] = [group_as_json(group=group) for group in report.by_difficulty]
     return data
@@ -236,12 +259,25 @@ def group_from_json(*, data: dict[str, Any], alpha: float) -> GroupEstimate:
     agreement = None
     if confusion is not None:
         kappa = data.get("kappa")
+        kappa_ci = data.get("kappa_ci")  # absent from snapshots stored before it was kept
+        drawn = data.get("kappa_bootstrap") or {}
         agreement = Agreement(
             observed=float(data["observed_agreement"]),
             chance=float(data["chance_agreement"]),
             kappa=math.nan if kappa is None else float(kappa),
             confusion=dict(confusion),
             n=n_paired,
+            kappa_interval=(
+                KappaInterval(
+                    lo=float(kappa_ci[0]),
+                    hi=float(kappa_ci[1]),
+                    level=float(drawn.get("level", KAPPA_LEVEL)),
+                    resamples=int(drawn.get("resamples", KAPPA_RESAMPLES)),
+                    undefined=int(drawn.get("undefined", 0)),
+                )
+                if kappa_ci
+                else None
+            ),
         )
     effective_n = data.get("effective_n")
     return GroupEstimate(
@@ -313,4 +349,6 @@ def report_from_json(*, data: dict[str, Any]) -> Report:
             else None
         ),
         versions=data.get("versions", {}),
+        calibration=data.get("calibration"),
+        clusters=data.get("clusters", ANSWER),
     )

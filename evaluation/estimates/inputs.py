@@ -18,9 +18,10 @@ from annotation.errors import refusal
 from annotation.models import Criterion, Label, Sample, SampleItem, Unit
 from annotation.sampling.current import current_sample
 from annotation.workflow import final_labels
+from annotation.workflow.state import UnitState, status_counts, unit_states
 from evaluation.errors import EstimateError
 from evaluation.estimates import weights
-from evaluation.estimates.params import check_alpha, check_method
+from evaluation.estimates.params import ANSWER, QUESTION, check_alpha, check_clusters, check_method
 from evaluation.measures.calibration import probability_of_one
 from evaluation.models import Judge, JudgePrompt, Judgment
 
@@ -36,9 +37,11 @@ class Labeled:
     unit_id: int
     answer_id: int
     y: int
+    question_id: int = 0
     yhat: int | None = None
     pi: float | None = None
     c: float = weights.UNKNOWN  # the judge's probability of a 1 (sample_weights)
+    scored: bool = False  # c is the judge's confidence (not its 0/1 verdict, nor unknown)
 
 
 def _chunks(ids: list[int]) -> Iterator[list[int]]:
@@ -53,21 +56,30 @@ def ones_zeros(*, ones: int, count: int) -> np.ndarray:
 
 
 def labeled_units(
-    *, criterion: Criterion, judge: Judge, sample: Sample | None, values: tuple[int, ...] | None = None
+    *,
+    criterion: Criterion,
+    judge: Judge,
+    sample: Sample | None,
+    values: tuple[int, ...] | None = None,
+    states: dict[int, UnitState] | None = None,
 ) -> dict[int, tuple[str, str, Labeled]]:
-    """Theme, difficulty and row of every unit (of the criterion's level) with a final label."""
-    finals = final_labels(criterion=criterion)
+    """Theme, difficulty and row of every unit (of the criterion's level) with a final label.
+    ``states``: the criterion's unit states when the caller has read them already."""
+    if states is None:
+        finals = final_labels(criterion=criterion)
+    else:
+        finals = {unit_id: state.final for unit_id, state in states.items() if state.final is not None}
     rows: dict[int, tuple[str, str, Labeled]] = {}
     ids = sorted(finals)
     for chunk in _chunks(ids):
         units = Unit.objects.filter(
             pk__in=chunk, campaign_id=criterion.campaign_id, level=criterion.level
-        ).values_list("id", "theme", "difficulty", "answer_id")
-        for unit_id, theme, difficulty, answer_id in units:
+        ).values_list("id", "theme", "difficulty", "answer_id", "answer__question_id")
+        for unit_id, theme, difficulty, answer_id, question_id in units:
             rows[unit_id] = (
                 theme,
                 difficulty,
-                Labeled(unit_id=unit_id, answer_id=answer_id, y=finals[unit_id]),
+                Labeled(unit_id=unit_id, answer_id=answer_id, y=finals[unit_id], question_id=question_id),
             )
         judged = Judgment.objects.filter(
             judge=judge, criterion=criterion, status=Judgment.Status.OK, unit_id__in=chunk
@@ -81,6 +93,7 @@ def labeled_units(
                         if confidence is None
                         else probability_of_one(value=int(value), confidence=confidence)
                     )
+                    rows[unit_id][2].scored = confidence is not None
         if sample is not None:
             items = SampleItem.objects.filter(sample=sample, unit_id__in=chunk).values_list(
                 "unit_id", "inclusion_probability"
@@ -124,7 +137,11 @@ class EstimateInputs:
     # Themes whose labels several samples fed, or a confidence-driven one (binary criteria), and
     # the judge's summed probabilities of a 1 per (theme, difficulty) for the latter.
     pooled: weights.Pooled | None = None
-    prediction_sums: dict | None = None
+    predictions: dict | None = None
+    # Questions as clusters (``CLUSTERS``): the judge's ok labels counted by value per (theme,
+    # difficulty) and question, read only then.
+    clusters: str = ANSWER
+    judged_by_question: dict[tuple[str, str], dict[int, dict[int, int]]] | None = None
 
 
 def load_inputs(
@@ -134,12 +151,15 @@ def load_inputs(
     alpha: float = 0.05,
     method: str = "robust",
     values: tuple[int, ...] | None = None,
+    clusters: str = ANSWER,
 ) -> EstimateInputs:
     """The rows the estimates of ``criterion`` with ``judge`` rest on (``EstimateInputs``).
     ``values``: the label values the criterion has now (its categories); a judgment of another
-    value (a category removed since) is left out, as a judgment that failed. Raises
-    EstimateError on a bad method or alpha, or a judge from another campaign."""
+    value (a category removed since) is left out, as a judgment that failed. ``clusters``:
+    ``question`` reads the judge's labels per question too. Raises EstimateError on a bad
+    method, alpha or clusters, or a judge from another campaign."""
     check_method(method)
+    clusters = check_clusters(clusters)
     check_alpha(alpha)
     if judge.campaign_id != criterion.campaign_id:
         raise EstimateError(refusal(_("judge %(judge)s belongs to another campaign"), judge=repr(judge.name)))
@@ -162,13 +182,25 @@ def load_inputs(
         .order_by()
     ):
         judged[(row["unit__theme"], row["unit__difficulty"])][int(row["value"])] = row["n"]
+    by_question: dict[tuple[str, str], dict[int, dict[int, int]]] | None = None
+    if clusters == QUESTION:
+        by_question = defaultdict(lambda: defaultdict(dict))
+        for row in (
+            ok.filter(unit__level=criterion.level)
+            .values("unit__theme", "unit__difficulty", "unit__answer__question_id", "value")
+            .annotate(n=Count("id"))
+            .order_by()
+        ):
+            cell = by_question[(row["unit__theme"], row["unit__difficulty"])]
+            cell[row["unit__answer__question_id"]][int(row["value"])] = row["n"]
     sample = current_sample(criterion=criterion) if method == "robust" else None
-    labeled = labeled_units(criterion=criterion, judge=judge, sample=sample, values=values)
+    # Read once: the final labels the estimates read, and every labelled unit's state, counted
+    # for the reader (``text_versions``).
+    states = unit_states(criterion=criterion)
+    labeled = labeled_units(criterion=criterion, judge=judge, sample=sample, values=values, states=states)
     pooled = _pool(criterion=criterion, sample=sample, labeled=labeled)
     sums = (
-        weights.prediction_sums(criterion=criterion, judge=judge)
-        if pooled.confidence and values is None
-        else {}
+        weights.predictions(criterion=criterion, judge=judge) if pooled.confidence and values is None else {}
     )
     return EstimateInputs(
         criterion=criterion,
@@ -179,20 +211,27 @@ def load_inputs(
         judged=dict(judged),
         sample=sample,
         labeled=labeled,
-        versions=text_versions(criterion=criterion, judge=judge),
+        versions=text_versions(criterion=criterion, judge=judge, states=states),
         pooled=pooled,
-        prediction_sums=sums,
+        predictions=sums,
+        clusters=clusters,
+        judged_by_question={key: dict(value) for key, value in by_question.items()} if by_question else None,
     )
 
 
-def text_versions(*, criterion: Criterion, judge: Judge) -> dict[str, Any]:
+def text_versions(
+    *, criterion: Criterion, judge: Judge, states: dict[int, UnitState] | None = None
+) -> dict[str, Any]:
     """The versions of the criterion's texts that a report's numbers rest on.
 
     ``human_labels``: the guidelines versions the human labels were given under, with how many
     labels each (``guidelines_version`` None: imported labels, written outside Attest, or labels
     from before versions were recorded). ``judge_prompt``: the guidelines version and the SHA-256
     of the prompt the judge sends for the criterion; None for a judge that sends none (lexical,
-    imported) or has not run on it.
+    imported) or has not run on it. ``label_states``: the labelled units by where they stand
+    (``workflow.state.status_counts``; ``states``: the unit states when read already): the
+    estimates read the ``final`` ones only, and a count of labels says nothing of the rest unless
+    they are named (32 awaiting review).
     """
     human = [
         {"guidelines_version": number, "labels": n}
@@ -208,6 +247,7 @@ def text_versions(*, criterion: Criterion, judge: Judge) -> dict[str, Any]:
     )
     return {
         "human_labels": human,
+        "label_states": status_counts(criterion=criterion, states=states),
         "judge_prompt": (
             {"guidelines_version": binding[0], "sha256": binding[1]} if binding is not None else None
         ),

@@ -19,7 +19,7 @@ import copy
 from collections.abc import Sequence
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import BooleanField, Case, Exists, OuterRef, When
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
@@ -47,28 +47,40 @@ def candidates(*, criterion: Criterion) -> list[Judge]:
 def candidates_by_criterion(
     *, criteria: Sequence[Criterion], confidences: bool = False
 ) -> dict[int, list[Judge]]:
-    """:func:`candidates` of each of ``criteria`` (of one campaign), by criterion id, in one
-    query however many criteria (EXISTS per judge and criterion). ``confidences``: each judge
-    also says whether it gave confidences on that criterion (``has_confidences``)."""
+    """:func:`candidates` of each of ``criteria`` (of one campaign or several), by criterion id,
+    in one query however many criteria (EXISTS per judge and criterion). ``confidences``: each
+    judge also says whether it gave confidences on that criterion (``has_confidences``)."""
     if not criteria:
         return {}
+    campaigns = {criterion.campaign_id for criterion in criteria}
+
+    def own(criterion: Criterion, exists: Exists) -> Exists | Case:
+        # Across campaigns, a judge is looked up only for its own campaign's criteria.
+        if len(campaigns) == 1:
+            return exists
+        return Case(
+            When(campaign_id=criterion.campaign_id, then=exists), default=False, output_field=BooleanField()
+        )
+
     columns = {}
     for criterion in criteria:
         judged = Judgment.objects.filter(judge=OuterRef("pk"), criterion=criterion)
-        columns[f"ok_{criterion.pk}"] = Exists(judged.filter(status=Judgment.Status.OK))
-        columns[f"primary_{criterion.pk}"] = Exists(
-            PrimaryJudge.objects.filter(judge=OuterRef("pk"), criterion=criterion)
+        columns[f"ok_{criterion.pk}"] = own(criterion, Exists(judged.filter(status=Judgment.Status.OK)))
+        columns[f"primary_{criterion.pk}"] = own(
+            criterion, Exists(PrimaryJudge.objects.filter(judge=OuterRef("pk"), criterion=criterion))
         )
         if confidences:
-            columns[f"scored_{criterion.pk}"] = Exists(judged.filter(confidence__isnull=False))
-    judges = list(
-        Judge.objects.filter(campaign_id=criteria[0].campaign_id).annotate(**columns).order_by("name")
-    )
+            columns[f"scored_{criterion.pk}"] = own(
+                criterion, Exists(judged.filter(confidence__isnull=False))
+            )
+    judges = list(Judge.objects.filter(campaign_id__in=campaigns).annotate(**columns).order_by("name"))
     found: dict[int, list[Judge]] = {}
     for criterion in criteria:
         lexical_ok = not is_categorical(criterion)
         kept = []
         for judge in judges:
+            if judge.campaign_id != criterion.campaign_id:
+                continue
             if not getattr(judge, f"ok_{criterion.pk}") or (
                 judge.kind == Judge.Kind.LEXICAL and not lexical_ok
             ):
@@ -123,6 +135,7 @@ def pick(
                 judges=_judge_names(judges),
             ),
             field="judge",
+            missing=True,
         )
     return default_choice(judges=judges)
 
@@ -163,6 +176,40 @@ def no_choice(*, criterion: Criterion, judges: Sequence[Judge]) -> str | Promise
 
 def _judge_names(judges: Sequence[Judge]) -> str | Promise:
     return ", ".join(judge.name for judge in judges) or _("none")
+
+
+def pick_several(
+    *, criterion: Criterion, names: Sequence[str], judges: Sequence[Judge] | None = None
+) -> tuple[Judge, ...]:
+    """The candidates named ``names`` for an estimate that combines several judges, in the order
+    of the candidates (the default report is untouched: this is an option beside it).
+    EstimateError on field ``combine`` naming the candidates when a name is not one of them, or
+    when fewer than two distinct judges are named."""
+    judges = candidates(criterion=criterion) if judges is None else judges
+    wanted = list(dict.fromkeys(name for name in names if name))
+    known = {judge.name for judge in judges}
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise EstimateError(
+            refusal(
+                _("%(name)s has no successful judgment of %(criterion)s (judges that have: %(judges)s)"),
+                name=repr(unknown[0]),
+                criterion=repr(criterion.name),
+                judges=_judge_names(judges),
+            ),
+            field="combine",
+            missing=True,
+        )
+    if len(wanted) < 2:
+        raise EstimateError(
+            refusal(
+                _("choose at least two judges to combine (judges of %(criterion)s: %(judges)s)"),
+                criterion=repr(criterion.name),
+                judges=_judge_names(judges),
+            ),
+            field="combine",
+        )
+    return tuple(judge for judge in judges if judge.name in wanted)
 
 
 @transaction.atomic

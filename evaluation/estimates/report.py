@@ -46,11 +46,12 @@ from annotation.models import Criterion
 from evaluation.errors import EstimateError
 from evaluation.estimates import weights as sample_weights
 from evaluation.estimates.inputs import EstimateInputs, Labeled, load_inputs, ones_zeros
-from evaluation.estimates.params import OVERALL
+from evaluation.estimates.params import ANSWER, OVERALL
 from evaluation.models import Judge
 from inference import agreement as agreement_module
 from inference import intervals, means, notes
 from inference.agreement import Agreement
+from inference.calibration import MIN_LABELS, Crossfit, crossfit
 from inference.ppi import joint_lambda, robust_ppi, study_ppi
 from inference.weighted_ppi import weighted_ppi
 
@@ -80,6 +81,18 @@ class GroupEstimate:
 
 
 @dataclass(frozen=True)
+class ConfidenceReading:
+    """How the judge's confidence enters a group that a confidence-driven sample fed: its mean
+    probability of a 1 over the group's units, the prediction each labeled unit's residual is
+    taken against (recalibrated and cross-fitted where a map was fitted: the unit's fold's map),
+    and the note that says which."""
+
+    mean: float
+    predictions: dict[int, float]
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Report:
     """Every group estimate of one criterion and judge."""
 
@@ -95,6 +108,11 @@ class Report:
     by_difficulty: list[GroupEstimate] | None = None
     # Which texts the numbers rest on (``text_versions``).
     versions: dict[str, Any] = field(default_factory=dict)
+    # How the judge's confidence was recalibrated for the themes a confidence-driven sample fed
+    # (``calibration_summary``); None when no theme reads the confidence.
+    calibration: dict[str, Any] | None = None
+    # The robust method's clusters (``params.CLUSTERS``): what its intervals are about.
+    clusters: str = ANSWER
 
 
 def _group(
@@ -109,16 +127,20 @@ def _group(
     sample_id: int | None,
     positive: frozenset[int] = BINARY_POSITIVE,
     categories: tuple[int, ...] | None = None,
-    prediction_mean: float | None = None,
+    reading: ConfidenceReading | None = None,
     pooled: bool = False,
+    by_question: dict[int, dict[int, int]] | None = None,
 ) -> GroupEstimate:
     """``judged``: the group's ok judge labels counted by value. ``positive``: the label values
     read as 1 (the indicator estimated: 1 for a binary criterion, a category or a group of
     categories). ``categories``: every category value of a categorical criterion, whose PPI++
     estimates then share one lambda (``_joint_lambda``) so that they sum to 1.
-    ``prediction_mean`` (the judge's mean probability of a 1 over the group, binary criteria)
-    turns the robust PPI++ into the inverse-probability PPI on the judge's confidence, for groups
-    a confidence-driven sample fed; ``pooled`` says the weights combine several samples."""
+    ``reading`` (how the judge's confidence enters the group, binary criteria) turns the robust
+    PPI++ into the inverse-probability PPI on the judge's confidence, for groups a
+    confidence-driven sample fed; ``pooled`` says the weights combine several samples.
+    ``by_question`` (the judge's labels counted by value per question; robust method): questions
+    as clusters, the interval about the assistant asked these questions again (no
+    finite-population correction, the judge's term a sample too)."""
     n_judge = sum(judged.values())
     judge_ones = sum(count for value, count in judged.items() if value in positive)
     group_notes: list[str] = []
@@ -145,15 +167,26 @@ def _group(
     def weights(rows: list[Labeled]) -> np.ndarray | None:
         return np.array([1.0 / cast(float, row.pi) for row in rows]) if weighted else None
 
+    questions = by_question is not None and method == "robust"
+
     def clusters(rows: list[Labeled]) -> np.ndarray:
-        return np.array([row.answer_id for row in rows])
+        return np.array([row.question_id if questions else row.answer_id for row in rows])
+
+    if questions:
+        group_notes.append(notes.BY_QUESTION)
 
     # The estimators return NaN for an empty array and an infinite interval for one label (with a note).
     y_all = np.array([indicator(row.y) for row in labeled], dtype=float)
     if method == "study":
         human = means.classical_mean(y=y_all, alpha=alpha)
     else:
-        human = means.classical_mean(y=y_all, alpha=alpha, w=weights(labeled), clusters=clusters(labeled))
+        human = means.classical_mean(
+            y=y_all,
+            alpha=alpha,
+            w=weights(labeled),
+            clusters=clusters(labeled),
+            population=None if questions else max(size, n_human),
+        )
     judge = means.judge_mean(
         yhat_all=ones_zeros(ones=judge_ones, count=n_judge), alpha=alpha, bounded=method == "robust"
     )
@@ -173,27 +206,39 @@ def _group(
     )
     if method == "study":
         ppi = study_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=alpha, lam=lam)
-    elif weighted and prediction_mean is not None and categories is None:
+    elif weighted and reading is not None and categories is None:
         # Every labeled unit, judged or not (c = 1/2 where unjudged): the design drew them all.
         ppi = weighted_ppi(
             y=y_all,
-            confidence=[row.c for row in labeled],
+            confidence=[reading.predictions.get(row.unit_id, row.c) for row in labeled],
             pi=[cast(float, row.pi) for row in labeled],
-            confidence_all=np.full(max(size, n_human), prediction_mean),
+            confidence_all=np.full(max(size, n_human), reading.mean),
+            judge_mean=reading.mean,
             alpha=alpha,
         )
         group_notes.append(notes.CONFIDENCE_PPI)
+        if reading.note:
+            group_notes.append(reading.note)
+        if questions:
+            # A design-based estimate: its randomness is the draw, of this campaign's units.
+            group_notes.append(notes.DESIGN_BASED)
     else:
+        unlabeled_clusters = None
+        if questions and by_question is not None:
+            yhat_unlabeled, unlabeled_clusters = _unlabeled_by_question(
+                by_question=by_question, paired=paired, positive=positive
+            )
         ppi = robust_ppi(
             y=y,
             yhat=yhat,
             yhat_unlabeled=yhat_unlabeled,
             alpha=alpha,
             w=weights(paired),
-            w_unlabeled=None,
             clusters=clusters(paired),
+            unlabeled_clusters=unlabeled_clusters,
             lam=lam,
             lam_method="crossfit" if lam is None else "pooled",
+            finite=not questions,
         )
     group_notes.extend(
         notes.OF_ESTIMATOR[name] % {"note": interval.note}
@@ -219,6 +264,28 @@ def _group(
         weighted=weighted,
         notes=group_notes,
     )
+
+
+def _unlabeled_by_question(
+    *, by_question: dict[int, dict[int, int]], paired: list[Labeled], positive: frozenset[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The judge's 0/1 labels on the group's unlabeled units and their questions, rebuilt from
+    its labels counted by value per question minus those of the labeled units (as the report's
+    unlabeled array is rebuilt from counts: ones, then zeros, question by question)."""
+    left: dict[int, Counter[int]] = {question: Counter(values) for question, values in by_question.items()}
+    for row in paired:
+        if row.yhat is not None and row.question_id in left:
+            left[row.question_id][row.yhat] -= 1
+    labels: list[np.ndarray] = []
+    questions: list[np.ndarray] = []
+    for question, counts in sorted(left.items()):
+        ones = sum(count for value, count in counts.items() if value in positive)
+        total = sum(counts.values())
+        labels.append(ones_zeros(ones=max(ones, 0), count=max(total, 0)))
+        questions.append(np.full(max(total, 0), question))
+    if not labels:
+        return np.zeros(0), np.zeros(0, dtype=int)
+    return np.concatenate(labels), np.concatenate(questions)
 
 
 def _clipped_notes(
@@ -294,6 +361,44 @@ def _overall(
     )
 
 
+def _merged(
+    cells: dict[tuple[str, str], dict[int, dict[int, int]]], keys: list[tuple[str, str]]
+) -> dict[int, dict[int, int]]:
+    """The judge's labels counted by value per question over the ``keys`` cells of a group."""
+    out: dict[int, Counter[int]] = defaultdict(Counter)
+    for key in keys:
+        for question, values in cells.get(key, {}).items():
+            out[question].update(values)
+    return {question: dict(values) for question, values in out.items()}
+
+
+def calibration_note(calibration: Crossfit | None) -> str:
+    """The note of a group whose estimate reads the judge's confidence: recalibrated (on how many
+    labels), or why not."""
+    if calibration is not None and calibration.fitted:
+        return notes.RECALIBRATED % {"labels": calibration.whole.labels, "folds": len(calibration.maps)}
+    return notes.NOT_RECALIBRATED % {"least": MIN_LABELS}
+
+
+def calibration_summary(calibration: Crossfit | None) -> dict[str, Any]:
+    """Which recalibration the report used, for its JSON and its page: Platt's map fitted on
+    every label (``whole``, the one the reliability "after" is drawn with is the cross-fitted
+    predictions), the labels and folds; ``method`` "none" below ``MIN_LABELS`` labels."""
+    if calibration is None or not calibration.fitted:
+        return {
+            "method": "none",
+            "labels": 0 if calibration is None else int(calibration.labeled.size),
+            "least": MIN_LABELS,
+        }
+    return {
+        "method": "platt-crossfit",
+        "labels": calibration.whole.labels,
+        "folds": len(calibration.maps),
+        "slope": calibration.whole.slope,
+        "intercept": calibration.whole.intercept,
+    }
+
+
 def build_report(
     *,
     inputs: EstimateInputs,
@@ -317,6 +422,49 @@ def build_report(
         cells[(theme, difficulty)].append(row)
 
     pooled = inputs.pooled
+    confident_themes = (
+        pooled.confidence if pooled is not None and categories is None and method == "robust" else set()
+    )
+    fit_rows = [
+        row
+        for theme, _, row in labeled.values()
+        if theme in confident_themes and row.scored and row.pi is not None
+    ]
+    fit_rows.sort(key=lambda row: row.unit_id)
+    calibration = (
+        crossfit(
+            confidence=[row.c for row in fit_rows],
+            labels=[1 if row.y in positive else 0 for row in fit_rows],
+            clusters=[row.answer_id for row in fit_rows],
+        )
+        if fit_rows
+        else None
+    )
+    fit_index = {row.unit_id: k for k, row in enumerate(fit_rows)}
+
+    def reading(keys: list[tuple[str, str]], rows: list[Labeled], size: int) -> ConfidenceReading:
+        mine = [fit_index[row.unit_id] for row in rows if row.unit_id in fit_index]
+        fitted = calibration is not None and calibration.fitted
+        return ConfidenceReading(
+            mean=sample_weights.prediction_mean(
+                cells=inputs.predictions or {},
+                keys=keys,
+                size=size,
+                calibration=calibration if fitted else None,
+                rows=np.array(mine, dtype=int),
+                weights=np.array([1 / cast(float, fit_rows[k].pi) for k in mine]),
+            ),
+            predictions=(
+                {
+                    row.unit_id: float(calibration.labeled[fit_index[row.unit_id]])
+                    for row in rows
+                    if row.unit_id in fit_index
+                }
+                if fitted and calibration is not None
+                else {}
+            ),
+            note=calibration_note(calibration),
+        )
 
     def estimate(keys: Iterable[tuple[str, str]], theme: str, difficulty: str | None) -> GroupEstimate:
         keys = list(keys)
@@ -324,19 +472,18 @@ def build_report(
         for key in keys:
             counts.update(judged.get(key, {}))
         size = sum(sizes.get(key, 0) for key in keys)
-        confident = pooled is not None and theme in pooled.confidence and categories is None
+        rows = [row for key in keys for row in cells.get(key, [])]
         return _group(
             theme=theme,
             difficulty=difficulty,
             size=size,
-            prediction_mean=(
-                sample_weights.prediction_mean(sums=inputs.prediction_sums or {}, keys=keys, size=size)
-                if confident
-                else None
-            ),
+            reading=reading(keys, rows, size) if theme in confident_themes else None,
+            by_question=_merged(inputs.judged_by_question, keys)
+            if inputs.judged_by_question is not None
+            else None,
             pooled=pooled is not None and theme in pooled.pooled,
             judged=dict(counts),
-            labeled=[row for key in keys for row in cells.get(key, [])],
+            labeled=rows,
             alpha=alpha,
             method=method,
             sample_id=sample.pk if sample is not None else None,
@@ -367,6 +514,8 @@ def build_report(
         overall=overall,
         by_difficulty=cells_estimates,
         versions=inputs.versions,
+        calibration=calibration_summary(calibration) if confident_themes else None,
+        clusters=inputs.clusters,
     )
 
 
@@ -377,9 +526,11 @@ def compute_report(
     alpha: float = 0.05,
     method: str = "robust",
     by_difficulty: bool = False,
+    clusters: str = ANSWER,
 ) -> Report:
     """Human-only, judge-only and PPI++ estimates of ``criterion`` with ``judge``, per theme,
-    overall (stratified by theme sizes) and, with ``by_difficulty``, per theme x difficulty.
+    overall (stratified by theme sizes) and, with ``by_difficulty``, per theme x difficulty;
+    under the robust method, with answers or questions as ``clusters`` (``params.CLUSTERS``).
 
     ``method`` is ``"robust"`` (design weights, cluster-robust variance, t quantile, cross-fitted
     lambda) or ``"study"`` (exactly ``ppi_py``, simple random sample). Raises EstimateError on a
@@ -399,5 +550,5 @@ def compute_report(
             ),
             field="criterion",
         )
-    inputs = load_inputs(criterion=criterion, judge=judge, alpha=alpha, method=method)
+    inputs = load_inputs(criterion=criterion, judge=judge, alpha=alpha, method=method, clusters=clusters)
     return build_report(inputs=inputs, by_difficulty=by_difficulty)

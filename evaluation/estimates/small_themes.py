@@ -190,6 +190,7 @@ def shrink_report(*, report: Report) -> SmallThemes:
                 count=len(usable),
             ),
             field=FIELD,
+            conflict=True,
         )
     shrunk = shrink_to_judge(
         estimates=[values[0] for _group, values in usable],

@@ -4,7 +4,9 @@ page and its downloads show, and two campaigns compared.
 Estimates are recomputed in the background after a judge run finishes, after human labels
 change (a batch of reviews or adjudications) and on demand. Each recomputation stores, for every
 judge that labeled the criterion and both methods, the report's JSON as it was, unless nothing
-changed since the previous snapshot of the same kind.
+changed since the previous snapshot of the same kind; beside it, under ``BY_QUESTION``, its
+overall estimates decomposed by question, from which two versions of the assistant are compared
+question by question without reading their labels again (the overview's headline).
 
 The report page and its downloads show the latest snapshot of their parameters when there is
 one, and say how old it is and whether labels or judgments arrived since
@@ -14,11 +16,12 @@ one, and say how old it is and whether labels or judgments arrived since
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.dispatch import Signal
 from django.utils import timezone
 
@@ -33,6 +36,8 @@ from evaluation.models import EstimateSchedule, Judge, Judgment, ReportSnapshot
 logger = logging.getLogger(__name__)
 
 SNAPSHOT_ALPHA = 0.05
+# The key of a snapshot's overall estimates decomposed by question (:func:`by_question`).
+BY_QUESTION = "by_question"
 
 
 # A schedule older than this is taken to have lost its task (a worker wiped with its queue).
@@ -102,6 +107,7 @@ def record_snapshots(
             as_of = timezone.now()
             report = compute_report(criterion=criterion, judge=judge, alpha=alpha, method=method)
             data = report_as_json(report=report)
+            data[BY_QUESTION] = by_question(criterion=criterion, judge=judge, method=method, alpha=alpha)
             latest = (
                 ReportSnapshot.objects.filter(criterion=criterion, judge=judge, method=method, alpha=alpha)
                 .only("data", "created_at")
@@ -129,6 +135,24 @@ def record_snapshots(
                 )
             )
     return stored
+
+
+def by_question(*, criterion: Criterion, judge: Judge, method: str, alpha: float) -> dict:
+    """The overall estimates decomposed by question that a snapshot keeps (``BY_QUESTION``), so
+    that two versions' snapshots give their difference paired by question, as the compare page
+    computes it (``measures.comparison.overall_by_question``), without reading a label again."""
+    # A measure built on these estimates: imported where it is used.
+    from evaluation.measures import comparison
+
+    linears = comparison.overall_by_question(criterion=criterion, judge=judge, method=method, alpha=alpha)
+    return comparison.linears_as_json(linears)
+
+
+def refreshes_due() -> list[int]:
+    """The criteria whose recomputation is due and not yet done (its job may never have reached
+    the broker): their ids. Running it again is safe (:func:`run_scheduled_refresh`)."""
+    due = EstimateSchedule.objects.filter(due_at__lte=timezone.now()).order_by("criterion_id")
+    return list(due.values_list("criterion_id", flat=True))
 
 
 def run_scheduled_refresh(*, criterion_id: int) -> list[ReportSnapshot]:
@@ -163,6 +187,33 @@ def latest_snapshot(
     """The newest snapshot of one criterion x judge x method x alpha, or None."""
     kept = ReportSnapshot.objects.filter(criterion=criterion, judge=judge, method=method, alpha=alpha)
     return kept.first()
+
+
+def latest_snapshots(
+    *, pairs: Sequence[tuple[Criterion, Judge]], method: str, alpha: float
+) -> dict[tuple[int, int], ReportSnapshot]:
+    """The newest snapshot of each (criterion, judge) of ``pairs`` at ``method`` and ``alpha``, by
+    (criterion id, judge id), those without one left out: :func:`latest_snapshot` of them all in
+    one query, whatever their number."""
+    if not pairs:
+        return {}
+    wanted = Q()
+    for criterion, judge in pairs:
+        wanted |= Q(criterion_id=criterion.pk, judge_id=judge.pk)
+    newer = ReportSnapshot.objects.filter(
+        criterion_id=OuterRef("criterion_id"),
+        judge_id=OuterRef("judge_id"),
+        method=method,
+        alpha=alpha,
+        created_at__gt=OuterRef("created_at"),
+    )
+    found: dict[tuple[int, int], ReportSnapshot] = {}
+    for snapshot in ReportSnapshot.objects.filter(wanted, method=method, alpha=alpha).exclude(Exists(newer)):
+        # Two snapshots of one moment: the later id, as ``latest_snapshot`` orders them.
+        key = (snapshot.criterion_id, snapshot.judge_id)
+        if key not in found or snapshot.pk > found[key].pk:
+            found[key] = snapshot
+    return found
 
 
 def labels_since(*, criterion: Criterion, as_of: datetime) -> bool:

@@ -35,12 +35,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db.models import Case, Count, F, FloatField, Sum, Value, When
+from django.db.models import Case, Count, F, FloatField, Q, Sum, Value, When
+from django.db.models.functions import Floor, Greatest, Least, Ln
 
 from annotation.models import Criterion, Sample, SampleItem, Unit
 from evaluation.designs.active import Judged, design_probabilities, judged_units
 from evaluation.designs.anytime_status import sequence_probabilities
 from evaluation.models import Judge, Judgment
+from inference.calibration import EPS, LOGIT_WIDTH, Crossfit
 from inference.inclusion import UNKNOWN, union_inclusion_probabilities
 
 ID_CHUNK = 900
@@ -78,14 +80,35 @@ def _independent(samples: Iterable[Sample]) -> dict[int, Sample]:
     return out
 
 
-def prediction_sums(*, criterion: Criterion, judge: Judge) -> dict[tuple[str, str], tuple[int, float]]:
-    """Per (theme, difficulty): units the judge labeled and the sum of their c_i, in one query."""
-    prediction = Case(
-        When(confidence__isnull=True, then=F("value") * 1.0),
+@dataclass
+class Predictions:
+    """The judge's probabilities of a 1 over one (theme, difficulty) cell, as the estimator reads
+    them: the units it gave a confidence counted in the bins of ``calibration.histogram`` (of
+    width ``LOGIT_WIDTH`` on the logit scale)
+    (``scored``: each bin's exact mean and count), and the units it labeled with a verdict alone
+    (``verdicts``, ``verdict_sum``: their 0/1 labels summed)."""
+
+    scored: list[tuple[float, int]] = field(default_factory=list)
+    verdicts: int = 0
+    verdict_sum: float = 0.0
+
+    @property
+    def judged(self) -> int:
+        return sum(count for _, count in self.scored) + self.verdicts
+
+
+def predictions(*, criterion: Criterion, judge: Judge) -> dict[tuple[str, str], Predictions]:
+    """Per (theme, difficulty): the judge's probabilities of a 1 (:class:`Predictions`), in one
+    query whose rows are at most the cells times the bins, whatever the number of units."""
+    probability = Case(
         When(value=1, then=F("confidence")),
         default=Value(1.0) - F("confidence"),
         output_field=FloatField(),
     )
+    scored = Q(confidence__isnull=False)
+    # The bins of inference.calibration.histogram, computed in SQL: floor(logit(p) / width), p
+    # read within [EPS, 1 - EPS].
+    inside = Greatest(Least(probability, Value(1 - EPS)), Value(EPS), output_field=FloatField())
     rows = (
         Judgment.objects.filter(
             judge=judge,
@@ -94,22 +117,56 @@ def prediction_sums(*, criterion: Criterion, judge: Judge) -> dict[tuple[str, st
             value__isnull=False,
             unit__level=criterion.level,
         )
-        .values("unit__theme", "unit__difficulty")
-        .annotate(n=Count("id"), total=Sum(prediction))
+        .annotate(
+            bin=Case(
+                When(scored, then=Floor(Ln(inside / (Value(1.0) - inside)) / Value(LOGIT_WIDTH))),
+                default=Value(None),
+                output_field=FloatField(),
+            ),
+            prediction=Case(
+                When(scored, then=probability), default=F("value") * 1.0, output_field=FloatField()
+            ),
+        )
+        .values("unit__theme", "unit__difficulty", "bin")
+        .annotate(n=Count("id"), total=Sum("prediction"))
         .order_by()
     )
-    return {
-        (row["unit__theme"], row["unit__difficulty"]): (row["n"], float(row["total"] or 0.0)) for row in rows
-    }
+    out: dict[tuple[str, str], Predictions] = defaultdict(Predictions)
+    for row in rows:
+        cell = out[(row["unit__theme"], row["unit__difficulty"])]
+        total = float(row["total"] or 0.0)
+        if row["bin"] is None:
+            cell.verdicts += row["n"]
+            cell.verdict_sum += total
+        else:
+            cell.scored.append((total / row["n"], row["n"]))
+    return dict(out)
 
 
 def prediction_mean(
-    *, sums: Mapping[tuple[str, str], tuple[int, float]], keys: Iterable[tuple[str, str]], size: int
+    *,
+    cells: Mapping[tuple[str, str], Predictions],
+    keys: Iterable[tuple[str, str]],
+    size: int,
+    calibration: Crossfit | None = None,
+    rows: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
 ) -> float:
-    """Mean c_i over a group of ``size`` units made of the ``keys`` cells (1/2 where unjudged)."""
-    keys = list(keys)
-    judged = sum(sums.get(key, (0, 0.0))[0] for key in keys)
-    total = sum(sums.get(key, (0, 0.0))[1] for key in keys)
+    """The judge's mean probability of a 1 over a group of ``size`` units made of the ``keys``
+    cells, 1/2 where it did not judge; the confidences read through the cross-fitted
+    ``calibration`` when one is given (``Crossfit.mean_of``, with the group's labeled ``rows`` of
+    it and their design ``weights``), its verdicts as they are."""
+    found = [cells[key] for key in keys if key in cells]
+    values = [value for cell in found for value, _ in cell.scored]
+    counts = [count for cell in found for _, count in cell.scored]
+    scored = sum(counts)
+    total = sum(cell.verdict_sum for cell in found)
+    if scored:
+        if calibration is not None and calibration.fitted:
+            total += scored * calibration.mean_of(values, counts, rows=rows, weights=weights)
+        else:
+            total += float(np.dot(values, counts))
+    judged = scored + sum(cell.verdicts for cell in found)
     return (total + UNKNOWN * max(size - judged, 0)) / size if size else UNKNOWN
 
 
@@ -180,9 +237,7 @@ def pool(
                     )
                 else:
                     recomputed = sequence_probabilities(
-                        sample=sample,
-                        themes=dict.fromkeys(units, theme),
-                        confidence={u: j.design_confidence for u, j in judged[judge_id].items()},
+                        sample=sample, themes=dict.fromkeys(units, theme), judged=judged[judge_id]
                     )
                 if any(unit_id in drawn[sample_id] for unit_id in units):
                     result.confidence.add(theme)

@@ -1,8 +1,8 @@
 """The input of the pages that draw a human sample by the judge: the confidence-driven sample
 (its split planned, then drawn: ``evaluation.designs.budget_split``) and the anytime mode's sequences
 (``evaluation.designs.anytime``). Both name a criterion and a judge of the campaign; unbound, both read
-the report's default judge and the first criterion it gave confidences on, so that the page
-shows something before anything is asked.
+the report's default judge and the first criterion it gave confidences on (one with a pilot's
+worth of human labels first), so that the page shows something before anything is asked.
 """
 
 from __future__ import annotations
@@ -10,16 +10,19 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django import forms
-from django.db.models import Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import Campaign, Criterion
+from annotation.forms import CriterionChoiceField
+from annotation.models import Campaign, Criterion, Label
 from evaluation.designs import anytime
+from evaluation.designs.active import PilotNeeded
 from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice
 from evaluation.forms.fields import NumberField
 from evaluation.models import Judge, Judgment
 from inference import allocation
+from inference.calibration import MIN_LABELS
 
 DEFAULT_SAMPLE_BUDGET = 60
 
@@ -30,7 +33,7 @@ class JudgeSampleForm(forms.Form):
 
     judge_required = _("choose a judge of this campaign")
 
-    criterion = forms.ModelChoiceField(
+    criterion = CriterionChoiceField(
         queryset=Criterion.objects.none(),
         to_field_name="name",
         empty_label=None,
@@ -54,7 +57,9 @@ class JudgeSampleForm(forms.Form):
         self.candidates: dict[int, list[Judge]] = {}
         if data is None:
             self.candidates = judge_choice.candidates_by_criterion(criteria=list(criteria), confidences=True)
-            first, default = _first_with_confidences(criteria=list(criteria), candidates=self.candidates)
+            first, default = _first_with_confidences(
+                criteria=list(criteria), candidates=self.candidates, labelled=_labelled_units(criteria)
+            )
             initial = {
                 "criterion": first.name if first else "",
                 "judge": default.name if default else "",
@@ -89,17 +94,29 @@ class JudgeSampleForm(forms.Form):
         return data
 
 
+def _labelled_units(criteria) -> dict[int, int]:
+    """Criterion id -> units people or an import labelled for it (one query)."""
+    rows = (
+        Label.objects.filter(criterion__in=criteria)
+        .values("criterion")
+        .annotate(n=Count("unit", distinct=True))
+    )
+    return {row["criterion"]: row["n"] for row in rows}
+
+
 def _first_with_confidences(
-    *, criteria: list[Criterion], candidates: dict[int, list[Judge]]
+    *, criteria: list[Criterion], candidates: dict[int, list[Judge]], labelled: dict[int, int]
 ) -> tuple[Criterion | None, Judge | None]:
     """The criterion an unbound page opens on and its default judge among its ``candidates``
     (``judge_choice``, read with their confidences): the first criterion whose default judge gave
-    confidences on it, else the first with a default judge, else the first criterion (and no
-    judge)."""
+    confidences on it and that has a pilot's worth of labelled units (``labelled``, per
+    criterion id: the designs need one), else the first whose default judge gave confidences,
+    else the first with a default judge, else the first criterion (and no judge)."""
     defaults = [(c, judge_choice.default_choice(judges=candidates[c.pk])[0]) for c in criteria]
     scored = [(c, judge) for c, judge in defaults if judge is not None and judge.has_confidences]
+    piloted = [(c, judge) for c, judge in scored if labelled.get(c.pk, 0) >= MIN_LABELS]
     judged = [(c, judge) for c, judge in defaults if judge is not None]
-    for found in (scored, judged):
+    for found in (piloted, scored, judged):
         if found:
             return found[0]
     return (criteria[0], None) if criteria else (None, None)
@@ -111,6 +128,8 @@ class ConfidenceSampleForm(JudgeSampleForm):
     rate, themes not split, seed 0."""
 
     judge_required = _("the judge-confidence design needs a judge of this campaign; choose one")
+    # The missing pilot's refusal, set by the page when the split asked for needs one.
+    pilot_needed: PilotNeeded | None = None
 
     budget = forms.IntegerField(min_value=1, label=_("budget"))
     objective = forms.ChoiceField(
@@ -122,6 +141,9 @@ class ConfidenceSampleForm(JudgeSampleForm):
     )
     by_verdict = forms.BooleanField(required=False, label=_("split each theme by the judge's verdict"))
     seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, label=_("seed"))
+    without_pilot = forms.BooleanField(
+        required=False, label=_("draw without a pilot, on the judge's confidence as it gave it")
+    )
 
     def defaults(self) -> dict[str, Any]:
         return {
@@ -129,6 +151,7 @@ class ConfidenceSampleForm(JudgeSampleForm):
             "objective": allocation.OVERALL,
             "by_verdict": False,
             "seed": 0,
+            "without_pilot": False,
         }
 
 

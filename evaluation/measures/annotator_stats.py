@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from inference.agreement import cohen_kappa
+from inference.agreement import KappaInterval, bootstrap_kappa, cohen_kappa
 from inference.intervals import Interval, quantile, wilson
 from inference.krippendorff import AlphaInterval, bootstrap_alpha, nominal_alpha
 
@@ -128,6 +128,7 @@ class PairAgreement:
     b: int
     agreed: Share
     kappa: float | None
+    kappa_interval: KappaInterval | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,7 @@ class Reliability:
     alpha: float | None
     alpha_interval: AlphaInterval | None
     anchored: bool
+    kappa_interval: KappaInterval | None = None
 
 
 def person_stages(
@@ -229,6 +231,7 @@ def blind_pairs(states: Iterable[UnitState]) -> list[PairAgreement]:
             b=pair[1],
             agreed=Share(sum(x == y for x, y in zip(a, b, strict=True)), len(a)),
             kappa=cohen_kappa(a, b),
+            kappa_interval=bootstrap_kappa(a, b),
         )
         for pair, (a, b) in sorted(values.items())
     ]
@@ -243,4 +246,5 @@ def reliability(*, pairs: list[tuple[int, int]], anchored: bool) -> Reliability:
         alpha=nominal_alpha(pairs),
         alpha_interval=bootstrap_alpha(pairs),
         anchored=anchored,
+        kappa_interval=bootstrap_kappa([a for a, _ in pairs], [b for _, b in pairs]),
     )

@@ -10,20 +10,30 @@ labels y of the units both labelled:
 - **Expected calibration error (ECE)**: sum over bins of (units in the bin / units) x |mean p -
   share of 1s| (Naeini, Cooper and Hauskrecht 2015; Guo et al. 2017), on the same ten bins.
 
+The same figures **after recalibration**: the confidence read through Platt's map
+(``inference.calibration``), each unit's from the map fitted without its fold of answers, as the
+estimates read it (``evaluation.estimates.report``); the map fitted on every label is shown too.
+
 Pure functions of arrays, then one that reads a judge's judgments and the final labels.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from annotation.models import Criterion
 from annotation.workflow import final_labels
 from evaluation.models import Judge, Judgment
+from inference.calibration import Platt, crossfit
 
 BINS = 10
+# Which edge a bin holds: its lower one (b/bins <= p < (b+1)/bins, the default), or its upper one
+# as scikit-learn's calibration_curve does (np.searchsorted on the inner edges: b/bins < p <=
+# (b+1)/bins, p = 0 in the first bin).
+LOWER, SKLEARN = "lower", "sklearn"
+EDGES = (LOWER, SKLEARN)
 
 
 @dataclass(frozen=True)
@@ -38,13 +48,18 @@ class Bin:
 @dataclass(frozen=True)
 class Calibration:
     """A judge's calibration over ``count`` units with a confidence and a final human label
-    (``unscored``: units with a final label whose judgment has no confidence)."""
+    (``unscored``: units with a final label whose judgment has no confidence). ``after``: the
+    same figures of the recalibrated confidence, cross-fitted, and ``platt`` the map fitted on
+    every label, when there were enough labels to fit one (``inference.calibration.MIN_LABELS``)."""
 
     count: int
     unscored: int
     brier: float | None
     ece: float | None
     bins: list[Bin]
+    after: Calibration | None = None
+    platt: Platt | None = None
+    folds: int = 0
 
 
 def probability_of_one(*, value: int, confidence: float) -> float:
@@ -53,17 +68,23 @@ def probability_of_one(*, value: int, confidence: float) -> float:
 
 
 def calibration(
-    probabilities: np.ndarray, labels: np.ndarray, *, unscored: int = 0, bins: int = BINS
+    probabilities: np.ndarray, labels: np.ndarray, *, unscored: int = 0, bins: int = BINS, edges: str = LOWER
 ) -> Calibration:
-    """Brier score, ECE and reliability bins of probabilities p (of a 1) against 0/1 labels."""
+    """Brier score, ECE and reliability bins of probabilities p (of a 1) against 0/1 labels;
+    ``edges``: which edge of its bin a probability on one goes to (``EDGES``)."""
     p = np.asarray(probabilities, dtype=float)
     y = np.asarray(labels, dtype=float)
     if p.shape != y.shape:
         raise ValueError("probabilities and labels differ in length")
     if p.size == 0:
         return Calibration(count=0, unscored=unscored, brier=None, ece=None, bins=[])
-    # Bin b holds b/bins <= p < (b+1)/bins; p = 1 goes to the last bin.
-    which = np.minimum((p * bins).astype(int), bins - 1)
+    if edges == SKLEARN:
+        which = np.searchsorted(np.linspace(0.0, 1.0, bins + 1)[1:-1], p)
+    elif edges == LOWER:
+        # Bin b holds b/bins <= p < (b+1)/bins; p = 1 goes to the last bin.
+        which = np.minimum((p * bins).astype(int), bins - 1)
+    else:
+        raise ValueError(f"edges must be one of {', '.join(EDGES)}, got {edges!r}")
     found: list[Bin] = []
     ece = 0.0
     for b in range(bins):
@@ -85,11 +106,13 @@ def judge_calibration(*, criterion: Criterion, judge: Judge) -> Calibration:
     """The judge's calibration on the criterion's units that have a final human label: one query
     for the judgments, and those of ``final_labels``."""
     finals = final_labels(criterion=criterion)
-    rows = Judgment.objects.filter(criterion=criterion, judge=judge, status=Judgment.Status.OK).values_list(
-        "unit_id", "value", "confidence"
+    rows = (
+        Judgment.objects.filter(criterion=criterion, judge=judge, status=Judgment.Status.OK)
+        .values_list("unit_id", "value", "confidence", "unit__answer_id")
+        .order_by("unit_id")
     )
-    probabilities, labels, unscored = [], [], 0
-    for unit_id, value, confidence in rows:
+    probabilities, labels, answers, unscored = [], [], [], 0
+    for unit_id, value, confidence, answer_id in rows:
         if unit_id not in finals or value is None:
             continue
         if confidence is None:
@@ -97,4 +120,14 @@ def judge_calibration(*, criterion: Criterion, judge: Judge) -> Calibration:
             continue
         probabilities.append(probability_of_one(value=value, confidence=confidence))
         labels.append(finals[unit_id])
-    return calibration(np.array(probabilities), np.array(labels), unscored=unscored)
+        answers.append(answer_id)
+    p, y = np.array(probabilities), np.array(labels)
+    before = calibration(p, y, unscored=unscored)
+    if not before.count or not set(labels) <= {0, 1}:
+        return before
+    fit = crossfit(confidence=p, labels=y, clusters=answers)
+    if not fit.fitted:
+        return before
+    return replace(
+        before, after=calibration(fit.labeled, y, unscored=unscored), platt=fit.whole, folds=len(fit.maps)
+    )

@@ -18,9 +18,10 @@ present side), and a t interval with G - 1 degrees of freedom. The independent-s
 shown beside it, is the sum of the two sides' own cluster-robust variances.
 
 With more than two versions every pair is compared, and for each estimate and theme the pairs'
-p-values are adjusted with Holm's step-down procedure; a pair is marked when its adjusted p-value
-stays below alpha. A difference whose variance (or either side's) is zero, such as two rates of
-100% with no width, has no p-value and is never marked.
+p-values are adjusted for their number, by Holm's step-down procedure or, as an option,
+Bonferroni's; a pair is marked when its adjusted p-value stays below alpha. A difference whose
+variance (or either side's) is zero, such as two rates of 100% with no width, has no p-value and
+is never marked.
 
 Its length is two comparisons of versions that share their reading of campaigns and criteria: by
 question, and as independent samples.
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from django.db import connection
 from django.db.models import Count, Sum
 from django.utils.translation import gettext_lazy as _
 
@@ -46,16 +48,20 @@ from evaluation.errors import ComparisonError, EstimateError
 from evaluation.estimates import inputs, judge_choice, params
 from evaluation.estimates.params import OVERALL
 from evaluation.estimates.report import GroupEstimate, Report
-from evaluation.measures import automatic
+from evaluation.measures import automatic, overlap
+from evaluation.measures.reference_answers import reference_linears
 from evaluation.models import Judge, Judgment
 from inference.intervals import Interval
 from inference.numbers import finite
 from inference.paired import (
+    ADJUSTMENTS,
+    BONFERRONI,
+    HOLM,
     NAN,
     Linear,
     PairedDifference,
+    adjusted,
     difference,
-    holm,
     mean_linear,
     paired_difference,
     ppi_linear,
@@ -73,6 +79,8 @@ PPI = "ppi"
 
 
 ESTIMATES: tuple[str, ...] = (HUMAN, JUDGE, PPI)
+# The automatic metrics, then the answers against their reference answers, compared beside them.
+COMPARED_METRICS: tuple[str, ...] = (*automatic.METRICS, *overlap.MEASURES)
 
 
 def theme_linears(
@@ -106,20 +114,12 @@ def theme_linears(
     if not paired:
         out[PPI] = NAN
         return out
-    labeled_per_question: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for row, q in paired:
-        labeled_per_question[q][0] += 1
-        labeled_per_question[q][1] += int(row.yhat or 0)
-    unlabeled = {
-        q: (count - labeled_per_question.get(q, [0, 0])[0], ones - labeled_per_question.get(q, [0, 0])[1])
-        for q, (count, ones) in judged.items()
-    }
     out[PPI] = ppi_linear(
         y=np.array([row.y for row, _ in paired], dtype=float),
         yhat=np.array([row.yhat for row, _ in paired], dtype=float),
         questions=[q for _, q in paired],
         answers=np.array([row.answer_id for row, _ in paired]),
-        unlabeled=unlabeled,
+        judged=judged,
         w=weights(paired),
         method=method,
         alpha=alpha,
@@ -229,6 +229,8 @@ class Comparison:
     versions: list[Version]
     shared_questions: dict[tuple[str, str], int]
     rows: list[Row] = field(default_factory=list)
+    # How the pairs' p-values are adjusted for their number (``inference.paired.ADJUSTMENTS``).
+    adjustment: str = HOLM
 
     def rows_of(self, estimate: str) -> list[Row]:
         return [row for row in self.rows if row.estimate == estimate]
@@ -241,7 +243,7 @@ class Comparison:
 
     @property
     def metric_names(self) -> list[str]:
-        return [name for name in automatic.METRICS if any(row.estimate == name for row in self.rows)]
+        return [name for name in COMPARED_METRICS if any(row.estimate == name for row in self.rows)]
 
 
 def question_ids(*, campaign: Campaign) -> set[str]:
@@ -305,11 +307,19 @@ def versions_for(
 
 
 def compare_versions(
-    *, versions: Sequence[Version], alpha: float = 0.05, method: str = "robust"
+    *,
+    versions: Sequence[Version],
+    alpha: float = 0.05,
+    method: str = "robust",
+    adjustment: str = HOLM,
+    metrics: bool = True,
 ) -> Comparison:
     """Every pair of ``versions`` (in the order given: each earlier one on the left) compared by
     question on the human-only, judge-only and PPI++ estimates of their criterion and on the
-    automatic metrics, per theme and overall, with Holm's adjustment over the pairs.
+    automatic metrics and the answers' exact match, token F1 and ROUGE-L against their reference
+    answers (unless ``metrics`` is False: the report's change against the previous version reads
+    its criterion only), per theme and overall, the pairs' p-values adjusted for
+    their number by Holm's procedure (the default) or Bonferroni's (``adjustment``).
 
     ComparisonError (nothing is written anywhere) on field ``alpha`` or ``method`` when bad, on
     ``other`` with fewer than two versions or when two campaigns have no question id in common."""
@@ -318,6 +328,15 @@ def compare_versions(
         params.check_method(method)
     except EstimateError as exc:
         raise ComparisonError(exc.reason, field=exc.field) from None
+    if adjustment not in ADJUSTMENTS:
+        raise ComparisonError(
+            refusal(
+                _("%(adjustment)s is not one of %(choices)s"),
+                adjustment=repr(adjustment),
+                choices=", ".join(ADJUSTMENTS),
+            ),
+            field="adjustment",
+        )
     if len(versions) < 2:
         raise ComparisonError(_("compare needs at least two campaigns"), field="other")
     ids = {v.campaign.pk: question_ids(campaign=v.campaign) for v in versions}
@@ -340,9 +359,11 @@ def compare_versions(
     per_version: list[dict[str, dict[str, Linear]]] = []
     for v in versions:
         values = version_estimates(criterion=v.criterion, judge=v.judge, method=method, alpha=alpha)
-        values.update(metric_estimates(campaign=v.campaign))
+        if metrics:
+            values.update(metric_estimates(campaign=v.campaign))
+            values.update(reference_linears(campaign=v.campaign))
         per_version.append(values)
-    names = [*ESTIMATES, *[m for m in automatic.METRICS if any(m in values for values in per_version)]]
+    names = [*ESTIMATES, *[m for m in COMPARED_METRICS if any(m in values for values in per_version)]]
     rows: list[Row] = []
     for name in names:
         themes = sorted(
@@ -364,10 +385,21 @@ def compare_versions(
                         difference=paired_difference(left=left, right=right, alpha=alpha),
                     )
                 )
-            adjusted = holm([row.difference.p_value if row.difference else math.nan for row in group])
+            p_values = [row.difference.p_value if row.difference else math.nan for row in group]
+            by = {method: adjusted(p_values, method=method) for method in ADJUSTMENTS}
             rows.extend(
-                replace(row, difference=replace(row.difference, p_adjusted=p)) if row.difference else row
-                for row, p in zip(group, adjusted, strict=True)
+                replace(
+                    row,
+                    difference=replace(
+                        row.difference,
+                        p_adjusted=by[adjustment][i],
+                        p_holm=by[HOLM][i],
+                        p_bonferroni=by[BONFERRONI][i],
+                    ),
+                )
+                if row.difference
+                else row
+                for i, row in enumerate(group)
             )
     return Comparison(
         criterion=versions[0].criterion.name,
@@ -376,6 +408,7 @@ def compare_versions(
         versions=list(versions),
         shared_questions=shared,
         rows=rows,
+        adjustment=adjustment,
     )
 
 
@@ -400,7 +433,9 @@ def comparison_as_json(*, comparison: Comparison) -> dict[str, Any]:
                 "questions": d.questions if d else None,
                 "shared_questions": d.shared if d else None,
                 "p_value": finite(d.p_value) if d else None,
-                "p_holm": finite(d.p_adjusted) if d else None,
+                "p_adjusted": finite(d.p_adjusted) if d else None,
+                "p_holm": finite(d.p_holm) if d else None,
+                "p_bonferroni": finite(d.p_bonferroni) if d else None,
                 "significant": d.significant if d else False,
                 "degenerate": d.degenerate if d else None,
             }
@@ -409,6 +444,7 @@ def comparison_as_json(*, comparison: Comparison) -> dict[str, Any]:
         "criterion": comparison.criterion,
         "alpha": comparison.alpha,
         "method": comparison.method,
+        "adjustment": comparison.adjustment,
         "paired_by": "question",
         "versions": [{"campaign": v.campaign.name, "judge": v.judge.name} for v in comparison.versions],
         "shared_questions": [
@@ -440,3 +476,109 @@ def compare_reports(*, left: Report, right: Report) -> list[ThemeComparison]:
         diff = difference(left=a.ppi, right=b.ppi, alpha=left.alpha) if a and b else None
         rows.append(ThemeComparison(theme=theme, left=a, right=b, difference=diff))
     return rows
+
+
+# What a snapshot keeps of its estimates for the versions' comparison (its ``by_question``): the
+# overall human-only, judge-only and PPI++ estimates decomposed by question, so that two versions'
+# snapshots give their difference paired by question without reading a label again.
+
+
+def overall_by_question(
+    *, criterion: Criterion, judge: Judge, method: str, alpha: float
+) -> dict[str, Linear]:
+    """The overall row of :func:`version_estimates`: each estimate (``human``, ``judge``, ``ppi``)
+    of ``criterion`` with ``judge``, decomposed by question id."""
+    values = version_estimates(criterion=criterion, judge=judge, method=method, alpha=alpha)
+    return {name: values[name][OVERALL] for name in ESTIMATES}
+
+
+def linears_as_json(linears: dict[str, Linear]) -> dict[str, Any]:
+    """Estimates decomposed by question as JSON-ready data (one that is NaN, or holds a
+    contribution that is not finite, becomes None)."""
+    data: dict[str, Any] = {}
+    for name, linear in linears.items():
+        parts = list(linear.contributions.values())
+        if not (math.isfinite(linear.estimate) and math.isfinite(linear.floor) and np.isfinite(parts).all()):
+            data[name] = None
+            continue
+        data[name] = {
+            "estimate": linear.estimate,
+            "contributions": {question: float(value) for question, value in linear.contributions.items()},
+            "n": linear.n,
+            "floor": linear.floor,
+        }
+    return data
+
+
+def linears_from_json(data: dict[str, Any] | None) -> dict[str, Linear]:
+    """:func:`linears_as_json` read back (None, or an estimate it lacks: NaN)."""
+    linears: dict[str, Linear] = {}
+    for name in ESTIMATES:
+        item = (data or {}).get(name)
+        linears[name] = (
+            Linear(
+                estimate=float(item["estimate"]),
+                contributions={str(q): float(v) for q, v in item["contributions"].items()},
+                n=int(item["n"]),
+                floor=float(item["floor"]),
+            )
+            if item
+            else NAN
+        )
+    return linears
+
+
+def version_difference(*, previous: Linear, current: Linear, alpha: float) -> PairedDifference | None:
+    """``current - previous`` paired by question, as :func:`compare_versions` gives it for two
+    versions (Holm's adjustment over one pair leaves the p-value as it is); None when either
+    estimate is missing."""
+    found = paired_difference(left=previous, right=current, alpha=alpha)
+    if found is None:
+        return None
+    p = adjusted([found.p_value], method=HOLM)[0]
+    return replace(
+        found, p_adjusted=p, p_holm=p, p_bonferroni=adjusted([found.p_value], method=BONFERRONI)[0]
+    )
+
+
+def sharing_questions(*, campaigns: Sequence[int], others: Sequence[int]) -> set[tuple[int, int]]:
+    """The pairs (campaign, other), ``campaign`` among ``campaigns`` and ``other`` among
+    ``others`` (ids), two campaigns that share at least one question id. One query (the join
+    reads the questions' (campaign, external id) index)."""
+    if not campaigns or not others:
+        return set()
+    table = Question._meta.db_table
+    mine = ", ".join(["%s"] * len(campaigns))
+    theirs = ", ".join(["%s"] * len(others))
+    sql = (
+        f"SELECT DISTINCT a.campaign_id, b.campaign_id FROM {table} a JOIN {table} b"
+        " ON b.external_id = a.external_id AND b.campaign_id <> a.campaign_id"
+        f" WHERE a.campaign_id IN ({mine}) AND b.campaign_id IN ({theirs})"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*campaigns, *others])
+        return {(int(a), int(b)) for a, b in cursor.fetchall()}
+
+
+def previous_versions(
+    *, campaigns: Sequence[Campaign], candidates: Sequence[Campaign], criteria: dict[int, set[str]]
+) -> dict[tuple[int, str], Campaign]:
+    """The previous version of the assistant for each criterion of each of ``campaigns``: among
+    ``candidates`` (the campaigns the reader may compare with), the latest created before the
+    campaign that shares a question id with it and has a criterion of the same name (ties: by
+    name). ``criteria``: the names of each campaign's and candidate's criteria, by campaign id.
+    ``{(campaign id, criterion name): previous campaign}``, the criteria without one left out.
+    One query (:func:`sharing_questions`)."""
+    pairs = sharing_questions(campaigns=[c.pk for c in campaigns], others=[c.pk for c in candidates])
+    found: dict[tuple[int, str], Campaign] = {}
+    for campaign in campaigns:
+        earlier = sorted(
+            (c for c in candidates if c.created_at < campaign.created_at and (campaign.pk, c.pk) in pairs),
+            key=lambda c: c.name,
+        )
+        earlier.sort(key=lambda c: c.created_at, reverse=True)
+        for name in sorted(criteria.get(campaign.pk, ())):
+            previous = next((c for c in earlier if name in criteria.get(c.pk, ())), None)
+            if previous is not None:
+                found[(campaign.pk, name)] = previous
+    return found

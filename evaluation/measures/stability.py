@@ -26,19 +26,20 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from django.db.models import Avg
+from django.db.models import Avg, Count
 from django.utils.translation import gettext_lazy as _
 
 from annotation.criteria.categories import is_categorical
 from annotation.errors import refusal
-from annotation.models import Answer, Campaign, Criterion, Level, Unit
+from annotation.models import Answer, Campaign, Criterion, Label, Level, Unit
 from annotation.workflow import final_labels
 from evaluation.errors import EstimateError
+from evaluation.estimates import judge_choice
 from evaluation.estimates.inputs import ID_CHUNK
 from evaluation.estimates.params import check_alpha
 from evaluation.measures import automatic
@@ -66,6 +67,14 @@ MAX_DRAWS = 200
 
 
 DEFAULT_SEED = 0
+
+
+# Why a result has nothing to compare (``Stability.empty``; "" when it has): no question of the
+# campaign has two answers; no answer has a value (the judge or people have not labeled the
+# criterion, or the metric applies to no answer); values on one answer per question at most.
+NO_REPETITIONS = "no_repetitions"
+NO_VALUES = "no_values"
+SINGLE_VALUES = "single_values"
 
 
 @dataclass(frozen=True)
@@ -141,6 +150,8 @@ class Stability:
     overall: GroupStability
     themes: list[GroupStability]
     widths: list[WidthPoint]
+    # Why there is nothing to compare (NO_REPETITIONS, NO_VALUES, SINGLE_VALUES), "" otherwise.
+    empty: str = ""
 
 
 def measures(*, criteria: Sequence[Criterion]) -> list[Measure]:
@@ -152,11 +163,46 @@ def measures(*, criteria: Sequence[Criterion]) -> list[Measure]:
     ]
 
 
-def default_measure(*, criteria: Sequence[Criterion]) -> Measure:
-    """What the page and the command read when no measure is named: the first answer-level
-    criterion (an answer's own label), else the first criterion, else the first metric."""
-    known = measures(criteria=criteria)
-    return next((m for m in known if m.criterion is not None and m.criterion.level == Level.ANSWER), known[0])
+def default_measure(
+    *, criteria: Sequence[Criterion], candidates: Mapping[int, Sequence[Judge]] | None = None
+) -> Measure:
+    """What the page and the command open on when no measure is named: a binary criterion with
+    values to compare, answer-level first (an answer's own label), then in the given order: one
+    a judge has labeled (``candidates``: ``judge_choice.candidates_by_criterion`` of the
+    criteria, read here when None), else one with human labels; else the response metric,
+    which every answer has. One query, two when no judge has labeled a criterion."""
+    binary = [m for m in measures(criteria=criteria) if m.criterion is not None]
+    ordered = sorted(binary, key=lambda m: m.criterion is None or m.criterion.level != Level.ANSWER)
+    chosen = [m.criterion for m in ordered if m.criterion is not None]
+    if not chosen:
+        return Measure(METRIC, automatic.RESPONSE)
+    if candidates is None:
+        candidates = judge_choice.candidates_by_criterion(criteria=chosen)
+    judged = next((m for m in ordered if m.criterion is not None and candidates.get(m.criterion.pk)), None)
+    if judged is not None:
+        return judged
+    labelled = set(
+        Label.objects.filter(criterion__in=chosen, value__isnull=False)
+        .order_by()
+        .values_list("criterion_id", flat=True)
+        .distinct()
+    )
+    return next(
+        (m for m in ordered if m.criterion is not None and m.criterion.pk in labelled),
+        Measure(METRIC, automatic.RESPONSE),
+    )
+
+
+def repeated_questions(*, campaign: Campaign) -> int:
+    """How many questions of ``campaign`` have two answers or more. One query."""
+    return (
+        Answer.objects.filter(campaign=campaign)
+        .order_by()
+        .values("question_id")
+        .annotate(answers=Count("id"))
+        .filter(answers__gte=2)
+        .count()
+    )
 
 
 def parse_measure(*, key: str, criteria: Sequence[Criterion]) -> Measure:
@@ -341,6 +387,17 @@ def compute_stability(
         else:
             values = human_values(criterion=criterion)
     rows = by_question(campaign=campaign, values=values)
+    most = max((row.n for row in rows), default=0)
+    empty = ""
+    if most < 2:
+        # Nothing to compare: say why (one query more, only then).
+        empty = (
+            NO_REPETITIONS
+            if repeated_questions(campaign=campaign) == 0
+            else SINGLE_VALUES
+            if rows
+            else NO_VALUES
+        )
     overall = summarise(theme=ALL_THEMES, rows=rows, alpha=alpha)
     by_theme: dict[str, list[QuestionStability]] = defaultdict(list)
     for row in rows:
@@ -354,13 +411,14 @@ def compute_stability(
         alpha=alpha,
         draws=draws,
         seed=seed,
-        max_repetitions=max((row.n for row in rows), default=0),
+        max_repetitions=most,
         questions=rows,
         overall=overall,
         themes=[summarise(theme=theme, rows=by_theme[theme], alpha=alpha) for theme in sorted(by_theme)],
         widths=width_curve(
             groups=[row.values for row in rows], alpha=alpha, draws=draws, seed=seed, icc=overall.icc.value
         ),
+        empty=empty,
     )
 
 
@@ -399,6 +457,7 @@ def stability_as_json(*, stability: Stability) -> dict[str, Any]:
         "draws": stability.draws,
         "seed": stability.seed,
         "max_repetitions": stability.max_repetitions,
+        "nothing_to_compare": stability.empty or None,
         "overall": _group_json(stability.overall),
         "themes": [_group_json(group) for group in stability.themes],
         "width_by_repetitions": [

@@ -15,11 +15,18 @@ Checked groups: every theme and the overall estimate, or the groups named in ``t
 - when its PPI++ lower bound, as shown by the report (inside [0, 1]), is below ``min_lower``,
   or when it has no lower bound (no paired units, or a single answer under the robust method:
   an interval without a lower bound clears no threshold);
-- with a baseline, when the difference ``campaign - baseline`` of the PPI++ estimates, as the
-  compare page computes it (``comparison.compare_reports``: theme by theme, the two campaigns'
-  standard errors added in quadrature, a normal quantile at ``alpha``), has an upper bound
-  below 0: a drop significant at ``alpha / 2`` one-sided. A group the baseline lacks, or whose
-  difference cannot be computed (an estimate missing on either side), is shown and not compared.
+- with a baseline, when the estimate dropped: the difference ``campaign - baseline`` of the
+  PPI++ estimates as the compare page computes it (by question, ``comparison.compare_versions``,
+  when the campaigns share question ids; else as independent samples,
+  ``comparison.compare_reports``, Welch's t), its one-sided p-value of a drop adjusted over the
+  checked groups compared (Holm's by default, Bonferroni's as an option) and below ``alpha``:
+  the chance that a release that did not drop fails for a drop in any group is at most
+  ``alpha``, however many groups are checked. A group the baseline lacks, or whose difference
+  cannot be computed (an estimate missing on either side), is shown and not compared.
+
+The lower bounds need no such adjustment: a release passes only when every checked group clears
+the threshold, so it passes wrongly (a group below the threshold whose lower bound is above it)
+with at most the chance one group has, alpha / 2.
 
 The failures are listed lower bounds first, then drops, each in the report's order (themes by
 name, then overall); the first is the gate's ``reason``.
@@ -42,7 +49,76 @@ from evaluation.models import Judge
 from evaluation.reports import read
 from evaluation.reports.lookups import find_criterion
 from evaluation.reports.read import Provenance
+from inference import intervals, paired
 from inference.numbers import finite
+
+
+@dataclass(frozen=True)
+class Drop:
+    """``campaign - baseline`` in one group: the difference, its two-sided 1 - alpha interval,
+    and the one-sided p-value that it is a drop (NaN when it has none: no width); ``by_question``
+    whether it was compared by question."""
+
+    estimate: float
+    lo: float
+    hi: float
+    p_value: float
+    by_question: bool
+
+    @classmethod
+    def of_paired(cls, difference: paired.PairedDifference) -> Drop:
+        return cls(
+            estimate=difference.estimate,
+            lo=difference.lo,
+            hi=difference.hi,
+            p_value=math.nan
+            if difference.degenerate
+            else paired.one_sided_p(estimate=difference.estimate, se=difference.se, df=difference.df),
+            by_question=True,
+        )
+
+    @classmethod
+    def of_interval(cls, difference: intervals.Interval) -> Drop:
+        se = intervals.standard_error(difference)
+        return cls(
+            estimate=difference.mean,
+            lo=difference.lo,
+            hi=difference.hi,
+            p_value=paired.one_sided_p(estimate=difference.mean, se=se, df=difference.df)
+            if se > 0
+            else math.nan,
+            by_question=False,
+        )
+
+
+def drops(*, report: Report, baseline: Report, versions: comparison.Comparison | None) -> dict[str, Drop]:
+    """Each group's difference ``report - baseline`` of the PPI++ estimates: by question from
+    ``versions`` (the two campaigns compared by question, baseline on the left) when given, else
+    as independent samples from the two reports."""
+    if versions is not None:
+        return {
+            row.theme: Drop.of_paired(row.difference)
+            for row in versions.rows_of(comparison.PPI)
+            if row.difference is not None
+        }
+    return {
+        row.theme: Drop.of_interval(row.difference)
+        for row in comparison.compare_reports(left=baseline, right=report)
+        if row.difference is not None
+    }
+
+
+def adjusted_drops(*, differences: dict[str, Drop], adjustment: str = paired.HOLM) -> dict[str, float]:
+    """The one-sided p-values of the drops of the groups checked and compared (``differences``),
+    adjusted over them all (``paired.adjusted``): what a gate at alpha compares with alpha."""
+    groups = list(differences)
+    values = paired.adjusted([differences[group].p_value for group in groups], method=adjustment)
+    return dict(zip(groups, values, strict=True))
+
+
+def is_drop(difference: Drop, *, p_adjusted: float, alpha: float) -> bool:
+    """A significant drop: a difference below 0 whose adjusted one-sided p-value is below alpha."""
+    return difference.estimate < 0 and p_adjusted < alpha
 
 
 @dataclass(frozen=True)
@@ -68,6 +144,12 @@ class GroupFigures:
     difference: float | None = None
     difference_lower: float | None = None
     difference_upper: float | None = None
+    drop_p: float | None = None
+    drop_p_adjusted: float | None = None
+    # Both adjustments of the drop's p-value over the checked groups, side by side
+    # (``drop_p_adjusted`` is the one the gate decides with).
+    drop_p_holm: float | None = None
+    drop_p_bonferroni: float | None = None
     failures: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
@@ -88,6 +170,10 @@ class GroupFigures:
             "difference": self.difference,
             "difference_lower": self.difference_lower,
             "difference_upper": self.difference_upper,
+            "drop_p": self.drop_p,
+            "drop_p_adjusted": self.drop_p_adjusted,
+            "drop_p_holm": self.drop_p_holm,
+            "drop_p_bonferroni": self.drop_p_bonferroni,
             "failures": list(self.failures),
         }
 
@@ -109,6 +195,8 @@ class GateResult:
     alpha: float
     min_lower: float
     source: Provenance
+    adjustment: str = paired.HOLM
+    by_question: bool = False
     baseline: str | None = None
     baseline_source: Provenance | None = None
     baseline_judge: str | None = None
@@ -131,6 +219,10 @@ class GateResult:
             "method": self.method,
             "alpha": self.alpha,
             "min_lower": self.min_lower,
+            "adjustment": self.adjustment,
+            "compared_by": ("question" if self.by_question else "independent samples")
+            if self.baseline
+            else None,
             "estimates": {"campaign": self.campaign, "judge": self.judge, **self.source.as_data()},
             "baseline": self.baseline,
             "baseline_estimates": (
@@ -172,20 +264,36 @@ def _group_name(group: str) -> str:
 
 
 def decide(
-    *, report: Report, baseline: Report | None, checked: set[str], min_lower: float, baseline_name: str
+    *,
+    report: Report,
+    baseline: Report | None,
+    checked: set[str],
+    min_lower: float,
+    baseline_name: str,
+    differences: dict[str, Drop] | None = None,
+    alpha: float = 0.05,
+    adjustment: str = paired.HOLM,
 ) -> tuple[list[GroupFigures], tuple[str, ...]]:
     """The gate's figures and failures on the reports it read (no database): every group of
     ``report`` (themes, then overall), those in ``checked`` checked against ``min_lower`` and,
-    with a ``baseline`` report, against a significant drop (``comparison.compare_reports``: the
-    difference's interval, built from each side's standard error as its report built it).
-    Failures: lower bounds first, then drops."""
-    compared = (
-        {row.theme: row for row in comparison.compare_reports(left=baseline, right=report)}
-        if baseline is not None
-        else {}
-    )
+    with a ``baseline`` report, against a drop: ``differences`` (by group, :func:`drops`; the
+    two reports' as independent samples when not given), whose one-sided p-values are adjusted
+    (``adjustment``) over the checked groups compared and a drop where the adjusted one is below
+    ``alpha``. Failures: lower bounds first, then drops."""
+    if baseline is not None and differences is None:
+        differences = drops(report=report, baseline=baseline, versions=None)
+    differences = differences or {}
+    bases = {group.theme: group for group in baseline.themes} if baseline is not None else {}
+    if baseline is not None:
+        bases[OVERALL] = baseline.overall
+    order = [group.theme for group in [*report.themes, report.overall] if group.theme in checked]
+    compared = {group: differences[group] for group in order if group in differences}
+    by_method = {
+        method: adjusted_drops(differences=compared, adjustment=method) for method in paired.ADJUSTMENTS
+    }
+    adjusted = by_method[adjustment]
     low: list[str] = []
-    drops: list[str] = []
+    drop_failures: list[str] = []
     figures: list[GroupFigures] = []
     for group in [*report.themes, report.overall]:
         is_checked = group.theme in checked
@@ -203,16 +311,17 @@ def decide(
                     f"{name}: PPI++ lower bound {_bound_text(lower, threshold=min_lower)} < {min_lower:.12g}"
                 )
             low.extend(failures)
-        row = compared.get(group.theme)
-        base = row.left if row is not None else None
-        diff = row.difference if row is not None else None
-        if is_checked and diff is not None and diff.hi < 0:
+        base = bases.get(group.theme)
+        diff = differences.get(group.theme)
+        p_adjusted = adjusted.get(group.theme, math.nan)
+        if is_checked and diff is not None and is_drop(diff, p_adjusted=p_adjusted, alpha=alpha):
             drop = (
                 f"{_group_name(group.theme)}: significant drop against {baseline_name}: "
-                f"{diff.mean:+.3f} [{diff.lo:+.3f}, {diff.hi:+.3f}]"
+                f"{diff.estimate:+.3f} [{diff.lo:+.3f}, {diff.hi:+.3f}], "
+                f"{adjustment}-adjusted one-sided p {p_adjusted:.3g} < {alpha:.12g}"
             )
             failures.append(drop)
-            drops.append(drop)
+            drop_failures.append(drop)
         figures.append(
             GroupFigures(
                 group=group.theme,
@@ -228,14 +337,24 @@ def decide(
                 baseline_estimate=finite(base.ppi.shown_mean) if base is not None else None,
                 baseline_lower=finite(base.ppi.shown_lo) if base is not None else None,
                 baseline_upper=finite(base.ppi.shown_hi) if base is not None else None,
-                difference=diff.mean if diff is not None else None,
+                difference=diff.estimate if diff is not None else None,
                 difference_lower=diff.lo if diff is not None else None,
                 difference_upper=diff.hi if diff is not None else None,
+                drop_p=finite(diff.p_value) if diff is not None else None,
+                drop_p_adjusted=finite(p_adjusted) if diff is not None else None,
+                drop_p_holm=finite(by_method[paired.HOLM].get(group.theme, math.nan))
+                if diff is not None
+                else None,
+                drop_p_bonferroni=(
+                    finite(by_method[paired.BONFERRONI].get(group.theme, math.nan))
+                    if diff is not None
+                    else None
+                ),
                 failures=tuple(failures),
             )
         )
 
-    return figures, tuple(low + drops)
+    return figures, tuple(low + drop_failures)
 
 
 def evaluate_gate(
@@ -249,9 +368,11 @@ def evaluate_gate(
     baseline_judge: str | None = None,
     alpha: float = 0.05,
     method: str = "robust",
+    adjustment: str = paired.HOLM,
 ) -> GateResult:
     """Check ``campaign``'s PPI++ estimates of ``criterion`` against ``min_lower`` and, with a
-    ``baseline`` campaign (its criterion of the same name), against a significant drop; see the
+    ``baseline`` campaign (its criterion of the same name), against a significant drop (p-values
+    adjusted over the checked groups by ``adjustment``, ``paired.ADJUSTMENTS``); see the
     module's docstring for the groups checked, the conditions and where the numbers come from.
 
     ``judge``: a judge name, or None for the report's default (the only judge);
@@ -267,6 +388,10 @@ def evaluate_gate(
     if is_categorical(criterion):
         raise EstimateError(
             f"{criterion.name!r} has categories: the gate checks one rate per theme", field="criterion"
+        )
+    if adjustment not in paired.ADJUSTMENTS:
+        raise EstimateError(
+            f"must be one of {', '.join(paired.ADJUSTMENTS)}, got {adjustment!r}", field="adjustment"
         )
     request = read.report_request(criterion=criterion, judge=judge or "", method=method, alpha=alpha)
     baseline_request = None
@@ -298,21 +423,39 @@ def evaluate_gate(
                 f"{'is not a theme' if len(unknown) == 1 else 'are not themes'} of {campaign.name!r} "
                 f"(themes: {', '.join(known) or 'none'}, and {OVERALL})",
                 field="theme",
+                missing=True,
             )
     checked = set(wanted) if wanted is not None else {group.theme for group in groups}
 
     baseline_source = None
     baseline_report = None
-    if baseline_request is not None:
+    differences = None
+    if baseline_request is not None and baseline is not None:
         baseline_shown = read.read_report(baseline_request, recompute_stale=True)
         baseline_source = baseline_shown.provenance
         baseline_report = baseline_shown.binary
+        versions = None
+        if comparison.shares_questions(left=baseline, right=campaign):
+            versions = comparison.compare_versions(
+                versions=[
+                    comparison.Version(
+                        campaign=baseline, criterion=baseline_request.criterion, judge=baseline_request.judge
+                    ),
+                    comparison.Version(campaign=campaign, criterion=criterion, judge=request.judge),
+                ],
+                alpha=alpha,
+                method=method,
+            )
+        differences = drops(report=report, baseline=baseline_report, versions=versions)
     figures, failures_all = decide(
         report=report,
         baseline=baseline_report,
         checked=checked,
         min_lower=min_lower,
         baseline_name=baseline.name if baseline is not None else "",
+        differences=differences,
+        alpha=alpha,
+        adjustment=adjustment,
     )
     if failures_all:
         reason = failures_all[0]
@@ -331,6 +474,10 @@ def evaluate_gate(
         method=method,
         alpha=alpha,
         min_lower=float(min_lower),
+        adjustment=adjustment,
+        by_question=differences is not None
+        and bool(differences)
+        and all(d.by_question for d in differences.values()),
         source=source,
         baseline=baseline.name if baseline is not None else None,
         baseline_source=baseline_source,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
@@ -58,3 +59,26 @@ def test_humans_and_judge_get_the_same_kappa_from_the_same_labels():
     assert agreement_group("T", list(zip(a, b, strict=True)), 0).kappa == cohen_kappa(a, b)
     assert agreement_group("T", [(1, 1)] * 3, 0).kappa is None
     assert math.isnan(agreement.agreement(y=[1, 1, 1], yhat=[1, 1, 1]).kappa)
+
+
+def test_kappas_bootstrap_interval_resamples_the_units_and_each_kappa_is_scikit_learns():
+    from inference.agreement import _kappas, bootstrap_kappa
+
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 2, 80).tolist()
+    b = [x if rng.random() < 0.8 else 1 - x for x in a]
+    interval = bootstrap_kappa(a, b)
+    kappa = cohen_kappa(a, b)
+    assert interval is not None and interval.lo < kappa < interval.hi
+    assert interval == bootstrap_kappa(a, b)  # seeded
+    pairs = sorted(set(zip(a, b, strict=True)))
+    for _ in range(20):
+        counts = rng.integers(0, 6, len(pairs))
+        left = [p[0] for p, c in zip(pairs, counts, strict=True) for _ in range(c)]
+        right = [p[1] for p, c in zip(pairs, counts, strict=True) for _ in range(c)]
+        ours = _kappas(counts[None, :].astype(float), pairs, [0, 1])[0]
+        if len(set(left) | set(right)) > 1:
+            assert abs(ours - cohen_kappa_score(left, right)) < 1e-12
+    # Undefined kappa, or a single unit: no interval.
+    assert bootstrap_kappa([1, 1, 1], [1, 1, 1]) is None
+    assert bootstrap_kappa([1], [0]) is None

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from evaluation.estimates.report import GroupEstimate, Report
 from evaluation.reports import gate
 from inference import intervals, means, paired, ppi, sequential, shrinkage
+from inference.multi_ppi import JudgeTerm, multi_ppi
 from inference.weighted_ppi import weighted_ppi
 
 ALPHAS = st.sampled_from([0.01, 0.05, 0.1, 0.5])
@@ -89,6 +90,22 @@ def test_ppi_study_and_robust(data, alpha, weighted, lam):
             lam_method="crossfit" if lam is None else "fixed",
         )
     )
+    # Beyond the campaign, questions as clusters: the labeled units' questions and the unlabeled
+    # ones' (several per question, some questions with no label).
+    holds(
+        ppi.robust_ppi(
+            y=y,
+            yhat=yhat,
+            yhat_unlabeled=unlabeled,
+            alpha=alpha,
+            w=w if weighted else None,
+            clusters=answers // 3,
+            unlabeled_clusters=np.arange(N) % 7,
+            lam=lam,
+            lam_method="crossfit" if lam is None else "fixed",
+            finite=False,
+        )
+    )
 
 
 @PROFILE
@@ -97,16 +114,22 @@ def test_ppi_study_and_robust(data, alpha, weighted, lam):
     alpha=ALPHAS,
     confidence=st.floats(0.0, 1.0),
     pi=st.floats(1e-4, 1.0),
+    judge_mean=st.one_of(st.none(), st.floats(0.0, 1.0)),
+    spread=st.booleans(),
 )
-def test_inverse_probability_ppi(data, alpha, confidence, pi):
-    y, _yhat, _answers, _w, N, _ones = data
+def test_inverse_probability_ppi(data, alpha, confidence, pi, judge_mean, spread):
+    y, _yhat, _answers, w, N, _ones = data
     n = y.shape[0]
+    # Unequal probabilities and confidences too: a weight of a million among weights of 1.
+    probabilities = np.minimum(1.0, pi * w / w.max()) if spread else np.full(n, pi)
+    c = np.clip(confidence + (y - 0.5) * 0.3, 0, 1) if spread else np.full(n, confidence)
     holds(
         weighted_ppi(
             y=y,
-            confidence=np.full(n, confidence),
-            pi=np.full(n, pi),
+            confidence=c,
+            pi=np.maximum(probabilities, 1e-9),
             confidence_all=np.full(max(N, n), confidence),
+            judge_mean=judge_mean,
             alpha=alpha,
         )
     )
@@ -176,7 +199,13 @@ def test_versions_compared_by_question_and_as_independent_samples(left, right, a
     linears = []
     for y, yhat, answers, w, N, ones in (left, right):
         questions = [f"q{answer % 4}" for answer in answers]
-        unlabeled = {"q0": (N, ones)}
+        # Every judged unit, the labeled ones (counted by question) and N more in q0.
+        judged: dict[str, tuple[int, int]] = {}
+        for question, value in zip(questions, yhat, strict=True):
+            count, found = judged.get(question, (0, 0))
+            judged[question] = (count + 1, found + int(value))
+        count, found = judged.get("q0", (0, 0))
+        judged["q0"] = (count + N, found + ones)
         weights = w if method == "robust" else None
         linears.append(
             (
@@ -193,7 +222,7 @@ def test_versions_compared_by_question_and_as_independent_samples(left, right, a
                     yhat=yhat,
                     questions=questions,
                     answers=answers,
-                    unlabeled=unlabeled,
+                    judged=judged,
                     w=weights,
                     method=method,
                     alpha=alpha,
@@ -334,3 +363,52 @@ def test_the_gate_decides_on_intervals_that_hold(data, base, min_lower):
             assert -1 <= figure.difference_lower <= figure.difference <= figure.difference_upper <= 1
         if figure.checked and figure.lower is not None and figure.lower < min_lower:
             assert any(failure.startswith(("overall", "theme")) for failure in figure.failures)
+
+
+def test_the_study_interval_takes_in_an_estimate_ppi_py_rounded_apart_from_it():
+    # ppi_py's estimate and interval, computed apart, with no variance: 0.9999999999999999
+    # against [1.0, 1.0] (found by the property test above); the interval holds the estimate.
+    found = ppi.study_ppi(y=[1.0, 0.0, 0.0], yhat=[1.0, 0.0, 0.0], yhat_unlabeled=np.ones(196), alpha=0.1)
+    assert found.lo <= found.mean <= found.hi
+    assert found.hi - found.lo < 1e-12 and abs(found.mean - 1.0) < 1e-12
+
+
+def test_strata_with_a_variance_whose_square_is_subnormal_combine_with_the_normal_quantile():
+    # Found by the property test above at more examples: the Satterthwaite ratio overflowed.
+    tiny = intervals.from_variance(mean=0.5, variance=4e-161, alpha=0.05, df=5, method="m", n=5, N=0)
+    wide = intervals.from_variance(mean=0.5, variance=0.01, alpha=0.05, df=None, method="m", n=5, N=0)
+    combined = intervals.stratified_combine(parts=[(tiny, 1), (wide, 1)], alpha=0.05, method="s")
+    holds(combined)
+    assert combined.df is None and combined.hi - combined.lo > 0
+
+
+@PROFILE
+@given(data=labeled(), alpha=ALPHAS, weighted=st.booleans(), share=st.floats(0.05, 1.0), finite=st.booleans())
+def test_several_judges_combined(data, alpha, weighted, share, finite):
+    # A judge on every unit and a second on a random share of them (its values a permutation of
+    # the first's, its draw by answers), labels weighted or not, about the campaign or beyond it.
+    y, yhat, answers, w, N, ones = data
+    n = y.shape[0]
+    everything = np.concatenate([yhat, np.repeat([1.0, 0.0], [ones, N - ones])])
+    second = everything[::-1].copy()
+    drawn = max(1, int(share * everything.shape[0]))
+    combined = multi_ppi(
+        y=y,
+        preds=np.stack([yhat, second[:n]], axis=1),
+        terms=[
+            JudgeTerm(values=everything, questions=np.arange(everything.shape[0]) % 5),
+            JudgeTerm(
+                values=second[:drawn],
+                weights=np.full(drawn, 1 / share),
+                clusters=np.arange(drawn) // 3,
+                draw="share",
+                questions=np.arange(drawn) % 5,
+            ),
+        ],
+        population=max(n + N, n),
+        alpha=alpha,
+        w=w if weighted else None,
+        clusters=answers % 5 if not finite else answers,
+        finite=finite,
+    )
+    holds(combined.interval)

@@ -242,11 +242,13 @@ def test_robust_ppi_with_fixed_lambda_and_no_design_is_the_hand_formula_with_t()
     lam, n, N = 0.6, 6, 8
     rect = [a - lam * b for a, b in zip(y, yhat, strict=True)]
     rect_mean = sum(rect) / n
-    unl_mean = sum(yhat_unlabeled) / N
-    theta = lam * unl_mean + rect_mean
+    # The judge's term over every judged unit, the labeled ones included.
+    judged_mean = (sum(yhat) + sum(yhat_unlabeled)) / (n + N)
+    theta = lam * judged_mean + rect_mean
     var_rect_ddof1 = sum((r - rect_mean) ** 2 for r in rect) / (n - 1)
-    var_unl = sum((v - unl_mean) ** 2 for v in yhat_unlabeled) / N
-    halfwidth = student_t.ppf(0.975, n - 1) * math.sqrt(lam**2 * var_unl / N + var_rect_ddof1 / n)
+    # This campaign's 14 units: the judge's term is exact, the rectifier's variance corrected by
+    # the share of units left unlabeled.
+    halfwidth = student_t.ppf(0.975, n - 1) * math.sqrt((1 - n / (n + N)) * var_rect_ddof1 / n)
 
     interval = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam)
     assert interval.mean == pytest.approx(theta, rel=1e-14)
@@ -259,70 +261,158 @@ def test_robust_ppi_with_fixed_lambda_and_no_design_is_the_hand_formula_with_t()
     centre = (theta + q**2 / (2 * n_eff)) / (1 + q**2 / n_eff)
     half = q / (1 + q**2 / n_eff) * math.sqrt(theta * (1 - theta) / n_eff + q**2 / (4 * n_eff**2))
     expected = (min(theta - halfwidth, centre - half), max(1.0, centre + half))
-    assert expected == pytest.approx((theta - halfwidth, 1.0), rel=1e-12)
     assert (interval.lo, interval.hi) == pytest.approx(expected, rel=1e-12)
     assert intervals.standard_error(interval) * q == pytest.approx(halfwidth, rel=1e-12)
     assert intervals.WILSON_NOTE in interval.note
     assert 0 <= interval.lo < theta < interval.hi <= 1
 
 
+def test_robust_ppi_beyond_the_campaign_adds_the_judges_term_by_hand():
+    # finite=False: the units are a sample of the process (the assistant asked again). No
+    # correction, and each judged unit contributes lam (yhat - mean) / (n + N) beside the
+    # labeled units' rectifier part; every unit its own cluster.
+    y = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0])
+    yhat = np.array([1.0, 0.0, 0.0, 1.0, 1.0, 1.0])
+    yhat_unlabeled = np.array([1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0])
+    lam, n, N = 0.6, 6, 8
+    total = n + N
+    judged_mean = (yhat.sum() + yhat_unlabeled.sum()) / total
+    rect = y - lam * yhat
+    labeled = (rect - rect.mean()) / n + lam * (yhat - judged_mean) / total
+    unlabeled = lam * (yhat_unlabeled - judged_mean) / total
+    # The labeled units' judge part moves against their rectifier: the sum is below the
+    # rectifier's own variance here, and no part of it is dropped. One small-sample factor, the
+    # labeled clusters' n / (n - 1).
+    variance = n / (n - 1) * (np.sum(labeled**2) + np.sum(unlabeled**2))
+    assert variance < n / (n - 1) * np.sum(((rect - rect.mean()) / n) ** 2)
+    interval = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam, finite=False)
+    assert interval.mean == pytest.approx(lam * judged_mean + rect.mean(), rel=1e-14)
+    assert interval.se == pytest.approx(math.sqrt(variance), rel=1e-12)
+    # The same units as clusters of their own, given explicitly, change nothing.
+    clustered = robust_ppi(
+        y=y,
+        yhat=yhat,
+        yhat_unlabeled=yhat_unlabeled,
+        alpha=0.05,
+        lam=lam,
+        finite=False,
+        clusters=[f"l{k}" for k in range(n)],
+        unlabeled_clusters=[f"u{k}" for k in range(N)],
+    )
+    assert clustered.se == pytest.approx(interval.se, rel=1e-12)
+
+
+def test_robust_ppi_by_question_sums_the_judges_term_with_the_labels_of_each_question():
+    # Questions as clusters, beyond the campaign: a question's contributions (its labeled units'
+    # rectifier and judge parts, its unlabeled units' judge parts) are summed before squaring.
+    y = np.array([1.0, 0.0, 1.0, 1.0])
+    yhat = np.array([1.0, 1.0, 1.0, 0.0])
+    unl = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 0.0])
+    questions = np.array(["a", "a", "b", "c"])
+    unlabeled_questions = np.array(["a", "b", "b", "c", "c", "d"])
+    lam, n, total = 0.5, 4, 10
+    judged_mean = (yhat.sum() + unl.sum()) / total
+    rect = y - lam * yhat
+    parts = {}
+    for q, value in zip(
+        questions, (rect - rect.mean()) / n + lam * (yhat - judged_mean) / total, strict=True
+    ):
+        parts[q] = parts.get(q, 0.0) + value
+    for q, value in zip(unlabeled_questions, lam * (unl - judged_mean) / total, strict=True):
+        parts[q] = parts.get(q, 0.0) + value
+    rectifier_only = {}
+    for q, value in zip(questions, (rect - rect.mean()) / n, strict=True):
+        rectifier_only[q] = rectifier_only.get(q, 0.0) + value
+    interval = robust_ppi(
+        y=y,
+        yhat=yhat,
+        yhat_unlabeled=unl,
+        alpha=0.05,
+        lam=lam,
+        finite=False,
+        clusters=questions,
+        unlabeled_clusters=unlabeled_questions,
+    )
+    labeled_G = len(rectifier_only)
+    # One small-sample factor, the labeled questions' G / (G - 1).
+    variance = labeled_G / (labeled_G - 1) * sum(v**2 for v in parts.values())
+    rect_var = labeled_G / (labeled_G - 1) * sum(v**2 for v in rectifier_only.values())
+    z2 = Z95**2
+    floor = ((1 - lam) ** 2 * _smoothed(3, 4, z2) + lam**2 * _smoothed(2, 4, z2)) / labeled_G
+    expected = max(rect_var, floor) + variance - rect_var
+    assert interval.se == pytest.approx(math.sqrt(expected), rel=1e-12)
+    assert interval.df == labeled_G - 1 == 2
+
+
+def _smoothed(count: float, n: int, z2: float) -> float:
+    rate = (count + z2 / 2) / (n + z2)
+    return rate * (1 - rate)
+
+
 @pytest.mark.parametrize("case", CASES[:4])
-def test_robust_ppi_with_singleton_clusters_is_ppi_py_variance_times_n_over_n_minus_1(case):
+def test_robust_ppi_estimate_is_ppi_py_on_every_judged_unit_and_singleton_clusters_change_nothing(case):
     y, yhat, yhat_unlabeled = arrays_of(case)
     n, N, lam = len(y), len(yhat_unlabeled), 0.7
     robust = robust_ppi(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam, clusters=np.arange(n)
     )
     unclustered = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=lam)
-    lo, hi = ppi_py.ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=0.05, lam=lam)
-    ppi_var = ((hi[0] - lo[0]) / 2 / Z95) ** 2
-    imputed = lam**2 * np.var(yhat_unlabeled) / N
-    robust_var = intervals.standard_error(robust) ** 2
-
-    # Unless the disagreement floor binds (few disagreements), see the test below.
-    def smoothed(count):  # Agresti-Coull: z^2/2 pseudo-successes and as many pseudo-failures
-        rate = (count + Z95**2 / 2) / (n + Z95**2)
-        return rate * (1 - rate)
-
-    labels, preds = np.asarray(y), np.asarray(yhat)
-    floor = ((1 - lam) ** 2 * smoothed(labels.sum()) + lam**2 * smoothed(np.sum(labels != preds))) / n
-    rectifier = max(n / (n - 1) * (ppi_var - imputed), floor)
-    assert robust_var == pytest.approx(imputed + rectifier, rel=1e-10)
-    assert ("floored" in robust.note) == (floor > n / (n - 1) * (ppi_var - imputed))
-    assert robust.mean == pytest.approx(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabeled, lam=lam)[0])
+    judged = np.concatenate([yhat, yhat_unlabeled])
+    # ppi_py's estimate with every judged unit in its "unlabeled" set.
+    assert robust.mean == pytest.approx(ppi_py.ppi_mean_pointestimate(y, yhat, judged, lam=lam)[0], rel=1e-13)
     assert (robust.lo, robust.hi) == pytest.approx((unclustered.lo, unclustered.hi), rel=1e-13)
+    # This campaign's units: the rectifier's variance (ddof 1), floored, times 1 - n / (n + N).
+    labels, preds = np.asarray(y), np.asarray(yhat)
+    floor = (
+        (1 - lam) ** 2 * _smoothed(labels.sum(), n, Z95**2)
+        + lam**2 * _smoothed(np.sum(labels != preds), n, Z95**2)
+    ) / n
+    rectifier = max(np.var(y - lam * yhat, ddof=1) / n, floor)
+    assert intervals.standard_error(robust) ** 2 == pytest.approx((1 - n / (n + N)) * rectifier, rel=1e-10)
+    assert ("floored" in robust.note) == (floor > np.var(y - lam * yhat, ddof=1) / n)
 
 
 def test_a_judge_that_agrees_with_every_label_gets_the_agresti_coull_floor_by_hand():
     # 20 labels, the judge agrees with all: the rectifier Y - 1 * Yhat is 0 everywhere, and
-    # without a floor the interval would be the judge-only one. With 0 disagreements among 20,
-    # the smoothed rate is (0 + z^2/2) / (20 + z^2) and the floor lam^2 rate (1 - rate) / G.
+    # without a floor the interval would have no width. With 0 disagreements among 20, the
+    # smoothed rate is (0 + z^2/2) / (20 + z^2) and the floor lam^2 rate (1 - rate) / G, with the
+    # finite-population correction of 20 labels among 220 judged units.
     y = [1.0] * 15 + [0.0] * 5
     unlabeled = [1.0] * 150 + [0.0] * 50
     interval = robust_ppi(y=y, yhat=y, yhat_unlabeled=unlabeled, alpha=0.05, lam=1.0)
     z2 = 1.959963984540054**2
     rate = (z2 / 2) / (20 + z2)
-    variance = 0.75 * 0.25 / 200 + rate * (1 - rate) / 20
+    variance = (1 - 20 / 220) * rate * (1 - rate) / 20
     assert interval.mean == pytest.approx(0.75)
     assert interval.halfwidth == pytest.approx(student_t.ppf(0.975, 19) * math.sqrt(variance), rel=1e-12)
     assert "floored" in interval.note
+    # Beyond the campaign the judge's own variance comes on top (every unit its own cluster).
+    wider = robust_ppi(y=y, yhat=y, yhat_unlabeled=unlabeled, alpha=0.05, lam=1.0, finite=False)
+    assert wider.se**2 == pytest.approx(rate * (1 - rate) / 20 + 20 / 19 * 0.75 * 0.25 / 220, rel=1e-12)
 
 
 def test_twelve_labels_all_1_do_not_make_a_zero_width_robust_interval():
     # Every label 1, every judge label 1: lambda is 0 (the judge's labels do not vary) and the
-    # rectifier is Y, constant. The floor is the smoothed rate's variance over G = 12 clusters.
+    # rectifier is Y, constant. The floor is the smoothed rate's variance over G = 12 clusters;
+    # at an estimate of exactly 1 the interval reaches Wilson's for 12 labels all 1 (the rule of
+    # three's bound, 12 / (12 + q^2)), wider than the floored one.
     y = [1.0] * 12
     z2 = 1.959963984540054**2
     rate = (12 + z2 / 2) / (12 + z2)
-    expected = student_t.ppf(0.975, 11) * math.sqrt(rate * (1 - rate) / 12)
-    ppi = robust_ppi(y=y, yhat=y, yhat_unlabeled=[1.0] * 50, alpha=0.05, clusters=list(range(12)))
+    q = student_t.ppf(0.975, 11)
+    expected = q * math.sqrt(rate * (1 - rate) / 12)
     human = means.classical_mean(y=y, alpha=0.05, clusters=list(range(12)))
-    assert ppi.lam == 0 and ppi.mean == human.mean == 1.0
-    # The t interval 1 -/+ expected is cut at 1, which it cannot exceed.
-    assert (ppi.lo, ppi.hi) == pytest.approx((1 - expected, 1.0), rel=1e-12) and "floored" in ppi.note
-    assert (human.lo, human.hi) == pytest.approx((1 - expected, 1.0), rel=1e-12)
-    assert "all labels are equal" in human.note and intervals.CUT_NOTE in human.note
-    assert intervals.CUT_NOTE in ppi.note
+    assert human.mean == 1.0
+    assert (human.lo, human.hi) == pytest.approx((min(1 - expected, 12 / (12 + q**2)), 1.0), rel=1e-12)
+    assert human.lo == pytest.approx(12 / (12 + q**2), rel=1e-12)
+    assert "all labels are equal" in human.note and intervals.WILSON_NOTE in human.note
+    # PPI++ over 62 judged units: the floor times 1 - 12/62, and Wilson's at 12 / (1 - 12/62).
+    ppi = robust_ppi(y=y, yhat=y, yhat_unlabeled=[1.0] * 50, alpha=0.05, clusters=list(range(12)))
+    factor = 1 - 12 / 62
+    worth = 12 / factor
+    assert ppi.lam == 0 and ppi.mean == 1.0 and "floored" in ppi.note
+    assert ppi.se**2 == pytest.approx(factor * rate * (1 - rate) / 12, rel=1e-12)
+    assert (ppi.lo, ppi.hi) == pytest.approx((worth / (worth + q**2), 1.0), rel=1e-12)
     # The study method stays exactly ppi_py's, zero width included.
     assert means.classical_mean(y=y, alpha=0.05).halfwidth == 0
 
@@ -340,7 +430,6 @@ def test_robust_ppi_with_constant_weights_matches_no_weights(lam):
         lam=lam,
         clusters=clusters,
         w=np.full(len(y), 37.5),
-        w_unlabeled=np.full(len(yhat_unlabeled), 2.0),
     )
     assert weighted.mean == pytest.approx(plain.mean, rel=1e-13)
     assert weighted.lam == pytest.approx(plain.lam, rel=1e-13)
@@ -352,7 +441,9 @@ def test_robust_ppi_weighted_point_estimate_is_ppi_py_weighted_estimate_for_a_fi
     rng = np.random.default_rng(11)
     w = rng.uniform(1, 20, size=len(y))
     interval = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, lam=0.8, w=w)
-    expected = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabeled, lam=0.8, w=w)
+    # ppi_py's weighted estimate with every judged unit, the labeled ones too, as its unlabeled set.
+    judged = np.concatenate([yhat, yhat_unlabeled])
+    expected = ppi_py.ppi_mean_pointestimate(y, yhat, judged, lam=0.8, w=w)
     assert interval.mean == pytest.approx(expected[0], rel=1e-13)
 
 
@@ -371,13 +462,14 @@ def test_robust_ppi_cluster_variance_is_the_hand_sum_over_answers():
         by_answer[int(g)] = by_answer.get(int(g), 0.0) + s * (r - rect_mean)
     G = len(by_answer)
     var_rect = G / (G - 1) * sum(v**2 for v in by_answer.values())
-    var_unl = np.var(yhat_unlabeled) / len(yhat_unlabeled)
-    expected = student_t.ppf(0.95, G - 1) * math.sqrt(lam**2 * var_unl + var_rect)
+    total = len(y) + len(yhat_unlabeled)
+    expected = student_t.ppf(0.95, G - 1) * math.sqrt((1 - len(y) / total) * var_rect)
 
     interval = robust_ppi(
         y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.1, lam=lam, w=w, clusters=clusters
     )
-    assert interval.mean == pytest.approx(lam * yhat_unlabeled.mean() + rect_mean, rel=1e-14)
+    judged_mean = (yhat.sum() + yhat_unlabeled.sum()) / total
+    assert interval.mean == pytest.approx(lam * judged_mean + rect_mean, rel=1e-14)
     q = student_t.ppf(0.95, G - 1)
     assert intervals.standard_error(interval) * q == pytest.approx(expected, rel=1e-12)
     assert interval.df == G - 1 == 4
@@ -386,14 +478,14 @@ def test_robust_ppi_cluster_variance_is_the_hand_sum_over_answers():
 
 def test_crossfit_lambdas_leave_each_answer_out():
     y, yhat, yhat_unlabeled = arrays_of(CASES[0])
-    n, N = len(y), len(yhat_unlabeled)
+    n = len(y)
     clusters = np.arange(n) % 7
     lambdas = crossfit_lambdas(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, clusters=clusters)
     for g in range(7):
         rest = clusters != g
         cov = np.mean((y[rest] - y[rest].mean()) * (yhat[rest] - yhat[rest].mean()))
         var = np.var(np.concatenate([yhat[rest], yhat_unlabeled]))
-        expected = min(1.0, max(0.0, cov / ((1 + n / N) * var)))
+        expected = min(1.0, max(0.0, cov / var))
         assert lambdas[clusters == g] == pytest.approx(np.full(int(np.sum(~rest)), expected), rel=1e-10)
 
 
@@ -404,7 +496,8 @@ def test_robust_ppi_crossfit_reports_the_mean_lambda_and_uses_each_cluster_lambd
     assert len(set(np.round(lambdas, 12))) > 1
     interval = robust_ppi(y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled, alpha=0.05, clusters=clusters)
     assert interval.lam == pytest.approx(lambdas.mean(), rel=1e-13)
-    expected = lambdas.mean() * yhat_unlabeled.mean() + np.mean(y - lambdas * yhat)
+    judged = np.concatenate([yhat, yhat_unlabeled])
+    expected = lambdas.mean() * judged.mean() + np.mean(y - lambdas * yhat)
     assert interval.mean == pytest.approx(expected, rel=1e-13)
     assert interval.method == PPI_ROBUST_CROSSFIT
 
@@ -454,12 +547,15 @@ def test_robust_ppi_degenerate_cases_say_why():
     assert constant.lam == 0.0
     assert constant.mean == pytest.approx(0.75)
 
+    # Every judged unit labeled: lambda 0, the human-only estimate; about this campaign's four
+    # units, a census (no width), beyond it the human-only interval.
     no_pool = robust_ppi(y=y, yhat=[1.0, 0.0, 0.0, 1.0], yhat_unlabeled=[], alpha=0.05)
-    human = means.classical_mean(y=y, alpha=0.05, clusters=np.arange(4))
+    census = means.classical_mean(y=y, alpha=0.05, clusters=np.arange(4), population=4)
     assert no_pool.lam == 0.0 and "no unlabeled units" in no_pool.note
-    assert (no_pool.mean, no_pool.lo, no_pool.hi) == pytest.approx(
-        (human.mean, human.lo, human.hi), rel=1e-14
-    )
+    assert (no_pool.mean, no_pool.lo, no_pool.hi) == (census.mean, census.lo, census.hi) == (0.75, 0.75, 0.75)
+    beyond = robust_ppi(y=y, yhat=[1.0, 0.0, 0.0, 1.0], yhat_unlabeled=[], alpha=0.05, finite=False)
+    human = means.classical_mean(y=y, alpha=0.05, clusters=np.arange(4))
+    assert (beyond.mean, beyond.lo, beyond.hi) == pytest.approx((human.mean, human.lo, human.hi), rel=1e-14)
 
 
 def test_robust_ppi_with_design_weights_is_unbiased_where_the_unweighted_estimate_is_not():
@@ -680,10 +776,9 @@ def test_an_estimate_very_near_a_bound_is_never_worth_fewer_labels_than_it_used(
     assert 0.79 < lo < 0.81  # the cut normal interval's bound, not Wilson's at 0.02 labels
     without_floor, *_ = intervals.wilson(p=0.9998, n=0.9998 * 0.0002 / 0.01, q=q)
     assert without_floor < 0.01
-    # The case met: 18 ones and 2 zeros the judge all agrees with, 20 unlabeled units it calls 1.
-    y = [1.0] * 18 + [0.0] * 2
-    robust = robust_ppi(y=y, yhat=y, yhat_unlabeled=[1.0] * 20, alpha=0.05)
-    assert robust.mean > 0.999 and 0.8 < robust.lo < 0.85 and robust.hi == 1.0
+    # An estimate a hair from 1 on 20 labels (Wilson's interval held at the 20 labels).
+    robust = robust_ppi(y=[1.0] * 20, yhat=[1.0] * 19 + [0.0], yhat_unlabeled=[1.0] * 20, alpha=0.05)
+    assert robust.mean > 0.97 and robust.lo > 0.75 and robust.hi == 1.0
 
 
 def test_study_keeps_ppi_py_numbers_and_clips_only_what_is_shown():

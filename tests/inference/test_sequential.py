@@ -1,5 +1,5 @@
-"""inference.sequential: the confidence sequence's boundary worked by hand, its time-uniform
-coverage in a seeded simulation, and a lambda that only earlier batches choose."""
+"""inference.sequential: the betting confidence sequence by hand, its validity over all looks,
+the planner's draws, and anytime PPI++ (predictable lambdas, bounds that hold every draw)."""
 
 from __future__ import annotations
 
@@ -11,51 +11,68 @@ import pytest
 from inference import sequential
 
 
-def test_tuning_solves_the_optimality_equation():
-    rho = sequential.tuning(planned=100, variance_guess=0.25, alpha=0.05)
-    x = rho**2 * 100 * 0.25
-    assert x == pytest.approx(math.log1p(x) - 2 * math.log(0.05))
+def test_the_bets_are_the_predictable_plug_in_tuned_at_the_planned_draws():
+    values = np.array([0.2, 0.4, 0.1])
+    bets = sequential.bets(values=values, alpha=0.05, planned=50, variance_guess=0.04)
+    # Draw 1: the guess alone; draw 2: the variance after draw 1, (10 * 0.04 + 0) / 11; draw 3:
+    # after draws 1 and 2, (10 * 0.04 + 0.02) / 12 (their squared deviations: 0.01 + 0.01).
+    before = [0.04, 0.4 / 11, 0.42 / 12]
+    expected = [math.sqrt(2 * math.log(2 / 0.05) / (v * 50)) for v in before]
+    assert bets == pytest.approx(expected, rel=1e-12)
+    # Past the planned draws the bet shrinks with j.
+    late = sequential.bets(values=np.full(80, 0.2), alpha=0.05, planned=50, variance_guess=0.04)
+    assert late[79] < late[49]
 
 
-def test_boundary_by_hand():
-    rho, t, v = 0.3, 50, 0.2
-    spread = t * v * rho**2 + 1
-    expected = math.sqrt(2 * spread / (t**2 * rho**2) * math.log(math.sqrt(spread) / 0.05))
-    assert float(sequential.boundary(t=t, variance=v, alpha=0.05, rho=rho)) == pytest.approx(expected)
-
-
-def test_running_means_and_regularised_variance():
-    values = np.array([1.0, 0.0, 1.0, 1.0])
-    means, halves = sequential.confidence_sequence(values=values, alpha=0.05, rho=0.5, variance_guess=0.2)
-    assert means == pytest.approx([1, 0.5, 2 / 3, 0.75])
-    variance = (sequential.PRIOR_WEIGHT * 0.2 + np.var(values) * 4) / (4 + sequential.PRIOR_WEIGHT)
-    assert halves[-1] == pytest.approx(
-        float(sequential.boundary(t=4, variance=variance, alpha=0.05, rho=0.5))
+def test_the_capital_excludes_a_rate_exactly_when_it_passes_one_over_alpha_by_hand():
+    # Four observations in [0, 1] near 0.9: the rate 0.2 is far, its capital is computed by hand.
+    values = np.array([0.9, 1.0, 0.8, 0.9])
+    low, high = np.zeros(4), np.ones(4)
+    raw = sequential.bets(values=values, alpha=0.1, planned=4, variance_guess=0.25)
+    m = 0.2
+    up = np.prod(1 + np.minimum(raw, 0.5 / (m - 0)) * (values - m))
+    down = np.prod(1 - np.minimum(raw, 0.5 / (1 - m)) * (values - m))
+    capital = 0.5 * up + 0.5 * down
+    lower, upper = sequential.betting_sequence(
+        values=values, low=low, high=high, alpha=0.1, planned=4, variance_guess=0.25, grid=1001
     )
+    assert (capital >= 1 / 0.1) == (lower[-1] > m)
+    # The bounds never widen from one look to the next (the running intersection).
+    assert np.all(np.diff(lower) >= 0) and np.all(np.diff(upper) <= 0)
+    assert 0 <= lower[-1] <= values.mean() <= upper[-1] <= 1
 
 
-def test_covers_at_every_look_at_once_at_least_95_percent():
-    rng = np.random.default_rng(5)
-    rho = sequential.tuning(planned=100, variance_guess=0.21, alpha=0.05)
+def test_the_sequence_holds_the_mean_at_every_look_at_least_1_minus_alpha_of_the_time():
+    # Bounded draws of a skewed law (10% of 1s among 0s, bounds [0, 1]), 300 sequences of 400
+    # draws: the sequence's guarantee is over every look at once, whatever the variance guess.
+    rng = np.random.default_rng(20261201)
     misses = 0
-    for _ in range(500):
-        values = (rng.random(400) < 0.3).astype(float)
-        means, halves = sequential.confidence_sequence(
-            values=values, alpha=0.05, rho=rho, variance_guess=0.21
+    for _ in range(300):
+        x = (rng.random(400) < 0.1).astype(float)
+        lower, upper = sequential.betting_sequence(
+            values=x, low=np.zeros(400), high=np.ones(400), alpha=0.05, planned=100, variance_guess=0.01,
+            grid=401,
+        )  # fmt: skip
+        misses += bool(np.any((lower > 0.1) | (upper < 0.1)))
+    assert misses / 300 <= 0.05
+
+
+def test_observations_outside_their_bounds_are_refused():
+    with pytest.raises(ValueError, match="outside its bounds"):
+        sequential.betting_sequence(
+            values=[1.5], low=[0.0], high=[1.0], alpha=0.05, planned=1, variance_guess=0.1
         )
-        misses += bool(np.any(np.abs(means - 0.3) > halves))
-    assert misses / 500 <= 0.05
 
 
-def test_more_draws_is_the_first_step_whose_boundary_reaches_the_target():
-    rho = sequential.tuning(planned=200, variance_guess=0.1, alpha=0.05)
-    more = sequential.more_draws(t=50, variance=0.1, target_halfwidth=0.08, alpha=0.05, rho=rho, limit=10_000)
-    reached = 50 + more
-    assert sequential.boundary(t=reached, variance=0.1, alpha=0.05, rho=rho) <= 0.08
-    assert sequential.boundary(t=reached - 1, variance=0.1, alpha=0.05, rho=rho) > 0.08
-    assert (
-        sequential.more_draws(t=50, variance=0.1, target_halfwidth=1e-4, alpha=0.05, rho=rho, limit=60) == 11
+def test_planned_draws_and_more_draws_by_hand():
+    # t* = 2 log(2 / alpha) v / h^2.
+    assert sequential.planned_draws(target_halfwidth=0.05, variance_guess=0.25, alpha=0.05) == math.ceil(
+        2 * math.log(40) * 0.25 / 0.0025
     )
+    # From a half-width of 0.1 after 100 draws to 0.05: t (h / target)^2 = 400, so 300 more.
+    assert sequential.more_draws(t=100, halfwidth=0.1, target_halfwidth=0.05, limit=10_000) == 300
+    assert sequential.more_draws(t=100, halfwidth=0.04, target_halfwidth=0.05, limit=10_000) == 0
+    assert sequential.more_draws(t=100, halfwidth=0.1, target_halfwidth=0.05, limit=200) == 101
 
 
 def test_anytime_ppi_lambda_depends_on_earlier_batches_only():
@@ -81,6 +98,8 @@ def test_anytime_ppi_lambda_depends_on_earlier_batches_only():
     assert sequential.anytime_ppi(units=units, y=changed, **kwargs)[2].lam == looks[2].lam
     assert looks[-1].labels == np.unique(units).size
     assert 0 <= looks[-1].lo <= looks[-1].hi <= 1
+    # Each look's bounds are the sequence's up to then: never wider than the look before.
+    assert all(a.lower <= b.lower and b.upper <= a.upper for a, b in zip(looks, looks[1:], strict=False))
 
 
 def test_anytime_ppi_is_unbiased_for_the_theme_rate_under_unequal_draws():
@@ -119,4 +138,4 @@ def test_bad_input():
             variance_guess=0.1,
         )
     with pytest.raises(ValueError, match="alpha"):
-        sequential.tuning(planned=10, variance_guess=0.1, alpha=1.5)
+        sequential.planned_draws(target_halfwidth=0.1, variance_guess=0.1, alpha=1.5)

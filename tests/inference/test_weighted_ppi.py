@@ -8,16 +8,41 @@ import math
 import numpy as np
 import ppi_py
 import pytest
+from scipy.stats import norm
 from scipy.stats import t as student_t
 
-from inference import inclusion
-from inference.weighted_ppi import PPI_WEIGHTED, weighted_lambda, weighted_ppi
+from inference import inclusion, notes
+from inference.weighted_ppi import CONFIDENCE_FLOOR_SHARE, PPI_WEIGHTED, weighted_lambda, weighted_ppi
 
 
 def test_hand_computed_case():
-    # r = y - c = 0.1, -0.2, 0.4; weights 2, 2, 1 (N_hat 5); Hajek mean of r: 0.2 / 5 = 0.04;
+    # r = y - c = -0.9, 0.8, 0.4; weights 2, 2, 1 (N_hat 5); Hajek mean of r: 0.2 / 5 = 0.04;
     # judge's mean confidence over the 5 units: 2.6 / 5 = 0.52; estimate 0.56.
-    # Variance: 3/2 x [0.5 x 4 x 0.06^2 + 0.5 x 4 x 0.24^2 + 0] / 25 = 0.007344.
+    # Variance: 3/2 x [0.5 x 4 x 0.94^2 + 0.5 x 4 x 0.76^2 + 0] / 25 = 0.175344, above the
+    # confidences' floor (3/4 x 3/2 x [2 x 0.09 + 2 x 0.16] / 25 = 0.0225).
+    interval = weighted_ppi(
+        y=[0, 1, 1],
+        confidence=[0.9, 0.2, 0.6],
+        pi=[0.5, 0.5, 1.0],
+        confidence_all=[0.9, 0.2, 0.6, 0.8, 0.1],
+        alpha=0.05,
+        lam=1.0,
+    )
+    half = student_t.ppf(0.975, 2) * math.sqrt(0.175344)
+    assert interval.method == PPI_WEIGHTED
+    assert interval.mean == pytest.approx(0.56)
+    assert interval.se == pytest.approx(math.sqrt(0.175344))
+    # 0.56 -/+ 1.80 is cut to [0, 1].
+    assert half > 0.56 and (interval.lo, interval.hi) == (0.0, 1.0)
+    assert (interval.n, interval.N, interval.df, interval.lam) == (3, 5, 2, 1.0)
+    assert notes.CONFIDENCE_FLOOR not in interval.note
+
+
+def test_residuals_smaller_than_the_confidences_imply_keep_a_share_of_their_variance():
+    # r = y - c = 0.1, -0.2, 0.4: the labels agree with the confidences more closely than their
+    # Bernoulli variances c (1 - c) = 0.09, 0.16, 0.24 say they should. Observed variance
+    # 3/2 x [2 x 0.06^2 + 2 x 0.24^2] / 25 = 0.007344; the floor 3/4 x 3/2 x [2 x 0.09 + 2 x 0.16]
+    # / 25 = 0.0225 (the unit drawn with certainty adds nothing to either).
     interval = weighted_ppi(
         y=[1, 0, 1],
         confidence=[0.9, 0.2, 0.6],
@@ -26,12 +51,37 @@ def test_hand_computed_case():
         alpha=0.05,
         lam=1.0,
     )
-    half = student_t.ppf(0.975, 2) * math.sqrt(0.007344)
-    assert interval.method == PPI_WEIGHTED
+    assert CONFIDENCE_FLOOR_SHARE == 0.75
     assert interval.mean == pytest.approx(0.56)
-    assert interval.se == pytest.approx(math.sqrt(0.007344))
-    assert (interval.lo, interval.hi) == pytest.approx((0.56 - half, 0.56 + half))
-    assert (interval.n, interval.N, interval.df, interval.lam) == (3, 5, 2, 1.0)
+    assert interval.se == pytest.approx(math.sqrt(0.0225))
+    assert notes.CONFIDENCE_FLOOR in interval.note and interval.df == 2
+
+
+def _corner_coverage(*, reps: int, seed: int) -> float:
+    """Coverage in the grid's corner: a theme of N = 500 at a rate of about 97%, a calibrated
+    judge of 90% accuracy, 300 labels drawn by its confidence: most of the theme is labelled,
+    what is left are units the judge is sure of, drawn at the floor rate."""
+    rng = np.random.default_rng(seed)
+    N, d, covered = 500, 2 * norm.ppf(0.9), 0
+    for _ in range(reps):
+        log_odds = 4.5 + 0.8 * rng.normal(size=N)
+        truth = (rng.random(N) < 1 / (1 + np.exp(-log_odds))).astype(float)
+        signal = (2 * truth - 1) * d / 2 + rng.normal(size=N)
+        c_all = 1 / (1 + np.exp(-(log_odds + d * signal)))
+        pi = inclusion.confidence_probabilities(confidence=c_all, budget=300)
+        drawn = rng.random(N) < pi
+        interval = weighted_ppi(
+            y=truth[drawn], confidence=c_all[drawn], pi=pi[drawn], confidence_all=c_all, alpha=0.05
+        )
+        covered += interval.lo <= truth.mean() <= interval.hi
+    return covered / reps
+
+
+def test_a_small_theme_labelled_past_half_keeps_coverage_where_only_sure_units_are_left(monkeypatch):
+    # 300 replications: two binomial standard errors of 95% are 2.5 points.
+    assert _corner_coverage(reps=300, seed=11) >= 0.93
+    monkeypatch.setattr("inference.weighted_ppi.CONFIDENCE_FLOOR_SHARE", 0.0)
+    assert _corner_coverage(reps=300, seed=11) < 0.91  # what the floor answers: 89%
 
 
 @pytest.mark.parametrize("lam", [0.0, 0.4, 1.0])

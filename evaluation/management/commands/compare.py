@@ -1,4 +1,5 @@
-"""python manage.py compare --campaign A --other B [--other C ...] --criterion NAME --format json|table"""
+"""python manage.py compare --campaign A --other B [--other C ...] --criterion NAME --format json|table
+[--adjust holm|bonferroni]"""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from annotation.models import Campaign
 from evaluation import errors
 from evaluation.measures import comparison
 from evaluation.reports import measure_tables
+from inference.paired import ADJUSTMENTS, HOLM
 
 FORMATS = ("json", "table")
 
@@ -17,7 +19,8 @@ FORMATS = ("json", "table")
 class Command(BaseCommand):
     help = (
         "Versions of the assistant (campaigns sharing question ids) compared by question: every pair's "
-        "difference per theme and overall (human-only, judge-only, PPI++, automatic metrics), Holm-adjusted."
+        "difference per theme and overall (human-only, judge-only, PPI++, automatic metrics), adjusted "
+        "for the pairs compared (Holm, or --adjust bonferroni)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -30,6 +33,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--alpha", default="0.05", help="1 - confidence level (default 0.05)")
         parser.add_argument("--method", default="robust", help="robust (default) or study")
+        parser.add_argument(
+            "--adjust",
+            default=HOLM,
+            help=f"how the pairs' p-values are adjusted: {' or '.join(ADJUSTMENTS)} (default holm)",
+        )
 
     @no_translations  # refusals in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
@@ -53,7 +61,9 @@ class Command(BaseCommand):
             versions = comparison.versions_for(
                 campaigns=campaigns, criterion=options["criterion"], judge_name=options["judge"] or ""
             )
-            result = comparison.compare_versions(versions=versions, alpha=alpha, method=options["method"])
+            result = comparison.compare_versions(
+                versions=versions, alpha=alpha, method=options["method"], adjustment=options["adjust"]
+            )
         except errors.EstimateError as exc:
             raise CommandError(f"--{exc.field}: {exc.reason}" if exc.field else str(exc)) from None
         if fmt == "json":

@@ -106,6 +106,13 @@ class Command(BaseCommand):
             "where the pilot's labels saw it err (works with a judge that gives no confidence)",
         )
 
+        parser.add_argument(
+            "--without-pilot",
+            action="store_true",
+            help="--design confidence: draw on the judge's confidence as it gave it, when fewer than "
+            "20 human labels of the criterion could recalibrate it (refused otherwise)",
+        )
+
     @no_translations  # refusals and notes in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
         try:
@@ -121,6 +128,8 @@ class Command(BaseCommand):
         per_theme = parse_per_theme(options["per_theme"]) if options["per_theme"] else None
         show = sys.stderr.isatty() or options["verbosity"] > 1
         progress = _show_fraction if show else None
+        if options["without_pilot"] and options["design"] != CONFIDENCE:
+            raise CommandError("--without-pilot: only --design confidence takes it")
         if options["by_verdict"] and not (options["design"] == CONFIDENCE and options["objective"]):
             raise CommandError("--by-verdict: only --design confidence with --objective takes it")
         if options["design"] == CONFIDENCE:
@@ -147,6 +156,7 @@ class Command(BaseCommand):
                         objective=options["objective"],
                         by_verdict=options["by_verdict"],
                         seed=seed,
+                        without_pilot=options["without_pilot"],
                     )
                 else:
                     sample = draw_confidence_sample(
@@ -155,6 +165,7 @@ class Command(BaseCommand):
                         budget=options["budget"],
                         seed=seed,
                         per_theme_budget=per_theme,
+                        without_pilot=options["without_pilot"],
                     )
             elif options["top_up"] is not None:
                 sample = self._top_up(

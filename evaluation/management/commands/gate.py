@@ -1,6 +1,6 @@
 """python manage.py gate --campaign NAME --criterion veracity --min-lower 0.85 [--theme T ...]
 [--baseline NAME] [--judge NAME] [--baseline-judge NAME] [--alpha 0.05] [--method robust|study]
-[--format text|json]
+[--adjust holm|bonferroni] [--format text|json]
 
 Exit codes: 0 the gate passed, 1 it failed, 2 the request was refused (bad or missing option,
 unknown campaign, criterion, judge or theme).
@@ -17,6 +17,7 @@ from evaluation.errors import EstimateError
 from evaluation.estimates.params import METHODS
 from evaluation.reports import gate
 from evaluation.reports.lookups import find_campaign, find_criterion
+from inference import paired
 
 FORMATS = ("text", "json")
 PASSED, FAILED, REFUSED = 0, 1, 2
@@ -56,6 +57,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--method", default="robust", help=f"one of {', '.join(METHODS)} (default robust)"
         )
+        parser.add_argument(
+            "--adjust",
+            default=paired.HOLM,
+            help="how the drops' p-values are adjusted over the groups checked: "
+            f"{' or '.join(paired.ADJUSTMENTS)} (default holm)",
+        )
         parser.add_argument("--format", default="text", help=f"one of {', '.join(FORMATS)}")
 
     def handle(self, *args, **options) -> None:
@@ -79,6 +86,7 @@ class Command(BaseCommand):
                 baseline_judge=options["baseline_judge"],
                 alpha=alpha,
                 method=options["method"],
+                adjustment=options["adjust"],
             )
         except EstimateError as exc:
             raise CommandError(str(exc), returncode=REFUSED) from None

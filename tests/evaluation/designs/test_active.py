@@ -39,7 +39,7 @@ def test_probabilities_follow_the_spread_worked_by_hand():
     # Budget 2 per theme, floor 0.5 x 2/4 = 0.25: t (0.5 + 0.5 + 0.3 + 0.3) = 2, t = 1.25, so
     # 0.625 for the uncertain units, 0.375 for the sure ones.
     _, criterion, judge = _campaign()
-    sample = draw_confidence_sample(criterion=criterion, judge=judge, budget=4, seed=3)
+    sample = draw_confidence_sample(without_pilot=True, criterion=criterion, judge=judge, budget=4, seed=3)
     assert sample.design == Sample.Design.CONFIDENCE
     assert sample.status == Sample.Status.DONE
     units = population(criterion=criterion, judge=judge)
@@ -60,8 +60,8 @@ def test_probabilities_follow_the_spread_worked_by_hand():
 
 def test_the_same_seed_draws_the_same_units_and_another_seed_may_not():
     _, criterion, judge = _campaign()
-    first = draw_confidence_sample(criterion=criterion, judge=judge, budget=4, seed=3)
-    again = draw_confidence_sample(criterion=criterion, judge=judge, budget=4, seed=3)
+    first = draw_confidence_sample(without_pilot=True, criterion=criterion, judge=judge, budget=4, seed=3)
+    again = draw_confidence_sample(without_pilot=True, criterion=criterion, judge=judge, budget=4, seed=3)
     assert set(first.items.values_list("unit_id", flat=True)) == set(
         again.items.values_list("unit_id", flat=True)
     )
@@ -70,7 +70,7 @@ def test_the_same_seed_draws_the_same_units_and_another_seed_may_not():
 def test_a_judge_without_confidence_is_refused_naming_the_option():
     _, criterion, judge = _campaign(confidence=False)
     with pytest.raises(ValueError) as error:
-        draw_confidence_sample(criterion=criterion, judge=judge, budget=4, seed=3)
+        draw_confidence_sample(without_pilot=True, criterion=criterion, judge=judge, budget=4, seed=3)
     assert error.value.field == "judge"
     assert "judge-confidence design" in str(error.value)
     assert not Sample.objects.exists()
@@ -83,7 +83,7 @@ def test_split_by_verdict_each_stratum_is_drawn_with_its_own_budget_worked_by_ha
     _, criterion, judge = _campaign()
     budgets = {"Finance": {"judge 1": 2}, "IT": {"judge 1": 1, "judge 0": 1}}
     sample = draw_confidence_sample(
-        criterion=criterion, judge=judge, budget=4, seed=3, stratum_budgets=budgets
+        without_pilot=True, criterion=criterion, judge=judge, budget=4, seed=3, stratum_budgets=budgets
     )
     parameters = sample.design_parameters
     assert parameters["by_verdict"] is True
@@ -107,7 +107,7 @@ def test_split_by_verdict_works_with_a_judge_without_confidence():
     _, criterion, judge = _campaign(confidence=False)
     budgets = {"Finance": {"judge 1": 3}, "IT": {"judge 1": 1, "judge 0": 2}}
     sample = draw_confidence_sample(
-        criterion=criterion, judge=judge, budget=6, seed=1, stratum_budgets=budgets
+        without_pilot=True, criterion=criterion, judge=judge, budget=6, seed=1, stratum_budgets=budgets
     )
     units = population(criterion=criterion, judge=judge)
     themes = {int(u): str(t) for u, t in zip(units.ids, units.themes, strict=True)}
@@ -123,7 +123,9 @@ def test_split_by_verdict_refuses_a_judge_with_no_verdict_and_writes_nothing():
     _, criterion, _ = _campaign()
     silent = Judge.objects.create(campaign=criterion.campaign, name="silent", kind=Judge.Kind.IMPORTED)
     with pytest.raises(ValueError) as error:
-        draw_confidence_sample(criterion=criterion, judge=silent, budget=4, stratum_budgets={})
+        draw_confidence_sample(
+            without_pilot=True, criterion=criterion, judge=silent, budget=4, stratum_budgets={}
+        )
     assert error.value.field == "judge"
     assert "has not labeled" in str(error.value)
     assert not Sample.objects.exists()
@@ -132,7 +134,7 @@ def test_split_by_verdict_refuses_a_judge_with_no_verdict_and_writes_nothing():
 def test_no_judge_is_refused():
     _, criterion, _ = _campaign()
     with pytest.raises(ValueError) as error:
-        draw_confidence_sample(criterion=criterion, judge=None, budget=4)
+        draw_confidence_sample(without_pilot=True, criterion=criterion, judge=None, budget=4)
     assert error.value.field == "judge"
 
 
@@ -140,21 +142,21 @@ def test_a_judge_of_another_campaign_is_refused():
     _, criterion, _ = _campaign()
     _, _, other = _campaign()
     with pytest.raises(ValueError) as error:
-        draw_confidence_sample(criterion=criterion, judge=other, budget=4)
+        draw_confidence_sample(without_pilot=True, criterion=criterion, judge=other, budget=4)
     assert error.value.field == "judge"
 
 
 def test_a_budget_below_one_label_per_theme_is_refused():
     _, criterion, judge = _campaign()
     with pytest.raises(ValueError) as error:
-        draw_confidence_sample(criterion=criterion, judge=judge, budget=1)
+        draw_confidence_sample(without_pilot=True, criterion=criterion, judge=judge, budget=1)
     assert error.value.field == "budget"
     assert not Sample.objects.exists()
 
 
 def test_a_confidence_sample_is_not_topped_up_by_k_means():
     _, criterion, judge = _campaign()
-    sample = draw_confidence_sample(criterion=criterion, judge=judge, budget=8, seed=1)
+    sample = draw_confidence_sample(without_pilot=True, criterion=criterion, judge=judge, budget=8, seed=1)
     with pytest.raises(ValueError) as error:
         top_up_sample(sample=sample, budget=8)
     assert error.value.field == "sample"

@@ -178,10 +178,8 @@ def test_a_fully_labeled_theme_says_how_many_more_labels_or_stop(judged):
     assert finance.state in (anytime_status.MORE, anytime_status.WHOLE)
     expected = sequential.more_draws(
         t=10,
-        variance=finance.look.variance,
+        halfwidth=finance.look.halfwidth,
         target_halfwidth=0.05,
-        alpha=0.05,
-        rho=shape["rho"],
         limit=anytime_status.CAP_FACTOR * shape["planned"],
     )
     assert finance.more_draws == expected
@@ -190,9 +188,10 @@ def test_a_fully_labeled_theme_says_how_many_more_labels_or_stop(judged):
     undrawn = 40 - len({u for u, _ in _drawn(sample, "Finance")})
     assert 1 <= finance.more_labels <= min(expected, undrawn)
     assert (finance.state == anytime_status.WHOLE) == (finance.more_labels == undrawn)
-    # A loose target: the same labels are precise enough; the next batch skips the theme.
+    # A loose target: a batch of 100 draws is precise enough (the betting sequence needs more
+    # than 10 draws of terms as wide as 1 / floor to say anything); the next batch skips it.
     loose = anytime.start_sequence(
-        criterion=criterion, judge=judge, target_halfwidth=0.45, batch_size=10, seed=5
+        criterion=criterion, judge=judge, target_halfwidth=0.45, batch_size=100, seed=5
     )
     _label(criterion=criterion, unit_ids=_all_drawn(loose), truth=truth)
     states = {row.theme: row.state for row in anytime_status.sequence_status(sample=loose).themes}
@@ -313,3 +312,23 @@ def test_a_theme_out_of_reach_is_not_drawn_again(judged):
         for row in status.themes
     ]
     assert replace(status, themes=rows).next_themes == ["Finance"]
+
+
+def test_a_small_theme_the_draws_cannot_make_precise_enough_is_told_to_label_it_whole(judged):
+    # Planned for 3 draws, a cap of 12, and the target not reached after 10: the draws cannot
+    # make it precise enough, yet each theme is known exactly once its units are labelled: the
+    # advice is that census (the units not drawn yet), not "out of reach".
+    campaign, criterion, judge, truth, p_one = judged
+    sample = anytime.start_sequence(criterion=criterion, judge=judge, batch_size=10, seed=5)
+    for shape in sample.design_parameters["themes"].values():
+        shape["planned"] = 3
+    sample.save(update_fields=["design_parameters"])
+    _label(criterion=criterion, unit_ids=_all_drawn(sample), truth=truth)
+    status = anytime_status.sequence_status(sample=sample)
+    for row in status.themes:
+        more = sequential.more_draws(
+            t=10, halfwidth=row.look.halfwidth, target_halfwidth=0.05, limit=anytime_status.CAP_FACTOR * 3
+        )
+        assert 10 + more > anytime_status.CAP_FACTOR * 3
+        undrawn = {"Finance": 40, "RH": 20}[row.theme] - len({u for u, _ in _drawn(sample, row.theme)})
+        assert (row.state, row.more_labels) == (anytime_status.WHOLE, undrawn)

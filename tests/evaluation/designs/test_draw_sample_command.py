@@ -169,7 +169,10 @@ def test_the_command_line_keeps_its_refusals_in_english_whatever_language_is_act
     assert counts() == (0, 0)
 
 
-def _judged(campaign, *, confidence: bool = True):
+def _judged(campaign, *, confidence: bool = True, pilot: int = 20):
+    """An imported judge on every unit of veracity, and a pilot of ``pilot`` final human labels
+    (the judge right on three units in four) that its confidence is recalibrated on."""
+    from annotation.models import Label, Stage
     from evaluation.models import Judge, Judgment
 
     criterion = Criterion.objects.get(campaign=campaign, name="veracity")
@@ -182,6 +185,9 @@ def _judged(campaign, *, confidence: bool = True):
             value=index % 2,
             confidence=(0.55 + (index % 5) / 10) if confidence else None,
         )
+        if index < pilot:
+            value = index % 2 if index % 4 else 1 - index % 2
+            Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=value)
     return judge
 
 

@@ -140,3 +140,27 @@ def test_the_command_sets_clears_and_says_the_primary_judge(relevance):
     assert run("--clear") == "relevance: no default judge (judges that labeled it: gpt, lexical)"
     with pytest.raises(CommandError, match="--judge: 'nobody' has no successful judgment"):
         run("--judge", "nobody")
+
+
+def test_the_candidates_of_criteria_of_several_campaigns_are_each_campaigns_own(
+    relevance, django_assert_num_queries
+):
+    other = make_campaign(name="Other judges")
+    make_judge(campaign=relevance.campaign, name="gpt", criteria=("relevance",))
+    make_judge(campaign=other, name="mistral", criteria=("relevance", "veracity"))
+    criteria = list(
+        Criterion.objects.filter(campaign__in=[relevance.campaign, other]).order_by("campaign", "name")
+    )
+    with django_assert_num_queries(1):
+        found = judge_choice.candidates_by_criterion(criteria=criteria)
+    assert {(c.campaign.name, c.name): names(found[c.pk]) for c in criteria} == {
+        ("Judges", "citation_support"): [],
+        ("Judges", "relevance"): ["gpt"],
+        ("Judges", "veracity"): [],
+        ("Other judges", "citation_support"): [],
+        ("Other judges", "relevance"): ["mistral"],
+        ("Other judges", "veracity"): ["mistral"],
+    }
+    # The same as each campaign's alone.
+    for criterion in criteria:
+        assert names(found[criterion.pk]) == names(judge_choice.candidates(criterion=criterion))

@@ -17,7 +17,7 @@ from evaluation.estimates import codec, inputs
 from evaluation.estimates.report import compute_report
 from evaluation.models import Judge, Judgment
 from inference import agreement as agreement_module
-from inference import intervals, means
+from inference import intervals, means, notes
 from inference.ppi import robust_ppi, study_ppi
 from tests.factories import make_answer, make_campaign
 from tests.judged import DESIGN, study_campaign
@@ -170,7 +170,6 @@ def test_robust_report_passes_design_weights_and_answer_clusters_to_robust_ppi(d
             yhat_unlabeled=unl,
             alpha=ALPHA,
             w=np.array([1 / probabilities[u.pk] for u, _, _ in paired]),
-            w_unlabeled=None,
             clusters=np.array([u.answer_id for u, _, _ in paired]),
         )
         assert group.weighted
@@ -182,6 +181,7 @@ def test_robust_report_passes_design_weights_and_answer_clusters_to_robust_ppi(d
             alpha=ALPHA,
             w=np.array([1 / probabilities[u.pk] for u, _, _ in rows["labeled"]]),
             clusters=np.array([u.answer_id for u, _, _ in rows["labeled"]]),
+            population=group.size,
         )
         assert (group.human.mean, group.human.lo, group.human.hi) == pytest.approx(
             (human.mean, human.lo, human.hi), rel=1e-12
@@ -405,3 +405,84 @@ def test_robust_effective_n_is_measured_against_the_human_only_interval_shown(db
                 assert group.effective_n >= group.n_paired
             for interval in (human, group.judge, ppi):
                 assert 0 <= interval.lo <= interval.hi <= 1 and not interval.clipped
+
+
+def _repeated_questions():
+    """Ten questions of Finance asked four times each (answer level); half the answers labeled;
+    the judge right but on one answer in five."""
+    from annotation.models import Question
+
+    campaign = make_campaign(name="Repeated")
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    judge = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
+    rng = np.random.default_rng(3)
+    rows = []
+    for q in range(10):
+        question = Question.objects.create(
+            campaign=campaign,
+            external_id=f"R{q}",
+            text=f"Question {q} ?",
+            theme="Finance",
+            difficulty="simple",
+        )
+        rate = rng.uniform(0.2, 0.95)
+        for a in range(4):
+            unit = Unit.objects.get(
+                answer=make_answer(campaign=campaign, question=question), level=Level.ANSWER
+            )
+            truth = int(rng.random() < rate)
+            verdict = truth if rng.random() > 0.2 else 1 - truth
+            Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=verdict)
+            human = truth if a % 2 == 0 else None
+            if human is not None:
+                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=human)
+            rows.append((unit, q, human, verdict))
+    return criterion, judge, rows
+
+
+def test_questions_as_clusters_speak_of_the_assistant_beyond_these_answers(db):
+    criterion, judge, rows = _repeated_questions()
+    by_question = compute_report(criterion=criterion, judge=judge, clusters="question")
+    by_answer = compute_report(criterion=criterion, judge=judge)
+    finance, default = by_question.themes[0], by_answer.themes[0]
+    labeled = sorted((unit.pk, q, h, j) for unit, q, h, j in rows if h is not None)
+    unlabeled = [(q, j) for unit, q, h, j in sorted(rows, key=lambda r: r[1]) if h is None]
+    y = np.array([h for _, _, h, _ in labeled], dtype=float)
+    yhat = np.array([j for _, _, _, j in labeled], dtype=float)
+    questions = [Unit.objects.get(pk=u).answer.question_id for u, _, _, _ in labeled]
+    unlabeled_questions = {q: [] for q, _ in unlabeled}
+    for q, j in unlabeled:
+        unlabeled_questions[q].append(j)
+    question_ids = {q: Unit.objects.get(pk=u).answer.question_id for u, q, _, _ in labeled}
+    # The judge's labels on the unlabeled units, question by question, ones then zeros.
+    yhat_unlabeled = np.concatenate([sorted(v, reverse=True) for _, v in sorted(unlabeled_questions.items())])
+    unlabeled_clusters = np.concatenate(
+        [[question_ids[q]] * len(v) for q, v in sorted(unlabeled_questions.items())]
+    )
+    expected = robust_ppi(
+        y=y,
+        yhat=yhat,
+        yhat_unlabeled=yhat_unlabeled,
+        alpha=ALPHA,
+        clusters=questions,
+        unlabeled_clusters=unlabeled_clusters,
+        finite=False,
+    )
+    assert finance.ppi.mean == pytest.approx(expected.mean, rel=1e-12)
+    assert (finance.ppi.lo, finance.ppi.hi) == pytest.approx((expected.lo, expected.hi), rel=1e-12)
+    human = means.classical_mean(y=y, alpha=ALPHA, clusters=questions)
+    assert (finance.human.lo, finance.human.hi) == pytest.approx((human.lo, human.hi), rel=1e-12)
+    # Ten questions for twenty labels: fewer clusters, no finite-population correction, the
+    # judge's term a sample too: wider than the interval about this campaign's answers.
+    assert finance.ppi.df == 9 and default.ppi.df == 19
+    assert finance.ppi.halfwidth > default.ppi.halfwidth
+    assert notes.BY_QUESTION in finance.notes and notes.BY_QUESTION not in default.notes
+    assert (by_question.clusters, by_answer.clusters) == ("question", "answer")
+    assert codec.report_as_json(report=by_question)["clusters"] == "question"
+
+
+def test_unknown_clusters_are_refused_naming_the_field(db):
+    criterion, judge, _ = _repeated_questions()
+    with pytest.raises(errors.EstimateError) as refused:
+        compute_report(criterion=criterion, judge=judge, clusters="theme")
+    assert refused.value.field == "clusters"

@@ -8,6 +8,7 @@ import math
 import pytest
 from django.test import override_settings
 from django.utils import timezone
+from scipy.stats import t as student_t
 
 from annotation.models import Criterion, Label, Level, Role, Sample, SampleItem, Stage, Unit
 from annotation.workflow import next_unit, open_slots, submit_label
@@ -33,7 +34,16 @@ def test_record_snapshots_stores_both_methods_per_judge_with_the_report_json(cam
     assert sorted(s.method for s in stored) == ["robust", "study"]
     for snap in stored:
         report = compute_report(criterion=criterion, judge=imported, alpha=0.05, method=snap.method)
-        assert snap.data == report_as_json(report=report)
+        # The report's JSON, and its overall estimates decomposed by question, as the comparison of
+        # versions reads them.
+        linears = comparison.overall_by_question(
+            criterion=criterion, judge=imported, method=snap.method, alpha=0.05
+        )
+        assert snap.data == {
+            **report_as_json(report=report),
+            snapshots.BY_QUESTION: comparison.linears_as_json(linears),
+        }
+        assert snap.data[snapshots.BY_QUESTION]["ppi"]["estimate"] == pytest.approx(report.overall.ppi.mean)
         assert snap.n_human == report.overall.n_human == 42
         assert snap.n_judge == report.overall.n_judge
         assert snap.alpha == 0.05 and snap.judge == imported and snap.campaign == campaign
@@ -156,7 +166,10 @@ def test_difference_adds_standard_errors_in_quadrature_by_hand():
     diff = paired.difference(left=left, right=right, alpha=0.05)
     se = math.hypot(0.1 / 1.959964, 0.1)
     assert diff.mean == pytest.approx(0.1)
-    assert diff.hi - diff.mean == pytest.approx(1.959964 * se, rel=1e-5)
+    # Welch and Satterthwaite: (v_l + v_r)^2 / (v_r^2 / 9), the normal side infinite: 14 df.
+    v_left, v_right = (0.1 / 1.959964) ** 2, 0.1**2
+    assert diff.df == math.floor((v_left + v_right) ** 2 / (v_right**2 / 9)) == 14
+    assert diff.hi - diff.mean == pytest.approx(student_t.ppf(0.975, 14) * se, rel=1e-5)
     assert not diff.excludes(0)
     unbounded = intervals.Interval(mean=0.5, lo=-math.inf, hi=math.inf, method="c", alpha=0.05, n=1)
     assert paired.difference(left=left, right=unbounded, alpha=0.05) is None
@@ -217,7 +230,14 @@ def test_a_label_that_moves_no_number_still_gets_a_newer_snapshot_once(campaign)
     robust = ReportSnapshot.objects.get(pk=next(s.pk for s in first if s.method == "robust"))
     assert read.changes_since(snapshot=robust, criterion=criterion).labels
     again = snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.LABELS)
-    assert len(again) == 2 and [s.data for s in again] == [s.data for s in first]
+    assert len(again) == 2
+    for newer, older in zip(again, first, strict=True):
+        # The same numbers; the withdrawn unit now counted as waiting for a label.
+        assert {k: v for k, v in newer.data.items() if k != "versions"} == {
+            k: v for k, v in older.data.items() if k != "versions"
+        }
+        states = newer.data["versions"]["label_states"]
+        assert states["needs_label"] == older.data["versions"]["label_states"]["needs_label"] + 1
     assert not read.changes_since(snapshot=again[0], criterion=criterion).stale
     assert snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.LABELS) == []
 
@@ -250,7 +270,8 @@ def test_a_report_read_prefers_the_latest_snapshot_of_its_parameters(campaign):
     latest = snapshots.latest_snapshot(criterion=criterion, judge=judge, method="robust", alpha=0.05)
     assert shown.provenance.from_snapshot and shown.provenance.trigger == "import"
     assert shown.provenance.as_of == latest.created_at
-    assert report_as_json(report=shown.report) == latest.data
+    stored = {key: value for key, value in latest.data.items() if key != snapshots.BY_QUESTION}
+    assert report_as_json(report=shown.report) == stored
     assert shown.provenance.changes == read.Changes()
     other = read.read_report(read.report_request(criterion=criterion, judge=judge.name, alpha=0.1))
     assert other.provenance.computed_because == "parameters" and other.provenance.changes is None

@@ -41,7 +41,7 @@ def test_json_has_every_pair_per_estimate_and_theme(versions):
     row = overall[1]
     assert (row["left"], row["right"]) == ("Assistant v1", "Assistant v3")
     assert row["ci"][0] <= row["difference"] <= row["ci"][1]
-    assert row["p_holm"] >= row["p_value"]
+    assert row["p_adjusted"] >= row["p_value"]
     assert row["questions"] == 20 and row["shared_questions"] == 20
 
 

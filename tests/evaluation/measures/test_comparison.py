@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -133,10 +134,15 @@ def test_estimates_by_question_are_those_of_the_report(db, method):
         assert linears["judge"][group.theme].estimate == pytest.approx(group.judge.mean)
         assert linears["ppi"][group.theme].estimate == pytest.approx(group.ppi.mean)
     if method == "robust":
-        # One answer per question: the question as cluster is the answer as cluster.
-        finance = report.themes[0]
+        # The comparison speaks of the versions of the assistant, beyond these answers: its
+        # variance is the report's with questions as clusters (no finite-population correction).
+        finance = compute_report(criterion=criterion, judge=judge, method=method, clusters="question").themes[
+            0
+        ]
         assert finance.human.se is not None
         assert linears["human"]["Finance"].variance == pytest.approx(finance.human.se**2)
+        # About this campaign's answers, the report's own interval is narrower by that correction.
+        assert report.themes[0].human.se < finance.human.se
 
 
 def test_design_weights_are_those_of_the_report(db):
@@ -158,7 +164,7 @@ def test_design_weights_are_those_of_the_report(db):
         assert group.weighted
         assert linears["human"][group.theme].estimate == pytest.approx(group.human.mean, rel=1e-12)
         assert linears["ppi"][group.theme].estimate == pytest.approx(group.ppi.mean, rel=1e-12)
-    finance = report.themes[0]
+    finance = compute_report(criterion=criterion, judge=judge, clusters="question").themes[0]
     assert finance.human.se is not None
     assert linears["human"]["Finance"].variance == pytest.approx(finance.human.se**2, rel=1e-9)
 
@@ -287,3 +293,87 @@ def test_metrics_by_question_add_up_to_the_campaign_metrics(three_versions):
         assert linears[name]["overall"].estimate == pytest.approx(row.rate)
         assert linears[name]["overall"].n == row.n
     assert Answer.objects.filter(campaign=campaign).count() == 80
+
+
+def test_bonferroni_multiplies_each_pairs_p_value_by_the_pairs_compared(three_versions):
+    versions = comparison.versions_for(campaigns=three_versions, criterion="relevance")
+    holm = comparison.compare_versions(versions=versions)
+    bonferroni = comparison.compare_versions(versions=versions, adjustment="bonferroni")
+    for (estimate, rows), (_, rows_b) in zip(holm.sections, bonferroni.sections, strict=True):
+        for theme in {row.theme for row in rows}:
+            group = [row.difference for row in rows if row.theme == theme]
+            group_b = [row.difference for row in rows_b if row.theme == theme]
+            finite = [d.p_value for d in group if d is not None and not math.isnan(d.p_value)]
+            for d, b in zip(group, group_b, strict=True):
+                if d is None or math.isnan(d.p_value):
+                    continue
+                assert b.p_adjusted == pytest.approx(min(1.0, len(finite) * d.p_value)), estimate
+                assert b.p_adjusted >= d.p_adjusted - 1e-12  # Holm rejects at least what Bonferroni does
+                # Both adjustments side by side, whichever one marks the pairs.
+                both = (d.p_holm, d.p_bonferroni)
+                assert both == (b.p_holm, b.p_bonferroni) == (d.p_adjusted, b.p_adjusted)
+    data = comparison.comparison_as_json(comparison=bonferroni)
+    assert data["adjustment"] == "bonferroni" and "p_adjusted" in data["rows"][0]
+    assert data["rows"][0]["p_bonferroni"] == data["rows"][0]["p_adjusted"]
+    assert "p_holm" in data["rows"][0]
+    assert "p Bonferroni" in measure_tables.comparison_table(comparison=bonferroni)
+    with pytest.raises(errors.ComparisonError) as refused:
+        comparison.compare_versions(versions=versions, adjustment="sidak")
+    assert refused.value.field == "adjustment"
+
+
+# What a snapshot keeps for the comparison, and the previous version of a campaign
+
+
+def test_the_overall_estimates_by_question_come_back_from_their_json(three_versions):
+    criterion = Criterion.objects.get(campaign=three_versions[0], name="relevance")
+    judge = Judge.objects.get(campaign=three_versions[0])
+    linears = comparison.overall_by_question(criterion=criterion, judge=judge, method="robust", alpha=0.05)
+    back = comparison.linears_from_json(json.loads(json.dumps(comparison.linears_as_json(linears))))
+    assert back == linears
+    # An estimate that cannot be computed is stored as None and read back as NaN.
+    assert comparison.linears_as_json({"ppi": paired.NAN}) == {"ppi": None}
+    assert math.isnan(comparison.linears_from_json({"ppi": None})["ppi"].estimate)
+
+
+def test_two_versions_overall_difference_from_their_decompositions_is_the_compare_pages(three_versions):
+    first, second = three_versions[:2]
+    versions = comparison.versions_for(campaigns=[first, second], criterion="relevance")
+    compared = comparison.compare_versions(versions=versions)
+    decomposed = [
+        comparison.overall_by_question(criterion=v.criterion, judge=v.judge, method="robust", alpha=0.05)
+        for v in versions
+    ]
+    for name in comparison.ESTIMATES:
+        row = next(r for r in compared.rows_of(name) if r.theme == "overall")
+        found = comparison.version_difference(
+            previous=decomposed[0][name], current=decomposed[1][name], alpha=0.05
+        )
+        assert found == row.difference
+
+
+def test_the_previous_version_is_the_latest_earlier_campaign_sharing_a_question_with_the_criterion(
+    three_versions,
+):
+    first, second, third = three_versions
+    unrelated = make_campaign(name="Unrelated")
+    make_answer(campaign=unrelated)  # no question id in common
+    Criterion.objects.filter(campaign=second, name="veracity").delete()
+    names = {
+        c.pk: set(Criterion.objects.filter(campaign=c).values_list("name", flat=True))
+        for c in [*three_versions, unrelated]
+    }
+    found = comparison.previous_versions(
+        campaigns=[third, second, first, unrelated], candidates=[*three_versions, unrelated], criteria=names
+    )
+    assert found[(third.pk, "relevance")] == second
+    # The second version has no veracity: the third's compares with the first's.
+    assert found[(third.pk, "veracity")] == first
+    assert found[(second.pk, "relevance")] == first
+    assert (first.pk, "relevance") not in found and (unrelated.pk, "relevance") not in found
+    # Only among the candidates: a campaign the reader may not compare with is no previous version.
+    found = comparison.previous_versions(campaigns=[third], candidates=[first, third], criteria=names)
+    assert found[(third.pk, "relevance")] == first
+    assert comparison.sharing_questions(campaigns=[third.pk], others=[first.pk, unrelated.pk]) == {
+        (third.pk, first.pk)
+    }

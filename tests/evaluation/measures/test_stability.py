@@ -274,7 +274,31 @@ def test_a_criterion_with_categories_is_no_measure_of_stability(campaign):
     criteria = list(Criterion.objects.filter(campaign=campaign).order_by("name"))
     keys = [m.key for m in stability.measures(criteria=criteria)]
     assert f"criterion:{categorical.name}" not in keys and "criterion:relevance" in keys
-    assert stability.default_measure(criteria=criteria).key == "criterion:relevance"
+    # Nothing labeled yet: the response metric, which every answer has.
+    assert stability.default_measure(criteria=criteria).key == "metric:response"
     with pytest.raises(EstimateError) as refused:
         stability.parse_measure(key=f"criterion:{categorical.name}", criteria=criteria)
     assert refused.value.field == "measure"
+
+
+def test_the_default_measure_is_a_criterion_with_values_to_compare(
+    campaign, judge, django_assert_num_queries
+):
+    def default():
+        criteria = list(Criterion.objects.filter(campaign=campaign).order_by("name"))
+        with django_assert_num_queries(2):  # the judges of each criterion, then the human labels
+            return stability.default_measure(criteria=criteria).key
+
+    assert default() == "metric:response"
+    answer = make_answer(campaign=campaign)
+    sentence_unit = Unit.objects.filter(answer=answer, level=Level.SENTENCE).first()
+    veracity = Criterion.objects.get(campaign=campaign, name="veracity")
+    Label.objects.create(unit=sentence_unit, criterion=veracity, stage=Stage.IMPORTED, value=1)
+    assert default() == "criterion:veracity"  # human labels, even at the sentence level
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    Judgment.objects.create(
+        unit=Unit.objects.get(answer=answer, level=Level.ANSWER), criterion=relevance, judge=judge, value=1
+    )
+    criteria = list(Criterion.objects.filter(campaign=campaign).order_by("name"))
+    with django_assert_num_queries(1):  # a judge has labeled one: no need to read the labels
+        assert stability.default_measure(criteria=criteria).key == "criterion:relevance"

@@ -93,3 +93,15 @@ def test_refusals_name_the_option(args, message, judged):
     with pytest.raises(CommandError) as caught:
         run(*args)
     assert message in str(caught.value)
+
+
+def test_the_table_and_the_json_say_why_there_is_nothing_to_compare(judged):
+    data = json.loads(run("--campaign", judged.name, "--source", "human", "--format", "json"))
+    assert data["nothing_to_compare"] == "no_values"
+    assert json.loads(run("--campaign", judged.name, "--format", "json"))["nothing_to_compare"] is None
+    text = run("--campaign", judged.name, "--source", "human")
+    assert (
+        text.splitlines()[1]
+        == "no answer has a value of this measure from this source yet: nothing to compare"
+    )
+    assert "mean width" not in text

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
+from scipy.stats import t as student_t
 
 from annotation.models import Criterion
 from evaluation.errors import EstimateError
 from evaluation.estimates.report import compute_report
 from evaluation.measures import comparison
-from evaluation.models import Judge
+from evaluation.models import Judge, Judgment
 from evaluation.reports import gate
+from inference import paired
 from tests.factories import make_campaign
 from tests.judged import GATE_HIGH, GATE_LOW, judged_campaign, study_campaign
 
@@ -64,7 +67,13 @@ def test_the_drop_is_the_compare_pages_difference_with_the_baseline_on_the_left(
     finance = by_group["Finance"]
     assert result.failures[0] == (
         f"theme Finance: significant drop against v1: {finance.difference:+.3f} "
-        f"[{finance.difference_lower:+.3f}, {finance.difference_upper:+.3f}]"
+        f"[{finance.difference_lower:+.3f}, {finance.difference_upper:+.3f}], "
+        f"holm-adjusted one-sided p {finance.drop_p_adjusted:.3g} < 0.1"
+    )
+    # Holm over the groups compared: the smallest one-sided p-value times their number.
+    compared_p = sorted(row.drop_p for row in result.figures if row.drop_p is not None)
+    assert min(row.drop_p_adjusted for row in result.figures if row.drop_p_adjusted is not None) == (
+        pytest.approx(min(1.0, len(compared_p) * compared_p[0]))
     )
     assert result.failures[1].startswith("overall: significant drop against v1: ")
 
@@ -119,3 +128,74 @@ def test_a_theme_name_with_a_line_break_keeps_the_reason_on_one_line(db):
     result = gate.evaluate_gate(campaign=campaign, criterion=criterion, min_lower=0.9)
     assert result.line.startswith("FAIL: theme 'Fin\\nance': PPI++ lower bound ")
     assert "\n" not in result.line
+
+
+def _versions(*, shift: float):
+    """Two versions asking the same 24 questions once each (answer level): the second's answers
+    right ``shift`` less often. The judge agrees with the humans but on one answer in ten."""
+    from annotation.models import Label, Level, Question, Stage, Unit
+    from tests.factories import make_answer
+
+    rng = np.random.default_rng(8)
+    rates = rng.uniform(0.55, 0.95, size=24)
+    made = []
+    for name, drop in (("v1", 0.0), ("v2", shift)):
+        campaign = make_campaign(name=name)
+        criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+        judge = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
+        for q, rate in enumerate(rates):
+            theme = "Finance" if q % 2 else "IT"
+            question = Question.objects.create(
+                campaign=campaign,
+                external_id=f"Q{q}",
+                text=f"Question {q} ?",
+                theme=theme,
+                difficulty="simple",
+            )
+            unit = Unit.objects.get(
+                answer=make_answer(campaign=campaign, question=question, theme=theme), level=Level.ANSWER
+            )
+            truth = int(rng.random() < rate - drop)
+            Judgment.objects.create(
+                unit=unit, criterion=criterion, judge=judge, value=truth if rng.random() > 0.1 else 1 - truth
+            )
+            if q < 20:
+                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth)
+        made.append((campaign, criterion))
+    return made
+
+
+def test_versions_sharing_questions_are_compared_by_question_and_adjusted_over_the_groups(db):
+    (old, _), (new, criterion) = _versions(shift=0.5)
+    holm = gate.evaluate_gate(campaign=new, criterion=criterion, min_lower=0, baseline=old, alpha=0.05)
+    assert holm.by_question and holm.as_dict()["compared_by"] == "question"
+    versions = comparison.compare_versions(
+        versions=comparison.versions_for(campaigns=[old, new], criterion="relevance", judge_name="imported")
+    )
+    paired_rows = {row.theme: row.difference for row in versions.rows_of(comparison.PPI)}
+    figures = {row.group: row for row in holm.figures}
+    for group, difference in paired_rows.items():
+        assert figures[group].difference == pytest.approx(difference.estimate)
+        assert figures[group].drop_p == pytest.approx(
+            float(student_t.cdf(difference.estimate / difference.se, difference.df))
+        )
+    ps = [figures[g].drop_p for g in ("Finance", "IT", "overall")]
+    assert [figures[g].drop_p_adjusted for g in ("Finance", "IT", "overall")] == pytest.approx(
+        paired.holm(ps)
+    )
+    bonferroni = gate.evaluate_gate(
+        campaign=new, criterion=criterion, min_lower=0, baseline=old, alpha=0.05, adjustment="bonferroni"
+    )
+    assert [row.drop_p_adjusted for row in bonferroni.figures if row.drop_p is not None] == pytest.approx(
+        [min(1.0, 3 * p) for p in ps]
+    )
+    # Both adjustments are given side by side, whichever one the gate decides with.
+    for result in (holm, bonferroni):
+        shown = [row for row in result.figures if row.drop_p is not None]
+        assert [row.drop_p_holm for row in shown] == pytest.approx(paired.holm(ps))
+        assert [row.drop_p_bonferroni for row in shown] == pytest.approx([min(1.0, 3 * p) for p in ps])
+        assert {"drop_p_holm", "drop_p_bonferroni"} <= set(shown[0].as_dict())
+    assert not holm.passed and "holm-adjusted one-sided p" in holm.reason
+    with pytest.raises(EstimateError) as refused:
+        gate.evaluate_gate(campaign=new, criterion=criterion, min_lower=0, baseline=old, adjustment="sidak")
+    assert refused.value.field == "adjustment"

@@ -40,8 +40,8 @@ def gate(monkeypatch, capsys):
 
 @pytest.fixture
 def candidate(db):
-    """Three themes whose robust PPI++ lower bounds are about 0.58 (Finance), 0.53 (IT) and 0.39
-    (the hostile theme); overall about 0.60."""
+    """Three themes whose robust PPI++ lower bounds are about 0.60 (Finance), 0.57 (IT) and 0.45
+    (the hostile theme); overall about 0.63."""
     campaign = make_campaign(name="Candidate")
     judged_campaign(campaign)
     return campaign
@@ -54,23 +54,23 @@ def report_json(*args: str) -> dict:
 
 
 def test_the_gate_passes_with_exit_code_0_when_every_lower_bound_clears_the_threshold(candidate, gate):
-    code, out, _ = gate("--campaign", "Candidate", "--criterion", "relevance", "--min-lower", "0.35")
+    code, out, _ = gate("--campaign", "Candidate", "--criterion", "relevance", "--min-lower", "0.4")
     assert code == 0
     last = out.splitlines()[-1]
-    assert last.startswith("PASS: 4 groups checked, lowest PPI++ lower bound 0.392")
-    assert last.endswith(">= 0.35")
+    assert last.startswith("PASS: 4 groups checked, lowest PPI++ lower bound 0.450")
+    assert last.endswith(">= 0.4")
 
 
 def test_a_lower_bound_below_the_threshold_fails_with_exit_code_1_and_one_line(candidate, gate):
     code, out, _ = gate("--campaign", "Candidate", "--criterion", "relevance", "--min-lower", "0.5")
     assert code == 1
-    assert out.splitlines()[-1] == f"FAIL: theme {HOSTILE}: PPI++ lower bound 0.392 < 0.5"
+    assert out.splitlines()[-1] == f"FAIL: theme {HOSTILE}: PPI++ lower bound 0.450 < 0.5"
 
 
 def test_several_failures_name_the_first_and_count_the_others(candidate, gate):
-    code, out, _ = gate("--campaign", "Candidate", "--criterion", "relevance", "--min-lower", "0.58")
+    code, out, _ = gate("--campaign", "Candidate", "--criterion", "relevance", "--min-lower", "0.61")
     assert code == 1
-    assert out.splitlines()[-1] == f"FAIL: theme {HOSTILE}: PPI++ lower bound 0.392 < 0.58 (and 2 more)"
+    assert out.splitlines()[-1] == f"FAIL: theme {HOSTILE}: PPI++ lower bound 0.450 < 0.61 (and 2 more)"
 
 
 def test_the_figures_printed_are_the_reports(candidate, gate):
@@ -115,7 +115,7 @@ def test_only_the_themes_named_are_checked(candidate, gate):
         "--theme", "Finance", "--theme", "IT",
     )  # fmt: skip
     assert code == 0
-    assert out.splitlines()[-1].startswith("PASS: 2 groups checked, lowest PPI++ lower bound 0.53")
+    assert out.splitlines()[-1].startswith("PASS: 2 groups checked, lowest PPI++ lower bound 0.568")
     rows = [line for line in out.splitlines() if HOSTILE in line or line.lstrip("* ").startswith("overall")]
     assert all(not line.startswith("*") for line in rows) and len(rows) == 2
     code, out, _ = gate(
@@ -188,7 +188,7 @@ def test_json_output_is_one_document_and_the_verdict_goes_to_stderr(candidate, g
     assert code == 1
     data = json.loads(out)
     assert data["passed"] is False and data["line"] == err.strip()
-    assert data["failures"] == [f"theme {HOSTILE}: PPI++ lower bound 0.392 < 0.5"]
+    assert data["failures"] == [f"theme {HOSTILE}: PPI++ lower bound 0.450 < 0.5"]
     assert data["estimates"]["source"] == "computed"
     assert [row["group"] for row in data["groups"]] == [HOSTILE, "Finance", "IT", "overall"]
 
