@@ -8,6 +8,7 @@ domain code that raises it never needs to know who will read it.
 
 from __future__ import annotations
 
+import re
 from typing import cast
 
 from django.utils.functional import Promise, lazy
@@ -37,9 +38,23 @@ class FieldError(ValueError):
     (:func:`refusal`): ``str(error)`` speaks the active language.
     """
 
-    def __init__(self, field: str | None, message: str | Promise) -> None:
+    def __init__(
+        self,
+        field: str | None,
+        message: str | Promise,
+        *,
+        missing: bool = False,
+        conflict: bool = False,
+        unavailable: bool = False,
+    ) -> None:
         super().__init__(message)
         self.field = field
+        # What the refusal is about, for the API's status: an argument that names nothing that
+        # exists (``missing``: 404), or one that clashes with what exists or with the state it
+        # is in (``conflict``: a name taken, a run that has ended: 409), or a service it needs
+        # that is busy for now and may answer in a moment (``unavailable``: 503, try again);
+        # none: a malformed argument (400).
+        self.missing, self.conflict, self.unavailable = missing, conflict, unavailable
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -48,4 +63,7 @@ class FieldError(ValueError):
     def reason(self) -> str:
         """The message without the field's name in front, for a place that already shows it."""
         message = str(self)
-        return message.removeprefix(f"{self.field}: ") if self.field else message
+        if not self.field:
+            return message
+        # French puts a (non-breaking) space before the colon: "judge : ...".
+        return re.sub(rf"^{re.escape(self.field)}[ \u00a0\u202f]?: ", "", message, count=1)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from django.db import transaction
 
+from annotation import broker
 from annotation.models import Criterion, Sample
 from annotation.sampling.background import create_pending_sample, schedule_top_up
 from annotation.tasks import draw_sample_task
@@ -40,7 +41,7 @@ def request_sample(
             backend=backend,
             user=user,
         )
-        draw_sample_task.delay_on_commit(sample.pk)
+        broker.send_on_commit(draw_sample_task, sample.pk)
     return sample
 
 
@@ -59,5 +60,5 @@ def request_top_up(
         sample = schedule_top_up(
             sample=sample, budget=budget, per_cluster=per_cluster, per_theme_budget=per_theme_budget
         )
-        draw_sample_task.delay_on_commit(sample.pk)
+        broker.send_on_commit(draw_sample_task, sample.pk)
     return sample

@@ -7,8 +7,9 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
+from annotation import broker
 from annotation.models import Sample
-from annotation.sampling.background import run_sample
+from annotation.sampling.background import run_sample, samples_to_draw
 from annotation.sampling.staleness import seconds_until_stale
 
 logger = logging.getLogger(__name__)
@@ -42,3 +43,12 @@ def draw_sample_task(self, sample_id: int) -> None:
     wait = seconds_until_stale(sample=sample)
     if wait is not None:
         raise self.retry(countdown=wait + 1)
+
+
+@shared_task(acks_late=True, name="annotation.recover_samples")
+def recover_samples() -> list[int]:
+    """Send again the draw of every sample waiting for a worker (``samples_to_draw``)."""
+    sample_ids = samples_to_draw()
+    for sample_id in sample_ids:
+        broker.send(draw_sample_task, sample_id)
+    return sample_ids

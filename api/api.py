@@ -1,22 +1,25 @@
 """The REST API (``/api/v1/``): django-ninja, personal bearer tokens, one throttle per token.
 
 Every refusal is JSON (``api.errors``): 400 naming the field, 401 without a valid token, 403 to
-a member lacking the role, 404 to outsiders and for what does not exist (as the pages do), 413
-for a body over its limit (``config.middleware``), 429 past the token's rate.
+a member lacking the role, 404 to outsiders and for what does not exist (as the pages do; a name
+in a body that matches nothing too), 409 for what clashes with what exists, 413 for a body over
+its limit (``config.middleware``), 429 past the token's rate.
 """
 
 from __future__ import annotations
 
-from django.conf import settings
+import logging
+
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 from ninja.security import HttpBearer
-from ninja.throttling import SimpleRateThrottle
 
+from annotation.broker import RETRY_AFTER_S, QueueDown
 from api.errors import ApiError, error_response
 from api.models import ApiToken
+from api.throttle import TokenThrottle
 from api.tokens import authenticate
 
 
@@ -31,27 +34,7 @@ class BearerToken(HttpBearer):
         return found
 
 
-class TokenThrottle(SimpleRateThrottle):
-    """At most API_RATE_PER_TOKEN requests per token (the rate read at each request, so a
-    changed setting applies at once). Counts live in Django's cache: with several processes,
-    configure a shared cache or the rate applies per process."""
-
-    scope = "token"
-
-    def __init__(self) -> None:
-        super().__init__(rate=settings.API_RATE_PER_TOKEN)
-
-    def get_cache_key(self, request: HttpRequest) -> str | None:
-        token = getattr(request, "auth", None)
-        if not isinstance(token, ApiToken):
-            return None
-        return self.cache_format % {"scope": self.scope, "ident": token.digest}
-
-    def allow_request(self, request: HttpRequest) -> bool:
-        self.rate = settings.API_RATE_PER_TOKEN
-        self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request)
-
+logger = logging.getLogger(__name__)
 
 api = NinjaAPI(
     title="Attest API",
@@ -66,7 +49,10 @@ api = NinjaAPI(
 
 @api.exception_handler(ApiError)
 def _api_error(request: HttpRequest, exc: ApiError):
-    return error_response(status=exc.status, detail=exc.detail, errors=exc.errors, more=exc.more)
+    response = error_response(status=exc.status, detail=exc.detail, errors=exc.errors, more=exc.more)
+    if exc.retry_after_s is not None:
+        response["Retry-After"] = str(exc.retry_after_s)
+    return response
 
 
 def _field(loc: list | tuple) -> str:
@@ -108,6 +94,28 @@ def _throttled(request: HttpRequest, exc: Throttled):
     )
     if exc.wait:
         response["Retry-After"] = str(max(1, int(exc.wait + 0.999)))
+    return response
+
+
+@api.exception_handler(Exception)
+def _server_error(request: HttpRequest, exc: Exception):
+    """Anything else: logged with its traceback, answered JSON as every refusal of the API."""
+    logger.error("API error on %s %s", request.method, request.path, exc_info=exc)
+    return error_response(
+        status=500,
+        detail="server error",
+        errors=[{"field": "body", "message": "something went wrong on our side; try again in a moment"}],
+    )
+
+
+@api.exception_handler(QueueDown)
+def _queue_down(request: HttpRequest, exc: QueueDown):
+    response = error_response(
+        status=503,
+        detail="the job queue does not answer",
+        errors=[{"field": "body", "message": str(exc)}],
+    )
+    response["Retry-After"] = str(RETRY_AFTER_S)
     return response
 
 

@@ -21,6 +21,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from annotation import ingest
+from annotation.ingest import formats
 from annotation.models import Campaign
 from api.models import AnswerBatch
 from evaluation.imports.campaign_file import ImportSummary, import_file
@@ -70,7 +71,9 @@ def import_records(*, campaign: Campaign, records: list, update: bool = False) -
     with tempfile.TemporaryDirectory(prefix="api-batch-") as directory:
         path = Path(directory) / "records.jsonl"
         _write_jsonl(records=records, path=path)
-        return import_file(path=path, name=BATCH_NAME, campaign_name=campaign.name, update=update)
+        return import_file(
+            path=path, name=BATCH_NAME, campaign_name=campaign.name, update=update, format=formats.ATTEST
+        )
 
 
 def batch_path(batch_id: int) -> Path:
@@ -92,6 +95,13 @@ def create_pending_batch(
     return batch
 
 
+def batches_to_import() -> list[int]:
+    """The pending batches, waiting for a worker (their job may never have reached the broker);
+    their ids. Sending their import again is safe: :func:`run_batch` claims a batch once."""
+    pending = AnswerBatch.objects.filter(status=AnswerBatch.Status.PENDING).order_by("pk")
+    return list(pending.values_list("pk", flat=True))
+
+
 def run_batch(*, batch_id: int) -> AnswerBatch:
     """Import a pending background batch and record the outcome; a batch already taken or
     finished is returned as it is (running this twice is safe)."""
@@ -104,7 +114,11 @@ def run_batch(*, batch_id: int) -> AnswerBatch:
     path = batch_path(batch.pk)
     try:
         summary = import_file(
-            path=path, name=BATCH_NAME, campaign_name=batch.campaign.name, update=batch.update
+            path=path,
+            name=BATCH_NAME,
+            campaign_name=batch.campaign.name,
+            update=batch.update,
+            format=formats.ATTEST,
         )
     except ingest.ImportFailed as exc:
         batch.status = AnswerBatch.Status.FAILED

@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import pgettext_lazy
 
 from annotation.models import Campaign
 
 
+def default_expiry():
+    """When a token made now stops opening the API: API_TOKEN_DAYS from now."""
+    return timezone.now() + timedelta(days=settings.API_TOKEN_DAYS)
+
+
 class ApiToken(models.Model):
     """A person's token for the REST API. Only a SHA-256 digest of the token is kept (the token
     itself is shown once, at creation); ``prefix`` is its first characters, shown in the list so
-    that a person can tell their tokens apart. A revoked token stays, for the record."""
+    that a person can tell their tokens apart. It opens the API until ``expires_at``, or until it
+    is revoked: by its person, or when their password changes or their account is deactivated
+    (``revoked_because``). A revoked or expired token stays, for the record."""
+
+    class Revoked(models.TextChoices):
+        PERSON = "person", pgettext_lazy("revoked because", "by its person")
+        PASSWORD = "password", pgettext_lazy("revoked because", "the password changed")
+        DEACTIVATED = "deactivated", pgettext_lazy("revoked because", "the account was deactivated")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100)
@@ -21,6 +36,8 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_because = models.CharField(max_length=12, choices=Revoked.choices, blank=True)
+    expires_at = models.DateTimeField(default=default_expiry)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -30,7 +47,11 @@ class ApiToken(models.Model):
 
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and not self.is_expired
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at <= timezone.now()
 
 
 class AnswerBatch(models.Model):

@@ -3,13 +3,53 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
 
 from ninja import Field, Schema
-from pydantic import ConfigDict
+from pydantic import BeforeValidator, ConfigDict, ValidationInfo, field_validator
+
+from annotation.sampling.draws import MAX_SEED
+from annotation.text import clean_value
+from evaluation.judge.runs import MAX_CONCURRENCY, MAX_TOKENS
+
+# The largest count a request may give (a budget, units per cluster): the database's integer.
+MAX_COUNT = 2**31 - 1
 
 
-class Strict(Schema):
+# A text with at least one character that is neither a space nor a control character.
+VISIBLE = r"[^\s\x00-\x1f\x7f]"
+
+
+def _whole(value: Any) -> Any:
+    # JSON Schema's integer is any number without a fractional part: 3.0 is one.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# Whole numbers within their bounds, as JSON Schema's integer (3.0 included; never a string or
+# true): a count (budget, units per cluster), a seed, a run's threads and its token budget.
+Count = Annotated[int, Field(ge=1, le=MAX_COUNT), BeforeValidator(_whole)]
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED), BeforeValidator(_whole)]
+Threads = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY), BeforeValidator(_whole)]
+Tokens = Annotated[int, Field(ge=1, le=MAX_TOKENS), BeforeValidator(_whole)]
+
+
+class Cleaned(Schema):
+    """What a request gives: every text in it under the rule on control characters
+    (``annotation.text``: NUL and the like removed), but the fields in ``CLEANED_LATER``, which
+    go through a road that applies the rule itself."""
+
+    CLEANED_LATER: ClassVar[frozenset[str]] = frozenset()
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _clean_texts(cls, value: Any, info: ValidationInfo) -> Any:
+        # Before the field's own checks: a name of control characters only is then empty.
+        return value if info.field_name in cls.CLEANED_LATER else clean_value(value)
+
+
+class Strict(Cleaned):
     """A request body: no field the API does not know, no value of another type."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -29,7 +69,8 @@ class ErrorOut(Schema):
 
 
 class CampaignIn(Strict):
-    name: str = Field(min_length=1, max_length=200)
+    # At least one character that is neither a space nor a control character (removed).
+    name: str = Field(min_length=1, max_length=200, pattern=VISIBLE)
 
 
 class CampaignOut(Schema):
@@ -39,13 +80,38 @@ class CampaignOut(Schema):
 
 
 class CampaignDetailOut(CampaignOut):
+    # The criteria's names (what the other endpoints take), in order of name.
     criteria: list[str]
+    # Each criterion's title, what people read (the pages show the built-in ones translated).
+    criterion_titles: dict[str, str]
     # Questions, answers, sentences, units; labels and judgments for managers and analysts.
     counts: dict[str, int]
 
 
+class AnswerRecord(Cleaned):
+    """One record of the import format (docs/import-format.md): its required fields, and the
+    optional ones (answer_id, difficulty, labels, sentences, gold evidence...) as the format says.
+    The import checks the rest, across records and against the campaign (an id reused with
+    another text, a citation to no source), and refuses a batch with its errors by record and
+    field: the API documents the record with this schema and validates it with the import."""
+
+    model_config = ConfigDict(extra="allow")
+
+    question_id: str | int
+    question: str = Field(min_length=1, pattern=VISIBLE)
+    theme: str = Field(min_length=1, pattern=VISIBLE)
+    answer: str = Field(min_length=1, pattern=VISIBLE)
+    # A list of {id, title, page, text}, or one string in the assistant's source format.
+    sources: list[dict[str, Any]] | str
+
+
 class AnswersIn(Strict):
-    records: list[dict[str, Any]] = Field(min_length=1)
+    # Imported as a file is (api.batches): its reader applies the rule to every record.
+    CLEANED_LATER = frozenset({"records"})
+
+    records: list[dict[str, Any]] = Field(
+        min_length=1, json_schema_extra={"items": AnswerRecord.model_json_schema()}
+    )
     update: bool = False
 
 
@@ -75,11 +141,11 @@ class BatchOut(Schema):
 
 
 class SampleIn(Strict):
-    criterion: str
-    budget: int
-    per_cluster: int | None = None
-    seed: int | None = None
-    per_theme_budget: dict[str, int] | None = None
+    criterion: str = Field(min_length=1, pattern=VISIBLE)
+    budget: Count
+    per_cluster: Count | None = None
+    seed: Seed | None = None
+    per_theme_budget: dict[str, Count] | None = None
 
 
 class SampleOut(Schema):
@@ -108,12 +174,13 @@ class SampleItemOut(Schema):
 
 
 class RunIn(Strict):
-    criterion: str
-    judge: str
-    model: str | None = None
-    scope: str | None = None
-    concurrency: int | None = None
-    token_budget: int | None = None
+    criterion: str = Field(min_length=1, pattern=VISIBLE)
+    # At least one character that is neither a space nor a control character (removed).
+    judge: str = Field(min_length=1, max_length=200, pattern=VISIBLE)
+    model: str | None = Field(None, max_length=200)
+    scope: Literal["all", "missing", "failed"] | None = None
+    concurrency: Threads | None = None
+    token_budget: Tokens | None = None
 
 
 class RunOut(Schema):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from api.batches import run_batch
+from annotation import broker
+from api.batches import batches_to_import, run_batch
 
 
 @shared_task(
@@ -18,3 +19,12 @@ from api.batches import run_batch
 def import_batch_task(batch_id: int) -> str:
     """Import the pending answer batch ``batch_id``; a no-op once it is taken or finished."""
     return run_batch(batch_id=batch_id).status
+
+
+@shared_task(acks_late=True, name="api.recover_batches")
+def recover_batches() -> list[int]:
+    """Send again the import of every pending batch of answers (``batches_to_import``)."""
+    batch_ids = batches_to_import()
+    for batch_id in batch_ids:
+        broker.send(import_batch_task, batch_id)
+    return batch_ids

@@ -28,7 +28,9 @@ def tokens(request: AppRequest) -> HttpResponse:
     if request.method == "POST":
         if form.is_valid():
             try:
-                secret = create_token(user=request.user, name=form.cleaned_data["name"]).secret
+                secret = create_token(
+                    user=request.user, name=form.cleaned_data["name"], days=form.cleaned_data["days"]
+                ).secret
                 form = TokenForm()
                 status = 201
             except FieldError as exc:

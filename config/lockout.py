@@ -1,4 +1,4 @@
-"""The page a person sees when too many failed logins paused their account or address."""
+"""The page a person sees when too many failed logins paused their username."""
 
 from __future__ import annotations
 

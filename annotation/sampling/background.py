@@ -97,6 +97,15 @@ def run_sample(*, sample_id: int) -> Sample:
     return sample
 
 
+def samples_to_draw() -> list[int]:
+    """The samples waiting for a worker: pending (their job may never have reached the broker)
+    or running under a stale claim (its run died); their ids. Sending their draw again is safe:
+    :func:`run_sample` claims a sample once."""
+    now = timezone.now()
+    waiting = Q(status=Sample.Status.PENDING) | (Q(status=Sample.Status.RUNNING) & stale(now))
+    return list(Sample.objects.filter(waiting).order_by("pk").values_list("pk", flat=True))
+
+
 def schedule_top_up(
     *,
     sample: Sample,

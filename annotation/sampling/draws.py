@@ -300,6 +300,7 @@ def _theme_sizes(*, criterion: Criterion) -> dict[str, int]:
                 criterion=repr(criterion.name),
                 level=criterion.level,
             ),
+            conflict=True,
         )
     return sizes
 
@@ -477,6 +478,7 @@ def _compute_draws(
         raise FieldError(
             "criterion",
             refusal(_("criterion: the campaign has no %(level)s units to sample"), level=criterion.level),
+            conflict=True,
         )
     progress(0.05)
     vectors = _embed(texts=texts, backend=backend, seed=seed)

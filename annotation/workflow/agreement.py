@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy
+
 from annotation.models import AnnotationMode, Campaign, Criterion, Role, Unit
 from annotation.workflow.state import ID_CHUNK, UnitState, unit_states
 from inference.agreement import cohen_kappa
@@ -45,7 +48,8 @@ class CriterionAgreement:
     """Per-theme and overall agreement for one criterion; ``compared`` says which labels."""
 
     criterion: Criterion
-    compared: str
+    # Which labels are compared, in the reader's language when shown.
+    compared: str | Promise
     themes: list[Agreement]
     overall: Agreement
 
@@ -97,7 +101,9 @@ def human_agreement(*, criterion: Criterion) -> CriterionAgreement:
     blind = criterion.campaign.annotation_mode == AnnotationMode.BLIND_DOUBLE
     return CriterionAgreement(
         criterion=criterion,
-        compared="first vs second blind label" if blind else "first label vs review",
+        compared=gettext_lazy("first vs second blind label")
+        if blind
+        else gettext_lazy("first label vs review"),
         themes=[_group(theme, pairs[theme], adjudicated[theme]) for theme in names],
         overall=_group(OVERALL, [p for theme in names for p in pairs[theme]], sum(adjudicated.values())),
     )

@@ -25,12 +25,14 @@ counts it keeps in step.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
+from django.db.models import BooleanField, Value
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -48,6 +50,7 @@ from annotation.models import (
     Unit,
 )
 from annotation.workflow.rules import STAGE_ROLE, capacity, require_stage_role, stages_for
+from annotation.workflow.state import previous_value
 
 # A claim loses only to a label written without a lease in the same slot (the open slots are
 # row-locked with SKIP LOCKED, so two claims never collide): look again a few times.
@@ -74,11 +77,14 @@ _MY_LEASE_SQL = (
     " ORDER BY a.updated_at DESC, a.id DESC LIMIT 1) RETURNING unit_id, slot"
 )
 # Units the user may not be handed at the stage: labelled by them (at any stage, or the other
-# blind slot), held by them at another stage; with ``{skipped}``, also those they skipped here.
+# blind slot), held by them under a live lease (at another stage, or the other blind slot: their
+# own lease on this slot comes back by _MY_LEASE_SQL); with ``{skipped}``, also those they skipped
+# here. A lease or label of theirs not yet committed is invisible here: the index of one slot per
+# person and stage (``assignment_one_slot_per_person``) refuses the second claim, which looks again.
 _NOT_MINE = (
     f"NOT EXISTS (SELECT 1 FROM {_A} m WHERE m.unit_id = q.unit_id AND m.criterion_id = %(criterion)s"
     " AND m.user_id = %(user)s AND (m.label_id IS NOT NULL"
-    " OR (m.expires_at > %(now)s AND m.stage <> %(stage)s){skipped}))"
+    " OR m.expires_at > %(now)s{skipped}))"
 )
 # The front of the stage's queue: the first free open slot in the queue's order (theme, cluster,
 # rank, unit, slot) the user may take. Only rows under a live lease and the user's own units
@@ -89,10 +95,12 @@ _FRONT_SQL = (
     + _NOT_MINE.format(skipped=" OR (m.stage = %(stage)s AND m.skipped_at IS NOT NULL)")
     + " ORDER BY q.theme, q.cluster, q.rank, q.unit_id, q.slot LIMIT 1{lock}"
 )
-# Then the units the user skipped at the stage, in the order they skipped them.
+# Then the units the user skipped at the stage, in the order they skipped them, each on the slot
+# they skipped (their row there: one slot per person and stage).
 _SKIPPED_SQL = (
     f"SELECT q.id, q.unit_id, q.slot, q.held_until FROM {_A} k JOIN {_OS} q"
     " ON q.criterion_id = k.criterion_id AND q.unit_id = k.unit_id AND q.stage = k.stage"
+    " AND q.slot = k.slot"
     " WHERE k.criterion_id = %(criterion)s AND k.stage = %(stage)s AND k.user_id = %(user)s"
     f" AND k.label_id IS NULL AND k.skipped_at IS NOT NULL AND {_FREE}{{after}} AND "
     + _NOT_MINE.format(skipped="")
@@ -130,8 +138,9 @@ def _params(*, user: User, criterion: Criterion, stage: str, now: datetime, **mo
 
 def _take(
     *, user: User, criterion: Criterion, stage: str, now: datetime, until: datetime, after: int | None
-) -> int | None:
-    """The unit to hand ``user`` now, leased to them (see :func:`next_unit`); None when none is left."""
+) -> tuple[int, bool] | None:
+    """The unit to hand ``user`` now, leased to them (see :func:`next_unit`), and whether it is one
+    they skipped coming back; None when none is left."""
     params = _params(user=user, criterion=criterion, stage=stage, now=now, until=until, after=after)
     lock = connection.features.has_select_for_update_skip_locked
     with connection.cursor() as cursor:
@@ -146,7 +155,7 @@ def _take(
                 user_id=user.pk,
                 label__isnull=True,
             ).update(expires_at=until, updated_at=now)
-            return mine[0]
+            return mine[0], False
         row = None
         for template in (_FRONT_SQL, _SKIPPED_SQL):
             cursor.execute(_sql(template, after=after is not None, lock=lock), params)
@@ -154,6 +163,7 @@ def _take(
                 break
     if row is None:
         return None
+    skipped = template is _SKIPPED_SQL
     if lock:
         unit_id, slot, held_until = row
     else:
@@ -170,25 +180,49 @@ def _take(
         until=until,
         has_row=held_until is not None,
     )
-    return unit_id
+    return unit_id, skipped
 
 
 def available_count(*, user: User, criterion: Criterion, stage: str, now: datetime) -> int:
     """How many units ``next_unit`` could hand ``user`` at ``stage`` now (their own leases included).
 
     Counts the stage's open slots (linear in them: for pages that list queues, not for the label
-    path, which never counts).
+    path, which never counts). :func:`available_counts` of one queue.
     """
+    return available_counts(user=user, criteria=[criterion], stages=[stage], now=now).get(
+        (criterion.pk, stage), 0
+    )
+
+
+def available_counts(
+    *, user: User, criteria: Sequence[Criterion], stages: Collection[str], now: datetime
+) -> dict[tuple[int, str], int]:
+    """:func:`available_count` of every criterion of ``criteria`` at every stage of ``stages``
+    (of any campaigns), in one query whatever their number: ``{(criterion id, stage): units}``,
+    the pairs with no unit for ``user`` left out. For pages that list many queues at once.
+
+    A unit counts when one of its open slots at the stage is free or held by the person (a unit
+    they opened and have not labelled yet still waits for them), and they neither labelled it
+    (at any stage) nor hold it at another stage or in the other blind slot."""
+    if not criteria or not stages:
+        return {}
+    params: dict[str, Any] = {"user": user.pk, "now": connection.ops.adapt_datetimefield_value(now)}
+    params.update({f"c{n}": criterion.pk for n, criterion in enumerate(criteria)})
+    params.update({f"s{n}": stage for n, stage in enumerate(stages)})
     sql = (
-        f"SELECT COUNT(DISTINCT q.unit_id) FROM {_OS} q"
-        f" WHERE q.criterion_id = %(criterion)s AND q.stage = %(stage)s AND ({_FREE}"
-        f" OR EXISTS (SELECT 1 FROM {_A} h WHERE h.unit_id = q.unit_id AND h.criterion_id = %(criterion)s"
+        f"SELECT q.criterion_id, q.stage, COUNT(DISTINCT q.unit_id) FROM {_OS} q"
+        f" WHERE q.criterion_id IN ({', '.join(f'%(c{n})s' for n in range(len(criteria)))})"
+        f" AND q.stage IN ({', '.join(f'%(s{n})s' for n in range(len(stages)))}) AND ({_FREE}"
+        f" OR EXISTS (SELECT 1 FROM {_A} h WHERE h.unit_id = q.unit_id AND h.criterion_id = q.criterion_id"
         " AND h.stage = q.stage AND h.slot = q.slot AND h.user_id = %(user)s AND h.label_id IS NULL))"
-        " AND " + _NOT_MINE.format(skipped="")
+        f" AND NOT EXISTS (SELECT 1 FROM {_A} m WHERE m.unit_id = q.unit_id"
+        " AND m.criterion_id = q.criterion_id AND m.user_id = %(user)s AND (m.label_id IS NOT NULL"
+        " OR (m.expires_at > %(now)s AND NOT (m.stage = q.stage AND m.slot = q.slot))))"
+        " GROUP BY q.criterion_id, q.stage"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, _params(user=user, criterion=criterion, stage=stage, now=now))
-        return cursor.fetchone()[0]
+        cursor.execute(sql, params)
+        return {(criterion_id, stage): count for criterion_id, stage, count in cursor.fetchall()}
 
 
 def next_unit(
@@ -208,7 +242,10 @@ def next_unit(
     it. Otherwise the first free open slot of the stage's queue (see the module docstring and
     :mod:`annotation.workflow.open_slots`) is leased for the campaign's ``lease_minutes``; an
     expired lease frees its slot for anyone; units the user skipped come after all the others.
-    The unit comes with its answer, question and sentence loaded. Raises PermissionDenied without
+    The unit comes with its answer, question and sentence loaded, and says what the person did
+    with it before: ``previous_value``, the answer they gave at this stage and withdrew (None when
+    they gave none), and ``came_back_skipped``, whether it is a unit they skipped coming back (in
+    the same query). Raises PermissionDenied without
     the stage's role and WorkflowError for a stage the campaign's mode does not have (``roles``:
     the user's roles already read in this request, see :func:`require_stage_role`). A constant
     number of queries, whatever the size of the campaign; None only when no open slot is left
@@ -221,12 +258,18 @@ def next_unit(
         until = lease_end(campaign=campaign, now=now)
         try:
             with transaction.atomic():
-                unit_id = _take(
-                    user=user, criterion=criterion, stage=stage, now=now, until=until, after=after
-                )
-                if unit_id is None:
+                taken = _take(user=user, criterion=criterion, stage=stage, now=now, until=until, after=after)
+                if taken is None:
                     return None
-                return Unit.objects.select_related("answer__question", "sentence").get(pk=unit_id)
+                unit_id, skipped = taken
+                return (
+                    Unit.objects.select_related("answer__question", "sentence")
+                    .annotate(
+                        previous_value=previous_value(user_id=user.pk, criterion=criterion, stage=stage),
+                        came_back_skipped=Value(skipped, output_field=BooleanField()),
+                    )
+                    .get(pk=unit_id)
+                )
         except IntegrityError:
             # A label written without a lease filled the slot meanwhile: look again.
             continue
@@ -451,6 +494,28 @@ def criterion_progress(*, criterion: Criterion) -> CriterionProgress:
     size = sum(filled for kind, filled, _ in rows if kind == QueueTally.SAMPLE)
     blind = criterion.campaign.annotation_mode == AnnotationMode.BLIND_DOUBLE
     return CriterionProgress(settled=sum(settled for *_, settled in rows), total=size, blind=blind)
+
+
+def criteria_progress(*, criteria: Sequence[Criterion]) -> dict[int, CriterionProgress]:
+    """:func:`criterion_progress` of each of ``criteria`` (their campaigns loaded), by criterion id,
+    in one query whatever their number."""
+    rows = QueueTally.objects.filter(criterion_id__in=[c.pk for c in criteria]).values_list(
+        "criterion_id", "kind", "filled", "settled"
+    )
+    size: dict[int, int] = {}
+    settled: dict[int, int] = {}
+    for criterion_id, kind, filled, done in rows:
+        settled[criterion_id] = settled.get(criterion_id, 0) + done
+        if kind == QueueTally.SAMPLE:
+            size[criterion_id] = size.get(criterion_id, 0) + filled
+    return {
+        c.pk: CriterionProgress(
+            settled=settled.get(c.pk, 0),
+            total=size.get(c.pk, 0),
+            blind=c.campaign.annotation_mode == AnnotationMode.BLIND_DOUBLE,
+        )
+        for c in criteria
+    }
 
 
 @dataclass(frozen=True)

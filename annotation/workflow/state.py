@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import groupby
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Subquery
 
 from annotation.models import AnnotationMode, Campaign, Criterion, Label, Stage
 
@@ -195,6 +195,18 @@ def final_labels(*, criterion: Criterion, unit_ids: Iterable[int] | None = None)
     return finals
 
 
+def status_counts(*, criterion: Criterion, states: dict[int, UnitState] | None = None) -> dict[str, int]:
+    """How many labelled units of ``criterion`` stand at each :class:`Status` (``final``,
+    ``needs_review``, ``needs_adjudication``, ``needs_label``: a blind unit with one label of two,
+    or whose labels were all withdrawn), each present with 0 when none does: what a count of
+    labels means for the estimates, which read the final ones only. ``states``: the criterion's
+    :func:`unit_states` when read already; else the queries of :func:`unit_states`."""
+    counts = dict.fromkeys((status.value for status in Status), 0)
+    for state in (unit_states(criterion=criterion) if states is None else states).values():
+        counts[state.status.value] += 1
+    return counts
+
+
 def campaign_unit_states(
     *, campaign: Campaign, labelled_by_people: bool = False
 ) -> dict[int, dict[int, UnitState]]:
@@ -221,3 +233,16 @@ def campaign_unit_states(
             unit_id=unit_id, mode=campaign.annotation_mode, rows=(row[1:] for row in unit_rows)
         )
     return states
+
+
+def previous_value(*, user_id: int, criterion: Criterion, stage: str) -> Subquery:
+    """An expression for a query of units: the value of ``user_id``'s latest label with a value at
+    ``stage`` on the unit, or None. On a unit handed to the person at that stage (where they hold
+    no label in force) it is the answer they gave before and withdrew (undo)."""
+    return Subquery(
+        Label.objects.filter(
+            unit_id=OuterRef("pk"), criterion=criterion, stage=stage, user_id=user_id, value__isnull=False
+        )
+        .order_by("-pk")
+        .values("value")[:1]
+    )

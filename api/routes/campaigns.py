@@ -50,10 +50,12 @@ def create_campaign(request: HttpRequest, data: CampaignIn):
 def campaign_detail(request: HttpRequest, slug: str):
     """The campaign's criteria and counts (of labels and judgments too for managers and analysts)."""
     campaign, roles = get_campaign_for(user=request.user, slug=slug)
+    criteria = dict(campaign.criteria.order_by("name").values_list("name", "title"))
     return {
         "slug": campaign.slug,
         "name": campaign.name,
         "roles": sorted(roles),
-        "criteria": list(campaign.criteria.order_by("name").values_list("name", flat=True)),
+        "criteria": list(criteria),
+        "criterion_titles": criteria,
         "counts": campaign_counts(campaign=campaign, with_work=may_see_counts(roles=roles)),
     }

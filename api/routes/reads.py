@@ -4,12 +4,12 @@ managers and analysts only, never for the people who label."""
 # No ``from __future__ import annotations`` here: django-ninja reads the Query[...] parameters'
 # annotations at run time, through the pagination decorator.
 
-from typing import Any
+from typing import Any, Literal
 
 from django.db.models import F
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Query, Router, Schema
+from ninja import Field, Query, Router, Schema
 from ninja.pagination import paginate
 from ninja.responses import codes_4xx
 from pydantic import ConfigDict
@@ -19,9 +19,11 @@ from annotation.models import Criterion, Role
 from annotation.workflow.history import label_history
 from api.errors import domain_refusal
 from api.pagination import Pages
-from api.schemas import ErrorOut, JudgmentOut, LabelOut
+from api.schemas import VISIBLE, Cleaned, ErrorOut, JudgmentOut, LabelOut
 from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice
+from evaluation.measures.reference_answers import reference_report
+from evaluation.measures.reference_answers import report_as_json as reference_answers_json
 from evaluation.models import Judgment
 from evaluation.reports import gate, read
 from evaluation.reports.lookups import find_criterion
@@ -31,19 +33,25 @@ READERS = sorted(JUDGE_VIEWERS)
 PAGE_SIZE = 200
 
 
-class EstimatesQuery(Schema):
+class EstimatesQuery(Cleaned):
     model_config = ConfigDict(extra="forbid")
 
     judge: str | None = None
-    alpha: float = 0.05
-    method: str = "robust"
+    alpha: float = Field(0.05, gt=0, lt=1)
+    method: Literal["robust", "study"] = "robust"
     by_difficulty: bool = False
     # Each theme's PPI++ estimate shrunk toward the judge (evaluation.estimates.small_themes), as
     # ``manage.py report --format json --shrinkage`` adds it.
     shrinkage: bool = False
+    # The robust method's clusters: answer (this campaign's answers) or question (the assistant
+    # asked these questions again), as ``manage.py report --clusters``.
+    clusters: Literal["answer", "question"] = "answer"
+    # Judges to combine in one estimate beside the report, comma-separated (none by default), as
+    # ``manage.py report --combine``.
+    combine: str = ""
 
 
-class ReadQuery(Schema):
+class ReadQuery(Cleaned):
     criterion: str | None = None
 
 
@@ -62,10 +70,13 @@ def criterion_estimates(request: HttpRequest, slug: str, criterion: str, query: 
     reader reads a report (the latest snapshot of these parameters, or computed now:
     ``estimates_source`` says which; the judge by the one rule: ``judge_choice`` says how it was
     chosen). Per category and group, with the confusion matrices, for a criterion with
-    categories; citation recall beside citation precision for citation support.
+    categories; for citation support, the app's citation support and sentence support rates
+    (``citation_measures``) and ALCE's citation recall and precision (``alce_citation_measures``).
     ``shrinkage=true`` adds each theme's estimate shrunk toward the judge (400 naming
     ``shrinkage`` for a criterion with categories or fewer than two themes with a standard
-    error)."""
+    error); ``combine=a,b`` adds ``combined``, the estimate of those judges combined (404 naming
+    ``combine`` for a judge that did not label the criterion, as for ``judge``; 400 for fewer
+    than two judges, the study method or a criterion with categories)."""
     campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
     found = get_object_or_404(Criterion, campaign=campaign, name=criterion)
     try:
@@ -76,6 +87,8 @@ def criterion_estimates(request: HttpRequest, slug: str, criterion: str, query: 
             alpha=query.alpha,
             by_difficulty=query.by_difficulty,
             shrinkage=query.shrinkage,
+            clusters=query.clusters,
+            combine=[name.strip() for name in query.combine.split(",") if name.strip()],
         )
         shown = read.read_report(report)
     except EstimateError as exc:
@@ -83,7 +96,31 @@ def criterion_estimates(request: HttpRequest, slug: str, criterion: str, query: 
     return read.report_as_data(shown)
 
 
-class PrimaryJudgeIn(Schema):
+class ReferenceQuery(Cleaned):
+    model_config = ConfigDict(extra="forbid")
+
+    # How both texts are normalised (evaluation.measures.overlap.NORMALISATIONS).
+    normalisation: Literal["auto", "squad", "en", "fr"] = "auto"
+    alpha: float = Field(0.05, gt=0, lt=1)
+
+
+@router.get(
+    "/campaigns/{slug}/reference-answers",
+    response={200: dict[str, Any], codes_4xx: ErrorOut},
+    url_name="reference_answers",
+)
+def reference_answers(request: HttpRequest, slug: str, query: Query[ReferenceQuery]):
+    """The answers against their questions' reference answers: exact match and token F1
+    (SQuAD's), ROUGE-L (rouge-score's, no stemming), per theme and overall, each a mean over
+    answers with a bootstrap interval over questions: the JSON of ``manage.py reference_answers
+    --format json`` and of the report page's download."""
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
+    return reference_answers_json(
+        reference_report(campaign=campaign, normalisation=query.normalisation, alpha=query.alpha)
+    )
+
+
+class PrimaryJudgeIn(Cleaned):
     model_config = ConfigDict(extra="forbid")
 
     # A judge with at least one successful judgment of the criterion; null or "": none any more.
@@ -201,17 +238,19 @@ def list_judgments(request: HttpRequest, slug: str, query: Query[JudgmentQuery])
     )
 
 
-class GateIn(Schema):
+class GateIn(Cleaned):
     model_config = ConfigDict(extra="forbid")
 
-    criterion: str
-    min_lower: float
+    criterion: str = Field(min_length=1, pattern=VISIBLE)
+    min_lower: float = Field(ge=0, le=1)
     themes: list[str] | None = None
     baseline: str | None = None
     judge: str | None = None
     baseline_judge: str | None = None
-    alpha: float = 0.05
-    method: str = "robust"
+    alpha: float = Field(0.05, gt=0, lt=1)
+    method: Literal["robust", "study"] = "robust"
+    # How the drops' p-values are adjusted over the groups checked (inference.paired.ADJUSTMENTS).
+    adjustment: Literal["holm", "bonferroni"] = "holm"
 
 
 @router.post(
@@ -232,7 +271,9 @@ def release_gate(request: HttpRequest, slug: str, body: GateIn):
             # Among the campaigns the caller belongs to: others are not named, even as existing.
             baseline = campaigns_for(user=request.user).filter(name=body.baseline).first()
             if baseline is None:
-                raise EstimateError(f"campaign {body.baseline!r} does not exist", field="baseline")
+                raise EstimateError(
+                    f"campaign {body.baseline!r} does not exist", field="baseline", missing=True
+                )
             get_campaign_for(user=request.user, slug=baseline.slug, roles=READERS)
         result = gate.evaluate_gate(
             campaign=campaign,
@@ -244,6 +285,7 @@ def release_gate(request: HttpRequest, slug: str, body: GateIn):
             baseline_judge=body.baseline_judge,
             alpha=body.alpha,
             method=body.method,
+            adjustment=body.adjustment,
         )
     except EstimateError as exc:
         raise domain_refusal(exc, default_field="body") from None

@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import F, FloatField, Min, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotation.text import clean_text
 from evaluation.judge.client import estimate_tokens
 from evaluation.judge.journal import dead_journals
 from evaluation.judge.recorder import (
@@ -130,6 +133,7 @@ class BatchCallLog:
     def _ended(self, call_id: int, *, outcome: str, error: str, tokens: int | None = None) -> None:
         """Write how a call without a usable reply ended on its row; when its row could not be
         written (it is in the journal only), in the journal, for the recovery."""
+        error = clean_text(error)  # a server's words: the rule on control characters
         try:
             self.flush()
         except CallsNotRecorded:
@@ -243,11 +247,33 @@ def run_totals(*, run: JudgeRun) -> dict:
     }
 
 
+@contextmanager
+def _recount() -> Iterator[None]:
+    """A transaction in which PostgreSQL lets a run's spend go down, and only that: the setting is
+    turned off again before it ends, so that an enclosing transaction does not keep it (on an
+    error, the rollback of the block undoes it)."""
+    with transaction.atomic():
+        if connection.vendor != "postgresql":
+            yield
+            return
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('attest.recount', 'on', true)")
+            yield
+            cursor.execute("SELECT set_config('attest.recount', 'off', true)")
+
+
 def sync_counters(*, run_id: int) -> JudgeRun:
-    """Refresh the run's totals from its batches and calls; the refreshed run."""
+    """Refresh the run's totals from its batches and calls; the refreshed run.
+
+    The totals may go down: a call in flight counts at its estimate until the server's usage
+    replaces it (or nothing, for a request refused), and a store committed between the two reads
+    of ``run_totals`` is seen by one of them only until the next recount. The recount is the one
+    writer PostgreSQL lets lower a run's spend (migration ``evaluation/0008_audit_append_only``).
+    """
     run = JudgeRun.objects.select_related("judge", "criterion").get(pk=run_id)
     totals = run_totals(run=run)
-    JudgeRun.objects.filter(pk=run_id).update(**totals)
+    with _recount():
+        JudgeRun.objects.filter(pk=run_id).update(**totals)
     for name, value in totals.items():
         setattr(run, name, value)
     return run

@@ -81,6 +81,7 @@ ENDPOINTS = [
     ("get", "/campaigns/{slug}/runs/{run}", None, READERS, 200),
     ("post", "/campaigns/{slug}/runs/{run}/cancel", None, ("manager",), 200),
     ("get", "/campaigns/{slug}/estimates/relevance?judge=imported", None, READERS, 200),
+    ("get", "/campaigns/{slug}/reference-answers", None, READERS, 200),
     (
         "post",
         "/campaigns/{slug}/gate",
@@ -148,7 +149,8 @@ def test_a_manager_names_the_primary_judge_that_the_estimates_then_read(client, 
         "candidates": ["imported"],
     }
     refused = _call(client, world, "manager", "put", path, {"judge": "lexical"})
-    assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "judge"
+    # No candidate of that name (it has no judgment of the criterion): 404 naming the field.
+    assert refused.status_code == 404 and refused.json()["errors"][0]["field"] == "judge"
     chosen = _call(client, world, "manager", "put", path, {"judge": "imported"}).json()
     assert (chosen["primary_judge"], chosen["judge_choice"]) == ("imported", "primary")
     estimates = _call(client, world, "analyst", "get", "/campaigns/{slug}/estimates/relevance").json()
@@ -197,7 +199,7 @@ def test_only_staff_create_campaigns_and_become_their_managers(client, db, staff
         assert created is None
 
 
-def test_a_taken_campaign_name_is_a_400_on_the_name(client, campaign):
+def test_a_taken_campaign_name_is_a_409_on_the_name(client, campaign):
     user = make_user(username="creator", superuser=True)
     response = client.post(
         "/api/v1/campaigns",
@@ -205,7 +207,8 @@ def test_a_taken_campaign_name_is_a_400_on_the_name(client, campaign):
         content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {api_token(user)}",
     )
-    assert response.status_code == 400
+    assert response.status_code == 409
+    assert response.json()["detail"] == "conflict"
     assert response.json()["errors"][0]["field"] == "name"
 
 

@@ -35,6 +35,19 @@ def samples_url(campaign) -> str:
     return f"/api/v1/campaigns/{campaign.slug}/samples"
 
 
+def test_a_name_that_matches_nothing_is_a_404_naming_its_field_and_writes_nothing(
+    client, campaign, manager_token
+):
+    before = table_counts()
+    response = _post(client, samples_url(campaign), {"criterion": "nonsense", "budget": 3}, manager_token)
+    assert response.status_code == 404, response.content
+    assert response.json()["detail"] == "not found" and _fields(response) == ["criterion"]
+    # With a malformed field beside it, the request is malformed: 400 naming both.
+    both = _post(client, samples_url(campaign), {"criterion": "nonsense", "budget": 0}, manager_token)
+    assert both.status_code == 400 and set(_fields(both)) >= {"budget"}
+    assert table_counts() == before
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
@@ -49,7 +62,6 @@ def samples_url(campaign) -> str:
             {"criterion": "relevance", "budget": 3, "per_theme_budget": {"Finance": "x"}},
             "per_theme_budget.Finance",
         ),
-        ({"criterion": "nonsense", "budget": 3}, "criterion"),
         ({"criterion": "relevance", "budget": 0}, "budget"),
         ([1, 2], "body"),
         ("", "body"),
@@ -210,10 +222,24 @@ def test_records_are_imported_as_an_import_file_would_be(client, campaign, manag
     ).json()["answers_replaced"] == len(RECORDS)
 
 
+def test_records_are_read_in_our_format_whatever_keys_they_carry_besides(client, campaign, manager_token):
+    """A record whose extra keys are those of a published dataset's (HAGRID's query, quotes and
+    answers) is still one of ours: the API's records are never read in another format."""
+    records = [{**record, "query": "?", "quotes": [], "answers": []} for record in RECORDS]
+    response = _post(
+        client, f"/api/v1/campaigns/{campaign.slug}/answers", {"records": records}, manager_token
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["answers_created"] == len(RECORDS)
+
+
 def test_a_large_batch_is_imported_by_a_worker_with_a_status_url(
-    client, campaign, manager_token, settings, django_capture_on_commit_callbacks
+    client, campaign, manager_token, settings, django_capture_on_commit_callbacks, tmp_path
 ):
     settings.API_SYNC_MAX_RECORDS = 2
+    # A batch's file is named by its id: each test process its own folder (ids repeat across
+    # the processes' databases).
+    settings.VAR_DIR = tmp_path
     before = Answer.objects.count()
     with django_capture_on_commit_callbacks(execute=False) as queued:
         response = _post(
@@ -233,9 +259,12 @@ def test_a_large_batch_is_imported_by_a_worker_with_a_status_url(
 
 
 def test_a_refused_large_batch_reports_the_errors_and_writes_nothing(
-    client, campaign, manager_token, settings, django_capture_on_commit_callbacks
+    client, campaign, manager_token, settings, django_capture_on_commit_callbacks, tmp_path
 ):
     settings.API_SYNC_MAX_RECORDS = 2
+    # A batch's file is named by its id: each test process its own folder (ids repeat across
+    # the processes' databases).
+    settings.VAR_DIR = tmp_path
     records = [dict(record) for record in RECORDS]
     records[3]["theme"] = ""
     before = Answer.objects.count()
@@ -247,3 +276,16 @@ def test_a_refused_large_batch_reports_the_errors_and_writes_nothing(
     assert status["status"] == AnswerBatch.Status.FAILED
     assert [(error["row"], error["field"]) for error in status["errors"]] == [(4, "theme")]
     assert Answer.objects.count() == before
+
+
+def test_a_batch_without_a_token_is_a_401_before_its_body_is_read(client, campaign, settings):
+    # A declared 4 MB body of 3 bytes: the test client's payload raises if anything reads it.
+    settings.API_MAX_BYTES = 8 * 1024 * 1024
+    response = client.post(
+        f"/api/v1/campaigns/{campaign.slug}/answers",
+        data="{}x",
+        content_type="application/json",
+        CONTENT_LENGTH=str(4 * 1024 * 1024),
+    )
+    assert response.status_code == 401
+    assert response["Content-Type"].startswith("application/json")

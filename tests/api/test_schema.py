@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
+    positive_data_acceptance,
     response_schema_conformance,
     status_code_conformance,
 )
@@ -22,7 +23,19 @@ from config.wsgi import application
 from evaluation.models import Judge, JudgeRun, Judgment
 from tests.factories import api_token, make_answer, make_user, member, sample_units
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    positive_data_acceptance,
+]
+# A batch of answers is checked by the import, across its records and against the campaign (an
+# id reused with another text, a citation to no source), which no schema can state: its schema
+# documents the record's fields, and a refused batch is a 400 naming record and field
+# (tests/api/test_bad_input.py), so that one operation is not held to accept what its schema
+# allows.
+IMPORTED = ("POST", "/api/v1/campaigns/{slug}/answers")
 EXAMPLES = 25
 
 
@@ -79,6 +92,7 @@ def test_the_schema_lists_every_endpoint(client, db):
         "/api/v1/campaigns/{slug}/criteria/{criterion}/primary-judge",
         "/api/v1/campaigns/{slug}/labels",
         "/api/v1/campaigns/{slug}/judgments",
+        "/api/v1/campaigns/{slug}/reference-answers",
     }
 
 
@@ -104,7 +118,10 @@ def test_the_api_keeps_to_its_schema(case, seeded):
             params[name] = real
     if "criterion" in params and len(str(params["criterion"])) % 2 == 0:
         params["criterion"] = "relevance"
-    case.call_and_validate(headers={"Authorization": f"Bearer {seeded['token']}"}, checks=CHECKS)
+    checks = CHECKS
+    if (case.method.upper(), case.operation.path) == IMPORTED:
+        checks = [check for check in CHECKS if check is not positive_data_acceptance]
+    case.call_and_validate(headers={"Authorization": f"Bearer {seeded['token']}"}, checks=checks)
 
 
 def test_the_schema_is_public_and_its_docs_page_needs_a_login_and_loads_nothing_from_elsewhere(client, db):
@@ -114,3 +131,22 @@ def test_the_schema_is_public_and_its_docs_page_needs_a_login_and_loads_nothing_
     page = client.get("/api/v1/docs").content.decode()
     assert "/static/ninja/swagger-ui-bundle.js" in page
     assert "cdn" not in page.lower() and "https://" not in page
+
+
+def _choices(model, field):
+    prop = model.model_json_schema()["properties"][field]
+    options = prop.get("anyOf", [prop])
+    return next(tuple(option["enum"]) for option in options if "enum" in option)
+
+
+def test_the_schemas_choices_are_the_domains_own():
+    from api.routes.reads import EstimatesQuery, GateIn
+    from api.schemas import RunIn
+    from evaluation.estimates.params import CLUSTERS, METHODS
+    from evaluation.models import JudgeRun
+    from inference.paired import ADJUSTMENTS
+
+    assert _choices(RunIn, "scope") == tuple(JudgeRun.Scope.values)
+    assert _choices(EstimatesQuery, "method") == _choices(GateIn, "method") == METHODS
+    assert _choices(EstimatesQuery, "clusters") == CLUSTERS
+    assert _choices(GateIn, "adjustment") == ADJUSTMENTS

@@ -123,3 +123,24 @@ def test_an_htmx_form_gets_the_refusal_in_place_of_the_page_content(client, sett
         "outerHTML",
         "main",
     )
+
+
+def test_an_anonymous_upload_goes_to_login_before_a_byte_of_it_is_read(settings):
+    """A visitor with the CSRF cookie any visitor gets (and its token) posts an import: the
+    answer is the login page, and the body is never read (the test client's payload is 3
+    bytes under a declared 9 MB: reading it would raise)."""
+    from django.test import Client
+
+    settings.IMPORT_MAX_BYTES = 10 * 1024 * 1024
+    client = Client(enforce_csrf_checks=True)
+    client.get(reverse("login"))
+    token = client.cookies[settings.CSRF_COOKIE_NAME].value
+    response = client.post(
+        reverse("evaluation:import_new"),
+        data="x=y",
+        content_type="multipart/form-data; boundary=b",
+        CONTENT_LENGTH=str(9 * 1024 * 1024),
+        HTTP_X_CSRFTOKEN=token,
+    )
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
+from django.utils import translation
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import AnnotationMode, Label, Role, Stage
@@ -27,6 +28,8 @@ def test_review_mode_agreement_per_theme_and_overall(campaign, annotator, review
     label(adjudicator, criterion, Stage.ADJUDICATION, 1, unit=units[3], comment="oui")
     result = human_agreement(criterion=criterion)
     assert result.compared == "first label vs review"
+    with translation.override("fr"):
+        assert str(result.compared) == "première étiquette contre relecture"
     finance, it = result.themes
     assert (finance.theme, finance.pairs, finance.agreed, finance.adjudications) == ("Finance", 4, 3, 1)
     assert finance.percent == pytest.approx(75.0)

@@ -423,6 +423,33 @@ def test_undo_twice_with_the_same_key_withdraws_once(campaign, annotator):
     assert [s.first[0].value for s in unit_states(criterion=criterion).values() if s.first] == [1]
 
 
+def test_a_unit_handed_back_says_what_its_person_did_with_it_before(campaign, annotator, reviewer):
+    criterion, units = sampled(campaign=campaign, answers=3)
+    fresh = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    assert (fresh.previous_value, fresh.came_back_skipped) == (None, False)
+    label(annotator, criterion, Stage.LABEL, 0, unit=fresh)
+    label(annotator, criterion, Stage.LABEL, 1, unit=units[1])
+    undo_last(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    undo_last(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    # Undo gives the units back with the answers withdrawn, latest undo first.
+    back = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    assert (back.pk, back.previous_value, back.came_back_skipped) == (units[0].pk, 0, False)
+    # Skipped, it comes back after the others, still with the answer it had; the others did not.
+    skip(user=annotator, criterion=criterion, stage=Stage.LABEL, unit_id=back.pk)
+    again = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    assert (again.pk, again.previous_value) == (units[1].pk, 1)
+    label(annotator, criterion, Stage.LABEL, 1, unit=again)
+    other = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    assert (other.pk, other.previous_value, other.came_back_skipped) == (units[2].pk, None, False)
+    label(annotator, criterion, Stage.LABEL, 1, unit=other)
+    last = next_unit(user=annotator, criterion=criterion, stage=Stage.LABEL)
+    assert (last.pk, last.previous_value, last.came_back_skipped) == (units[0].pk, 0, True)
+    # Only the person's own answer, at that stage: a reviewer sees none on a unit they never reviewed.
+    label(annotator, criterion, Stage.LABEL, 1, unit=last)
+    reviewed = next_unit(user=reviewer, criterion=criterion, stage=Stage.REVIEW)
+    assert reviewed.previous_value is None
+
+
 def test_nothing_to_undo(campaign, annotator):
     criterion, _ = sampled(campaign=campaign, answers=1)
     with pytest.raises(WorkflowError) as error:

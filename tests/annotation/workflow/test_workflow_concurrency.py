@@ -226,3 +226,92 @@ def test_eight_processes_on_a_large_queue_are_told_nothing_left_only_when_it_is_
     assert sum(done for _, done, _, _ in reports) == size * slots
     assert Label.objects.filter(criterion=criterion).count() == size * slots
     assert all(done > 0 for _, done, _, _ in reports)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_persons_racing_requests_never_hand_them_both_blind_slots_of_a_unit():
+    """The page's own pattern: a key pressed while the prefetch of the unit after next is in
+    flight, and a submit sent twice at once. Four people, each with three requests racing (the
+    submit of the unit on screen, two prefetches), until the queue is empty: nobody ever holds two
+    slots of one unit, and every unit ends with two labels from two people (no lease stuck)."""
+    criterion, units, users = build(mode=AnnotationMode.BLIND_DOUBLE)
+    users = users[:4]
+    errors: list[BaseException] = []
+    refused: list[str] = []
+
+    def person(user):
+        try:
+            for _ in range(3 * UNITS):
+                unit = next_unit(user=user, criterion=criterion, stage=Stage.LABEL)
+                if unit is None:
+                    break
+                go = threading.Barrier(3)
+
+                def submit(unit=unit, go=go):
+                    try:
+                        go.wait()
+                        submit_label(
+                            user=user,
+                            unit_id=unit.pk,
+                            criterion=criterion,
+                            stage=Stage.LABEL,
+                            value=1,
+                            request_key=uuid.uuid4().hex,
+                        )
+                    except WorkflowError as exc:
+                        refused.append(exc.code)
+                    finally:
+                        connection.close()
+
+                def prefetch(unit=unit, go=go):
+                    try:
+                        go.wait()
+                        next_unit(user=user, criterion=criterion, stage=Stage.LABEL, after=unit.pk)
+                    finally:
+                        connection.close()
+
+                racers = [
+                    threading.Thread(target=submit),
+                    threading.Thread(target=prefetch),
+                    threading.Thread(target=prefetch),
+                ]
+                for racer in racers:
+                    racer.start()
+                for racer in racers:
+                    racer.join(timeout=60)
+        except BaseException as exc:  # the main thread reports it
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=person, args=(user,)) for user in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not errors, errors
+    per_person = Counter(
+        Assignment.objects.filter(criterion=criterion).values_list("unit_id", "stage", "user_id")
+    )
+    assert max(per_person.values()) == 1
+    people = defaultdict(set)
+    for unit_id, user_id in Label.objects.filter(criterion=criterion).values_list("unit_id", "user_id"):
+        people[unit_id].add(user_id)
+    assert len(people) == UNITS and all(len(ids) == 2 for ids in people.values())
+    assert set(refused) <= {"taken", "done"}
+
+
+@pytest.mark.django_db
+def test_the_database_refuses_a_second_slot_of_a_unit_to_one_person():
+    from django.db import IntegrityError, transaction
+    from django.utils import timezone
+
+    criterion, units, users = build(mode=AnnotationMode.BLIND_DOUBLE)
+    later = timezone.now() + timezone.timedelta(minutes=5)
+    Assignment.objects.create(
+        unit=units[0], criterion=criterion, stage=Stage.LABEL, slot=1, user=users[0], expires_at=later
+    )
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Assignment.objects.create(
+            unit=units[0], criterion=criterion, stage=Stage.LABEL, slot=2, user=users[0], expires_at=later
+        )
