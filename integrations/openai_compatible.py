@@ -41,8 +41,36 @@ _TRANSIENT_STATUSES = frozenset({408, 409, 429})
 _MESSAGE_LIMIT = 500
 
 
+# How a call failed, for a caller that tells its reader what to fix (``ServiceError.kind``).
+REFUSED = "refused"  # the server answered with an error status (``ServiceError.status``)
+TIMEOUT = "timeout"  # no reply within the timeout
+UNREACHABLE = "unreachable"  # no connection (refused, no route, a name that does not resolve)
+UNREADABLE = "unreadable"  # a reply that could not be read or used
+SETUP = "setup"  # the client could not be configured; nothing was sent
+
+
 class ServiceError(Exception):
-    """Any failure to get a usable reply from the server."""
+    """Any failure to get a usable reply from the server.
+
+    ``kind`` says how it failed (``REFUSED``, ``TIMEOUT``, ``UNREACHABLE``, ``UNREADABLE``,
+    ``SETUP``); for a refusal, ``status`` is the HTTP status, ``code`` the server's error code
+    (such as ``model_not_found``, ``invalid_api_key``) and ``detail`` its message, cut short.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = UNREADABLE,
+        status: int | None = None,
+        code: str | None = None,
+        detail: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.code = code
+        self.detail = detail
 
 
 class TransientError(ServiceError):
@@ -142,6 +170,20 @@ def _server_message(exc: openai.APIStatusError) -> str:
     return _short(exc.message)
 
 
+def _error_code(exc: openai.APIStatusError) -> str | None:
+    code = exc.code
+    return code if isinstance(code, str) and code else None
+
+
+def _connection_cause(exc: openai.APIConnectionError) -> str:
+    """What broke the connection, as the network said it (``Connection refused``, a name that
+    does not resolve), rather than the SDK's "Connection error."."""
+    cause: BaseException | None = exc.__cause__ or exc.__context__
+    while cause is not None and (cause.__cause__ or cause.__context__) is not None:
+        cause = cause.__cause__ or cause.__context__
+    return _short(cause) if cause is not None and str(cause) else _short(exc)
+
+
 def _is_transient(exc: openai.APIStatusError) -> bool:
     if exc.status_code == 429 and exc.code == "insufficient_quota":
         return False
@@ -235,7 +277,14 @@ class Client:
         try:
             self._openai = _sdk_client(base_url=base_url, api_key=api_key, timeout_s=timeout_s, shared=shared)
         except openai.OpenAIError as exc:
-            raise PermanentError(f"cannot configure the {name} client: {_short(exc)}") from exc
+            raise PermanentError(
+                f"cannot configure the {name} client: {_short(exc)}", kind=SETUP, detail=_short(exc)
+            ) from exc
+
+    @property
+    def base_url(self) -> str:
+        """The server's address as requests go to it (the SDK's default when none was given)."""
+        return str(self._openai.base_url).rstrip("/")
 
     def close(self) -> None:
         """Close the client's connections (a shared pool stays open for the next client)."""
@@ -276,6 +325,7 @@ class Client:
         """
         attempts = failures = 0
         cause: Exception | None = None
+        kind, status, code, detail = UNREADABLE, None, None, ""
         while True:
             if before_request is not None:
                 before_request()
@@ -290,21 +340,33 @@ class Client:
                     log.refused(call_id, error=detail)
                 if resend_at_once is not None and resend_at_once(exc):
                     continue
+                kind, status, code, detail = REFUSED, exc.status_code, _error_code(exc), _server_message(exc)
                 if not _is_transient(exc):
-                    raise PermanentError(f"{self.name} server refused the request ({detail})") from exc
+                    raise PermanentError(
+                        f"{self.name} server refused the request (HTTP {status}: {detail})",
+                        kind=kind,
+                        status=status,
+                        code=code,
+                        detail=detail,
+                    ) from exc
                 retry_after = _retry_after_s(exc)
-                last_error, cause = detail, exc
+                last_error, cause = f"HTTP {status}: {detail}", exc
             except openai.APITimeoutError as exc:
                 last_error, cause = f"no reply within {self.timeout_s:g} s", exc
+                kind, status, code, detail = TIMEOUT, None, None, last_error
             except openai.APIConnectionError as exc:
                 last_error, cause = f"connection failed: {_short(exc)}", exc
+                kind, status, code, detail = UNREACHABLE, None, None, _connection_cause(exc)
             except openai.OpenAIError as exc:
                 if log is not None and call_id is not None:
                     log.lost(call_id, error=_short(exc))
-                raise PermanentError(f"{self.name} request failed: {_short(exc)}") from exc
+                raise PermanentError(
+                    f"{self.name} request failed: {_short(exc)}", detail=_short(exc)
+                ) from exc
             except json.JSONDecodeError as exc:
                 # A 200 whose body is not JSON: a body cut in transit or a proxy's error page.
                 last_error, cause = f"reply body is not JSON ({exc.msg})", exc
+                kind, status, code, detail = UNREADABLE, None, None, last_error
             if log is not None and call_id is not None and not isinstance(cause, openai.APIStatusError):
                 # The server may have generated (and billed) a reply nobody will read.
                 log.lost(call_id, error=last_error)
@@ -312,7 +374,11 @@ class Client:
             if failures >= self.policy.max_attempts:
                 attempts_text = f"{failures} attempt{'s' if failures > 1 else ''}"
                 raise TransientError(
-                    f"{self.name} server unavailable after {attempts_text}: {last_error}"
+                    f"{self.name} server unavailable after {attempts_text}: {last_error}",
+                    kind=kind,
+                    status=status,
+                    code=code,
+                    detail=detail,
                 ) from cause
             delay = self.policy.backoff_s(failures=failures, retry_after_s=retry_after)
             logger.info("%s request failed (%s); retry %d in %.2f s", self.name, last_error, failures, delay)
@@ -333,20 +399,22 @@ class Client:
     ) -> ChatReply:
         """One chat completion for ``messages``, under the retry policy (see ``send``).
 
-        Two optional parameters are sent until the server refuses them: ``response_format``, and
-        ``top_logprobs`` (with ``logprobs``: the log-probabilities of each token of the reply and
-        of that many alternatives, which OpenAI-compatible servers such as vLLM return). A
+        Three optional parameters are sent until the server refuses them: ``response_format``,
+        ``max_tokens``, and ``top_logprobs`` (with ``logprobs``: the log-probabilities of each
+        token of the reply and of that many alternatives, which OpenAI-compatible servers such as
+        vLLM return). A
         400/422 that names one is sent again at once without it, and this client stops sending
         it. ``choices`` asks for that many completions of the same messages (``n``; the reply's
         ``content`` is the first one's, ``raw`` holds them all). Raises ``PermanentError`` for a
         reply without a choice.
         """
         body: dict = {"model": model, "messages": messages, "temperature": temperature}
-        if max_tokens is not None:
-            body["max_tokens"] = max_tokens
         if choices is not None and choices > 1:
             body["n"] = choices
         optional: dict[str, dict] = {}
+        if max_tokens is not None:
+            # Reasoning models refuse ``max_tokens`` (they take ``max_completion_tokens``).
+            optional["max_tokens"] = {"max_tokens": max_tokens}
         if response_format is not None:
             optional["response_format"] = {"response_format": response_format}
         if top_logprobs is not None:

@@ -14,6 +14,11 @@ settings.
 Each fault is consumed by the next request to either endpoint. On embeddings, the status faults,
 ``slow`` and ``broken_body`` apply, ``invalid_json`` and ``truncated`` give a broken body, the
 others a normal one.
+
+Like a provider, the server may also check who asks and for what, before any fault: with
+``api_key`` set, a request without ``Authorization: Bearer <api_key>`` gets OpenAI's 401
+(``invalid_api_key``); with ``models`` set, a request for another model gets OpenAI's 404
+(``model_not_found``), and ``GET /v1/models`` lists them.
 """
 
 from __future__ import annotations
@@ -235,9 +240,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") == "/v1/models":
-            model = self.server.script.model
+            script = self.server.script
+            if script._refuses_key(self):
+                return
+            names = script.models if script.models is not None else (script.model,)
             self.send_json(
-                200, {"object": "list", "data": [{"id": model, "object": "model", "owned_by": "test"}]}
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": name, "object": "model", "owned_by": "test"} for name in names],
+                },
             )
         else:
             self.send_json(404, _error("not found", "not_found"))
@@ -285,7 +297,11 @@ class ScriptedLLMServer:
         slow_s: float = 1.0,
         reject_response_format: bool = False,
         model: str = "scripted-judge",
+        api_key: str | None = None,
+        models: tuple[str, ...] | None = None,
     ) -> None:
+        """``api_key``: the only key the server accepts (any, when None); ``models``: the only
+        models it serves (any, when None)."""
         self.latency_s = latency_s
         self.labeler = labeler
         self.confidence = confidence
@@ -294,6 +310,8 @@ class ScriptedLLMServer:
         self.slow_s = slow_s
         self.reject_response_format = reject_response_format
         self.model = model
+        self.api_key = api_key
+        self.models = models
         self._lock = threading.Lock()
         self._faults: deque[object] = deque()
         self._calls: list[RecordedCall] = []
@@ -429,6 +447,8 @@ class ScriptedLLMServer:
                 self._closing.wait(self.latency_s)
             if serial >= self._held_from:
                 self._gate.wait()
+            if self._refuses_key(handler) or self._refuses_model(handler, body):
+                return
             if path == "/v1/chat/completions":
                 self._chat(handler, body, fault, serial)
             elif path == "/v1/embeddings":
@@ -438,6 +458,37 @@ class ScriptedLLMServer:
         finally:
             with self._lock:
                 self._in_flight -= 1
+
+    def _refuses_key(self, handler: _Handler) -> bool:
+        """Answer OpenAI's 401 when the request does not carry the one key accepted."""
+        if self.api_key is None or handler.headers.get("Authorization") == f"Bearer {self.api_key}":
+            return False
+        sent = (handler.headers.get("Authorization") or "").removeprefix("Bearer ")
+        handler.send_json(
+            401,
+            _error(
+                f"Incorrect API key provided: {sent[:3]}***. You can find your API key at "
+                "https://platform.openai.com/account/api-keys.",
+                "invalid_request_error",
+                code="invalid_api_key",
+            ),
+        )
+        return True
+
+    def _refuses_model(self, handler: _Handler, body: dict) -> bool:
+        """Answer OpenAI's 404 when the request asks for a model the server does not serve."""
+        model = body.get("model")
+        if self.models is None or model in self.models:
+            return False
+        handler.send_json(
+            404,
+            _error(
+                f"The model `{model}` does not exist or you do not have access to it.",
+                "invalid_request_error",
+                code="model_not_found",
+            ),
+        )
+        return True
 
     def _status_fault(self, handler: _Handler, fault: object) -> bool:
         if isinstance(fault, RateLimited):

@@ -26,10 +26,23 @@ from evaluation.models import JudgeBatch, JudgeRun
 ACTIVE = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
 
 
-def worker_name() -> str:
+def worker_name(token: str | None = None) -> str:
     """Who holds a claim: host, process id and a token of this call, so that a restarted worker
-    can spot the claims of dead processes and two calls in one process never mix their claims."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    can spot the claims of dead processes and two calls in one process never mix their claims.
+    ``token``: the caller's own (a task's id, the same on each of its attempts), else a new one."""
+    return f"{socket.gethostname()}:{os.getpid()}:{token or uuid.uuid4().hex[:8]}"
+
+
+def return_own_claims(*, run_id: int, token: str) -> list[int]:
+    """Return to pending the run's batches an earlier attempt of the caller ``token`` still
+    holds, in whatever process it ran: an attempt cut off by a lost database could not give them
+    back, and no other caller holds that token. Their ids."""
+    mine = JudgeBatch.objects.filter(
+        run_id=run_id, status=JudgeBatch.Status.RUNNING, claimed_by__endswith=f":{token}"
+    )
+    ids = list(mine.values_list("id", flat=True))
+    mine.update(status=JudgeBatch.Status.PENDING, claimed_by="")
+    return ids
 
 
 def claim(*, run_id: int, batch_ids: list[int], owner: str) -> list[int]:

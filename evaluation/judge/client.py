@@ -19,13 +19,30 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import cast
 
+from annotation.text import clean_text, clean_value
 from evaluation.judge.prompts import VERDICT_JSON_SCHEMA, verdict_schema
 from integrations import openai_compatible
-from integrations.openai_compatible import CallLog, PermanentError, RetryPolicy, TransientError
+from integrations.openai_compatible import (
+    REFUSED,
+    SETUP,
+    TIMEOUT,
+    UNREACHABLE,
+    UNREADABLE,
+    CallLog,
+    PermanentError,
+    RetryPolicy,
+    TransientError,
+)
 
 __all__ = [
+    "REFUSED",
     "RESPONSE_FORMATS",
+    "SETUP",
+    "TIMEOUT",
+    "UNREACHABLE",
+    "UNREADABLE",
     "BudgetExceeded",
     "CallLog",
     "Completion",
@@ -38,6 +55,8 @@ __all__ = [
 ]
 
 RESPONSE_FORMATS = ("json_object", "json_schema", "none")
+# What ``JudgeClient.probe`` asks: a reply of one token, whatever it says.
+PROBE_MESSAGES = [{"role": "user", "content": "Reply with OK."}]
 
 # Any failure to get a completion from the LLM server: the service's errors, under the judge's name.
 JudgeClientError = openai_compatible.ServiceError
@@ -213,6 +232,21 @@ class JudgeClient:
         self.close()
 
     @property
+    def base_url(self) -> str:
+        """The server's address as requests go to it."""
+        return self._server.base_url
+
+    def probe(self) -> None:
+        """The smallest request that shows the judge can be called: a one-line question to the
+        model with ``max_tokens`` 1 (sent again at once without it when the server refuses that
+        parameter), the judge's temperature, no JSON mode, no log-probabilities, under the
+        client's attempts and timeout. Raises ``TransientError`` or ``PermanentError`` as
+        ``complete`` does; counts nothing in a budget and records no call."""
+        self._server.chat(
+            model=self.model, messages=PROBE_MESSAGES, temperature=self.temperature, max_tokens=1
+        )
+
+    @property
     def sends_response_format(self) -> bool:
         """False once the server has rejected ``response_format`` (for the client's lifetime)."""
         return self._format is not None and self._server.sends_response_format
@@ -254,13 +288,14 @@ class JudgeClient:
             # Recorded, never refused: these tokens are spent and the reply is worth keeping.
             self.budget.record(prompt_tokens + completion_tokens)
         return Completion(
-            content=reply.content,
+            # The judge's words are untrusted text: the rule on control characters (annotation.text).
+            content=clean_text(reply.content),
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             latency_s=time.monotonic() - started,
             attempts=reply.attempts,
             finish_reason=reply.finish_reason,
-            raw=reply.raw,
+            raw=cast(dict, clean_value(reply.raw)),
             call_id=reply.call_id,
         )
 

@@ -18,6 +18,7 @@ from annotation.models import Criterion, CriterionVersion, Level
 from evaluation.judge import confidence
 from evaluation.judge.accounting import BatchCallLog, judge_prices
 from evaluation.judge.client import (
+    SETUP,
     BudgetExceeded,
     JudgeClient,
     PermanentError,
@@ -51,15 +52,35 @@ class Outcome:
     budget_stopped: bool = False
 
 
+# The key sent to a server given by its address when OPENAI_API_KEY is not set: vLLM, Ollama and
+# llama.cpp's server need none, and the SDK wants one.
+NO_KEY = "not-needed"
+
+
+class NoServer(PermanentError):
+    """Neither an API key nor a server address is configured for an LLM judge."""
+
+
+def server_of(judge: Judge) -> tuple[str | None, str]:
+    """The address (None: the SDK's default, OpenAI's) and the key of an LLM judge's server: the
+    judge's ``base_url`` or ``OPENAI_BASE_URL``, and ``OPENAI_API_KEY`` (``NO_KEY`` for a server
+    given by its address). ``NoServer`` when neither a key nor an address is configured."""
+    base_url = judge.settings.get("base_url") or settings.OPENAI_BASE_URL
+    api_key = settings.OPENAI_API_KEY or (NO_KEY if base_url else "")
+    if not api_key:
+        raise NoServer(
+            "OPENAI_API_KEY is not set: use the 'lexical' judge, or configure a server", kind=SETUP
+        )
+    return base_url, api_key
+
+
 def client_for(
     judge: Judge, *, budget: TokenBudget | None = None, labels: tuple[int, ...] = (0, 1)
 ) -> JudgeClient:
     """The client of an LLM judge (its server, model and settings); PermanentError when no server
-    or key is configured. ``labels``: the criterion's label values (``allowed_values``)."""
-    base_url = judge.settings.get("base_url") or settings.OPENAI_BASE_URL
-    api_key = settings.OPENAI_API_KEY or ("not-needed" if base_url else "")
-    if not api_key:
-        raise PermanentError("OPENAI_API_KEY is not set: use the 'lexical' judge, or configure a server")
+    or key is configured (``NoServer``). ``labels``: the criterion's label values
+    (``allowed_values``)."""
+    base_url, api_key = server_of(judge)
     prices = judge_prices(judge)
     mode = confidence.mode_of(judge.settings)
     return JudgeClient(

@@ -28,6 +28,11 @@ question's terms counts as relevant, one that does not as off-topic.
 
 Source texts are analysed once and cached, so judging the sentences of an answer that share
 their sources is fast (well over 20,000 sentences a second).
+
+Its reasons are English text made only from the constant templates below (``REASONS``), as the
+judgments store them and the exports show them; the templates are msgids of the French catalogue,
+and :func:`translate` reads a stored reason back into its template and parameters to speak it in
+the reader's language, as ``inference.notes`` does for the estimators' notes.
 """
 
 from __future__ import annotations
@@ -35,11 +40,69 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 from annotation.corpus.citations import compile_citation_pattern
 from annotation.corpus.conventions import DEFAULT_CITATION_PATTERN
+
+# The reasons a verdict gives: the same templates are the French catalogue's msgids
+# (evaluation/templatetags/report_extras.py marks them), so that a page translates a stored reason.
+FILLER = "lexical: no content word and no number (filler sentence)"
+NO_SOURCE = "lexical: %(words)s content word(s) and %(numbers)s number(s) but no cited source"
+WORDS_FOUND = (
+    "lexical: %(found)s/%(total)s content words found in the cited sources "
+    "(%(overlap)s%%, threshold %(threshold)s%%); %(detail)s"
+)
+NO_TERMS = "lexical: the question has no content word to look for"
+TERMS_FOUND = (
+    "lexical: %(found)s/%(total)s of the question's terms found in the answer "
+    "(%(overlap)s%%, threshold %(threshold)s%%)"
+)
+# What WORDS_FOUND says of the sentence's numbers (its ``detail``).
+NUMBERS_MISSING = "number(s) not found: %(numbers)s"
+NUMBERS_FOUND = "all %(count)s number(s) found"
+NO_NUMBER = "no number"
+REASONS = (FILLER, NO_SOURCE, WORDS_FOUND, NO_TERMS, TERMS_FOUND)
+DETAILS = (NUMBERS_MISSING, NUMBERS_FOUND, NO_NUMBER)
+TEMPLATES = (*REASONS, *DETAILS)
+
+
+def _percent(share: float) -> str:
+    """A share as the reasons write it, a whole percentage without its sign: ``0.333`` is ``33``."""
+    return f"{share * 100:.0f}"
+
+
+@cache
+def _pattern(template: str) -> re.Pattern[str]:
+    """``template`` as a regular expression whose named groups are its placeholders."""
+    parts = re.split(r"%\((\w+)\)s", template)
+    return re.compile(
+        "".join(
+            re.escape(part.replace("%%", "%")) if i % 2 == 0 else f"(?P<{part}>.+?)"
+            for i, part in enumerate(parts)
+        )
+    )
+
+
+def translate(reason: str, gettext: Callable[[str], str]) -> str:
+    """A stored reason in the language of ``gettext`` (Django's, at display time): its template
+    translated and filled again with the same numbers, its ``detail`` translated in turn. Text
+    that no template makes (an LLM judge's reasoning) comes back unchanged."""
+    for template in REASONS:
+        if found := _pattern(template).fullmatch(reason):
+            params = found.groupdict()
+            if "detail" in params:
+                detail = params["detail"]
+                shown = next(
+                    (gettext(t) % m.groupdict() for t in DETAILS if (m := _pattern(t).fullmatch(detail))),
+                    detail,
+                )
+                params["detail"] = shown
+            return gettext(template) % params
+    return reason
+
 
 # How sharply the lexical judge's score moves from 0 to 1 around its threshold (see ``_score``).
 SCORE_SLOPE = 10.0
@@ -216,28 +279,28 @@ def lexical_veracity(
     analysis = _analyse(sentence, citation_pattern)
     stems, numbers = analysis.stems, analysis.numbers
     if not stems and not numbers:
-        return LexicalVerdict(1, "lexical: no content word and no number (filler sentence)", 0.5)
+        return LexicalVerdict(1, FILLER, 0.5)
     profiles = [_source_profile(text, citation_pattern) for text in sources if text and text.strip()]
     if not profiles:
-        return LexicalVerdict(
-            0, f"lexical: {len(stems)} content word(s) and {len(numbers)} number(s) but no cited source", 0.95
-        )
+        return LexicalVerdict(0, NO_SOURCE % {"words": len(stems), "numbers": len(numbers)}, 0.95)
     found = sum(1 for stem in stems if any(stem in p.stems for p in profiles))
     missing_numbers = [
         raw for raw, forms in numbers if not any(not forms.isdisjoint(p.numbers) for p in profiles)
     ]
     overlap = found / len(stems) if stems else 1.0
     label = int(overlap >= threshold and not missing_numbers)
-    words = (
-        f"{found}/{len(stems)} content words found in the cited sources "
-        f"({overlap:.0%}, threshold {threshold:.0%})"
-    )
     if missing_numbers:
-        detail = f"number(s) not found: {', '.join(missing_numbers)}"
+        detail = NUMBERS_MISSING % {"numbers": ", ".join(missing_numbers)}
     else:
-        detail = f"all {len(numbers)} number(s) found" if numbers else "no number"
-    confidence = _score(overlap=overlap, threshold=threshold, label=label)
-    return LexicalVerdict(label, f"lexical: {words}; {detail}", confidence)
+        detail = NUMBERS_FOUND % {"count": len(numbers)} if numbers else NO_NUMBER
+    reason = WORDS_FOUND % {
+        "found": found,
+        "total": len(stems),
+        "overlap": _percent(overlap),
+        "threshold": _percent(threshold),
+        "detail": detail,
+    }
+    return LexicalVerdict(label, reason, _score(overlap=overlap, threshold=threshold, label=label))
 
 
 def lexical_relevance(
@@ -256,16 +319,17 @@ def lexical_relevance(
     wanted = _analyse(question, citation_pattern)
     terms = len(wanted.stems) + len(wanted.numbers)
     if terms == 0:
-        return LexicalVerdict(1, "lexical: the question has no content word to look for", 0.5)
+        return LexicalVerdict(1, NO_TERMS, 0.5)
     given = _profile(answer, citation_pattern)
     found = sum(1 for stem in wanted.stems if stem in given.stems) + sum(
         1 for _, forms in wanted.numbers if not forms.isdisjoint(given.numbers)
     )
     overlap = found / terms
     label = int(overlap >= threshold)
-    return LexicalVerdict(
-        label,
-        f"lexical: {found}/{terms} of the question's terms found in the answer "
-        f"({overlap:.0%}, threshold {threshold:.0%})",
-        _score(overlap=overlap, threshold=threshold, label=label),
-    )
+    reason = TERMS_FOUND % {
+        "found": found,
+        "total": terms,
+        "overlap": _percent(overlap),
+        "threshold": _percent(threshold),
+    }
+    return LexicalVerdict(label, reason, _score(overlap=overlap, threshold=threshold, label=label))

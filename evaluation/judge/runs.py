@@ -10,10 +10,12 @@ batches, worked through by ``evaluation.judge.scheduler`` (in Celery tasks, or h
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Count, Exists, F, OuterRef, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
@@ -40,12 +42,28 @@ def _already_active(*, judge: str, criterion: str) -> Promise:
     )
 
 
+# The most threads a run may judge with at once, and the largest token budget (the database's
+# big integer): larger values are refused on their field.
+MAX_CONCURRENCY = 64
+MAX_TOKENS = 2**63 - 1
+
+
 class RunError(FieldError):
     """A run cannot be created or changed as asked (the message says why; ``field`` names the
     argument at fault when one is)."""
 
-    def __init__(self, message: str | Promise, *, field: str | None = None) -> None:
-        super().__init__(field, message)
+    def __init__(
+        self,
+        message: str | Promise,
+        *,
+        field: str | None = None,
+        conflict: bool = False,
+        unavailable: bool = False,
+    ) -> None:
+        # ``conflict``: refused because of the state the run or the judge's server is in (ended,
+        # running; no key, the key refused), not its arguments; ``unavailable``: the judge's
+        # server is busy for now (FieldError).
+        super().__init__(field, message, conflict=conflict, unavailable=unavailable)
 
 
 def get_or_create_judge(
@@ -58,8 +76,14 @@ def get_or_create_judge(
     base_url: str | None = None,
     confidence_source: str | None = None,
     confidence_samples: int | None = None,
+    check: Callable[[Judge], None] | None = None,
 ) -> Judge:
     """The campaign's judge called ``name``, created on first use.
+
+    ``check`` is called with the judge, existing or about to be made (not saved yet), once the
+    arguments are found consistent with it, and may refuse it by raising (``evaluation.judge.
+    preflight.check_judge``: a server that cannot serve it): a judge refused so is not created,
+    and the same name may then be asked for with another model.
 
     ``confidence_source`` and ``confidence_samples``: where an LLM judge's confidence in each
     verdict comes from (``evaluation.judge.confidence``; ``logprobs`` when not given), fixed at
@@ -102,7 +126,14 @@ def get_or_create_judge(
                 known=", ".join(confidence.MODES),
             )
         )
-    judge, created = Judge.objects.get_or_create(campaign=campaign, name=name, defaults=defaults)
+    existing = Judge.objects.filter(campaign=campaign, name=name).first()
+    if existing is None and check is not None:
+        check(Judge(campaign=campaign, name=name, **defaults))
+    judge, created = (
+        (existing, False)
+        if existing is not None
+        else Judge.objects.get_or_create(campaign=campaign, name=name, defaults=defaults)
+    )
     if not created:
         if model and judge.model != model:
             raise RunError(
@@ -132,6 +163,8 @@ def get_or_create_judge(
                     version=repr(judge.prompt_version),
                 )
             )
+        if existing is not None and check is not None:
+            check(judge)
     return judge
 
 
@@ -160,6 +193,19 @@ def _units_in_scope(*, criterion: Criterion, judge: Judge, scope: str):
     return units
 
 
+def _check_limits(*, concurrency: int | None = None, token_budget: int | None = None) -> None:
+    if concurrency is not None and not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise RunError(
+            refusal(_("concurrency: give a whole number from 1 to %(max)s"), max=MAX_CONCURRENCY),
+            field="concurrency",
+        )
+    if token_budget is not None and not 1 <= token_budget <= MAX_TOKENS:
+        raise RunError(
+            refusal(_("token_budget: give a whole number from 1 to %(max)s"), max=MAX_TOKENS),
+            field="token_budget",
+        )
+
+
 @transaction.atomic
 def create_run(
     *,
@@ -178,6 +224,7 @@ def create_run(
     the one it is bound to (see ``evaluation.judge.bindings``), and the lexical judge on a
     categorical criterion (it only tells 0 from 1).
     """
+    _check_limits(concurrency=concurrency, token_budget=token_budget)
     if judge.campaign_id != criterion.campaign_id:
         raise RunError(_("the judge and the criterion belong to different campaigns"))
     if judge.kind == Judge.Kind.IMPORTED:
@@ -203,7 +250,7 @@ def create_run(
                 created_by=user,
             )
     except IntegrityError:
-        raise RunError(_already_active(judge=judge.name, criterion=criterion.name)) from None
+        raise RunError(_already_active(judge=judge.name, criterion=criterion.name), conflict=True) from None
     by_answer: dict[int, list[int]] = {}
     for unit_id, answer_id in (
         _units_in_scope(criterion=criterion, judge=judge, scope=scope)
@@ -239,7 +286,10 @@ def cancel_run(*, run_id: int) -> JudgeRun:
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().get(pk=run_id)
         if not run.is_active:
-            raise RunError(refusal(_("run %(run)s is %(status)s, not active"), run=run_id, status=run.status))
+            raise RunError(
+                refusal(_("run %(run)s is %(status)s, not active"), run=run_id, status=run.status),
+                conflict=True,
+            )
         JudgeBatch.objects.filter(run=run, status=JudgeBatch.Status.PENDING).update(
             status=JudgeBatch.Status.CANCELLED
         )
@@ -256,6 +306,7 @@ def resume_run(*, run_id: int, token_budget: int | None = None) -> JudgeRun:
     ``token_budget`` raises the budget of a run stopped by it. Refused (RunError) when the judge's
     prompt for the criterion changed since it was bound.
     """
+    _check_limits(token_budget=token_budget)
     run = JudgeRun.objects.select_related("judge", "criterion").get(pk=run_id)
     _check_prompt(judge=run.judge, criterion=run.criterion)
     recover_run(run_id=run_id)
@@ -283,7 +334,9 @@ def resume_run(*, run_id: int, token_budget: int | None = None) -> JudgeRun:
             with transaction.atomic():
                 run.save(update_fields=["token_budget", "status", "finished_at"])
         except IntegrityError:
-            raise RunError(_already_active(judge=run.judge.name, criterion=run.criterion.name)) from None
+            raise RunError(
+                _already_active(judge=run.judge.name, criterion=run.criterion.name), conflict=True
+            ) from None
     return sync_counters(run_id=run.pk)
 
 
@@ -302,21 +355,66 @@ def run_inline(
     return sync_counters(run_id=run_id)
 
 
-def failed_judgments(*, run: JudgeRun, limit: int = 200) -> list[dict]:
-    """The failed judgments of the run's failed batches (unit, answer, sentence position and
-    reason), for the run page."""
-    unit_ids = [
-        uid
-        for ids in JudgeBatch.objects.filter(run=run, status=JudgeBatch.Status.FAILED).values_list(
-            "unit_ids", flat=True
-        )
-        for uid in ids
-    ][:limit]
-    rows = (
-        Judgment.objects.filter(
-            unit_id__in=unit_ids, criterion=run.criterion, judge=run.judge, status=Judgment.Status.FAILED
-        )
-        .order_by("unit_id")
-        .values("unit_id", "unit__answer__external_id", "unit__sentence__position", "error")
+# How many of a run's failure reasons its page shows (the most frequent), and how many units of
+# each: the reasons of a run whose calls all failed are a handful, however many units it has.
+SHOWN_REASONS = 20
+SHOWN_UNITS = 25
+
+
+@dataclass(frozen=True)
+class FailureReason:
+    """One reason a run's units failed, the number of its failed units that give it, and the
+    first of them by id (unit id, answer external id, sentence position)."""
+
+    error: str
+    count: int
+    units: list[dict]
+
+    @property
+    def more(self) -> int:
+        """Units with this reason beyond those listed."""
+        return self.count - len(self.units)
+
+
+def _failed_of(run: JudgeRun):
+    """The failed judgments of the run's failed batches (a batch is failed when any of its units
+    is; a batch holds the units of one answer)."""
+    return Judgment.objects.filter(
+        criterion_id=run.criterion_id,
+        judge_id=run.judge_id,
+        status=Judgment.Status.FAILED,
+        unit__answer_id__in=JudgeBatch.objects.filter(run=run, status=JudgeBatch.Status.FAILED).values(
+            "answer_id"
+        ),
     )
-    return [dict(row) for row in rows]
+
+
+def failure_reasons(
+    *, run: JudgeRun, reasons: int = SHOWN_REASONS, units: int = SHOWN_UNITS
+) -> list[FailureReason]:
+    """The run's failed units grouped by their reason, most frequent first (then by reason): the
+    ``reasons`` most frequent, each with its first ``units`` units. Two queries whatever the
+    number of failures; none when the run counts no failed unit."""
+    if reasons < 1 or units < 0:
+        raise ValueError("reasons must be >= 1 and units >= 0")
+    if not run.failed_units:
+        return []
+    failed = _failed_of(run)
+    groups = list(failed.values("error").annotate(count=Count("id")).order_by("-count", "error")[:reasons])
+    if not groups:
+        return []
+    listed: dict[str, list[dict]] = {group["error"]: [] for group in groups}
+    if units:
+        rows = (
+            failed.filter(error__in=list(listed))
+            .annotate(rank=Window(RowNumber(), partition_by=[F("error")], order_by=F("unit_id").asc()))
+            .filter(rank__lte=units)
+            .order_by("unit_id")
+            .values("error", "unit_id", "unit__answer__external_id", "unit__sentence__position")
+        )
+        for row in rows:
+            listed[row.pop("error")].append(row)
+    return [
+        FailureReason(error=group["error"], count=group["count"], units=listed[group["error"]])
+        for group in groups
+    ]

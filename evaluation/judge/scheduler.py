@@ -30,6 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.db import connection, transaction
+from django.db.models import Case, Exists, Value, When
 from django.utils import timezone
 
 from annotation.criteria.categories import allowed_values
@@ -66,6 +67,7 @@ def process_batches(
     concurrency: int | None = None,
     progress: Callable[[JudgeRun], None] | None = None,
     load_size: int | None = None,
+    token: str | None = None,
 ) -> int:
     """Judge the given batches of a run with bounded concurrency; the number this call stored.
 
@@ -76,7 +78,9 @@ def process_batches(
     refreshed while it works (``SYNC_INTERVAL_S``) and ``progress`` is called with the refreshed
     run. On any exception (a soft time limit included) the batches claimed but not started are
     returned to pending at once, those being judged are finished and stored (given back to pending
-    after a failure to store), then it propagates.
+    after a failure to store), then it propagates. ``token``: the claims' token
+    (``claims.worker_name``), a task's id so that its next attempt can take back what a lost
+    database kept this one from giving back.
     """
     run = JudgeRun.objects.select_related("judge", "criterion").get(pk=run_id)
     if not run.is_active:
@@ -114,7 +118,9 @@ def process_batches(
             # Several judging threads: their calls' rows are recorded by one thread, in the
             # process's journal first on PostgreSQL, so that no request waits for the database.
             recorder = CallRecorder(journal=connection.vendor == "postgresql")
-        judging = _BatchJudging(run=run, owner=worker_name(), client=client, texts=texts, recorder=recorder)
+        judging = _BatchJudging(
+            run=run, owner=worker_name(token), client=client, texts=texts, recorder=recorder
+        )
         claims = _ClaimsAhead(
             judging=judging, batch_ids=ids, chunk_size=max(1, load_size or max(200, 8 * workers))
         )
@@ -479,13 +485,19 @@ def _call_then_wait(fn: Callable[[], object], barrier: threading.Barrier) -> Non
 
 
 def _finish_if_complete(run_id: int) -> None:
-    """Mark the run done once none of its batches is pending or running."""
-    open_batches = JudgeBatch.objects.filter(
-        run_id=run_id, status__in=[JudgeBatch.Status.PENDING, JudgeBatch.Status.RUNNING]
-    )
-    if not open_batches.exists():
+    """End the run once none of its batches is pending or running: failed when no unit was judged
+    and some failed (a judge that cannot be called), done otherwise (its failures, if any, told
+    beside: ``JudgeRun.status_text``). One statement decides it from the batches, whatever the
+    counters of the run say yet."""
+    batches = JudgeBatch.objects.filter(run_id=run_id)
+    if not batches.filter(status__in=[JudgeBatch.Status.PENDING, JudgeBatch.Status.RUNNING]).exists():
         JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).update(
-            status=JudgeRun.Status.DONE, finished_at=timezone.now()
+            status=Case(
+                When(Exists(batches.filter(done_units__gt=0)), then=Value(JudgeRun.Status.DONE.value)),
+                When(Exists(batches.filter(failed_units__gt=0)), then=Value(JudgeRun.Status.FAILED.value)),
+                default=Value(JudgeRun.Status.DONE.value),
+            ),
+            finished_at=timezone.now(),
         )
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from django.db import connection, transaction
 from django.utils import timezone
 
+from annotation import limits
+from annotation.text import clean_text
 from evaluation.judge.accounting import batch_spend, record_replies, replies_of, split, split_cost
 from evaluation.judge.judging import Outcome
 from evaluation.judge.parsing import Verdict
@@ -147,9 +149,10 @@ def _judgment_rows(*, run: JudgeRun, outcome: Outcome, already_ok: set[int]) -> 
             status=Judgment.Status.OK if verdict is not None else Judgment.Status.FAILED,
             value=verdict.label if verdict is not None else None,
             confidence=verdict.confidence if verdict is not None else None,
-            reasoning=verdict.reasoning if verdict is not None else "",
-            raw_response=outcome.raw,
-            error=reason[:2000],
+            # The reply's JSON may spell control characters as escapes: its text under the rule.
+            reasoning=clean_text(verdict.reasoning)[: limits.JUDGE_REPLY] if verdict is not None else "",
+            raw_response=outcome.raw[: limits.JUDGE_REPLY],
+            error=clean_text(reason)[:2000],
             prompt_tokens=prompt_shares[i],
             completion_tokens=completion_shares[i],
             cost=cost_shares[i],

@@ -50,6 +50,8 @@ def run_list(request: AppRequest, slug: str) -> HttpResponse:
         "scopes": JudgeRun.Scope.choices,
         "confidence_sources": JudgeRunForm.CONFIDENCE_SOURCES,
         "errors": errors,
+        # A refused form shows what was sent, so that a person corrects it rather than types it again.
+        "sent": request.POST if errors else {},
     }
     return render(request, "evaluation/runs.html", context, status=400 if errors else 200)
 
@@ -60,7 +62,7 @@ def _run_context(*, campaign, roles, run: JudgeRun) -> dict:
         "run": run,
         "stats": accounting.run_stats(run=run),
         "binding": bindings.binding_of(judge=run.judge, criterion=run.criterion),
-        "failed": runs.failed_judgments(run=run),
+        "reasons": runs.failure_reasons(run=run),
         "can_operate": bool(roles.intersection(OPERATORS)),
     }
 

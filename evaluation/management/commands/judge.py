@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Campaign, Criterion
 from evaluation.jobs import start_judge_run
-from evaluation.judge import confidence, runs
+from evaluation.judge import confidence, preflight, runs
 from evaluation.models import JudgeRun
 
 
@@ -87,6 +87,7 @@ class Command(BaseCommand):
                 base_url=options["base_url"],
                 confidence_source=options["confidence"],
                 confidence_samples=options["confidence_samples"],
+                check=preflight.check_judge,
             )
             if options["background"]:
                 run = start_judge_run(
@@ -117,9 +118,13 @@ class Command(BaseCommand):
             sys.stderr.write("\n")
         self.stdout.write(
             f"run {run.pk} {run.status}: {run.done_units} judged, {run.failed_units} failed of "
-            f"{run.total_units} units; {run.calls} calls, {run.prompt_tokens} prompt + "
-            f"{run.completion_tokens} completion tokens, cost {run.cost:.4f}"
+            f"{run.total_units} units ({run.status_text}); {run.calls} calls, {run.prompt_tokens} "
+            f"prompt + {run.completion_tokens} completion tokens, cost {run.cost:.4f}"
         )
-        if run.failed_units:
-            for row in runs.failed_judgments(run=run, limit=20):
-                self.stdout.write(f"  failed unit {row['unit_id']}: {row['error']}")
+        # The failures grouped by reason, most frequent first: one line each, not one per unit.
+        for reason in runs.failure_reasons(run=run, units=5, reasons=10):
+            units = ", ".join(str(unit["unit_id"]) for unit in reason.units)
+            more = f" and {reason.more} more" if reason.more else ""
+            self.stdout.write(f"  {reason.count} x {reason.error}\n    units {units}{more}")
+        if run.status == JudgeRun.Status.FAILED:
+            raise CommandError(f"run {run.pk} failed: none of its {run.total_units} units was judged")

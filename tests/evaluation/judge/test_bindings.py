@@ -173,6 +173,7 @@ def test_reports_name_the_guidelines_and_prompt_versions_they_rest_on(
     data = json.loads(capsys.readouterr().out)
     assert data["versions"] == {
         "human_labels": [],
+        "label_states": {"needs_label": 0, "needs_review": 0, "needs_adjudication": 0, "final": 0},
         "judge_prompt": {"guidelines_version": 1, "sha256": binding.sha256},
     }
     out = tmp_path / "report.csv"

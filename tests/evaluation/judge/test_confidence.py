@@ -269,7 +269,9 @@ def test_a_new_judge_keeps_its_confidence_source_and_another_is_refused(campaign
     )
 
 
-def test_the_runs_page_makes_a_judge_with_the_confidence_source_chosen(client_for, manager, campaign):
+def test_the_runs_page_makes_a_judge_with_the_confidence_source_chosen(
+    client_for, manager, campaign, settings
+):
     from django.urls import reverse
 
     from evaluation.models import Judge
@@ -277,9 +279,11 @@ def test_the_runs_page_makes_a_judge_with_the_confidence_source_chosen(client_fo
     url = reverse("evaluation:run_list", args=[campaign.slug])
     page = client_for(manager).get(url).content.decode()
     assert '<select name="confidence" id="confidence"><option value="logprobs">' in page
-    response = client_for(manager).post(
-        url, {"criterion": "relevance", "judge": "gpt", "confidence": "samples"}
-    )
+    with ScriptedLLMServer() as server:  # the server a new LLM judge is checked against
+        settings.OPENAI_BASE_URL = server.base_url
+        response = client_for(manager).post(
+            url, {"criterion": "relevance", "judge": "gpt", "confidence": "samples"}
+        )
     assert response.status_code == 302
     assert Judge.objects.get(name="gpt").settings["confidence"] == "samples"
     refused = client_for(manager).post(
@@ -311,3 +315,36 @@ def test_the_judge_command_takes_a_confidence_source(campaign):
             "1",
         )
     assert not Judge.objects.filter(name="g").exists()
+
+
+def test_the_calibration_shows_the_confidence_recalibrated_cross_fitted_beside_it(client, campaign):
+    """An overconfident judge (it says 0.99 and is right three times in four): recalibrated on 24
+    labels, cross-fitted by folds of answers, its probabilities come down toward 75%."""
+    from evaluation.models import Judge
+    from inference.calibration import crossfit
+
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    judge = Judge.objects.create(campaign=campaign, name="sure", kind=Judge.Kind.IMPORTED)
+    truths = [1, 1, 1, 0] * 6
+    for index, truth in enumerate(truths):
+        unit = Unit.objects.get(answer=make_answer(campaign=campaign), level="answer")
+        import_label(unit=unit, criterion=relevance, value=truth)
+        Judgment.objects.create(
+            unit=unit, criterion=relevance, judge=judge, value=1, confidence=0.99 if index % 2 else 0.9
+        )
+    found = calibration.judge_calibration(criterion=relevance, judge=judge)
+    assert found.after is not None and found.platt is not None and found.platt.labels == 24
+    fit = crossfit(
+        confidence=[0.99 if i % 2 else 0.9 for i in range(24)],
+        labels=truths,
+        clusters=[u.answer_id for u in Unit.objects.filter(campaign=campaign, level="answer").order_by("id")],
+    )
+    assert found.after.brier == pytest.approx(float(np.mean((fit.labeled - np.array(truths)) ** 2)))
+    assert found.after.brier < found.brier and found.after.ece < found.ece
+    client.force_login(member(campaign, Role.MANAGER))
+    html = client.get(
+        f"/campaigns/{campaign.slug}/reports/relevance/calibration/",
+        {"judge": "sure"},
+        headers={"HX-Request": "true"},
+    ).content.decode()
+    assert 'id="recalibrated"' in html and 'id="recalibration"' in html and "24" in html

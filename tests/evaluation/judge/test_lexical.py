@@ -156,3 +156,59 @@ def test_a_question_without_content_words_makes_any_answer_relevant():
     label, reasoning, _ = lexical_relevance(question="Et alors ?", answer="Rien.")
     assert label == 1
     assert "no content word" in reasoning
+
+
+# Its reasons, in the reader's language
+
+
+def test_every_reason_of_the_lexical_judge_has_a_french_translation():
+    from django.utils import translation
+
+    from evaluation.judge import lexical
+
+    with translation.override("fr"):
+        for template in lexical.TEMPLATES:
+            assert translation.gettext(template) != template, template
+
+
+@pytest.mark.parametrize(
+    ("verdict", "french"),
+    [
+        (
+            lambda: lexical_veracity(sentence="Le chiffre d'affaires atteint 13,4 M€.", sources=[REPORT]),
+            "lexical\u00a0: 3/3 mots de contenu trouvés dans les sources citées (100\u00a0%, seuil 60\u00a0%)"
+            "\u00a0; nombre(s) introuvable(s)\u00a0: 13,4",
+        ),
+        (
+            lambda: lexical_veracity(sentence="Merci pour votre question.", sources=[REPORT]),
+            "lexical\u00a0: aucun mot de contenu ni aucun nombre (phrase de remplissage)",
+        ),
+        (
+            lambda: lexical_relevance(question="Quel est le chiffre d'affaires 2023 ?", answer=REPORT),
+            "lexical\u00a0: 3/3 des termes de la question trouvés dans la réponse "
+            "(100\u00a0%, seuil 50\u00a0%)",
+        ),
+    ],
+)
+def test_a_stored_reason_is_read_back_in_french_and_stays_english_in_english(verdict, french):
+    from django.utils import translation
+
+    from evaluation.judge import lexical
+
+    reason = verdict().reasoning
+    assert reason.startswith("lexical: ")
+    with translation.override("fr"):
+        assert lexical.translate(reason, translation.gettext) == french
+    with translation.override("en"):
+        assert lexical.translate(reason, translation.gettext) == reason
+
+
+def test_an_llm_s_reasoning_is_left_as_it_was_written():
+    from django.utils import translation
+
+    from evaluation.judge import lexical
+
+    with translation.override("fr"):
+        assert lexical.translate("lexical: whatever the model says", translation.gettext) == (
+            "lexical: whatever the model says"
+        )

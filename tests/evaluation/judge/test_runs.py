@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import io
+import json
 import os
 import socket
 import threading
@@ -12,7 +14,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import IntegrityError, OperationalError, transaction
 from django.db.backends.signals import connection_created
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from annotation.models import Criterion, Unit
 from evaluation.judge import claims, runs, scheduler, storage
@@ -20,7 +22,7 @@ from evaluation.judge.judging import Outcome
 from evaluation.judge.parsing import Verdict
 from evaluation.models import Judge, JudgeBatch, JudgeRun, Judgment
 from tests.factories import make_answer
-from tests.llm_server import RateLimited, ScriptedLLMServer
+from tests.llm_server import RateLimited, Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.django_db
 
@@ -128,9 +130,10 @@ def test_persistent_bad_replies_fail_the_batch_with_a_reason_then_only_failed_re
         server.enqueue("wrong_count", "truncated", "wrong_count")
         run = runs.run_inline(run_id=runs.create_run(criterion=veracity, judge=judge, concurrency=1).pk)
         assert (run.done_units, run.failed_units) == (3, 3)
-        failed = runs.failed_judgments(run=run)
-        assert len(failed) == 3
-        assert all("invalid verdicts" in row["error"] for row in failed)
+        (reason,) = runs.failure_reasons(run=run)
+        assert reason.count == len(reason.units) == 3
+        assert "invalid verdicts" in reason.error
+        assert run.status == JudgeRun.Status.DONE and run.status_text == "Done with 3 failures"
         retry = runs.run_inline(
             run_id=runs.create_run(criterion=veracity, judge=judge, scope=JudgeRun.Scope.FAILED).pk
         )
@@ -148,7 +151,8 @@ def test_server_that_always_times_out_records_failures(campaign):
         judge.save()
         run = runs.run_inline(run_id=runs.create_run(criterion=relevance, judge=judge).pk)
     assert (run.done_units, run.failed_units) == (0, 1)
-    assert "TransientError" in runs.failed_judgments(run=run)[0]["error"]
+    assert "TransientError" in runs.failure_reasons(run=run)[0].error
+    assert run.status == JudgeRun.Status.FAILED
 
 
 def test_processing_the_same_batches_twice_stores_each_judgment_once(campaign):
@@ -630,3 +634,129 @@ def test_judged_batches_are_stored_a_group_at_a_time(campaign, monkeypatch):
     # As many batches as there are judging threads per transaction, the last group excepted.
     assert sum(groups) == 16
     assert all(size >= 4 for size in groups[:-1])
+
+
+def test_a_reply_with_nul_and_control_characters_is_stored_under_the_rule(campaign):
+    # PostgreSQL refuses NUL in a text and in JSON: the judge's words come in as any text does.
+    from tests.llm_server import Reply
+
+    _corpus(campaign, answers=1)
+    veracity = Criterion.objects.get(campaign=campaign, name="veracity")
+    verdicts = [
+        {"index": i, "reasoning": f"Phrase {i}\u0000 vérifiée\u001b.\u000c", "label": 1} for i in (0, 1, 2)
+    ]
+    with ScriptedLLMServer() as server:
+        judge = _llm_judge(campaign, server)
+        server.enqueue(Reply(content=json.dumps({"verdicts": verdicts})))
+        run = runs.run_inline(run_id=runs.create_run(criterion=veracity, judge=judge, concurrency=1).pk)
+    assert (run.status, run.done_units, run.failed_units) == (JudgeRun.Status.DONE, 3, 0)
+    stored = Judgment.objects.filter(judge=judge).order_by("unit_id")
+    assert [j.reasoning for j in stored] == [f"Phrase {i} vérifiée.\n" for i in (0, 1, 2)]
+    # The reply itself is kept verbatim: in its JSON the characters are escapes, plain text.
+    assert all(j.raw_response == json.dumps({"verdicts": verdicts}) for j in stored)
+
+
+# How a run ends: failed when nothing was judged, done with its failures told otherwise.
+
+
+def test_a_run_whose_every_call_fails_ends_failed_with_one_reason_for_all_its_units(campaign, settings):
+    settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL = "", None
+    _corpus(campaign)
+    veracity = Criterion.objects.get(campaign=campaign, name="veracity")
+    judge = runs.get_or_create_judge(campaign=campaign, name="gpt")  # made before the key went away
+    run = runs.run_inline(run_id=runs.create_run(criterion=veracity, judge=judge).pk)
+    assert (run.status, run.done_units, run.failed_units) == (JudgeRun.Status.FAILED, 0, 9)
+    assert not run.is_active and run.finished_at is not None
+    assert run.status_text == "Failed: 9 of 9 units"
+    assert run.status_tone == "bad"
+    assert run.shares == (0.0, 100.0)
+    (reason,) = runs.failure_reasons(run=run, units=4)
+    assert reason.error.startswith("OPENAI_API_KEY is not set")
+    assert (reason.count, len(reason.units), reason.more) == (9, 4, 5)
+    first = Unit.objects.filter(level="sentence").order_by("id")[:4]
+    assert [u["unit_id"] for u in reason.units] == [u.pk for u in first]
+    with translation.override("fr"):
+        assert run.status_text == "En échec\u00a0: 9 unités sur 9"
+    # A failed run resumes as any ended run with failures: its batches are pending again.
+    resumed = runs.resume_run(run_id=run.pk)
+    assert resumed.status == JudgeRun.Status.RUNNING
+    assert not run.batches.exclude(status=JudgeBatch.Status.PENDING).exists()
+
+
+def test_a_run_with_some_failures_is_done_with_them_told(campaign):
+    _corpus(campaign, answers=3)
+    veracity = Criterion.objects.get(campaign=campaign, name="veracity")
+    with ScriptedLLMServer() as server:
+        judge = _llm_judge(campaign, server)
+        server.enqueue("wrong_count", "wrong_count", "wrong_count")
+        run = runs.run_inline(run_id=runs.create_run(criterion=veracity, judge=judge, concurrency=1).pk)
+    assert (run.status, run.done_units, run.failed_units) == (JudgeRun.Status.DONE, 6, 3)
+    assert run.status_text == "Done with 3 failures"
+    assert run.status_tone == "warn"
+    assert run.shares == (66.67, 33.33)
+    with translation.override("fr"):
+        assert run.status_text == "Terminé avec 3 échecs"
+
+
+def test_one_failure_in_a_thousand_still_shows_on_the_bar():
+    run = JudgeRun(status=JudgeRun.Status.DONE, total_units=1000, done_units=999, failed_units=1)
+    assert run.shares == (99.5, 0.5)
+    assert run.status_text == "Done with 1 failure"
+    assert JudgeRun(status=JudgeRun.Status.DONE, total_units=4, done_units=4).status_tone == "good"
+    assert JudgeRun(status=JudgeRun.Status.CANCELLED, total_units=4).status_text == "Cancelled"
+
+
+def test_failure_reasons_come_most_frequent_first_in_two_queries(campaign, django_assert_num_queries):
+    _corpus(campaign, answers=4)
+    veracity = Criterion.objects.get(campaign=campaign, name="veracity")
+    judge = runs.get_or_create_judge(campaign=campaign, name="lexical")
+    run = runs.create_run(criterion=veracity, judge=judge)
+    batches = list(run.batches.order_by("id"))
+    owner = claims.worker_name()
+    claims.claim(run_id=run.pk, batch_ids=[b.pk for b in batches], owner=owner)
+    reasons = ["timeout", "timeout", "timeout", "refused"]
+    for batch, reason in zip(batches, reasons, strict=True):
+        failures = dict.fromkeys(batch.unit_ids, reason)
+        if reason == "refused":
+            failures = {batch.unit_ids[0]: reason}  # one unit failed, the others judged
+        verdicts = {
+            uid: Verdict(index=i, label=1, reasoning="ok")
+            for i, uid in enumerate(batch.unit_ids)
+            if uid not in failures
+        }
+        storage.store_batch(
+            run=run, batch_id=batch.pk, owner=owner, outcome=Outcome(verdicts=verdicts, failures=failures)
+        )
+    run = runs.run_inline(run_id=run.pk)
+    assert run.failed_units == 10
+    with django_assert_num_queries(2):
+        found = runs.failure_reasons(run=run, units=2)
+    assert [(r.error, r.count, len(r.units), r.more) for r in found] == [
+        ("timeout", 9, 2, 7),
+        ("refused", 1, 1, 0),
+    ]
+    assert [r.error for r in runs.failure_reasons(run=run, reasons=1)] == ["timeout"]
+    run.failed_units = 0
+    with django_assert_num_queries(0):
+        assert runs.failure_reasons(run=run) == []
+
+
+def test_the_judge_command_groups_failures_and_fails_a_run_that_judged_nothing(campaign):
+    _corpus(campaign, answers=1)
+    with ScriptedLLMServer() as server:
+        # The check before the run gets its reply; every prompt of the run then gets prose.
+        server.enqueue(Reply("OK"), *["invalid_json"] * 3)
+        out = io.StringIO()
+        with pytest.raises(CommandError, match="^run [0-9]+ failed: none of its 1 units was judged$"):
+            call_command(
+                "judge",
+                campaign=campaign.name,
+                criterion="relevance",
+                judge="gpt",
+                base_url=server.base_url,
+                stdout=out,
+            )
+    text = out.getvalue()
+    assert "failed: 0 judged, 1 failed of 1 units (Failed: 1 of 1 units)" in text
+    assert "  1 x " in text and "invalid verdicts" in text
+    assert JudgeRun.objects.get().status == JudgeRun.Status.FAILED
