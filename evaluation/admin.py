@@ -19,21 +19,23 @@ class JudgmentAdmin(ReadOnlyAdmin):
     raw_id_fields = ["unit", "criterion", "judge"]
 
 
+# The accounting of runs (tokens, calls, cost) and the dated snapshots are evidence too: shown,
+# never edited here (on PostgreSQL a trigger also refuses to rewrite them: evaluation/0008).
 @admin.register(models.JudgeRun)
-class JudgeRunAdmin(admin.ModelAdmin):
+class JudgeRunAdmin(ReadOnlyAdmin):
     list_display = ["id", "campaign", "criterion", "judge", "scope", "status", "done_units", "total_units"]
     list_filter = ["status", "campaign"]
 
 
 @admin.register(models.JudgeBatch)
-class JudgeBatchAdmin(admin.ModelAdmin):
+class JudgeBatchAdmin(ReadOnlyAdmin):
     list_display = ["id", "run", "answer", "status", "attempts", "claimed_by"]
     list_filter = ["status"]
     raw_id_fields = ["run", "answer"]
 
 
 @admin.register(models.ReportSnapshot)
-class ReportSnapshotAdmin(admin.ModelAdmin):
+class ReportSnapshotAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "campaign", "criterion", "judge", "method", "alpha", "trigger", "n_human"]
     list_filter = ["campaign", "method", "trigger"]
     raw_id_fields = ["campaign", "criterion", "judge"]
@@ -45,7 +47,7 @@ class EstimateScheduleAdmin(admin.ModelAdmin):
 
 
 class UneditableAdmin(admin.ModelAdmin):
-    """Records nobody adds or edits by hand (what was sent, what a judge is bound to); unlike
+    """Records nobody adds or edits by hand (what a judge is bound to); unlike
     :class:`annotation.admin.ReadOnlyAdmin` they may be deleted."""
 
     def has_add_permission(self, request) -> bool:
@@ -56,7 +58,7 @@ class UneditableAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.LLMCall)
-class LLMCallAdmin(UneditableAdmin):
+class LLMCallAdmin(ReadOnlyAdmin):
     list_display = ["id", "run", "batch", "outcome", "used", "prompt_tokens", "completion_tokens", "sent_at"]
     list_filter = ["outcome", "used"]
     raw_id_fields = ["run", "batch"]
@@ -80,3 +82,18 @@ class PrimaryJudgeAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(models.JudgeShare)
+class JudgeShareAdmin(UneditableAdmin):
+    # Drawn by the planner's design with its seed: a hand edit would make its probabilities wrong.
+    list_display = ("criterion", "judge", "seed", "created_by", "created_at")
+    list_select_related = ("criterion", "judge", "created_by")
+    raw_id_fields = ["campaign", "criterion", "judge", "created_by"]
+
+
+@admin.register(models.JudgeShareItem)
+class JudgeShareItemAdmin(UneditableAdmin):
+    list_display = ("share", "unit", "probability")
+    list_select_related = ("share__judge", "share__criterion")
+    raw_id_fields = ["share", "unit"]
