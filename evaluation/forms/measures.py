@@ -47,7 +47,8 @@ class StabilityParams:
 
 class StabilityForm(MessagesMixin, forms.Form):
     """The GET parameters of the stability page. ``measure``: ``criterion:NAME`` or
-    ``metric:NAME`` (default: the first criterion, else the response metric); ``source``:
+    ``metric:NAME`` (default: ``stability.default_measure``, a criterion with values to compare,
+    else the response metric); ``source``:
     ``judge`` or ``human``, for a criterion (default: the judge's labels when a judge has
     labeled the criterion, else the final human labels); ``judge``: a candidate of the criterion
     (``judge_choice``; default: its default judge, and when there is none the page asks);
@@ -66,17 +67,20 @@ class StabilityForm(MessagesMixin, forms.Form):
 
     def __init__(self, data: Any, *, criteria: list[Criterion]) -> None:
         self.criteria = criteria
-        first = stability.default_measure(criteria=criteria)
-        key = data.get("measure") or first.key
+        # Every binary criterion's candidate judges in one query: the default measure reads them
+        # (a criterion a judge has labeled first), and the judge of the measure chosen is one.
+        binary = [m.criterion for m in stability.measures(criteria=criteria) if m.criterion is not None]
+        by_criterion = judge_choice.candidates_by_criterion(criteria=binary)
+        key = data.get("measure") or stability.default_measure(criteria=criteria, candidates=by_criterion).key
         self.criterion = next((c for c in criteria if f"criterion:{c.name}" == key), None)
-        judges = judge_choice.candidates(criterion=self.criterion) if self.criterion is not None else []
+        judges = by_criterion.get(self.criterion.pk, []) if self.criterion is not None else []
         self.judges = {judge.name: judge for judge in judges}
         default_judge = (
             judge_choice.choose_judge(criterion=self.criterion, judges=judges) if self.criterion else None
         )
         self.no_judge = ""
         defaults = {
-            "measure": first.key,
+            "measure": key,
             "source": stability.JUDGE if judges else stability.HUMAN,
             "judge": default_judge.name if default_judge is not None else "",
             "alpha": str(DEFAULT_ALPHA),
@@ -85,11 +89,12 @@ class StabilityForm(MessagesMixin, forms.Form):
         }
         super().__init__({**defaults, **{key: value for key, value in data.items() if value != ""}})
         criterion_choices = [
-            (m.key, builtin_title(m.criterion.title or m.name))
+            (m.key, builtin_title(m.criterion.title))
             for m in stability.measures(criteria=criteria)
             if m.criterion is not None
         ]
         metric_choices = [(f"metric:{name}", METRIC_TITLES[name]) for name in METRICS]
+        self.titles: dict[str, object] = {**dict(criterion_choices), **dict(metric_choices)}
         cast(forms.ChoiceField, self.fields["measure"]).choices = [
             (_("Criteria"), criterion_choices),
             (_("Automatic metrics"), metric_choices),
@@ -128,6 +133,12 @@ class StabilityForm(MessagesMixin, forms.Form):
             self.cleaned_data[key] = check(self.cleaned_data[key])
         except EstimateError as exc:
             self.add_error(exc.field or key, exc.message)
+
+    @property
+    def measure_title(self) -> str:
+        """The title of the measure the form reads, as its select shows it."""
+        key = str(self["measure"].value() or "")
+        return str(self.titles.get(key, key))
 
     def params(self) -> StabilityParams:
         data = self.cleaned_data
@@ -238,3 +249,33 @@ class EvidenceForm(MessagesMixin, forms.Form):
         return EvidenceForm(
             effective, criteria=list(self.criteria.values()), candidates=list(self.candidates.values())
         )
+
+
+class ReferenceForm(MessagesMixin, forms.Form):
+    """The parameters of the answers against their reference answers (GET):
+    ``normalisation`` (``evaluation.measures.overlap.NORMALISATIONS``, by default ``auto``: by
+    the question's language) and ``alpha``."""
+
+    normalisation = forms.ChoiceField(
+        label=_("Normalisation"),
+        required=False,
+        choices=[
+            ("auto", _("By the question's language")),
+            ("squad", _("SQuAD's, exactly (English)")),
+            ("en", _("English")),
+            ("fr", _("French")),
+        ],
+    )
+    alpha = NumberField(required=False)
+
+    def clean_normalisation(self) -> str:
+        return self.cleaned_data.get("normalisation") or "auto"
+
+    def clean_alpha(self) -> float:
+        alpha = self.cleaned_data.get("alpha")
+        if alpha is None:
+            return DEFAULT_ALPHA
+        try:
+            return check_alpha(alpha)
+        except EstimateError as exc:
+            raise ValidationError(exc.reason) from None

@@ -17,8 +17,10 @@ from __future__ import annotations
 import bisect
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # Words (runs of Unicode letters, digits and underscores) and every other visible character on
 # its own: a deterministic stand-in for a model's tokenizer that needs no file (none is installed,
@@ -26,8 +28,94 @@ from dataclasses import dataclass
 # counts are not a model's: see docs/evidence.md.
 TOKEN = re.compile(r"\w+|[^\w\s]")
 DEFAULT_BUDGETS = tuple(range(100, 1001, 100))
-# Between two chunks in the concatenation: never part of a passage's match across chunks.
+# Between two chunks in the concatenation (by default): never part of a passage's match across chunks.
 CHUNK_SEPARATOR = "\n\n"
+
+
+# What the budget counts (``Conventions.unit``): the tokens above, characters, whitespace-separated
+# words, or the tokens of a tokenizer file read with the ``tokenizers`` package when it is installed.
+TOKENS, CHARACTERS, WORDS, TOKENIZER = "tokens", "characters", "words", "tokenizer"
+UNITS = (TOKENS, CHARACTERS, WORDS, TOKENIZER)
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """How the score is computed, each choice an option (docs/evidence.md, "Conventions"):
+
+    - ``join``: between two chunks in the concatenation (a blank line, so that no match runs
+      across two chunks; the authors of the measure join with one space);
+    - ``nfc``: both the passages and the chunks put in Unicode NFC before matching, so that an
+      accent typed as one code point or as a letter and a combining mark matches;
+    - ``unit``: what a budget counts (``UNITS``), ``tokenizer`` the loaded tokenizer for
+      ``TOKENIZER``;
+    - ``keep_one_less``: C_N holds N - 1 units, as the authors' code keeps;
+    - ``short_left_out``: an answer whose chunks hold fewer than N units is left out of budget
+      N's mean (by default it is scored on all its text)."""
+
+    join: str = CHUNK_SEPARATOR
+    nfc: bool = True
+    unit: str = TOKENS
+    tokenizer: Any = None
+    keep_one_less: bool = False
+    short_left_out: bool = False
+
+    def as_data(self) -> dict[str, object]:
+        return {
+            "join": self.join,
+            "nfc": self.nfc,
+            "unit": self.unit,
+            "keep_one_less": self.keep_one_less,
+            "short_left_out": self.short_left_out,
+        }
+
+
+ATTEST = Conventions()
+
+
+def authors(*, unit: str = TOKENS, tokenizer: Any = None, nfc: bool = True) -> Conventions:
+    """The authors' conventions: chunks joined by one space, N - 1 units kept, answers shorter
+    than the budget left out of its mean."""
+    return Conventions(
+        join=" ", nfc=nfc, unit=unit, tokenizer=tokenizer, keep_one_less=True, short_left_out=True
+    )
+
+
+class TokenizerUnavailable(ValueError):
+    """A tokenizer that cannot be read here: the package is not installed, or the file is not one."""
+
+
+def load_tokenizer(path: str) -> Any:
+    """A tokenizer read from a local ``tokenizer.json`` file by the ``tokenizers`` package, if it
+    is installed: nothing is downloaded. TokenizerUnavailable saying why otherwise."""
+    try:
+        from tokenizers import Tokenizer  # type: ignore[import-not-found]  # optional, not a requirement
+    except ImportError:
+        raise TokenizerUnavailable(
+            "the tokenizers package is not installed: install it (pip install tokenizers) to count "
+            "budgets in a model's tokens, or count tokens, characters or words"
+        ) from None
+    try:
+        return Tokenizer.from_file(path)
+    except Exception as exc:  # the package's own errors, a missing file included
+        raise TokenizerUnavailable(f"{path!r} is not a tokenizer file this package reads ({exc})") from None
+
+
+def unit_ends(text: str, *, conventions: Conventions, limit: int | None = None) -> list[int]:
+    """The character offset just after each of the first ``limit`` units of ``text``."""
+    if conventions.unit == TOKENS:
+        return token_ends(text, limit=limit)
+    if conventions.unit == CHARACTERS:
+        count = len(text) if limit is None else min(limit, len(text))
+        return list(range(1, count + 1))
+    if conventions.unit == WORDS:
+        ends = [m.end() for m in _WORD.finditer(text)]
+    elif conventions.unit == TOKENIZER and conventions.tokenizer is not None:
+        encoded = conventions.tokenizer.encode(text, add_special_tokens=False)
+        ends = [end for _start, end in encoded.offsets]
+    else:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)} (a tokenizer loaded for {TOKENIZER!r})")
+    return ends if limit is None else ends[:limit]
 
 
 def tokenize(text: str) -> list[str]:
@@ -137,17 +225,30 @@ def longest_common_substring(a: str, b: str) -> int:
     return SuffixAutomaton(a).longest_in_prefixes(b, [len(b)])[0]
 
 
+def prepared(text: str, *, conventions: Conventions = ATTEST) -> str:
+    """A passage's or a chunk's text as matched: in NFC unless the conventions say not."""
+    return unicodedata.normalize("NFC", text) if conventions.nfc else text
+
+
 def coverage_at_budgets(
-    *, passages: Sequence[SuffixAutomaton], chunks: Sequence[str], budgets: Sequence[int]
-) -> list[float] | None:
+    *,
+    passages: Sequence[SuffixAutomaton],
+    chunks: Sequence[str],
+    budgets: Sequence[int],
+    conventions: Conventions = ATTEST,
+) -> list[float | None] | None:
     """The evidence-coverage score of one answer at each budget of ``budgets``: the mean over
-    ``passages`` (automata of the gold passages) of the longest common substring with C_N over
-    the passage's length. None when there is no passage (or only empty ones)."""
+    ``passages`` (automata of the gold passages, built on their ``prepared`` texts) of the
+    longest common substring with C_N over the passage's length. None when there is no passage
+    (or only empty ones); None at a budget the answer is left out of (``short_left_out``)."""
     usable = [p for p in passages if p.size]
     if not usable:
         return None
-    text = concatenate(chunks)
-    cuts = prefix_lengths(text, budgets)
+    text = conventions.join.join(prepared(chunk, conventions=conventions) for chunk in chunks)
+    ends = unit_ends(text, conventions=conventions, limit=max(budgets, default=0))
+    kept = [n - 1 if conventions.keep_one_less else n for n in budgets]
+    # C_N ends just after its last unit kept (the whole text when it has fewer units).
+    cuts = [(ends[k - 1] if k >= 1 else 0) if k <= len(ends) else len(text) for k in kept]
     order = sorted(range(len(budgets)), key=cuts.__getitem__)
     sorted_cuts = [cuts[i] for i in order]
     totals = [0.0] * len(budgets)
@@ -155,7 +256,15 @@ def coverage_at_budgets(
         found = passage.longest_in_prefixes(text, sorted_cuts)
         for position, index in enumerate(order):
             totals[index] += found[position] / passage.size
-    return [total / len(usable) for total in totals]
+    scores: list[float | None] = [total / len(usable) for total in totals]
+    if conventions.short_left_out:
+        units = (
+            len(ends)
+            if len(ends) < max(budgets, default=0)
+            else len(unit_ends(text, conventions=conventions))
+        )
+        scores = [None if units < n else score for n, score in zip(budgets, scores, strict=True)]
+    return scores
 
 
 # Thresholds and category shares, over (score, category value) pairs.

@@ -23,28 +23,25 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import FieldError, refusal
 from annotation.models import AnswerSource, Campaign, Criterion, Label, Level, Question, Unit
-from annotation.spreadsheets import neutralise_row
+from annotation.spreadsheets import Writable, neutralise_row
 from annotation.workflow.state import final_labels
+from evaluation.estimates.params import OVERALL
 from evaluation.measures.coverage import (
+    ATTEST,
     DEFAULT_BUDGETS,
+    Conventions,
     ShareBin,
     SuffixAutomaton,
     Threshold,
     category_shares,
     coverage_at_budgets,
     fit_threshold,
+    prepared,
 )
-from evaluation.measures.retrieval import (
-    DEFAULT_KS,
-    Mean,
-    metric_names,
-    question_bootstrap_means,
-    ranking_metrics,
-)
-from evaluation.reports.tables import Writable
+from evaluation.measures.retrieval import DEFAULT_KS, metric_names, ranking_metrics
+from inference.bootstrap import Mean, question_bootstrap_means
 from inference.intervals import check_alpha
 
-OVERALL = "overall"
 SHARE_BINS = 10
 # Answers whose chunks are read per query.
 ANSWER_BATCH = 500
@@ -83,6 +80,7 @@ class EvidenceReport:
     questions_with_passages: int = 0
     questions_with_chunk_ids: int = 0
     calibration: Calibration | None = None
+    conventions: Conventions = ATTEST
 
     @property
     def metrics(self) -> list[str]:
@@ -130,15 +128,29 @@ def _gold(items: object) -> tuple[list[str], set[str]]:
 
 
 def _means_by_theme(
-    *, rows: list[tuple[str, int, list[float]]], width: int, alpha: float
+    *, rows: Sequence[tuple[str, int, Sequence[float | None]]], width: int, alpha: float
 ) -> dict[str, list[Mean]]:
-    """(theme, question pk, values) per answer -> theme and OVERALL -> a Mean per value."""
+    """(theme, question pk, values) per answer -> theme and OVERALL -> a Mean per value. A value
+    None (an answer left out of a budget's mean) leaves that answer out of that column alone."""
     themes = sorted({theme for theme, _, _ in rows})
     result: dict[str, list[Mean]] = {}
     for theme in [*themes, OVERALL]:
         chosen = [r for r in rows if theme == OVERALL or r[0] == theme]
-        values = np.array([r[2] for r in chosen], dtype=float).reshape(len(chosen), width)
-        result[theme] = question_bootstrap_means(values=values, questions=[r[1] for r in chosen], alpha=alpha)
+        if all(v is not None for r in chosen for v in r[2]):
+            values = np.array([r[2] for r in chosen], dtype=float).reshape(len(chosen), width)
+            result[theme] = question_bootstrap_means(
+                values=values, questions=[r[1] for r in chosen], alpha=alpha
+            )
+            continue
+        result[theme] = []
+        for column in range(width):
+            kept = [r for r in chosen if r[2][column] is not None]
+            (mean,) = question_bootstrap_means(
+                values=np.array([[r[2][column]] for r in kept], dtype=float).reshape(len(kept), 1),
+                questions=[r[1] for r in kept],
+                alpha=alpha,
+            )
+            result[theme].append(mean)
     return result
 
 
@@ -152,6 +164,7 @@ def evidence_report(
     insufficient: int | None = None,
     correct: int | None = None,
     fit_budget: int | None = None,
+    conventions: Conventions = ATTEST,
 ) -> EvidenceReport:
     """Evidence coverage at each of ``budgets`` and ranking metrics at each of ``ks``, per theme
     and overall, each a mean over answers with a bootstrap interval over questions (level
@@ -162,7 +175,9 @@ def evidence_report(
     ``fit_budget`` (default: the largest budget) against the final human labels: the share of
     each category along the sorted scores and the thresholds h (category ``insufficient``
     below it) and k (category ``correct`` above it). Raises EvidenceError naming the option at
-    fault. A constant number of queries plus one per ANSWER_BATCH answers.
+    fault. A constant number of queries plus one per ANSWER_BATCH answers. ``conventions``: how
+    the coverage is computed (``coverage.Conventions``: the chunks' join, NFC, what a budget
+    counts, the authors' N - 1 units and short answers left out).
     """
     budgets = sorted(budgets)
     ks = sorted(ks)
@@ -202,7 +217,9 @@ def evidence_report(
         if fit_budget not in budgets:
             raise _refuse("fit_budget", _("fit_budget: must be one of the budgets"))
 
-    report = EvidenceReport(campaign=campaign, budgets=list(budgets), ks=list(ks), alpha=alpha)
+    report = EvidenceReport(
+        campaign=campaign, budgets=list(budgets), ks=list(ks), alpha=alpha, conventions=conventions
+    )
     questions: dict[int, tuple[str, list[SuffixAutomaton], set[str]]] = {}
     for pk, theme, gold in Question.objects.filter(campaign=campaign).values_list(
         "pk", "theme", "gold_evidence"
@@ -210,11 +227,15 @@ def evidence_report(
         texts, ids = _gold(gold)
         if texts or ids:
             # One automaton per passage, shared by every answer to the question.
-            questions[pk] = (theme, [SuffixAutomaton(t) for t in texts], ids)
+            questions[pk] = (
+                theme,
+                [SuffixAutomaton(prepared(t, conventions=conventions)) for t in texts],
+                ids,
+            )
     report.questions_with_passages = sum(bool(q[1]) for q in questions.values())
     report.questions_with_chunk_ids = sum(bool(q[2]) for q in questions.values())
 
-    coverage_rows: list[tuple[str, int, list[float]]] = []
+    coverage_rows: list[tuple[str, int, list[float | None]]] = []
     retrieval_rows: list[tuple[str, int, list[float]]] = []
     scores: dict[int, float] = {}  # answer pk -> coverage at fit_budget
     fit_index = budgets.index(fit_budget) if chosen is not None and fit_budget is not None else None
@@ -238,12 +259,16 @@ def evidence_report(
             retrieved = chunks[answer_id]
             if passages:
                 coverage = coverage_at_budgets(
-                    passages=passages, chunks=[text for text, _ in retrieved], budgets=budgets
+                    passages=passages,
+                    chunks=[text for text, _ in retrieved],
+                    budgets=budgets,
+                    conventions=conventions,
                 )
                 if coverage is not None:
                     coverage_rows.append((theme, question_id, coverage))
-                    if fit_index is not None:
-                        scores[answer_id] = coverage[fit_index]
+                    fitted = coverage[fit_index] if fit_index is not None else None
+                    if fitted is not None:
+                        scores[answer_id] = fitted
             if gold_ids:
                 metrics = ranking_metrics(ranked=[i for _, i in retrieved], gold=gold_ids, ks=ks)
                 retrieval_rows.append((theme, question_id, [metrics[name] for name in names]))
@@ -346,7 +371,10 @@ def report_as_json(report: EvidenceReport) -> dict[str, object]:
     """The report as JSON-ready data (the command's --format json and the page's download)."""
     data: dict[str, object] = {
         "campaign": report.campaign.name,
-        "tokenizer": "unicode-regex \\w+|[^\\w\\s]",
+        "tokenizer": "unicode-regex \\w+|[^\\w\\s]"
+        if report.conventions.unit == "tokens"
+        else report.conventions.unit,
+        "conventions": report.conventions.as_data(),
         "budgets": report.budgets,
         "k": report.ks,
         "alpha": report.alpha,

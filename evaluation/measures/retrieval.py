@@ -1,4 +1,5 @@
-"""Retrieval ranking metrics against gold chunk ids, and means with a bootstrap over questions.
+"""Retrieval ranking metrics against gold chunk ids (their means over answers, with a bootstrap
+over questions, are ``inference.bootstrap``'s).
 
 Pure functions over ranked ids and arrays; ``evaluation.measures.evidence`` reads the campaign.
 Relevance is binary: a retrieved chunk is relevant when its id is one of the question's gold
@@ -17,14 +18,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-
-import numpy as np
 
 DEFAULT_KS = (1, 3, 5, 10)
 METRICS = ("precision", "recall", "ndcg", "mrr")
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 0
 
 
 def ranking_metrics(*, ranked: Sequence[str], gold: set[str], ks: Sequence[int]) -> dict[str, float]:
@@ -49,76 +45,3 @@ def ranking_metrics(*, ranked: Sequence[str], gold: set[str], ks: Sequence[int])
 def metric_names(ks: Sequence[int]) -> list[str]:
     """The keys of ``ranking_metrics`` in reading order."""
     return [f"{metric}@{k}" for metric in ("precision", "recall", "ndcg") for k in ks] + ["mrr"]
-
-
-@dataclass(frozen=True)
-class Mean:
-    """A mean over answers with a percentile bootstrap interval over questions (the unit that
-    is resampled), ``alpha`` its level: ``n`` answers of ``questions`` questions."""
-
-    mean: float | None
-    lo: float | None
-    hi: float | None
-    n: int
-    questions: int
-    alpha: float
-    method: str = "percentile bootstrap over questions"
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "mean": self.mean,
-            "lo": self.lo,
-            "hi": self.hi,
-            "n": self.n,
-            "questions": self.questions,
-            "alpha": self.alpha,
-            "method": self.method,
-        }
-
-
-def question_bootstrap_means(
-    *,
-    values: np.ndarray,
-    questions: Sequence[object],
-    alpha: float = 0.05,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = BOOTSTRAP_SEED,
-) -> list[Mean]:
-    """The mean over answers of each column of ``values`` (answers x measures), each with a
-    percentile bootstrap interval that resamples questions with replacement and keeps each
-    drawn question's answers together (answers to one question are not independent; Davison
-    and Hinkley 1997, section 3.8). The statistic of a resample is the mean over all its
-    answers. Reproducible from ``seed``; the same draws serve every column."""
-    values = np.asarray(values, dtype=float)
-    if values.ndim != 2 or values.shape[0] != len(questions):
-        raise ValueError("values must be answers x measures, one question per answer")
-    measures = values.shape[1]
-    n = values.shape[0]
-    if n == 0:
-        return [Mean(None, None, None, 0, 0, alpha) for _ in range(measures)]
-    codes: dict[object, int] = {}
-    index = np.array([codes.setdefault(q, len(codes)) for q in questions])
-    groups = len(codes)
-    sums = np.zeros((groups, measures))
-    np.add.at(sums, index, values)
-    counts = np.bincount(index, minlength=groups).astype(float)
-    means = values.mean(axis=0)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, groups, size=(resamples, groups))
-    # How often each question is drawn in each resample, then sums and counts by matrix products.
-    weights = np.zeros((resamples, groups))
-    np.add.at(weights, (np.repeat(np.arange(resamples), groups), draws.ravel()), 1.0)
-    boot = (weights @ sums) / (weights @ counts)[:, None]
-    lo = np.quantile(boot, alpha / 2, axis=0)
-    hi = np.quantile(boot, 1 - alpha / 2, axis=0)
-    return [
-        Mean(
-            mean=float(means[j]),
-            lo=float(lo[j]),
-            hi=float(hi[j]),
-            n=n,
-            questions=groups,
-            alpha=alpha,
-        )
-        for j in range(measures)
-    ]

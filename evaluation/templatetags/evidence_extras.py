@@ -7,10 +7,11 @@ from django import template
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
+from annotation.workbench import shown_title
 from evaluation.measures.evidence import OVERALL, Calibration, EvidenceReport
-from evaluation.measures.retrieval import Mean
 from evaluation.reports.charts import grouped_bar_chart
-from evaluation.templatetags.report_extras import DASH, _bounds, number, pct
+from evaluation.templatetags.report_extras import DASH, _bounds, number, pct, theme_name
+from inference.bootstrap import Mean
 
 register = template.Library()
 
@@ -27,11 +28,6 @@ def mean_bounds(value: Mean | None) -> str:
     if value is None or value.lo is None or value.hi is None:
         return DASH
     return _bounds(pct(value.lo), pct(value.hi))
-
-
-@register.filter
-def theme_name(theme: str) -> str:
-    return _("Overall") if theme == OVERALL else theme
 
 
 @register.filter
@@ -92,7 +88,8 @@ def shares_chart(calibration: Calibration) -> SafeString:
     """The share of each category in bins of answers along the sorted scores (SVG)."""
     # Numbered: bins of equal scores would otherwise share a name.
     groups = [f"{i}. {number(b.low)}–{number(b.high)}" for i, b in enumerate(calibration.bins, start=1)]
-    names = dict(calibration.categories)
+    # The categories' titles the conventions give, in the reader's language (as everywhere else).
+    names = {value: shown_title(name) for value, name in calibration.categories}
     values = {
         (group, names[value]): (share, share, share)
         for group, b in zip(groups, calibration.bins, strict=True)
@@ -100,7 +97,7 @@ def shares_chart(calibration: Calibration) -> SafeString:
     }
     return grouped_bar_chart(
         groups=groups,
-        series=[name for _value, name in calibration.categories],
+        series=[names[value] for value, _name in calibration.categories],
         values=values,
         title=_("Share of each category along the sorted scores (N=%(budget)s)")
         % {"budget": calibration.budget},

@@ -73,6 +73,7 @@ def evidence(request: AppRequest, slug: str) -> HttpResponse:
     context: dict[str, Any] = {"campaign": campaign, "roles": roles, "form": form, "report": report}
     if report is not None:
         context["form"] = form.effective()
+        context["calibrated"] = form.cleaned_data["criterion"]  # the criterion, for its title
         context["query"] = request.GET.urlencode()
         others = _others(form, report)
         if others:

@@ -1,5 +1,7 @@
 """python manage.py evidence_coverage --campaign NAME [--campaign OTHER ...] [--budgets 100,200]
-[--k 1,3,5,10] [--criterion NAME --insufficient-category V --correct-category V] --format json|table"""
+[--k 1,3,5,10] [--criterion NAME --insufficient-category V --correct-category V]
+[--conventions attest|authors] [--unit tokens|characters|words|tokenizer --tokenizer FILE] [--no-nfc]
+--format json|table"""
 
 from __future__ import annotations
 
@@ -8,7 +10,17 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
 from annotation.models import Campaign
-from evaluation.measures.coverage import DEFAULT_BUDGETS, parse_budgets
+from evaluation.measures.coverage import (
+    DEFAULT_BUDGETS,
+    TOKENIZER,
+    TOKENS,
+    UNITS,
+    Conventions,
+    TokenizerUnavailable,
+    authors,
+    load_tokenizer,
+    parse_budgets,
+)
 from evaluation.measures.evidence import EvidenceError, evidence_report, report_as_json, reports_table
 from evaluation.measures.retrieval import DEFAULT_KS
 
@@ -50,6 +62,21 @@ class Command(BaseCommand):
         parser.add_argument(
             "--fit-budget", type=int, help="the budget the calibration uses (default: the largest)"
         )
+        parser.add_argument(
+            "--conventions",
+            choices=["attest", "authors"],
+            default="attest",
+            help="attest (chunks joined by a blank line, N units kept, short answers scored on all "
+            "their text) or authors (joined by one space, N - 1 units kept, answers shorter than N "
+            "left out of budget N's mean)",
+        )
+        parser.add_argument(
+            "--unit", choices=UNITS, default=TOKENS, help="what a budget counts (tokenizer: --tokenizer)"
+        )
+        parser.add_argument("--tokenizer", help="a local tokenizer.json file (needs the tokenizers package)")
+        parser.add_argument(
+            "--no-nfc", action="store_true", help="match the texts as stored, without Unicode NFC"
+        )
         parser.add_argument("--format", choices=["table", "json"], default="table")
 
     @no_translations  # refusals in English, whatever the settings' language
@@ -62,6 +89,22 @@ class Command(BaseCommand):
             if campaign is None:
                 raise CommandError(f"--campaign: campaign {name!r} does not exist")
             campaigns.append(campaign)
+        tokenizer = None
+        unit = options["unit"]
+        if options["tokenizer"]:
+            try:
+                tokenizer = load_tokenizer(options["tokenizer"])
+            except TokenizerUnavailable as exc:
+                raise CommandError(f"--tokenizer: {exc}") from None
+            unit = TOKENIZER
+        elif unit == TOKENIZER:
+            raise CommandError("--unit tokenizer: give the tokenizer's file with --tokenizer")
+        nfc = not options["no_nfc"]
+        conventions = (
+            authors(unit=unit, tokenizer=tokenizer, nfc=nfc)
+            if options["conventions"] == "authors"
+            else Conventions(unit=unit, tokenizer=tokenizer, nfc=nfc)
+        )
         reports = []
         for campaign in campaigns:
             try:
@@ -75,6 +118,7 @@ class Command(BaseCommand):
                         insufficient=options["insufficient_category"],
                         correct=options["correct_category"],
                         fit_budget=options["fit_budget"],
+                        conventions=conventions,
                     )
                 )
             except EvidenceError as exc:

@@ -339,14 +339,15 @@ def test_the_report_command_json_puts_citation_precision_beside_recall(campaign)
     assert data["level"] == "citation"
     rows = {row["theme"]: row for row in data["citation_measures"]}
     assert list(rows) == ["Finance", "RH", "overall"]
-    assert rows["Finance"]["precision"]["human_mean"] == pytest.approx(3 / 4)
-    assert rows["RH"]["precision"]["judge_mean"] == pytest.approx(3 / 4)
+    assert rows["Finance"]["citation_support"]["human_mean"] == pytest.approx(3 / 4)
+    assert rows["RH"]["citation_support"]["judge_mean"] == pytest.approx(3 / 4)
     # Veracity on the sentences: each theme has 2 x its answers + 1 sentences, the judge says 0
     # to every third; humans labelled two sentences 1.
-    assert rows["Finance"]["recall"]["size"] == 7
-    assert rows["Finance"]["recall"]["judge_mean"] == pytest.approx(5 / 7)
-    assert rows["RH"]["recall"]["human_mean"] == 1.0
-    assert rows["overall"]["precision"] == data["overall"]
+    assert rows["Finance"]["sentence_support"]["size"] == 7
+    assert rows["Finance"]["sentence_support"]["judge_mean"] == pytest.approx(5 / 7)
+    assert rows["RH"]["sentence_support"]["human_mean"] == 1.0
+    assert rows["overall"]["citation_support"] == data["overall"]
+    assert data["alce_citation_measures"]["rows"][-1]["theme"] == "overall"
     relevance = StringIO()
     call_command("report", campaign=campaign.name, criterion="veracity", format="json", stdout=relevance)
     assert "citation_measures" not in json.loads(relevance.getvalue())
@@ -356,12 +357,12 @@ def test_the_report_page_of_citation_support_shows_precision_and_recall(client_f
     precision_campaign(campaign)
     url = reverse("evaluation:report", args=[campaign.slug, "citation_support"])
     page = client_for(manager).get(url, {"method": "study"}).content.decode()
-    assert "Citation precision and recall per theme" in page
+    assert "Citation measures per theme" in page
     row = re.search(r'<tr class="citation-row" data-theme="Finance">(.*?)</tr>', page, re.S).group(1)
     assert "75.0" in row  # human precision, 3 of 4
     assert "71.4" in row  # judge recall, 5 of 7
     other = client_for(manager).get(reverse("evaluation:report", args=[campaign.slug, "veracity"]))
-    assert "Citation precision and recall per theme" not in other.content.decode()
+    assert "Citation measures per theme" not in other.content.decode()
 
 
 def test_rows_pair_the_themes_of_both_reports_and_end_with_overall(campaign):
@@ -431,8 +432,9 @@ def test_the_citation_report_reads_both_snapshots_in_a_fixed_number_of_queries(c
     first = queries()
     # Any criterion's page from a snapshot: 13 (test_report_source); then the veracity criterion,
     # its snapshot and what changed since it: current sample, units count, schedule, labels,
-    # judgments.
-    assert first == 13 + 7
+    # judgments; ALCE's measures on the judge's verdicts: the campaign's citation pattern, the
+    # chunks, answers, sentences, units and judgments of both criteria (measures.citations).
+    assert first == 13 + 7 + 6
     for _ in range(10):
         make_answer(campaign=campaign, theme="Finance", citations=True)
     for each in (criterion, veracity):

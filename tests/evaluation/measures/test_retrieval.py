@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.measures.retrieval import metric_names, question_bootstrap_means, ranking_metrics
+from evaluation.measures.retrieval import metric_names, ranking_metrics
+from inference.bootstrap import question_bootstrap_means
 
 
 def test_ranking_metrics_by_hand():

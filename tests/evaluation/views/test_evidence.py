@@ -63,7 +63,7 @@ def test_the_page_shows_coverage_ranking_and_calibration_with_its_defaults(gold,
     html = response.content.decode()
     assert 'data-theme="Finance"' in html and "N=1000" in html and "ndcg@10" in html
     # The default calibration: relevance (the criterion with labels), values 0 and 1.
-    assert "What the score says about relevance (N=1000)" in html
+    assert "What the score says about Relevance (N=1000)" in html
     assert html.count("<svg") == 2
     assert "<script>x</script>" not in html and "&lt;script&gt;x&lt;/script&gt;" in html
 
