@@ -50,7 +50,11 @@ def instant(value: str | None) -> dt.datetime | None:
 
 
 def _author(value: Any) -> Any:
-    return json.dumps(value, sort_keys=True) if isinstance(value, dict) else value
+    """Who an annotation names: a Label Studio id, or an object of whose keys the id is who it
+    is (an export adds the email Label Studio resolves, a placeholder when they have none)."""
+    if isinstance(value, dict):
+        return value["id"] if "id" in value else value["email"]
+    return value
 
 
 def label_studio_labels(tasks: list[dict]) -> set[tuple]:
@@ -99,8 +103,9 @@ def label_studio_predictions(tasks: list[dict]) -> set[tuple]:
 
 
 def argilla_labels(records: list[dict]) -> set[tuple]:
-    """Every submitted response of Argilla records: unit, question, value, user, times (the
-    record's when the response has none), the user's comment."""
+    """Every submitted response of Argilla records: unit, question, value, user, times (those our
+    export kept in the record's metadata, else the record's, when the response has none), the
+    user's comment."""
     found = set()
     for record in records:
         unit = (record["metadata"]["answer_id"], record["metadata"]["sentence"])
@@ -109,10 +114,14 @@ def argilla_labels(records: list[dict]) -> set[tuple]:
             if question == "comment":
                 continue
             for response in responses:
-                if response["status"] != "submitted":
+                if response.get("status", "submitted") != "submitted":
                     continue
-                inserted = response.get("inserted_at") or record["inserted_at"]
-                updated = response.get("updated_at") or record["updated_at"]
+                kept = {
+                    (entry["question"], entry["user_id"]): entry
+                    for entry in record["metadata"].get("attest_labels", [])
+                }.get((question, response["user_id"]), {})
+                inserted = response.get("inserted_at") or kept.get("inserted_at") or record["inserted_at"]
+                updated = response.get("updated_at") or kept.get("updated_at") or record["updated_at"]
                 found.add(
                     (
                         unit,

@@ -14,11 +14,20 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from annotation.corpus.conventions import BUILTIN_CRITERIA
+from annotation.criteria.categories import categories_of, groups_of
 from annotation.errors import refusal
 from annotation.ingest.errors import ErrorLog
+from annotation.ingest.formats import DeclaredCriterion
 from annotation.ingest.validate import CITATION_LEVEL, SENTENCE_LEVEL, CheckedFile, text_digest
 from annotation.models import Answer, Campaign, Criterion, Label, Question, SampleItem, SourceChunk, Stage
 
+# What may differ between a criterion a file declares and the campaign's, as a refusal says it.
+_DIFFERENCES = {
+    "level": _("level"),
+    "kind": _("kind (binary or categories)"),
+    "categories": _("categories"),
+    "groups": _("groups of categories"),
+}
 # Ids per "IN (...)" lookup: SQLite limits the number of parameters of one statement.
 LOOKUP_BATCH = 500
 
@@ -47,6 +56,7 @@ def check_against_campaign(*, checked: CheckedFile, campaign: Campaign | None, u
     pks the writer links to and the warnings about chunks.
     """
     check = _Check(checked=checked, campaign=campaign, update=update)
+    check.declarations()
     check.criteria()
     existing = Existing(questions=check.questions(), chunks=check.chunks(), replaced=check.answers())
     existing.warnings = check.warnings
@@ -65,15 +75,75 @@ class _Check:
     def error(self, *, row: int, path: str, message: str | Promise) -> None:
         self.errors.add(row=row, field=self.checked.field_name(path), message=message)
 
+    def declarations(self) -> None:
+        """The file's declared criteria against the campaign's of the same names (level, kind,
+        categories and groups must be the same), and its citation pattern against the answers
+        the campaign holds (they were split with the campaign's)."""
+        declared = self.checked.declarations
+        self.mismatched: set[str] = set()
+        if self.campaign is None:
+            existing: dict[str, Criterion] = {}
+        else:
+            names = [criterion.name for criterion in declared.criteria]
+            existing = {c.name: c for c in Criterion.objects.filter(campaign=self.campaign, name__in=names)}
+        for criterion in declared.criteria:
+            other = existing.get(criterion.name)
+            differs: str | None
+            if other is None:
+                spec = BUILTIN_CRITERIA.get(criterion.name)
+                if spec is None or (spec["level"] == criterion.level and not criterion.categories):
+                    continue
+                differs = "level" if spec["level"] != criterion.level else "kind"
+            else:
+                differs = _difference(declared=criterion, criterion=other)
+                if differs is None:
+                    continue
+            self.mismatched.add(criterion.name)
+            self.errors.add(
+                row=None,
+                field=f"criteria.{criterion.name}",
+                message=refusal(
+                    _(
+                        "the campaign's criterion %(criterion)s has another %(what)s than the file "
+                        "declares; import into another campaign, or rename the file's criterion"
+                    ),
+                    criterion=repr(criterion.name),
+                    what=_DIFFERENCES[differs],
+                ),
+            )
+        pattern = declared.citation_pattern
+        if (
+            pattern is not None
+            and self.campaign is not None
+            and self.campaign.citation_pattern != pattern
+            and Answer.objects.filter(campaign=self.campaign).exists()
+        ):
+            self.errors.add(
+                row=None,
+                field="citation_pattern",
+                message=refusal(
+                    _(
+                        "the file's citations are written %(pattern)s but the campaign's answers were "
+                        "split with %(campaign)s; import into a new campaign"
+                    ),
+                    pattern=repr(pattern),
+                    campaign=repr(self.campaign.citation_pattern),
+                ),
+            )
+
     def criteria(self) -> None:
         if self.campaign is None:
             levels = {name: spec["level"] for name, spec in BUILTIN_CRITERIA.items()}
         else:
             levels = dict(Criterion.objects.filter(campaign=self.campaign).values_list("name", "level"))
+        for declared in self.checked.declarations.criteria:
+            levels.setdefault(declared.name, declared.level)
         known = ", ".join(sorted(levels))
         bad: list[list[tuple[int, int, str, Promise]]] = []
         beyond = 0
         for (criterion, level), uses in self.checked.labels.items():
+            if criterion in self.mismatched:
+                continue  # refused once, for the whole file (``declarations``)
             actual = levels.get(criterion)
             if actual is None:
                 message = refusal(
@@ -256,3 +326,19 @@ class _Check:
                     ),
                 )
         return found
+
+
+def _difference(*, declared: DeclaredCriterion, criterion: Criterion) -> str | None:
+    """What differs between a declared criterion and the campaign's of its name ("level",
+    "kind", "categories", "groups"), or None."""
+    if criterion.level != declared.level:
+        return "level"
+    if criterion.kind != declared.kind:
+        return "kind"
+    if declared.categories:
+        ours = [(c.value, c.key.lower(), c.name) for c in categories_of(criterion)]
+        if ours != [(value, key.lower(), name) for value, key, name, _title in declared.categories]:
+            return "categories"
+        if declared.groups and groups_of(criterion) != declared.group_dict():
+            return "groups"
+    return None

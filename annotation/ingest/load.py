@@ -74,13 +74,17 @@ def load_file(
         # A new campaign's texts are analysed as before it existed: no expected language.
         expected = campaign.expected_language if campaign else ""
         existing = check_against_campaign(checked=checked, campaign=campaign, update=update)
+        pattern = checked.declarations.citation_pattern
         try:
-            campaign, created = get_or_create_campaign(name=name)
+            campaign, created = get_or_create_campaign(
+                name=name, **({"citation_pattern": pattern} if pattern is not None else {})
+            )
         except ValueError as exc:
             raise ImportFailed(
                 [RowError(file=checked.name, row=None, field="campaign", message=exc.args[0])]
             ) from None
         result = LoadResult(campaign=campaign, campaign_created=created)
+        result.criteria_created = apply_declarations(checked=checked, campaign=campaign)
         result.warnings = checked.warnings + existing.warnings
         writer = Writer(campaign=campaign, existing=existing, result=result)
         previous_chunks = writer.clear(answer_pks=existing.replaced.values()) if existing.replaced else set()
@@ -99,6 +103,49 @@ def load_file(
         # queues are set again from what the campaign now holds.
         open_slots.rebuild_all(criteria=campaign.criteria.select_related("campaign"))
     return result
+
+
+def apply_declarations(*, checked: CheckedFile, campaign: Campaign) -> list[str]:
+    """What the file declares, made true in ``campaign`` (inside the import's transaction, after
+    ``check_against_campaign``): its citation pattern (the campaign holds no answer split with
+    another one) and its criteria the campaign lacks, created as the criteria page creates them.
+    Returns the names of the criteria created; ImportFailed naming the criterion when one
+    cannot be (a title another criterion has)."""
+    declared = checked.declarations
+    if declared.citation_pattern is not None and campaign.citation_pattern != declared.citation_pattern:
+        campaign.citation_pattern = declared.citation_pattern
+        campaign.save(update_fields=["citation_pattern"])
+    if not declared.criteria:
+        return []
+    # Imported here: the criteria's editing reads the pages' furniture, which the worker
+    # processes of the text analysis (that import this package) never need.
+    from annotation.criteria.editing import CriterionDraft, CriterionErrors, save_criterion
+
+    have = set(campaign.criteria.values_list("name", flat=True))
+    created: list[str] = []
+    for criterion in declared.criteria:
+        if criterion.name in have:
+            continue
+        draft = CriterionDraft(
+            name=criterion.name,
+            title=criterion.title,
+            level=criterion.level,
+            kind=criterion.kind,
+            guidelines=criterion.guidelines,
+            categories=criterion.category_list(),
+            groups=criterion.group_dict(),
+        )
+        try:
+            save_criterion(campaign=campaign, draft=draft)
+        except CriterionErrors as exc:
+            raise ImportFailed(
+                [
+                    RowError(file=checked.name, row=None, field=f"criteria.{criterion.name}", message=str(e))
+                    for e in exc.errors
+                ]
+            ) from None
+        created.append(criterion.name)
+    return created
 
 
 def _write_all(

@@ -32,6 +32,7 @@ from annotation.ingest.errors import (
     ImportFailed,
     RowError,
 )
+from annotation.text import clean_value
 
 FORMATS = (".jsonl", ".json", ".csv", ".xlsx")
 # What the JSON decoder's RecursionError means to a person: records need a few levels at most.
@@ -43,15 +44,25 @@ CSV_DELIMITERS = (",", ";", "\t")
 # Characters of a .json file read at a time; a record longer than that is read in more steps.
 JSON_READ = 1 << 16
 EMPTY_FILE = _("the file is empty")
+# An XLSX workbook is a ZIP archive: what it unpacks to is bounded before any of it is read.
+# Its members together may unpack to at most IMPORT_MAX_BYTES (a file that size is refused as
+# CSV), and a member over XLSX_RATIO_FROM bytes to at most XLSX_MAX_RATIO times its packed size
+# (Apache POI's default, the limit Excel's own files stay under: a 204 KB file unpacking to
+# 200 MB is a ratio of 1,000). Python's zipfile never unpacks more than a member declares.
+XLSX_MAX_RATIO = 100
+XLSX_RATIO_FROM = 1 << 20
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 @dataclass(frozen=True)
 class RawRow:
-    """One record as found in the file; ``row`` as in RowError."""
+    """One record as found in the file; ``row`` as in RowError. ``names``: for a record a
+    dataset's reader made (``annotation.ingest.formats``), which of the file's fields each of
+    ours came from, as (our field, the file's path) pairs, so that refusals name the file's."""
 
     row: int
     data: dict[str, object]
+    names: tuple[tuple[str, str], ...] = ()
 
 
 def file_format(name: str) -> str | None:
@@ -64,7 +75,8 @@ def _fail(*, file: str, field: str, message: str | Promise, row: int | None = No
     return ImportFailed([RowError(file=file, row=row, field=field, message=message)])
 
 
-def _check_size(*, path: Path, name: str, max_bytes: int) -> None:
+def check_size(*, path: Path, name: str, max_bytes: int) -> None:
+    """ImportFailed naming the file when it cannot be read or is larger than ``max_bytes``."""
     try:
         size = os.path.getsize(path)
     except OSError as exc:
@@ -119,7 +131,8 @@ def read_rows(*, path: Path, name: str, errors: ErrorLog, max_bytes: int) -> Ite
     """The records of the file at ``path`` (shown as ``name`` in errors), in file order.
 
     Problems that make the whole file unreadable (unknown extension, too big, not UTF-8, not
-    JSON, not a workbook) raise ImportFailed, the first two at once, the others when reading
+    JSON, not a workbook) raise ImportFailed, the first two (and a workbook that unpacks too
+    big) at once, the others when reading
     reaches them; a bad line or row is logged in ``errors`` and skipped so that reading goes on
     and reports the other problems too. Every format is read a record at a time, so the caller
     holds at most the rows it keeps.
@@ -134,14 +147,23 @@ def read_rows(*, path: Path, name: str, errors: ErrorLog, max_bytes: int) -> Ite
                 _("unknown extension %(suffix)s: use .jsonl, .json, .csv or .xlsx"), suffix=suffix
             ),
         )
-    _check_size(path=path, name=name, max_bytes=max_bytes)
+    check_size(path=path, name=name, max_bytes=max_bytes)
     if fmt == ".xlsx":
-        return _read_xlsx(path=path, name=name, errors=errors)
-    if fmt == ".jsonl":
-        return _read_jsonl(lines=_lines(path=path, name=name), errors=errors)
-    if fmt == ".json":
-        return _read_json(path=path, name=name, errors=errors)
-    return _read_csv(lines=_lines(path=path, name=name), name=name, errors=errors)
+        _check_unpacked(path=path, name=name, max_bytes=max_bytes)
+        rows = _read_xlsx(path=path, name=name, errors=errors)
+    elif fmt == ".jsonl":
+        rows = _read_jsonl(lines=_lines(path=path, name=name), errors=errors)
+    elif fmt == ".json":
+        rows = _read_json(path=path, name=name, errors=errors)
+    else:
+        rows = _read_csv(lines=_lines(path=path, name=name), name=name, errors=errors)
+    return _cleaned(rows)
+
+
+def _cleaned(rows: Iterator[RawRow]) -> Iterator[RawRow]:
+    """Every text of every record under the rule on control characters (``annotation.text``)."""
+    for raw in rows:
+        yield RawRow(row=raw.row, data=clean_value(raw.data), names=raw.names)  # type: ignore[arg-type]
 
 
 def _read_jsonl(*, lines: Iterable[tuple[int, str]], errors: ErrorLog) -> Iterator[RawRow]:
@@ -166,7 +188,7 @@ def _read_jsonl(*, lines: Iterable[tuple[int, str]], errors: ErrorLog) -> Iterat
         yield RawRow(row=number, data=data)
 
 
-def _too_deep_record(text: str) -> tuple[int, int]:
+def too_deep_record(text: str) -> tuple[int, int]:
     """(record number, line) where the JSON list ``text`` nests deeper than the decoder goes.
 
     Only called once decoding failed: brackets are counted outside strings, commas at the
@@ -228,7 +250,7 @@ def _not_a_list(*, text: str, name: str) -> ImportFailed:
             message=refusal(INVALID_JSON_AT_LINE, line=exc.lineno, column=exc.colno, reason=exc.msg),
         )
     except RecursionError:
-        record, line = _too_deep_record(text)
+        record, line = too_deep_record(text)
         return _fail(file=name, row=record, field="json", message=refusal(TOO_DEEP_AT_LINE, line=line))
     return _fail(file=name, field="json", message=_("the file must hold a JSON list of records"))
 
@@ -403,6 +425,51 @@ def _cell(value: object) -> object:
         return value
     # Dates and times: their text, as the spreadsheet shows them.
     return str(value)
+
+
+def _check_unpacked(*, path: Path, name: str, max_bytes: int) -> None:
+    """Refuse a workbook whose members declare more than ``max_bytes`` unpacked in all, or one
+    member over XLSX_RATIO_FROM bytes that unpacks to more than XLSX_MAX_RATIO times its size."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise _fail(
+            file=name,
+            field="file",
+            message=refusal(_("not a readable XLSX workbook (%(reason)s)"), reason=exc),
+        ) from None
+    total = sum(member.file_size for member in members)
+    if total > max_bytes:
+        raise _fail(
+            file=name,
+            field="file",
+            message=refusal(
+                _(
+                    "the workbook unpacks to %(size)s bytes, more than the limit of %(limit)s bytes"
+                    " (IMPORT_MAX_BYTES)"
+                ),
+                size=total,
+                limit=max_bytes,
+            ),
+        )
+    for member in members:
+        if member.file_size > XLSX_RATIO_FROM and member.file_size > XLSX_MAX_RATIO * max(
+            1, member.compress_size
+        ):
+            raise _fail(
+                file=name,
+                field="file",
+                message=refusal(
+                    _(
+                        "%(member)s unpacks to %(ratio)s times its size in the workbook (at most"
+                        " %(limit)s): a compression bomb, not a spreadsheet"
+                    ),
+                    member=member.filename,
+                    ratio=member.file_size // max(1, member.compress_size),
+                    limit=XLSX_MAX_RATIO,
+                ),
+            )
 
 
 def _read_xlsx(*, path: Path, name: str, errors: ErrorLog) -> Iterator[RawRow]:

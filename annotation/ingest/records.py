@@ -17,8 +17,17 @@ from typing import Any
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
+from annotation import limits
 from annotation.corpus.sources import chunk_text_hash, parse_source_blob
 from annotation.errors import refusal
+from annotation.ingest.answer_records import (
+    AnswerRecord,
+    CategoryKeys,
+    GoldItem,
+    LabelRecord,
+    SentenceRecord,
+    SourceRecord,
+)
 from annotation.ingest.errors import INVALID_JSON_AT_COLUMN, MISSING, MUST_BE_TEXT, ErrorLog
 from annotation.ingest.mapping import ImportMapping
 from annotation.ingest.readers import TOO_DEEP, RawRow
@@ -43,83 +52,10 @@ GOLD_FIELDS = ("text", "chunk_id")
 LABEL_SOURCES = ("human", "llm")
 LABEL_COLUMN = re.compile(r"^(human|llm):(.+)$")
 MAX_WARNINGS = 50
-# Column widths of the models; longer values would fail at write time, so they fail here.
-MAX_ID = 200
-MAX_THEME = 200
-MAX_DIFFICULTY = 50
+TOO_LONG = _("longer than %(count)s characters")
 # Lists and objects a record may nest (record > sources > chunk is 3): deeper is refused before
 # any code walks it, so that nothing recurses out of the stack on a hostile file.
 MAX_DEPTH = 8
-
-
-# Records are slotted: an import holds those of a few hundred answers at a time.
-@dataclass(frozen=True, slots=True)
-class SourceRecord:
-    id: str
-    title: str
-    page: int | None
-    text: str
-    field: str
-    # chunk_text_hash(text): with the id, what tells the campaign's chunk rows apart.
-    text_hash: str
-
-
-# Per criterion with named categories: its keys, lower case, -> the values they stand for.
-CategoryKeys = dict[str, dict[str, int]]
-
-
-@dataclass(frozen=True, slots=True)
-class LabelRecord:
-    """The labels one unit carries for one criterion: a human's and a judge's (either may be None)."""
-
-    criterion: str
-    human: int | None
-    llm: int | None
-    field: str
-
-
-@dataclass(frozen=True, slots=True)
-class SentenceRecord:
-    text: str
-    paragraph: str | None
-    labels: tuple[LabelRecord, ...]
-    field: str
-
-
-@dataclass(frozen=True, slots=True)
-class GoldItem:
-    """One piece of a question's gold evidence: a passage's text, a chunk id, or both."""
-
-    text: str | None
-    chunk_id: str | None
-
-    def as_json(self) -> dict[str, str]:
-        """The item as Question.gold_evidence stores it (only the keys it has)."""
-        item = {}
-        if self.text is not None:
-            item["text"] = self.text
-        if self.chunk_id is not None:
-            item["chunk_id"] = self.chunk_id
-        return item
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerRecord:
-    row: int
-    question_id: str
-    question: str
-    theme: str
-    difficulty: str
-    answer_id: str
-    repetition: int
-    answer: str
-    sources: tuple[SourceRecord, ...]
-    labels: tuple[LabelRecord, ...]
-    # None: the answer is split into sentences on import.
-    sentences: tuple[SentenceRecord, ...] | None
-    # Of the question, when the row gives them (None: not given, the question keeps its own).
-    reference_answer: str | None = None
-    gold_evidence: tuple[GoldItem, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -191,8 +127,15 @@ class _Row:
         if required and not result:
             self.error(path, _("must not be empty"))
         elif max_length is not None and len(result) > max_length:
-            self.error(path, refusal(_("longer than %(count)s characters"), count=max_length))
+            self.error(path, refusal(TOO_LONG, count=max_length))
         return result
+
+    def fits(self, value: str, path: str, *, max_length: int) -> bool:
+        """Whether a text taken as it is (not trimmed) is at most ``max_length`` characters."""
+        if len(value) <= max_length:
+            return True
+        self.error(path, refusal(TOO_LONG, count=max_length))
+        return False
 
     def integer(self, value: object, path: str, *, minimum: int | None = None) -> int | None:
         if type(value) is int and (minimum is None or value >= minimum):  # the usual case
@@ -346,9 +289,11 @@ class _Row:
                     and type(text) is str
                     and (title is None or type(title) is str)
                     and (page is None or type(page) is int)
+                    and len(text) <= limits.SOURCE_TEXT
+                    and (title is None or len(title) <= limits.SOURCE_TITLE)
                 ):
                     chunk_id = chunk_id.strip()
-                    if chunk_id and len(chunk_id) <= MAX_ID and chunk_id not in first_rank:
+                    if chunk_id and len(chunk_id) <= limits.ID and chunk_id not in first_rank:
                         first_rank[chunk_id] = rank
                         # Ids, titles and digests repeat across answers: interned, each is held once.
                         digest = sys.intern(chunk_text_hash(text))
@@ -368,11 +313,13 @@ class _Row:
                 continue
             if mapping:
                 item = {mapping.get(key, key): val for key, val in item.items()}
-            chunk_id = self.text(item.get("id"), f"{where}.id", required=True, max_length=MAX_ID)
+            chunk_id = self.text(item.get("id"), f"{where}.id", required=True, max_length=limits.ID)
             if "text" not in item:
                 self.error(f"{where}.text", MISSING)
             elif not isinstance(item["text"], str):
                 self.error(f"{where}.text", refusal(MUST_BE_TEXT, type=type(item["text"]).__name__))
+            else:
+                self.fits(item["text"], f"{where}.text", max_length=limits.SOURCE_TEXT)
             if not chunk_id:
                 continue
             if chunk_id in first_rank:
@@ -389,7 +336,9 @@ class _Row:
             result.append(
                 SourceRecord(
                     id=chunk_id,
-                    title=self.text(item.get("title"), f"{where}.title", required=False),
+                    title=self.text(
+                        item.get("title"), f"{where}.title", required=False, max_length=limits.SOURCE_TITLE
+                    ),
                     page=self.integer(item.get("page"), f"{where}.page"),
                     text=text,
                     field=where,
@@ -433,9 +382,13 @@ class _Row:
                 if not given.strip():
                     self.error(f"{where}.text", _("must not be empty"))
                     continue
+                if not self.fits(given, f"{where}.text", max_length=limits.GOLD_TEXT):
+                    continue
                 text = given
             if "chunk_id" in item:
-                chunk_id = self.text(item["chunk_id"], f"{where}.chunk_id", required=True, max_length=MAX_ID)
+                chunk_id = self.text(
+                    item["chunk_id"], f"{where}.chunk_id", required=True, max_length=limits.ID
+                )
                 if not chunk_id:
                     continue
             result.append(GoldItem(text=text, chunk_id=chunk_id))
@@ -487,10 +440,14 @@ class _Row:
                 continue
             if mapping:
                 item = {mapping.get(key, key): val for key, val in item.items()}
-            text = self.text(item.get("text"), f"{where}.text", required=True)
+            text = self.text(item.get("text"), f"{where}.text", required=True, max_length=limits.SENTENCE)
             paragraph = item.get("paragraph")
             if paragraph is not None and not isinstance(paragraph, str):
                 self.error(f"{where}.paragraph", _("must be text"))
+                paragraph = None
+            elif paragraph is not None and not self.fits(
+                paragraph, f"{where}.paragraph", max_length=limits.PARAGRAPH
+            ):
                 paragraph = None
             labels = self.labels(item.get("labels"), f"{where}.labels")
             result.append(
@@ -542,6 +499,8 @@ def _record(
     categories: CategoryKeys | None = None,
 ) -> tuple[AnswerRecord, int | None] | None:
     """The record of one row and its explicit repetition (None: from the order), or None if bad."""
+    if raw.names:
+        names = FieldNames(renamed={**names.renamed, **dict(raw.names)})
     row = _Row(raw=raw, names=names, errors=errors, categories=categories)
     data = _rename(raw=raw, mapping=mapping.columns, row=row)
     for key, value in data.items():
@@ -572,32 +531,40 @@ def _record(
             )
         elif key not in RECORD_FIELDS:
             unused.add(key)
-    question_id = row.text(data.get("question_id"), "question_id", required=True, max_length=MAX_ID)
+    question_id = row.text(data.get("question_id"), "question_id", required=True, max_length=limits.ID)
     record_fields: dict[str, Any] = {
         "question_id": question_id,
-        "question": row.text(data.get("question"), "question", required=True, numbers=False),
+        "question": row.text(
+            data.get("question"), "question", required=True, numbers=False, max_length=limits.QUESTION
+        ),
         "theme": row.mapped(
             data.get("theme"),
             "theme",
             values=mapping.values.get("theme", {}),
             required=True,
-            max_length=MAX_THEME,
+            max_length=limits.THEME,
         ),
         "difficulty": row.mapped(
             data.get("difficulty"),
             "difficulty",
             values=mapping.values.get("difficulty", {}),
             required=False,
-            max_length=MAX_DIFFICULTY,
+            max_length=limits.DIFFICULTY,
         ),
-        "answer_id": row.text(data.get("answer_id"), "answer_id", required=False, max_length=MAX_ID),
-        "answer": row.text(data.get("answer"), "answer", required=True, numbers=False),
+        "answer_id": row.text(data.get("answer_id"), "answer_id", required=False, max_length=limits.ID),
+        "answer": row.text(
+            data.get("answer"), "answer", required=True, numbers=False, max_length=limits.ANSWER
+        ),
         "sources": row.sources(data.get("sources"), columns),
         "labels": tuple(labels.values()),
         "sentences": row.sentences(data.get("sentences"), columns),
         # An empty reference answer is no reference answer, as an empty cell is a missing one.
         "reference_answer": row.text(
-            data.get("reference_answer"), "reference_answer", required=False, numbers=False
+            data.get("reference_answer"),
+            "reference_answer",
+            required=False,
+            numbers=False,
+            max_length=limits.REFERENCE_ANSWER,
         )
         or None,
         "gold_evidence": row.gold_evidence(data.get("gold_evidence"), columns),

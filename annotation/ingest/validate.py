@@ -22,12 +22,14 @@ from pathlib import Path
 
 from django.conf import settings
 from django.utils.functional import Promise
+from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import refusal
 from annotation.ingest.errors import MAX_ERRORS, ErrorLog, ImportFailed, RowError
+from annotation.ingest.formats import ATTEST, AUTO, Declarations, open_file
 from annotation.ingest.mapping import ImportMapping, check_mapping
-from annotation.ingest.readers import RawRow, read_rows
+from annotation.ingest.readers import RawRow
 from annotation.ingest.records import (
     AnswerRecord,
     CategoryKeys,
@@ -37,6 +39,8 @@ from annotation.ingest.records import (
 )
 
 ANSWER_LEVEL, SENTENCE_LEVEL, CITATION_LEVEL = "answer", "sentence", "citation"
+# Characters of a text an error message quotes: enough to recognise it, never a page of it.
+QUOTED = 120
 
 
 def text_digest(text: str) -> bytes:
@@ -122,6 +126,9 @@ class CheckedFile:
     fingerprints: array
     # Keys of the criteria with named categories, read before pass 1 (records.CategoryKeys).
     categories: CategoryKeys = field(default_factory=dict)
+    # The format the file is read in (annotation.ingest.formats) and what it declares.
+    format: str = ATTEST
+    declarations: Declarations = field(default_factory=Declarations)
 
     @property
     def count(self) -> int:
@@ -131,6 +138,12 @@ class CheckedFile:
     def field_name(self, path: str) -> str:
         return self.names(path)
 
+    def read_again(self, errors: ErrorLog) -> Iterator[RawRow]:
+        """The file's records read again, in its format, from the start."""
+        return open_file(
+            path=self.path, name=self.name, format=self.format, errors=errors, max_bytes=self.max_bytes
+        ).rows
+
     def records(self) -> Iterator[AnswerRecord]:
         """Pass 2: the file's records read again, each one checked against pass 1.
 
@@ -139,7 +152,7 @@ class CheckedFile:
         """
         errors = ErrorLog(file=self.name)
         stream = validated_records(
-            rows=read_rows(path=self.path, name=self.name, errors=errors, max_bytes=self.max_bytes),
+            rows=self.read_again(errors),
             names=self.names,
             mapping=self.mapping,
             errors=errors,
@@ -196,7 +209,7 @@ class CheckedFile:
             return {}
         errors = ErrorLog(file=self.name)
         records = validated_records(
-            rows=read_rows(path=self.path, name=self.name, errors=errors, max_bytes=self.max_bytes),
+            rows=self.read_again(errors),
             names=self.names,
             mapping=self.mapping,
             errors=errors,
@@ -224,12 +237,17 @@ def check_file(
     mapping: ImportMapping | dict[str, str] | None = None,
     max_bytes: int | None = None,
     categories: CategoryKeys | None = None,
+    format: str = AUTO,
 ) -> CheckedFile:
     """Pass 1: read and validate the file at ``path`` (``name`` in messages; default the path).
 
     ``categories``: the category keys of the campaign's criteria with named categories
     (``annotation.criteria.editing.campaign_category_keys``): their labels are keys, and a key the
     criterion does not have is an error naming the row and field.
+
+    ``format``: one of ``annotation.ingest.formats.FORMAT_NAMES``, or AUTO to detect it from
+    the file's shape. A format's declared criteria with categories are read with the keys they
+    declare where the campaign (``categories``) has no criterion of that name.
 
     Raises ImportFailed with up to MAX_ERRORS errors (file, row, field) when anything is wrong:
     row errors first, then the rules across rows, as one list sorted by row. Touches no
@@ -254,7 +272,12 @@ def check_file(
     )
     errors = ErrorLog(file=name)
     unused: set[str] = set()
-    raw_rows = _Counted(read_rows(path=checked.path, name=name, errors=errors, max_bytes=checked.max_bytes))
+    opened = open_file(
+        path=checked.path, name=name, format=format, errors=errors, max_bytes=checked.max_bytes
+    )
+    checked.format, checked.declarations = opened.format, opened.declarations
+    checked.categories = {**opened.declarations.category_keys(), **checked.categories}
+    raw_rows = _Counted(opened.rows)
     first_pass = _FirstPass(checked=checked)
     for record in validated_records(
         rows=raw_rows,
@@ -274,6 +297,8 @@ def check_file(
     errors.raise_if_any()
     for key in sorted(unused):
         first_pass.warnings.add(f"{name}: {key}: not a known field; ignored")
+    for warning in opened.warnings:
+        first_pass.warnings.add(warning)
     checked.warnings = first_pass.warnings.as_list()
     return checked
 
@@ -435,8 +460,8 @@ def _log_conflicts(*, checked: CheckedFile, conflicts: list[_Conflict], errors: 
             message = refusal(
                 _("question %(question)s has %(here)s here but %(value)s at row %(row)s"),
                 question=repr(conflict.question_id),
-                here=repr(conflict.here),
-                value=repr(value),
+                here=repr(Truncator(conflict.here).chars(QUOTED)),
+                value=repr(Truncator(value).chars(QUOTED)),
                 row=conflict.first_row,
             )
         errors.add(row=conflict.row, field=checked.names(conflict.field), message=message)

@@ -69,6 +69,8 @@ class LoadResult:
     questions_given_evidence: set[int] = field(default_factory=set)
     deleted: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # Criteria the file declared and the campaign lacked, created by the import.
+    criteria_created: list[str] = field(default_factory=list)
 
 
 # (question id, text, theme, difficulty, language) of a question to insert.

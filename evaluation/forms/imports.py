@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from annotation import ingest
+from annotation.ingest import formats
 from annotation.models import Campaign
 from evaluation.imports import previews
 
@@ -28,14 +29,26 @@ def _campaign_name(name: str, *, may_manage: Callable[[Campaign], bool]) -> str:
     return name
 
 
+# The formats the page offers (annotation.ingest.formats), detection first.
+FORMAT_CHOICES = [
+    (formats.AUTO, _("Detected from the file")),
+    (formats.ATTEST, _("Attest (this page's format)")),
+    (formats.HAGRID, "HAGRID"),
+    (formats.ALCE, _("ALCE (results or human evaluation)")),
+    (formats.RAGTRUTH, _("RAGTruth (responses and sources in one JSONL file)")),
+]
+
+
 class ImportForm(forms.Form):
     """An import through the browser: the campaign's name (for a new campaign; an existing one
-    is named by the page), the file, an optional column mapping and whether to replace answers.
+    is named by the page), the file, its format (detected by default), an optional column
+    mapping and whether to replace answers.
 
     ``user`` may import into an existing campaign by name only when managing it."""
 
     campaign = forms.CharField(required=False)
     file = forms.FileField(allow_empty_file=True, error_messages={"required": _("choose a file")})
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, required=False)
     mapping = forms.FileField(required=False, allow_empty_file=True)
     update = forms.BooleanField(required=False)
     # The page's form asks for a preview first; a POST without it imports at once.

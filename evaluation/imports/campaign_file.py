@@ -18,6 +18,7 @@ from django.db import transaction
 
 from annotation import ingest
 from annotation.criteria.editing import campaign_category_keys
+from annotation.ingest import formats
 from annotation.ingest.bulk import insert_rows
 from annotation.ingest.checks import check_against_campaign
 from annotation.models import Campaign, Membership, Role
@@ -49,6 +50,9 @@ class ImportSummary:
     warnings: list[str] = field(default_factory=list)
     # Questions the file gave a reference answer or gold evidence.
     questions_given_evidence: int = 0
+    # The format the file was read in, and the criteria it declared that the import created.
+    format: str = formats.ATTEST
+    criteria_created: list[str] = field(default_factory=list)
 
     @property
     def answers(self) -> int:
@@ -62,7 +66,9 @@ class ImportSummary:
         """The summary as short lines for a terminal or a page."""
         where = "into a new campaign" if self.campaign_created else "into campaign"
         lines = [
-            f"{self.file}: imported {where} {self.campaign.name!r} in {self.seconds:.1f} s",
+            f"{self.file}: imported {where} {self.campaign.name!r} in {self.seconds:.1f} s"
+            + (f" (format {self.format})" if self.format != formats.ATTEST else ""),
+            *([f"criteria created: {', '.join(self.criteria_created)}"] if self.criteria_created else []),
             f"answers: {self.answers_created} new, {self.answers_replaced} replaced",
             f"questions: {self.questions_created} new; chunks: {self.chunks_created} new",
             *(
@@ -142,10 +148,19 @@ class ImportPreview:
     warnings: list[str]
     token: str = ""
     evidence: EvidencePresent = EvidencePresent()
+    # The format the file is read in; the criteria it declares that the campaign lacks (created
+    # by the import), and the citation pattern it sets (None: the campaign's).
+    format: str = formats.ATTEST
+    criteria_new: list[str] = field(default_factory=list)
+    citation_pattern: str | None = None
 
     @property
     def answers_new(self) -> int:
         return self.answers - self.answers_replaced
+
+    @property
+    def format_title(self) -> str:
+        return formats.TITLES.get(self.format, self.format)
 
 
 def _breakdown(checked: ingest.CheckedFile, attribute: str) -> list[Breakdown]:
@@ -164,6 +179,7 @@ def preview_file(
     mapping: ingest.ImportMapping | Mapping | str | Path | None = None,
     update: bool = False,
     name: str | None = None,
+    format: str = formats.AUTO,
 ) -> ImportPreview:
     """What ``import_file`` with these arguments would import, without writing anything: the
     file checked whole (pass 1) and against the campaign, counted by theme, difficulty and
@@ -174,9 +190,11 @@ def preview_file(
         name=name,
         mapping=_mapping(mapping),
         categories=campaign_category_keys(campaign_name=campaign_name),
+        format=format,
     )
     campaign = Campaign.objects.filter(name=campaign_name.strip()).first()
     existing = check_against_campaign(checked=checked, campaign=campaign, update=update)
+    have = set(campaign.criteria.values_list("name", flat=True)) if campaign is not None else set()
     return ImportPreview(
         file=checked.name,
         campaign_name=campaign_name.strip(),
@@ -194,6 +212,9 @@ def preview_file(
         ],
         warnings=checked.warnings + existing.warnings,
         evidence=_evidence_present(checked),
+        format=checked.format,
+        criteria_new=[c.name for c in checked.declarations.criteria if c.name not in have],
+        citation_pattern=checked.declarations.citation_pattern,
     )
 
 
@@ -204,13 +225,19 @@ def _stored_mapping(stored: StoredUpload) -> ingest.ImportMapping | None:
 
 
 def preview_upload(
-    *, upload: UploadedFile, mapping: UploadedFile | None, user_id: int, campaign_name: str, update: bool
+    *,
+    upload: UploadedFile,
+    mapping: UploadedFile | None,
+    user_id: int,
+    campaign_name: str,
+    update: bool,
+    format: str = formats.AUTO,
 ) -> ImportPreview:
     """Keep ``upload`` for a confirmation by ``user_id`` and preview its import; the preview's
     ``token`` names it for ``import_previewed``. A file that would be refused is not kept
     (ImportFailed, as from ``preview_file``)."""
     stored = previews.store_upload(
-        upload=upload, mapping=mapping, user_id=user_id, campaign=campaign_name, update=update
+        upload=upload, mapping=mapping, user_id=user_id, campaign=campaign_name, update=update, format=format
     )
     try:
         preview = preview_file(
@@ -219,6 +246,7 @@ def preview_upload(
             campaign_name=campaign_name,
             mapping=_stored_mapping(stored),
             update=update,
+            format=format,
         )
     except BaseException:
         previews.discard(stored)
@@ -239,6 +267,7 @@ def import_previewed(*, stored: StoredUpload, manager: User | None = None) -> Im
             mapping=_stored_mapping(claimed),
             update=claimed.update,
             manager=manager,
+            format=claimed.format,
         )
     finally:
         previews.discard(claimed)
@@ -288,11 +317,14 @@ def import_file(
     progress: ingest.ProgressCallback | None = None,
     name: str | None = None,
     manager: User | None = None,
+    format: str = formats.AUTO,
 ) -> ImportSummary:
     """Import the file at ``path`` into the campaign ``campaign_name`` (created on first use).
 
-    ``mapping`` renames the file's columns and translates its values (an ImportMapping, its JSON
-    as a dict, or the path of a JSON file; see annotation.ingest.mapping); ``name`` is
+    ``format`` is our format or a published dataset's (``annotation.ingest.formats``; AUTO:
+    detected from the file's shape), whose declared criteria are created in the same
+    transaction. ``mapping`` renames the file's columns and translates its values (an
+    ImportMapping, its JSON as a dict, or the path of a JSON file; see annotation.ingest.mapping); ``name`` is
     how errors call the file (default: ``path``); ``manager`` becomes the manager of a campaign
     this import creates. Human labels become final imported labels, judge labels judgments of
     the ``imported`` judge. Any problem raises ``annotation.ingest.ImportFailed`` and nothing is
@@ -305,6 +337,7 @@ def import_file(
         name=name,
         mapping=_mapping(mapping),
         categories=campaign_category_keys(campaign_name=campaign_name),
+        format=format,
     )
     with transaction.atomic():
         result = ingest.load_file(
@@ -339,4 +372,6 @@ def import_file(
         seconds=time.perf_counter() - started,
         warnings=result.warnings,
         questions_given_evidence=len(result.questions_given_evidence),
+        format=checked.format,
+        criteria_created=result.criteria_created,
     )

@@ -56,6 +56,8 @@ class StoredUpload:
     mapping_name: str
     campaign: str
     update: bool
+    # The format chosen with the file ("": detected from its shape).
+    format: str = ""
 
 
 def previews_dir() -> Path:
@@ -75,7 +77,13 @@ def _write(upload: UploadedFile, path: Path) -> None:
 
 
 def store_upload(
-    *, upload: UploadedFile, mapping: UploadedFile | None, user_id: int, campaign: str, update: bool
+    *,
+    upload: UploadedFile,
+    mapping: UploadedFile | None,
+    user_id: int,
+    campaign: str,
+    update: bool,
+    format: str = "",
 ) -> StoredUpload:
     """Keep ``upload`` (and ``mapping``) for a later confirmation by ``user_id`` into the
     campaign named ``campaign``; returns where, with the token that names it."""
@@ -98,6 +106,7 @@ def store_upload(
         "data": data.name,
         "mapping": mapping_path.name if mapping_path else None,
         "mapping_name": (mapping.name or "mapping") if mapping is not None else "",
+        "format": format,
     }
     (directory / META).write_text(json.dumps(meta), encoding="utf-8")
     token = signing.dumps({"key": key, "user": user_id, "campaign": campaign}, salt=SALT)
@@ -114,6 +123,7 @@ def _stored(*, directory: Path, token: str, meta: dict) -> StoredUpload:
         mapping_name=meta["mapping_name"],
         campaign=meta["campaign"],
         update=bool(meta["update"]),
+        format=str(meta.get("format") or ""),
     )
 
 
@@ -165,6 +175,7 @@ def claim(stored: StoredUpload) -> StoredUpload:
         mapping_name=stored.mapping_name,
         campaign=stored.campaign,
         update=stored.update,
+        format=stored.format,
     )
 
 

@@ -6,6 +6,12 @@ the vocabulary), by ``user_id``, at the response's ``inserted_at`` (``updated_at
 edited), or the record's when the response has none; a text answer to the ``comment`` question
 is the comment of that person's labels. Draft and discarded responses are passed over. A
 question's suggestion becomes a judgment, keeping its ``score`` and ``agent``.
+
+Argilla's SDK builds a response from ``question_name``, ``value``, ``user_id`` and ``status``
+alone (``rg.Record.from_dict``, ``rg.Response``: the server stamps its times), so an export
+writes each response's own times in the record's ``metadata`` (``attest_labels``: question,
+user id, ``inserted_at``, ``updated_at``), where a response without times finds them again. A
+dataset that keeps that metadata is created with ``allow_extra_metadata=True``.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from evaluation.models import Judge
 
 COMMENT = "comment"
 SUBMITTED = "submitted"
+# The record's metadata key where an export keeps its responses' times.
+TIMES = "attest_labels"
 STATUSES = ("submitted", "draft", "discarded")
 
 
@@ -70,6 +78,7 @@ def parse(*, data: Any, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> 
         unit = reader.unit_key(reader.mapping(record.get("metadata"), "metadata"), "metadata")
         record_inserted = reader.time(record.get("inserted_at"), "inserted_at", required=False)
         record_updated = reader.time(record.get("updated_at"), "updated_at", required=False)
+        kept_times = _kept_times(record.get("metadata"))
         responses = reader.mapping(record.get("responses"), "responses", required=False)
         comments = _comments(reader, responses)
         for question, answers in responses.items():
@@ -100,8 +109,14 @@ def parse(*, data: Any, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> 
                         "add it to the mapping",
                     )
                     continue
-                created = reader.time(response.get("inserted_at"), f"{path}.inserted_at", required=False)
-                edited = reader.time(response.get("updated_at"), f"{path}.updated_at", required=False)
+                times = (
+                    response
+                    if response.get("inserted_at")
+                    else kept_times.get((question, user_id.strip()), {})
+                )
+                where = path if times is response else f"metadata.{TIMES}"
+                created = reader.time(times.get("inserted_at"), f"{where}.inserted_at", required=False)
+                edited = reader.time(times.get("updated_at"), f"{where}.updated_at", required=False)
                 if created is None:
                     created, edited = record_inserted or record_updated, edited or record_updated
                 if created is None:
@@ -152,6 +167,18 @@ def parse(*, data: Any, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> 
     return parsed
 
 
+def _kept_times(metadata: object) -> dict[tuple[str, str], dict[str, Any]]:
+    """The times an export of ours kept in ``metadata``, by (question, user id)."""
+    kept = metadata.get(TIMES) if isinstance(metadata, dict) else None
+    if not isinstance(kept, list):
+        return {}
+    return {
+        (str(entry.get("question")), str(entry.get("user_id"))): entry
+        for entry in kept
+        if isinstance(entry, dict)
+    }
+
+
 def read(*, path: str | Path, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> Parsed:
     """``parse`` of the file at ``path``."""
     return parse(data=read_json(path=path, name=name), name=name, vocabulary=vocabulary, errors=errors)
@@ -171,13 +198,17 @@ def export_records(
     for unit in campaign_units(campaign=campaign, criteria=criteria, judges=judges):
         responses: dict[str, list[dict[str, Any]]] = {}
         comments: dict[str, dict[str, Any]] = {}
+        times: list[dict[str, Any]] = []
         for label in unit.labels:
             user_id = authors.argilla_id(label.username)
-            responses.setdefault(vocabulary.question(label.criterion), []).append(
+            question = vocabulary.question(label.criterion)
+            responses.setdefault(question, []).append(
+                {"value": vocabulary.name(label.value), "user_id": user_id, "status": SUBMITTED}
+            )
+            times.append(
                 {
-                    "value": vocabulary.name(label.value),
+                    "question": question,
                     "user_id": user_id,
-                    "status": SUBMITTED,
                     "inserted_at": _time(label.created_at),
                     "updated_at": _time(label.edited_at or label.created_at),
                 }
@@ -194,7 +225,7 @@ def export_records(
             }
             for j in unit.judgments
         }
-        times = [label.created_at for label in unit.labels]
+        created = [label.created_at for label in unit.labels]
         edits = [label.edited_at or label.created_at for label in unit.labels]
         yield {
             "id": f"unit-{unit.unit_id}",
@@ -208,10 +239,11 @@ def export_records(
                 "question_id": unit.question_id,
                 "theme": unit.theme,
                 "difficulty": unit.difficulty,
+                TIMES: times,
             },
             "responses": responses,
             "suggestions": suggestions,
             "status": "completed" if unit.labels else "pending",
-            "inserted_at": _time(min(times)) if times else None,
+            "inserted_at": _time(min(created)) if created else None,
             "updated_at": _time(max(edits)) if edits else None,
         }

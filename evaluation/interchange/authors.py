@@ -10,6 +10,13 @@ person without a password, and the way back on export.
 
 A person created here has no usable password and is inactive: they cannot log in until a manager
 gives them a password and activates them in the admin.
+
+Label Studio's import takes an annotation's author only as the email of a member of its
+organization (``completed_by: {"email": ...}``; label_studio/tasks/serializers.py,
+``_insert_valid_completed_by``), so every author goes out with an email: their own, else a
+placeholder ``<username>@attest.invalid`` that the Label Studio admin creates as a user before
+importing (``label_studio_people`` lists them), and labels without an author (imported from a
+file) as ``no-author@attest.invalid``. An import of ours reads both placeholders back.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ from django.db.models import Q
 from evaluation.interchange.records import Author
 
 LABEL_STUDIO, ARGILLA = "label-studio", "argilla"
+# A reserved domain (RFC 2606): no mail goes there, and no real address is ever one of these.
+PLACEHOLDER_DOMAIN = "attest.invalid"
+NO_AUTHOR_EMAIL = f"no-author@{PLACEHOLDER_DOMAIN}"
 _NAMESPACE = uuid.UUID("6f1c3b8e-52a4-4a1e-9d59-6a2e1f3c7b10")
 _LABEL_STUDIO_USER = re.compile(r"^label-studio-(\d+)$")
 
@@ -36,14 +46,23 @@ def export_uuid(username: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, username))
 
 
-def label_studio_id(*, username: str, email: str, user_id: int | None) -> int | dict[str, object]:
-    """``completed_by`` for a person: the Label Studio id they came with (an object with their
-    email when they have one), else an object naming them (Attest's id, email and username) that
-    an import matches back."""
+def placeholder_email(username: str) -> str:
+    """The email a person without one goes to Label Studio with: their username made an email's
+    local part, at PLACEHOLDER_DOMAIN."""
+    local = re.sub(r"[^a-z0-9._+-]+", "-", username.lower()).strip(".-")[:64] or "person"
+    return f"{local}@{PLACEHOLDER_DOMAIN}"
+
+
+def label_studio_id(*, username: str, email: str, user_id: int | None) -> dict[str, object]:
+    """``completed_by`` for a person: always an object with an email Label Studio can resolve
+    (theirs, else ``placeholder_email``), with the Label Studio id they came with, else Attest's
+    id and their username, which an import of ours matches back. No person: NO_AUTHOR_EMAIL."""
+    if user_id is None:
+        return {"email": NO_AUTHOR_EMAIL}
     match = _LABEL_STUDIO_USER.match(username)
     if match:
-        return {"id": int(match.group(1)), "email": email} if email else int(match.group(1))
-    return {"id": user_id, "email": email, "username": username}
+        return {"id": int(match.group(1)), "email": email or placeholder_email(username)}
+    return {"id": user_id, "email": email or placeholder_email(username), "username": username}
 
 
 def argilla_id(username: str) -> str:
@@ -87,6 +106,17 @@ def resolve(*, authors: Iterable[Author]) -> dict[Author, AbstractUser | None]:
         else:
             person = by_name.get(author.key) or by_name.get(_own_name(author))
         found[author] = person
+    placeholders = {
+        a.email.lower(): a
+        for a, person in found.items()
+        if person is None and a.tool == LABEL_STUDIO and a.email.lower().endswith(f"@{PLACEHOLDER_DOMAIN}")
+    }
+    if placeholders:
+        # An export of ours gave people without an email a placeholder made from their username.
+        for user in User.objects.filter(email="").iterator(chunk_size=2000):
+            placeheld = placeholders.get(placeholder_email(user.username))
+            if placeheld is not None and found[placeheld] is None:
+                found[placeheld] = user
     unmatched = {a.key for a, person in found.items() if person is None and a.tool == ARGILLA}
     if unmatched:
         # An export of ours gave people of Attest a UUID made from their username: find them back.

@@ -7,19 +7,20 @@ neutralisation is needed here (the CSV and XLSX exports have theirs).
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any, BinaryIO
 
 from annotation.criteria.categories import is_categorical
 from annotation.models import Campaign, Criterion
+from annotation.spreadsheets import Writable, neutralise
 from evaluation.estimates.codec import report_as_json
 from evaluation.estimates.report import Report
 from evaluation.interchange import argilla, label_studio, parquet
 from evaluation.interchange.ares import ares_results
 from evaluation.interchange.vocabulary import Vocabulary
 from evaluation.models import Judge
-from evaluation.reports.tables import Writable
 
 LABEL_STUDIO, ARGILLA, PARQUET, ARES = "label-studio", "argilla", "parquet", "ares"
 FORMATS = (LABEL_STUDIO, ARGILLA, PARQUET, ARES)
@@ -49,9 +50,12 @@ def write_label_studio(
     stream: Writable,
     vocabulary: Vocabulary | None = None,
     judges: Sequence[Judge] | None = None,
+    people: list[dict[str, Any]] | None = None,
 ) -> int:
     """The units at the criteria's levels as Label Studio tasks (see ``label_studio``); how many.
-    ExportError for a criterion with named categories (``binary_only``)."""
+    ExportError for a criterion with named categories (``binary_only``). ``people``, when given,
+    is filled with who the annotations name (``label_studio.people``): the emails the Label
+    Studio admin makes sure exist before importing."""
     binary_only(criteria=criteria, tool="Label Studio")
     tasks = label_studio.export_tasks(
         campaign=campaign,
@@ -59,7 +63,37 @@ def write_label_studio(
         vocabulary=vocabulary or Vocabulary(),
         judges=None if judges is None else list(judges),
     )
-    return write_json_list(tasks, stream)
+    if people is None:
+        return write_json_list(tasks, stream)
+    written: list[dict[str, Any]] = []
+
+    def noted() -> Iterable[dict[str, Any]]:
+        for task in tasks:
+            written.append(
+                {"annotations": [{"completed_by": a["completed_by"]} for a in task["annotations"]]}
+            )
+            yield task
+
+    count = write_json_list(noted(), stream)
+    people.extend(label_studio.people(written))
+    return count
+
+
+def write_people_csv(people: Sequence[dict[str, Any]], stream: Writable) -> int:
+    """The people of a Label Studio export as CSV (email, username, placeholder, annotations):
+    the users the Label Studio admin creates, or checks, before importing; how many."""
+    writer = csv.writer(stream)
+    writer.writerow(["email", "username", "placeholder", "annotations"])
+    for person in people:
+        writer.writerow(
+            [
+                neutralise(person["email"]),
+                neutralise(person["username"]),
+                "yes" if person["placeholder"] else "no",
+                person["annotations"],
+            ]
+        )
+    return len(people)
 
 
 def write_argilla(

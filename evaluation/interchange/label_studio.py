@@ -6,10 +6,20 @@ the vocabulary), by ``completed_by``, at ``created_at`` (``updated_at``: when la
 ``lead_time``: seconds spent); a ``textarea`` result from ``comment`` is their comment. Cancelled
 annotations are passed over. Each prediction's ``choices`` results become judgments, keeping its
 ``model_version`` and ``score``.
+
+Label Studio's import (label_studio/tasks/serializers.py, ``BaseTaskSerializerBulk``) keeps an
+annotation's ``result``, ``lead_time``, ``was_cancelled``, ``ground_truth`` and its ``id`` (as
+``import_id``), resolves ``completed_by`` by email (``authors.label_studio_id``), and stamps
+``created_at`` and ``updated_at`` with the time of the import; it keeps the task's ``meta``. So
+an export also writes each label's own author and times in its task's ``meta``
+(``{"attest": {"labels": [...]}}``), by annotation id; reading a file Label Studio exported, an
+annotation whose ``import_id`` is one of them takes its author and times from there (its
+``updated_at`` when it was edited in Label Studio since).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +42,10 @@ from evaluation.models import Judge
 
 COMMENT = "comment"
 TEXT = "text"
+META = "attest"
+# Label Studio stamps an imported annotation's two times within the same instant; later than
+# this, it was edited in Label Studio.
+EDITED_AFTER = dt.timedelta(seconds=1)
 
 
 def _choice(reader: RecordReader, item: dict[str, Any], path: str, vocabulary: Vocabulary) -> int | None:
@@ -79,6 +93,8 @@ def _comment(results: list[Any]) -> str:
 def _author(reader: RecordReader, value: object, path: str) -> Author | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return Author(tool=authors.LABEL_STUDIO, key=str(value))
+    if isinstance(value, dict) and str(value.get("email") or "").lower() == authors.NO_AUTHOR_EMAIL:
+        return Author(tool=authors.LABEL_STUDIO, key="", email=authors.NO_AUTHOR_EMAIL, nobody=True)
     if isinstance(value, dict) and isinstance(value.get("id"), int | str) and str(value.get("id")):
         email, username = value.get("email") or "", value.get("username") or ""
         if not isinstance(email, str) or not isinstance(username, str):
@@ -87,6 +103,27 @@ def _author(reader: RecordReader, value: object, path: str) -> Author | None:
         return Author(tool=authors.LABEL_STUDIO, key=str(value["id"]), email=email, username=username)
     reader.error(path, "must be a Label Studio user id or an object with its id (and email)")
     return None
+
+
+def _origins(reader: RecordReader, task: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The labels' own authors and times an export of ours wrote in the task's ``meta``, by
+    annotation id."""
+    meta = task.get("meta")
+    kept = meta.get(META) if isinstance(meta, dict) else None
+    if not isinstance(kept, dict):
+        return {}
+    found = {}
+    for index, entry in enumerate(reader.listing(kept.get("labels"), f"meta.{META}.labels")):
+        if isinstance(entry, dict) and entry.get("annotation") is not None:
+            found[str(entry["annotation"])] = {"path": f"meta.{META}.labels[{index}]", **entry}
+    return found
+
+
+def _origin(annotation: dict[str, Any], origins: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The entry of ``origins`` for an annotation: by ``import_id`` in a file Label Studio
+    exported (it has the key, its ``id`` being Label Studio's own), else by ``id`` (our file)."""
+    key = annotation.get("import_id") if "import_id" in annotation else annotation.get("id")
+    return origins.get(str(key)) if key is not None else None
 
 
 def parse(*, data: Any, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> Parsed:
@@ -103,6 +140,7 @@ def parse(*, data: Any, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> 
         if not task:
             continue
         unit = reader.unit_key(reader.mapping(task.get("data"), "data"), "data")
+        origins = _origins(reader, task)
         for a, annotation in enumerate(reader.listing(task.get("annotations"), "annotations")):
             path = f"annotations[{a}]"
             annotation = reader.mapping(annotation, path)
@@ -111,9 +149,13 @@ def parse(*, data: Any, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> 
             if annotation.get("was_cancelled"):
                 parsed.skipped += 1
                 continue
-            author = _author(reader, annotation.get("completed_by"), f"{path}.completed_by")
-            created = reader.time(annotation.get("created_at"), f"{path}.created_at")
-            edited = reader.time(annotation.get("updated_at"), f"{path}.updated_at", required=False)
+            origin = _origin(annotation, origins)
+            if origin is None:
+                author = _author(reader, annotation.get("completed_by"), f"{path}.completed_by")
+                created = reader.time(annotation.get("created_at"), f"{path}.created_at")
+                edited = reader.time(annotation.get("updated_at"), f"{path}.updated_at", required=False)
+            else:
+                author, created, edited = _from_origin(reader, annotation, origin, path=path)
             seconds = reader.seconds(annotation.get("lead_time"), f"{path}.lead_time")
             results = reader.listing(annotation.get("result"), f"{path}.result")
             comment = _comment(results)
@@ -154,6 +196,24 @@ def parse(*, data: Any, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> 
     return parsed
 
 
+def _from_origin(
+    reader: RecordReader, annotation: dict[str, Any], origin: dict[str, Any], *, path: str
+) -> tuple[Author | None, dt.datetime | None, dt.datetime | None]:
+    """An annotation's author and times from what our export kept of it: its author (theirs,
+    whatever Label Studio's id for them), its creation, and its last edit: Label Studio's
+    ``updated_at`` when that is later than Label Studio's ``created_at`` (edited there), else
+    the kept one."""
+    where = origin["path"]
+    author = _author(reader, origin.get("completed_by"), f"{where}.completed_by")
+    created = reader.time(origin.get("created_at"), f"{where}.created_at")
+    edited = reader.time(origin.get("updated_at"), f"{where}.updated_at", required=False)
+    there = reader.time(annotation.get("created_at"), f"{path}.created_at", required=False)
+    changed = reader.time(annotation.get("updated_at"), f"{path}.updated_at", required=False)
+    if there is not None and changed is not None and changed - there > EDITED_AFTER:
+        edited = changed
+    return author, created, edited
+
+
 def read(*, path: str | Path, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> Parsed:
     """``parse`` of the file at ``path``."""
     return parse(data=read_json(path=path, name=name), name=name, vocabulary=vocabulary, errors=errors)
@@ -170,7 +230,8 @@ def _result(question: str, value: int, vocabulary: Vocabulary) -> dict[str, Any]
 
 def _annotations(labels: list[LabelInForce], vocabulary: Vocabulary) -> list[dict[str, Any]]:
     """One annotation per person and moment: labels of several criteria made together (one
-    Label Studio annotation imported) are one annotation again."""
+    Label Studio annotation imported) are one annotation again. Its ``completed_by`` is an
+    object with an email Label Studio resolves (``authors.label_studio_id``)."""
     grouped: dict[tuple, list[LabelInForce]] = {}
     for label in labels:
         key = (
@@ -224,6 +285,38 @@ def _predictions(unit: UnitContent, vocabulary: Vocabulary) -> list[dict[str, An
     return predictions
 
 
+def _kept(annotation: dict[str, Any]) -> dict[str, Any]:
+    """What Label Studio's import drops of an annotation, kept in its task's ``meta``."""
+    return {
+        "annotation": annotation["id"],
+        "completed_by": annotation["completed_by"],
+        "created_at": annotation["created_at"],
+        "updated_at": annotation["updated_at"],
+    }
+
+
+def people(tasks: Iterator[dict[str, Any]] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Who the tasks' annotations name, once each: the email Label Studio must know (a member of
+    the organisation the project is in), whether it is a placeholder the Label Studio admin
+    creates, and how many annotations each has; by email."""
+    found: dict[str, dict[str, Any]] = {}
+    for task in tasks:
+        for annotation in task["annotations"]:
+            author = annotation["completed_by"]
+            email = author["email"]
+            entry = found.setdefault(
+                email,
+                {
+                    "email": email,
+                    "username": author.get("username", ""),
+                    "placeholder": email.endswith(f"@{authors.PLACEHOLDER_DOMAIN}"),
+                    "annotations": 0,
+                },
+            )
+            entry["annotations"] += 1
+    return [found[email] for email in sorted(found)]
+
+
 def export_tasks(
     *,
     campaign: Campaign,
@@ -234,6 +327,7 @@ def export_tasks(
     """The campaign's units at the criteria's levels as Label Studio tasks: ``data`` (ids, texts,
     theme), every label in force as an annotation, each judge's labels as a prediction."""
     for unit in campaign_units(campaign=campaign, criteria=criteria, judges=judges):
+        annotations = _annotations(unit.labels, vocabulary)
         yield {
             "id": unit.unit_id,
             "data": {
@@ -248,6 +342,7 @@ def export_tasks(
                 "theme": unit.theme,
                 "difficulty": unit.difficulty,
             },
-            "annotations": _annotations(unit.labels, vocabulary),
+            "annotations": annotations,
             "predictions": _predictions(unit, vocabulary),
+            "meta": {META: {"labels": [_kept(annotation) for annotation in annotations]}},
         }

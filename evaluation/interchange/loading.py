@@ -231,7 +231,7 @@ def import_labels(
     criteria, units, judge = _check(parsed=parsed, campaign=campaign, judge_name=judge_name, errors=errors)
     errors.raise_if_any()
     with transaction.atomic():
-        people = authors.resolve(authors=[label.author for label in parsed.labels])
+        people = authors.resolve(authors=[label.author for label in parsed.labels if not label.author.nobody])
         created = []
         for author, person in people.items():
             if person is None:
@@ -241,13 +241,13 @@ def import_labels(
         rows = []
         for label in sorted(parsed.labels, key=lambda item: (item.created_at, item.record)):
             unit_pk = units.by_key[label.unit][0]
-            person = people[label.author]
-            assert person is not None
+            person = None if label.author.nobody else people[label.author]
+            assert person is not None or label.author.nobody
             rows.append(
                 (
                     unit_pk,
                     criteria[label.criterion].pk,
-                    person.pk,
+                    None if person is None else person.pk,
                     Stage.IMPORTED.value,
                     label.value,
                     label.comment,
@@ -257,9 +257,9 @@ def import_labels(
                 )
             )
         present = set(
-            Label.objects.filter(
-                unit_id__in={row[0] for row in rows}, stage=Stage.IMPORTED, user__isnull=False
-            ).values_list("unit_id", "criterion_id", "user_id", "created_at")
+            Label.objects.filter(unit_id__in={row[0] for row in rows}, stage=Stage.IMPORTED).values_list(
+                "unit_id", "criterion_id", "user_id", "created_at"
+            )
         )
         fresh = [row for row in rows if (row[0], row[1], row[2], row[6]) not in present]
         insert_rows(

@@ -13,7 +13,10 @@ from typing import Any
 
 from django.utils.dateparse import parse_datetime
 
+from annotation.errors import refusal
 from annotation.ingest.errors import ErrorLog, ImportFailed, RowError
+from annotation.ingest.readers import TOO_DEEP_AT_LINE, too_deep_record
+from annotation.text import clean_value
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class Author:
     key: str
     email: str = ""
     username: str = ""
+    # No person made it (a label imported from a file, exported as authors.NO_AUTHOR_EMAIL).
+    nobody: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,10 +93,17 @@ def read_json(*, path: str | Path, name: str) -> Any:
             [RowError(file=name, row=None, field="file", message=f"cannot be read: {exc.strerror or exc}")]
         ) from None
     try:
-        return json.loads(data.decode("utf-8-sig"))
+        text = data.decode("utf-8-sig")
+        return clean_value(json.loads(text))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ImportFailed(
             [RowError(file=name, row=None, field="file", message=f"is not UTF-8 JSON: {exc}")]
+        ) from None
+    except RecursionError:
+        # Never a crash: the record and line, as the campaign import says them.
+        record, line = too_deep_record(text)
+        raise ImportFailed(
+            [RowError(file=name, row=record, field="json", message=refusal(TOO_DEEP_AT_LINE, line=line))]
         ) from None
 
 

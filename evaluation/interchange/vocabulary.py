@@ -114,4 +114,6 @@ def read_vocabulary(*, path: str | Path | None) -> Vocabulary:
         raise _problem(name, "mapping", f"cannot be read: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _problem(name, "mapping", f"is not UTF-8 JSON: {exc}") from None
+    except RecursionError:
+        raise _problem(name, "mapping", "is nested too deeply to be a mapping") from None
     return check_vocabulary(mapping=data, name=name)

@@ -7,14 +7,19 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import UploadedFile
 from django.http import FileResponse, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation import ingest
-from annotation.access import AppRequest, get_campaign_for, may_create_campaigns, roles_of
+from annotation import ingest, limits
+from annotation.access import (
+    AppRequest,
+    campaigns_managed_by,
+    get_campaign_for,
+    may_create_campaigns,
+    roles_of,
+)
 from annotation.models import Campaign, Role
 from evaluation.forms.imports import ConfirmImportForm, ImportForm
 from evaluation.imports.campaign_file import (
@@ -27,8 +32,6 @@ from evaluation.imports.campaign_file import (
 from evaluation.imports.previews import PreviewRefused
 
 MANAGERS = [Role.MANAGER]
-# The format's reference, kept in the repository beside the code that reads it.
-FORMAT_DOC = Path(settings.BASE_DIR) / "docs" / "import-format.md"
 # A few records of the demo campaign: a file the import accepts as it is (a test imports it).
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "import-example.jsonl"
 
@@ -72,6 +75,7 @@ def _run_import(
                 mapping=mapping,
                 update=data["update"],
                 manager=request.user if create else None,
+                format=data["format"],
             )
         except ingest.ImportFailed as exc:
             return None, exc.errors, exc.more
@@ -89,6 +93,7 @@ def _preview(
             user_id=request.user.pk,
             campaign_name=data["campaign"],
             update=data["update"],
+            format=data["format"],
         )
     except ingest.ImportFailed as exc:
         return None, exc.errors, exc.more
@@ -151,6 +156,7 @@ def _page(request: AppRequest, *, campaign: Campaign | None) -> HttpResponse:
         "errors": errors,
         "more": more,
         "update": bool(form["update"].value()),
+        "format_field": form["format"],
         "max_bytes": settings.IMPORT_MAX_BYTES,
         "formats": ", ".join(ingest.FORMATS),
     }
@@ -161,9 +167,12 @@ def _page(request: AppRequest, *, campaign: Campaign | None) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def import_new(request: AppRequest) -> HttpResponse:
-    """Import into a new campaign (or one the user manages), named in the form."""
+    """Import into a new campaign (or one the user manages), named in the form. Anyone else is
+    told that only staff create campaigns (403), with a link to the import of each campaign
+    they manage."""
     if not may_create_campaigns(user=request.user):
-        raise PermissionDenied("Only staff may create campaigns.")
+        managed = list(campaigns_managed_by(user=request.user))
+        return render(request, "evaluation/import_refused.html", {"managed": managed}, status=403)
     return _page(request, campaign=None)
 
 
@@ -178,8 +187,11 @@ def import_into(request: AppRequest, slug: str) -> HttpResponse:
 @login_required
 @require_GET
 def import_format(request: AppRequest) -> HttpResponse:
-    """The import format's reference (docs/import-format.md), as its text, inside the app."""
-    return render(request, "evaluation/import_format.html", {"text": FORMAT_DOC.read_text(encoding="utf-8")})
+    """The import format for the people who prepare the files, in their language: every field
+    the importer reads, its limits (``annotation.limits``), examples and the usual refusals. The
+    developers' reference is docs/import-format.md."""
+    context = {"limits": limits, "max_bytes": settings.IMPORT_MAX_BYTES}
+    return render(request, "evaluation/import_format.html", context)
 
 
 @login_required

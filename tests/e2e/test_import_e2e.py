@@ -17,9 +17,10 @@ from annotation.models import Answer, Role
 from tests.e2e.conftest import needs_chromium
 from tests.e2e.test_pages_e2e import open_context
 from tests.factories import add_member, make_campaign, make_user
-from tests.ingest_files import JSONL, bad_content, table_counts
+from tests.ingest_files import DATA, JSONL, bad_content, table_counts
 
 SCREENSHOTS = Path(settings.VAR_DIR) / "screenshots"
+HAGRID = DATA / "datasets" / "hagrid.jsonl"
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
 
@@ -74,4 +75,52 @@ def test_a_bad_file_shows_its_errors_then_a_good_one_is_previewed_and_imported(
     assert page.evaluate("window.__violations") == []
     # The bad file's answer is a 400, which the browser reports; nothing else may fail.
     assert [p for p in problems if "400" not in p] == []
+    context.close()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("locale", "width"), [("en-GB", 1440), ("fr-FR", 390), ("fr-FR", 1440), ("en-GB", 390)]
+)
+def test_a_published_dataset_imports_as_it_comes_with_the_format_left_to_detection(
+    live_server, browser, settings, tmp_path, locale, width
+):
+    """A HAGRID file, the format select left on its default: the preview says how it is read,
+    the criteria it creates and the citation pattern; the confirmation creates them."""
+    assert settings.DEBUG is False
+    settings.VAR_DIR = tmp_path
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    campaign = make_campaign(name="HAGRID (e2e)")
+    manager = make_user(username="manon")
+    add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
+    context, page, problems = open_context(browser, live_server, width=width, locale=locale, user=manager)
+    shot = f"import-dataset-{locale[:2]}-{width}"
+    page.goto(live_server.url + reverse("evaluation:import_into", args=[campaign.slug]))
+    assert page.input_value("#format") == ""
+    french = locale.startswith("fr")
+    assert ("Reconnu d’après le fichier" if french else "Detected from the file") in page.inner_text(
+        "#format"
+    )
+    before = table_counts()
+
+    page.set_input_files("#file", str(HAGRID))
+    page.click("main form button[type=submit]")
+    page.wait_for_selector(".import-preview")
+    shown = page.inner_text(".import-preview")
+    assert ("Lu comme un fichier HAGRID" if french else "Read as a HAGRID file") in shown
+    assert "answer_attributable" in shown and r"\[(\d+)\]" in shown
+    page.screenshot(path=str(SCREENSHOTS / f"{shot}-preview.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert table_counts() == before
+
+    page.click(".import-preview button[type=submit]")
+    page.wait_for_selector(".import-preview", state="detached")
+    page.wait_for_selector("#import-result .stat")
+    assert ("Critères créés" if french else "Criteria created") in page.inner_text("#import-result")
+    assert Answer.objects.filter(campaign=campaign).count() == 3
+    assert set(campaign.criteria.values_list("name", flat=True)) >= {"attributable", "answer_informative"}
+    page.screenshot(path=str(SCREENSHOTS / f"{shot}-imported.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert page.evaluate("window.__violations") == []
+    assert problems == []
     context.close()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.ingest import ImportFailed
@@ -10,7 +12,7 @@ from annotation.models import Campaign, Criterion
 from evaluation import errors
 from evaluation.estimates import judge_choice, params
 from evaluation.estimates.categorical import CategoricalReport
-from evaluation.interchange import exporting
+from evaluation.interchange import authors, exporting
 from evaluation.interchange.vocabulary import read_vocabulary
 from evaluation.models import Judge
 from evaluation.reports import read
@@ -66,12 +68,14 @@ class Command(BaseCommand):
                 judge = _judge(campaign=campaign, criteria=criteria, name=options["judge"], fmt=fmt)
                 with open(output, "w", encoding="utf-8") as stream:
                     if fmt == exporting.LABEL_STUDIO:
+                        people: list[dict] = []
                         count = exporting.write_label_studio(
                             campaign=campaign,
                             criteria=criteria,
                             stream=stream,
                             vocabulary=vocabulary,
                             judges=None if judge is None else [judge],
+                            people=people,
                         )
                     else:
                         count = exporting.write_argilla(
@@ -84,6 +88,22 @@ class Command(BaseCommand):
         except (exporting.ExportError, errors.EstimateError, ImportFailed) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"wrote {output}: {count} {'rows' if fmt == exporting.PARQUET else 'items'}")
+        if fmt == exporting.LABEL_STUDIO:
+            companion = people_path(output)
+            with open(companion, "w", encoding="utf-8", newline="") as stream:
+                exporting.write_people_csv(people, stream)
+            placeholders = sum(person["placeholder"] for person in people)
+            self.stdout.write(
+                f"wrote {companion}: {len(people)} people the annotations name by email; "
+                f"{placeholders} placeholder{'s' if placeholders != 1 else ''} "
+                f"(@{authors.PLACEHOLDER_DOMAIN}) to create as users in Label Studio before importing"
+            )
+
+
+def people_path(output: str) -> Path:
+    """The companion of a Label Studio export: ``tasks.json`` -> ``tasks.people.csv``."""
+    path = Path(output)
+    return path.with_name(f"{path.stem if path.suffix == '.json' else path.name}.people.csv")
 
 
 def _judge(*, campaign: Campaign, criteria: list[Criterion], name: str | None, fmt: str) -> Judge | None:

@@ -1,22 +1,29 @@
-"""python manage.py import_campaign PATH --campaign NAME [--mapping FILE] [--update]"""
+"""python manage.py import_campaign PATH --campaign NAME [--format F] [--mapping FILE] [--update]"""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
-from annotation.ingest import ImportFailed
+from annotation.ingest import ImportFailed, formats
 from evaluation.imports.campaign_file import import_file
 
 
 class Command(BaseCommand):
     help = (
         "Import questions, answers, their sources and existing labels from a JSONL, JSON, CSV or XLSX "
-        "file (see docs/import-format.md). Any bad row: nothing is imported."
+        "file, in our format or a published dataset's (HAGRID, ALCE, RAGTruth; see "
+        "docs/import-format.md). Any bad row: nothing is imported."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", help="the file to import (.jsonl, .json, .csv, .xlsx)")
         parser.add_argument("--campaign", required=True, help="campaign name; created on first use")
+        parser.add_argument(
+            "--format",
+            choices=formats.FORMAT_NAMES,
+            default=formats.AUTO,
+            help="the file's format (default: detected from its shape)",
+        )
         parser.add_argument("--mapping", help="JSON object renaming the file's columns to ours")
         parser.add_argument(
             "--update",
@@ -39,6 +46,7 @@ class Command(BaseCommand):
                 mapping=options["mapping"],
                 update=options["update"],
                 progress=progress if show else None,
+                format=options["format"],
             )
         except ImportFailed as exc:
             count = len(exc.errors) + exc.more

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import translation
 
-from annotation.models import Answer, Campaign, Label, Membership, Question, Role, SourceChunk, Unit
+from annotation.models import Answer, Campaign, Label, Membership, Question, Role, SourceChunk, Stage, Unit
 from evaluation.demo.campaign import DEMO_CAMPAIGN, DEMO_FILE, DEMO_MEMBERS
 from evaluation.models import Judge, Judgment
 from tests.ingest_files import DATA, JSONL, RECORDS, table_counts, write_jsonl
@@ -137,8 +137,11 @@ def test_load_demo_imports_the_demo_file_and_creates_its_people():
     assert Answer.objects.filter(campaign=campaign).count() == expected["answers"]
     assert Question.objects.filter(campaign=campaign).count() == expected["questions"]
     # The file's labels; the criterion with categories the demo adds has its own
-    # (tests/evaluation/demo/test_categories.py).
-    from_file = Label.objects.filter(unit__campaign=campaign).exclude(criterion__name="correctness")
+    # (tests/evaluation/demo/test_categories.py), and its people label veracity and citation
+    # support through the workflow (tests/evaluation/demo/test_labelling.py).
+    from_file = Label.objects.filter(unit__campaign=campaign, stage=Stage.IMPORTED).exclude(
+        criterion__name="correctness"
+    )
     assert from_file.count() == expected["labels"]
     assert (
         Judgment.objects.filter(unit__campaign=campaign, judge__name="imported")

@@ -142,6 +142,26 @@ def test_new_campaign_page_is_for_staff_only(client_for, manager, staff):
     assert 'name="campaign"' in response.content.decode()
 
 
+def test_a_manager_is_told_only_staff_create_campaigns_and_offered_their_own(
+    client_for, campaign, manager, annotator
+):
+    url = reverse("evaluation:import_new")
+    for method in ("get", "post"):
+        response = getattr(client_for(manager), method)(url)
+        content = response.content.decode()
+        assert response.status_code == 403
+        assert "Only staff create campaigns" in content
+        assert "roles in this campaign" not in content
+        into = reverse("evaluation:import_into", args=[campaign.slug])
+        assert f'<a href="{into}">Import into {campaign.name}</a>' in content
+        assert 'name="campaign"' not in content
+    french = client_for(manager).get(url, HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    assert "Seul le personnel crée des campagnes" in french
+    # Someone who manages no campaign is told the rule alone.
+    content = client_for(annotator).get(url).content.decode()
+    assert "Only staff create campaigns" in content and "Import into" not in content
+
+
 def test_staff_creates_a_campaign_by_import_and_becomes_its_manager(client_for, staff):
     response = client_for(staff).post(
         reverse("evaluation:import_new"), {"file": upload(), "campaign": "Nouvelle"}

@@ -18,7 +18,7 @@ from evaluation.estimates import codec
 from evaluation.estimates.report import compute_report
 from evaluation.interchange import exporting
 from evaluation.interchange.loading import import_labels
-from evaluation.interchange.vocabulary import Vocabulary, check_vocabulary
+from evaluation.interchange.vocabulary import Vocabulary, check_vocabulary, read_vocabulary
 from evaluation.models import Judge, Judgment
 from tests.factories import make_campaign, make_user, member, sample_units
 from tests.interchange_files import (
@@ -483,3 +483,25 @@ def test_imported_labels_take_their_units_out_of_the_work_queue(campaign):
             Unit.objects.filter(campaign=campaign, level=criterion.level).values_list("pk", flat=True)
         )
         assert handed == units - imported
+
+
+@pytest.mark.parametrize("fmt", ["label-studio", "argilla"])
+def test_json_nested_too_deeply_is_refused_naming_its_record_never_a_crash(campaign, tmp_path, fmt):
+    fixture_answers(campaign)
+    tasks = load(LABEL_STUDIO_FILE if fmt == "label-studio" else ARGILLA_FILE)
+    text = json.dumps(tasks[:2])
+    # A third record whose metadata nests 100,000 lists: deeper than any decoder goes.
+    path = tmp_path / "deep.json"
+    path.write_text(text[:-1] + ', {"metadata": ' + "[" * 100_000 + "]" * 100_000 + "}]", encoding="utf-8")
+    error = _refused(campaign, path, fmt=fmt)
+    assert [(e.file, e.row, e.field) for e in error.errors] == [(str(path), 3, "json")]
+    assert "nested too deeply" in error.errors[0].message
+
+
+def test_a_mapping_file_nested_too_deeply_is_refused_naming_it(tmp_path):
+    path = tmp_path / "mapping.json"
+    path.write_text('{"values": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    with pytest.raises(ImportFailed) as refused:
+        read_vocabulary(path=path)
+    assert [(e.file, e.row, e.field) for e in refused.value.errors] == [(str(path), None, "mapping")]
+    assert "nested too deeply" in refused.value.errors[0].message
