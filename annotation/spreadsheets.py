@@ -9,12 +9,18 @@ stays a number an analyst can sum.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 # A cell starting with one of these is a formula (or may become one) for Excel and LibreOffice.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 T = TypeVar("T")
+
+
+class Writable(Protocol):
+    """Where CSV goes: an open text file, or an HttpResponse."""
+
+    def write(self, text: str, /) -> object: ...
 
 
 def neutralise(value: T) -> T | str:

@@ -23,9 +23,11 @@ from annotation.models import Campaign, Criterion, Unit
 from annotation.templatetags.annotation_format import builtin_title
 from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice
+from evaluation.estimates.params import ANSWER
 from evaluation.forms.fields import MessagesMixin, NumberField
 from evaluation.models import Judge
 from evaluation.reports.read import DEFAULT_ALPHA, DEFAULT_METHOD, ReportRequest, report_request
+from inference.paired import BONFERRONI, HOLM
 
 DEFAULT_TARGET = 0.05
 
@@ -43,6 +45,8 @@ class ReportParams:
     target: float
     no_judge: str = ""
     shrinkage: bool = False
+    clusters: str = ANSWER
+    combine: tuple[str, ...] = ()
 
 
 class ReportForm(MessagesMixin, forms.Form):
@@ -50,14 +54,18 @@ class ReportForm(MessagesMixin, forms.Form):
     :func:`evaluation.reports.read.report_request`: ``judge`` a candidate of the criterion
     (``judge_choice``; none: the default one, and when there is none the page asks which, as
     ``params().no_judge`` says: not an error), ``method`` robust or study, ``alpha`` strictly
-    between 0 and 1, ``shrinkage`` where it is offered. ``target``: the planner's half-width,
-    strictly between 0 and 1."""
+    between 0 and 1, ``shrinkage`` where it is offered, ``clusters`` answer (the default) or
+    question, ``combine`` the judges to combine in one estimate beside the report (none by
+    default; at least two). ``target``: the planner's half-width, strictly between 0 and 1."""
 
     judge = forms.CharField(required=False)
     method = forms.CharField(required=False)
     alpha = NumberField(required=False)
     target = NumberField(required=False)
     shrinkage = forms.BooleanField(required=False)
+    clusters = forms.CharField(required=False)
+    # Names checked by the domain (``judge_choice.pick_several``), which names the candidates.
+    combine = forms.MultipleChoiceField(required=False)
 
     def __init__(self, data: Any, *, criterion: Criterion, judges: list[Judge]) -> None:
         super().__init__(data)
@@ -65,6 +73,9 @@ class ReportForm(MessagesMixin, forms.Form):
         self.judges = judges
         self.request: ReportRequest | None = None
         self.no_judge = ""
+        combine = cast(forms.MultipleChoiceField, self.fields["combine"])
+        combine.choices = [(judge.name, judge.name) for judge in judges]
+        combine.error_messages["invalid_choice"] = _("%(value)r is not a judge that labeled this criterion")
 
     def clean_target(self) -> float:
         target = self.cleaned_data["target"]
@@ -92,6 +103,8 @@ class ReportForm(MessagesMixin, forms.Form):
                 alpha=data["alpha"],
                 shrinkage=bool(data.get("shrinkage")),
                 judges=self.judges,
+                clusters=data.get("clusters") or ANSWER,
+                combine=data.get("combine") or (),
             )
         except EstimateError as exc:
             if exc.field == "judge" and not data["judge"]:
@@ -119,6 +132,8 @@ class ReportForm(MessagesMixin, forms.Form):
             target=data.get("target", DEFAULT_TARGET),
             no_judge=self.no_judge,
             shrinkage=bool(data.get("shrinkage", False)),
+            clusters=ANSWER if "clusters" in self.errors else (data.get("clusters") or ANSWER),
+            combine=() if "combine" in self.errors else tuple(data.get("combine") or ()),
         )
 
 
@@ -133,6 +148,12 @@ class CompareForm(ReportForm):
     other_judge = forms.CharField(required=False)
     # More versions, compared by question with this one and ``other`` (each with its default judge).
     more = forms.MultipleChoiceField(required=False)
+    # How the pairs' p-values are adjusted for their number.
+    adjust = forms.ChoiceField(
+        required=False,
+        choices=[(HOLM, _("Holm")), (BONFERRONI, _("Bonferroni"))],
+        error_messages={"invalid_choice": _("choose Holm or Bonferroni")},
+    )
 
     def __init__(self, data: Any, *, judges: list[Judge], candidates: list[Campaign], criterion: Criterion):
         super().__init__(data, criterion=criterion, judges=judges)

@@ -12,7 +12,7 @@ from typing import Any
 from openpyxl import Workbook
 
 from annotation.models import Campaign, Criterion
-from annotation.spreadsheets import neutralise_row
+from annotation.spreadsheets import Writable, neutralise_row
 from evaluation.estimates.categorical import CategoricalReport, Confusion
 from evaluation.estimates.report import Report
 from evaluation.reports import tables, workbook
@@ -30,7 +30,7 @@ def indicator_reports(*, report: CategoricalReport) -> list[Report]:
     ]
 
 
-def write_csv(*, report: CategoricalReport, stream: tables.Writable) -> None:
+def write_csv(*, report: CategoricalReport, stream: Writable) -> None:
     """One row per category or group and per theme (then theme x difficulty cells, then
     overall): the criterion, the judge, alpha, the texts the numbers rest on, where the numbers
     come from (computed now), the category or group (``CATEGORY_HEADERS``: name, kind, its
@@ -150,11 +150,15 @@ def build_workbook(*, campaign: Campaign, report: CategoricalReport, path_or_buf
     wb = Workbook(write_only=True)
     taken = {"summary", "automatic metrics", "units", "label history"}
     named = indicator_reports(report=report)
-    workbook.summary_sheet(wb, campaign, named, [None] * len(named))
+    criteria = list(Criterion.objects.filter(campaign=campaign, name=report.criterion))
+    title = criteria[0].title if criteria else report.criterion
+    titles = {
+        named_report.criterion: f"{title}: {item.indicator.title}"
+        for named_report, item in zip(named, report.estimates, strict=True)
+    }
+    workbook.summary_sheet(wb, campaign, named, [None] * len(named), titles)
     workbook.metrics_sheet(wb, campaign)
     add_sheets(wb, report, taken)
-    workbook.units_sheet(
-        wb, campaign, list(Criterion.objects.filter(campaign=campaign, name=report.criterion))
-    )
+    workbook.units_sheet(wb, campaign, criteria)
     workbook.history_sheet(wb, campaign)
     wb.save(path_or_buffer)

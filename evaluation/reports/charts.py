@@ -1,8 +1,10 @@
 """Server-rendered SVG charts: no JavaScript, no CDN, readable without colour.
 
 Every text that reaches the SVG (titles, group and series names) goes through
-``django.utils.html.escape``; numbers are formatted by us. The result is marked safe only
-once assembled from escaped parts, so a theme called ``<script>`` stays text.
+``django.utils.html.escape``; numbers and the charts' own words are written in the reader's
+language (``annotation.page_numbers``: ``12,3 %`` in French), as the page around them.
+The result is marked safe only once assembled from escaped parts, so a theme called
+``<script>`` stays text.
 
 Its length is three kinds of chart (intervals per group, lines over time, reliability), each
 drawing its own axes from the same escaped parts.
@@ -15,8 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 
-from inference.numbers import is_finite, percent
+from annotation.page_numbers import number, pct, percent_text, plain, rate_with_interval
+from inference.numbers import is_finite
 
 # Okabe-Ito, ordered for contrast on white; black is left out so that error bars stay visible.
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442")
@@ -34,7 +38,7 @@ def _f(x: float) -> str:
 
 
 def _tick_label(x: float) -> str:
-    return f"{x * 100:.0f}%" if abs(x * 100 - round(x * 100)) < 1e-9 else f"{x * 100:.1f}%"
+    return percent_text(f"{x * 100:.0f}" if abs(x * 100 - round(x * 100)) < 1e-9 else f"{x * 100:.1f}")
 
 
 def _y_gridlines(
@@ -67,15 +71,18 @@ def _open(*, width: int, height: int, title: str) -> list[str]:
         f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
         f'font-family="system-ui, sans-serif" font-size="12">',
         f"<title>{t}</title>",
-        f'<text class="chart-title" x="8" y="18" font-size="14" font-weight="600" fill="{INK}">{t}</text>',
+        # Cut with an ellipsis to the chart's width (14px bold: about 7.7px a character); the
+        # whole title stays in <title> and aria-label.
+        f'<text class="chart-title" x="8" y="18" font-size="14" font-weight="600" fill="{INK}">'
+        f"{escape(_clip(title, int((width - 16) / (CHAR_W * 14 / 12))))}</text>",
     ]
 
 
-def _empty(*, width: int, height: int, title: str, message: str = "No data") -> SafeString:
+def _empty(*, width: int, height: int, title: str) -> SafeString:
     parts = _open(width=width, height=height, title=title)
     parts.append(
         f'<text class="empty" x="{width / 2:.1f}" y="{height / 2:.1f}" text-anchor="middle" '
-        f'fill="{MUTED}">{escape(message)}</text>'
+        f'fill="{MUTED}">{escape(gettext("No data"))}</text>'
     )
     parts.append("</svg>")
     return mark_safe("".join(parts))  # every text above went through escape()
@@ -136,7 +143,8 @@ def grouped_bar_chart(
     One cluster of bars per group (e.g. theme), one bar per series (e.g. difficulty) coloured
     from the Okabe-Ito palette, each with its (lo, hi) error bar; ``values[(group, series)]`` is
     (rate, lo, hi) or None for no bar. The y axis runs from 0 to ``y_max`` with percent ticks;
-    taller values are clipped. With no group, no series or no value the chart says "No data".
+    taller values are clipped. With no group, no series or no value the chart says "No data"
+    (in the reader's language, as every word and number of the charts).
     Colours repeat after seven series.
     """
     if y_max <= 0:
@@ -192,7 +200,7 @@ def grouped_bar_chart(
             lo, hi = min(lo, hi), max(lo, hi)
             x = g_x + band * 0.1 + si * bar_w
             y = y_of(rate)
-            tip = escape(f"{group}, {name}: {percent(rate)} (interval {percent(lo)} to {percent(hi)})")
+            tip = escape(rate_with_interval(f"{group}, {name}", rate, lo, hi))
             parts.append(
                 f'<rect class="bar" x="{_f(x + 1)}" y="{_f(y)}" width="{_f(max(bar_w - 2, 1))}" '
                 f'height="{_f(base - y)}" fill="{PALETTE[si % len(PALETTE)]}"><title>{tip}</title></rect>'
@@ -216,6 +224,7 @@ def interval_chart(
     x_min: float = 0.0,
     x_max: float = 1.0,
     width: int = 720,
+    label_width: float = 160.0,
 ) -> SafeString:
     """Point estimates with horizontal interval bars, one line per row, as a safe SVG string.
 
@@ -223,7 +232,9 @@ def interval_chart(
     series (in order of first appearance) has its own colour and marker shape, so the chart
     reads without colour. The x axis runs from ``x_min`` to ``x_max`` with percent ticks;
     values outside are clipped; an estimate whose mean is None or not finite is skipped, and
-    lo/hi of None draw the point alone. The height follows from the number of rows.
+    lo/hi of None draw the point alone. The height follows from the number of rows; the rows'
+    labels take ``label_width`` pixels (cut with an ellipsis beyond), so that a chart drawn 360
+    pixels wide for a phone keeps its plot and its 12-pixel text.
     """
     if x_max <= x_min:
         raise ValueError("x_max must be greater than x_min")
@@ -236,11 +247,11 @@ def interval_chart(
         mean is not None and is_finite(mean) for row in rows for _, mean, *_ in row.get("estimates", ())
     )
     row_h = max(26.0, 12.0 * len(series) + 12)
-    label_w = 160.0
+    label_w = label_width
     if not rows or not drawable:
         return _empty(width=width, height=140, title=title)
 
-    left, right, bottom = label_w + 12, 16.0, 36.0
+    left, right, bottom = label_w + 12, 24.0, 36.0  # room for the last tick, "100 %" in French
     legend = _legend_layout(names=series, width=width, x0=left, y0=30)
     top = legend[-1][1] + 26
     plot_w = max(10.0, width - left - right)
@@ -274,9 +285,12 @@ def interval_chart(
     for ri, row in enumerate(rows):
         label = str(row.get("label", ""))
         row_top = top + ri * row_h
+        # A few pixels short of the labels' width: CHAR_W is an average, and a long label of wide
+        # letters must not run out of the chart's left edge.
+        shown = _clip(label, int((label_w - 8) / CHAR_W))
         parts.append(
             f'<text class="row-label" x="{_f(label_w)}" y="{_f(row_top + row_h / 2 + 4)}" text-anchor="end" '
-            f'fill="{INK}"><title>{escape(label)}</title>{escape(_clip(label, int(label_w / CHAR_W)))}</text>'
+            f'fill="{INK}"><title>{escape(label)}</title>{escape(shown)}</text>'
         )
         for name, mean, lo, hi in row.get("estimates", ()):
             if mean is None or not is_finite(mean):
@@ -285,16 +299,8 @@ def interval_chart(
             colour = PALETTE[si % len(PALETTE)]
             y = row_top + (si + 1) * row_h / (len(series) + 1)
             has_interval = lo is not None and hi is not None and is_finite(lo, hi)
-            tip = f"{label}, {name}: {percent(mean)}"
-            g = [
-                f'<g class="estimate"><title>{escape(tip)}'
-                + (
-                    escape(f" (interval {percent(min(lo, hi))} to {percent(max(lo, hi))})")
-                    if has_interval
-                    else ""
-                )
-                + "</title>"
-            ]
+            tip = rate_with_interval(f"{label}, {name}", mean, lo, hi)
+            g = [f'<g class="estimate"><title>{escape(tip)}</title>']
             if has_interval:
                 g.append(
                     f'<line class="interval" x1="{_f(x_of(min(lo, hi)))}" x2="{_f(x_of(max(lo, hi)))}" '
@@ -353,7 +359,7 @@ def reliability_chart(
             continue
         r = 3.0 + 6.0 * math.sqrt(count / largest)
         line.append((x_of(mean), y_of(observed)))
-        tip = f"{percent(mean)} → {percent(observed)} ({count})"
+        tip = f"{pct(mean)} → {pct(observed)} ({count})"
         parts.append(
             f'<g class="bin"><title>{escape(tip)}</title>'
             + _marker("circle", cx=x_of(mean), cy=y_of(observed), r=r, colour=PALETTE[0])
@@ -417,14 +423,14 @@ def line_chart(
             + f'<text x="{_f(x + 20)}" y="{_f(y + 10)}" fill="{INK}">{escape(_clip(name, 30))}</text></g>'
         )
     parts.extend(
-        _y_gridlines(left=left, plot_w=plot_w, y_max=y_max, y_of=y_of, label=lambda v: f"{v * 100:g}")
+        _y_gridlines(left=left, plot_w=plot_w, y_max=y_max, y_of=y_of, label=lambda v: plain(v * 100))
     )
     xs = sorted({x for x, _ in finite})
     step = max(1, math.ceil(len(xs) / 12))
     for x in xs[::step]:
         parts.append(
             f'<text class="tick" x="{_f(x_of(x))}" y="{_f(base + 16)}" text-anchor="middle" fill="{MUTED}">'
-            f"{x:g}</text>"
+            f"{plain(x)}</text>"
         )
     parts.append(
         f'<line class="axis" x1="{_f(left)}" x2="{_f(left)}" y1="{_f(top)}" y2="{_f(base)}" '
@@ -452,7 +458,7 @@ def line_chart(
                 )
         for x, y in points:
             if is_finite(x, y):
-                tip = escape(f"{name}, {x:g}: {y * 100:.1f}")
+                tip = escape(f"{name}, {plain(x)}: {number(y * 100, 1)}")
                 parts.append(
                     f'<g class="point"><title>{tip}</title>'
                     + _marker(MARKERS[i % len(MARKERS)], cx=x_of(x), cy=y_of(y), r=3.5, colour=colour)

@@ -11,7 +11,7 @@ def find_campaign(name: str, *, field: str = "campaign") -> Campaign:
     """The campaign named ``name``; EstimateError on ``field`` otherwise."""
     found = Campaign.objects.filter(name=name).first()
     if found is None:
-        raise EstimateError(f"campaign {name!r} does not exist", field=field)
+        raise EstimateError(f"campaign {name!r} does not exist", field=field, missing=True)
     return found
 
 
@@ -22,6 +22,8 @@ def find_criterion(*, campaign: Campaign, name: str, field: str = "criterion") -
     if found is None:
         names = ", ".join(campaign.criteria.order_by("name").values_list("name", flat=True)) or "none"
         raise EstimateError(
-            f"criterion {name!r} does not exist in {campaign.name!r} (criteria: {names})", field=field
+            f"criterion {name!r} does not exist in {campaign.name!r} (criteria: {names})",
+            field=field,
+            missing=True,
         )
     return found

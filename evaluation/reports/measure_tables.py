@@ -9,7 +9,7 @@ from typing import Any
 
 from annotation.spreadsheets import neutralise_row
 from evaluation.measures.comparison import Comparison
-from evaluation.measures.stability import JUDGE, Stability
+from evaluation.measures.stability import JUDGE, NO_REPETITIONS, NO_VALUES, SINGLE_VALUES, Stability
 from inference.numbers import decimal, percent, signed_points
 
 STABILITY_CSV_HEADER = (
@@ -49,12 +49,26 @@ def stability_csv_rows(*, stability: Stability) -> list[list[Any]]:
     return rows
 
 
+# Why a stability result has nothing to compare, as the command says it (the page words its own).
+NOTHING_TO_COMPARE = {
+    NO_REPETITIONS: "no question of the campaign has two answers or more: nothing to compare",
+    NO_VALUES: "no answer has a value of this measure from this source yet: nothing to compare",
+    SINGLE_VALUES: "the values cover one answer per question at most: nothing to compare",
+}
+
+
 def stability_lines(*, stability: Stability) -> list[str]:
-    """A plain-text summary: per theme and overall, then the width curve."""
+    """A plain-text summary: per theme and overall, then the width curve; or why there is
+    nothing to compare."""
     s = stability
     source = f"judge {s.judge}" if s.source == JUDGE else s.source
+    heading = (
+        f"{s.campaign}: {s.measure.kind} {s.measure.name} ({s.level} level), {source}, alpha = {s.alpha:g}"
+    )
+    if s.empty:
+        return [heading, NOTHING_TO_COMPARE[s.empty]]
     lines = [
-        f"{s.campaign}: {s.measure.kind} {s.measure.name} ({s.level} level), {source}, alpha = {s.alpha:g}",
+        heading,
         "",
         f"{'theme':<24} {'questions':>9} {'answers':>7} {'rate':>7} {'interval':>17} "
         f"{'disagree':>9} {'ICC(1)':>7} {'ICC interval':>17}",
@@ -89,6 +103,7 @@ def comparison_table(*, comparison: Comparison) -> str:
         "interval",
         "p",
         "p Holm",
+        "p Bonferroni",
         "",
     )
     lines = [header]
@@ -105,7 +120,8 @@ def comparison_table(*, comparison: Comparison) -> str:
                 signed_points(d.estimate) if d else "—",
                 f"[{signed_points(d.lo)}, {signed_points(d.hi)}]" if d else "—",
                 f"{d.p_value:.3g}" if d and math.isfinite(d.p_value) else "—",
-                f"{d.p_adjusted:.3g}" if d and math.isfinite(d.p_adjusted) else "—",
+                f"{d.p_holm:.3g}" if d and math.isfinite(d.p_holm) else "—",
+                f"{d.p_bonferroni:.3g}" if d and math.isfinite(d.p_bonferroni) else "—",
                 "*" if d and d.significant else "",
             )
         )
@@ -113,7 +129,7 @@ def comparison_table(*, comparison: Comparison) -> str:
     confidence = f"{100 * (1 - comparison.alpha):g}%"
     out = [
         f"{comparison.criterion}: versions paired by question, {confidence} t intervals, "
-        f"method {comparison.method}; * = Holm-adjusted p below alpha",
+        f"method {comparison.method}; * = {comparison.adjustment.capitalize()}-adjusted p below alpha",
     ]
     out += [
         "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()

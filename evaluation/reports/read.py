@@ -9,7 +9,9 @@ why: no snapshot yet, parameters that are not snapshotted (another alpha, rows p
 criterion with categories, whose estimates are computed when read), or, for a reader that may
 not act on stale numbers (the release gate), a snapshot that something recorded since may have
 moved. Citation support adds citation recall beside it; ``shrinkage`` adds each theme's
-estimate shrunk toward the judge. :func:`report_as_data` is the one JSON of a report.
+estimate shrunk toward the judge; ``combine`` adds the estimate of several judges combined
+(``evaluation.estimates.multi_judge``, computed when read), beside the one judge's report that
+stays the default. :func:`report_as_data` is the one JSON of a report.
 
 Its length is the one road's: the request, the provenance, the read, citation recall beside
 precision and the one JSON belong together, so that no reader rebuilds a piece of it.
@@ -17,11 +19,13 @@ precision and the one JSON belong together, so that no reader rebuilds a piece o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from annotation.criteria.categories import is_categorical
 from annotation.models import Criterion, Level, Sample, Unit
@@ -36,15 +40,19 @@ from evaluation.estimates.codec import (
     report_from_json,
     with_shrinkage,
 )
-from evaluation.estimates.params import check_alpha, check_method
+from evaluation.estimates.multi_judge import CombinedReport, combined_as_data, compute_combined
+from evaluation.estimates.params import ANSWER, check_alpha, check_clusters, check_method
 from evaluation.estimates.report import GroupEstimate, Report, compute_report
 from evaluation.estimates.snapshots import (
+    BY_QUESTION,
     SNAPSHOT_ALPHA,
     STALE_SCHEDULE,
     judgments_since,
     labels_since,
     latest_snapshot,
+    latest_snapshots,
 )
+from evaluation.measures.citations import CITATION_SUPPORT, SENTENCE_SUPPORT, AlceMeasures, alce_measures
 from evaluation.models import EstimateSchedule, Judge, ReportSnapshot
 
 DEFAULT_METHOD = "robust"
@@ -56,7 +64,8 @@ PARAMETERS = "parameters"
 CATEGORIES = "categories"
 STALE = "stale"
 
-# Citation precision is citation support's rate; citation recall, veracity's (ALCE).
+# The criteria of the app's two citation rates: the citation support rate (citations) and the
+# sentence support rate (veracity's sentences); ALCE's two measures read both.
 PRECISION, RECALL = "citation_support", "veracity"
 
 
@@ -156,7 +165,9 @@ class Provenance:
 class ReportRequest:
     """A report asked for, checked: criterion, judge (and how it was chosen: ``judge_choice``'s
     ``NAMED``, ``PRIMARY``, ``ONLY``, ``ONLY_RUN``), method, alpha, rows per theme x difficulty,
-    and the small themes' shrinkage toward the judge."""
+    the small themes' shrinkage toward the judge, the robust method's clusters (what its
+    intervals are about: this campaign's answers, or the assistant asked these questions again),
+    and the judges combined in one estimate beside the report (``combine``: none by default)."""
 
     criterion: Criterion
     judge: Judge
@@ -165,6 +176,8 @@ class ReportRequest:
     by_difficulty: bool = False
     shrinkage: bool = False
     judge_choice: str = judge_choice.NAMED
+    clusters: str = ANSWER
+    combine: tuple[Judge, ...] = ()
 
     @property
     def categorical(self) -> bool:
@@ -173,7 +186,12 @@ class ReportRequest:
     @property
     def snapshotted(self) -> bool:
         """Whether snapshots hold these parameters (binary criteria, per theme, at SNAPSHOT_ALPHA)."""
-        return not self.categorical and not self.by_difficulty and self.alpha == SNAPSHOT_ALPHA
+        return (
+            not self.categorical
+            and not self.by_difficulty
+            and self.alpha == SNAPSHOT_ALPHA
+            and self.clusters == ANSWER
+        )
 
 
 def report_request(
@@ -185,20 +203,29 @@ def report_request(
     by_difficulty: bool = False,
     shrinkage: bool = False,
     judges: list[Judge] | None = None,
+    clusters: str = ANSWER,
+    combine: Sequence[str] = (),
 ) -> ReportRequest:
     """The request, each parameter checked once: ``method`` and ``alpha``, the ``judge`` named
-    (a candidate of ``judge_choice``) or the default one, ``shrinkage`` where it is offered.
-    EstimateError on the field at fault (``method``, ``alpha``, ``judge``, ``shrinkage``): the
-    judge's when none is named and there is no default, saying why. ``judges``: the criterion's
-    candidates when the caller has read them already."""
+    (a candidate of ``judge_choice``) or the default one, ``shrinkage`` where it is offered,
+    ``combine`` (the names of at least two candidates to combine in one estimate, beside the
+    report; the robust method and a binary criterion). EstimateError on the field at fault
+    (``method``, ``alpha``, ``judge``, ``shrinkage``, ``combine``): the judge's when none is
+    named and there is no default, saying why. ``judges``: the criterion's candidates when the
+    caller has read them already."""
     method = check_method(method)
     alpha = check_alpha(float(alpha))
+    clusters = check_clusters(clusters)
     judges = judge_choice.candidates(criterion=criterion) if judges is None else judges
     chosen, how = judge_choice.pick(criterion=criterion, name=judge, judges=judges)
     if chosen is None:
         raise EstimateError(judge_choice.no_choice(criterion=criterion, judges=judges), field="judge")
     if shrinkage:
         small_themes.check_shrinkage(method=method, categorical=is_categorical(criterion))
+    combined: tuple[Judge, ...] = ()
+    if any(combine):
+        combined = judge_choice.pick_several(criterion=criterion, names=combine, judges=judges)
+        check_combination(method=method, categorical=is_categorical(criterion))
     return ReportRequest(
         criterion=criterion,
         judge=chosen,
@@ -207,13 +234,34 @@ def report_request(
         by_difficulty=by_difficulty,
         shrinkage=shrinkage,
         judge_choice=how,
+        clusters=clusters,
+        combine=combined,
     )
+
+
+def check_combination(*, method: str, categorical: bool) -> None:
+    """EstimateError on field ``combine`` unless several judges can be combined: the robust
+    method (the combination is its estimator, with design weights and clusters), a binary
+    criterion (a category's rate would get coefficients of its own, and the categories' rates
+    would no longer sum to one)."""
+    if categorical:
+        raise EstimateError(
+            _("several judges are combined on a binary criterion only: this one has categories"),
+            field="combine",
+        )
+    if method != DEFAULT_METHOD:
+        raise EstimateError(
+            _("several judges are combined under the robust method only (method=robust)"), field="combine"
+        )
 
 
 @dataclass(frozen=True)
 class CitationRow:
-    """One theme (or the overall row): its citation precision and recall estimates, None when
-    the criterion has no unit in the theme."""
+    """One theme (or the overall row): the app's two citation rates, None when the criterion has
+    no unit in the theme: ``precision``, citation support's estimates (the citation support rate:
+    citations whose chunk supports at least part of their sentence, pooled over citations), and
+    ``recall``, veracity's (the sentence support rate, pooled over sentences). ALCE's citation
+    precision and recall, per answer, are ``ShownReport.alce`` (``evaluation.measures.citations``)."""
 
     theme: str
     precision: GroupEstimate | None
@@ -224,13 +272,17 @@ class CitationRow:
 class ShownReport:
     """A report as every reader gets it: the request, the numbers (a ``Report``, or a
     ``CategoricalReport`` for a criterion with categories), their provenance, and what the
-    request added: the small themes' shrinkage, citation recall beside citation precision."""
+    request added: the small themes' shrinkage, and for citation support the app's two citation
+    rates side by side (``citation_rows``) and ALCE's citation recall and precision on the
+    report's judge's verdicts (``alce``)."""
 
     request: ReportRequest
     report: Report | CategoricalReport
     provenance: Provenance
     small_themes: small_themes.SmallThemes | None = None
     citation_rows: list[CitationRow] | None = None
+    alce: AlceMeasures | None = None
+    combined: CombinedReport | None = None
 
     @property
     def binary(self) -> Report:
@@ -272,6 +324,7 @@ def _computed(request: ReportRequest) -> Report | CategoricalReport:
         alpha=request.alpha,
         method=request.method,
         by_difficulty=request.by_difficulty,
+        **({} if request.categorical else {"clusters": request.clusters}),
     )
 
 
@@ -311,13 +364,79 @@ def read_report(request: ReportRequest, *, recompute_stale: bool = False) -> Sho
     report, provenance = _numbers(request, recompute_stale=recompute_stale)
     small = None
     rows = None
+    alce = None
     if isinstance(report, Report):
         if request.shrinkage:
             small = small_themes.shrink_report(report=report)
         rows = _citation_rows(request=request, precision=report, recompute_stale=recompute_stale)
-    return ShownReport(
-        request=request, report=report, provenance=provenance, small_themes=small, citation_rows=rows
+        veracity = recall_criterion(criterion=request.criterion) if rows is not None else None
+        if veracity is not None:
+            (alce,) = alce_measures(
+                support=request.criterion, veracity=veracity, judge=request.judge, alpha=request.alpha
+            )
+    combined = (
+        compute_combined(
+            criterion=request.criterion,
+            judges=request.combine,
+            alpha=request.alpha,
+            clusters=request.clusters,
+        )
+        if request.combine
+        else None
     )
+    return ShownReport(
+        request=request,
+        report=report,
+        provenance=provenance,
+        small_themes=small,
+        citation_rows=rows,
+        alce=alce,
+        combined=combined,
+    )
+
+
+@dataclass(frozen=True)
+class Latest:
+    """A report read by :func:`read_latest`, with what its snapshot keeps besides the report: its
+    overall estimates decomposed by question (``snapshots.BY_QUESTION``), None when the report
+    was computed now or its snapshot was stored before snapshots kept them."""
+
+    shown: ShownReport
+    by_question: dict[str, Any] | None = None
+
+
+def read_latest(requests: Sequence[ReportRequest], *, compute: bool = True) -> list[Latest | None]:
+    """Each of ``requests`` read as :func:`read_report` reads it, in their order, for a page that
+    shows many reports' overall figures at once: the snapshotted ones from their latest
+    snapshots, read in one query per method and alpha whatever their number, without looking for
+    what was recorded since (their provenance's ``changes`` is None: the report page says it);
+    the others (not snapshotted, or without a snapshot yet) read by :func:`read_report`, one by
+    one, or, with ``compute`` False, left to the caller (None). Neither shrinkage nor citation
+    recall is added."""
+    found: dict[tuple[int, int, str, float], ReportSnapshot] = {}
+    kinds = {(request.method, request.alpha) for request in requests if request.snapshotted}
+    for method, alpha in sorted(kinds):
+        pairs = [
+            (request.criterion, request.judge)
+            for request in requests
+            if request.snapshotted and (request.method, request.alpha) == (method, alpha)
+        ]
+        latest = latest_snapshots(pairs=pairs, method=method, alpha=alpha)
+        for (criterion_id, judge_id), stored in latest.items():
+            found[(criterion_id, judge_id, method, alpha)] = stored
+    read: list[Latest | None] = []
+    for request in requests:
+        snapshot = found.get((request.criterion.pk, request.judge.pk, request.method, request.alpha))
+        if snapshot is None or not request.snapshotted:
+            read.append(Latest(shown=read_report(replace(request, shrinkage=False))) if compute else None)
+            continue
+        provenance = Provenance(
+            source=Provenance.SNAPSHOT, as_of=snapshot.created_at, trigger=snapshot.trigger
+        )
+        report = report_from_json(data=snapshot.data)
+        shown = ShownReport(request=request, report=report, provenance=provenance)
+        read.append(Latest(shown=shown, by_question=snapshot.data.get(BY_QUESTION)))
+    return read
 
 
 def recall_criterion(*, criterion: Criterion) -> Criterion | None:
@@ -347,6 +466,7 @@ def _citation_rows(
         method=request.method,
         alpha=request.alpha,
         by_difficulty=request.by_difficulty,
+        clusters=request.clusters,
     )
     recall = _numbers(recall_request, recompute_stale=recompute_stale)[0]
     assert isinstance(recall, Report)
@@ -367,7 +487,10 @@ def report_as_data(shown: ShownReport) -> dict[str, Any]:
     """The one JSON of a report (``manage.py report --format json``, the API's estimates): the
     report's numbers (``estimates.codec``), how its judge was chosen (``judge_choice``), where
     they come from (``estimates_source``), with ``shrinkage`` asked for the shrunk estimates, and
-    for citation support ``citation_measures``: precision and recall per theme."""
+    for citation support ``citation_measures``: the app's citation support rate
+    (``citation_support``) and sentence support rate (``sentence_support``, veracity's) per theme,
+    and ``alce_citation_measures``: ALCE's citation recall and precision on the judge's verdicts;
+    with ``combine``, ``combined``: the judges' combination (``multi_judge.combined_as_data``)."""
     if isinstance(shown.report, CategoricalReport):
         data = categorical_report_as_json(report=shown.report)
     else:
@@ -378,11 +501,17 @@ def report_as_data(shown: ShownReport) -> dict[str, Any]:
             data["citation_measures"] = [
                 {
                     "theme": row.theme,
-                    "precision": group_as_json(group=row.precision) if row.precision is not None else None,
-                    "recall": group_as_json(group=row.recall) if row.recall is not None else None,
+                    CITATION_SUPPORT: group_as_json(group=row.precision)
+                    if row.precision is not None
+                    else None,
+                    SENTENCE_SUPPORT: group_as_json(group=row.recall) if row.recall is not None else None,
                 }
                 for row in shown.citation_rows
             ]
+            if shown.alce is not None:
+                data["alce_citation_measures"] = shown.alce.as_data()
+    if shown.combined is not None:
+        data["combined"] = combined_as_data(shown.combined)
     data["judge_choice"] = shown.request.judge_choice
     data["estimates_source"] = shown.provenance.as_data()
     return data

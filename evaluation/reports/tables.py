@@ -8,11 +8,12 @@ from __future__ import annotations
 import csv
 import datetime as dt
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from django.utils import timezone
 
-from annotation.spreadsheets import neutralise_row
+from annotation.spreadsheets import Writable, neutralise_row
+from evaluation.estimates.multi_judge import CombinedReport
 from evaluation.estimates.report import GroupEstimate, Report
 from evaluation.estimates.small_themes import ShrunkTheme, SmallThemes
 from evaluation.reports.read import Provenance
@@ -22,12 +23,6 @@ from inference.numbers import decimal, finite, percent
 PERCENT = "0.0%"
 DECIMAL = "0.000"
 INTEGER = "0"
-
-
-class Writable(Protocol):
-    """Where CSV goes: an open text file, or an HttpResponse."""
-
-    def write(self, text: str, /) -> object: ...
 
 
 def _clipped(group: GroupEstimate) -> str:
@@ -266,3 +261,25 @@ def shrinkage_text(*, small: SmallThemes) -> str:
             f"below {100 * bench.agreement_floor:.0f}%: rely on the PPI++ columns"
         )
     return text
+
+
+def combined_lines(*, report: CombinedReport) -> list[str]:
+    """The judges combined in one estimate, as fixed-width text lines: per theme then overall,
+    the estimate and its interval beside the human labels alone, then each judge's coefficient,
+    the share of the variance it takes off beyond the others and its share of the answers."""
+    lines = [
+        f"several judges combined ({', '.join(report.judges)}; PPI++ with a coefficient per judge):",
+        f"{'theme':<16} {'n':>5} {'combined':>22} {'human only':>22} {'n_eff':>7}  judges (coefficient, "
+        "variance taken off, share)",
+    ]
+    for group in [*report.themes, report.overall]:
+        parts = ", ".join(
+            f"{part.judge} {decimal(part.coefficient, digits=2)} {percent(part.reduction, digits=0)} "
+            f"{'all' if part.share is None else percent(part.share, digits=0)}"
+            for part in group.judges
+        )
+        lines.append(
+            f"{group.theme[:16]:<16} {group.n_paired:>5} {_ci(group.estimate):>22} {_ci(group.human):>22} "
+            f"{decimal(group.effective_n, digits=0):>7}  {parts}"
+        )
+    return lines

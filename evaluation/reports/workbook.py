@@ -13,7 +13,7 @@ import datetime as dt
 import importlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
@@ -101,14 +101,21 @@ def sheet_title(name: str, taken: set[str]) -> str:
 
 
 def summary_sheet(
-    wb: Workbook, campaign: Campaign, reports: Sequence[Report], provenances: Sequence[Provenance | None]
+    wb: Workbook,
+    campaign: Campaign,
+    reports: Sequence[Report],
+    provenances: Sequence[Provenance | None],
+    titles: Mapping[str, str] | None = None,
 ) -> None:
+    """The overall figures of each report, one row each: the criterion's name, then its title
+    (``titles``: name -> title, as stored; blank for a name it lacks), then the numbers."""
+    titles = titles or {}
     ws = wb.create_sheet("Summary")
     ws.freeze_panes = "A4"
     ws.append([cell(ws, "Campaign", bold=True), cell(ws, campaign.name)])
     ws.append([cell(ws, "Generated", bold=True), cell(ws, timezone.now(), "yyyy-mm-dd hh:mm")])
     headers = [
-        "criterion", "level", "judge", "method", "alpha", "N", "n_human", "n_judge",
+        "criterion", "title", "level", "judge", "method", "alpha", "N", "n_human", "n_judge",
         "human_mean", "judge_mean", "ppi_mean", "ppi_lo", "ppi_hi", "kappa", "effective_n",
         "missing_judgments", "human_guidelines", "judge_prompt", *SOURCE_HEADERS,
     ]  # fmt: skip
@@ -118,6 +125,7 @@ def summary_sheet(
         ws.append(
             [
                 cell(ws, report.criterion),
+                cell(ws, titles.get(report.criterion, "")),
                 cell(ws, report.level),
                 cell(ws, report.judge),
                 cell(ws, report.method),
@@ -188,7 +196,9 @@ def metrics_sheet(wb: Workbook, campaign: Campaign) -> None:
         ws.append(cells)
 
 
-def _criterion_sheet(wb: Workbook, report: Report, taken: set[str], small: SmallThemes | None) -> None:
+def _criterion_sheet(
+    wb: Workbook, report: Report, taken: set[str], small: SmallThemes | None, title: str
+) -> None:
     ws = wb.create_sheet(sheet_title(report.criterion, taken))
     groups = report_groups(report=report)
     ws.freeze_panes = "B2"
@@ -202,7 +212,7 @@ def _criterion_sheet(wb: Workbook, report: Report, taken: set[str], small: Small
     rows = [row for row, group in enumerate(groups, start=2) if group.difficulty is None]
     chart = BarChart()
     chart.type = "col"
-    chart.title = f"{report.criterion}: PPI++ estimate per theme ({100 * (1 - report.alpha):g}% CI)"
+    chart.title = f"{title}: PPI++ estimate per theme ({100 * (1 - report.alpha):g}% CI)"
     chart.y_axis.title = "rate"
     chart.y_axis.number_format = PERCENT
     chart.y_axis.scaling.min = 0
@@ -307,12 +317,13 @@ def build_workbook(
     """
     wb = Workbook(write_only=True)
     taken = {"summary", "automatic metrics", "units", "label history"}
-    summary_sheet(wb, campaign, criteria_reports, provenances or [None] * len(criteria_reports))
-    metrics_sheet(wb, campaign)
-    for report, small in zip(criteria_reports, shrinkages or [None] * len(criteria_reports), strict=True):
-        _criterion_sheet(wb, report, taken, small)
     names = list(dict.fromkeys(report.criterion for report in criteria_reports))
     by_name = {c.name: c for c in Criterion.objects.filter(campaign=campaign, name__in=names)}
+    titles = {name: criterion.title for name, criterion in by_name.items()}
+    summary_sheet(wb, campaign, criteria_reports, provenances or [None] * len(criteria_reports), titles)
+    metrics_sheet(wb, campaign)
+    for report, small in zip(criteria_reports, shrinkages or [None] * len(criteria_reports), strict=True):
+        _criterion_sheet(wb, report, taken, small, titles.get(report.criterion, report.criterion))
     units_sheet(wb, campaign, [by_name[name] for name in names if name in by_name])
     history_sheet(wb, campaign)
     wb.save(path_or_buffer)

@@ -15,7 +15,7 @@ from evaluation.estimates.snapshots import HistoryTable
 from evaluation.measures.comparison import ThemeComparison
 from evaluation.measures.stability import Stability
 from evaluation.reports.charts import interval_chart, line_chart
-from evaluation.templatetags.report_extras import confidence
+from evaluation.templatetags.report_extras import confidence, theme_name
 from inference import intervals
 
 register = template.Library()
@@ -24,12 +24,19 @@ register = template.Library()
 CHART_SNAPSHOTS = 20
 
 
+# The report's answer chart drawn for a phone: 360 pixels wide, so that its 12-pixel text stays
+# 12 pixels on a 390-pixel screen (the 720-pixel chart scaled down would show it at 6).
+NARROW = 360
+
+
 @register.simple_tag
-def report_chart(report: Report) -> SafeString:
-    """Human, judge and PPI++ estimates with their intervals, per theme and overall (SVG)."""
+def report_chart(report: Report, estimates: str = "all", width: int = 720) -> SafeString:
+    """The estimates per theme and overall with their intervals (SVG): human, judge and PPI++
+    (``estimates`` "all"), or PPI++ alone ("ppi": the report's answer); ``width`` in pixels,
+    ``NARROW`` for phones (narrower row labels)."""
     rows = [
         {
-            "label": group.theme,
+            "label": theme_name(group.theme),
             "estimates": [
                 (name, value.mean, value.shown_lo, value.shown_hi)
                 for name, value in (
@@ -37,14 +44,21 @@ def report_chart(report: Report) -> SafeString:
                     (_("Judge"), group.judge),
                     ("PPI++", group.ppi),
                 )
+                if estimates == "all" or value is group.ppi
             ],
         }
         for group in [*report.themes, report.overall]
     ]
+    title = (
+        _("%(criterion)s: estimates with %(confidence)s intervals")
+        if estimates == "all"
+        else _("PPI++ estimate per theme (%(confidence)s intervals)")
+    )
     return interval_chart(
         rows=rows,
-        title=_("%(criterion)s: estimates with %(confidence)s intervals")
-        % {"criterion": report.criterion, "confidence": confidence(report.alpha)},
+        title=title % {"criterion": report.criterion, "confidence": confidence(report.alpha)},
+        width=width,
+        label_width=160.0 if width > NARROW else 112.0,
     )
 
 
@@ -78,7 +92,7 @@ def comparison_chart(compared: list[ThemeComparison], criterion: str, left: str,
     names = (left, right)
     rows = [
         {
-            "label": row.theme,
+            "label": theme_name(row.theme),
             "estimates": [
                 (name, group.ppi.shown_mean, group.ppi.shown_lo, group.ppi.shown_hi)
                 for name, group in zip(names, (row.left, row.right), strict=True)

@@ -12,18 +12,21 @@ import math
 from typing import Any
 
 from django import template
-from django.utils import formats
 from django.utils.dateformat import format as date_format
 from django.utils.timezone import localtime
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop, pgettext_lazy
 
+from annotation import page_numbers
+from evaluation.estimates.params import OVERALL
 from evaluation.estimates.report import Report
 from evaluation.estimates.small_themes import ShrunkTheme, SmallThemes
+from evaluation.judge import lexical
 from evaluation.measures.stability import QuestionStability
 from evaluation.pages.overview import COUNT_NAMES, METRIC_TITLES
+from evaluation.reports import summary
 from evaluation.reports.read import Changes, Provenance
-from inference import intervals, notes
+from inference import intervals, means, notes, paired, ppi, shrinkage
 
 register = template.Library()
 
@@ -82,6 +85,7 @@ _NOTE_TEMPLATES = (
     gettext_noop("the judge's labels are all equal: lambda 0"),
     gettext_noop("no unlabeled units: lambda 0 (human labels only)"),
     gettext_noop("rare disagreements or equal labels: rectifier variance floored"),
+    gettext_noop("residuals smaller than the judge's confidences imply: variance floored at theirs"),
     gettext_noop("no groups"),
     gettext_noop("%(missing)s of %(groups)s groups have no estimate"),
     gettext_noop("a group has no variance"),
@@ -90,6 +94,10 @@ _NOTE_TEMPLATES = (
         "at the effective sample size"
     ),
     gettext_noop("normal interval left [0, 1]: cut at the bound"),
+    gettext_noop(
+        "few events near a bound: normal interval widened to the Wilson score interval at the "
+        "effective sample size"
+    ),
     gettext_noop(
         "estimate and normal interval past a bound of [0, 1]: centred on the bound, no narrower than "
         "the Wilson score interval at the labels used"
@@ -106,7 +114,90 @@ _NOTE_TEMPLATES = (
         "sample drawn by the judge's confidence: PPI++ is the inverse-probability estimate on the "
         "judge's confidence (lambda 1)"
     ),
+    gettext_noop(
+        "the judge's confidence recalibrated on %(labels)s human labels (Platt, cross-fitted over "
+        "%(folds)s folds)"
+    ),
+    gettext_noop(
+        "the judge's confidence used as it gave it: fewer than %(least)s human labels to recalibrate it"
+    ),
+    gettext_noop(
+        "questions as clusters: the rate of the assistant asked these questions again, beyond this "
+        "campaign's answers"
+    ),
+    gettext_noop(
+        "drawn by the judge's confidence: the interval is about this campaign's answers (the draw's "
+        "own randomness)"
+    ),
+    gettext_noop(
+        "%(judge)s judged a random share of the answers (%(share)s): its term is its inverse-probability "
+        "mean on them"
+    ),
+    gettext_noop(
+        "%(judge)s judged %(judged)s of %(size)s units without a recorded share: its term is its mean "
+        "over those it judged"
+    ),
+    gettext_noop("%(judge)s judged no unit here: left out of the combination"),
+    gettext_noop(
+        "%(count)s human-labeled units lack a judgment of one of the judges and are left out of the "
+        "combination"
+    ),
 )
+
+
+# What people read for a method's key: an interval's ``method`` (``ppi++-robust-crossfit``...) or
+# the method a report is asked with (``robust``, ``study``). The one map from key to shown name;
+# files, JSON and the API keep the keys.
+METHOD_NAMES = {
+    "robust": pgettext_lazy("method", "robust"),
+    "study": pgettext_lazy("method", "study"),
+    means.CLASSICAL: gettext_lazy("human labels only, as ppi_py"),
+    means.CLASSICAL_ROBUST: gettext_lazy("human labels only, robust"),
+    means.JUDGE_ONLY: gettext_lazy("judge labels only"),
+    ppi.PPI: gettext_lazy("PPI++ as ppi_py"),
+    ppi.PPI_ROBUST_CROSSFIT: gettext_lazy("robust PPI++, cross-fitted λ"),
+    ppi.PPI_ROBUST_POOLED: gettext_lazy("robust PPI++, one λ for all groups"),
+    ppi.PPI_ROBUST_FIXED: gettext_lazy("robust PPI++, given λ"),
+    ppi.PPI_CONFIDENCE: gettext_lazy("PPI++ on the judge's confidence"),
+    ppi.PPI_MULTI: gettext_lazy("PPI++ with several judges"),
+    shrinkage.PPI_SHRUNK: gettext_lazy("PPI++ shrunk toward the judge"),
+    paired.DIFFERENCE: gettext_lazy("difference of independent samples"),
+    "wilson": gettext_lazy("Wilson score interval"),
+}
+
+
+@register.filter
+def method_name(key: str) -> str:
+    """A method's key as people read it (``METHOD_NAMES``); a key it does not know, as it is."""
+    return str(METHOD_NAMES.get(key, key))
+
+
+# The lexical judge's reasons (evaluation.judge.lexical.TEMPLATES), for the French catalogue: a page
+# translates a stored reason where it shows it (the ``reasoning`` filter); the exports keep them in
+# English. tests/evaluation/judge/test_lexical.py checks that every template has its translation.
+_LEXICAL_REASONS = (
+    gettext_noop("lexical: no content word and no number (filler sentence)"),
+    gettext_noop("lexical: %(words)s content word(s) and %(numbers)s number(s) but no cited source"),
+    gettext_noop(
+        "lexical: %(found)s/%(total)s content words found in the cited sources "
+        "(%(overlap)s%%, threshold %(threshold)s%%); %(detail)s"
+    ),
+    gettext_noop("lexical: the question has no content word to look for"),
+    gettext_noop(
+        "lexical: %(found)s/%(total)s of the question's terms found in the answer "
+        "(%(overlap)s%%, threshold %(threshold)s%%)"
+    ),
+    gettext_noop("number(s) not found: %(numbers)s"),
+    gettext_noop("all %(count)s number(s) found"),
+    gettext_noop("no number"),
+)
+
+
+@register.filter
+def reasoning(text: str) -> str:
+    """A judgment's reasoning as the reader reads it: the lexical judge's reasons in the active
+    language (``lexical.translate``), an LLM's own words as it wrote them."""
+    return lexical.translate(str(text or ""), _)
 
 
 @register.filter
@@ -127,49 +218,38 @@ def count_name(name: str) -> str:
     return str(COUNT_NAMES.get(name, name))
 
 
-DASH = "—"
-
-
-def _number(value: Any) -> float | None:
-    """``value`` as a finite float, or None (None, "", NaN, infinities, anything else)."""
-    if value is None or isinstance(value, str | bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
+# The pages' rule for numbers (a decimal comma and "12,3 %" in French) has its home in
+# annotation.page_numbers, which the charts and the annotation pages share: these filters write
+# through it.
+DASH = page_numbers.DASH
+_number = page_numbers.finite_number
+_localized = page_numbers.localized
+_percent = page_numbers.percent_text
+_bounds = page_numbers.bounds
 
 
 @register.filter
-def _localized(text: str) -> str:
-    """A number written with a dot, with the reader's decimal separator (a comma in French)."""
-    separator = formats.get_format("DECIMAL_SEPARATOR")
-    return text if separator == "." else text.replace(".", separator)
-
-
-def _percent(text: str) -> str:
-    """A number already written, as a percentage in the reader's typography (``12,3 %`` in French)."""
-    return _("%(number)s%%") % {"number": _localized(text)}
-
-
-def _bounds(lo: str, hi: str) -> str:
-    """Two bounds already written, as an interval: ``[12.3%, 45.6%]``, ``[12,3 % ; 45,6 %]``."""
-    return _("[%(lo)s, %(hi)s]") % {"lo": lo, "hi": hi}
+def theme_name(theme: str) -> str:
+    """A theme as the reader sees it: the total row's key (``params.OVERALL``) is "Overall"."""
+    return _("Overall") if theme == OVERALL else theme
 
 
 @register.filter
 def pct(value: Any) -> str:
     """A rate as a percentage with one decimal: ``0.1234`` is ``12.3%`` (``12,3 %`` in French)."""
-    number = _number(value)
-    return DASH if number is None else _percent(f"{number * 100:.1f}")
+    return page_numbers.pct(value)
 
 
 @register.filter
 def number(value: Any, digits: int = 2) -> str:
     """A number with ``digits`` decimals (2 by default)."""
-    number = _number(value)
-    return DASH if number is None else _localized(f"{number:.{int(digits)}f}")
+    return page_numbers.number(value, digits)
+
+
+@register.filter
+def whole(value: Any) -> str:
+    """A whole number with its thousands grouped: ``20,000`` (``20 000`` in French)."""
+    return page_numbers.whole(value)
 
 
 @register.filter
@@ -344,6 +424,10 @@ _ESTIMATE_TITLES = {
     "human": gettext_lazy("Human labels only"),
     "judge": gettext_lazy("Judge only"),
     "ppi": gettext_lazy("PPI++"),
+    # The answers against their reference answers (evaluation.measures.overlap).
+    "exact_match": gettext_lazy("Exact match with the reference answer"),
+    "token_f1": gettext_lazy("Token F1 with the reference answer"),
+    "rouge_l": gettext_lazy("ROUGE-L with the reference answer"),
 }
 
 
@@ -371,3 +455,83 @@ def difference_bounds(value: Any) -> str:
     if value is None:
         return ""
     return _bounds(signed(value.lo), signed(value.hi))
+
+
+# The report read top down (``evaluation.reports.summary``)
+
+_NOTE_KINDS = {
+    summary.WILSON: gettext_lazy(
+        "Interval widened to stay within 0–100% where few events lie near 0% or 100% (Wilson score interval)"
+    ),
+    summary.FLOOR: gettext_lazy(
+        "Few labels and no disagreement seen (or all labels equal): the interval is kept from "
+        "shrinking to nothing (variance floor)"
+    ),
+    summary.BOUNDS: gettext_lazy("Interval cut at 0% or 100%"),
+    summary.EQUAL_WEIGHTS: gettext_lazy(
+        "Labels counted with equal weights: they do not all come from the current sample"
+    ),
+    summary.POOLED_WEIGHTS: gettext_lazy(
+        "Labels from several samples, each weighted by its chance of having been drawn by any of them"
+    ),
+    summary.MISSING: gettext_lazy(
+        "Labelled units without a judgment: left out of PPI++, still counted by the human-only estimate"
+    ),
+    summary.NO_ESTIMATE: gettext_lazy("Too few labels or judgments for an estimate or an interval"),
+    summary.HUMAN_ONLY: gettext_lazy("The judge's labels could not help: human labels only (λ = 0)"),
+    summary.CONFIDENCE: gettext_lazy(
+        "Sample drawn by the judge's confidence: estimated on that confidence, about this campaign's answers"
+    ),
+    summary.CLUSTERS: gettext_lazy(
+        "Intervals about the assistant asked these questions again (questions as clusters)"
+    ),
+    summary.COMBINED: gettext_lazy("Several judges combined: what each judge's term rests on"),
+    summary.OTHER: gettext_lazy("Other notes"),
+}
+
+
+@register.filter
+def note_kind(kind: str) -> str:
+    """A kind of note (``summary.KINDS``) in a few plain words of the reader's language."""
+    return str(_NOTE_KINDS.get(kind, kind))
+
+
+@register.filter
+def grouped_notes(report: Report) -> list[summary.NoteGroup]:
+    """The report's notes said once each, by kind (``summary.grouped_notes``)."""
+    return summary.grouped_notes(report)
+
+
+@register.filter
+def label_account(report: Any) -> summary.LabelAccount | None:
+    """The labels a report rests on, by where their units stand (``summary.label_account``)."""
+    return summary.label_account(report)
+
+
+@register.filter
+def theme_list(themes: list[str]) -> str:
+    """Theme names as one phrase: ``Finance, RH and Overall`` (``Finance, RH et Ensemble``)."""
+    names = [theme_name(theme) for theme in themes]
+    if len(names) < 2:
+        return "".join(names)
+    return _("%(first)s and %(last)s") % {"first": ", ".join(names[:-1]), "last": names[-1]}
+
+
+@register.filter
+def interval_words(value: intervals.Interval | None) -> str:
+    """An interval of a rate in words: ``76.0% to 88.0%`` (``76,0 % à 88,0 %``); ``unbounded``
+    when a bound is infinite, a dash without an estimate. Shown bounds: never outside [0%, 100%]."""
+    if value is None or _number(value.mean) is None:
+        return DASH
+    if math.isinf(value.lo) or math.isinf(value.hi):
+        return _("unbounded")
+    words = _("%(lo)s to %(hi)s") % {"lo": pct(value.shown_lo), "hi": pct(value.shown_hi)}
+    return f"{words} {_clipped_mark()}" if value.clipped else words
+
+
+@register.filter
+def difference_words(value: Any) -> str:
+    """A difference's interval in signed points, in words: ``-3.1 to +12.0 points``."""
+    if value is None or _number(value.lo) is None or _number(value.hi) is None:
+        return DASH
+    return _("%(lo)s to %(hi)s points") % {"lo": signed(value.lo), "hi": signed(value.hi)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
@@ -19,11 +19,12 @@ from annotation.criteria.categories import is_categorical
 from annotation.forms import add_domain_error
 from annotation.models import Campaign, Membership
 from evaluation import errors
-from evaluation.forms.reports import CompareForm
+from evaluation.forms.reports import CompareForm, ReportForm
 from evaluation.measures import comparison
 from evaluation.measures.comparison import compare_reports
-from evaluation.reports import read
+from evaluation.reports import read, summary
 from evaluation.views.reports import VIEWERS, criterion_page
+from inference.paired import HOLM
 
 
 def comparable_campaigns(request: AppRequest, campaign: Campaign) -> list[Campaign]:
@@ -90,7 +91,10 @@ def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
                     judges=[params.judge, form.cleaned_data["other_judge"], *[None] * len(more)],
                 )
                 context["paired"] = comparison.compare_versions(
-                    versions=versions, alpha=params.alpha, method=params.method
+                    versions=versions,
+                    alpha=params.alpha,
+                    method=params.method,
+                    adjustment=form.cleaned_data.get("adjust") or HOLM,
                 )
             except errors.ComparisonError as exc:
                 add_domain_error(form, exc)
@@ -108,3 +112,44 @@ def compare(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
             )
     context["errors"] = form.messages()
     return render(request, "evaluation/compare.html", context, status=200 if valid else 400)
+
+
+@login_required
+@require_GET
+def previous_version_section(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
+    """The report's section on the change against the previous version of the assistant: the
+    latest campaign created before this one that shares question ids with it and that the user
+    manages or analyses too (``summary.previous_version``), its PPI++ estimates compared with this
+    report's by question (``summary.version_change``: the compare page's comparison). The report
+    page loads it as soon as it is shown (htmx); without a previous version it is empty. GET
+    ``judge``, ``method``, ``alpha`` as on the report (400 naming the parameter at fault, or for
+    a criterion with categories); 403 or 404 as the report."""
+    campaign, _roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
+    form = ReportForm(request.GET, criterion=criterion_obj, judges=judges)
+    valid = form.is_valid()
+    params = form.params()
+    if is_categorical(criterion_obj) or not valid or params.request is None:
+        message = (
+            "; ".join(form.messages())
+            or params.no_judge
+            or _("a criterion with categories has no rate per theme")
+        )
+        return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+    change = summary.change_against_previous(
+        campaign=campaign,
+        criterion=criterion_obj,
+        judge=params.request.judge,
+        method=params.method,
+        alpha=params.alpha,
+        candidates=comparable_campaigns(request, campaign),
+    )
+    if change is None:
+        return HttpResponse("")
+    context = {
+        "campaign": campaign,
+        "criterion": criterion_obj,
+        "change": change,
+        "alpha": params.alpha,
+        "method": params.method,
+    }
+    return render(request, "evaluation/_version_change.html", context)

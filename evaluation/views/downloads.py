@@ -1,5 +1,5 @@
-"""Downloads of a report: the Excel workbook, the CSV table and the JSON, with the numbers the
-report page shows (``evaluation.reports.read``); the same numbers with ARES's result keys; the
+"""Downloads of a report: the PDF, the Excel workbook, the CSV table and the JSON, with the numbers
+the report page shows (``evaluation.reports.read``); the same numbers with ARES's result keys; the
 criterion's units, labels and the report's judge for Label Studio, Argilla and as Parquet.
 
 Managers and analysts only, like the report itself.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -19,18 +20,23 @@ from annotation.access import AppRequest
 from annotation.models import Campaign, Criterion
 from evaluation.errors import EstimateError
 from evaluation.estimates.categorical import CategoricalReport
-from evaluation.forms.reports import ReportForm
+from evaluation.forms.reports import ReportForm, ReportParams
 from evaluation.interchange import exporting
 from evaluation.models import Judge
-from evaluation.reports import files, read
+from evaluation.pages.overview import automatic_metrics_sections
+from evaluation.reports import files, read, summary
+from evaluation.views.compare import comparable_campaigns
 from evaluation.views.reports import criterion_page
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 
-def _shown_report(request: AppRequest, slug: str, criterion: str) -> read.ShownReport | HttpResponse:
+def _read(
+    request: AppRequest, slug: str, criterion: str
+) -> tuple[read.ShownReport, ReportParams] | HttpResponse:
     """The report a download holds, read as the report page reads it (403 or 404 as the report),
-    or a 400 naming the parameter at fault, or saying which judges to choose among."""
+    with the page's parameters, or a 400 naming the parameter at fault, or saying which judges
+    to choose among."""
     _campaign, _roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     form = ReportForm(request.GET, criterion=criterion_obj, judges=judges)
     valid = form.is_valid()
@@ -39,9 +45,15 @@ def _shown_report(request: AppRequest, slug: str, criterion: str) -> read.ShownR
         message = "; ".join(form.messages()) or params.no_judge
         return _refusal(message)
     try:
-        return read.read_report(params.request)
+        return read.read_report(params.request), params
     except EstimateError as error:
         return _refusal(str(error))
+
+
+def _shown_report(request: AppRequest, slug: str, criterion: str) -> read.ShownReport | HttpResponse:
+    """:func:`_read`'s report alone."""
+    found = _read(request, slug, criterion)
+    return found if isinstance(found, HttpResponse) else found[0]
 
 
 def _refusal(message: str) -> HttpResponse:
@@ -99,6 +111,40 @@ def export_json(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     text = json.dumps(read.report_as_data(shown), indent=2, ensure_ascii=False)
     name = files.filename(shown=shown, extension="json")
     return _attachment(text, content_type="application/json; charset=utf-8", name=name)
+
+
+@login_required
+@require_GET
+def export_pdf(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
+    """The report as a PDF in the reader's language, with the report's GET parameters: the
+    figures the report page shows (``read.read_report``), the change against the previous
+    version, the judge's calibration and the automatic metrics (the sections the page loads
+    after it), and a methods paragraph written from the report's parameters
+    (``evaluation.reports.pdf``). Managers and analysts only, like the report."""
+    found = _read(request, slug, criterion)
+    if isinstance(found, HttpResponse):
+        return found
+    shown, params = found
+    campaign, criterion_obj = shown.request.criterion.campaign, shown.request.criterion
+    extras: dict[str, Any] = {"metrics": automatic_metrics_sections(campaign=campaign)}
+    if not isinstance(shown.report, CategoricalReport):
+        extras["version_change"] = summary.change_against_previous(
+            campaign=campaign,
+            criterion=criterion_obj,
+            judge=shown.request.judge,
+            method=shown.request.method,
+            alpha=shown.request.alpha,
+            candidates=comparable_campaigns(request, campaign),
+        )
+        if shown.request.judge.kind != Judge.Kind.IMPORTED:
+            extras["calibration"] = summary.calibration_context(
+                criterion=criterion_obj, judge=shown.request.judge
+            )
+    buffer = io.BytesIO()
+    files.write_pdf(shown=shown, sink=buffer, target=params.target, **extras)
+    return _attachment(
+        buffer.getvalue(), content_type="application/pdf", name=files.filename(shown=shown, extension="pdf")
+    )
 
 
 def _attachment(content: bytes | str, *, content_type: str, name: str) -> HttpResponse:

@@ -25,9 +25,8 @@ from evaluation.estimates import judge_choice, planning
 from evaluation.estimates.categorical import CategoricalReport, theme_tables
 from evaluation.estimates.params import METHODS
 from evaluation.forms.reports import PrimaryJudgeForm, ReportForm
-from evaluation.measures import calibration
 from evaluation.models import Judge
-from evaluation.reports import charts, read
+from evaluation.reports import read, summary
 from inference import ppi
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
@@ -96,7 +95,7 @@ def _add_shown(
 ) -> None:
     """What the report page shows of ``shown``: the numbers, their provenance, the planner,
     the small themes, citation recall, the calibration section's address, the other judges."""
-    context.update(report=shown.report, shown=shown)
+    context.update(report=shown.report, shown=shown, combined=shown.combined)
     request = shown.request
     if isinstance(shown.report, CategoricalReport):
         context.update(categorical=shown.report, tables=theme_tables(report=shown.report))
@@ -114,12 +113,20 @@ def _add_shown(
         small_themes=shown.small_themes,
     )
     if request.judge.kind != Judge.Kind.IMPORTED:
-        # Read when the section is shown (it reads every label: not on the snapshot's path).
+        # Loaded right after the page (it reads every label: not on the snapshot's path).
         context["calibration_url"] = (
             reverse("evaluation:calibration", args=[campaign.slug, criterion.name])
             + "?"
             + urlencode({"judge": request.judge.name})
         )
+    # The answers against their reference answers read every answer: loaded after the page too.
+    context["reference_url"] = reverse("evaluation:reference_answers", args=[campaign.slug])
+    # The change against the previous version reads both versions' labels: loaded after the page too.
+    context["version_url"] = (
+        reverse("evaluation:previous_version", args=[campaign.slug, criterion.name])
+        + "?"
+        + urlencode({"judge": request.judge.name, "method": request.method, "alpha": request.alpha})
+    )
     if len(judges) > 1:
         context["comparison"] = read.overall_by_judge(shown=shown, judges=judges)
 
@@ -155,8 +162,8 @@ def choose_primary_judge(request: AppRequest, slug: str, criterion: str) -> Http
 def calibration_section(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     """The judge's calibration on a binary criterion against the final human labels (reliability
     diagram, Brier score, expected calibration error; ``evaluation.measures.calibration``), for managers
-    and analysts: the report's section, loaded when it comes into view (htmx), or a page of its
-    own. GET ``judge``: a name among the campaign's judges (default as on the report); 400 naming
+    and analysts: the report's section, loaded as soon as the report is shown (htmx), or a page of
+    its own. GET ``judge``: a name among the campaign's judges (default as on the report); 400 naming
     it otherwise, or for a criterion with categories."""
     campaign, _roles, criterion_obj, judges = criterion_page(request=request, slug=slug, criterion=criterion)
     try:
@@ -170,18 +177,10 @@ def calibration_section(request: AppRequest, slug: str, criterion: str) -> HttpR
             _("judge: choose a judge of this campaign (the calibration is of a binary criterion)"),
             content_type="text/plain; charset=utf-8",
         )
-    judged = calibration.judge_calibration(criterion=criterion_obj, judge=judge)
     context = {
         "campaign": campaign,
         "criterion": criterion_obj,
-        "judge": judge,
-        "calibration": judged,
-        "calibration_chart": charts.reliability_chart(
-            points=[(b.mean_probability, b.observed, b.count) for b in judged.bins],
-            title=_("Reliability of %(judge)s") % {"judge": judge.name},
-            x_label=_("Judge's probability of 1"),
-            y_label=_("Share of human 1s"),
-        ),
+        **summary.calibration_context(criterion=criterion_obj, judge=judge),
     }
     template = "evaluation/calibration.html#section" if request.htmx else "evaluation/calibration.html"
     return render(request, template, context)

@@ -1,4 +1,5 @@
-"""python manage.py report --campaign NAME --criterion relevance --format json|table|xlsx|csv [--shrinkage]"""
+"""python manage.py report --campaign NAME --criterion relevance --format json|table|xlsx|csv [--shrinkage]
+[--clusters answer|question] [--combine JUDGE,JUDGE]"""
 
 from __future__ import annotations
 
@@ -33,6 +34,18 @@ class Command(BaseCommand):
         parser.add_argument("--method", default="robust", help=f"{' or '.join(METHODS)} (default robust)")
         parser.add_argument("--by-difficulty", action="store_true", help="add theme x difficulty rows")
         parser.add_argument(
+            "--clusters",
+            default="answer",
+            help="robust method: answer (default: intervals about this campaign's answers) or question "
+            "(about the assistant asked these questions again; docs/statistics.md)",
+        )
+        parser.add_argument(
+            "--combine",
+            default="",
+            help="judges to combine in one estimate beside the report, comma-separated (PPI++ with a "
+            "coefficient per judge; robust method, binary criteria; docs/statistics.md)",
+        )
+        parser.add_argument(
             "--shrinkage",
             action="store_true",
             help="add each theme's PPI++ estimate shrunk toward the judge (PAS; 95%% on average over "
@@ -60,6 +73,8 @@ class Command(BaseCommand):
                 alpha=alpha,
                 by_difficulty=options["by_difficulty"],
                 shrinkage=options["shrinkage"],
+                clusters=options["clusters"],
+                combine=[name.strip() for name in options["combine"].split(",") if name.strip()],
             )
             shown = read.read_report(request)
         except EstimateError as exc:

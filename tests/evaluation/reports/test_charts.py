@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -215,3 +216,38 @@ def test_line_chart_escapes_names_breaks_lines_at_missing_points_and_says_no_dat
     parse(svg)
     empty = line_chart(series=[("a", [(1, float("nan"))])], title="t", x_label="x", y_label="y")
     assert "No data" in empty and "<polyline" not in empty
+
+
+# In the reader's language ------------------------------------------------------------------------
+
+
+def test_a_french_chart_writes_its_numbers_and_words_in_french():
+    from django.utils import translation
+
+    from evaluation.reports.charts import reliability_chart
+
+    with translation.override("fr"):
+        bars = parse(bar_chart())
+        intervals = parse(interval_chart(rows=interval_rows(), title="t"))
+        lines = parse(
+            line_chart(series=[("mesuré", [(1, 0.125), (2, 0.1)])], title="t", x_label="x", y_label="y")
+        )
+        reliability = reliability_chart(points=[(0.25, 0.5, 3)], title="t", x_label="x", y_label="y")
+        empty = parse(interval_chart(rows=[], title="t"))
+    assert [t.text for t in by_class(bars, "text", "tick")] == [
+        "0\u00a0%",
+        "25\u00a0%",
+        "50\u00a0%",
+        "75\u00a0%",
+        "100\u00a0%",
+    ]
+    tips = [t.text for t in bars.iter(f"{SVG}title")]
+    assert "Finance, hard\u00a0: 25,0\u00a0% (intervalle de 10,0\u00a0% à 40,0\u00a0%)" in tips
+    shown = " ".join(t.text or "" for t in intervals.iter(f"{SVG}title"))
+    assert "(intervalle de 40,0\u00a0% à 80,0\u00a0%)" in shown and "interval " not in shown
+    assert [t.text for t in lines.iter(f"{SVG}title")][-2:] == ["mesuré, 1: 12,5", "mesuré, 2: 10,0"]
+    assert "25,0\u00a0% → 50,0\u00a0% (3)" in reliability
+    assert [t.text for t in by_class(empty, "text", "empty")] == ["Aucune donnée"]
+    for root in (bars, intervals, lines, empty):
+        text = " ".join(root.itertext())
+        assert not re.search(r"\d\.\d|\d%", text), text

@@ -50,8 +50,13 @@ def test_workbook_has_the_summary_metrics_criteria_units_and_history_sheets(repo
     ]
     summary = wb["Summary"]
     assert summary["B1"].value == campaign.name
-    assert [summary.cell(row=4, column=c).value for c in (1, 3, 4)] == ["relevance", "imported", "robust"]
-    assert summary.cell(row=4, column=11).value == pytest.approx(criteria_reports[0].overall.ppi.mean)
+    assert [summary.cell(row=4, column=c).value for c in (1, 2, 4, 5)] == [
+        "relevance",
+        "Relevance",
+        "imported",
+        "robust",
+    ]
+    assert summary.cell(row=4, column=12).value == pytest.approx(criteria_reports[0].overall.ppi.mean)
 
 
 def test_each_criterion_sheet_has_a_bar_chart_with_error_bars_and_numbers_as_numbers(reports):

@@ -167,3 +167,36 @@ def test_p_value_estimate_title_and_difference_bounds():
     assert extras.difference_bounds(None) == ""
     with translation.override("fr"):
         assert extras.p_value(0.0543) == "0,054"
+
+
+# Methods by name, whole numbers
+
+
+def test_every_method_the_estimators_name_has_a_shown_name_in_both_languages():
+    from django.utils import translation
+
+    from evaluation.estimates import params
+    from inference import ppi
+
+    keys = [*ppi.METHODS, *params.METHODS]
+    assert set(keys) <= set(extras.METHOD_NAMES)
+    with translation.override("fr"):
+        french = {key: extras.method_name(key) for key in extras.METHOD_NAMES}
+    with translation.override("en"):
+        english = {key: extras.method_name(key) for key in extras.METHOD_NAMES}
+    assert all(french[key] != english[key] for key in extras.METHOD_NAMES), french
+    assert english["ppi++-robust-crossfit"] == "robust PPI++, cross-fitted λ"
+    assert french["ppi++-robust-crossfit"] == "PPI++ robuste, λ par validation croisée"
+    assert (french["robust"], french["study"]) == ("robuste", "étude")
+    assert extras.method_name("a-new-method") == "a-new-method"
+
+
+def test_whole_numbers_are_grouped_as_the_reader_groups_them():
+    from django.utils import translation
+
+    with translation.override("en"):
+        assert extras.whole(200_000) == "200,000"
+    with translation.override("fr"):
+        assert extras.whole(200_000) == "200\u00a0000"
+        assert extras.whole(50) == "50"
+        assert extras.whole(None) == "—"

@@ -129,8 +129,9 @@ def test_the_page_costs_a_fixed_number_of_queries(
 
 
 # Session, user, memberships, candidates and judges; then per version its question ids, unit
-# counts, judgments, labels, sample and metrics, whatever the number of answers (below ID_CHUNK labels).
-QUERIES = 46
+# counts, judgments, labels, sample, metrics and answers against their reference answers, whatever
+# the number of answers (below ID_CHUNK labels).
+QUERIES = 49
 
 
 def test_twice_the_answers_cost_the_same_queries(db, client, django_assert_num_queries):
@@ -143,3 +144,61 @@ def test_twice_the_answers_cost_the_same_queries(db, client, django_assert_num_q
     client.get(url(big[0]), params)
     with django_assert_num_queries(QUERIES):
         assert client.get(url(big[0]), params).status_code == 200
+
+
+# The report's change against the previous version (its section, loaded after the report)
+
+
+def previous_url(campaign, **params) -> str:
+    query = {"judge": "imported", "method": "robust", "alpha": "0.05", **params}
+    return reverse("evaluation:previous_version", args=[campaign.slug, "relevance"]), query
+
+
+def test_the_report_section_compares_with_the_previous_version_by_question(versions, analyst_of_all, client):
+    client.force_login(analyst_of_all)
+    path, query = previous_url(versions[1])
+    response = client.get(path, query, HTTP_HX_REQUEST="true")
+    content = response.content.decode()
+    assert response.status_code == 200 and "<html" not in content
+    assert "Against the previous version of the assistant (Assistant v1)" in content
+    expected = comparison.compare_versions(
+        versions=comparison.versions_for(campaigns=[versions[0], versions[1]], criterion="relevance"),
+        metrics=False,
+    ).rows_of(comparison.PPI)
+    rows = re.findall(r'<tr class="version-row[^"]*" data-theme="([^"]+)">(.*?)</tr>', content, re.S)
+    assert [theme for theme, _ in rows] == [row.theme for row in expected]
+    for (_, cells), row in zip(rows, expected, strict=True):
+        assert pct(row.left_value) in cells and pct(row.right_value) in cells
+        assert f"{row.difference.estimate * 100:+.1f} pts" in cells
+    # The first version has none before it: an empty section, nothing to swap in.
+    first = client.get(*previous_url(versions[0]), HTTP_HX_REQUEST="true")
+    assert first.status_code == 200 and first.content == b""
+
+
+def test_the_previous_version_must_be_one_the_reader_may_compare_with(versions, client):
+    user = make_user(username="only-v2")
+    add_member(campaign=versions[1], user=user, roles=[Role.ANALYST])
+    client.force_login(user)
+    response = client.get(*previous_url(versions[1]))
+    assert response.status_code == 200 and response.content == b""
+
+
+@pytest.mark.parametrize("role", [Role.ANNOTATOR, Role.REVIEWER, Role.ADJUDICATOR])
+def test_the_section_has_the_reports_access_rule(role, versions, client):
+    user = make_user(username=f"who-{role}")
+    add_member(campaign=versions[1], user=user, roles=[role])
+    client.force_login(user)
+    assert client.get(*previous_url(versions[1])).status_code == 403
+    stranger = make_user(username="stranger")
+    client.force_login(stranger)
+    assert client.get(*previous_url(versions[1])).status_code == 404
+    client.logout()
+    assert client.get(*previous_url(versions[1])).status_code == 302
+
+
+def test_the_section_refuses_a_post_and_a_bad_parameter(versions, analyst_of_all, client):
+    client.force_login(analyst_of_all)
+    path, query = previous_url(versions[1])
+    assert client.post(path, query).status_code == 405
+    refused = client.get(path, {**query, "alpha": "2"})
+    assert refused.status_code == 400 and refused.content.decode().startswith("alpha:")
