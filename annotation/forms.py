@@ -18,10 +18,12 @@ from django.db.models import QuerySet
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from annotation.criteria.editing import CriterionDraft, parse_categories, parse_groups
+from annotation import limits
+from annotation.criteria.editing import CriterionDraft, criterion_problems, parse_categories, parse_groups
 from annotation.errors import FieldError
 from annotation.models import Campaign, Criterion, Level, Stage, Unit
 from annotation.team import ROLE_NAMES, ROLE_ORDER
+from annotation.workbench import shown_title
 
 THEME_BUDGET_PREFIX = "theme_budget:"
 
@@ -69,7 +71,7 @@ class LabelForm(forms.Form):
 
     unit_id = forms.IntegerField(error_messages=_NUMBER)
     value = forms.IntegerField(error_messages=_NUMBER)
-    comment = forms.CharField(required=False, strip=False)
+    comment = forms.CharField(required=False, strip=False, max_length=limits.COMMENT)
     request_key = forms.CharField(required=False)
     guidelines_version = forms.IntegerField(required=False, error_messages=_NUMBER)
 
@@ -99,8 +101,10 @@ class PrefetchForm(forms.Form):
 
 
 class CriterionChoiceField(forms.ModelChoiceField):
+    """A criterion chosen by its name, shown by its title (``workbench.shown_title``) and level."""
+
     def label_from_instance(self, obj: Criterion) -> str:
-        return f"{obj.name} ({obj.level})"
+        return f"{shown_title(obj.title)} ({str(obj.get_level_display()).lower()})"
 
 
 class SampleDrawForm(forms.Form):
@@ -211,7 +215,7 @@ class HistoryFilterForm(forms.Form):
         ]
         cast(forms.ChoiceField, self.fields["criterion"]).choices = [
             ("", ""),
-            *((c.name, c.name) for c in self.criteria),
+            *((c.name, shown_title(c.title)) for c in self.criteria),
         ]
         self.is_valid()
 
@@ -280,7 +284,14 @@ class CriterionForm(forms.Form):
         choices=[("binary", _("Binary (1 / 0)")), ("categorical", _("Named categories"))],
         initial="binary",
     )
-    title = forms.CharField(label=_("Title"), max_length=200, required=False)
+    title = forms.CharField(
+        label=_("Title"),
+        max_length=200,
+        help_text=_("what people read wherever the criterion is named; unique in the campaign"),
+        error_messages={
+            "required": _("give the criterion a title: it is what people read wherever it is named")
+        },
+    )
     positive_key = forms.CharField(
         label=_("Key of 1"),
         max_length=1,
@@ -310,36 +321,70 @@ class CriterionForm(forms.Form):
         help_text=_("optional, one per line: name: values, such as hallucination: 2, 4"),
     )
     guidelines = forms.CharField(
-        label=_("Guidelines"), required=False, widget=forms.Textarea(attrs={"rows": 8})
+        label=_("Guidelines"),
+        required=False,
+        max_length=limits.GUIDELINES,
+        widget=forms.Textarea(attrs={"rows": 8}),
     )
     judge_prompt = forms.CharField(
         label=_("Judge prompt"),
         required=False,
+        max_length=limits.JUDGE_PROMPT,
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text=_("blank: the built-in framing around the guidelines"),
     )
 
-    def __init__(self, data=None, *, editing: bool = False, initial: dict | None = None) -> None:
+    def __init__(
+        self,
+        data=None,
+        *,
+        campaign: Campaign,
+        criterion: Criterion | None = None,
+        initial: dict | None = None,
+    ) -> None:
         super().__init__(data, initial=initial)
-        self.editing = editing
-        if editing:
+        self.campaign, self.criterion = campaign, criterion
+        if criterion is not None:
             for name in ("name", "level", "kind"):
                 del self.fields[name]
 
+    def clean(self) -> dict:
+        """Every refusal at once: the fields' own, the categories' and groups' text, then what
+        ``criterion_problems`` finds in the rest (the name or title taken, the keys...)."""
+        data = super().clean() or self.cleaned_data
+        for field, parse in (("categories", parse_categories), ("category_groups", parse_groups)):
+            if field in data:
+                try:
+                    parse(data[field])
+                except FieldError as error:
+                    add_domain_error(self, error)
+        problems = criterion_problems(
+            campaign=self.campaign, draft=self.draft(), criterion=self.criterion, skip=list(self.errors)
+        )
+        for problem in problems:
+            add_domain_error(self, problem)
+        return data
+
     def draft(self) -> CriterionDraft:
-        """The criterion the valid form describes; CriterionError (field ``categories`` or
-        ``category_groups``) when their text is not of the form asked for."""
+        """The criterion the form describes, with what it holds of its valid fields (a field
+        in error counts as empty)."""
         data = self.cleaned_data
-        kind = data.get("kind", "")
+
+        def parsed(field: str, parse, empty):
+            try:
+                return parse(data.get(field) or "") if field not in self.errors else empty
+            except FieldError:
+                return empty
+
         return CriterionDraft(
             name=data.get("name", ""),
             level=data.get("level", ""),
-            kind=kind,
-            title=data["title"],
-            positive_key=data["positive_key"] or "1",
-            negative_key=data["negative_key"] or "0",
-            categories=parse_categories(data["categories"]),
-            groups=parse_groups(data["category_groups"]),
-            guidelines=data["guidelines"],
-            judge_prompt=data["judge_prompt"],
+            kind=data.get("kind", ""),
+            title=data.get("title") or "",
+            positive_key=data.get("positive_key") or "1",
+            negative_key=data.get("negative_key") or "0",
+            categories=parsed("categories", parse_categories, []),
+            groups=parsed("category_groups", parse_groups, {}),
+            guidelines=data.get("guidelines") or "",
+            judge_prompt=data.get("judge_prompt") or "",
         )

@@ -46,6 +46,9 @@ class TeamMember:
 
     user: User
     roles: list[str] = field(default_factory=list)
+    # The campaign's only manager: their manager role cannot be revoked, nor they removed
+    # (check_revocable refuses it), so the page offers neither.
+    last_manager: bool = False
 
     @property
     def named_roles(self) -> list[tuple[str, str]]:
@@ -59,7 +62,8 @@ class TeamMember:
 
 
 def team_of(*, campaign: Campaign) -> list[TeamMember]:
-    """The campaign's members by username, each with their roles. One query."""
+    """The campaign's members by username, each with their roles, the last manager marked (the
+    campaign's only manager, whose role cannot be taken away). One query."""
     members: dict[int, TeamMember] = {}
     rank = {role.value: n for n, role in enumerate(ROLE_ORDER)}
     memberships = Membership.objects.filter(campaign=campaign).select_related("user")
@@ -68,6 +72,9 @@ def team_of(*, campaign: Campaign) -> list[TeamMember]:
         member.roles.append(membership.role)
     for member in members.values():
         member.roles.sort(key=lambda role: rank.get(role, len(rank)))
+    managers = [member for member in members.values() if Role.MANAGER in member.roles]
+    if len(managers) == 1:
+        managers[0].last_manager = True
     return list(members.values())
 
 

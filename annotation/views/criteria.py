@@ -11,15 +11,16 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from annotation.access import AppRequest, get_campaign_for
-from annotation.criteria.editing import CriterionError, categories_text, groups_text, save_criterion
+from annotation.criteria.editing import CriterionErrors, categories_text, groups_text, save_criterion
 from annotation.forms import CriterionForm, add_domain_error
 from annotation.models import Campaign, Criterion, Role
+from annotation.workbench import shown_title
 
 CRITERIA_ROLES = [Role.MANAGER]
 
 
 def _saved(request: AppRequest, *, criterion: Criterion, number: int, created: bool) -> None:
-    params = {"name": criterion.name, "number": number}
+    params = {"name": shown_title(criterion.title), "number": number}
     if created:
         messages.success(request, _("Criterion %(name)s created (guidelines version %(number)s).") % params)
     else:
@@ -32,8 +33,9 @@ def _save(request: AppRequest, campaign: Campaign, form: CriterionForm, criterio
         return False
     try:
         saved, version = save_criterion(campaign=campaign, draft=form.draft(), criterion=criterion)
-    except CriterionError as error:
-        add_domain_error(form, error)
+    except CriterionErrors as refused:
+        for error in refused.errors:
+            add_domain_error(form, error)
         return False
     _saved(request, criterion=saved, number=version.number, created=criterion is None)
     return True
@@ -44,7 +46,7 @@ def _save(request: AppRequest, campaign: Campaign, form: CriterionForm, criterio
 def criteria(request: AppRequest, slug: str) -> HttpResponse:
     """The campaign's criteria and the form that makes one (400 with the form's errors)."""
     campaign, _roles = get_campaign_for(user=request.user, slug=slug, roles=CRITERIA_ROLES)
-    form = CriterionForm(request.POST if request.method == "POST" else None)
+    form = CriterionForm(request.POST if request.method == "POST" else None, campaign=campaign)
     if request.method == "POST" and _save(request, campaign, form, None):
         return redirect("annotation:criteria", slug=campaign.slug)
     context = {
@@ -72,7 +74,12 @@ def criterion_edit(request: AppRequest, slug: str, criterion: str) -> HttpRespon
         "guidelines": found.guidelines,
         "judge_prompt": found.judge_prompt,
     }
-    form = CriterionForm(request.POST if request.method == "POST" else None, editing=True, initial=initial)
+    form = CriterionForm(
+        request.POST if request.method == "POST" else None,
+        campaign=campaign,
+        criterion=found,
+        initial=initial,
+    )
     if request.method == "POST" and _save(request, campaign, form, found):
         return redirect("annotation:criteria", slug=campaign.slug)
     versions = found.versions.order_by("-number")

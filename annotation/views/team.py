@@ -158,8 +158,16 @@ def grant(request: AppRequest, slug: str) -> HttpResponse:
     return redirect("annotation:team", slug=campaign.slug)
 
 
+def _refused(request: AppRequest, campaign: Campaign, error: team.TeamError) -> HttpResponse:
+    """Back to the team page, which says why (the last manager kept, a role not held): a state
+    of the team, not a malformed request."""
+    messages.error(request, error.reason)
+    return redirect("annotation:team", slug=campaign.slug)
+
+
 def _removal(request: AppRequest, slug: str, *, whole: bool) -> HttpResponse:
-    """Revoke one role (``whole`` False) or every role: GET asks for confirmation, POST does it."""
+    """Revoke one role (``whole`` False) or every role: GET asks for confirmation, POST does it;
+    a change the team refuses sends back to the team page with the reason."""
     campaign, _roles = get_campaign_for(user=request.user, slug=slug, roles=TEAM_ROLES)
     data = request.POST if request.method == "POST" else request.GET
     form = MemberForm(data, campaign=campaign) if whole else MemberRoleForm(data, campaign=campaign)
@@ -171,8 +179,7 @@ def _removal(request: AppRequest, slug: str, *, whole: bool) -> HttpResponse:
         try:
             team.check_revocable(campaign=campaign, user=user, roles=roles)
         except team.TeamError as error:
-            add_domain_error(form, error)
-            return _team_page(request, campaign, form=AddMemberForm(), refused=form)
+            return _refused(request, campaign, error)
         context = {
             "campaign": campaign,
             "form": form,
@@ -185,8 +192,7 @@ def _removal(request: AppRequest, slug: str, *, whole: bool) -> HttpResponse:
     try:
         lost = team.revoke_roles(campaign=campaign, user=user, roles=roles, by=request.user)
     except team.TeamError as error:
-        add_domain_error(form, error)
-        return _team_page(request, campaign, form=AddMemberForm(), refused=form)
+        return _refused(request, campaign, error)
     name = user.get_username()
     if whole:
         messages.success(request, _("%(name)s is no longer a member of this campaign.") % {"name": name})

@@ -36,6 +36,16 @@ def test_a_label_form_takes_whole_numbers_and_keeps_the_comment_as_typed():
     }
 
 
+def test_a_comment_takes_up_to_its_limit():
+    from annotation import limits
+
+    at = LabelForm({"unit_id": "1", "value": "1", "comment": "c" * limits.COMMENT})
+    over = LabelForm({"unit_id": "1", "value": "1", "comment": "c" * (limits.COMMENT + 1)})
+    assert at.is_valid()
+    assert not over.is_valid()
+    assert list(over.errors) == ["comment"]
+
+
 def test_a_bad_label_names_each_field_at_fault():
     form = LabelForm({"value": "x", "guidelines_version": "v1"})
     assert not form.is_valid()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
 from annotation.corpus.conventions import DEFAULT_CITATION_PATTERN
@@ -124,4 +124,57 @@ def test_0016_gives_a_campaign_whose_citation_pattern_cannot_work_the_default():
         }
     finally:
         Campaign.objects.all().delete()
+        _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_0018_and_0019_give_every_criterion_a_title_unique_in_its_campaign():
+    old = _migrate([("annotation", "0017_assignment_one_slot_per_person")])
+    Campaign = old.get_model("annotation", "Campaign")
+    Criterion = old.get_model("annotation", "Criterion")
+    first = Campaign.objects.create(name="Old titles", slug="old-titles")
+    second = Campaign.objects.create(name="Other", slug="other")
+
+    def made(campaign, name, title, builtin=False):
+        return Criterion.objects.create(
+            campaign=campaign, name=name, title=title, level="answer", builtin=builtin
+        )
+
+    rows = [
+        made(first, "tone_b", ""),
+        made(first, "completeness", "Completeness"),
+        made(first, "completeness_v2", " complétude  "),
+        made(first, "completeness-v3", "COMPLETENESS"),
+        made(first, "on-topic", "Relevance"),
+        made(first, "relevance", "Relevance", builtin=True),  # built-in: keeps its title
+        made(second, "completeness", "Completeness"),
+    ]
+    try:
+        new = _migrate([("annotation", "0019_criterion_title_required")])
+        Criterion = new.get_model("annotation", "Criterion")
+        titles = {
+            (c.campaign_id, c.name): (c.title, c.title_key)
+            for c in Criterion.objects.filter(pk__in=[row.pk for row in rows])
+        }
+        assert titles == {
+            (first.pk, "tone_b"): ("Tone b", "tone b"),
+            (first.pk, "completeness"): ("Completeness", "completeness"),
+            (first.pk, "completeness_v2"): ("complétude", "completude"),
+            (first.pk, "completeness-v3"): (
+                "COMPLETENESS (completeness-v3)",
+                "completeness (completeness-v3)",
+            ),
+            (first.pk, "on-topic"): ("Relevance (on-topic)", "relevance (on-topic)"),
+            (first.pk, "relevance"): ("Relevance", "relevance"),
+            (second.pk, "completeness"): ("Completeness", "completeness"),
+        }
+        # The constraints hold from now on.
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Criterion.objects.create(
+                campaign_id=first.pk, name="x", title="X", title_key="tone b", level="answer"
+            )
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Criterion.objects.create(campaign_id=first.pk, name="y", title="", title_key="", level="answer")
+    finally:
+        Campaign.objects.filter(pk__in=[first.pk, second.pk]).delete()
         _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())

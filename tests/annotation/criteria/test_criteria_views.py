@@ -65,7 +65,7 @@ def test_a_manager_makes_a_criterion_with_categories_and_groups(campaign, manage
     assert made.category_groups == {"hallucination": [2], "fine": [1, 3]}
     assert CriterionVersion.objects.get(criterion=made).guidelines == "Read the documents first."
     page = client_for(manager).get(url(campaign)).content.decode()
-    assert "Criterion answer-correctness created (guidelines version 1)." in page
+    assert "Criterion Answer correctness created (guidelines version 1)." in page
 
 
 def test_a_binary_criterion_with_its_own_keys(campaign, manager, client_for):

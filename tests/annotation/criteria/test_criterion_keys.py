@@ -15,7 +15,12 @@ pytestmark = pytest.mark.django_db
 
 def criterion_with(campaign, positive: str, negative: str) -> Criterion:
     return Criterion(
-        campaign=campaign, name="tone", level="answer", positive_key=positive, negative_key=negative
+        campaign=campaign,
+        name="tone",
+        title="Tone",
+        level="answer",
+        positive_key=positive,
+        negative_key=negative,
     )
 
 

@@ -157,25 +157,49 @@ def test_the_last_manager_keeps_the_role(client_for, campaign, manager):
         ("team_revoke", {"user": manager.pk, "role": "manager"}),
         ("team_remove", {"user": manager.pk}),
     ):
+        # Forced (no page offers it): back to the team page, which says why.
         response = client.post(url(campaign, name), data)
-        assert response.status_code == 400
-        assert "manager is the campaign&#x27;s last manager" in response.content.decode()
+        assert response.status_code == 302 and response["Location"] == url(campaign)
+        page = client.get(url(campaign)).content.decode()
+        assert '<li class="msg error">manager is the campaign&#x27;s last manager' in page
     assert roles(campaign, manager) == {"manager"}
     assert not LogEntry.objects.exists()
 
 
 def test_the_confirmation_page_already_refuses_to_revoke_the_last_manager(client_for, campaign, manager):
-    response = client_for(manager).get(url(campaign, "team_remove"), {"user": manager.pk})
-    assert response.status_code == 400
-    assert "last manager" in response.content.decode() and 'class="danger"' not in response.content.decode()
+    client = client_for(manager)
+    response = client.get(url(campaign, "team_remove"), {"user": manager.pk})
+    assert response.status_code == 302 and response["Location"] == url(campaign)
+    page = client.get(url(campaign)).content.decode()
+    assert "last manager" in page and 'class="danger"' not in page
+
+
+def test_the_team_page_offers_no_revoke_or_remove_beside_the_last_manager(
+    client_for, campaign, manager, annotator
+):
+    client = client_for(manager)
+    page = client.get(url(campaign)).content.decode()
+    assert f"team/revoke/?user={manager.pk}&amp;role=manager" not in page
+    assert f"team/remove/?user={manager.pk}" not in page
+    assert "(the only manager)" in page and 'id="last-manager"' in page
+    # The other members keep theirs.
+    assert f"team/revoke/?user={annotator.pk}&amp;role=annotator" in page
+    assert f"team/remove/?user={annotator.pk}" in page
+    # With a second manager, either may go.
+    client.post(url(campaign, "team_grant"), {"user": annotator.pk, "role": "manager"})
+    page = client.get(url(campaign)).content.decode()
+    assert f"team/revoke/?user={manager.pk}&amp;role=manager" in page
+    assert f"team/remove/?user={manager.pk}" in page
+    assert "the only manager" not in page
 
 
 def test_revoking_a_role_the_member_does_not_hold_is_refused(client_for, campaign, manager, annotator):
+    client = client_for(manager)
     for method in ("get", "post"):
         data = {"user": annotator.pk, "role": "reviewer"}
-        response = getattr(client_for(manager), method)(url(campaign, "team_revoke"), data)
-        assert response.status_code == 400
-        assert "annotator does not hold this role." in response.content.decode()
+        response = getattr(client, method)(url(campaign, "team_revoke"), data)
+        assert response.status_code == 302
+        assert "annotator does not hold this role." in client.get(url(campaign)).content.decode()
     assert roles(campaign, annotator) == {"annotator"}
 
 
