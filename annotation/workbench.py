@@ -141,13 +141,15 @@ def value_names(criterion: Criterion) -> dict[int, str | Promise]:
 
 @dataclass
 class Choice:
-    """One label a key gives. ``verb``: "confirm" or "override" at the review stage, else ""."""
+    """One label a key gives. ``verb``: "confirm" or "override" at the review stage, else "".
+    ``previous``: the answer the person gave this unit before and withdrew (marked, not chosen)."""
 
     value: int
     key: str
     meaning: str | Promise
     needs_comment: bool = False
     verb: str = ""
+    previous: bool = False
 
 
 def choices(
@@ -203,9 +205,62 @@ def labels_in_conflict(*, unit: Unit, criterion: Criterion) -> list[Label]:
     return [rows[pk] for pk in ids if pk in rows]
 
 
+def came_back(*, unit: Unit | None, made: list[Choice]) -> dict:
+    """What the page says of a unit handed back to the person who worked on it: the choice they
+    gave before and withdrew (``previous_choice``, marked on its button; nothing is selected, so
+    that no key confirms it unseen) and whether they skipped it (``skipped_before``). Read from
+    what ``next_unit`` loaded with the unit: no query."""
+    before = getattr(unit, "previous_value", None)
+    previous = (
+        next((choice for choice in made if choice.value == before), None) if before is not None else None
+    )
+    if previous is not None:
+        previous.previous = True
+    return {"previous_choice": previous, "skipped_before": bool(getattr(unit, "came_back_skipped", False))}
+
+
+def script_texts() -> dict[str, Promise]:
+    """What annotate.js says (alerts, the cue of a key not taken, the comment box's lines), in the
+    reader's language: the page hands these to the script (``json_script``), which fills their
+    ``%(name)s`` placeholders and holds no text of its own."""
+    return {
+        "label_not_confirmed": gettext_lazy(
+            "The server answered %(status)s. Your last label was not confirmed: press the key again, "
+            "it will not be counted twice."
+        ),
+        "label_not_sent": gettext_lazy(
+            "No connection. Your last label was not confirmed: press the key again, it will not be "
+            "counted twice."
+        ),
+        "server_error": gettext_lazy(
+            "The server answered %(status)s. Your saved labels are safe; reload the page."
+        ),
+        "send_error": gettext_lazy(
+            "No connection: your last action was not confirmed. Press the key again when the connection "
+            "is back; it will not be counted twice."
+        ),
+        "key_too_soon": gettext_lazy(
+            "Key “%(key)s” not taken: the unit had just appeared. Press it again if you meant this one."
+        ),
+        "key_busy": gettext_lazy(
+            "Key “%(key)s” not taken: your last action is still on its way to the server."
+        ),
+        "key_moved_on": gettext_lazy("Key “%(key)s” not taken: another unit came meanwhile."),
+        "key_unbound": gettext_lazy("Key “%(key)s” does nothing here; ? shows the keys."),
+        "key_not_typed": gettext_lazy("“%(key)s” not typed: the box had just opened."),
+        "comment_for_choice": gettext_lazy("Given with this label:"),
+        "comment_for_next": gettext_lazy("Given with the label you choose next."),
+        "comment_attached": gettext_lazy("Goes with your label: “%(text)s” (c to change it)"),
+        "comment_lost": gettext_lazy("Another unit came before the text was saved: nothing was stored."),
+        "save": gettext_lazy("Save"),
+        "save_and_label": gettext_lazy("Save and label"),
+    }
+
+
 def shown_at_label(*, unit: Unit | None, criterion: Criterion) -> dict:
     """A first label shows nobody else's label: the two choices alone."""
-    return {"choices": choices(criterion=criterion)}
+    made = choices(criterion=criterion)
+    return {"choices": made, **came_back(unit=unit, made=made)}
 
 
 def shown_at_review(*, unit: Unit | None, criterion: Criterion) -> dict:
@@ -214,15 +269,19 @@ def shown_at_review(*, unit: Unit | None, criterion: Criterion) -> dict:
     # A filled slot's label has a value (withdrawals empty their slot).
     value = first.label.value if first is not None and first.label is not None else None
     if first is None or value is None:
-        return {"first": None, "choices": choices(criterion=criterion)}
+        made = choices(criterion=criterion)
+        return {"first": None, "choices": made, **came_back(unit=unit, made=made)}
+    made = choices(criterion=criterion, first_value=value)
     return {
         "first": first,
         "first_name": value_names(criterion).get(value, ""),
-        "choices": choices(criterion=criterion, first_value=value),
+        "choices": made,
+        **came_back(unit=unit, made=made),
     }
 
 
 def shown_at_adjudication(*, unit: Unit | None, criterion: Criterion) -> dict:
     """The adjudicator sees the labels in conflict, who gave them and why; every decision needs a reason."""
     conflict = labels_in_conflict(unit=unit, criterion=criterion) if unit is not None else []
-    return {"conflict": conflict, "choices": choices(criterion=criterion, reason_required=True)}
+    made = choices(criterion=criterion, reason_required=True)
+    return {"conflict": conflict, "choices": made, **came_back(unit=unit, made=made)}

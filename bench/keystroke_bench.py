@@ -10,7 +10,10 @@ under /tmp, serves the app from a threaded WSGI server on 127.0.0.1, logs two an
    the next unit (p50 / p95 / max, ms);
 2. bouncing key: N intended labels, each key pressed twice 30 ms apart (a worn or bouncing key,
    a double tap), R ms of reading between them; prints the presses sent and the labels stored
-   (more labels than intended ones: units labelled without being read).
+   (more labels than intended ones: units labelled without being read);
+3. burst: 24 label keys pressed at once (back to back, as fast as the browser takes them); prints
+   how many were taken (labels stored), how many the page said it did not take (the cue of an
+   ignored key) and how many were lost without a word (neither).
 
 It asserts nothing: timings belong here, never in tests.
 """
@@ -86,6 +89,14 @@ INSTRUMENT = """() => {
 }"""
 
 
+BURST = 24
+PREFETCHED = (
+    "() => document.documentElement.dataset.prefetched === document.getElementById('work').dataset.unit"
+)
+# How many keys the page said it did not take (the ignored-key cue counts them).
+CUED = "() => { const cue = document.getElementById('key-cue'); return cue ? cue.dataset.count : 0; }"
+
+
 def build() -> str:
     call_command("migrate", verbosity=0)
     campaign = make_campaign(name="Keystroke bench")
@@ -101,7 +112,7 @@ def build() -> str:
     SourceChunk.objects.filter(campaign=campaign).update(text=CHUNK_TEXT)
     criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="veracity")
     sample_units(criterion=criterion, units=list(Unit.objects.filter(campaign=campaign, level="sentence")))
-    for username in ("steady", "bouncy"):
+    for username in ("steady", "bouncy", "burst"):
         add_member(campaign=campaign, user=make_user(username=username), roles=[Role.ANNOTATOR])
     return reverse("annotation:annotate", args=[campaign.slug, "veracity", "label"])
 
@@ -187,6 +198,23 @@ def main() -> None:
         print(
             f"bouncing key, {args.labels} intended labels (two presses 30 ms apart each): "
             f"{presses} key presses, {stored} labels stored"
+        )
+
+        page = open_page(browser, base, target, "burst")
+        page.wait_for_function(PREFETCHED)
+        page.wait_for_timeout(400)
+        for _ in range(BURST):
+            page.keyboard.press("1")
+        # Until every key has done what it does: a kept key is replayed once its save is answered.
+        page.wait_for_timeout(1500)
+        settle(page)
+        page.wait_for_timeout(500)
+        settle(page)
+        stored = Label.objects.filter(user__username="burst").count()
+        cued = int(page.evaluate(CUED) or 0)
+        print(
+            f"burst, {BURST} keys at once: {stored} taken (labels stored), {cued} cued as not taken, "
+            f"{BURST - stored - cued} lost without a word"
         )
         browser.close()
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from django import template
 from django.utils.text import capfirst
 
+from annotation import page_numbers
 from annotation.models import Role, Stage
 from annotation.team import ROLE_NAMES
 from annotation.workbench import shown_title
@@ -49,3 +50,11 @@ def role_names(roles: Iterable[str] | None) -> str:
         except ValueError:
             names.append(str(role))
     return ", ".join(names)
+
+
+@register.filter
+def percent(value: object) -> str:
+    """A share already in percent, ``66.7``, with one decimal in the reader's typography:
+    ``66.7%``, ``66,7 %`` in French (``annotation.page_numbers``); a dash without one."""
+    number = page_numbers.finite_number(value)
+    return page_numbers.DASH if number is None else page_numbers.percent_text(f"{number:.1f}")

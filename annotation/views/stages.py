@@ -28,11 +28,18 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation import limits
 from annotation.access import AppRequest, get_criterion_for, may_open_units
 from annotation.criteria.guidelines import current_version
 from annotation.forms import LabelForm, PrefetchForm, SkipForm, UndoForm, request_errors
 from annotation.models import Campaign, Criterion, Stage, Unit
-from annotation.workbench import shown_at_adjudication, shown_at_label, shown_at_review, unit_view
+from annotation.workbench import (
+    script_texts,
+    shown_at_adjudication,
+    shown_at_label,
+    shown_at_review,
+    unit_view,
+)
 from annotation.workflow import (
     STAGE_ROLE,
     WorkflowError,
@@ -155,6 +162,9 @@ def work_context(*, request: AppRequest, opened: Opened, unit: Unit | None, outc
         "message_kind": outcome.kind,
         "focus": outcome.focus,
         "key_guard_ms": settings.LABEL_KEY_GUARD_MS,
+        # The page's script says nothing of its own: its texts come from here, translated.
+        "script_texts": script_texts(),
+        "comment_max": limits.COMMENT,
         # The adjudication page links to the unit's page only for those who may open it.
         "may_open_units": may_open_units(roles=opened.roles),
     }

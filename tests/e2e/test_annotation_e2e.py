@@ -21,9 +21,9 @@ from tests.factories import PASSWORD
 pytestmark = [pytest.mark.e2e, needs_chromium]
 
 
-def log_in(browser, live_server, username: str, target: str, viewport=(1280, 800)):
+def log_in(browser, live_server, username: str, target: str, viewport=(1280, 800), locale="fr-FR"):
     """A fresh browser session that logs in through the form, keyboard only, and lands on ``target``."""
-    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, locale="fr-FR")
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, locale=locale)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -122,31 +122,43 @@ def test_keyboard_labelling_review_override_and_adjudication(live_server, browse
     quick = list(Label.objects.filter(user=people["claire"]).order_by("pk").values_list("unit_id", "value"))
     assert quick[-2:] == [(fast[0], 1), (fast[1], 0)]
 
-    # The reviewer overrides the first label of the first sentence, which needs a comment.
+    # The reviewer overrides the first label of the first sentence, which needs a comment: the key
+    # opens the comment box, Shift+Enter makes a new line, Enter saves and gives the label.
     reviewer, errors = log_in(browser, live_server, "marc", review)
     target = int(shown(reviewer))
     assert target == units[0].pk
     assert reviewer.is_visible("text=Première étiquette")
     reviewer.keyboard.press("0")
-    assert reviewer.evaluate("document.activeElement.id") == "comment"
+    assert reviewer.is_visible("#comment-dialog")
+    assert reviewer.evaluate("document.activeElement.id") == "comment-dialog-text"
     assert shown(reviewer) == str(target) and not Label.objects.filter(stage="review").exists()
     reviewer.keyboard.type("Le chiffre est exact mais la phrase omet le périmètre consolidé.")
-    reviewer.keyboard.press("Enter")  # a new line in the comment, never a label
+    reviewer.keyboard.press("Shift+Enter")  # a new line in the comment, never a label
     reviewer.keyboard.type("À trancher.")
-    reviewer.keyboard.press("Escape")
-    press_and_wait(reviewer, "0")
+    assert not Label.objects.filter(stage="review").exists()
+    before = shown(reviewer)
+    reviewer.keyboard.press("Enter")
+    reviewer.wait_for_function(
+        "before => document.getElementById('work').dataset.unit !== before", arg=before
+    )
+    reviewer.wait_for_function("() => !document.documentElement.hasAttribute('data-saving')")
+    assert not reviewer.is_visible("#comment-dialog")
     override = Label.objects.get(stage="review")
     assert (override.unit_id, override.value) == (target, 0)
-    assert override.comment.startswith("Le chiffre est exact") and override.comment.endswith("À trancher.")
+    assert (
+        override.comment == "Le chiffre est exact mais la phrase omet le périmètre consolidé.\r\nÀ trancher."
+    )
     assert errors == []
 
-    # The adjudicator settles it, with a reason, and the first label wins.
+    # The adjudicator settles it, with a reason written first (c), and the first label wins.
     adjudicator, errors = log_in(browser, live_server, "sophie", adjudicate)
     assert int(shown(adjudicator)) == target
     assert adjudicator.is_visible("text=Étiquettes en conflit")
     adjudicator.keyboard.press("c")
     adjudicator.keyboard.type("La source donne bien 48,2 M€ consolidés.")
-    adjudicator.keyboard.press("Escape")
+    adjudicator.keyboard.press("Enter")
+    assert not adjudicator.is_visible("#comment-dialog")
+    assert "48,2 M€ consolidés" in adjudicator.text_content("#comment-attached")
     adjudicator.keyboard.press("1")
     adjudicator.wait_for_selector("text=Plus aucun désaccord")
     assert final_labels(criterion=criterion)[target] == 1

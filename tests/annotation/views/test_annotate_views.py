@@ -192,6 +192,48 @@ def test_skip_gives_the_next_unit_and_undo_gives_the_unit_back(client_for, annot
     assert list(Label.objects.order_by("pk").values_list("value", flat=True)) == [1, None]
 
 
+def test_a_unit_given_back_by_undo_marks_the_answer_withdrawn_and_selects_nothing(
+    client_for, annotator, campaign, relevance
+):
+    criterion, units = relevance
+    client = client_for(annotator)
+    first = client.get(url(campaign, criterion, Stage.LABEL)).content.decode()
+    assert "choice-previous" not in first and 'id="previous-note"' not in first
+    client.post(
+        url(campaign, criterion, Stage.LABEL, "submit"), {"unit_id": units[0].pk, "value": "0"}, **HTMX
+    )
+    undone = client.post(url(campaign, criterion, Stage.LABEL, "undo"), {"request_key": "u-1"}, **HTMX)
+    page = undone.content.decode()
+    assert shown_unit(undone) == units[0].pk
+    marked = re.findall(r'<button type="submit" name="value" value="(\d)" class="[^"]*choice-previous', page)
+    assert marked == ["0"]
+    assert 'aria-describedby="previous-note"' in page and "your previous answer" in page
+    assert re.search(
+        r'id="previous-note"[^>]*>Your previous answer, withdrawn, is marked: 0, off topic\.', page
+    )
+    assert "autofocus" not in page and "You skipped" not in page
+
+
+def test_the_page_hands_its_script_every_text_in_the_readers_language(
+    client_for, annotator, campaign, relevance
+):
+    criterion, units = relevance
+    client = client_for(annotator)
+    page = client.get(url(campaign, criterion, Stage.LABEL), HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    found = re.search(r'<script id="annotate-texts" type="application/json">(.*?)</script>', page)
+    assert found
+    import json
+
+    texts = json.loads(found.group(1))
+    assert texts["key_too_soon"].startswith("Touche «\u00a0%(key)s\u00a0» non prise en compte")
+    assert texts["save_and_label"] == "Enregistrer et étiqueter"
+    assert all(text and text != key for key, text in texts.items())
+    assert 'id="comment-dialog"' in page and "Échap" in page
+    # The unit's fragment does not carry them again.
+    fragment = client.get(url(campaign, criterion, Stage.LABEL), HTTP_ACCEPT_LANGUAGE="fr", **HTMX)
+    assert "annotate-texts" not in fragment.content.decode()
+
+
 def test_undo_with_nothing_to_undo_says_so(client_for, annotator, campaign, relevance):
     criterion, units = relevance
     response = client_for(annotator).post(url(campaign, criterion, Stage.LABEL, "undo"), {}, **HTMX)
