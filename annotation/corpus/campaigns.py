@@ -46,12 +46,14 @@ def get_or_create_campaign(*, name: str, **fields: object) -> tuple[Campaign, bo
         return campaign, False
     slug = slugify(name)[:200] or "campaign"
     if Campaign.objects.filter(slug=slug).exists():
-        raise ValueError(
+        raise FieldError(
+            "campaign name",
             refusal(
                 _("campaign name: %(name)s gives the slug %(slug)s, already used by another campaign"),
                 name=repr(name),
                 slug=repr(slug),
-            )
+            ),
+            conflict=True,
         )
     campaign = Campaign.objects.create(name=name, slug=slug, **fields)
     ensure_builtin_criteria(campaign=campaign)
@@ -66,10 +68,13 @@ def create_managed_campaign(*, name: str, manager) -> Campaign:
     """
     name = name.strip()
     if Campaign.objects.filter(name=name).exists():
-        raise FieldError("name", f"name: a campaign named {name!r} exists already")
+        raise FieldError("name", f"name: a campaign named {name!r} exists already", conflict=True)
     try:
         campaign, _ = get_or_create_campaign(name=name)
     except ValueError as exc:
-        raise FieldError("name", "name: " + str(exc).removeprefix("campaign name: ")) from None
+        taken = isinstance(exc, FieldError) and exc.conflict
+        raise FieldError(
+            "name", "name: " + str(exc).removeprefix("campaign name: "), conflict=taken
+        ) from None
     Membership.objects.create(campaign=campaign, user=manager, role=Role.MANAGER)
     return campaign

@@ -155,3 +155,20 @@ ANSWER_CORRECTNESS: dict = {
     ],
     "groups": {"correct": [5], "hallucination": [2, 4], "abstention": [1, 3]},
 }
+
+# The order criteria are listed in wherever several are shown (the overview's headline, the start
+# page, the campaign's pages): what people ask of an assistant first. Answer-level criteria judge
+# the whole answer (is it on topic, is it right), so they come first; then sentence-level ones
+# (is each sentence backed by its sources); then citation-level ones (does each cited chunk
+# support its sentence), the finest and the most technical. Within a level, the conventions'
+# criteria in this order, then the campaign's own by name.
+LEVEL_ORDER = ("answer", "sentence", "citation")
+CRITERIA_ORDER = ("relevance", ANSWER_CORRECTNESS["name"], "veracity", "citation_support")
+
+
+def criterion_order(*, name: str, level: str) -> tuple[int, int, str]:
+    """The sort key of a criterion named ``name`` at ``level`` (see ``CRITERIA_ORDER``): sorting
+    criteria by it lists them in the order people read them."""
+    level_rank = LEVEL_ORDER.index(level) if level in LEVEL_ORDER else len(LEVEL_ORDER)
+    known = CRITERIA_ORDER.index(name) if name in CRITERIA_ORDER else len(CRITERIA_ORDER)
+    return level_rank, known, name

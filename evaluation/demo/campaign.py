@@ -41,11 +41,13 @@ def demo_steps() -> list[Callable[[Campaign], str | None]]:
     the imported corpus, such as judging it with the offline judge, are listed here.
     """
     from evaluation.demo.categories import correctness_step
+    from evaluation.demo.labelling import human_work_step
 
     return [
         correctness_step,
         _judge_demo_offline,
         _draw_demo_samples,
+        human_work_step,
         _snapshot_demo_estimates,
         second_version_step,
     ]

@@ -88,7 +88,9 @@ def correctness_step(campaign: Campaign) -> str | None:
             campaign=campaign,
             draft=CriterionDraft(
                 name=NAME,
-                title="Exactitude de la réponse",
+                # The conventions' title, which every page shows in the reader's language
+                # (annotation.workbench.shown_title): "Justesse de la réponse" in French.
+                title=ANSWER_CORRECTNESS["title"],
                 level=Level.ANSWER,
                 kind=CATEGORICAL,
                 guidelines=GUIDELINES,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.utils.translation import gettext, gettext_lazy
 
 from annotation.models import Answer, Campaign, Label, Question, Sentence, Unit
+from annotation.page_numbers import pct, percent_text
 from evaluation.measures.automatic import (
     ABSTENTION_ON_INAPPROPRIATE,
     CORRECT_LANGUAGE,
@@ -15,7 +16,6 @@ from evaluation.measures.automatic import (
     compute_metrics,
     difficulty_sort_key,
     overall_metrics,
-    percent,
 )
 from evaluation.models import Judgment
 from evaluation.reports.charts import grouped_bar_chart
@@ -83,8 +83,8 @@ def _display_row(row: MetricRow) -> dict:
         "is_total": row.difficulty is None,
         "n": row.n,
         "successes": row.successes,
-        "rate": percent(row.rate),
-        "interval": f"{percent(row.ci[0])} – {percent(row.ci[1])}",
+        "rate": pct(row.rate),
+        "interval": f"{pct(row.ci[0])} – {pct(row.ci[1])}",
         "collapsed": row.collapsed,
     }
 
@@ -103,7 +103,7 @@ def automatic_metrics_sections(*, campaign: Campaign, alpha: float = 0.05) -> di
     except ValueError as exc:
         return {"sections": [], "error": str(exc)}
     overall = {row.metric: row for row in overall_metrics(rows=rows, alpha=alpha)}
-    level = f"{(1 - alpha) * 100:g}%"
+    level = percent_text(f"{(1 - alpha) * 100:g}")
     sections = []
     for metric in METRICS:
         mine = [row for row in rows if row.metric == metric]

@@ -8,8 +8,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import AnnotationMode, Question, Role, Stage
-from tests.factories import label, make_answer, make_campaign, member, sampled_by_theme
+from annotation.models import AnnotationMode, Criterion, Question, Role, Stage
+from evaluation.estimates.snapshots import record_snapshots
+from evaluation.models import Judge, Judgment, ReportSnapshot
+from tests.categorical import categorical_campaign
+from tests.factories import add_member, label, make_answer, make_campaign, make_user, member, sampled_by_theme
+from tests.judged import version_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +73,9 @@ def test_overview_is_404_to_an_outsider_as_for_a_campaign_that_does_not_exist(cl
 
 
 def without_csrf_tokens(content: bytes) -> str:
-    return re.sub(r'("X-CSRFToken": "|name="csrfmiddlewaretoken" value=")[^"]+', r"\1", content.decode())
+    # The header's language switch comes back to the address asked for, whatever it is.
+    pattern = r'("X-CSRFToken": "|name="csrfmiddlewaretoken" value="|name="next" value=")[^"]+'
+    return re.sub(pattern, r"\1", content.decode())
 
 
 def test_overview_of_an_unknown_campaign_is_404(client_for, analyst):
@@ -224,3 +230,102 @@ def test_a_blind_annotator_cannot_read_the_other_label_from_the_overview(client_
     for person in (first, second):
         page = client_for(person).get(overview_url(campaign)).content.decode()
         assert "Human agreement" not in page and "Cohen" not in page
+
+
+# How good the assistant is: the overview's headline
+
+
+def headline_versions():
+    first, _, _ = version_campaign("Assistant v1", seed=1, share=0.6)
+    second, _, _ = version_campaign("Assistant v2", seed=2, share=0.85)
+    analyst = make_user(username="ana")
+    for campaign in (first, second):
+        add_member(campaign=campaign, user=analyst, roles=[Role.ANALYST])
+    return first, second, analyst
+
+
+def test_the_overview_answers_how_good_the_assistant_is_first(client_for, db):
+    first, second, analyst = headline_versions()
+    response = client_for(analyst).get(overview_url(second))
+    page = response.content.decode()
+    assert (
+        page.index('id="headline"') < page.index("Automatic metrics") and "How good is the assistant?" in page
+    )
+    headline = response.context["headline"]
+    assert [row.criterion.name for row in headline.rows] == ["relevance", "veracity", "citation_support"]
+    assert headline.previous == first
+    # Each criterion once, linked to its report from its card; no second list of reports.
+    assert page.count(f'href="{reverse("evaluation:report", args=[second.slug, "relevance"])}"') == 1
+    assert "Report: relevance" not in page
+    diff = headline.rows[0].change.difference
+    assert f"{diff.estimate * 100:+.1f} pts" in page
+
+
+@pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator"])
+def test_people_who_label_see_no_headline(client_for, campaign, persona, request):
+    version_campaign("Velmont v2", seed=2)
+    response = client_for(request.getfixturevalue(persona)).get(overview_url(campaign))
+    assert (
+        "headline" not in response.context and "How good is the assistant?" not in response.content.decode()
+    )
+
+
+def test_a_criterion_computed_when_read_comes_after_the_page_in_its_card(client_for, campaign, analyst):
+    correctness, _, _ = categorical_campaign(campaign)
+    page = client_for(analyst).get(overview_url(campaign)).content.decode()
+    card_url = reverse("evaluation:headline_card", args=[campaign.slug, "correctness"])
+    assert f'hx-get="{card_url}"' in page
+    card = client_for(analyst).get(card_url).content.decode()
+    assert 'data-criterion="correctness"' in card and 'data-part="correct"' in card and "hx-get" not in card
+    assert "<h3" in card and "<h4" in client_for(analyst).get(card_url + "?level=4").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("persona", "status"), [("annotator", 403), ("adjudicator", 403), ("outsider", 404), ("manager", 200)]
+)
+def test_the_headline_card_is_for_managers_and_analysts(client_for, campaign, persona, status, request):
+    categorical_campaign(campaign)
+    url = reverse("evaluation:headline_card", args=[campaign.slug, "correctness"])
+    assert client_for(request.getfixturevalue(persona)).get(url).status_code == status
+
+
+def test_the_headline_card_of_an_unknown_criterion_is_404_and_only_get_is_allowed(
+    client_for, campaign, analyst
+):
+    client = client_for(analyst)
+    assert client.get(reverse("evaluation:headline_card", args=[campaign.slug, "nope"])).status_code == 404
+    assert (
+        client.post(reverse("evaluation:headline_card", args=[campaign.slug, "relevance"])).status_code == 405
+    )
+
+
+def test_the_overview_queries_do_not_grow_with_the_criteria(client_for, db):
+    first, second, analyst = headline_versions()
+    client = client_for(analyst)
+    with CaptureQueriesContext(connection) as few:
+        assert client.get(overview_url(second)).status_code == 200
+    for campaign in (first, second):
+        for n in range(3):
+            criterion = Criterion.objects.create(
+                campaign=campaign, name=f"tone{n}", title=f"Tone {n}", level="answer"
+            )
+            judge = Judge.objects.get(campaign=campaign)
+            Judgment.objects.bulk_create(
+                Judgment(unit=unit, criterion=criterion, judge=judge, value=1)
+                for unit in campaign.units.filter(level="answer")
+            )
+            record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
+    with CaptureQueriesContext(connection) as many:
+        response = client.get(overview_url(second))
+
+    def besides_agreement(captured) -> list[str]:
+        # The human agreement reads each criterion's labels (annotation.workflow.agreement).
+        return [q["sql"] for q in captured.captured_queries if 'FROM "annotation_label"' not in q["sql"]]
+
+    assert len(besides_agreement(many)) == len(besides_agreement(few))
+    assert [row.criterion.name for row in response.context["headline"].rows][:4] == [
+        "relevance",
+        "tone0",
+        "tone1",
+        "tone2",
+    ]
