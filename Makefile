@@ -6,9 +6,19 @@ PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser run migrate demo demo-file test test-fast lint format bench clean messages screenshots
+.PHONY: install pdf-libs browser run migrate demo demo-file test test-fast lint format bench clean messages screenshots
 
-install: $(VENV)/.installed
+install: pdf-libs $(VENV)/.installed
+
+# The report's PDF: WeasyPrint draws with Debian's Pango and its fonts; poppler-utils reads a PDF
+# back (its tests, and the screenshot of its first page). Installed when missing and we may.
+PDF_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core poppler-utils
+pdf-libs:
+	@command -v dpkg >/dev/null 2>&1 || exit 0; missing=""; \
+	  for p in $(PDF_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = "0" ]; then apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
+	    else echo "missing:$$missing: the report's PDF needs them (sudo apt-get install$$missing)"; fi; fi
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,11 +26,12 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PY) -m pip install -q -r requirements-dev.txt
 	touch $@
 
-# Browser tests drive Debian's Chromium; install it when it is missing and we may.
+# Browser tests drive Debian's Chromium, the slow-clients test runs Debian's nginx in front of
+# gunicorn; install them when they are missing and we may.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = "0" ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
-	  else echo "chromium is missing: browser tests will be skipped (sudo apt-get install chromium)"; fi; }
+	@command -v chromium >/dev/null 2>&1 && [ -x /usr/sbin/nginx ] || { \
+	  if [ "$$(id -u)" = "0" ]; then apt-get update -qq && apt-get install -y -qq chromium nginx >/dev/null; \
+	  else echo "chromium or nginx is missing: their tests will be skipped (sudo apt-get install chromium nginx)"; fi; }
 
 migrate: install
 	$(PY) manage.py migrate --noinput
@@ -80,6 +91,7 @@ bench: install
 	$(PY) bench/keystroke_bench.py
 	$(PY) bench/judge_bench.py
 	$(PY) bench/coverage_bench.py
+	$(PY) bench/coverage_grid.py --quick
 	$(PY) bench/efficiency_bench.py --quick
 	$(PY) bench/stability_bench.py
 	$(PY) bench/compare_bench.py
@@ -89,7 +101,7 @@ bench: install
 	$(PY) bench/interchange_bench.py
 	$(PY) bench/evidence_bench.py
 
-# docs/screenshots/: the annotation page, a report and the annotators' page, French and English, 1440 and 390 px, from
+# docs/screenshots/: the annotation page, a report, the annotators' page and two judge runs (refused, failed), French and English, 1440 and 390 px, from
 # the demo in a throw-away database (tests never write there).
 screenshots: install browser
 	$(PY) bench/screenshots.py

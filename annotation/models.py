@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 from annotation.corpus.citations import CitationPatternError, compile_citation_pattern
 from annotation.corpus.conventions import DEFAULT_ABSTENTION_PATTERNS, DEFAULT_CITATION_PATTERN
 from annotation.corpus.sources import chunk_text_hash
+from annotation.criteria.titles import title_key
 
 
 class Role(models.TextChoices):
@@ -255,8 +256,14 @@ RESERVED_KEYS = ("s", "u", "c", "?", "S", "U", "C")
 
 class Criterion(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="criteria")
+    # The slug: what URLs, files, commands and the API name the criterion by.
     name = models.SlugField(max_length=100)
-    title = models.CharField(max_length=200, blank=True)
+    # What people read wherever the criterion is named (shown through
+    # annotation.workbench.shown_title); unique in its campaign through ``title_key``.
+    title = models.CharField(max_length=200)
+    # The title folded (annotation.criteria.titles.title_key: no accents, no case), kept by save():
+    # what makes "Complétude" and "completude" one title for the unique constraint below.
+    title_key = models.CharField(max_length=200, editable=False)
     level = models.CharField(max_length=10, choices=Level.choices)
     guidelines = models.TextField(blank=True)
     judge_prompt = models.TextField(blank=True, help_text="Blank: the built-in prompt.")
@@ -286,6 +293,16 @@ class Criterion(models.Model):
         verbose_name_plural = "criteria"
         constraints = [
             models.UniqueConstraint(fields=["campaign", "name"], name="criterion_unique_name"),
+            models.UniqueConstraint(
+                fields=["campaign", "title_key"],
+                name="criterion_unique_title",
+                violation_error_message="The campaign has a criterion with this title already.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(title_key=""),
+                name="criterion_has_title",
+                violation_error_message="A criterion needs a title.",
+            ),
             models.CheckConstraint(
                 condition=~Q(positive_key="")
                 & ~Q(negative_key="")
@@ -302,8 +319,17 @@ class Criterion(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.title_key = title_key(self.title)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "title" in update_fields:
+            kwargs["update_fields"] = {*update_fields, "title_key"}
+        super().save(*args, **kwargs)
+
     def clean(self) -> None:
-        """Name the key at fault (the check constraint only says that one is)."""
+        """Name the key at fault (the check constraint only says that one is); fold the title
+        before the constraints on it are checked."""
+        self.title_key = title_key(self.title)
         errors = {}
         for field in ("positive_key", "negative_key"):
             key = getattr(self, field) or ""
@@ -532,6 +558,12 @@ class Assignment(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["unit", "criterion", "stage", "slot"], name="assignment_unique_slot"
+            ),
+            # One slot of a unit at a stage per person: the two blind slots never go to one person,
+            # whatever two of their requests race (a submit and a prefetch, a double press); the
+            # loser's claim fails on this index and looks further (annotation.workflow.queue).
+            models.UniqueConstraint(
+                fields=["unit", "criterion", "stage", "user"], name="assignment_one_slot_per_person"
             ),
             models.CheckConstraint(condition=Q(slot__gte=1) & Q(slot__lte=2), name="assignment_slot_range"),
             models.CheckConstraint(

@@ -51,12 +51,16 @@ MIDDLEWARE = [
     # Before anything reads a body (the CSRF middleware reads POST): see config/middleware.py.
     "config.middleware.RequestBodyLimitMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Before the CSRF middleware, which reads the body of a POST to find its token: an
+    # anonymous upload is sent to the login page before a byte of it is read.
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    # A job the broker did not take: 503 and what happens to the work (config/unavailable.py).
+    "config.unavailable.QueueDownMiddleware",
     # Last, as django-axes asks: turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -81,7 +85,13 @@ TEMPLATES = [
 ]
 
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}")
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
+# A connection kept between requests (DB_CONN_MAX_AGE) is checked before it is used again: after a
+# database restart a worker reconnects instead of answering 500 once.
+DATABASES = {
+    "default": dj_database_url.parse(
+        DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0), conn_health_checks=True
+    )
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not memory, so that a Celery worker started by a test sees the test database;
     # the pid keeps concurrent test runs apart.
@@ -108,11 +118,17 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-# Locked out after AXES_FAILURE_LIMIT failures for one username, or from one address, for
-# AXES_COOLOFF_MINUTES; a success clears the count. Attempts are listed in the admin.
+# A username is locked out after AXES_FAILURE_LIMIT failures, from any address, for
+# AXES_COOLOFF_MINUTES; a success clears the count. Attempts are listed in the admin. Never a
+# whole address: a team behind one office address (a NAT) would be locked out by one person's
+# typos or by anyone sharing it (docs/access.md says why this is the choice).
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = ["username"]
+# django-axes warns when no lock involves the address (axes.W006, against rotating user agents or
+# cookies to dodge a lock that involves them); the lock here is on the username alone, which no
+# rotation dodges, and leaving the address out is the decision above.
+SILENCED_SYSTEM_CHECKS = ["axes.W006"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "config.lockout.locked_out"
 AXES_HTTP_RESPONSE_CODE = 429
@@ -127,6 +143,11 @@ LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("fr", "Français")]
+# The language a person chose with the header's switch (Django's set_language view) is kept in
+# this cookie for a year, on this browser; without it the browser's Accept-Language decides.
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_HTTPONLY = True
+LANGUAGE_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 # The French catalogue: `make messages` extracts and compiles it.
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
@@ -152,6 +173,9 @@ REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", 1024 * 1024, minimum=1024)
 # ("120/min", "2000/h"); the largest body a POST of answers
 # may declare, and the number of records above which a batch is imported in the background.
 API_RATE_PER_TOKEN = env_str("API_RATE_PER_TOKEN", "120/min")
+# How long a new API token opens the API (its person may choose from 1 to API_TOKEN_MAX_DAYS).
+API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90, minimum=1)
+API_TOKEN_MAX_DAYS = max(API_TOKEN_DAYS, env_int("API_TOKEN_MAX_DAYS", 365, minimum=1))
 API_MAX_BYTES = env_int("API_MAX_BYTES", min(8 * 1024 * 1024, DATA_UPLOAD_MAX_MEMORY_SIZE), minimum=1024)
 API_SYNC_MAX_RECORDS = env_int("API_SYNC_MAX_RECORDS", 200, minimum=1)
 if API_MAX_BYTES > DATA_UPLOAD_MAX_MEMORY_SIZE:
@@ -197,6 +221,17 @@ if env_bool("CSP_REPORT_ONLY", False):
 # Celery: an embedded broker that needs no server (kombu's filesystem transport) by default.
 # A host name, though the filesystem transport ignores it: without one kombu warns at every send.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://localhost/")
+
+# Django's cache: the API's rate per token is counted there. Local memory by default (one count
+# per process); with several processes, CACHE_URL=redis://host:6379/1 shares it.
+CACHE_URL = env_str("CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL.startswith(("redis://", "rediss://", "unix://"))
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue_dir = VAR_DIR / "celery" / "queue"
     _processed_dir = VAR_DIR / "celery" / "processed"
@@ -223,6 +258,8 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 1800, minimum=1)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 1700, minimum=1)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# How many times a judge run's task is tried again after losing the database (evaluation.tasks).
+JUDGE_DB_RETRIES = env_int("JUDGE_DB_RETRIES", 30, minimum=0)
 
 # LLM judge and embeddings (any OpenAI-compatible server).
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
@@ -231,6 +268,8 @@ OPENAI_JUDGE_MODEL = env_str("OPENAI_JUDGE_MODEL", "gpt-4o-mini")
 OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
 OPENAI_TIMEOUT_S = env_float("OPENAI_TIMEOUT_S", 60.0, minimum=0.1)
 OPENAI_MAX_ATTEMPTS = env_int("OPENAI_MAX_ATTEMPTS", 5, minimum=1)
+# Seconds the one call made before a judge run starts waits for the server (evaluation.judge.preflight).
+JUDGE_PREFLIGHT_TIMEOUT_S = env_float("JUDGE_PREFLIGHT_TIMEOUT_S", 10.0, minimum=0.1)
 JUDGE_CONCURRENCY = env_int("JUDGE_CONCURRENCY", 8, minimum=1)
 JUDGE_PRICE_PER_1K_PROMPT = env_float("JUDGE_PRICE_PER_1K_PROMPT", 0.0, minimum=0.0)
 JUDGE_PRICE_PER_1K_COMPLETION = env_float("JUDGE_PRICE_PER_1K_COMPLETION", 0.0, minimum=0.0)
@@ -249,11 +288,14 @@ LABEL_KEY_GUARD_MS = env_int("LABEL_KEY_GUARD_MS", 300, minimum=0)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["tokens_hidden"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # One line per HTTP request to the LLM server drowns everything else.
     # (and django-axes' banner at every start; its lines about failed logins stay).
-    "filters": {"refusals_without_traceback": {"()": "config.logs.RefusalsWithoutTraceback"}},
+    "filters": {
+        "refusals_without_traceback": {"()": "config.logs.RefusalsWithoutTraceback"},
+        "tokens_hidden": {"()": "config.logs.TokensHidden"},
+    },
     "loggers": {
         **{
             name: {"level": "WARNING"}
@@ -261,5 +303,9 @@ LOGGING = {
         },
         # A 403 or 404 is logged as one warning line, without the traceback of its exception.
         "django.request": {"filters": ["refusals_without_traceback"]},
+        # WeasyPrint reads its own stylesheets when imported (three "Step 2" lines at every start)
+        # and warns of each rule of app.css it does not draw (sticky headers, screen media
+        # queries), which says nothing about the PDF.
+        "weasyprint": {"level": "ERROR"},
     },
 }

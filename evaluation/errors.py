@@ -17,9 +17,23 @@ class EstimateError(FieldError):
     starts with it.
     """
 
-    def __init__(self, message: str | Promise, *, field: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str | Promise,
+        *,
+        field: str | None = None,
+        missing: bool = False,
+        conflict: bool = False,
+    ) -> None:
         # The message may be a lazy translation (annotation.errors.refusal): kept lazy here.
-        super().__init__(field, format_lazy("{}: {}", field, message) if field else message)
+        # ``missing``: ``field`` names a campaign, criterion, judge or theme that does not exist;
+        # ``conflict``: it asks what the campaign's data cannot give yet (FieldError).
+        super().__init__(
+            field,
+            format_lazy("{}: {}", field, message) if field else message,
+            missing=missing,
+            conflict=conflict,
+        )
 
     @property
     def message(self) -> str:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from annotation import broker
 from annotation.models import Criterion
 from evaluation.estimates import snapshots
-from evaluation.judge import runs
+from evaluation.judge import preflight, runs
 from evaluation.models import Judge, JudgeRun, ReportSnapshot
 from evaluation.tasks import dispatch_run, refresh_estimates_task
 
@@ -31,19 +32,22 @@ def start_judge_run(
             user=user,
         )
         if run.is_active:
-            dispatch_run.delay_on_commit(run.pk)
+            broker.send_on_commit(dispatch_run, run.pk)
     return run
 
 
 def start_requested_run(*, campaign, request: dict, user=None) -> JudgeRun:
     """Start the run a valid ``JudgeRunForm`` asks for (its ``cleaned_data``): the judge named,
     made with ``model`` when new, on the criterion, scope, concurrency and budget given. The runs
-    page and the API both start runs through it. Raises RunError as the run's creation does."""
+    page and the API both start runs through it. Raises RunError as the run's creation does, and
+    when an LLM judge's server cannot serve it (``preflight.check_judge``: a judge refused so is
+    not made)."""
     judge = runs.get_or_create_judge(
         campaign=campaign,
         name=request["judge"],
         model=request["model"] or None,
         confidence_source=request.get("confidence") or None,
+        check=preflight.check_judge,
     )
     return start_judge_run(
         criterion=request["criterion"],
@@ -61,10 +65,12 @@ def cancel_judge_run(*, run_id: int) -> JudgeRun:
 
 
 def resume_judge_run(*, run_id: int, token_budget: int | None = None) -> JudgeRun:
-    """Resume a cancelled, budget-stopped or partly failed run and dispatch its work again."""
+    """Resume a cancelled, budget-stopped, failed or partly failed run and dispatch its work
+    again; RunError when an LLM judge's server cannot serve it (``preflight.check_judge``)."""
+    preflight.check_judge(Judge.objects.get(runs__pk=run_id))
     with transaction.atomic():
         run = runs.resume_run(run_id=run_id, token_budget=token_budget)
-        dispatch_run.delay_on_commit(run.pk)
+        broker.send_on_commit(dispatch_run, run.pk)
     return run
 
 
@@ -80,7 +86,5 @@ def enqueue_refresh(*, criterion_id: int, trigger: str, delay_s: float = 0.0) ->
     which it then covers."""
     if not snapshots.schedule_refresh(criterion_id=criterion_id, trigger=trigger, delay_s=delay_s):
         return False
-    transaction.on_commit(
-        lambda: refresh_estimates_task.apply_async((criterion_id,), countdown=delay_s or None)
-    )
+    broker.send_on_commit(refresh_estimates_task, criterion_id, countdown=delay_s)
     return True

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from django.utils.translation import gettext_lazy, pgettext_lazy
+from django.utils.translation import gettext, gettext_lazy, ngettext, pgettext_lazy
 
 from annotation.models import Campaign, Criterion, CriterionVersion, Unit
 
@@ -115,6 +115,8 @@ class JudgeRun(models.Model):
         PENDING = "pending", pgettext_lazy("choice", "Pending")
         RUNNING = "running", pgettext_lazy("choice", "Running")
         DONE = "done", pgettext_lazy("choice", "Done")
+        # Ended with no unit judged and at least one failed (evaluation.judge.scheduler).
+        FAILED = "failed", pgettext_lazy("choice", "Failed")
         CANCELLED = "cancelled", pgettext_lazy("choice", "Cancelled")
         BUDGET = "budget", gettext_lazy("Stopped: token budget reached")
 
@@ -171,6 +173,43 @@ class JudgeRun(models.Model):
         if not self.total_units:
             return 1.0
         return min(1.0, (self.done_units + self.failed_units) / self.total_units)
+
+    @property
+    def status_text(self) -> str:
+        """The status as a person reads it, failures told: "Failed: 681 of 681 units", "Done with
+        12 failures", else the status's name (in the active language)."""
+        if self.status == self.Status.FAILED:
+            return gettext("Failed: %(failed)s of %(total)s units") % {
+                "failed": self.failed_units,
+                "total": self.total_units,
+            }
+        if self.status == self.Status.DONE and self.failed_units:
+            return ngettext(
+                "Done with %(count)s failure", "Done with %(count)s failures", self.failed_units
+            ) % {"count": self.failed_units}
+        return str(self.get_status_display())
+
+    @property
+    def status_tone(self) -> str:
+        """How the status reads at a glance: "good" (done, nothing failed), "bad" (failed), "warn"
+        (done with failures, cancelled, stopped by its budget), "" while it works."""
+        if self.status == self.Status.FAILED:
+            return "bad"
+        if self.status == self.Status.DONE and not self.failed_units:
+            return "good"
+        return "" if self.is_active else "warn"
+
+    @property
+    def shares(self) -> tuple[float, float]:
+        """The percentages of the run's units judged and failed, for its progress bar: a failure
+        is never drawn thinner than half a percent, so that one in a thousand still shows."""
+        if not self.total_units:
+            return (0.0, 0.0)
+        failed = 100 * self.failed_units / self.total_units
+        if self.failed_units:
+            failed = max(failed, 0.5)
+        judged = min(100 * self.done_units / self.total_units, 100 - failed)
+        return (round(judged, 2), round(failed, 2))
 
 
 class JudgeBatch(models.Model):
@@ -315,3 +354,49 @@ class EstimateSchedule(models.Model):
     criterion = models.OneToOneField(Criterion, on_delete=models.CASCADE, related_name="+")
     due_at = models.DateTimeField(null=True, blank=True)
     trigger = models.CharField(max_length=10, choices=ReportSnapshot.Trigger.choices, blank=True)
+
+
+class JudgeShare(models.Model):
+    """A random share of a criterion's answers drawn for a judge to run on: within each theme,
+    each answer drawn independently with the theme's probability (``shares``: theme -> q;
+    Poisson sampling, seeded by ``seed``), every unit of a drawn answer recorded with its
+    inclusion probability (``JudgeShareItem``). The estimates that combine several judges take
+    this judge's term over the share by inverse probability (``evaluation.estimates.multi_judge``);
+    drawn by the planner's design (``evaluation.designs.judge_shares``). One per judge and
+    criterion: a share is a design, and a second one would make the first's probabilities wrong."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judge_shares")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="judge_shares")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="shares")
+    seed = models.BigIntegerField()
+    shares = models.JSONField(default=dict)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "criterion"], name="judgeshare_one_per_judge")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge} on a share of {self.criterion}"
+
+
+class JudgeShareItem(models.Model):
+    """A unit of a judge's share and the probability that the share drew it (its answer's)."""
+
+    share = models.ForeignKey(JudgeShare, on_delete=models.CASCADE, related_name="items")
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="+")
+    probability = models.FloatField()
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["share", "unit"], name="judgeshareitem_unique_unit"),
+            models.CheckConstraint(
+                condition=Q(probability__gt=0, probability__lte=1), name="judgeshareitem_probability_range"
+            ),
+        ]

@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
-import logging
-
 from celery import shared_task
-from celery.signals import worker_ready
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 
+from annotation import broker
 from evaluation.estimates import snapshots
-from evaluation.judge import claims, runs, scheduler
+from evaluation.judge import accounting, claims, runs, scheduler
 from evaluation.models import JudgeRun, ReportSnapshot
-
-logger = logging.getLogger(__name__)
 
 # Batches per task: enough to keep a worker's threads busy, small enough to spread over workers.
 BATCHES_PER_TASK_FACTOR = 4
+# A judge run's tasks outlive a lost database: an attempt that loses its connection is tried
+# again (Celery's Django fix-up closes the broken connection after it), 1, 2, 4... then every 60
+# seconds, JUDGE_DB_RETRIES times (about half an hour by default).
+DATABASE_LOST = (OperationalError, InterfaceError)
+RETRY_ON_DATABASE_LOST = {
+    "autoretry_for": DATABASE_LOST,
+    "retry_backoff": 1,
+    "retry_backoff_max": 60,
+    "retry_jitter": False,
+    "max_retries": settings.JUDGE_DB_RETRIES,
+}
 
 
-@shared_task(acks_late=True, name="evaluation.dispatch_run")
+@shared_task(acks_late=True, name="evaluation.dispatch_run", **RETRY_ON_DATABASE_LOST)
 def dispatch_run(run_id: int) -> int:
     """Fan a run's pending batches out into tasks of bounded size; how many tasks were sent.
 
@@ -29,28 +37,40 @@ def dispatch_run(run_id: int) -> int:
         run_id=run_id, chunk_size=max(1, run.concurrency * BATCHES_PER_TASK_FACTOR)
     )
     for chunk in chunks:
-        judge_batches.delay(run_id, chunk)
+        broker.send(judge_batches, run_id, chunk)
     return len(chunks)
 
 
 @shared_task(
+    bind=True,
     acks_late=True,
     name="evaluation.judge_batches",
     time_limit=settings.CELERY_TASK_TIME_LIMIT,
     soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
+    **RETRY_ON_DATABASE_LOST,
 )
-def judge_batches(run_id: int, batch_ids: list[int]) -> int:
+def judge_batches(self, run_id: int, batch_ids: list[int]) -> int:
     """Judge these batches of the run; batches already claimed or done are skipped. Batches of
-    the run left claimed by dead workers (a prefork child killed mid-task) are taken over. The
-    task that finds the run over says the estimates moved (the app then has them recomputed)."""
+    the run left claimed by dead workers (a prefork child killed mid-task), and those an earlier
+    attempt of this task still holds (its database went away), are taken over. The task that
+    finds the run over counts its totals and says the estimates moved (the app then has them
+    recomputed)."""
+    token = (self.request.id or "").replace("-", "")[:16] or None
     recovered = claims.recover_run(run_id=run_id)
+    if token is not None:
+        recovered += claims.return_own_claims(run_id=run_id, token=token)
     mine = set(batch_ids)
     stored = scheduler.process_batches(
-        run_id=run_id, batch_ids=list(batch_ids) + [b for b in recovered if b not in mine]
+        run_id=run_id,
+        batch_ids=list(batch_ids) + [b for b in dict.fromkeys(recovered) if b not in mine],
+        token=token,
     )
     over = JudgeRun.objects.filter(pk=run_id).exclude(status__in=claims.ACTIVE)
     criterion_id = over.values_list("criterion_id", flat=True).first()
     if criterion_id is not None:
+        # The run's totals once more: an attempt that marked it done may have lost the database
+        # before it counted its last batches.
+        accounting.sync_counters(run_id=run_id)
         snapshots.announce_estimates_moved(
             criterion_ids=[criterion_id], trigger=ReportSnapshot.Trigger.JUDGE_RUN
         )
@@ -73,15 +93,15 @@ def recover_runs() -> list[int]:
     """Return dead workers' claims to the queue and re-dispatch every active run with work left."""
     run_ids = claims.recover_stale_batches()
     for run_id in run_ids:
-        dispatch_run.delay(run_id)
+        broker.send(dispatch_run, run_id)
     return run_ids
 
 
-@worker_ready.connect
-def _recover_on_start(sender=None, **kwargs) -> None:  # pragma: no cover - runs in the worker
-    # A worker killed with kill -9 leaves batches claimed by a process that no longer exists and
-    # may lose the messages it had prefetched: a starting worker puts that work back.
-    try:
-        recover_runs.delay()
-    except Exception:  # the worker must start even if the broker hiccups
-        logger.exception("could not enqueue the recovery of judge runs")
+@shared_task(acks_late=True, name="evaluation.recover_refreshes")
+def recover_refreshes() -> list[int]:
+    """Send again the recomputation of every criterion whose estimates are due
+    (``snapshots.refreshes_due``)."""
+    criterion_ids = snapshots.refreshes_due()
+    for criterion_id in criterion_ids:
+        broker.send(refresh_estimates_task, criterion_id)
+    return criterion_ids

@@ -401,19 +401,23 @@ def test_the_reports_notes_speak_french(client_for, analyst, campaign):
     judged_campaign(campaign)
     url = reverse("evaluation:report", args=[campaign.slug, "relevance"])
     french = _page(client_for(analyst), url)
+    # Said once each, for every theme they apply to, under their kind in plain words.
     _assert_french(
         french,
         french=[
-            "Finance: aucun échantillon tiré pour ce critère : poids égaux; humains : l’intervalle normal "
-            "sortait de [0, 1] : coupé à la borne et élargi à l’intervalle de score de Wilson",
+            "aucun échantillon tiré pour ce critère : poids égaux",
+            "humains : peu d’événements près d’une borne : intervalle normal élargi à l’intervalle de "
+            "score de Wilson",
             "PPI++ : désaccords rares ou étiquettes égales",
+            "Étiquettes comptées avec des poids égaux",
+            "Intervalle élargi pour rester dans 0–100\u00a0%",
         ],
-        english=["no sample drawn for this criterion", "human: normal interval left [0, 1]"],
+        english=["no sample drawn for this criterion", "human: few events near a bound", "Labels counted"],
     )
+    assert french.count("aucun échantillon tiré pour ce critère : poids égaux") == 1
     english = client_for(analyst).get(url).content.decode()
-    assert (
-        "Finance: no sample drawn for this criterion: equal weights; human: normal interval left" in english
-    )
+    assert english.count("no sample drawn for this criterion: equal weights") == 1
+    assert "human: few events near a bound: normal interval widened to the Wilson score interval" in english
 
 
 @awaits_catalogue

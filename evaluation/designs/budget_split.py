@@ -70,11 +70,11 @@ class StratumPlan:
     labels: int
 
 
-# Past this share of a theme's units labelled (the pilot's and the split's), the designs that
-# follow the judge's confidence cover less than they say at rates near 0 or 1: the units left
-# are those the judge is sure of, drawn at the floor, and a rare error among them goes unseen
-# by the estimate and its variance alike (63.5-89% at N = 500 with over 300 labels in
-# bench/coverage_grid.py; docs/statistics.md, Coverage in every design).
+# Past this share of a theme's units labelled (the pilot's and the split's), the judge's
+# confidence buys little: the units left are those it is sure of, and the interval rests on the
+# estimator's variance floor for a rare error among them (92.7-99.9% coverage at N = 500 with
+# 300 labels and rates near 0 or 1, 63.5-89% before that floor; docs/statistics.md, Coverage in
+# every design). The confidence page names such themes and offers a K-means sample instead.
 MOST_OF_A_THEME = 0.5
 
 

@@ -16,15 +16,20 @@ from django.views.decorators.http import require_http_methods
 from annotation.access import AppRequest, get_campaign_for
 from annotation.forms import add_domain_error
 from annotation.models import Role
+from evaluation.designs.active import PilotNeeded
 from evaluation.designs.budget_split import Plan, draw_by_plan, plan_split
 from evaluation.forms.designs import ConfidenceSampleForm
+from inference.calibration import MIN_LABELS
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 OPERATORS = [Role.MANAGER]
 
 
 def _plan(form: ConfidenceSampleForm) -> Plan | None:
-    """The split the valid form asks for, or None with the refusal placed on the form."""
+    """The split the valid form asks for, or None with the refusal placed on the form (the
+    missing pilot as ``form.pilot_needed``: what the campaign lacks, said on a page that answers
+    200)."""
+    form.pilot_needed = None
     if not form.is_valid():
         return None
     data = form.cleaned_data
@@ -35,7 +40,11 @@ def _plan(form: ConfidenceSampleForm) -> Plan | None:
             budget=data["budget"],
             objective=data["objective"],
             by_verdict=data["by_verdict"],
+            without_pilot=data["without_pilot"],
         )
+    except PilotNeeded as error:
+        form.pilot_needed = error
+        return None
     except ValueError as error:
         add_domain_error(form, error)
         return None
@@ -63,7 +72,9 @@ def confidence_sample(request: AppRequest, slug: str) -> HttpResponse:
         "form": form,
         "plan": plan,
         "can_operate": bool(roles.intersection(OPERATORS)),
+        "least_pilot": MIN_LABELS,
     }
-    # An unbound form is a choice to make (which judge), not a refusal.
-    status = 200 if plan is not None or not form.is_bound else 400
+    # An unbound form is a choice to make (which judge), and a missing pilot a step to take, not
+    # refusals.
+    status = 200 if plan is not None or not form.is_bound or form.pilot_needed else 400
     return render(request, "evaluation/confidence_sample.html", context, status=status)

@@ -68,7 +68,7 @@ def test_start_label_look_and_draw_again_at_both_widths_in_english_and_french(li
             _label_everything_drawn(sample)
             visit(page, live_server.url + path, problems)
             if looked:
-                assert any(words_ in table.inner_text() for words_ in looked)
+                assert any(words_ in table.inner_text() for words_ in looked), table.inner_text()
             page.screenshot(path=f"/tmp/anytime-{locale[:2]}-{width}.png", full_page=True)
             assert overflow(page) <= 0, (locale, width, page.evaluate(STICKING_OUT))
             # The next batch.

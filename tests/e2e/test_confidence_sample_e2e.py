@@ -17,11 +17,14 @@ from tests.factories import add_member, judged_corpus, make_campaign, make_user
 pytestmark = [pytest.mark.e2e, needs_chromium]
 
 
-def _campaign():
+def _campaign(*, pilot: bool = True):
     campaign = make_campaign(name="Confidence e2e")
     criterion, judge, units = judged_corpus(campaign=campaign, answers_per_theme={"Finance": 10, "RH": 6})
-    for unit in units[:3]:
-        Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=1)
+    # A pilot of 24 labels (the judge wrong on one in four): its confidence recalibrated on them.
+    for index, unit in enumerate(units[: 24 if pilot else 3]):
+        Label.objects.create(
+            unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=(index + (index % 4 == 0)) % 2
+        )
     manager = make_user(username="manon")
     add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
     return campaign, manager
@@ -76,3 +79,30 @@ def test_the_split_then_the_draw_at_both_widths_in_english_and_french(live_serve
             assert problems == [], problems
             context.close()
     assert Sample.objects.count() == drawn
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_pilot_the_page_says_what_to_label_and_draws_only_when_told(live_server, browser):
+    campaign, manager = _campaign(pilot=False)
+    path = reverse("evaluation:confidence_sample", args=[campaign.slug])
+    for locale in ("en-GB", "fr-FR"):
+        context, page, problems = open_context(browser, live_server, width=390, locale=locale, user=manager)
+        visit(page, live_server.url + path, problems)
+        # Three labels of the 20 a pilot needs: said, and no draw on an unchecked confidence.
+        needed = page.locator("#pilot-needed").inner_text()
+        title = "Veracity" if locale == "en-GB" else "Véracité"  # the criterion by its title
+        assert "gpt" in needed and title in needed and " 3 " in needed and " 20" in needed
+        assert page.locator("#draw-confidence").count() == 0
+        page.locator("#id_without_pilot").check()
+        status = submit_with_defaults(page, form="form[method=get]", path=path, method="GET")
+        assert status == 200 and problems == []
+        status = submit_with_defaults(page, form="#draw-confidence", path=path, method="POST")
+        assert status == 302, status
+        sample = Sample.objects.order_by("-pk").first()
+        assert page.url == live_server.url + reverse(
+            "annotation:sample_detail", args=[campaign.slug, sample.pk]
+        )
+        assert page.locator("#without-pilot").count() == 1
+        assert problems == [], problems
+        assert overflow(page) <= 0, (locale, page.evaluate(STICKING_OUT))
+        context.close()

@@ -205,7 +205,27 @@ def test_the_page_and_the_fragment_read_in_a_fixed_number_of_queries(
 
 # Session, user, campaign, membership; the criteria, the current sample of each (three
 # criteria); for the open sequence: its judge, the final labels of its drawn units, the units and
-# the confidences. The page adds the form's default judge, criterion and rendered choices.
-# Neither grows with the units, the draws or the batches.
+# the confidences. The page adds the form's default judge, criterion (with the units labelled
+# per criterion, to open on one with a pilot) and rendered choices. Neither grows with the units,
+# the draws or the batches.
 FRAGMENT_QUERIES = 12
-PAGE_QUERIES = 19
+PAGE_QUERIES = 20
+
+
+def test_a_sequence_started_without_a_pilot_says_so_and_one_with_a_pilot_does_not(
+    client_for, manager, campaign, judged
+):
+    criterion, judge = judged
+    client = client_for(manager)
+    assert client.post(url(campaign), DEFAULTS).status_code == 302
+    sample = Sample.objects.get()
+    assert sample.design_parameters["pilot_labels"] == 0
+    assert "Started without a pilot" in client.get(url(campaign)).content.decode()
+    # A pilot of 20 labels, then a new sequence: recalibrated, nothing said.
+    for unit in campaign.units.filter(level=criterion.level).order_by("id")[:20]:
+        Label.objects.get_or_create(
+            unit=unit, criterion=criterion, stage=Stage.IMPORTED, defaults={"value": 1}
+        )
+    assert client.post(url(campaign), {**DEFAULTS, "seed": "1"}).status_code == 302
+    assert Sample.objects.latest("pk").design_parameters["calibration"]["labels"] >= 20
+    assert "Started without a pilot" not in client.get(url(campaign)).content.decode()

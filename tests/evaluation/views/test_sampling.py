@@ -17,11 +17,10 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def judged(campaign):
     criterion, judge, units = judged_corpus(campaign=campaign, answers_per_theme={"Finance": 8, "RH": 4})
-    # A pilot: the judge wrong on the first theme's first units.
-    for unit in units[:4]:
-        Label.objects.create(
-            unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=1 - (units.index(unit) % 2)
-        )
+    # A pilot of 20 Finance labels: the judge wrong on the first four units, right on the next 16.
+    for index, unit in enumerate(units[:20]):
+        value = index % 2 if index >= 4 else 1 - index % 2
+        Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=value)
     return criterion, judge
 
 
@@ -44,7 +43,7 @@ def test_the_split_follows_the_objective_and_the_pilot(campaign, judged):
     largest = plan_split(criterion=criterion, judge=judge, budget=20, objective=LARGEST_THEME)
     assert overall.spent <= 20 and largest.spent <= 20
     assert [row.theme for row in overall.themes] == ["Finance", "RH"]
-    assert overall.themes[0].pilot == 4 and overall.themes[1].pilot == 0
+    assert overall.themes[0].pilot == 20 and overall.themes[1].pilot == 0
     # The largest theme's half-width is what the second objective lowers.
     assert max(r.halfwidth for r in largest.themes) <= max(r.halfwidth for r in overall.themes) + 1e-12
     assert overall.overall_halfwidth <= largest.overall_halfwidth + 1e-12
@@ -134,10 +133,10 @@ def test_the_page_reads_in_a_fixed_number_of_queries(
         client.get(url(campaign))
 
 
-# Session, user, campaign, membership; the form's judges, criteria and default criterion; the
-# units, the confidences, the pilot (campaign, labels); the rendered choices (criteria, judges,
-# criterion). None grows with the campaign's units.
-QUERIES = 15
+# Session, user, campaign, membership; the form's judges, criteria, the units labelled per
+# criterion and the default criterion; the units, the confidences, the pilot (campaign, labels);
+# the rendered choices (criteria, judges, criterion). None grows with the campaign's units.
+QUERIES = 16
 
 
 def test_the_sampling_page_links_here_and_names_the_design(client_for, manager, campaign, judged):
@@ -159,8 +158,8 @@ def test_the_sample_page_of_a_confidence_sample_offers_no_k_means_top_up(
 
 
 def test_split_by_verdict_sends_labels_where_the_pilot_saw_the_judge_err(campaign, judged):
-    # The pilot: the judge wrong on all four labeled units of Finance, two said 0 and two said 1
-    # (index % 2); the Finance strata get pilot-corrected spreads, RH's the judge's own.
+    # The pilot: 20 labeled units of Finance, ten the judge said 0 and ten it said 1 (index % 2);
+    # the Finance strata get pilot-corrected spreads, RH's the judge's own (recalibrated).
     criterion, judge = judged
     plan = plan_split(criterion=criterion, judge=judge, budget=24, objective=OVERALL, by_verdict=True)
     assert plan.by_verdict and plan.spent <= 24
@@ -168,10 +167,8 @@ def test_split_by_verdict_sends_labels_where_the_pilot_saw_the_judge_err(campaig
     assert [s.key for s in finance.strata] == ["judge 1", "judge 0"]
     assert sum(s.units for s in finance.strata) == finance.units
     assert sum(s.labels for s in finance.strata) == finance.labels
-    assert [s.pilot for s in finance.strata] == [2, 2] and [s.pilot for s in rh.strata] == [0, 0]
-    # Wrong every time: each Finance stratum's mean squared residual is far above its model's.
+    assert [s.pilot for s in finance.strata] == [10, 10] and [s.pilot for s in rh.strata] == [0, 0]
     plain = plan_split(criterion=criterion, judge=judge, budget=24, objective=OVERALL)
-    assert min(s.spread for s in finance.strata) > max(s.spread for s in rh.strata)
     assert plan.per_stratum == {row.theme: {s.key: s.labels for s in row.strata} for row in plan.themes}
     assert plain.per_stratum is None and plain.themes[0].strata == []
 
@@ -216,3 +213,66 @@ def test_the_judges_offered_are_those_that_labeled(client_for, manager, campaign
     Judge.objects.create(campaign=campaign, name="gpt-no-key", kind=Judge.Kind.OPENAI)
     page = client_for(manager).get(url(campaign)).content.decode()
     assert 'value="gpt"' in page and "gpt-no-key" not in page
+
+
+def test_without_a_pilot_the_page_says_what_to_do_and_draws_only_when_told(client_for, manager, campaign):
+    """The app's own link with no pilot yet: 200, the step to take, no split to draw; ticking
+    "Draw without a pilot" shows the split, and the sample records that no map was fitted."""
+    criterion, judge, units = judged_corpus(campaign=campaign, answers_per_theme={"Finance": 8, "RH": 4})
+    client = client_for(manager)
+    response = client.get(url(campaign))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="pilot-needed"' in page and 'id="draw-confidence"' not in page
+    assert "checked against 0 human labels so far, and the pilot needs 20" in page
+    data = {"criterion": "veracity", "judge": "gpt", "budget": "12", "objective": OVERALL, "seed": "1"}
+    assert client.post(url(campaign), data).status_code == 200 and not Sample.objects.exists()
+    shown = client.get(url(campaign), {**data, "without_pilot": "on"}).content.decode()
+    assert 'id="split"' in shown and 'id="draw-confidence"' in shown
+    assert client.post(url(campaign), {**data, "without_pilot": "on"}).status_code == 302
+    sample = Sample.objects.get()
+    assert sample.design_parameters["pilot_labels"] == 0
+    assert sample.design_parameters["calibration"]["labels"] == 0
+    # The sample's page says it was drawn without a pilot.
+    detail = client.get(reverse("annotation:sample_detail", args=[campaign.slug, sample.pk])).content.decode()
+    assert 'id="without-pilot"' in detail and "Drawn without a pilot" in detail
+
+
+def test_with_a_pilot_the_sample_records_the_map_it_followed(client_for, manager, campaign, judged):
+    data = {"criterion": "veracity", "judge": "gpt", "budget": "12", "objective": OVERALL, "seed": "1"}
+    client = client_for(manager)
+    assert client.post(url(campaign), data).status_code == 302
+    sample = Sample.objects.get()
+    recorded = sample.design_parameters
+    assert recorded["pilot_labels"] == 20 and recorded["calibration"]["labels"] == 20
+    detail = client.get(reverse("annotation:sample_detail", args=[campaign.slug, sample.pk])).content.decode()
+    assert 'id="without-pilot"' not in detail
+
+
+def test_the_page_opens_on_a_criterion_with_a_pilot(client_for, manager, campaign, judged):
+    """The judge gave confidences on relevance too (first by name) but nobody labelled it: the
+    page opens on veracity, whose 20 labels make a pilot, and shows a split to draw."""
+    criterion, judge = judged
+    relevance = criterion.campaign.criteria.get(name="relevance")
+    for unit in campaign.units.filter(level=relevance.level):
+        Judgment.objects.create(unit=unit, criterion=relevance, judge=judge, value=1, confidence=0.9)
+    response = client_for(manager).get(url(campaign))
+    assert response.context["form"]["criterion"].value() == "veracity"
+    assert 'id="draw-confidence"' in response.content.decode()
+
+
+def test_a_theme_the_split_would_mostly_label_is_named_with_the_advice(client_for, manager, campaign, judged):
+    from evaluation.designs.budget_split import MOST_OF_A_THEME, ThemePlan
+
+    # Finance: 24 units, 20 of them the pilot's: past half of the theme before any draw.
+    page = client_for(manager).get(url(campaign)).content.decode()
+    assert 'id="mostly-labelled"' in page
+    warning = page.split('id="mostly-labelled"')[1].split("</p>")[0]
+    assert "In Finance" in warning and "K-means" in warning
+    french = client_for(manager).get(url(campaign), HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    assert "Dans Finance" in french.split('id="mostly-labelled"')[1].split("</p>")[0]
+    # The rule: more than half of the units, the pilot's labels and the split's together.
+    row = ThemePlan(theme="T", units=100, scored=100, pilot=20, spread=0.3, labels=30, halfwidth=0.1)
+    assert MOST_OF_A_THEME == 0.5 and not row.mostly_labelled
+    one_more = ThemePlan(theme="T", units=100, scored=100, pilot=20, spread=0.3, labels=31, halfwidth=0.1)
+    assert one_more.mostly_labelled

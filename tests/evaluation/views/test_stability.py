@@ -9,12 +9,12 @@ import io
 import pytest
 from django.urls import reverse
 
-from annotation.models import Criterion, Question
+from annotation.models import Answer, Criterion, Question, Unit
 from evaluation.measures import stability
 from evaluation.models import Judge
 from evaluation.reports import measure_tables
 from tests.evaluation.measures.test_stability import repeated
-from tests.factories import make_judge
+from tests.factories import import_label, make_answer, make_judge
 from tests.judged import HOSTILE, judged_campaign
 
 TABLE = {"Finance-1": [1, 1, 0], "Finance-2": [0, 0, 0], "IT-1": [1, 1, 1]}
@@ -85,11 +85,64 @@ def test_a_bad_parameter_is_400_with_a_message_naming_it(query, field, campaign,
     assert "result" not in response.context
 
 
-def test_without_a_judge_the_page_opens_on_the_human_labels(campaign, analyst, client_for):
+def test_without_any_repeated_answer_the_page_says_why_instead_of_no_data(campaign, analyst, client_for):
     response = client_for(analyst).get(url(campaign))
+    content = response.content.decode()
     assert response.status_code == 200
-    assert response.context["params"].source == "human"
-    assert "No answer has a value yet." in response.content.decode()
+    # Nothing labeled: the response metric, which every answer has.
+    assert response.context["result"].measure == stability.Measure("metric", "response")
+    assert response.context["result"].empty == stability.NO_REPETITIONS
+    assert "No question of this campaign has two answers or more" in content
+    assert "No data" not in content and "<svg" not in content
+    french = client_for(analyst).get(url(campaign), HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    assert "Aucune question de cette campagne n’a deux réponses ou plus" in french
+
+
+def test_the_page_opens_on_a_criterion_a_judge_labeled_rather_than_the_first_by_name(
+    campaign, analyst, judge, client_for
+):
+    Criterion.objects.create(campaign=campaign, name="accuracy", title="Accuracy", level="answer")
+    response = client_for(analyst).get(url(campaign))
+    assert (
+        response.context["result"].measure.name == "relevance" and response.context["result"].judge == "gpt"
+    )
+    assert 'value="criterion:relevance" selected' in response.content.decode()
+
+
+def test_with_human_labels_only_the_page_opens_on_them(campaign, analyst, client_for):
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    for key, values in TABLE.items():
+        question = Question.objects.create(campaign=campaign, external_id=key, text="?", theme="Finance")
+        for repetition, value in enumerate(values, start=1):
+            answer = make_answer(campaign=campaign, question=question)
+            Answer.objects.filter(pk=answer.pk).update(repetition=repetition)
+            import_label(
+                unit=Unit.objects.get(answer=answer, level="answer"), criterion=relevance, value=value
+            )
+    response = client_for(analyst).get(url(campaign))
+    result = response.context["result"]
+    assert (result.measure.name, result.source, result.empty) == ("relevance", "human", "")
+    assert result.overall.questions == 3
+
+
+def test_labels_on_one_answer_per_question_are_said_to_compare_nothing(campaign, analyst, client_for):
+    judge = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    repeated(campaign, {"Finance-1": [1], "IT-1": [0]}, judge=judge, criterion=relevance)
+    question = Question.objects.get(external_id="IT-1")
+    make_answer(campaign=campaign, question=question)  # a second answer, never judged
+    response = client_for(analyst).get(url(campaign))
+    assert response.context["result"].empty == stability.SINGLE_VALUES
+    assert "The values of “Relevance” cover one answer per question at most" in response.content.decode()
+
+
+def test_a_judge_or_people_that_labeled_nothing_are_named(campaign, analyst, judge, client_for):
+    response = client_for(analyst).get(url(campaign), {"measure": "criterion:veracity", "source": "human"})
+    content = response.content.decode()
+    assert response.context["result"].empty == stability.NO_VALUES
+    assert "No answer has a final human label of “Veracity” yet" in content
+    labeled = client_for(analyst).get(url(campaign), {"measure": "criterion:relevance", "judge": "gpt"})
+    assert labeled.context["result"].empty == ""
 
 
 def test_with_several_judges_and_none_primary_the_page_asks_which(campaign, analyst, judge, client_for):

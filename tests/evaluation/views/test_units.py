@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils.html import escape
 
 from annotation.models import AnnotationMode, Criterion, Label, Level, Role, Stage, Unit
 from evaluation.models import Judge, Judgment, PrimaryJudge
@@ -346,3 +347,24 @@ def test_the_report_links_to_the_disagreements_with_its_judge(campaign, analyst,
     report = reverse("evaluation:report", args=[campaign.slug, "relevance"])
     page = client_for(analyst).get(report + "?judge=gpt-judge").content.decode()
     assert disagreements_url(campaign, judge="gpt-judge") in page
+
+
+def test_the_lexical_judge_s_reason_is_shown_in_the_reader_s_language(campaign, client_for, manager):
+    from evaluation.judge.lexical import lexical_relevance
+
+    unit = answer_unit(campaign)
+    verdict = lexical_relevance(question="Quel est le chiffre d'affaires ?", answer=unit.answer.text)
+    lexical = Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
+    Judgment.objects.create(
+        unit=unit,
+        criterion=relevance(campaign),
+        judge=lexical,
+        value=verdict.label,
+        reasoning=verdict.reasoning,
+    )
+    client = client_for(manager)
+    english = client.get(unit_url(campaign, unit)).content.decode()
+    french = client.get(unit_url(campaign, unit), HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    assert escape(verdict.reasoning) in english
+    assert "des termes de la question trouvés dans la réponse" in french
+    assert "of the question&#x27;s terms" not in french
