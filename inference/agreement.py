@@ -2,7 +2,7 @@
 (between two people, ``annotation.workflow.agreement``, and between people and a judge), and the
 observed and chance agreement and confusion counts of a judge against the human labels.
 
-kappa = (p_o - p_e) / (1 - p_e), computed by scikit-learn's ``cohen_kappa_score``. The one
+kappa = (p_o - p_e) / (1 - p_e), computed as scikit-learn's ``cohen_kappa_score`` computes it. The one
 degenerate case is decided here, the same way everywhere: when chance agreement is certain
 (p_e = 1, both raters gave one and the same value throughout, so p_o = 1 as well) kappa is 0/0,
 **undefined**, and the app shows a dash. It is never reported as 1: agreement that chance alone
@@ -34,16 +34,35 @@ MIN_RESAMPLES = 200
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
     """Cohen's kappa of two raters' labels of the same items (``a[i]`` and ``b[i]``), or None
-    when undefined (no items, or chance agreement certain). Any label values; binary here."""
+    when undefined (no items, or chance agreement certain). Any label values; binary here.
+
+    The arithmetic of scikit-learn's ``cohen_kappa_score`` (unweighted), step for step on the
+    same float64 arrays, so the value is the same to the last bit (tests compare the two): the
+    confusion matrix over the sorted values seen, chance's expected matrix from its margins, 1 -
+    the off-diagonal sum over chance's off-diagonal sum. Without scikit-learn's checks of its
+    inputs, which cost some milliseconds a call: a report computes hundreds of kappas."""
     if len(a) != len(b):
         raise ValueError(f"two raters, two label lists of one length: got {len(a)} and {len(b)}")
-    if not a or (len(set(a)) == 1 and set(a) == set(b)):
+    if _undefined(a, b):
         return None
-    # Imported here: scikit-learn's metrics take half a second to import, and most requests
-    # never compute a kappa.
-    from sklearn.metrics import cohen_kappa_score
+    first, second = np.asarray(a), np.asarray(b)
+    values = np.union1d(first, second)
+    confusion = np.zeros((len(values), len(values)), dtype=np.int64)
+    np.add.at(confusion, (np.searchsorted(values, first), np.searchsorted(values, second)), 1)
+    matrix = confusion.astype(np.float64)
+    sum0 = np.sum(matrix, axis=0)
+    sum1 = np.sum(matrix, axis=1)
+    expected = np.outer(sum0, sum1) / np.sum(sum0)
+    weights = np.ones([len(values), len(values)], dtype=np.float64)
+    np.fill_diagonal(weights, 0)
+    k = np.sum(weights * matrix) / np.sum(weights * expected)
+    return float(1 - k)
 
-    return float(cohen_kappa_score(a, b))
+
+def _undefined(a: Sequence[int], b: Sequence[int]) -> bool:
+    """Whether :func:`cohen_kappa` is undefined: no items, or both raters gave one and the same
+    value throughout (chance agreement certain)."""
+    return not a or (len(set(a)) == 1 and set(a) == set(b))
 
 
 @dataclass(frozen=True)
@@ -148,7 +167,7 @@ def bootstrap_kappa(
     itself is undefined or there are fewer than two units."""
     if len(a) != len(b):
         raise ValueError(f"two raters, two label lists of one length: got {len(a)} and {len(b)}")
-    if len(a) < 2 or cohen_kappa(list(a), list(b)) is None:
+    if len(a) < 2 or _undefined(list(a), list(b)):
         return None
     shared: dict[tuple[int, int], int] = {}
     for pair in zip(a, b, strict=True):

@@ -35,6 +35,22 @@ def test_kappa_equals_scikit_learn_and_the_formula(seed):
     assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b), abs=1e-15)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_kappa_is_scikit_learns_to_the_last_bit_for_any_values(seed):
+    """Computed without scikit-learn, the same arithmetic: equal, not approximately equal, so
+    no figure moves; two to five values (categories), one rater's may be missing from the
+    other's, and one rater constant."""
+    rng = random.Random(seed)
+    values = rng.sample([0, 1, 2, 3, 5, -1], rng.randint(2, 5))
+    n = rng.randint(1, 200)
+    a = [rng.choice(values) for _ in range(n)]
+    b = [x if rng.random() < 0.7 else rng.choice(values[1:]) for x in a]
+    if seed % 5 == 0:
+        a = [values[0]] * n
+    if cohen_kappa(a, b) is not None:
+        assert cohen_kappa(a, b) == float(cohen_kappa_score(a, b))
+
+
 @pytest.mark.parametrize("value", [0, 1])
 def test_kappa_is_undefined_when_chance_agreement_is_certain(value):
     assert cohen_kappa([value] * 5, [value] * 5) is None
