@@ -73,11 +73,24 @@ def _squad(text: str) -> str:
     return " ".join(text.split())
 
 
+class _Punctuation(dict[int, int | None]):
+    """``str.translate``'s table that deletes every Unicode punctuation character (categories
+    P*) and keeps the others: each code point's category is looked up once, then remembered."""
+
+    def __missing__(self, code: int) -> int | None:
+        kept = None if unicodedata.category(chr(code)).startswith("P") else code
+        self[code] = kept
+        return kept
+
+
+_PUNCTUATION = _Punctuation()
+
+
 def _unicode(text: str, *, french: bool) -> str:
     text = unicodedata.normalize("NFC", text).lower()
     if french:
         text = _FRENCH_ELISIONS.sub(" ", text)
-    text = "".join(ch for ch in text if not unicodedata.category(ch).startswith("P"))
+    text = text.translate(_PUNCTUATION)
     text = (_FRENCH_ARTICLES if french else _ENGLISH_ARTICLES).sub(" ", text)
     return " ".join(text.split())
 
@@ -93,15 +106,27 @@ def normalise(text: str, *, normalisation: str = ENGLISH) -> str:
 
 def exact_match(answer: str, reference: str, *, normalisation: str = ENGLISH) -> float:
     """1.0 when the two normalised texts are equal, else 0.0 (SQuAD's exact_match_score)."""
-    return float(
-        normalise(answer, normalisation=normalisation) == normalise(reference, normalisation=normalisation)
+    return _exact_match(
+        normalise(answer, normalisation=normalisation), normalise(reference, normalisation=normalisation)
     )
+
+
+def _exact_match(answer: str, reference: str) -> float:
+    """:func:`exact_match` of two texts normalised already."""
+    return float(answer == reference)
 
 
 def token_f1(answer: str, reference: str, *, normalisation: str = ENGLISH) -> float:
     """SQuAD v1.1's f1_score: the F1 of the normalised tokens shared (0 when none is)."""
-    answer_tokens = normalise(answer, normalisation=normalisation).split()
-    reference_tokens = normalise(reference, normalisation=normalisation).split()
+    return _token_f1(
+        normalise(answer, normalisation=normalisation), normalise(reference, normalisation=normalisation)
+    )
+
+
+def _token_f1(answer: str, reference: str) -> float:
+    """:func:`token_f1` of two texts normalised already."""
+    answer_tokens = answer.split()
+    reference_tokens = reference.split()
     common = Counter(answer_tokens) & Counter(reference_tokens)
     same = sum(common.values())
     if same == 0:
@@ -164,9 +189,12 @@ MEASURES = ("exact_match", "token_f1", "rouge_l")
 
 
 def scores(answer: str, reference: str, *, normalisation: str = ENGLISH) -> Scores:
-    """The three measures of one answer (``normalisation`` one of squad, en, fr)."""
+    """The three measures of one answer (``normalisation`` one of squad, en, fr); each text
+    normalised once for the first two."""
+    normalised_answer = normalise(answer, normalisation=normalisation)
+    normalised_reference = normalise(reference, normalisation=normalisation)
     return Scores(
-        exact_match=exact_match(answer, reference, normalisation=normalisation),
-        token_f1=token_f1(answer, reference, normalisation=normalisation),
+        exact_match=_exact_match(normalised_answer, normalised_reference),
+        token_f1=_token_f1(normalised_answer, normalised_reference),
         rouge_l=rouge_l(answer, reference, normalisation=normalisation),
     )
