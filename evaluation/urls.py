@@ -18,6 +18,7 @@ from evaluation.views import (
 )
 from evaluation.views import file_import as import_views
 from evaluation.views import history as history_views
+from evaluation.views import judge_alignment as alignment_views
 from evaluation.views import reports as report_views
 
 app_name = "evaluation"
@@ -64,6 +65,21 @@ urlpatterns = [
     path(REPORT + "previous-version/", compare.previous_version_section, name="previous_version"),
     path(REPORT + "primary-judge/", report_views.choose_primary_judge, name="primary_judge"),
     path(REPORT + "disagreements/", units.disagreements, name="disagreements"),
+    path(
+        "campaigns/<slug:slug>/<slug:criterion>/judges/",
+        alignment_views.judge_alignment_page,
+        name="judge_alignment",
+    ),
+    path(
+        "campaigns/<slug:slug>/<slug:criterion>/judges/export.csv",
+        alignment_views.judge_alignment_csv,
+        name="judge_alignment_csv",
+    ),
+    path(
+        "campaigns/<slug:slug>/<slug:criterion>/judges/export.json",
+        alignment_views.judge_alignment_json,
+        name="judge_alignment_json",
+    ),
     path(REPORT + "history/", history_views.history, name="history"),
     path(REPORT + "refresh/", history_views.refresh, name="refresh_estimates"),
     path(REPORT + "compare/", compare.compare, name="compare"),

@@ -1,5 +1,6 @@
-"""The input of the measures' pages: stability across repetitions (``evaluation.measures.stability``) and
-evidence coverage and retrieval ranking (``evaluation.measures.evidence``). Numbers are read as
+"""The input of the measures' pages: stability across repetitions (``evaluation.measures.stability``),
+evidence coverage and retrieval ranking (``evaluation.measures.evidence``) and the judges
+against the humans (``evaluation.measures.judge_alignment``). Numbers are read as
 sent, never localised, as in ``evaluation.forms.reports``.
 """
 
@@ -18,7 +19,7 @@ from annotation.models import Campaign, Criterion
 from annotation.templatetags.annotation_format import builtin_title
 from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice
-from evaluation.estimates.params import check_alpha
+from evaluation.estimates.params import ANSWER, QUESTION, check_alpha
 from evaluation.forms.fields import MessagesMixin, NumberField, WholeNumberField
 from evaluation.forms.reports import DEFAULT_ALPHA
 from evaluation.measures import stability
@@ -279,3 +280,38 @@ class ReferenceForm(MessagesMixin, forms.Form):
             return check_alpha(alpha)
         except EstimateError as exc:
             raise ValidationError(exc.reason) from None
+
+
+class JudgeAlignmentForm(MessagesMixin, forms.Form):
+    """The judge alignment page's parameters (GET): ``alpha`` (default 0.05) and ``clusters``,
+    what the intervals are about: this campaign's answers (the default: an answer's units
+    together) or the assistant asked these questions again (a question's answers together)."""
+
+    alpha = NumberField(label=_("Alpha (1 − confidence)"), required=False)
+    clusters = forms.ChoiceField(
+        label=_("Intervals about"),
+        required=False,
+        choices=[
+            (ANSWER, _("this campaign's answers")),
+            (QUESTION, _("the assistant asked these questions again")),
+        ],
+    )
+
+    def clean_alpha(self) -> float:
+        alpha = self.cleaned_data.get("alpha")
+        if alpha is None:
+            return DEFAULT_ALPHA
+        try:
+            return check_alpha(alpha)
+        except EstimateError as exc:
+            raise ValidationError(exc.reason) from None
+
+    def clean_clusters(self) -> str:
+        return self.cleaned_data.get("clusters") or ANSWER
+
+    def params(self) -> tuple[float, str]:
+        """Alpha and the clusters in effect, each one's default where it was wrong."""
+        data = self.cleaned_data if hasattr(self, "cleaned_data") else {}
+        alpha = DEFAULT_ALPHA if "alpha" in self.errors else data.get("alpha", DEFAULT_ALPHA)
+        clusters = ANSWER if "clusters" in self.errors else data.get("clusters", ANSWER)
+        return alpha, clusters

@@ -91,6 +91,16 @@ class JudgeVersion:
     themes: list[ThemeAlignment]
     periods: list[Period] = field(default_factory=list)
 
+    @property
+    def saving(self) -> float | None:
+        """The share of human labels this judge saves PPI++ at best: 1 - 1 / its factor."""
+        return saved_share(self.overall.factor.value)
+
+    @property
+    def ceiling_saving(self) -> float | None:
+        """The share of human labels any judge agreeing this often saves at most (Dorner)."""
+        return saved_share(self.overall.ceiling.value)
+
 
 @dataclass(frozen=True)
 class Drift:
@@ -132,6 +142,14 @@ class _Row:
     y: int
     yhat: int
     created_at: datetime
+
+
+def saved_share(factor: float | None) -> float | None:
+    """1 - 1 / ``factor``: the share of human labels a judge worth ``factor`` labels each saves
+    (None without a finite factor)."""
+    if factor is None or not factor >= 1:
+        return None
+    return 1.0 - 1.0 / factor
 
 
 def _line(judge: Judge) -> str:
@@ -210,15 +228,17 @@ def version_drift(
 
 
 def compute_judge_alignment(
-    *, criterion: Criterion, alpha: float, clusters: str = ANSWER
+    *, criterion: Criterion, alpha: float, clusters: str = ANSWER, judges: list[Judge] | None = None
 ) -> JudgeAlignmentResult:
-    """Every candidate judge of ``criterion`` (``judge_choice.candidates``) against the final
-    human labels, by version and period, and the drifts; a constant number of queries."""
+    """Every candidate judge of ``criterion`` (``judge_choice.candidates``, or ``judges`` when the
+    caller has read them) against the final human labels, by version and period, and the drifts;
+    a constant number of queries."""
     alpha = check_alpha(alpha)
     clusters = check_clusters(clusters)
     if is_categorical(criterion):
         return JudgeAlignmentResult(criterion, alpha, clusters, [], [], empty=CATEGORICAL)
-    judges = judge_choice.candidates(criterion=criterion)
+    if judges is None:
+        judges = judge_choice.candidates(criterion=criterion)
     if not judges:
         return JudgeAlignmentResult(criterion, alpha, clusters, [], [], empty=NO_JUDGE)
     finals = final_labels(criterion=criterion)

@@ -1,5 +1,6 @@
 """The measures' tables for people outside their pages: stability across repetitions as CSV and
-as the command's text, and versions compared by question as the command's text. Their JSON is
+as the command's text, versions compared by question as the command's text, and the judges
+against the humans as CSV. Their JSON is
 each measure's own (``stability_as_json``, ``comparison_as_json``)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 
 from annotation.spreadsheets import neutralise_row
 from evaluation.measures.comparison import Comparison
+from evaluation.measures.judge_alignment import JudgeAlignmentResult
 from evaluation.measures.stability import JUDGE, NO_REPETITIONS, NO_VALUES, SINGLE_VALUES, Stability
 from inference.numbers import decimal, percent, signed_points
 
@@ -136,3 +138,75 @@ def comparison_table(*, comparison: Comparison) -> str:
         for line in lines
     ]
     return "\n".join(out)
+
+
+JUDGE_ALIGNMENT_CSV_HEADER = (
+    "judge",
+    "kind",
+    "model",
+    "guidelines_version",
+    "prompt_version",
+    "theme",
+    "n",
+    "clusters",
+    "tp",
+    "fp",
+    "fn",
+    "tn",
+    "agreement",
+    "agreement_lo",
+    "agreement_hi",
+    "sensitivity",
+    "sensitivity_lo",
+    "sensitivity_hi",
+    "specificity",
+    "specificity_lo",
+    "specificity_hi",
+    "kappa",
+    "kappa_lo",
+    "kappa_hi",
+    "saving_factor",
+    "dorner_ceiling",
+)
+
+
+def _cells(*values: float | None) -> list[Any]:
+    return ["" if value is None or not math.isfinite(value) else round(value, 6) for value in values]
+
+
+def judge_alignment_csv_rows(*, result: JudgeAlignmentResult) -> list[list[Any]]:
+    """One row per judge and theme, then the judge overall (theme ``overall``): its counts and
+    figures with their bounds, header first, formulas neutralised."""
+    rows: list[list[Any]] = [list(JUDGE_ALIGNMENT_CSV_HEADER)]
+    for version in result.judges:
+        judge = version.judge
+        parts = [(theme.theme, theme.alignment) for theme in version.themes] + [("overall", version.overall)]
+        for theme, alignment in parts:
+            figures: list[Any] = []
+            for interval in (alignment.agreement, alignment.sensitivity, alignment.specificity):
+                figures += _cells(*((interval.mean, interval.lo, interval.hi) if interval else (None,) * 3))
+            kappa = alignment.kappa
+            figures += _cells(
+                kappa.value, kappa.lo, kappa.hi, alignment.factor.value, alignment.ceiling.value
+            )
+            counts = alignment.confusion
+            rows.append(
+                neutralise_row(
+                    [
+                        judge.name,
+                        judge.kind,
+                        judge.model,
+                        "" if version.guidelines is None else version.guidelines,
+                        version.prompt_version,
+                        theme,
+                        alignment.n,
+                        alignment.clusters,
+                        counts["tp"],
+                        counts["fp"],
+                        counts["fn"],
+                        counts["tn"],
+                        *figures,
+                    ]
+                )
+            )
+    return rows
