@@ -196,27 +196,30 @@ class SuffixAutomaton:
         nxt, link, length = self.next, self.link, self.length
         full = self.size
         state = matched = best = 0
-        stop = ends[-1]
-        boundary = 0
-        for i in range(stop):
-            while boundary < len(ends) and ends[boundary] <= i:
-                result.append(best)
-                boundary += 1
-            if best == full:  # the whole text found: no prefix can do better
-                break
-            ch = other[i]
-            while state and ch not in nxt[state]:
-                state = link[state]
-                matched = length[state]
-            target = nxt[state].get(ch)
-            if target is None:
-                state = matched = 0
-            else:
-                state = target
-                matched += 1
-                if matched > best:
-                    best = matched
-        result.extend([best] * (len(ends) - len(result)))
+        scanned = 0
+        for end in ends:
+            if best < full:  # once the whole text is found, no prefix can do better
+                for ch in other[scanned:end]:
+                    step = nxt[state].get(ch)
+                    if step is None:
+                        # Down the suffix links to the longest suffix of the match that ch extends.
+                        while state:
+                            state = link[state]
+                            step = nxt[state].get(ch)
+                            if step is not None:
+                                break
+                        if step is None:
+                            state = matched = 0
+                            continue
+                        matched = length[state]
+                    state = step
+                    matched += 1
+                    if matched > best:
+                        best = matched
+                        if best == full:
+                            break
+                scanned = end
+            result.append(best)
         return result
 
 
