@@ -1,6 +1,7 @@
 """The screenshots of docs/screenshots/: the annotation page, a report and the first page of its PDF,
-the annotators' page, a judge run refused on its form (no API key configured) and a judge run whose
-every call failed, in French and English, at 1440 and 390 px, from the demo campaign.
+the judges against the human labels, the annotators' page, a judge run refused on its form (no API
+key configured) and a judge run whose every call failed, in French and English, at 1440 and 390
+px, from the demo campaign.
 
     python bench/screenshots.py [--out docs/screenshots] [--only judge-run-refused ...]     (make screenshots)
 
@@ -229,6 +230,8 @@ def shoot(*, out: Path, only: set[str] | None = None) -> list[Path]:
         # The demo's imported human and judge labels are on relevance; its second version's report
         # says the change against the first.
         "report": ("analyst", reverse("evaluation:report", args=[second, "relevance"]), None),
+        # The demo's imported and lexical judges against the humans on relevance.
+        "judge-alignment": ("analyst", reverse("evaluation:judge_alignment", args=[slug, "relevance"]), None),
         "annotators": (
             "manager",
             reverse("evaluation:annotators", args=[slug]) + "?criterion=veracity",
