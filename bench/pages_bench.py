@@ -12,7 +12,8 @@ times back to back. Prints per page the median and the 90th percentile of the mi
 request (the client's call: middleware, view, template, the response's bytes) and the SQL
 queries one more request ran (``CaptureQueriesContext``, apart from the timed ones since
 capturing costs time). ``--profile PAGE,...`` then prints the cProfile of ``--n`` requests of each
-page named. It asserts nothing: timings belong here, never in tests.
+page named; ``--sql`` prints the SQL of one request of each page. It asserts nothing: timings
+belong here, never in tests.
 
 "Recompute now" (the report's refresh) is not timed: its POST only enqueues the recomputation
 for a worker (``evaluation.jobs.request_estimates_refresh``).
@@ -144,6 +145,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated words: pages whose name holds one")
     parser.add_argument("--profile", default="", help="pages to profile (parts of names)")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--sql", action="store_true", help="print the SQL of one request of each page")
     args = parser.parse_args()
     with fresh_database() as engine:
         import logging
@@ -182,6 +184,9 @@ def main() -> None:
                 f"{page.name:<34} {statistics.median(times):>9.1f} {p90:>8.1f} "
                 f"{len(queries):>7} {size / 1024:>6.0f}"
             )
+            if args.sql:
+                for query in queries.captured_queries:
+                    print(f"    {query['sql'][:160]}")
         for wanted in filter(None, args.profile.split(",")):
             page = next(page for page in pages() if wanted in page.name)
             profile = cProfile.Profile()
