@@ -251,6 +251,8 @@ class GateIn(Cleaned):
     method: Literal["robust", "study"] = "robust"
     # How the drops' p-values are adjusted over the groups checked (inference.paired.ADJUSTMENTS).
     adjustment: Literal["holm", "bonferroni"] = "holm"
+    # Also fail when the judge drifted (evaluation.measures.judge_alignment); off by default.
+    refuse_judge_drift: bool = False
 
 
 @router.post(
@@ -286,6 +288,7 @@ def release_gate(request: HttpRequest, slug: str, body: GateIn):
             alpha=body.alpha,
             method=body.method,
             adjustment=body.adjustment,
+            refuse_judge_drift=body.refuse_judge_drift,
         )
     except EstimateError as exc:
         raise domain_refusal(exc, default_field="body") from None

@@ -28,8 +28,14 @@ The lower bounds need no such adjustment: a release passes only when every check
 the threshold, so it passes wrongly (a group below the threshold whose lower bound is above it)
 with at most the chance one group has, alpha / 2.
 
-The failures are listed lower bounds first, then drops, each in the report's order (themes by
-name, then overall); the first is the gate's ``reason``.
+With ``refuse_judge_drift`` (off by default), the gate also fails when the judge it reads drifted
+(``evaluation.measures.judge_alignment``): its agreement with the final human labels changed
+between two periods of its judged units, or from the previous prompt version of its model to it,
+with an interval of the change that excludes 0 at ``alpha``. A change either way fails: the
+judge's labels do not mean the same thing throughout.
+
+The failures are listed lower bounds first, then drops, then the judge's drifts, each in the
+report's order (themes by name, then overall); the first is the gate's ``reason``.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice
 from evaluation.estimates.params import OVERALL
 from evaluation.estimates.report import GroupEstimate, Report
-from evaluation.measures import comparison
+from evaluation.measures import comparison, judge_alignment
 from evaluation.models import Judge
 from evaluation.reports import read
 from evaluation.reports.lookups import find_criterion
@@ -200,6 +206,8 @@ class GateResult:
     baseline: str | None = None
     baseline_source: Provenance | None = None
     baseline_judge: str | None = None
+    # With the drift option: the judge's flagged drifts (``drift_as_dict``); None when not asked.
+    judge_drift: tuple[dict[str, Any], ...] | None = None
 
     @property
     def line(self) -> str:
@@ -231,7 +239,47 @@ class GateResult:
                 else None
             ),
             "groups": [figures.as_dict() for figures in self.figures],
+            "judge_drift": None if self.judge_drift is None else list(self.judge_drift),
         }
+
+
+def drift_as_dict(drift: judge_alignment.Drift) -> dict[str, Any]:
+    """A flagged drift as the gate's JSON gives it."""
+    return {
+        "kind": drift.kind,
+        "judge": drift.judge,
+        "before": drift.before,
+        "after": drift.after,
+        "change": finite(drift.change.mean),
+        "change_lower": finite(drift.change.lo),
+        "change_upper": finite(drift.change.hi),
+        "n": drift.n,
+    }
+
+
+def drift_failure(drift: judge_alignment.Drift) -> str:
+    """One line: which judge drifted, between what, by how much."""
+    if drift.kind == judge_alignment.PROMPT:
+        between = f"prompt version {drift.before} -> {drift.judge}"
+    elif drift.kind == judge_alignment.HALF:
+        between = "first half -> second half of its judged units"
+    else:
+        between = f"{drift.before} -> {drift.after}"
+    change = drift.change
+    return (
+        f"judge {drift.judge} drifted: agreement with the human labels {between}: "
+        f"{change.mean:+.3f} [{change.lo:+.3f}, {change.hi:+.3f}]"
+    )
+
+
+def judge_drifts(*, criterion: Criterion, judge: Judge, alpha: float) -> list[judge_alignment.Drift]:
+    """The flagged drifts of ``judge`` on ``criterion``: between its periods, and from the
+    previous prompt version of its model to it."""
+    return [
+        drift
+        for drift in judge_alignment.drifted(criterion=criterion, alpha=alpha)
+        if drift.judge == judge.name
+    ]
 
 
 def _baseline_request(
@@ -369,6 +417,7 @@ def evaluate_gate(
     alpha: float = 0.05,
     method: str = "robust",
     adjustment: str = paired.HOLM,
+    refuse_judge_drift: bool = False,
 ) -> GateResult:
     """Check ``campaign``'s PPI++ estimates of ``criterion`` against ``min_lower`` and, with a
     ``baseline`` campaign (its criterion of the same name), against a significant drop (p-values
@@ -377,7 +426,8 @@ def evaluate_gate(
 
     ``judge``: a judge name, or None for the report's default (the only judge);
     ``baseline_judge``: the baseline's, by default its judge of the same name as ``judge``, else
-    its only judge. Raises EstimateError (a FieldError) on ``min_lower``, ``method``, ``alpha``,
+    its only judge. ``refuse_judge_drift``: fail when the judge drifted (the module's docstring).
+    Raises EstimateError (a FieldError) on ``min_lower``, ``method``, ``alpha``,
     ``judge``, ``baseline``, ``baseline_judge`` or ``theme`` when one is invalid or unknown, so
     that nothing is decided on a request that cannot be read.
     """
@@ -457,12 +507,18 @@ def evaluate_gate(
         alpha=alpha,
         adjustment=adjustment,
     )
+    drifts = None
+    if refuse_judge_drift:
+        drifts = judge_drifts(criterion=criterion, judge=request.judge, alpha=alpha)
+        failures_all = (*failures_all, *(drift_failure(drift) for drift in drifts))
     if failures_all:
         reason = failures_all[0]
         if len(failures_all) > 1:
             reason += f" (and {len(failures_all) - 1} more)"
     else:
         reason = _passed_reason(figures=figures, min_lower=min_lower, baseline=baseline)
+        if drifts is not None:
+            reason += f"; judge {request.judge.name} did not drift"
     return GateResult(
         passed=not failures_all,
         reason=reason,
@@ -482,6 +538,7 @@ def evaluate_gate(
         baseline=baseline.name if baseline is not None else None,
         baseline_source=baseline_source,
         baseline_judge=baseline_request.judge.name if baseline_request is not None else None,
+        judge_drift=None if drifts is None else tuple(drift_as_dict(drift) for drift in drifts),
     )
 
 

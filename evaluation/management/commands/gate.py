@@ -1,6 +1,6 @@
 """python manage.py gate --campaign NAME --criterion veracity --min-lower 0.85 [--theme T ...]
 [--baseline NAME] [--judge NAME] [--baseline-judge NAME] [--alpha 0.05] [--method robust|study]
-[--adjust holm|bonferroni] [--format text|json]
+[--adjust holm|bonferroni] [--refuse-judge-drift] [--format text|json]
 
 Exit codes: 0 the gate passed, 1 it failed, 2 the request was refused (bad or missing option,
 unknown campaign, criterion, judge or theme).
@@ -63,6 +63,12 @@ class Command(BaseCommand):
             help="how the drops' p-values are adjusted over the groups checked: "
             f"{' or '.join(paired.ADJUSTMENTS)} (default holm)",
         )
+        parser.add_argument(
+            "--refuse-judge-drift",
+            action="store_true",
+            help="also fail when the judge's agreement with the human labels changed between periods "
+            "or from its model's previous prompt version (interval excluding 0); off by default",
+        )
         parser.add_argument("--format", default="text", help=f"one of {', '.join(FORMATS)}")
 
     def handle(self, *args, **options) -> None:
@@ -87,6 +93,7 @@ class Command(BaseCommand):
                 alpha=alpha,
                 method=options["method"],
                 adjustment=options["adjust"],
+                refuse_judge_drift=options["refuse_judge_drift"],
             )
         except EstimateError as exc:
             raise CommandError(str(exc), returncode=REFUSED) from None
