@@ -368,8 +368,11 @@ def read_report(request: ReportRequest, *, recompute_stale: bool = False) -> Sho
     if isinstance(report, Report):
         if request.shrinkage:
             small = small_themes.shrink_report(report=report)
-        rows = _citation_rows(request=request, precision=report, recompute_stale=recompute_stale)
-        veracity = recall_criterion(criterion=request.criterion) if rows is not None else None
+        # Citation support's report shows veracity's beside it: its criterion read once for both.
+        veracity = recall_criterion(criterion=request.criterion)
+        rows = _citation_rows(
+            request=request, precision=report, veracity=veracity, recompute_stale=recompute_stale
+        )
         if veracity is not None:
             (alce,) = alce_measures(
                 support=request.criterion, veracity=veracity, judge=request.judge, alpha=request.alpha
@@ -450,14 +453,13 @@ def recall_criterion(*, criterion: Criterion) -> Criterion | None:
 
 
 def _citation_rows(
-    *, request: ReportRequest, precision: Report, recompute_stale: bool
+    *, request: ReportRequest, precision: Report, veracity: Criterion | None, recompute_stale: bool
 ) -> list[CitationRow] | None:
     """Citation precision (``precision``, citation support's report) beside citation recall,
-    veracity's report read the same way for the same judge, method and alpha; None for any other
-    criterion."""
+    the report of ``veracity`` (``recall_criterion``'s) read the same way for the same judge,
+    method and alpha; None for any other criterion."""
     if request.criterion.name != PRECISION or request.criterion.level != Level.CITATION:
         return None
-    veracity = recall_criterion(criterion=request.criterion)
     if veracity is None:
         return citation_rows(precision=precision, recall=None)
     recall_request = ReportRequest(
