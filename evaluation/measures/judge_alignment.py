@@ -104,8 +104,10 @@ class JudgeVersion:
 
 @dataclass(frozen=True)
 class Drift:
-    """The change of agreement from ``before`` to ``after`` (two judges of a line, or two periods
-    of one judge), its interval, and whether the interval excludes 0."""
+    """The change of agreement from ``before`` to ``after``, its interval, and whether the
+    interval excludes 0. ``kind`` ``prompt``: two judges of a line, ``before`` and ``after`` their
+    names, ``judge`` the later one; ``month`` or ``half``: two periods of ``judge``, their keys
+    (``2026-11``; ``1`` and ``2``). ``paired``: on the units both labelled."""
 
     kind: str
     judge: str
