@@ -9,11 +9,12 @@ PostgreSQL server, a database ``attest_pages_bench`` made on that server and dro
 database the URL names is left alone). The demo's manager (who may read every page here) is
 logged in with the Django test client; each page is asked for once to warm it, then ``--n``
 times back to back. Prints per page the median and the 90th percentile of the milliseconds per
-request (the client's call: middleware, view, template, the response's bytes) and the SQL
-queries one more request ran (``CaptureQueriesContext``, apart from the timed ones since
-capturing costs time). ``--profile PAGE,...`` then prints the cProfile of ``--n`` requests of each
-page named; ``--sql`` prints the SQL of one request of each page. It asserts nothing: timings
-belong here, never in tests.
+request (the client's call: middleware, view, template, the response's bytes), the SQL queries
+one more request ran (``CaptureQueriesContext``, apart from the timed ones since capturing costs
+time), the response's size, and the time of the first request (templates compiled, modules
+imported on first use: what the first visitor after a restart waits). ``--profile PAGE,...``
+then prints the cProfile of ``--n`` requests of each page named; ``--sql`` prints the SQL of one
+request of each page. It asserts nothing: timings belong here, never in tests.
 
 "Recompute now" (the report's refresh) is not timed: its POST only enqueues the recomputation
 for a worker (``evaluation.jobs.request_estimates_refresh``).
@@ -168,9 +169,11 @@ def main() -> None:
             for page in pages()
             if not args.only or any(word in page.name for word in args.only.split(","))
         ]
-        print(f"{'page':<34} {'median ms':>9} {'p90 ms':>8} {'queries':>7} {'KB':>6}")
+        print(f"{'page':<34} {'median ms':>9} {'p90 ms':>8} {'queries':>7} {'KB':>6} {'first ms':>8}")
         for page in chosen:
+            began = time.perf_counter()
             size = len(ask(client, page).content)  # warm: templates, caches, connection
+            first = 1000 * (time.perf_counter() - began)
             times = []
             for _ in range(args.n):
                 began = time.perf_counter()
@@ -182,7 +185,7 @@ def main() -> None:
             p90 = times[min(len(times) - 1, round(0.9 * (len(times) - 1)))]
             print(
                 f"{page.name:<34} {statistics.median(times):>9.1f} {p90:>8.1f} "
-                f"{len(queries):>7} {size / 1024:>6.0f}"
+                f"{len(queries):>7} {size / 1024:>6.0f} {first:>8.0f}"
             )
             if args.sql:
                 for query in queries.captured_queries:
