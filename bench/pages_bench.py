@@ -108,11 +108,15 @@ def pages() -> list[Page]:
     def report(name: str, criterion: str = "relevance") -> str:
         return reverse(f"evaluation:{name}", args=[slug, criterion])
 
-    # What the report form's Update sends (htmx): every field, here another method.
-    update = "?judge=lexical&method=study&alpha=0.1&target=0.05&clusters=answer"
+    # What the report form's Update sends (htmx): every field. Another method is read from its
+    # snapshot; another alpha is not snapshotted, so it is computed now (for both judges: the
+    # page compares them).
+    method = "?judge=lexical&method=study&alpha=0.05&target=0.05&clusters=answer"
+    alpha = "?judge=lexical&method=robust&alpha=0.1&target=0.05&clusters=answer"
     return [
         Page("report relevance", report("report")),
-        Page("report Update (htmx)", report("report") + update, htmx=True),
+        Page("report Update: method (htmx)", report("report") + method, htmx=True),
+        Page("report Update: alpha (htmx)", report("report") + alpha, htmx=True),
         Page("report citation_support", report("report", "citation_support")),
         Page("report correctness (categories)", report("report", "correctness")),
         Page("  section calibration", report("calibration") + "?judge=lexical", htmx=True),
