@@ -569,7 +569,9 @@
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (typing(event.target)) {
+    // A key right after the box closed may still be aimed at its text area, which no one can type
+    // into any more: it is a shortcut like any other.
+    if (typing(event.target) && !(dialog && dialog.contains(event.target))) {
       // The comment field of a page without the box (no script ran when it was drawn).
       if (event.key === "Escape") {
         event.target.blur();
