@@ -77,7 +77,9 @@ def cell(ws, value: Any, number_format: str | None = None, bold: bool = False) -
         # Untrusted text (answers, LLM output) must never become a formula: a string cell, and
         # neutralised by _text for the spreadsheets that re-read strings (and CSV round trips).
         cell.data_type = "s"
-    if number_format and not text:
+    if number_format and not text and value is not None:
+        # An empty cell gets no format: unstyled, it is not written at all (a quarter of the
+        # Units sheet's cells: the units no one labelled or judged on the criterion).
         cell.number_format = number_format
     if bold:
         cell.font = Font(bold=True)
