@@ -430,11 +430,12 @@ def test_the_citation_report_reads_both_snapshots_in_a_fixed_number_of_queries(c
         return len(captured)
 
     first = queries()
-    # Any criterion's page from a snapshot: 13 (test_report_source); then the veracity criterion,
-    # its snapshot and what changed since it: current sample, units count, schedule, labels,
-    # judgments; ALCE's measures on the judge's verdicts: the campaign's citation pattern, the
-    # chunks, answers, sentences, units and judgments of both criteria (measures.citations).
-    assert first == 13 + 7 + 6
+    # Any criterion's page from a snapshot: 13 (test_report_source); then the veracity criterion's
+    # snapshot and what changed since it: current sample, units count, schedule, labels, judgments
+    # (the criterion itself read once, with the page's); ALCE's measures on the judge's verdicts:
+    # the campaign's citation pattern, the chunks, answers, sentences, units and judgments of both
+    # criteria (measures.citations).
+    assert first == 13 + 6 + 6
     for _ in range(10):
         make_answer(campaign=campaign, theme="Finance", citations=True)
     for each in (criterion, veracity):
