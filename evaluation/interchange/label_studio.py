@@ -5,7 +5,8 @@ annotation's ``choices`` results become labels of the criterion named by ``from_
 the vocabulary), by ``completed_by``, at ``created_at`` (``updated_at``: when last edited,
 ``lead_time``: seconds spent); a ``textarea`` result from ``comment`` is their comment. Cancelled
 annotations are passed over. Each prediction's ``choices`` results become judgments, keeping its
-``model_version`` and ``score``.
+``model_version`` and ``score``; a prediction given by its id alone (Label Studio's Export
+dialog, ``GET /api/projects/<id>/export``, writes them so) is passed over and counted.
 
 Label Studio's import (label_studio/tasks/serializers.py, ``BaseTaskSerializerBulk``) keeps an
 annotation's ``result``, ``lead_time``, ``was_cancelled``, ``ground_truth`` and its ``id`` (as
@@ -178,6 +179,9 @@ def parse(*, data: Any, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> 
                 )
         for p, prediction in enumerate(reader.listing(task.get("predictions"), "predictions")):
             path = f"predictions[{p}]"
+            if isinstance(prediction, int) and not isinstance(prediction, bool):
+                parsed.prediction_ids += 1
+                continue
             prediction = reader.mapping(prediction, path)
             if not prediction:
                 continue
@@ -228,10 +232,13 @@ def _result(question: str, value: int, vocabulary: Vocabulary) -> dict[str, Any]
     }
 
 
-def _annotations(labels: list[LabelInForce], vocabulary: Vocabulary) -> list[dict[str, Any]]:
+def _annotations(
+    labels: list[LabelInForce], vocabulary: Vocabulary
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """One annotation per person and moment: labels of several criteria made together (one
     Label Studio annotation imported) are one annotation again. Its ``completed_by`` is an
-    object with an email Label Studio resolves (``authors.label_studio_id``)."""
+    object with an email Label Studio resolves (``authors.label_studio_id``). Each comes with
+    what its task's ``meta`` keeps of it (``_kept``)."""
     grouped: dict[tuple, list[LabelInForce]] = {}
     for label in labels:
         key = (
@@ -251,20 +258,19 @@ def _annotations(labels: list[LabelInForce], vocabulary: Vocabulary) -> list[dic
             result.append(
                 {"from_name": COMMENT, "to_name": TEXT, "type": "textarea", "value": {TEXT: [first.comment]}}
             )
-        annotations.append(
-            {
-                "id": first.label_id,
-                "completed_by": authors.label_studio_id(
-                    username=first.username, email=first.email, user_id=first.user_id
-                ),
-                "result": result,
-                "was_cancelled": False,
-                "created_at": iso(first.created_at),
-                "updated_at": iso(first.edited_at or first.created_at),
-                "lead_time": first.seconds_spent,
-                "stage": first.stage,
-            }
-        )
+        annotation = {
+            "id": first.label_id,
+            "completed_by": authors.label_studio_id(
+                username=first.username, email=first.email, user_id=first.user_id
+            ),
+            "result": result,
+            "was_cancelled": False,
+            "created_at": iso(first.created_at),
+            "updated_at": iso(first.edited_at or first.created_at),
+            "lead_time": first.seconds_spent,
+            "stage": first.stage,
+        }
+        annotations.append((annotation, _kept(annotation, edited_at=first.edited_at)))
     return annotations
 
 
@@ -285,13 +291,15 @@ def _predictions(unit: UnitContent, vocabulary: Vocabulary) -> list[dict[str, An
     return predictions
 
 
-def _kept(annotation: dict[str, Any]) -> dict[str, Any]:
-    """What Label Studio's import drops of an annotation, kept in its task's ``meta``."""
+def _kept(annotation: dict[str, Any], *, edited_at: dt.datetime | None) -> dict[str, Any]:
+    """What Label Studio's import drops of an annotation, kept in its task's ``meta``: its
+    ``updated_at`` is the label's own last edit, null when it was never edited (the
+    annotation's own ``updated_at`` is then its creation)."""
     return {
         "annotation": annotation["id"],
         "completed_by": annotation["completed_by"],
         "created_at": annotation["created_at"],
-        "updated_at": annotation["updated_at"],
+        "updated_at": iso(edited_at),
     }
 
 
@@ -327,7 +335,7 @@ def export_tasks(
     """The campaign's units at the criteria's levels as Label Studio tasks: ``data`` (ids, texts,
     theme), every label in force as an annotation, each judge's labels as a prediction."""
     for unit in campaign_units(campaign=campaign, criteria=criteria, judges=judges):
-        annotations = _annotations(unit.labels, vocabulary)
+        pairs = _annotations(unit.labels, vocabulary)
         yield {
             "id": unit.unit_id,
             "data": {
@@ -342,7 +350,7 @@ def export_tasks(
                 "theme": unit.theme,
                 "difficulty": unit.difficulty,
             },
-            "annotations": annotations,
+            "annotations": [annotation for annotation, _ in pairs],
             "predictions": _predictions(unit, vocabulary),
-            "meta": {META: {"labels": [_kept(annotation) for annotation in annotations]}},
+            "meta": {META: {"labels": [kept for _, kept in pairs]}},
         }

@@ -56,6 +56,7 @@ class LabelImport:
     people_matched: int
     people_created: list[str] = field(default_factory=list)
     skipped: int = 0
+    prediction_ids: int = 0
     seconds: float = 0.0
 
     def lines(self) -> list[str]:
@@ -70,6 +71,12 @@ class LabelImport:
         ]
         if self.skipped:
             lines.append(f"passed over: {self.skipped} cancelled annotations or unsubmitted responses")
+        if self.prediction_ids:
+            lines.append(
+                f"passed over: {self.prediction_ids} predictions given by their Label Studio id alone "
+                "(no choices in the file); to import them, export with the predictions in full "
+                "(docs/interchange.md)"
+            )
         return lines
 
 
@@ -314,5 +321,6 @@ def import_labels(
         people_matched=len(people) - len(created),
         people_created=created,
         skipped=parsed.skipped,
+        prediction_ids=parsed.prediction_ids,
         seconds=time.perf_counter() - started,
     )

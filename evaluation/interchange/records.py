@@ -82,6 +82,9 @@ class Parsed:
     labels: list[HumanLabel] = dataclasses.field(default_factory=list)
     predictions: list[Prediction] = dataclasses.field(default_factory=list)
     skipped: int = 0
+    # Predictions a Label Studio export names by their id alone (its Export dialog writes them
+    # so): their choices are not in the file.
+    prediction_ids: int = 0
 
 
 def read_json(*, path: str | Path, name: str) -> Any:

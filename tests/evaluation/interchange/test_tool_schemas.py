@@ -27,12 +27,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from annotation.models import Criterion, Label
+from annotation.models import Criterion, Label, Role, Stage, Unit
 from evaluation.interchange import authors, exporting
 from evaluation.interchange.loading import import_labels
 from evaluation.interchange.vocabulary import check_vocabulary
 from evaluation.models import Judge
-from tests.factories import make_campaign, make_user
+from tests.factories import label, make_campaign, make_user, member, sample_units
 from tests.interchange_files import (
     ARGILLA_FILE,
     ARGILLA_MAPPING,
@@ -45,15 +45,22 @@ from tests.interchange_files import (
 pytestmark = pytest.mark.django_db
 
 IMPORTED_AT = "2026-06-01T10:00:00.000000Z"
+# Label Studio 1.23.2 writes an imported annotation's updated_at a few microseconds after its
+# created_at (seen on a real server: 14:14:26.927962 and 14:14:26.927980).
+IMPORTED_UPDATED_AT = "2026-06-01T10:00:00.000018Z"
 
 
 class LabelStudioRefusal(Exception):
     """What Label Studio answers a refused import with (a ValidationError's text)."""
 
 
-def label_studio_import(tasks: Any, *, members: dict[str, int], importer: int = 1) -> list[dict]:
+def label_studio_import(
+    tasks: Any, *, members: dict[str, int], importer: int = 1, predictions_in_full: bool = True
+) -> list[dict]:
     """The tasks POSTed to Label Studio's import, then its JSON export of them, as its code does
-    (see the module's docstring); LabelStudioRefusal with its message when it refuses the file."""
+    (see the module's docstring); LabelStudioRefusal with its message when it refuses the file.
+    Its Export dialog (``GET /api/projects/<id>/export``) gives each prediction as its id alone
+    (``predictions_in_full=False``); a snapshot export asked for them in full gives them whole."""
     if not isinstance(tasks, list) or not tasks:
         raise LabelStudioRefusal("not a list" if not isinstance(tasks, list) else "empty")
     member_ids = set(members.values())
@@ -93,7 +100,7 @@ def label_studio_import(tasks: Any, *, members: dict[str, int], importer: int = 
                     "lead_time": annotation.get("lead_time"),
                     "import_id": annotation.get("id"),
                     "created_at": IMPORTED_AT,
-                    "updated_at": IMPORTED_AT,
+                    "updated_at": IMPORTED_UPDATED_AT,
                 }
             )
         predictions = [
@@ -111,7 +118,7 @@ def label_studio_import(tasks: Any, *, members: dict[str, int], importer: int = 
                 "data": task["data"],
                 "meta": task.get("meta", {}),
                 "annotations": annotations,
-                "predictions": predictions,
+                "predictions": predictions if predictions_in_full else [p["id"] for p in predictions],
             }
         )
     return exported
@@ -266,6 +273,28 @@ def test_label_studio_takes_every_label_once_its_admin_has_the_listed_people(eve
     assert Label.objects.filter(unit__campaign=other, user__isnull=True).count() == 1
 
 
+def test_label_studio_s_export_dialog_file_brings_every_label_and_counts_its_bare_predictions(
+    every_author, tmp_path
+):
+    campaign, vocabulary = every_author
+    tasks = _export(campaign, vocabulary)
+    emails = sorted({a["completed_by"]["email"] for t in tasks for a in t["annotations"]})
+    members = {email: number for number, email in enumerate(emails, start=2)}
+    back = label_studio_import(tasks, members=members, predictions_in_full=False)
+    other = make_campaign(name="Dialog")
+    fixture_answers(other)
+    summary = import_labels(
+        path=write_json(tmp_path / "back.json", back),
+        fmt="label-studio",
+        campaign=other,
+        vocabulary=vocabulary,
+        judge_name="gpt",
+    )
+    assert labels_of(other) == labels_of(campaign)
+    assert (summary.judgments, summary.prediction_ids) == (0, 3)
+    assert "passed over: 3 predictions given by their Label Studio id alone" in "\n".join(summary.lines())
+
+
 def test_without_the_placeholder_people_label_studio_refuses_naming_the_email(every_author):
     campaign, vocabulary = every_author
     tasks = _export(campaign, vocabulary)
@@ -299,6 +328,35 @@ def test_a_label_edited_in_label_studio_keeps_its_creation_and_takes_the_edit(ev
     assert label.value == 0
     assert label.created_at == dt.datetime(2025, 4, 1, 8, 0, 0, 250000, tzinfo=dt.UTC)
     assert label.edited_at == dt.datetime(2026, 6, 2, 11, 0, tzinfo=dt.UTC)
+
+
+def test_a_label_never_edited_comes_back_from_label_studio_never_edited(tmp_path):
+    # A label made in the app has no edit time; Label Studio stamps both of an imported
+    # annotation's times, so only the task's meta can say it was never edited.
+    campaign = make_campaign(name="Made here")
+    fixture_answers(campaign)
+    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="relevance")
+    unit = Unit.objects.get(campaign=campaign, answer__external_id="ans-2", level=criterion.level)
+    sample_units(criterion=criterion, units=[unit])
+    made = label(member(campaign, Role.ANNOTATOR, username="dora"), criterion, Stage.LABEL, 1, unit=unit)
+    assert made.edited_at is None
+    vocabulary = check_vocabulary(mapping={}, name="mapping")
+    tasks = _export(campaign, vocabulary)
+    [annotation] = [a for t in tasks for a in t["annotations"]]
+    [kept] = [k for t in tasks for k in t["meta"]["attest"]["labels"]]
+    assert annotation["updated_at"] == annotation["created_at"]
+    assert kept["updated_at"] is None
+    back = label_studio_import(tasks, members={annotation["completed_by"]["email"]: 2})
+    other = make_campaign(name="Back here")
+    fixture_answers(other)
+    import_labels(
+        path=write_json(tmp_path / "back.json", back),
+        fmt="label-studio",
+        campaign=other,
+        vocabulary=vocabulary,
+    )
+    assert labels_of(other) == labels_of(campaign)
+    assert Label.objects.get(unit__campaign=other).edited_at is None
 
 
 def _id_of(tasks: list[dict], username: str) -> int:
