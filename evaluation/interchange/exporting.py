@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Sequence
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from annotation.criteria.categories import is_categorical
@@ -111,6 +115,25 @@ def write_argilla(
         campaign=campaign, criteria=list(criteria), vocabulary=vocabulary or Vocabulary(), judge=judge
     )
     return write_json_list(records, stream)
+
+
+@contextmanager
+def whole_file(path: str | Path) -> Iterator[Path]:
+    """A file beside ``path`` to write the export into, which becomes ``path`` only when the block
+    ends without an error: a refused export (a criterion with categories, an unknown judge) leaves
+    no file, and an existing file as it was. Its permissions are those a new file gets."""
+    target = Path(path)
+    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    os.close(handle)
+    part = Path(name)
+    mask = os.umask(0)
+    os.umask(mask)
+    part.chmod(0o666 & ~mask)
+    try:
+        yield part
+        os.replace(part, target)
+    finally:
+        part.unlink(missing_ok=True)
 
 
 def write_parquet(*, campaign: Campaign, criteria: Sequence[Criterion], sink: str | BinaryIO) -> int:

@@ -60,13 +60,14 @@ class Command(BaseCommand):
                     raise CommandError(
                         f"{criteria[0].name!r} has categories: ARES's keys hold one rate per theme"
                     )
-                with open(output, "w", encoding="utf-8") as stream:
+                with exporting.whole_file(output) as part, open(part, "w", encoding="utf-8") as stream:
                     count = exporting.write_ares(report=shown.report, stream=stream)
             elif fmt == exporting.PARQUET:
-                count = exporting.write_parquet(campaign=campaign, criteria=criteria, sink=output)
+                with exporting.whole_file(output) as part:
+                    count = exporting.write_parquet(campaign=campaign, criteria=criteria, sink=str(part))
             else:
                 judge = _judge(campaign=campaign, criteria=criteria, name=options["judge"], fmt=fmt)
-                with open(output, "w", encoding="utf-8") as stream:
+                with exporting.whole_file(output) as part, open(part, "w", encoding="utf-8") as stream:
                     if fmt == exporting.LABEL_STUDIO:
                         people: list[dict] = []
                         count = exporting.write_label_studio(
@@ -90,7 +91,10 @@ class Command(BaseCommand):
         self.stdout.write(f"wrote {output}: {count} {'rows' if fmt == exporting.PARQUET else 'items'}")
         if fmt == exporting.LABEL_STUDIO:
             companion = people_path(output)
-            with open(companion, "w", encoding="utf-8", newline="") as stream:
+            with (
+                exporting.whole_file(companion) as part,
+                open(part, "w", encoding="utf-8", newline="") as stream,
+            ):
                 exporting.write_people_csv(people, stream)
             placeholders = sum(person["placeholder"] for person in people)
             self.stdout.write(

@@ -20,6 +20,7 @@ from evaluation.interchange import exporting
 from evaluation.interchange.loading import import_labels
 from evaluation.interchange.vocabulary import Vocabulary, check_vocabulary, read_vocabulary
 from evaluation.models import Judge, Judgment
+from tests.categorical import correctness
 from tests.factories import make_campaign, make_user, member, sample_units
 from tests.interchange_files import (
     ARGILLA_FILE,
@@ -453,6 +454,23 @@ def test_ares_export_needs_a_criterion(campaign, tmp_path):
             "--output",
             str(tmp_path / "x"),
         )
+
+
+def test_a_refused_export_leaves_the_file_it_would_replace_as_it_was(campaign, tmp_path):
+    """The export is written beside its file and put in its place once whole: a criterion with
+    categories, which Label Studio's and Argilla's files cannot hold, leaves no file behind and an
+    existing one untouched."""
+    name = correctness(campaign).name
+    kept = tmp_path / "kept.json"
+    kept.write_text("an earlier export", encoding="utf-8")
+    for fmt, target in (("label-studio", kept), ("argilla", tmp_path / "new.json")):
+        with pytest.raises(CommandError, match=name):
+            call_command(
+                "export_campaign", "--campaign", campaign.name, "--format", fmt, "--output", str(target),
+                "--criterion", name,
+            )  # fmt: skip
+    assert kept.read_text(encoding="utf-8") == "an earlier export"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["kept.json"]
 
 
 def test_imported_labels_take_their_units_out_of_the_work_queue(campaign):
