@@ -122,6 +122,8 @@ def parse(*, data: Any, name: str, vocabulary: Vocabulary, errors: ErrorLog) -> 
                 if created is None:
                     reader.error(f"{path}.inserted_at", "is missing, and so is the record's inserted_at")
                     continue
+                if edited == created:  # Argilla stamps a response never edited with its insertion time
+                    edited = None
                 if unit is None:
                     continue
                 parsed.labels.append(
@@ -210,7 +212,9 @@ def export_records(
                     "question": question,
                     "user_id": user_id,
                     "inserted_at": _time(label.created_at),
-                    "updated_at": _time(label.edited_at or label.created_at),
+                    # None for a label never edited: Argilla's own ``updated_at`` is its insertion
+                    # time then, which would read back as an edit.
+                    "updated_at": _time(label.edited_at) if label.edited_at else None,
                 }
             )
             if label.comment:

@@ -359,6 +359,42 @@ def test_a_label_never_edited_comes_back_from_label_studio_never_edited(tmp_path
     assert Label.objects.get(unit__campaign=other).edited_at is None
 
 
+def test_a_label_never_edited_comes_back_from_argilla_never_edited(tmp_path):
+    # Argilla stamps a response never edited with its insertion time as its update time: our
+    # metadata says None, and a response whose two times are equal reads back as never edited.
+    campaign = make_campaign(name="Made here for Argilla")
+    fixture_answers(campaign)
+    criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="relevance")
+    unit = Unit.objects.get(campaign=campaign, answer__external_id="ans-2", level=criterion.level)
+    sample_units(criterion=criterion, units=[unit])
+    made = label(member(campaign, Role.ANNOTATOR, username="dora"), criterion, Stage.LABEL, 1, unit=unit)
+    assert made.edited_at is None
+    vocabulary = check_vocabulary(mapping={}, name="mapping")
+    stream = io.StringIO()
+    exporting.write_argilla(campaign=campaign, criteria=[criterion], stream=stream, vocabulary=vocabulary)
+    records = json.loads(stream.getvalue())
+    [kept] = [k for r in records for k in r["metadata"]["attest_labels"]]
+    assert kept["updated_at"] is None and kept["inserted_at"]
+    # As Argilla gives the response back: both times its own, equal.
+    for record in records:
+        for response in record["responses"].get("relevance", []):
+            response.update(inserted_at=kept["inserted_at"], updated_at=kept["inserted_at"])
+    bare = [
+        {**r, "metadata": {k: v for k, v in r["metadata"].items() if k != "attest_labels"}} for r in records
+    ]
+    for found in (records, bare):  # with our metadata's times, then with Argilla's alone
+        other = make_campaign(name=f"Back from Argilla {len(Label.objects.all())}")
+        fixture_answers(other)
+        import_labels(
+            path=write_json(tmp_path / "back.json", found),
+            fmt="argilla",
+            campaign=other,
+            vocabulary=vocabulary,
+        )
+        back = Label.objects.get(unit__campaign=other)
+        assert (back.created_at, back.edited_at, back.value) == (made.created_at, None, 1)
+
+
 def _id_of(tasks: list[dict], username: str) -> int:
     return next(
         a["id"] for t in tasks for a in t["annotations"] if a["completed_by"].get("username") == username
