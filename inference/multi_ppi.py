@@ -488,6 +488,18 @@ def _process_terms_variance(
     return factor * float(np.sum(2 * R * J + J**2))
 
 
+def _pool_matrix(pool: ArrayLike | None, *, K: int) -> np.ndarray:
+    """The pool as M x K; a 1-d pool is one judge's column. Without judges the pool keeps its M
+    rows and no column (``reshape(-1, 0)`` cannot tell M)."""
+    if pool is None:
+        return np.zeros((0, K))
+    raw = np.asarray(pool, dtype=float)
+    rows = raw.shape[0] if raw.ndim == 2 else (raw.size // K if K else 0)
+    if raw.size != rows * K:
+        raise ValueError(f"pool must be M x {K} (units x judges), got {raw.shape}")
+    return raw.reshape(rows, K)
+
+
 def multi_ppi(
     *,
     y: ArrayLike,
@@ -512,7 +524,9 @@ def multi_ppi(
     ``ppi++-multi``.
 
     No labels: NaN. One cluster: the estimate with an infinite interval. Every unit labeled: the
-    coefficients are 0 (human labels only), with a note. Raises ValueError on inconsistent arrays.
+    coefficients are 0 (human labels only), with a note. No judges (``terms`` empty, ``preds``
+    n x 0): the human labels' estimate alone, no coefficient. Raises ValueError on inconsistent
+    arrays.
     """
     alpha = check_alpha(alpha)
     labels = vector(y, name="y")
@@ -538,7 +552,7 @@ def multi_ppi(
         )
     weights = positive_weights(w, name="w", length=n)
     parsed = [_term(term, k=k) for k, term in enumerate(terms)]
-    pool_matrix = np.zeros((0, K)) if pool is None else np.asarray(pool, dtype=float).reshape(-1, K)
+    pool_matrix = _pool_matrix(pool, K=K)
     pool_w = (
         None
         if pool_weights is None

@@ -303,3 +303,35 @@ def test_degenerate_inputs():
             population=2,
             alpha=0.05,
         )
+
+
+def test_no_judges_give_the_human_labels_estimate_alone():
+    rng = np.random.default_rng(3)
+    y = (rng.random(40) < 0.4).astype(float)
+    clusters = np.repeat(np.arange(20), 2)
+    f = np.where(rng.random(40) < 0.9, y, 1 - y)
+    with_judge = multi_ppi(
+        y=y,
+        preds=f[:, None],
+        terms=[JudgeTerm(values=np.concatenate([f, np.zeros(160)]))],
+        population=200,
+        alpha=0.05,
+        clusters=clusters,
+    )
+    for pool in (None, np.zeros((7, 0))):
+        alone = multi_ppi(
+            y=y, preds=np.zeros((40, 0)), terms=[], population=200, alpha=0.05, clusters=clusters, pool=pool
+        )
+        assert alone.coefficients == () and alone.without == ()
+        assert alone.interval.mean == pytest.approx(y.mean(), abs=1e-15)
+        assert alone.variance == pytest.approx(with_judge.human_only, rel=1e-12)
+        assert alone.human_only == pytest.approx(alone.variance, rel=1e-12)
+    with pytest.raises(ValueError, match="pool"):
+        multi_ppi(
+            y=y,
+            preds=f[:, None],
+            terms=[JudgeTerm(values=f)],
+            population=200,
+            alpha=0.05,
+            pool=np.zeros((3, 2)),
+        )
