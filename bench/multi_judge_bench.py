@@ -25,11 +25,15 @@ A human label costs ``--human-minutes`` x ``--rate`` (0.5 minute at 2.0 per minu
 
 Per replication, as a team would run it:
 
-1. **Pilot.** ``--pilot`` units drawn at random, labeled by a human and by both judges; the
-   moments of the three (``judge_allocation.moments``).
+1. **Pilot.** ``--pilot`` units drawn at random, labeled by a human; both judges run on every
+   unit of their answers (as the app runs a judge, answer by answer). The moments of the labels
+   and the judges' verdicts on the labeled units (``judge_allocation.moments``), and each judge's
+   design effect read on the answers it judged (``inclusion.cluster_design_effect``): how much
+   more a share's mean varies when whole answers are drawn.
 2. **Plan.** ``judge_allocation.plan_theme`` for the target half-width, with the pilot's labels
-   and judgments already made: its cheapest design (``best``: which judges, on which share, how
-   many labels in all) and the cheapest with one judge on every unit (``single``).
+   and judgments already made and the design effects: its cheapest design (``best``: which
+   judges, on which share, how many labels in all) and the cheapest with one judge on every
+   unit (``single``).
 3. **(a) The best single judge.** ``single``'s labels (the pilot plus a random top-up), its judge
    run on every unit, the report's PPI++ (``robust_ppi``, answers as clusters, the
    finite-population correction).
@@ -40,16 +44,17 @@ Per replication, as a team would run it:
    that every judge predicted as its pool.
 
 Cost is what was spent, pilot included: labels x the label's cost plus, per judge, the units it
-judged x its cost. The target is the realised rate of the N units. Prints per design: the plan
-(each judge's mean share when the planner ran it, how often it ran it, the median labels), the
-mean cost of (a), of (b) and of human labels alone (the planner's projection, not drawn), the
-saving 1 - cost(b) / cost(a) and, since the intervals drawn are not exactly as wide as planned,
-the saving had (b) drawn the labels that bring its mean half-width to (a)'s (its labels scaled
-by the squared ratio of the half-widths, an approximation), the coverage of the 95% interval of
-(a) and (b), their mean half-widths and the share of replications whose interval reached the
-target. A coverage under 94% is marked ``<``, ``<<`` when under 95% by more than two binomial
-standard errors; a saving under 30% is marked ``<``. ``--quick``: four designs instead of eight,
-100 replications instead of 500 (about 15 s, and 2 to 3 minutes, on one core).
+judged (the pilot's answers among them) x its cost. The target is the realised rate of the N
+units. Prints per design: the plan (each judge's mean share when the planner ran it, how often
+it ran it, the median labels), the mean cost of (a), of (b) and of human labels alone (the
+planner's projection, not drawn), the saving 1 - cost(b) / cost(a) and, since the intervals
+drawn are not exactly as wide as planned, the saving had (b) drawn the labels that bring its
+mean half-width to (a)'s (its labels scaled by the squared ratio of the half-widths, an
+approximation), the coverage of the 95% interval of (a) and (b), their mean half-widths and the
+share of replications whose interval reached the target. A coverage under 94% is marked ``<``,
+``<<`` when under 95% by more than two binomial standard errors; a saving under 30% is marked
+``<``. ``--quick``: four designs instead of eight, 100 replications instead of 500 (about 15 s,
+and 2 to 3 minutes, on one core).
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ import coverage_grid as grid
 from scipy.special import expit
 from scipy.stats import norm
 
+from inference.inclusion import cluster_design_effect
 from inference.judge_allocation import moments, plan_theme
 from inference.means import classical_mean
 from inference.multi_ppi import JudgeTerm, multi_ppi
@@ -158,6 +164,9 @@ def replicate(design: Design, setup: Setup, *, seed: int, base_seed: int) -> dic
     order = rng.permutation(N)
     pilot = order[: setup.pilot]
     rest = order[setup.pilot :]
+    # Both judges run on every unit of the pilot's answers.
+    piloted = np.isin(answers, answers[pilot])
+    effects = [cluster_design_effect(values=f[piloted, k], clusters=answers[piloted]) for k in range(2)]
     plan = plan_theme(
         m=moments(y=truth[pilot], preds=f[pilot]),
         size=N,
@@ -166,7 +175,8 @@ def replicate(design: Design, setup: Setup, *, seed: int, base_seed: int) -> dic
         judge_costs=list(setup.judge_costs),
         alpha=ALPHA,
         labeled=setup.pilot,
-        judged=[setup.pilot, setup.pilot],
+        judged=[int(piloted.sum())] * 2,
+        design_effects=effects,
     )
     out: dict = {"human_only_cost": setup.human_cost * plan.human_only.labels}
 
@@ -220,7 +230,7 @@ def replicate(design: Design, setup: Setup, *, seed: int, base_seed: int) -> dic
         inclusion.append(share)
     cost = setup.human_cost * int(labeled.sum())
     for k, drawn in zip(used, judged_by, strict=True):
-        cost += setup.judge_costs[k] * int(np.sum(drawn | labeled))
+        cost += setup.judge_costs[k] * int(np.sum(drawn | labeled | piloted))
     pool = ~labeled
     for drawn in judged_by:
         pool &= drawn

@@ -22,6 +22,18 @@ K-means sample and a confidence-driven top-up, say) were drawn with probability
 1 - prod_k (1 - pi_k,i) (``union_inclusion_probabilities``); weighting by that keeps the
 estimates unbiased when the samples are pooled.
 
+**Whole clusters drawn.** A judge run on a random share of the answers is a Poisson sample of
+clusters: answer a drawn with probability q_a, every unit of a drawn answer judged. The Hajek
+mean of its values (sum_D f / q / sum_D 1 / q) has the linearised variance::
+
+    V = sum_a (1 - q_a) / q_a E_a^2 / N^2,    E_a = sum_{i in a} (f_i - mean f)
+
+(``poisson_cluster_variance``; Särndal, Swensson and Wretman 1992, 4.3 and 5.7): the between-
+answer variance of the residuals' per-answer totals. Units of an answer are alike, so E_a^2 runs
+above the sum of its units' squares; at one rate q the ratio of the two sums is the **design
+effect** (``cluster_design_effect``), the factor by which drawing whole answers multiplies the
+variance (1 - q) / (q N) Var(f) of units drawn one by one.
+
 No database: plain numpy on arrays parallel to the group's units.
 """
 
@@ -169,3 +181,58 @@ def union_inclusion_probabilities(*, probabilities: Sequence[ArrayLike]) -> np.n
         if not np.all(np.isfinite(row)) or np.any(row < 0) or np.any(row > 1):
             raise ValueError(f"probabilities[{k}] must be in [0, 1]")
     return 1 - np.prod(1 - np.vstack(rows), axis=0)
+
+
+def _cluster_totals(
+    values: ArrayLike, clusters: ArrayLike | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The residuals f_i - mean f, each unit's cluster code and the residuals' per-cluster totals
+    (each unit its own cluster without ``clusters``)."""
+    f = np.asarray(values, dtype=float).ravel()
+    if f.shape[0] == 0 or not np.all(np.isfinite(f)):
+        raise ValueError("values must be finite, at least one")
+    if clusters is None:
+        codes = np.arange(f.shape[0])
+    else:
+        raw = np.asarray(clusters).ravel()
+        if raw.shape[0] != f.shape[0]:
+            raise ValueError(f"clusters has {raw.shape[0]} values, expected {f.shape[0]}")
+        codes = np.unique(raw, return_inverse=True)[1].ravel()
+    residuals = f - f.mean()
+    return residuals, codes, np.bincount(codes, weights=residuals)
+
+
+def poisson_cluster_variance(
+    *, values: ArrayLike, probabilities: ArrayLike, clusters: ArrayLike | None = None
+) -> float:
+    """The linearised variance of the Hajek mean of ``values`` (every unit of the group) when
+    whole ``clusters`` are drawn by Poisson sampling, unit i's cluster with probability
+    ``probabilities[i]`` (one number: every cluster's; equal within a cluster). See the module.
+    Without ``clusters`` each unit is its own: (1 - q) / (q N) Var(f) at one rate."""
+    residuals, codes, totals = _cluster_totals(values, clusters)
+    N = residuals.shape[0]
+    q = (
+        np.broadcast_to(np.asarray(probabilities, dtype=float), (N,))
+        if np.ndim(probabilities) == 0
+        else (np.asarray(probabilities, dtype=float).ravel())
+    )
+    if q.shape[0] != N:
+        raise ValueError(f"probabilities has {q.shape[0]} values, expected {N}")
+    if not np.all(np.isfinite(q)) or np.any(q <= 0) or np.any(q > 1):
+        raise ValueError("probabilities must be in (0, 1]")
+    per_cluster = np.zeros(totals.shape[0])
+    per_cluster[codes] = q
+    if not np.allclose(per_cluster[codes], q):
+        raise ValueError("probabilities must be equal within a cluster")
+    return float(np.sum((1 - per_cluster) / per_cluster * totals**2) / N**2)
+
+
+def cluster_design_effect(*, values: ArrayLike, clusters: ArrayLike | None = None) -> float:
+    """How many times the variance of a share's Hajek mean grows when whole ``clusters`` are
+    drawn instead of units one by one, at the same rate: sum_a E_a^2 / sum_i (f_i - mean f)^2
+    (see the module). 1 when every unit is its own cluster, or when the values do not vary."""
+    residuals, _, totals = _cluster_totals(values, clusters)
+    spread = float(np.sum(residuals**2))
+    if spread <= 0:
+        return 1.0
+    return float(np.sum(totals**2) / spread)

@@ -8,11 +8,14 @@ labeled units too (the combination needs its prediction there). The estimate is
 is projected from the moments of the labels and predictions at hand (a pilot)::
 
     V(n, s) = min over lam in [0, 1]^K of
-              (1/n - 1/N) (v_Y - 2 lam' c + lam' S lam) + sum_k lam_k^2 (1 - s_k) / (s_k N) S_kk
+              (1/n - 1/N) (v_Y - 2 lam' c + lam' S lam) + sum_k lam_k^2 d_k (1 - s_k) / (s_k N) S_kk
 
 with v_Y = Var(Y), c = Cov(f, Y), S = Var(f): the rectifier's variance under simple random
-sampling with its finite-population correction, plus each share's Bernoulli design variance of
-its judge's mean. The cost still to spend is::
+sampling with its finite-population correction, plus each share's Poisson design variance of
+its judge's mean. A share draws whole answers, whose units are alike: d_k is judge k's design
+effect (``inclusion.cluster_design_effect``, read on units it judged answer by answer; 1 when
+units are drawn one by one, the default), which makes the term the variance of a Poisson
+sample of answers (``inclusion.poisson_cluster_variance``). The cost still to spend is::
 
     C(n, s) = c_h max(0, n - n_0) + sum_{k: s_k > 0} c_k max(0, s_k N + (1 - s_k) n - J_k)
 
@@ -30,8 +33,8 @@ the grid keeps the answer to shares a person can run.
 The moments read half a pseudo-observation spread over the 2^(K+1) cells of the (human, judges)
 table (``PSEUDO``; one judge: the single-judge planner's ``PILOT_PSEUDO`` of 1/8 per cell), so a
 small pilot that saw no disagreement does not promise a perfect judge. The projection is a normal
-approximation without clusters, floors or t quantiles: the interval after drawing is somewhat
-wider at small n (``bench/multi_judge_bench.py`` measures it). No database.
+approximation without clusters among the human labels, floors or t quantiles: the interval
+after drawing is somewhat wider at small n (``bench/multi_judge_bench.py`` measures it). No database.
 """
 
 from __future__ import annotations
@@ -128,16 +131,17 @@ class ThemePlan:
 
 
 def _variances(
-    *, m: Moments, shares: np.ndarray, labels: np.ndarray, size: int
+    *, m: Moments, shares: np.ndarray, labels: np.ndarray, size: int, effects: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """V(n, s) and the coefficients for each row of ``shares`` (C x K) at ``labels`` (C)."""
+    """V(n, s) and the coefficients for each row of ``shares`` (C x K) at ``labels`` (C), each
+    judge's share variance multiplied by its design effect (``effects``, K)."""
     C, K = shares.shape
     S = np.array(m.var_f)
     c = np.array(m.cov)
     a = np.maximum(1 / labels - 1 / size, 0.0)
     used = shares > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        draw = np.where(used, (1 - shares) / (shares * size), 0.0) * np.diag(S)
+        draw = np.where(used, (1 - shares) / (shares * size), 0.0) * np.diag(S) * effects
     H = a[:, None, None] * S + np.einsum("ck,kl->ckl", draw, np.eye(K))
     b = a[:, None] * c
     # A judge not run has no prediction: its coefficient is held at 0.
@@ -153,19 +157,19 @@ def _variances(
 
 
 def _fewest_labels(
-    *, m: Moments, shares: np.ndarray, size: int, target: float, z: float, least: int
+    *, m: Moments, shares: np.ndarray, size: int, target: float, z: float, least: int, effects: np.ndarray
 ) -> np.ndarray:
     """The fewest labels (between ``least`` and ``size``) whose projected half-width reaches the
     target, for each row of ``shares``: a bisection, the variance falling as labels grow."""
     C = shares.shape[0]
     lo = np.full(C, least, dtype=np.int64)
     hi = np.full(C, size, dtype=np.int64)
-    variance, _ = _variances(m=m, shares=shares, labels=lo.astype(float), size=size)
+    variance, _ = _variances(m=m, shares=shares, labels=lo.astype(float), size=size, effects=effects)
     done = z * np.sqrt(variance) <= target
     hi = np.where(done, lo, hi)
     while np.any(lo < hi):
         mid = (lo + hi) // 2
-        variance, _ = _variances(m=m, shares=shares, labels=mid.astype(float), size=size)
+        variance, _ = _variances(m=m, shares=shares, labels=mid.astype(float), size=size, effects=effects)
         ok = z * np.sqrt(variance) <= target
         hi = np.where((lo < hi) & ok, mid, hi)
         lo = np.where((lo < hi) & ~ok, mid + 1, lo)
@@ -183,10 +187,11 @@ def _options(
     judge_costs: Sequence[float],
     labeled: int,
     judged: Sequence[int],
+    effects: np.ndarray,
 ) -> list[Option]:
     least = min(size, max(LEAST_LABELS, 1))
-    labels = _fewest_labels(m=m, shares=shares, size=size, target=target, z=z, least=least)
-    variance, lam = _variances(m=m, shares=shares, labels=labels.astype(float), size=size)
+    labels = _fewest_labels(m=m, shares=shares, size=size, target=target, z=z, least=least, effects=effects)
+    variance, lam = _variances(m=m, shares=shares, labels=labels.astype(float), size=size, effects=effects)
     options = []
     for row in range(shares.shape[0]):
         n = int(labels[row])
@@ -220,12 +225,14 @@ def plan_theme(
     labeled: int = 0,
     judged: Sequence[int] | None = None,
     shares: Sequence[float] = SHARES,
+    design_effects: Sequence[float] | None = None,
 ) -> ThemePlan:
     """The cheapest design of a theme of ``size`` units for a ``target`` half-width at level
     1 - ``alpha`` (see the module): ``m`` the pilot's moments (K judges), ``human_cost`` a human
     label's cost, ``judge_costs`` each judge's cost per unit, ``labeled`` the labels made already,
-    ``judged`` the units each judge judged already, ``shares`` the grid. Raises ValueError on bad
-    input."""
+    ``judged`` the units each judge judged already, ``shares`` the grid, ``design_effects`` each
+    judge's design effect when its share draws whole answers (``inclusion.cluster_design_effect``;
+    None: 1 each, units drawn one by one). Raises ValueError on bad input."""
     alpha = check_alpha(alpha)
     K = len(m.cov)
     if len(judge_costs) != K:
@@ -236,6 +243,9 @@ def plan_theme(
     if any(not (0 <= share <= 1) for share in grid):
         raise ValueError("shares must lie in [0, 1]")
     judged = [0] * K if judged is None else list(judged)
+    effects = np.ones(K) if design_effects is None else np.asarray(design_effects, dtype=float).ravel()
+    if effects.shape[0] != K or not np.all(np.isfinite(effects)) or np.any(effects <= 0):
+        raise ValueError(f"design_effects must be {K} positive numbers, one per judge")
     z = quantile(alpha=alpha, df=None)
     combos = np.array(list(itertools.product(grid, repeat=K)), dtype=float).reshape(-1, K)
     options = _options(
@@ -248,6 +258,7 @@ def plan_theme(
         judge_costs=judge_costs,
         labeled=labeled,
         judged=judged,
+        effects=effects,
     )
     best = min(options, key=lambda option: (round(option.cost, 9), option.judges, option.shares))
     singles = [option for option in options if option.judges == 1 and max(option.shares) == 1.0]

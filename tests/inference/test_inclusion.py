@@ -134,3 +134,53 @@ def test_union_refuses_samples_of_different_lengths():
     with pytest.raises(ValueError, match=r"probabilities\[1\]"):
         inclusion.union_inclusion_probabilities(probabilities=[[0.5, 0.5], [0.5]])
     assert math.isclose(float(inclusion.union_inclusion_probabilities(probabilities=[[0.3]])[0]), 0.3)
+
+
+def test_poisson_cluster_variance_by_hand():
+    # Mean 0.75; residuals .25, -.75, .25, .25; totals per answer -0.5, 0.25, 0.25.
+    values, answers = [1.0, 0.0, 1.0, 1.0], ["a", "a", "b", "c"]
+    assert inclusion.poisson_cluster_variance(
+        values=values, probabilities=0.5, clusters=answers
+    ) == pytest.approx((0.25 + 0.0625 + 0.0625) / 16, abs=1e-15)
+    # Units drawn one by one: (1 - q) / (q N) Var(f), Var(f) = 0.1875.
+    assert inclusion.poisson_cluster_variance(values=values, probabilities=0.5) == pytest.approx(
+        1 / 4 * 0.1875, abs=1e-15
+    )
+    # Answer a at 0.25, the others at 1 (always drawn, no variance): 3 x 0.25 / 16.
+    assert inclusion.poisson_cluster_variance(
+        values=values, probabilities=[0.25, 0.25, 1.0, 1.0], clusters=answers
+    ) == pytest.approx(3 * 0.25 / 16, abs=1e-15)
+    # Design effect: 0.375 / 0.75; alike units in an answer raise it above 1.
+    assert inclusion.cluster_design_effect(values=values, clusters=answers) == pytest.approx(0.5, abs=1e-15)
+    assert inclusion.cluster_design_effect(values=[1, 1, 0, 0], clusters=[1, 1, 2, 2]) == pytest.approx(2.0)
+    assert inclusion.cluster_design_effect(values=values) == pytest.approx(1.0)
+    assert inclusion.cluster_design_effect(values=[1, 1, 1], clusters=[1, 1, 2]) == 1.0
+    with pytest.raises(ValueError, match="within a cluster"):
+        inclusion.poisson_cluster_variance(values=values, probabilities=[0.2, 0.5, 1, 1], clusters=answers)
+    with pytest.raises(ValueError, match="probabilities"):
+        inclusion.poisson_cluster_variance(values=values, probabilities=0.0)
+    with pytest.raises(ValueError, match="clusters"):
+        inclusion.cluster_design_effect(values=values, clusters=[1, 2])
+
+
+def test_poisson_cluster_variance_matches_a_simulated_draw_of_answers():
+    rng = np.random.default_rng(7)
+    A = 150
+    answers = np.repeat(np.arange(A), rng.integers(1, 7, size=A))
+    # Units of an answer alike: the answer's verdict, flipped on one unit in five.
+    f = (rng.random(A) < 0.5)[answers].astype(float)
+    f = np.where(rng.random(answers.size) < 0.2, 1 - f, f)
+    q_answer = np.where(np.arange(A) % 2 == 0, 0.3, 0.6)
+    q = q_answer[answers]
+    drawn = (rng.random((4000, A)) < q_answer)[:, answers]
+    hajek = (drawn * f / q).sum(axis=1) / (drawn / q).sum(axis=1)
+    formula = inclusion.poisson_cluster_variance(values=f, probabilities=q, clusters=answers)
+    assert formula == pytest.approx(float(np.var(hajek)), rel=0.1)
+    # Drawn one by one the formula would be about half of it: the design effect matters.
+    assert inclusion.poisson_cluster_variance(values=f, probabilities=q) < 0.6 * formula
+    # At one rate the design effect is the ratio of the two.
+    assert inclusion.poisson_cluster_variance(values=f, probabilities=0.3, clusters=answers) == pytest.approx(
+        inclusion.cluster_design_effect(values=f, clusters=answers)
+        * inclusion.poisson_cluster_variance(values=f, probabilities=0.3),
+        rel=1e-12,
+    )

@@ -91,3 +91,29 @@ def test_bad_input_is_refused():
         plan_theme(m=m, size=10, target=0.1, human_cost=1, judge_costs=[1, 2])
     with pytest.raises(ValueError, match="target"):
         plan_theme(m=m, size=10, target=1.5, human_cost=1, judge_costs=[1])
+
+
+def test_a_design_effect_multiplies_a_share_s_variance_and_one_keeps_today_s_plan():
+    y, preds = pilot(1, 200, 0.5, [0.8, 0.95])
+    m = moments(y=y, preds=preds)
+    kwargs = dict(m=m, size=20000, target=0.03, human_cost=1.0, judge_costs=[0.001, 0.02])
+    plain = plan_theme(**kwargs)
+    assert plan_theme(**kwargs, design_effects=[1.0, 1.0]) == plain
+    # The plan's own variance, by hand, with judge 1's share term doubled.
+    shares = plain.best.shares
+    assert 0 < shares[1] < 1
+    lam = np.array(plain.best.coefficients)
+    S, c, n = np.array(m.var_f), np.array(m.cov), plain.best.labels
+    rect = (1 / n - 1 / 20000) * (m.var_y - 2 * lam @ c + lam @ S @ lam)
+    draw = [(1 - s) / (s * 20000) * S[k, k] if s > 0 else 0.0 for k, s in enumerate(shares)]
+    assert plain.best.halfwidth == pytest.approx(Z * math.sqrt(rect + lam**2 @ np.array(draw)), rel=1e-9)
+    clustered = plan_theme(**kwargs, design_effects=[1.0, 2.4])
+    assert clustered.best.halfwidth <= 0.03
+    assert clustered.best.cost > plain.best.cost
+    # Judged on every unit, a judge's design effect changes nothing.
+    single = plan_theme(**kwargs, design_effects=[1.0, 2.4], shares=(0.0, 1.0))
+    assert single.best == plan_theme(**kwargs, shares=(0.0, 1.0)).best
+    with pytest.raises(ValueError, match="design_effects"):
+        plan_theme(**kwargs, design_effects=[1.0])
+    with pytest.raises(ValueError, match="design_effects"):
+        plan_theme(**kwargs, design_effects=[1.0, 0.0])
