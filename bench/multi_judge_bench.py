@@ -2,8 +2,9 @@
 best single judge, at the same target half-width.
 
     python bench/multi_judge_bench.py [--quick] [--reps 500] [--seed 20261205] [--workers 1]
-        [--target 0.03] [--pilot 50] [--cheap-accuracy 0.8] [--strong-accuracy 0.95]
-        [--cheap-cost 0.001] [--strong-cost 0.02] [--human-minutes 0.5] [--rate 2.0]
+        [--target 0.03] [--pilot 50] [--effect-answers 20] [--cheap-accuracy 0.8]
+        [--strong-accuracy 0.95] [--cheap-cost 0.001] [--strong-cost 0.02] [--human-minutes 0.5]
+        [--rate 2.0]
 
 No database. One design is one theme of N sentences drawn by ``bench/coverage_grid.py``'s
 generator (answers of 6 to 14 sentences, an answer effect on the truth; its ``population`` and
@@ -25,11 +26,12 @@ A human label costs ``--human-minutes`` x ``--rate`` (0.5 minute at 2.0 per minu
 
 Per replication, as a team would run it:
 
-1. **Pilot.** ``--pilot`` units drawn at random, labeled by a human; both judges run on every
-   unit of their answers (as the app runs a judge, answer by answer). The moments of the labels
-   and the judges' verdicts on the labeled units (``judge_allocation.moments``), and each judge's
-   design effect read on the answers it judged (``inclusion.cluster_design_effect``): how much
-   more a share's mean varies when whole answers are drawn.
+1. **Pilot.** ``--pilot`` units drawn at random, labeled by a human and by both judges; both
+   judges also run on every unit of the first ``--effect-answers`` of the pilot's answers (as
+   the app runs a judge, answer by answer). The moments of the labels and the judges' verdicts
+   on the labeled units (``judge_allocation.moments``), and each judge's design effect read on
+   the answers it judged whole (``inclusion.cluster_design_effect``): how much more a share's
+   mean varies when whole answers are drawn.
 2. **Plan.** ``judge_allocation.plan_theme`` for the target half-width, with the pilot's labels
    and judgments already made and the design effects: its cheapest design (``best``: which
    judges, on which share, how many labels in all) and the cheapest with one judge on every
@@ -106,6 +108,7 @@ class Design:
 class Setup:
     target: float
     pilot: int
+    effect_answers: int
     accuracies: tuple[float, float]
     judge_costs: tuple[float, float]
     human_cost: float
@@ -164,9 +167,11 @@ def replicate(design: Design, setup: Setup, *, seed: int, base_seed: int) -> dic
     order = rng.permutation(N)
     pilot = order[: setup.pilot]
     rest = order[setup.pilot :]
-    # Both judges run on every unit of the pilot's answers.
-    piloted = np.isin(answers, answers[pilot])
-    effects = [cluster_design_effect(values=f[piloted, k], clusters=answers[piloted]) for k in range(2)]
+    # Both judges run on the pilot's units and on every unit of the first of its answers.
+    whole = np.isin(answers, list(dict.fromkeys(answers[pilot].tolist()))[: setup.effect_answers])
+    effects = [cluster_design_effect(values=f[whole, k], clusters=answers[whole]) for k in range(2)]
+    piloted = whole.copy()
+    piloted[pilot] = True
     plan = plan_theme(
         m=moments(y=truth[pilot], preds=f[pilot]),
         size=N,
@@ -324,6 +329,9 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--target", type=float, default=0.03, help="target half-width")
     parser.add_argument("--pilot", type=int, default=50, help="pilot labels, both judges run on them")
+    parser.add_argument(
+        "--effect-answers", type=int, default=20, help="pilot answers judged whole, for the design effects"
+    )
     parser.add_argument("--cheap-accuracy", type=float, default=0.8)
     parser.add_argument("--strong-accuracy", type=float, default=0.95)
     parser.add_argument("--cheap-cost", type=float, default=0.001, help="per unit judged")
@@ -335,6 +343,7 @@ def main() -> int:
     setup = Setup(
         target=args.target,
         pilot=args.pilot,
+        effect_answers=args.effect_answers,
         accuracies=(args.cheap_accuracy, args.strong_accuracy),
         judge_costs=(args.cheap_cost, args.strong_cost),
         human_cost=args.human_minutes * args.rate,
@@ -349,7 +358,8 @@ def main() -> int:
         results = dict(map(run_design, tasks))
     print(
         f"{len(chosen)} designs x {reps} replications, seed {args.seed}, target +/-{args.target:.3f} "
-        f"at {1 - ALPHA:.0%}, pilot {args.pilot}; cheap judge {args.cheap_accuracy:.0%} at "
+        f"at {1 - ALPHA:.0%}, pilot {args.pilot} ({args.effect_answers} answers judged whole); "
+        f"cheap judge {args.cheap_accuracy:.0%} at "
         f"{args.cheap_cost:g}/unit, strong {args.strong_accuracy:.0%} at {args.strong_cost:g}/unit, "
         f"human label {setup.human_cost:g}; {time.perf_counter() - started:.0f} s"
     )
