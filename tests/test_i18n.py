@@ -176,6 +176,7 @@ def test_the_work_page_speaks_french(client_for, annotator, campaign):
             "Pertinence",
             "Vos rôles : annotateur",
             "<td>Étiquetage</td>",
+            ">Commencer</a>",  # the button that opens a queue
         ],
         english=[
             "Human annotation",
@@ -184,6 +185,7 @@ def test_the_work_page_speaks_french(client_for, annotator, campaign):
             "Done by me",
             ">Relevance",
             "<td>Label</td>",
+            ">Accueil</a>",  # the start page's title, not the button's verb
         ],
     )
 
