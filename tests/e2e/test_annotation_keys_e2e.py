@@ -291,6 +291,29 @@ def test_a_key_not_taken_is_said_and_none_of_24_at_once_is_lost(live_server, bro
 
 
 @pytest.mark.django_db(transaction=True)
+def test_labels_an_undo_and_a_skip_break_no_rule_of_the_security_policy(live_server, browser, settings):
+    """Each swap of a unit keeps the page within its policy: the style a person gives the comment
+    box by dragging its corner (a style attribute) is not carried over to the next unit's box."""
+    settings.LABEL_KEY_GUARD_MS = GUARD_MS
+    campaign, criterion, units, people = velmont_campaign()
+    annotate = reverse("annotation:annotate", args=[campaign.slug, "veracity", "label"])
+    page, errors = log_in(browser, live_server, "claire", annotate, locale="en-GB")
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.evaluate(
+        "window.__violations = [];"
+        "document.addEventListener('securitypolicyviolation',"
+        " e => window.__violations.push(e.violatedDirective))"
+    )
+    for key in ("1", "1", "1", "u", "s"):
+        ready(page)
+        page.evaluate("document.getElementById('comment').style.height = '6em'")  # its corner dragged
+        press_and_wait(page, key)
+    ready(page)
+    assert page.evaluate("window.__violations") == []
+    assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("locale", LOCALES)
 def test_the_keys_dialog_shows_its_esc_cap_and_the_trail_ends_long_names_with_an_ellipsis(
     live_server, browser, locale
