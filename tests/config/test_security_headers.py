@@ -46,10 +46,13 @@ def test_templates_hold_no_inline_script_style_or_handler(path):
     assert "hx-on" not in text
 
 
-def test_htmx_is_told_not_to_inject_its_indicator_style(client):
+def test_htmx_is_told_not_to_inject_its_indicator_style_nor_to_carry_style_attributes(client):
     page = client.get(reverse("login")).content.decode()
-    assert '<meta name="htmx-config" content=\'{"includeIndicatorStyles": false}\'>' in page
+    config = '{"includeIndicatorStyles": false, "attributesToSettle": ["class", "width", "height"]}'
+    assert f"<meta name=\"htmx-config\" content='{config}'>" in page
     assert ".htmx-indicator" in (ROOT / "static/css/app.css").read_text()
+    # The template's comments stay out of the page.
+    assert "{#" not in page and "#}" not in page
 
 
 def test_https_settings_come_through_as_headers_and_redirects(client, settings):
