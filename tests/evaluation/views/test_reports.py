@@ -369,6 +369,14 @@ def test_shrinkage_with_fewer_than_two_themes_is_refused_naming_the_field(campai
     assert client.get(url(campaign)).status_code == 200
 
 
+def test_the_report_of_a_criterion_with_categories_links_its_pdf_and_workbook(campaign, analyst, client_for):
+    criterion, _, _ = categorical_campaign(campaign)
+    content = client_for(analyst).get(url(campaign, criterion.name)).content.decode()
+    pdf = reverse("evaluation:export_pdf", args=[campaign.slug, criterion.name])
+    xlsx = reverse("evaluation:export_xlsx", args=[campaign.slug, criterion.name])
+    assert f'href="{pdf}?' in content and f'href="{xlsx}?' in content
+
+
 def test_shrinkage_on_a_criterion_with_categories_says_why_not(campaign, analyst, client_for):
     criterion, _, _ = categorical_campaign(campaign)
     response = client_for(analyst).get(url(campaign, criterion.name), {"shrinkage": "on"})
