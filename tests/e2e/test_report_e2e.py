@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from annotation.models import Role
+from annotation.models import Question, Role
 from tests.e2e.conftest import needs_chromium
 from tests.e2e.test_pages_e2e import open_context, overflow
 from tests.evaluation.measures.test_comparison import _outcomes, _version
@@ -152,5 +152,26 @@ def test_the_small_themes_option_fits_the_window_at_both_widths(live_server, bro
         assert page.locator("details#report-method").get_attribute("open") is not None
         assert page.locator("td.shrunk").first.is_visible()
         assert overflow(page) <= 0, width
+        assert problems == []
+        context.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_automatic_metrics_show_their_rate_without_scrolling_on_a_phone(live_server, browser):
+    """At 390 px each table of the automatic metrics shows its rate beside the group: the column
+    the reader came for is not behind a sideways scroll."""
+    campaign, analyst = build()
+    # Names as long as a real campaign's (the demo's): they take most of a phone's width.
+    Question.objects.filter(campaign=campaign).update(theme="Ressources humaines", difficulty="intermediaire")
+    for locale in WORDS:
+        context, page, problems = open_context(browser, live_server, width=390, locale=locale, user=analyst)
+        page.goto(live_server.url + reverse("evaluation:campaign_overview", args=[campaign.slug]))
+        page.wait_for_load_state("networkidle")
+        rights = page.evaluate(
+            "[...document.querySelectorAll('#automatic-metrics table thead th')]"
+            ".filter(th => ['Rate', 'Taux'].includes(th.innerText.trim()))"
+            ".map(th => th.getBoundingClientRect().right)"
+        )
+        assert rights and max(rights) <= page.evaluate("window.innerWidth"), rights
         assert problems == []
         context.close()
