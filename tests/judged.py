@@ -100,14 +100,21 @@ def study_campaign(*, design=DESIGN, name: str = "Imported study"):
 
 
 def version_campaign(
-    name: str, *, seed: int, share: float = 0.7, questions: int = 12, answers: int = 3, snapshot: bool = True
+    name: str,
+    *,
+    seed: int,
+    share: float = 0.7,
+    questions: int = 12,
+    answers: int = 3,
+    snapshot: bool = True,
+    labelled: int = 2,
 ):
     """A version of the assistant: questions ``Q-0``, ``Q-1``... (the first half Finance, the rest IT),
     each answered ``answers`` times, so that two versions share their question ids; relevance true
-    for about ``share`` of the answers, labelled by people on the first two answers of each question
-    (imported, final), an imported judge on every answer, wrong one time in six (seeded by
-    ``seed``). With ``snapshot``, the relevance estimates are snapshotted, as after an import. The
-    campaign, its relevance criterion and its judge."""
+    for about ``share`` of the answers, labelled by people on the first ``labelled`` answers of each
+    question (imported, final; none with 0), an imported judge on every answer, wrong one time in
+    six (seeded by ``seed``). With ``snapshot``, the relevance estimates are snapshotted, as after an
+    import. The campaign, its relevance criterion and its judge."""
     from evaluation.estimates.snapshots import record_snapshots
     from evaluation.models import ReportSnapshot
 
@@ -127,7 +134,7 @@ def version_campaign(
             answer = make_answer(campaign=campaign, question=question)
             unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
             truth = int(rng.random() < share)
-            if index < 2:
+            if index < labelled:
                 Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth)
             verdict = truth if rng.random() > 1 / 6 else 1 - truth
             Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=verdict)
