@@ -50,6 +50,9 @@ def test_versions_sharing_questions_are_compared_by_question_in_the_browser(
         assert table.locator("tr[data-theme=overall]").count() == 3
         assert "Assistant v2 → Assistant v3" in table.inner_text()
         assert overflow(page) <= 0, page.evaluate(STICKING_OUT)
+        # The difference, what the page is for, in the window without scrolling sideways.
+        box = table.locator("tr[data-theme=overall] td.lead").first.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, box
         page.screenshot(path=str(tmp_path / f"three-{locale[:2]}-{width}.png"), full_page=True)
         assert problems == [], problems
         context.close()
