@@ -7,8 +7,10 @@ Managers and analysts only, like the report itself.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -151,6 +153,19 @@ def _attachment(content: bytes | str, *, content_type: str, name: str) -> HttpRe
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
+
+
+def measure_file(
+    *, name: str, extension: str, rows: Callable[[], Iterable[list]], data: Callable[[], Any]
+) -> HttpResponse:
+    """A measure page's download: ``rows()`` as CSV (its cells neutralised by the rows' writer)
+    or ``data()`` as indented JSON, as ``name.extension`` (only the one asked for is computed)."""
+    if extension == "csv":
+        stream = io.StringIO()
+        csv.writer(stream).writerows(rows())
+        return _attachment(stream.getvalue(), content_type="text/csv; charset=utf-8", name=f"{name}.csv")
+    text = json.dumps(data(), indent=2, ensure_ascii=False)
+    return _attachment(text, content_type="application/json; charset=utf-8", name=f"{name}.json")
 
 
 def _units_export(

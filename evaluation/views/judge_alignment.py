@@ -10,8 +10,6 @@ labels, which annotators, reviewers and adjudicators must never see. 403 for the
 
 from __future__ import annotations
 
-import csv
-import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -24,6 +22,7 @@ from annotation.access import AppRequest
 from evaluation.forms.measures import JudgeAlignmentForm
 from evaluation.measures import judge_alignment
 from evaluation.reports import measure_tables
+from evaluation.views.downloads import measure_file
 from evaluation.views.reports import criterion_page
 
 
@@ -64,17 +63,12 @@ def _download(request: AppRequest, slug: str, criterion: str, *, extension: str)
             "\n".join(context["errors"]), status=400, content_type="text/plain; charset=utf-8"
         )
     result = context["result"]
-    name = slugify(f"{context['campaign'].slug}-{result.criterion.name}-judge-alignment")
-    if extension == "csv":
-        response = HttpResponse(content_type="text/csv; charset=utf-8")
-        csv.writer(response).writerows(measure_tables.judge_alignment_csv_rows(result=result))
-    else:
-        data = judge_alignment.judge_alignment_as_json(result=result)
-        response = HttpResponse(
-            json.dumps(data, indent=2, ensure_ascii=False), content_type="application/json; charset=utf-8"
-        )
-    response["Content-Disposition"] = f'attachment; filename="{name}.{extension}"'
-    return response
+    return measure_file(
+        name=slugify(f"{context['campaign'].slug}-{result.criterion.name}-judge-alignment"),
+        extension=extension,
+        rows=lambda: measure_tables.judge_alignment_csv_rows(result=result),
+        data=lambda: judge_alignment.judge_alignment_as_json(result=result),
+    )
 
 
 @login_required

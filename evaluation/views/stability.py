@@ -8,8 +8,6 @@ labels, which annotators, reviewers and adjudicators must never see. 403 for the
 
 from __future__ import annotations
 
-import csv
-import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -22,6 +20,7 @@ from annotation.access import AppRequest, get_campaign_for
 from evaluation.forms.measures import StabilityForm
 from evaluation.measures import stability
 from evaluation.reports import measure_tables
+from evaluation.views.downloads import measure_file
 from evaluation.views.reports import VIEWERS
 
 
@@ -66,17 +65,12 @@ def _download(request: AppRequest, slug: str, *, extension: str) -> HttpResponse
         message = "\n".join(context["errors"]) or context["params"].no_judge
         return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
     result = context["result"]
-    name = slugify(f"{context['campaign'].slug}-{result.measure.name}-{result.source}-stability")
-    if extension == "csv":
-        response = HttpResponse(content_type="text/csv; charset=utf-8")
-        csv.writer(response).writerows(measure_tables.stability_csv_rows(stability=result))
-    else:
-        data = stability.stability_as_json(stability=result)
-        response = HttpResponse(
-            json.dumps(data, indent=2, ensure_ascii=False), content_type="application/json; charset=utf-8"
-        )
-    response["Content-Disposition"] = f'attachment; filename="{name}.{extension}"'
-    return response
+    return measure_file(
+        name=slugify(f"{context['campaign'].slug}-{result.measure.name}-{result.source}-stability"),
+        extension=extension,
+        rows=lambda: measure_tables.stability_csv_rows(stability=result),
+        data=lambda: stability.stability_as_json(stability=result),
+    )
 
 
 @login_required
