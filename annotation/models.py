@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy, pgettext_lazy
@@ -99,6 +100,15 @@ class Campaign(models.Model):
         max_length=20, choices=AnnotationMode.choices, default=AnnotationMode.REVIEW
     )
     lease_minutes = models.PositiveIntegerField(default=15)
+    # What an hour of a person's labelling costs, in the unit the judges' prices are given in
+    # (JUDGE_PRICE_PER_1K_*): the planner of several judges prices a human label with it. None:
+    # not set, and nothing is planned until a manager sets it.
+    label_hourly_rate = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0)],
+        help_text="Cost of an hour of labelling, in the unit of the judges' prices; blank: not set.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
