@@ -19,6 +19,7 @@ from evaluation.views import (
 from evaluation.views import file_import as import_views
 from evaluation.views import history as history_views
 from evaluation.views import judge_alignment as alignment_views
+from evaluation.views import judge_plan as plan_views
 from evaluation.views import reports as report_views
 
 app_name = "evaluation"
@@ -79,6 +80,19 @@ urlpatterns = [
         "campaigns/<slug:slug>/<slug:criterion>/judges/export.json",
         alignment_views.judge_alignment_json,
         name="judge_alignment_json",
+    ),
+    path(
+        "campaigns/<slug:slug>/<slug:criterion>/judges/plan/", plan_views.judge_plan_page, name="judge_plan"
+    ),
+    path(
+        "campaigns/<slug:slug>/<slug:criterion>/judges/plan/rate/",
+        plan_views.judge_plan_rate,
+        name="judge_plan_rate",
+    ),
+    path(
+        "campaigns/<slug:slug>/<slug:criterion>/judges/plan/draw/",
+        plan_views.judge_plan_draw,
+        name="judge_plan_draw",
     ),
     path(REPORT + "history/", history_views.history, name="history"),
     path(REPORT + "refresh/", history_views.refresh, name="refresh_estimates"),

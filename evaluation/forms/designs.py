@@ -10,16 +10,19 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.db.models import Count, Exists, OuterRef
 from django.utils.translation import gettext_lazy as _
 
 from annotation.forms import CriterionChoiceField
 from annotation.models import Campaign, Criterion, Label
-from evaluation.designs import anytime
+from evaluation.designs import anytime, judge_plan
 from evaluation.designs.active import PilotNeeded
 from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice
-from evaluation.forms.fields import NumberField
+from evaluation.estimates.params import check_alpha
+from evaluation.forms.fields import MessagesMixin, NumberField
+from evaluation.forms.reports import DEFAULT_ALPHA
 from evaluation.models import Judge, Judgment
 from inference import allocation
 from inference.calibration import MIN_LABELS
@@ -177,3 +180,85 @@ class AnytimeForm(JudgeSampleForm):
             "alpha": anytime.DEFAULT_ALPHA,
             "seed": 0,
         }
+
+
+class JudgePlanForm(MessagesMixin, forms.Form):
+    """The planner of several judges (GET, and the draw's POST): ``target`` the half-width per
+    theme (default ``judge_plan.DEFAULT_TARGET``, strictly between 0 and 0.5), ``alpha``, and the
+    ``judges`` to consider among ``candidates`` (default: the first ``judge_plan.MAX_JUDGES``; at
+    most that many). Missing parameters take their defaults; a wrong one its default too, with
+    its message."""
+
+    target = NumberField(label=_("Target half-width per theme"), required=False)
+    alpha = NumberField(label=_("Alpha (1 − confidence)"), required=False)
+    judges = forms.MultipleChoiceField(
+        label=_("Judges to consider"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"invalid_choice": _("%(value)s is not a judge of this criterion")},
+    )
+
+    def __init__(self, data: Any, *, candidates: list[Judge]) -> None:
+        super().__init__(data)
+        self.candidates = candidates
+        cast(forms.MultipleChoiceField, self.fields["judges"]).choices = [
+            (judge.name, judge.name) for judge in candidates
+        ]
+
+    def clean_target(self) -> float:
+        target = self.cleaned_data.get("target")
+        if target is None:
+            return judge_plan.DEFAULT_TARGET
+        if not (0 < target < 0.5):
+            raise ValidationError(_("give a half-width strictly between 0 and 0.5"))
+        return float(target)
+
+    def clean_alpha(self) -> float:
+        alpha = self.cleaned_data.get("alpha")
+        if alpha is None:
+            return DEFAULT_ALPHA
+        try:
+            return check_alpha(alpha)
+        except EstimateError as exc:
+            raise ValidationError(exc.reason) from None
+
+    def clean_judges(self) -> list[str]:
+        names = self.cleaned_data.get("judges") or []
+        if len(names) > judge_plan.MAX_JUDGES:
+            raise ValidationError(
+                _("choose at most %(count)s judges"), params={"count": judge_plan.MAX_JUDGES}
+            )
+        return names
+
+    def params(self) -> tuple[float, float, list[Judge]]:
+        """Target, alpha and the judges in effect, each one's default where it was wrong."""
+        data = self.cleaned_data if hasattr(self, "cleaned_data") else {}
+        target = judge_plan.DEFAULT_TARGET if "target" in self.errors else data.get("target")
+        alpha = DEFAULT_ALPHA if "alpha" in self.errors else data.get("alpha")
+        names = [] if "judges" in self.errors else data.get("judges") or []
+        chosen = [judge for judge in self.candidates if judge.name in names]
+        if not chosen:
+            chosen = self.candidates[: judge_plan.MAX_JUDGES]
+        return (
+            judge_plan.DEFAULT_TARGET if target is None else target,
+            DEFAULT_ALPHA if alpha is None else alpha,
+            chosen,
+        )
+
+
+class HourlyRateForm(forms.Form):
+    """What an hour of labelling costs on the campaign (empty: unset), in the judges' prices' unit."""
+
+    rate = NumberField(label=_("Cost of an hour of labelling"), required=False)
+
+    def clean_rate(self) -> float | None:
+        rate = self.cleaned_data.get("rate")
+        if rate is not None and not (0 <= rate < 1e9):
+            raise ValidationError(_("give a cost of 0 or more"))
+        return rate
+
+
+class ShareDrawForm(JudgePlanForm):
+    """The planner's parameters and the seed of the shares' draw."""
+
+    seed = forms.IntegerField(label=_("Seed"), min_value=0, max_value=2**32 - 1, required=False)

@@ -30,7 +30,7 @@ class JudgeRunForm(MessagesMixin, forms.Form):
     scope = forms.ChoiceField(
         choices=JudgeRun.Scope.choices,
         required=False,
-        error_messages={"invalid_choice": _("%(value)r is not one of all, missing, failed")},
+        error_messages={"invalid_choice": _("%(value)r is not one of all, missing, failed, share")},
     )
     concurrency = WholeNumberField(required=False)
     token_budget = WholeNumberField(required=False)

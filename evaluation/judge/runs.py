@@ -1,7 +1,8 @@
 """Judge runs: their life from creation to the end, the public face of the judge's work.
 
-A run is criterion x judge x scope (all, missing, failed), split into one batch per answer (one
-prompt carries all the answer's sentences, so the sources are sent once). It is created with its
+A run is criterion x judge x scope (all, missing, failed, or share: the judge's drawn share and
+the labelled units), split into one batch per answer (one prompt carries all the answer's
+sentences, so the sources are sent once). It is created with its
 batches, worked through by ``evaluation.judge.scheduler`` (in Celery tasks, or here with
 ``run_inline``), cancelled and resumed; batches left claimed by dead workers are returned by
 ``evaluation.judge.claims``. Only one run of a judge on a criterion is active at a time.
@@ -22,13 +23,13 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.criteria.categories import is_categorical
 from annotation.errors import FieldError, refusal
-from annotation.models import Campaign, Criterion, Unit
+from annotation.models import Campaign, Criterion, Label, SampleItem, Unit
 from evaluation.judge import bindings, confidence, prompts
 from evaluation.judge.accounting import sync_counters
 from evaluation.judge.claims import recover_run
 from evaluation.judge.imported import IMPORTED
 from evaluation.judge.scheduler import process_batches
-from evaluation.models import Judge, JudgeBatch, JudgeRun, Judgment
+from evaluation.models import Judge, JudgeBatch, JudgeRun, JudgeShare, JudgeShareItem, Judgment
 
 LEXICAL = "lexical"
 IMPORTED_CANNOT_RUN = _("judge 'imported' holds imported labels and cannot be run")
@@ -185,9 +186,29 @@ def _units_in_scope(*, criterion: Criterion, judge: Judge, scope: str):
         units = units.filter(~Exists(judged.filter(status=Judgment.Status.OK)))
     elif scope == JudgeRun.Scope.FAILED:
         units = units.filter(Exists(judged.filter(status=Judgment.Status.FAILED)))
+    elif scope == JudgeRun.Scope.SHARE:
+        # The share's units, and those people labelled or were given to label: the combination
+        # of several judges needs every judge's label on the labelled units too.
+        if not JudgeShare.objects.filter(judge=judge, criterion=criterion).exists():
+            raise RunError(
+                refusal(
+                    _("judge %(judge)s has no drawn share of %(criterion)s: draw one on the planner's page"),
+                    judge=repr(judge.name),
+                    criterion=repr(criterion.name),
+                ),
+                field="scope",
+            )
+        drawn = JudgeShareItem.objects.filter(
+            share__judge=judge, share__criterion=criterion, unit=OuterRef("pk")
+        )
+        labelled = Label.objects.filter(criterion=criterion, unit=OuterRef("pk"))
+        sampled = SampleItem.objects.filter(sample__criterion=criterion, unit=OuterRef("pk"))
+        units = units.filter(Exists(drawn) | Exists(labelled) | Exists(sampled)).filter(
+            ~Exists(judged.filter(status=Judgment.Status.OK))
+        )
     elif scope != JudgeRun.Scope.ALL:
         raise RunError(
-            refusal(_("scope: %(scope)s is not one of all, missing, failed"), scope=repr(scope)),
+            refusal(_("scope: %(scope)s is not one of all, missing, failed, share"), scope=repr(scope)),
             field="scope",
         )
     return units

@@ -1,0 +1,73 @@
+"""The ledger: a judge's cost per unit from its runs' recorded spend, a human label's from the
+people's pace, the label rows a unit takes and the campaign's hourly rate."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.measures import costs
+from evaluation.models import Judge, JudgeRun
+from tests.judge_planned import CHEAP, DEAR, LABELED, THEMES, planned
+
+
+def test_a_judge_costs_what_its_runs_spent_over_the_units_it_judged(campaign):
+    criterion, cheap, dear = planned(campaign=campaign)
+    by_judge = {
+        cost.judge.name: cost for cost in costs.judge_costs(criterion=criterion, judges=[cheap, dear])
+    }
+    assert by_judge["cheap"].per_unit == pytest.approx(CHEAP)
+    assert by_judge["cheap"].judged == sum(THEMES.values())
+    assert by_judge["dear"].per_unit == pytest.approx(DEAR)
+    assert by_judge["dear"].judged == LABELED * len(THEMES)
+
+
+def test_a_judge_never_run_on_the_criterion_has_no_measured_cost(campaign):
+    criterion, _, _ = planned(campaign=campaign)
+    imported = Judge.objects.create(campaign=campaign, name="imported-one", kind=Judge.Kind.IMPORTED)
+    (cost,) = costs.judge_costs(criterion=criterion, judges=[imported])
+    assert cost.runs == 0 and cost.per_unit is None
+
+
+def test_a_second_run_adds_its_spend(campaign):
+    criterion, cheap, _ = planned(campaign=campaign)
+    JudgeRun.objects.create(
+        campaign=campaign, criterion=criterion, judge=cheap, status=JudgeRun.Status.DONE, cost=0.07
+    )
+    (cost,) = costs.judge_costs(criterion=criterion, judges=[cheap])
+    assert cost.runs == 2
+    assert cost.per_unit == pytest.approx((CHEAP * sum(THEMES.values()) + 0.07) / sum(THEMES.values()))
+
+
+def test_a_human_label_costs_its_median_minutes_times_its_rows_times_the_hourly_rate(campaign):
+    criterion, _, _ = planned(campaign=campaign, rate=60.0)
+    human = costs.human_cost(criterion=criterion, campaign=campaign)
+    # 30 s a label row, a label and a review per unit: one minute per final label, at 60 an hour.
+    assert human.median_seconds == 30 and human.source == costs.CRITERION
+    assert human.rows_per_unit == 2
+    assert human.timed == 2 * (LABELED * len(THEMES) - 1)
+    assert human.per_label == pytest.approx(1.0)
+
+
+def test_no_hourly_rate_or_no_timed_label_means_no_human_cost(campaign):
+    criterion, _, _ = planned(campaign=campaign, rate=None)
+    assert costs.human_cost(criterion=criterion, campaign=campaign).per_label is None
+    other = campaign.criteria.exclude(pk=criterion.pk).first()
+    campaign.label_hourly_rate = 30.0
+    human = costs.human_cost(criterion=other, campaign=campaign)
+    # Nobody timed a label of the other criterion: the campaign's pace stands in, and says so.
+    assert human.source == costs.CAMPAIGN and human.median_seconds == 30
+
+
+def test_the_ledger_reads_the_database_in_four_queries(campaign, django_assert_num_queries):
+    criterion, cheap, dear = planned(campaign=campaign)
+    with django_assert_num_queries(4):
+        costs.ledger(criterion=criterion, campaign=campaign, judges=[cheap, dear])
+
+
+def test_set_hourly_rate_saves_and_clears(campaign):
+    costs.set_hourly_rate(campaign=campaign, rate=42.5)
+    campaign.refresh_from_db()
+    assert campaign.label_hourly_rate == 42.5
+    costs.set_hourly_rate(campaign=campaign, rate=None)
+    campaign.refresh_from_db()
+    assert campaign.label_hourly_rate is None

@@ -1,0 +1,163 @@
+"""The planner of several judges' page: access by role, the plan and its ledger shown, the form's
+defaults and refusals, the hourly rate and the draw for managers only, a number of queries that
+does not grow with the units, and French."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation.models import Role
+from evaluation.models import JudgeRun, JudgeShare
+from tests.factories import add_member, make_campaign
+from tests.judge_planned import planned
+from tests.test_french_pages import Data, offences
+
+FRENCH = {"HTTP_ACCEPT_LANGUAGE": "fr"}
+
+
+def url(campaign, name: str = "evaluation:judge_plan", criterion: str = "relevance") -> str:
+    return reverse(name, args=[campaign.slug, criterion])
+
+
+@pytest.fixture
+def judges(campaign):
+    return planned(campaign=campaign)
+
+
+@pytest.mark.parametrize("persona", ["analyst", "manager"])
+def test_managers_and_analysts_see_each_themes_plan_and_the_ledger(
+    persona, campaign, judges, client_for, request
+):
+    response = client_for(request.getfixturevalue(persona)).get(url(campaign), {"target": "0.15"})
+    assert response.status_code == 200
+    content = response.content.decode()
+    plan = response.context["plan"]
+    assert [row.theme for row in plan.planned] == ["Finance", "IT"]
+    assert 'data-theme="Finance"' in content and 'data-judge="dear"' in content
+    assert 'id="human-cost"' in content and "1.000" in content  # one minute a label at 60 an hour
+    assert "0.00100" in content and "0.05000" in content  # each judge's measured cost per unit
+    assert 'data-figure="total-saving"' in content
+    draw = 'action="' + url(campaign, "evaluation:judge_plan_draw") + '"'
+    rate = 'action="' + url(campaign, "evaluation:judge_plan_rate") + '"'
+    assert (draw in content) == (rate in content) == (persona == "manager")
+
+
+def test_the_judges_page_links_to_the_planner(campaign, judges, client_for, manager):
+    content = client_for(manager).get(url(campaign, "evaluation:judge_alignment")).content.decode()
+    assert 'id="judge-plan-link"' in content and url(campaign) in content
+
+
+@pytest.mark.parametrize("persona", ["annotator", "reviewer", "adjudicator"])
+@pytest.mark.parametrize(
+    "name", ["evaluation:judge_plan", "evaluation:judge_plan_rate", "evaluation:judge_plan_draw"]
+)
+def test_people_who_label_get_403(persona, name, campaign, judges, client_for, request):
+    client = client_for(request.getfixturevalue(persona))
+    response = (
+        client.get(url(campaign, name))
+        if name == "evaluation:judge_plan"
+        else client.post(url(campaign, name))
+    )
+    assert response.status_code == 403
+
+
+@pytest.mark.parametrize(
+    "name", ["evaluation:judge_plan", "evaluation:judge_plan_rate", "evaluation:judge_plan_draw"]
+)
+def test_outsiders_get_404_and_anonymous_people_the_login_page(name, campaign, judges, client_for, outsider):
+    method = "get" if name == "evaluation:judge_plan" else "post"
+    assert getattr(Client(), method)(url(campaign, name)).status_code == 302
+    assert getattr(client_for(outsider), method)(url(campaign, name)).status_code == 404
+
+
+@pytest.mark.parametrize("name", ["evaluation:judge_plan_rate", "evaluation:judge_plan_draw"])
+def test_analysts_may_not_set_the_rate_nor_draw(name, campaign, judges, client_for, analyst):
+    assert client_for(analyst).post(url(campaign, name), {"rate": "10"}).status_code == 403
+    campaign.refresh_from_db()
+    assert campaign.label_hourly_rate == 60 and not JudgeShare.objects.exists()
+
+
+def test_wrong_methods_are_refused(campaign, judges, client_for, manager):
+    client = client_for(manager)
+    assert client.post(url(campaign)).status_code == 405
+    assert client.get(url(campaign, "evaluation:judge_plan_rate")).status_code == 405
+    assert client.get(url(campaign, "evaluation:judge_plan_draw")).status_code == 405
+
+
+def test_a_manager_sets_the_hourly_rate(campaign, judges, client_for, manager):
+    response = client_for(manager).post(
+        url(campaign, "evaluation:judge_plan_rate"), {"rate": "42.5"}, follow=True
+    )
+    campaign.refresh_from_db()
+    assert campaign.label_hourly_rate == 42.5
+    assert "The hourly rate of labelling is saved." in response.content.decode()
+    client_for(manager).post(url(campaign, "evaluation:judge_plan_rate"), {"rate": "-1"})
+    campaign.refresh_from_db()
+    assert campaign.label_hourly_rate == 42.5
+
+
+def test_without_a_rate_the_page_says_what_is_missing(campaign, client_for, manager):
+    planned(campaign=campaign, rate=None)
+    content = client_for(manager).get(url(campaign)).content.decode()
+    assert 'data-empty="no_human_cost"' in content and "no hourly rate set" in content
+
+
+def test_a_manager_draws_the_shares_and_starts_the_runs(campaign, judges, client_for, manager):
+    response = client_for(manager).post(
+        url(campaign, "evaluation:judge_plan_draw"),
+        {"target": "0.15", "alpha": "0.05", "judges": ["cheap", "dear"], "seed": "9"},
+    )
+    assert response.status_code == 302 and response.url == reverse(
+        "evaluation:run_list", args=[campaign.slug]
+    )
+    (share,) = JudgeShare.objects.all()
+    assert share.judge.name == "dear" and JudgeRun.objects.filter(scope=JudgeRun.Scope.SHARE).count() == 1
+    again = client_for(manager).post(
+        url(campaign, "evaluation:judge_plan_draw"),
+        {"target": "0.15", "judges": ["cheap", "dear"]},
+        follow=True,
+    )
+    assert "already has a drawn share" in again.content.decode() and JudgeShare.objects.count() == 1
+
+
+def test_a_wrong_parameter_gives_400_with_its_message_and_the_defaults_plan(
+    campaign, judges, client_for, manager
+):
+    response = client_for(manager).get(url(campaign), {"target": "2", "judges": ["nobody"]})
+    assert response.status_code == 400
+    content = response.content.decode()
+    assert "target:" in content and "judges:" in content
+    assert response.context["target"] == 0.05 and response.context["plan"].judges
+
+
+def test_too_few_labels_is_explained(campaign, client_for, manager):
+    planned(campaign=campaign, labeled=6)
+    content = client_for(manager).get(url(campaign)).content.decode()
+    assert "Too few labels to plan" in content and 'class="lead too-few"' in content
+
+
+def test_the_page_reads_the_database_in_a_constant_number_of_queries(campaign, client_for, manager):
+    planned(campaign=campaign, themes={"Finance": 20, "IT": 15}, labeled=12)
+    client = client_for(manager)
+    client.get(url(campaign))
+    with CaptureQueriesContext(connection) as few:
+        assert client.get(url(campaign)).status_code == 200
+    more = make_campaign(name="Bigger")
+    add_member(campaign=more, user=manager, roles=[Role.MANAGER])
+    planned(campaign=more, themes={"Finance": 60, "IT": 45, "RH": 30}, labeled=25, prefix="big")
+    with CaptureQueriesContext(connection) as many:
+        assert client.get(url(more)).status_code == 200
+    assert len(few) == len(many) <= 20
+
+
+def test_the_page_in_french(campaign, judges, client_for, manager):
+    response = client_for(manager).get(url(campaign), {"target": "0.15"}, **FRENCH)
+    content = response.content.decode()
+    assert "Planificateur de plusieurs juges" in content
+    assert "Meilleur juge seul" in content and "Ce que coûte une étiquette" in content
+    data = Data(exact={"cheap", "dear", "manager", "Finance", "IT", campaign.name, "small", "large"})
+    assert offences(content, data=data) == []
