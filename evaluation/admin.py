@@ -92,6 +92,14 @@ class JudgeShareAdmin(UneditableAdmin):
     raw_id_fields = ["campaign", "criterion", "judge", "created_by"]
 
 
+@admin.register(models.HeldOutSplit)
+class HeldOutSplitAdmin(UneditableAdmin):
+    # Made once with its seed: an edited seed would move units between the parts after the fact.
+    list_display = ("criterion", "seed", "held_out_share", "created_by", "created_at")
+    list_select_related = ("criterion", "created_by")
+    raw_id_fields = ["criterion", "created_by"]
+
+
 @admin.register(models.JudgeShareItem)
 class JudgeShareItemAdmin(UneditableAdmin):
     list_display = ("share", "unit", "probability")

@@ -403,3 +403,32 @@ class JudgeShareItem(models.Model):
                 condition=Q(probability__gt=0, probability__lte=1), name="judgeshareitem_probability_range"
             ),
         ]
+
+
+class HeldOutSplit(models.Model):
+    """A criterion's human-labelled units split once into a selection part, on which prompts
+    are compared and one chosen, and a held-out part, on which the chosen judge's figures are
+    reported (``evaluation.designs.held_out``). A question's units all fall on one side (its
+    answers and their sentences together): the side is a hash of ``seed`` and the question's id,
+    held out when it falls under ``held_out_share``. Nothing is stored per unit, so a unit
+    labelled later gets its side from the same rule and no unit ever moves. One per criterion,
+    never edited: another split would let the held-out part be chosen after looking."""
+
+    criterion = models.OneToOneField(Criterion, on_delete=models.CASCADE, related_name="held_out_split")
+    seed = models.BigIntegerField()
+    held_out_share = models.FloatField(default=0.5)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(held_out_share__gt=0) & Q(held_out_share__lt=1),
+                name="heldoutsplit_share_range",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"held-out split of {self.criterion}"

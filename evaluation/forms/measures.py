@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Campaign, Criterion
 from annotation.templatetags.annotation_format import builtin_title
+from evaluation.designs.held_out import ALL, HELD_OUT, SELECTION
 from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice
 from evaluation.estimates.params import ANSWER, QUESTION, check_alpha
@@ -26,6 +27,7 @@ from evaluation.measures import stability
 from evaluation.measures.automatic import METRICS
 from evaluation.measures.coverage import DEFAULT_BUDGETS, parse_budgets
 from evaluation.measures.evidence import criterion_categories
+from evaluation.measures.judge_alignment import SPLIT
 from evaluation.measures.retrieval import DEFAULT_KS
 from evaluation.models import Judge
 from evaluation.pages.overview import METRIC_TITLES
@@ -283,9 +285,12 @@ class ReferenceForm(MessagesMixin, forms.Form):
 
 
 class JudgeAlignmentForm(MessagesMixin, forms.Form):
-    """The judge alignment page's parameters (GET): ``alpha`` (default 0.05) and ``clusters``,
+    """The judge alignment page's parameters (GET): ``alpha`` (default 0.05), ``clusters``,
     what the intervals are about: this campaign's answers (the default: an answer's units
-    together) or the assistant asked these questions again (a question's answers together)."""
+    together) or the assistant asked these questions again (a question's answers together); and
+    ``part``, the units the figures are on (``evaluation.measures.judge_alignment.PARTS``): with a
+    held-out split, by default the prompts compared on its selection part and the figures reported
+    on its held-out part; without one, every labelled unit, the only choice."""
 
     alpha = NumberField(label=_("Alpha (1 − confidence)"), required=False)
     clusters = forms.ChoiceField(
@@ -296,6 +301,24 @@ class JudgeAlignmentForm(MessagesMixin, forms.Form):
             (QUESTION, _("the assistant asked these questions again")),
         ],
     )
+    part = forms.ChoiceField(
+        label=_("Units"),
+        required=False,
+        choices=[
+            (SPLIT, _("selection to compare, held-out to report")),
+            (SELECTION, _("the selection part only (to compare)")),
+            (HELD_OUT, _("the held-out part only (to report)")),
+            (ALL, _("every labelled unit (both parts)")),
+        ],
+    )
+
+    def __init__(self, *args: Any, split: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.default_part = SPLIT if split else ALL
+        if not split:
+            cast(forms.ChoiceField, self.fields["part"]).choices = [
+                (ALL, _("every labelled unit (no held-out split yet)"))
+            ]
 
     def clean_alpha(self) -> float:
         alpha = self.cleaned_data.get("alpha")
@@ -309,9 +332,13 @@ class JudgeAlignmentForm(MessagesMixin, forms.Form):
     def clean_clusters(self) -> str:
         return self.cleaned_data.get("clusters") or ANSWER
 
-    def params(self) -> tuple[float, str]:
-        """Alpha and the clusters in effect, each one's default where it was wrong."""
+    def clean_part(self) -> str:
+        return self.cleaned_data.get("part") or self.default_part
+
+    def params(self) -> tuple[float, str, str]:
+        """Alpha, the clusters and the part in effect, each one's default where it was wrong."""
         data = self.cleaned_data if hasattr(self, "cleaned_data") else {}
         alpha = DEFAULT_ALPHA if "alpha" in self.errors else data.get("alpha", DEFAULT_ALPHA)
         clusters = ANSWER if "clusters" in self.errors else data.get("clusters", ANSWER)
-        return alpha, clusters
+        part = self.default_part if "part" in self.errors else data.get("part", self.default_part)
+        return alpha, clusters, part

@@ -167,6 +167,7 @@ JUDGE_ALIGNMENT_CSV_HEADER = (
     "kappa_hi",
     "saving_factor",
     "dorner_ceiling",
+    "part",
 )
 
 
@@ -176,7 +177,8 @@ def _cells(*values: float | None) -> list[Any]:
 
 def judge_alignment_csv_rows(*, result: JudgeAlignmentResult) -> list[list[Any]]:
     """One row per judge and theme, then the judge overall (theme ``overall``): its counts and
-    figures with their bounds, header first, formulas neutralised."""
+    figures with their bounds, and the part of the held-out split they are on (``held_out``,
+    ``selection``, or ``all``), header first, formulas neutralised."""
     rows: list[list[Any]] = [list(JUDGE_ALIGNMENT_CSV_HEADER)]
     for version in result.judges:
         judge = version.judge
@@ -206,6 +208,7 @@ def judge_alignment_csv_rows(*, result: JudgeAlignmentResult) -> list[list[Any]]
                         counts["fn"],
                         counts["tn"],
                         *figures,
+                        result.figures_part,
                     ]
                 )
             )

@@ -1,9 +1,13 @@
 """python manage.py judge_alignment --campaign NAME --criterion NAME [--alpha 0.05]
-[--clusters answer|question] [--format json|csv] [--output FILE]
+[--clusters answer|question] [--part split|selection|held_out|all] [--format json|csv]
+[--output FILE]
 
 Each judge of a binary criterion against the final human labels, by theme and overall, with
-Dorner's ceiling and the drifts flagged (``evaluation.measures.judge_alignment``), as the page's
-JSON or CSV. Exit code 1 when the request is refused.
+Dorner's ceiling and the drifts flagged, overall and per theme
+(``evaluation.measures.judge_alignment``), as the page's JSON or CSV. ``--part``: the units of
+the criterion's held-out split the figures are on, as on the page (by default ``split``, prompts
+compared on the selection part and figures on the held-out part, when the criterion has a split;
+``all`` otherwise, the only choice). Exit code 1 when the request is refused.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser, no_translations
 
+from evaluation.designs import held_out
 from evaluation.errors import EstimateError
 from evaluation.estimates.params import ANSWER, CLUSTERS
 from evaluation.measures import judge_alignment
@@ -36,6 +41,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--clusters", default=ANSWER, help=f"one of {', '.join(CLUSTERS)}: what the intervals are about"
         )
+        parser.add_argument(
+            "--part",
+            help=f"one of {', '.join(judge_alignment.PARTS)} (default split with a held-out split, else all)",
+        )
         parser.add_argument("--format", default="json", help=f"one of {', '.join(FORMATS)}")
         parser.add_argument("--output", help="file to write instead of the standard output")
 
@@ -47,8 +56,14 @@ class Command(BaseCommand):
         try:
             campaign = find_campaign(options["campaign"])
             criterion = find_criterion(campaign=campaign, name=options["criterion"])
+            split = held_out.split_of(criterion=criterion)
+            part = options["part"] or (judge_alignment.SPLIT if split else held_out.ALL)
             result = judge_alignment.compute_judge_alignment(
-                criterion=criterion, alpha=options["alpha"], clusters=options["clusters"]
+                criterion=criterion,
+                alpha=options["alpha"],
+                clusters=options["clusters"],
+                part=part,
+                split=split,
             )
         except EstimateError as exc:
             raise CommandError(f"--{exc.field}: {exc.reason}" if exc.field else str(exc)) from None

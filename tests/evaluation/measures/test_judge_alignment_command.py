@@ -1,4 +1,5 @@
-"""python manage.py judge_alignment: the page's JSON and CSV, and its refusals."""
+"""python manage.py judge_alignment: the page's JSON and CSV, the part of the held-out split they
+are on, and its refusals."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.models import Criterion
+from evaluation.designs import held_out
 from evaluation.models import Judge
 from tests.evaluation.measures.test_judge_alignment import TABLE, labelled
 
@@ -44,3 +47,37 @@ def test_refusals_name_the_option(judged):
         run("--campaign", judged.name, "--criterion", "relevance", "--alpha", "2")
     with pytest.raises(CommandError, match="--format"):
         run("--campaign", judged.name, "--criterion", "relevance", "--format", "xml")
+
+
+def test_the_part_of_the_held_out_split_is_carried(judged):
+    # Without a split: every labelled unit, and a part of a split refused by name.
+    assert json.loads(run("--campaign", judged.name, "--criterion", "relevance"))["part"] == "all"
+    with pytest.raises(CommandError, match="--part"):
+        run("--campaign", judged.name, "--criterion", "relevance", "--part", "held_out")
+    held_out.make_split(criterion=Criterion.objects.get(campaign=judged, name="relevance"), seed=11)
+    data = json.loads(run("--campaign", judged.name, "--criterion", "relevance"))
+    assert (data["part"], data["figures_part"], data["comparisons_part"]) == (
+        "split",
+        "held_out",
+        "selection",
+    )
+    assert data["split"]["seed"] == 11
+    parts = data["split"]["parts"]
+    assert parts["held_out"]["units"] + parts["selection"]["units"] == parts["all"]["units"] == 10
+    rows = list(
+        csv.reader(
+            io.StringIO(
+                run(
+                    "--campaign",
+                    judged.name,
+                    "--criterion",
+                    "relevance",
+                    "--format",
+                    "csv",
+                    "--part",
+                    "selection",
+                )
+            )
+        )
+    )
+    assert rows[0][-1] == "part" and {row[-1] for row in rows[1:]} <= {"selection"}

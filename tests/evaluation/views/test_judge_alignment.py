@@ -12,7 +12,9 @@ from datetime import UTC, datetime
 import pytest
 from django.urls import reverse
 
-from evaluation.models import Judge
+from annotation.models import Criterion
+from evaluation.designs import held_out
+from evaluation.models import HeldOutSplit, Judge
 from evaluation.reports import measure_tables
 from tests.evaluation.measures.test_judge_alignment import TABLE, labelled
 from tests.judged import judged_campaign
@@ -113,14 +115,18 @@ def test_the_queries_do_not_grow_with_the_units(campaign, client_for, analyst, d
     judge = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI)
     labelled(campaign, [(1, 1), (0, 0)] * 3, judge=judge)
     client = client_for(analyst)
-    # Session, user, campaign and roles, criterion, candidate judges, final labels, prompts,
-    # judgments.
-    with django_assert_num_queries(9):
+    # Session, user, campaign and roles, criterion, candidate judges, the held-out split, final
+    # labels, prompts, judgments.
+    with django_assert_num_queries(10):
         assert client.get(url(campaign)).status_code == 200
     labelled(campaign, [(1, 0), (0, 0), (1, 1)] * 20, judge=judge, theme="IT")
     second = Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
     labelled(campaign, [(1, 0), (0, 0)] * 10, judge=second)
-    with django_assert_num_queries(9):
+    with django_assert_num_queries(10):
+        assert client.get(url(campaign)).status_code == 200
+    # With a split, the same queries: each unit's side is a hash of its question, not a row.
+    held_out.make_split(criterion=Criterion.objects.get(campaign=campaign, name="relevance"), seed=7)
+    with django_assert_num_queries(10):
         assert client.get(url(campaign)).status_code == 200
 
 
@@ -132,3 +138,65 @@ def test_the_page_speaks_french(campaign, judge, client_for, analyst):
     assert offences(french, data=data) == []
     empty = client_for(analyst).get(url(campaign, criterion="correctness"), **FRENCH).content.decode()
     assert offences(empty, data=data) == []
+
+
+def test_a_manager_sets_the_split_aside_once_and_others_may_not(
+    campaign, judge, client_for, manager, analyst
+):
+    page = client_for(analyst).get(url(campaign)).content.decode()
+    assert 'id="alignment-part"' in page and 'class="split-form"' not in page
+    assert 'name="part"' in page and 'value="all" selected' in page
+    assert client_for(analyst).post(url(campaign)).status_code == 403
+    assert not HeldOutSplit.objects.exists()
+    manager_client = client_for(manager)
+    assert 'class="split-form"' in manager_client.get(url(campaign)).content.decode()
+    response = manager_client.post(url(campaign))
+    assert response.status_code == 302 and response["Location"] == url(campaign)
+    split = HeldOutSplit.objects.get()
+    assert split.created_by == manager and split.criterion.name == "relevance"
+    # A second press keeps the split as it was.
+    manager_client.post(url(campaign))
+    assert HeldOutSplit.objects.get().seed == split.seed
+    assert 'class="split-form"' not in manager_client.get(url(campaign)).content.decode()
+
+
+def test_with_a_split_the_page_reports_on_the_held_out_part_and_compares_on_the_selection_part(
+    campaign, judge, client_for, analyst
+):
+    labelled(campaign, [(1, 1), (0, 0), (1, 0)] * 10, judge=judge, theme="IT")
+    criterion = Criterion.objects.get(campaign=campaign, name="relevance")
+    split, _made = held_out.make_split(criterion=criterion, seed=20261205)
+    client = client_for(analyst)
+    response = client.get(url(campaign))
+    assert response.status_code == 200
+    result = response.context["result"]
+    assert (result.part, result.figures_part, result.comparisons_part) == ("split", "held_out", "selection")
+    content = response.content.decode()
+    held = result.parts["held_out"]
+    assert 'value="split" selected' in content
+    assert f"{held.units} units ({held.questions} questions)" in content
+    assert "20261205" in content and split.created_at.strftime("%Y-%m-%d") in content
+    assert result.judges[0].overall.n == held.units
+    on_selection = client.get(url(campaign), {"part": "selection"}).context["result"]
+    assert on_selection.judges[0].overall.n == result.parts["selection"].units
+    rows = list(
+        csv.reader(io.StringIO(client.get(url(campaign, "evaluation:judge_alignment_csv")).content.decode()))
+    )
+    assert rows[0][-1] == "part" and {row[-1] for row in rows[1:]} == {"held_out"}
+    data = json.loads(client.get(url(campaign, "evaluation:judge_alignment_json"), {"part": "all"}).content)
+    assert data["part"] == "all" and data["split"]["seed"] == 20261205
+    assert data["split"]["parts"]["all"]["units"] == data["judges"][0]["overall"]["n"]
+    french = client.get(url(campaign), **FRENCH).content.decode()
+    assert "partie réservée" in french
+    data_words = Data(exact={"gpt", "analyst", "Finance", "IT", campaign.name, "m", "20261205"})
+    assert offences(french, data=data_words) == []
+
+
+def test_a_part_without_a_split_is_refused_by_name(campaign, judge, client_for, analyst):
+    response = client_for(analyst).get(url(campaign), {"part": "held_out"})
+    assert response.status_code == 400 and "part" in response.content.decode()
+    assert response.context["result"].part == "all"
+    csv_response = client_for(analyst).get(
+        url(campaign, "evaluation:judge_alignment_csv"), {"part": "held_out"}
+    )
+    assert csv_response.status_code == 400
