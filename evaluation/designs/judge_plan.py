@@ -135,17 +135,23 @@ class JudgePlan:
 
 
 def compute_plan(
-    *, criterion: Criterion, judges: Sequence[Judge], target: float = DEFAULT_TARGET, alpha: float = 0.05
+    *,
+    criterion: Criterion,
+    judges: Sequence[Judge],
+    target: float = DEFAULT_TARGET,
+    alpha: float = 0.05,
+    minutes: float | None = None,
 ) -> JudgePlan:
     """The plan of ``criterion`` with ``judges`` (at most ``MAX_JUDGES``; the caller checks them)
-    for a half-width of ``target`` at level 1 - ``alpha`` (see the module). A constant number of
+    for a half-width of ``target`` at level 1 - ``alpha`` (see the module); ``minutes`` a human
+    label's minutes when given in place of the people's measured pace. A constant number of
     queries."""
     base = JudgePlan(criterion=criterion, target=target, alpha=alpha, ledger=None, judges=[])
     if is_categorical(criterion):
         return replace(base, empty=CATEGORICAL)
     if not judges:
         return replace(base, empty=NO_JUDGE)
-    costs = ledger(criterion=criterion, campaign=criterion.campaign, judges=judges)
+    costs = ledger(criterion=criterion, campaign=criterion.campaign, judges=judges, minutes=minutes)
     units = list(
         Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
         .order_by("id")

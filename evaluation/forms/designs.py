@@ -186,11 +186,12 @@ class JudgePlanForm(MessagesMixin, forms.Form):
     """The planner of several judges (GET, and the draw's POST): ``target`` the half-width per
     theme (default ``judge_plan.DEFAULT_TARGET``, strictly between 0 and 0.5), ``alpha``, and the
     ``judges`` to consider among ``candidates`` (default: the first ``judge_plan.MAX_JUDGES``; at
-    most that many). Missing parameters take their defaults; a wrong one its default too, with
-    its message."""
+    most that many), and ``minutes`` per label in place of the people's pace (optional). Missing
+    parameters take their defaults; a wrong one its default too, with its message."""
 
     target = NumberField(label=_("Target half-width per theme"), required=False)
     alpha = NumberField(label=_("Alpha (1 − confidence)"), required=False)
+    minutes = NumberField(label=_("Minutes per label (empty: the people's pace)"), required=False)
     judges = forms.MultipleChoiceField(
         label=_("Judges to consider"),
         required=False,
@@ -222,6 +223,12 @@ class JudgePlanForm(MessagesMixin, forms.Form):
         except EstimateError as exc:
             raise ValidationError(exc.reason) from None
 
+    def clean_minutes(self) -> float | None:
+        minutes = self.cleaned_data.get("minutes")
+        if minutes is not None and not (0 < minutes <= 600):
+            raise ValidationError(_("give the minutes a label takes, more than 0 and at most 600"))
+        return minutes
+
     def clean_judges(self) -> list[str]:
         names = self.cleaned_data.get("judges") or []
         if len(names) > judge_plan.MAX_JUDGES:
@@ -229,6 +236,11 @@ class JudgePlanForm(MessagesMixin, forms.Form):
                 _("choose at most %(count)s judges"), params={"count": judge_plan.MAX_JUDGES}
             )
         return names
+
+    def given_minutes(self) -> float | None:
+        """The minutes per label given (None: the people's pace, or a wrong value)."""
+        data = self.cleaned_data if hasattr(self, "cleaned_data") else {}
+        return None if "minutes" in self.errors else data.get("minutes")
 
     def params(self) -> tuple[float, float, list[Judge]]:
         """Target, alpha and the judges in effect, each one's default where it was wrong."""

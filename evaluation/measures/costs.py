@@ -9,7 +9,8 @@ that the planner of several judges (``evaluation.designs.judge_plan``) can weigh
   pace, ``evaluation.measures.annotator_stats.pace``, breaks left out) on this criterion, or on
   the campaign's criteria when nobody timed a label of this one, times the label rows a labelled
   unit took (a label, its review, an adjudication: the rows with a value per unit people
-  labelled, 1 when none), times the hourly rate a manager set on the campaign
+  labelled, 1 when none; a reader of the planner may give the minutes instead, to plan before
+  anyone has labelled in Attest or to try another pace), times the hourly rate a manager set on the campaign
   (``Campaign.label_hourly_rate``) / 3600. None while the rate is unset or no label was timed.
 
 The rate is in the unit the judges' prices are in (``JUDGE_PRICE_PER_1K_*`` or a judge's own
@@ -25,12 +26,13 @@ from django.db.models import Count, FloatField, Sum
 from django.db.models.functions import Coalesce
 
 from annotation.models import Campaign, Criterion, Label
-from evaluation.measures.annotator_stats import label_gaps, pace
+from evaluation.measures.annotator_stats import Pace, label_gaps, pace
 from evaluation.models import Judge, JudgeRun, Judgment
 
 # Where a human label's seconds come from.
 CRITERION = "criterion"
 CAMPAIGN = "campaign"
+GIVEN = "given"
 
 
 @dataclass(frozen=True)
@@ -108,8 +110,10 @@ def judge_costs(*, criterion: Criterion, judges: Sequence[Judge]) -> list[JudgeC
     ]
 
 
-def human_cost(*, criterion: Criterion, campaign: Campaign) -> HumanCost:
-    """A human label of ``criterion`` (see the module; two queries)."""
+def human_cost(*, criterion: Criterion, campaign: Campaign, minutes: float | None = None) -> HumanCost:
+    """A human label of ``criterion`` (see the module; two queries). ``minutes``: a label's
+    minutes as the planner's reader gives them, in place of the measured pace (source
+    ``given``)."""
     timeline = (
         Label.objects.filter(criterion__campaign=campaign, user__isnull=False)
         .order_by("user_id", "created_at", "id")
@@ -123,6 +127,8 @@ def human_cost(*, criterion: Criterion, campaign: Campaign) -> HumanCost:
     found, source = (
         (own, CRITERION) if own.median_seconds is not None else (pace(g[3] for g in gaps), CAMPAIGN)
     )
+    if minutes is not None:
+        found, source = Pace(timed=0, breaks=0, median_seconds=60 * minutes, per_hour=None), GIVEN
     counts = Label.objects.filter(criterion=criterion, user__isnull=False, value__isnull=False).aggregate(
         rows=Count("id"), units=Count("unit_id", distinct=True)
     )
@@ -135,10 +141,13 @@ def human_cost(*, criterion: Criterion, campaign: Campaign) -> HumanCost:
     )
 
 
-def ledger(*, criterion: Criterion, campaign: Campaign, judges: Sequence[Judge]) -> Ledger:
-    """The criterion's ledger: a human label's cost and each judge's (four queries)."""
+def ledger(
+    *, criterion: Criterion, campaign: Campaign, judges: Sequence[Judge], minutes: float | None = None
+) -> Ledger:
+    """The criterion's ledger: a human label's cost (``minutes`` given in place of the measured
+    pace) and each judge's (four queries)."""
     return Ledger(
-        human=human_cost(criterion=criterion, campaign=campaign),
+        human=human_cost(criterion=criterion, campaign=campaign, minutes=minutes),
         judges=judge_costs(criterion=criterion, judges=judges),
     )
 

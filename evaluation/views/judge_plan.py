@@ -45,7 +45,10 @@ def judge_plan_page(request: AppRequest, slug: str, criterion: str) -> HttpRespo
     form = JudgePlanForm(request.GET, candidates=candidates)
     valid = form.is_valid()
     target, alpha, judges = form.params()
-    plan = judge_plan.compute_plan(criterion=criterion_obj, judges=judges, target=target, alpha=alpha)
+    minutes = form.given_minutes()
+    plan = judge_plan.compute_plan(
+        criterion=criterion_obj, judges=judges, target=target, alpha=alpha, minutes=minutes
+    )
     context: dict[str, Any] = {
         "campaign": campaign,
         "roles": roles,
@@ -55,6 +58,7 @@ def judge_plan_page(request: AppRequest, slug: str, criterion: str) -> HttpRespo
         "form": form,
         "target": target,
         "alpha": alpha,
+        "minutes": minutes,
         "errors": form.messages(),
         "plan": plan,
         "may_manage": _may_manage(request=request, roles=roles),
@@ -100,7 +104,9 @@ def judge_plan_draw(request: AppRequest, slug: str, criterion: str) -> HttpRespo
         return redirect(back)
     target, alpha, judges = form.params()
     seed = form.cleaned_data.get("seed")
-    plan = judge_plan.compute_plan(criterion=criterion_obj, judges=judges, target=target, alpha=alpha)
+    plan = judge_plan.compute_plan(
+        criterion=criterion_obj, judges=judges, target=target, alpha=alpha, minutes=form.given_minutes()
+    )
     try:
         drawn = judge_shares.draw_and_run(
             plan=plan, seed=secrets.randbelow(2**31) if seed is None else seed, user=request.user

@@ -10,8 +10,9 @@ import pytest
 from annotation.models import Level, Unit
 from evaluation.designs import judge_plan, judge_shares
 from evaluation.errors import EstimateError
+from evaluation.estimates.multi_judge import compute_combined
 from evaluation.judge import runs
-from evaluation.models import Judge, JudgeBatch, JudgeRun, JudgeShare, JudgeShareItem
+from evaluation.models import Judge, JudgeBatch, JudgeRun, JudgeShare, JudgeShareItem, Judgment
 from tests.factories import make_corpus
 from tests.judge_planned import planned
 
@@ -120,3 +121,16 @@ def test_the_button_refuses_a_plan_that_runs_no_judge(campaign):
     with pytest.raises(EstimateError, match="no judge"):
         judge_shares.draw_and_run(plan=plan, seed=1)
     assert not JudgeShare.objects.exists() and not JudgeRun.objects.filter(status="pending").exists()
+
+
+def test_the_combined_estimate_weighs_the_drawn_share(campaign, manager):
+    criterion, cheap, dear = planned(campaign=campaign)
+    plan = judge_plan.compute_plan(criterion=criterion, judges=[cheap, dear], target=0.15)
+    (share,) = judge_shares.draw_and_run(plan=plan, seed=5, user=manager).shares
+    judged = set(dear.judgments.values_list("unit_id", flat=True))
+    for unit_id in share.items.exclude(unit_id__in=judged).values_list("unit_id", flat=True):
+        Judgment.objects.create(unit_id=unit_id, criterion=criterion, judge=dear, value=1)
+    report = compute_combined(criterion=criterion, judges=[cheap, dear])
+    for group in report.themes:
+        (part,) = [part for part in group.judges if part.judge == "dear"]
+        assert part.share == pytest.approx(plan.shares_of(dear)[group.theme])

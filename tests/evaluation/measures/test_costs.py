@@ -71,3 +71,10 @@ def test_set_hourly_rate_saves_and_clears(campaign):
     costs.set_hourly_rate(campaign=campaign, rate=None)
     campaign.refresh_from_db()
     assert campaign.label_hourly_rate is None
+
+
+def test_minutes_given_stand_in_for_the_pace_and_say_so(campaign):
+    criterion, _, _ = planned(campaign=campaign, rate=30.0)
+    human = costs.human_cost(criterion=criterion, campaign=campaign, minutes=1.5)
+    # 1.5 minutes a label row, two rows a unit, at 30 an hour: 1.5.
+    assert human.source == costs.GIVEN and human.minutes == 1.5 and human.per_label == pytest.approx(1.5)

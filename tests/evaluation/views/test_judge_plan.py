@@ -161,3 +161,18 @@ def test_the_page_in_french(campaign, judges, client_for, manager):
     assert "Meilleur juge seul" in content and "Ce que coûte une étiquette" in content
     data = Data(exact={"cheap", "dear", "manager", "Finance", "IT", campaign.name, "small", "large"})
     assert offences(content, data=data) == []
+
+
+def test_minutes_given_in_the_form_plan_a_campaign_whose_labels_were_imported(campaign, client_for, manager):
+    criterion, cheap, dear = planned(campaign=campaign)
+    # Labels of people nobody timed: the same campaign's labels, as if imported.
+    campaign.label_hourly_rate = 60
+    campaign.save()
+    response = client_for(manager).get(url(campaign), {"minutes": "2", "target": "0.15"})
+    assert response.status_code == 200
+    human = response.context["plan"].ledger.human
+    assert human.source == "given" and human.per_label == 4.0  # 2 minutes x 2 rows x 60 an hour
+    assert "as given in the form above" in response.content.decode()
+    assert 'name="minutes" value="2.0"' in response.content.decode()
+    bad = client_for(manager).get(url(campaign), {"minutes": "0"})
+    assert bad.status_code == 400 and bad.context["plan"].ledger.human.source == "criterion"
