@@ -70,7 +70,9 @@ class ThemeRow:
 
     @property
     def shares(self) -> list[tuple[str, float]]:
-        """The cheapest plan's judges and shares, the judges it runs only."""
+        """The cheapest plan's judges and shares, the judges it runs only (none unplanned)."""
+        if self.plan is None:
+            return []
         return [(name, share) for name, share in zip(self.judges, self.best_shares, strict=True) if share]
 
     @property

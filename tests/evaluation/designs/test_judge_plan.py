@@ -80,3 +80,10 @@ def test_no_judge_and_a_criterion_with_categories_say_why(campaign):
     assert judge_plan.compute_plan(criterion=criterion, judges=[]).empty == judge_plan.NO_JUDGE
     criterion.kind = "categorical"
     assert judge_plan.compute_plan(criterion=criterion, judges=[]).empty == judge_plan.CATEGORICAL
+
+
+def test_a_theme_not_planned_runs_no_judge_and_draws_nothing(campaign):
+    criterion, cheap, dear = planned(campaign=campaign, labeled=6)
+    plan = judge_plan.compute_plan(criterion=criterion, judges=[cheap, dear])
+    assert all(row.plan is None and row.shares == [] and row.to_draw == 0 for row in plan.themes)
+    assert plan.planned == [] and plan.shares_of(dear) == {} and plan.saving is None
