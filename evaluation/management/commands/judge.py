@@ -47,6 +47,11 @@ class Command(BaseCommand):
         scope = parser.add_mutually_exclusive_group()
         scope.add_argument("--only-missing", action="store_true")
         scope.add_argument("--only-failed", action="store_true")
+        scope.add_argument(
+            "--only-share",
+            action="store_true",
+            help="the judge's drawn share of the criterion (the planner's page) and the labelled units",
+        )
         parser.add_argument("--concurrency", type=int)
         parser.add_argument("--token-budget", type=int)
         parser.add_argument(
@@ -76,6 +81,8 @@ class Command(BaseCommand):
             if options["only_missing"]
             else JudgeRun.Scope.FAILED
             if options["only_failed"]
+            else JudgeRun.Scope.SHARE
+            if options["only_share"]
             else JudgeRun.Scope.ALL
         )
         try:

@@ -6,6 +6,8 @@ labelled ones only."""
 from __future__ import annotations
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from annotation.models import Level, Unit
 from evaluation.designs import judge_plan, judge_shares
@@ -134,3 +136,15 @@ def test_the_combined_estimate_weighs_the_drawn_share(campaign, manager):
     for group in report.themes:
         (part,) = [part for part in group.judges if part.judge == "dear"]
         assert part.share == pytest.approx(plan.shares_of(dear)[group.theme])
+
+
+def test_the_judge_command_runs_a_judge_on_its_share_and_the_labelled_units(campaign, capsys):
+    criterion, _, _ = planned(campaign=campaign)
+    lexical = runs.get_or_create_judge(campaign=campaign, name="lexical")
+    with pytest.raises(CommandError, match="no drawn share"):
+        call_command("judge", campaign=campaign.name, criterion="relevance", judge="lexical", only_share=True)
+    share = judge_shares.draw_share(criterion=criterion, judge=lexical, shares={"IT": 0.5}, seed=4)
+    call_command("judge", campaign=campaign.name, criterion="relevance", judge="lexical", only_share=True)
+    labelled = set(criterion.labels.values_list("unit_id", flat=True))
+    drawn = set(share.items.values_list("unit_id", flat=True))
+    assert set(lexical.judgments.values_list("unit_id", flat=True)) == labelled | drawn
