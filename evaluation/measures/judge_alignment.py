@@ -129,6 +129,9 @@ class Drift:
     theme: str = ""
     # The part of the held-out split the change is measured on (``evaluation.designs.held_out``).
     part: str = held_out.ALL
+    # Each side's agreement on the units compared (the common units when paired).
+    earlier: float | None = None
+    later: float | None = None
 
     @property
     def flagged(self) -> bool:
@@ -296,6 +299,8 @@ def _period_drifts(
                 paired=False,
                 theme=theme,
                 part=part,
+                earlier=left_agreement.mean,
+                later=right_agreement.mean,
             )
             (themes if theme else overall).append(drift)
     return overall, themes
@@ -313,9 +318,10 @@ def _theme_pairs(before: list[_Row], after: list[_Row]) -> list[tuple[str, list[
 
 def version_drift(
     *, before: list[_Row], after: list[_Row], alpha: float
-) -> tuple[Interval, int, bool] | None:
+) -> tuple[Interval, int, bool, float, float] | None:
     """``after``'s agreement minus ``before``'s: on their common units, paired, when they share
-    some; else independent. None when either has no unit."""
+    some; else independent; with the count of units, whether paired, and each side's agreement.
+    None when either has no unit."""
     if not before or not after:
         return None
     earlier = {row.unit_id: row for row in before}
@@ -331,10 +337,11 @@ def version_drift(
         tn = int(np.sum((1 - hits_left) & (1 - hits_right)))
         correlation = judge_alignment.phi(tp=tp, fp=fp, fn=fn, tn=tn)
         assert left is not None and right is not None
-        return newcombe_difference(right=right, left=left, correlation=correlation), len(common), True
+        change = newcombe_difference(right=right, left=left, correlation=correlation)
+        return change, len(common), True, left.mean, right.mean
     left, right = _agreement(before, alpha=alpha), _agreement(after, alpha=alpha)
     assert left is not None and right is not None
-    return newcombe_difference(right=right, left=left), len(before) + len(after), False
+    return newcombe_difference(right=right, left=left), len(before) + len(after), False, left.mean, right.mean
 
 
 def check_part(part: str, *, split: HeldOutSplit | None) -> str:
@@ -369,7 +376,7 @@ def _prompt_drifts(
             found = version_drift(before=left, after=right, alpha=alpha)
             if found is None:
                 continue
-            change, n, paired = found
+            change, n, paired, earlier_agreement, later_agreement = found
             drift = Drift(
                 kind=PROMPT,
                 judge=later.name,
@@ -380,6 +387,8 @@ def _prompt_drifts(
                 paired=paired,
                 theme=theme,
                 part=part,
+                earlier=earlier_agreement,
+                later=later_agreement,
             )
             (themes if theme else overall).append(drift)
     return overall, themes
@@ -610,6 +619,8 @@ def _drift_json(drift: Drift) -> dict[str, Any]:
         "part": drift.part,
         "n": drift.n,
         "paired": drift.paired,
+        "before_agreement": finite(drift.earlier) if drift.earlier is not None else None,
+        "after_agreement": finite(drift.later) if drift.later is not None else None,
         "change": _interval_json(drift.change),
         "flagged": drift.flagged,
     }

@@ -228,6 +228,8 @@ def test_prompt_versions_are_compared_within_each_theme(campaign):
     assert prompt.change.mean == pytest.approx(-0.25) and prompt.n == 40 and prompt.paired
     themes = {drift.theme: drift for drift in result.theme_drifts if drift.kind == measure.PROMPT}
     assert themes["Finance"].change.mean == pytest.approx(-0.5) and themes["Finance"].paired
+    # Each side's agreement on the Finance units both labelled: every unit, then the 0s only.
+    assert (themes["Finance"].earlier, themes["Finance"].later) == (1.0, 0.5)
     assert themes["Finance"].n == 20 and themes["IT"].change.mean == pytest.approx(0.0)
 
 
