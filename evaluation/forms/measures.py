@@ -316,9 +316,7 @@ class JudgeAlignmentForm(MessagesMixin, forms.Form):
         super().__init__(*args, **kwargs)
         self.default_part = SPLIT if split else ALL
         if not split:
-            cast(forms.ChoiceField, self.fields["part"]).choices = [
-                (ALL, _("every labelled unit (no held-out split yet)"))
-            ]
+            cast(forms.ChoiceField, self.fields["part"]).choices = [(ALL, _("every labelled unit"))]
 
     def clean_alpha(self) -> float:
         alpha = self.cleaned_data.get("alpha")
