@@ -178,7 +178,7 @@ class RunIn(Strict):
     # At least one character that is neither a space nor a control character (removed).
     judge: str = Field(min_length=1, max_length=200, pattern=VISIBLE)
     model: str | None = Field(None, max_length=200)
-    scope: Literal["all", "missing", "failed"] | None = None
+    scope: Literal["all", "missing", "failed", "share"] | None = None
     concurrency: Threads | None = None
     token_budget: Tokens | None = None
 

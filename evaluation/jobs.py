@@ -6,9 +6,11 @@ from django.db import transaction
 
 from annotation import broker
 from annotation.models import Criterion
+from evaluation.designs import judge_shares
+from evaluation.designs.judge_plan import JudgePlan
 from evaluation.estimates import snapshots
 from evaluation.judge import preflight, runs
-from evaluation.models import Judge, JudgeRun, ReportSnapshot
+from evaluation.models import Judge, JudgeRun, JudgeShare, ReportSnapshot
 from evaluation.tasks import dispatch_run, refresh_estimates_task
 
 
@@ -34,6 +36,19 @@ def start_judge_run(
         if run.is_active:
             broker.send_on_commit(dispatch_run, run.pk)
     return run
+
+
+def draw_shares_and_run(*, plan: JudgePlan, seed: int, user=None) -> tuple[list[JudgeShare], list[JudgeRun]]:
+    """The planner's button: draw the plan's judge shares (``judge_shares.draw_planned``) and
+    start each judge it names, all or nothing (EstimateError or RunError: nothing drawn or
+    started)."""
+    with transaction.atomic():
+        drawn = judge_shares.draw_planned(plan=plan, seed=seed, user=user)
+        started = [
+            start_judge_run(criterion=plan.criterion, judge=judge, scope=scope, user=user)
+            for judge, scope in drawn.runs
+        ]
+    return drawn.shares, started
 
 
 def start_requested_run(*, campaign, request: dict, user=None) -> JudgeRun:

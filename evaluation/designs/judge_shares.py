@@ -8,7 +8,8 @@ One share per judge and criterion: a second draw would make the first's probabil
 it is refused. Two judges' shares are drawn independently (each its own seed, from the one given
 and the judge's id), as the combination's pool weights assume.
 
-``draw_and_run`` is the planner page's button: for each judge the cheapest plan uses in a theme
+``draw_planned`` is the planner page's button (``evaluation.jobs.draw_shares_and_run`` starts the
+runs it names): for each judge the cheapest plan uses in a theme
 it has not judged whole, it draws the judge's share when the plan runs it on part of a theme (its
 themes at 1 drawn whole with it) and starts the judge on its share (scope ``share``: the share's
 units and the labelled ones), or, at share 1 everywhere, on the units it has not judged yet
@@ -28,7 +29,6 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import refusal
 from annotation.models import Criterion, Unit
-from evaluation import jobs
 from evaluation.designs.judge_plan import JudgePlan
 from evaluation.errors import EstimateError
 from evaluation.models import Judge, JudgeRun, JudgeShare, JudgeShareItem
@@ -108,16 +108,17 @@ def draw_share(
 
 @dataclass(frozen=True)
 class Drawn:
-    """What the button did: the shares drawn and the runs started."""
+    """What the planner's button draws: the shares, and each judge to run with its scope."""
 
     shares: list[JudgeShare]
-    runs: list[JudgeRun]
+    runs: list[tuple[Judge, str]]
 
 
-def draw_and_run(*, plan: JudgePlan, seed: int, user=None) -> Drawn:
+def draw_planned(*, plan: JudgePlan, seed: int, user=None) -> Drawn:
     """Draw the share of each judge the plan runs on part of a theme it has not judged whole, and
-    start every judge the plan runs (see the module). Refuses (EstimateError) when the plan runs
-    no judge, or when a judge to draw for has a share already; nothing is drawn then."""
+    say which judges to run, with which scope (see the module; ``evaluation.jobs.
+    draw_shares_and_run`` starts them in the same transaction). Refuses (EstimateError) when the
+    plan runs no judge, or when a judge to draw for has a share already; nothing is drawn then."""
     todo: list[tuple[Judge, dict[str, float]]] = []
     for k, judge in enumerate(plan.judges):
         whole = {row.theme for row in plan.planned if row.whole[k]}
@@ -136,7 +137,7 @@ def draw_and_run(*, plan: JudgePlan, seed: int, user=None) -> Drawn:
         ):
             raise _already_drawn(judge=judge, criterion=plan.criterion)
     drawn: list[JudgeShare] = []
-    started: list[JudgeRun] = []
+    runs: list[tuple[Judge, str]] = []
     with transaction.atomic():
         for judge, shares in todo:
             partial = any(q < 1 for q in shares.values())
@@ -150,12 +151,5 @@ def draw_and_run(*, plan: JudgePlan, seed: int, user=None) -> Drawn:
                         user=user,
                     )
                 )
-            started.append(
-                jobs.start_judge_run(
-                    criterion=plan.criterion,
-                    judge=judge,
-                    scope=JudgeRun.Scope.SHARE if partial else JudgeRun.Scope.MISSING,
-                    user=user,
-                )
-            )
-    return Drawn(shares=drawn, runs=started)
+            runs.append((judge, JudgeRun.Scope.SHARE if partial else JudgeRun.Scope.MISSING))
+    return Drawn(shares=drawn, runs=runs)

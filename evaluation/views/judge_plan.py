@@ -24,7 +24,8 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.access import AppRequest
 from annotation.errors import FieldError
 from annotation.models import Role
-from evaluation.designs import judge_plan, judge_shares
+from evaluation import jobs
+from evaluation.designs import judge_plan
 from evaluation.forms.designs import HourlyRateForm, JudgePlanForm, ShareDrawForm
 from evaluation.measures import costs
 from evaluation.views.reports import criterion_page
@@ -108,7 +109,7 @@ def judge_plan_draw(request: AppRequest, slug: str, criterion: str) -> HttpRespo
         criterion=criterion_obj, judges=judges, target=target, alpha=alpha, minutes=form.given_minutes()
     )
     try:
-        drawn = judge_shares.draw_and_run(
+        shares, started = jobs.draw_shares_and_run(
             plan=plan, seed=secrets.randbelow(2**31) if seed is None else seed, user=request.user
         )
     except FieldError as exc:
@@ -117,6 +118,6 @@ def judge_plan_draw(request: AppRequest, slug: str, criterion: str) -> HttpRespo
     messages.success(
         request,
         _("Shares drawn: %(shares)s; judge runs started: %(runs)s.")
-        % {"shares": len(drawn.shares), "runs": len(drawn.runs)},
+        % {"shares": len(shares), "runs": len(started)},
     )
     return redirect(reverse("evaluation:run_list", args=[campaign.slug]))

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Level, Unit
+from evaluation import jobs
 from evaluation.designs import judge_plan, judge_shares
 from evaluation.errors import EstimateError
 from evaluation.estimates.multi_judge import compute_combined
@@ -99,19 +100,20 @@ def test_a_run_on_a_share_is_refused_without_a_share(campaign):
 
 
 def test_the_button_draws_the_planned_shares_and_starts_the_runs(campaign, manager):
+    """``draw_planned`` draws; ``jobs.draw_shares_and_run`` starts the runs it names with it."""
     criterion, cheap, dear = planned(campaign=campaign)
     plan = judge_plan.compute_plan(criterion=criterion, judges=[cheap, dear], target=0.15)
     # The cheap judge judged every unit already; the dear one goes on a share of each theme.
     assert plan.shares_of(cheap) in ({}, {"IT": 1.0}) and 0 < plan.shares_of(dear)["Finance"] < 1
-    done = judge_shares.draw_and_run(plan=plan, seed=5, user=manager)
-    (share,) = done.shares
+    shares, started = jobs.draw_shares_and_run(plan=plan, seed=5, user=manager)
+    (share,) = shares
     assert share.judge == dear and share.shares == plan.shares_of(dear)
     assert share.seed == judge_shares.share_seed(seed=5, judge=dear)
     assert set(share.items.values_list("probability", flat=True)) <= set(plan.shares_of(dear).values())
-    ((run_judge, scope),) = [(run.judge, run.scope) for run in done.runs]
+    ((run_judge, scope),) = [(run.judge, run.scope) for run in started]
     assert run_judge == dear and scope == JudgeRun.Scope.SHARE
     with pytest.raises(EstimateError, match="already has a drawn share"):
-        judge_shares.draw_and_run(plan=plan, seed=6, user=manager)
+        jobs.draw_shares_and_run(plan=plan, seed=6, user=manager)
     assert JudgeShare.objects.count() == 1
 
 
@@ -121,14 +123,14 @@ def test_the_button_refuses_a_plan_that_runs_no_judge(campaign):
     plan = judge_plan.compute_plan(criterion=criterion, judges=[cheap, dear], target=0.3)
     assert not plan.shares_of(dear)
     with pytest.raises(EstimateError, match="no judge"):
-        judge_shares.draw_and_run(plan=plan, seed=1)
+        jobs.draw_shares_and_run(plan=plan, seed=1)
     assert not JudgeShare.objects.exists() and not JudgeRun.objects.filter(status="pending").exists()
 
 
 def test_the_combined_estimate_weighs_the_drawn_share(campaign, manager):
     criterion, cheap, dear = planned(campaign=campaign)
     plan = judge_plan.compute_plan(criterion=criterion, judges=[cheap, dear], target=0.15)
-    (share,) = judge_shares.draw_and_run(plan=plan, seed=5, user=manager).shares
+    (share,) = judge_shares.draw_planned(plan=plan, seed=5, user=manager).shares
     judged = set(dear.judgments.values_list("unit_id", flat=True))
     for unit_id in share.items.exclude(unit_id__in=judged).values_list("unit_id", flat=True):
         Judgment.objects.create(unit_id=unit_id, criterion=criterion, judge=dear, value=1)
