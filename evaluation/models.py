@@ -110,8 +110,8 @@ class JudgeRun(models.Model):
         ALL = "all", gettext_lazy("All units")
         MISSING = "missing", gettext_lazy("Units not yet judged")
         FAILED = "failed", gettext_lazy("Units whose judgment failed")
-        # The judge's drawn share of the criterion (JudgeShare) and the units people labelled or
-        # were given to label, not judged yet (evaluation.designs.judge_shares).
+        # The judge's drawn share of the criterion (JudgeShare) and, in the share's themes, the
+        # units people labelled or were given to label, not judged yet (evaluation.judge.runs).
         SHARE = "share", gettext_lazy("Units of the judge's share, and the labelled units")
 
     class Status(models.TextChoices):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Window
+from django.db.models import Count, Exists, F, OuterRef, Q, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.functional import Promise
@@ -187,9 +187,11 @@ def _units_in_scope(*, criterion: Criterion, judge: Judge, scope: str):
     elif scope == JudgeRun.Scope.FAILED:
         units = units.filter(Exists(judged.filter(status=Judgment.Status.FAILED)))
     elif scope == JudgeRun.Scope.SHARE:
-        # The share's units, and those people labelled or were given to label: the combination
-        # of several judges needs every judge's label on the labelled units too.
-        if not JudgeShare.objects.filter(judge=judge, criterion=criterion).exists():
+        # The share's units, and in the share's themes those people labelled or were given to
+        # label: the combination of several judges needs every judge's label on the labelled
+        # units too. A theme outside the share is one the plan does not run the judge in.
+        share = JudgeShare.objects.filter(judge=judge, criterion=criterion).first()
+        if share is None:
             raise RunError(
                 refusal(
                     _("judge %(judge)s has no drawn share of %(criterion)s: draw one on the planner's page"),
@@ -198,12 +200,11 @@ def _units_in_scope(*, criterion: Criterion, judge: Judge, scope: str):
                 ),
                 field="scope",
             )
-        drawn = JudgeShareItem.objects.filter(
-            share__judge=judge, share__criterion=criterion, unit=OuterRef("pk")
-        )
+        drawn = JudgeShareItem.objects.filter(share=share, unit=OuterRef("pk"))
         labelled = Label.objects.filter(criterion=criterion, unit=OuterRef("pk"))
         sampled = SampleItem.objects.filter(sample__criterion=criterion, unit=OuterRef("pk"))
-        units = units.filter(Exists(drawn) | Exists(labelled) | Exists(sampled)).filter(
+        in_themes = Q(theme__in=list(share.shares))
+        units = units.filter(Exists(drawn) | (in_themes & (Exists(labelled) | Exists(sampled)))).filter(
             ~Exists(judged.filter(status=Judgment.Status.OK))
         )
     elif scope != JudgeRun.Scope.ALL:

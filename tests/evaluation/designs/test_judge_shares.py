@@ -147,6 +147,19 @@ def test_the_judge_command_runs_a_judge_on_its_share_and_the_labelled_units(camp
         call_command("judge", campaign=campaign.name, criterion="relevance", judge="lexical", only_share=True)
     share = judge_shares.draw_share(criterion=criterion, judge=lexical, shares={"IT": 0.5}, seed=4)
     call_command("judge", campaign=campaign.name, criterion="relevance", judge="lexical", only_share=True)
-    labelled = set(criterion.labels.values_list("unit_id", flat=True))
+    labelled = set(criterion.labels.filter(unit__theme="IT").values_list("unit_id", flat=True))
     drawn = set(share.items.values_list("unit_id", flat=True))
     assert set(lexical.judgments.values_list("unit_id", flat=True)) == labelled | drawn
+
+
+def test_a_run_on_a_share_leaves_the_themes_outside_the_share_alone(campaign):
+    criterion, cheap, _ = planned(campaign=campaign)
+    other = Judge.objects.create(campaign=campaign, name="other", kind=Judge.Kind.OPENAI, model="m")
+    share = judge_shares.draw_share(criterion=criterion, judge=other, shares={"IT": 0.5}, seed=2)
+    run = runs.create_run(criterion=criterion, judge=other, scope=JudgeRun.Scope.SHARE)
+    batched = {
+        u for ids in JudgeBatch.objects.filter(run=run).values_list("unit_ids", flat=True) for u in ids
+    }
+    labelled_it = set(criterion.labels.filter(unit__theme="IT").values_list("unit_id", flat=True))
+    assert batched == set(share.items.values_list("unit_id", flat=True)) | labelled_it
+    assert not Unit.objects.filter(pk__in=batched, theme="Finance").exists()
