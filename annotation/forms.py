@@ -67,13 +67,15 @@ _NUMBER = {"invalid": _("must be a whole number"), "required": _("is required")}
 
 
 class LabelForm(forms.Form):
-    """A label: the unit, the value, an optional comment, the request key and the guidelines shown."""
+    """A label: the unit, the value, an optional comment, the request key and the guidelines shown;
+    ``shown``, the unit the page put on screen as it sent the label (its prefetched one)."""
 
     unit_id = forms.IntegerField(error_messages=_NUMBER)
     value = forms.IntegerField(error_messages=_NUMBER)
     comment = forms.CharField(required=False, strip=False, max_length=limits.COMMENT)
     request_key = forms.CharField(required=False)
     guidelines_version = forms.IntegerField(required=False, error_messages=_NUMBER)
+    shown = forms.IntegerField(required=False, error_messages=_NUMBER)
 
 
 class SkipForm(forms.Form):

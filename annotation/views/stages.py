@@ -6,7 +6,9 @@ GET renders the page (or, for htmx, the ``unit`` partial) with the unit ``next_u
 person; each POST (submit, skip, undo) answers with the next unit's partial for htmx, and with a
 redirect to the page without JavaScript. An htmx GET with ``?after=<unit on screen>`` prefetches
 the following unit: it is leased to the person too, and the page shows it the moment a label is
-given, while the label is saved (see docs/protocol.md). Nothing here reads the judge's labels;
+given, while the label is saved. That label's POST names it (``shown``) and is answered with the
+unit after it, marked ``data-after``, so that each label costs one request and each unit is
+rendered once (see docs/protocol.md). Nothing here reads the judge's labels;
 the reviewer sees the first label in review mode only, nobody sees another person's blind label,
 and the adjudicator sees the labels in conflict (``annotation.workbench``).
 """
@@ -49,7 +51,7 @@ from annotation.workflow import (
     submit_label,
     undo_last,
 )
-from annotation.workflow.queue import work_progress
+from annotation.workflow.queue import next_unit_after_shown, work_progress
 
 
 @dataclass(frozen=True)
@@ -140,8 +142,13 @@ def open_stage(*, request: AppRequest, slug: str, criterion: str, stage: str) ->
     )
 
 
-def work_context(*, request: AppRequest, opened: Opened, unit: Unit | None, outcome: Outcome) -> dict:
-    """Context of the work region: the unit, progress, choices, what the stage shows, fresh request keys."""
+def work_context(
+    *, request: AppRequest, opened: Opened, unit: Unit | None, outcome: Outcome, after: int | None = None
+) -> dict:
+    """Context of the work region: the unit, progress, choices, what the stage shows, fresh request keys.
+
+    ``after``: the unit on screen this one follows (a prefetch), said on the region (``data-after``).
+    """
     criterion, stage = opened.criterion, opened.page.stage
     progress, overall = work_progress(user=request.user, criterion=criterion, stage=stage)
     return {
@@ -150,6 +157,7 @@ def work_context(*, request: AppRequest, opened: Opened, unit: Unit | None, outc
         "stage": stage,
         "stage_title": opened.page.title,
         "unit": unit,
+        "after": after,
         "view": unit_view(unit=unit, campaign=opened.campaign) if unit else None,
         "progress": progress,
         "overall": overall,
@@ -171,30 +179,43 @@ def work_context(*, request: AppRequest, opened: Opened, unit: Unit | None, outc
 
 
 def respond(
-    request: AppRequest, *, opened: Opened, outcome: Outcome = Outcome(), after: int | None = None
+    request: AppRequest,
+    *,
+    opened: Opened,
+    outcome: Outcome = Outcome(),
+    after: int | None = None,
+    shown: int | None = None,
 ) -> HttpResponse:
     """Hand the user their next unit and render it: the ``unit`` partial for htmx, else the page.
 
     An error answers 400 to a plain form post, 200 to htmx so that it swaps.
     ``after``: the unit on screen, to leave out (a prefetch of the one that follows it).
+    ``shown``: the unit the page put on screen as the label was sent (htmx only): while it is
+    still the person's, the answer is the unit after it (``next_unit_after_shown``).
     """
-    unit = next_unit(
-        user=request.user,
-        criterion=opened.criterion,
-        stage=opened.page.stage,
-        after=after,
-        roles=opened.roles,
-    )
-    context = work_context(request=request, opened=opened, unit=unit, outcome=outcome)
+    user, criterion, stage = request.user, opened.criterion, opened.page.stage
+    if shown is not None:
+        unit, follows = next_unit_after_shown(
+            user=user, criterion=criterion, stage=stage, shown=shown, roles=opened.roles
+        )
+        after = shown if follows else None
+    else:
+        unit = next_unit(user=user, criterion=criterion, stage=stage, after=after, roles=opened.roles)
+    context = work_context(request=request, opened=opened, unit=unit, outcome=outcome, after=after)
     if request.htmx:
         return render(request, f"{opened.page.template}#unit", context)
     return render(request, opened.page.template, context, status=400 if outcome.kind == "error" else 200)
 
 
-def after_post(request: AppRequest, *, opened: Opened, outcome: Outcome = Outcome()) -> HttpResponse:
-    """After a write: htmx gets the next unit at once; a plain form post is redirected to the page
+def after_post(
+    request: AppRequest, *, opened: Opened, outcome: Outcome = Outcome(), shown: int | None = None
+) -> HttpResponse:
+    """After a write: htmx gets the next unit at once (the one after ``shown``, the unit the page
+    already shows, when it is still the person's); a plain form post is redirected to the page
     (or, refused, gets the page with the reason)."""
-    if request.htmx or outcome.kind == "error":
+    if request.htmx:
+        return respond(request, opened=opened, outcome=outcome, shown=shown)
+    if outcome.kind == "error":
         return respond(request, opened=opened, outcome=outcome)
     if outcome.message:
         messages.add_message(request, messages.INFO, outcome.message)
@@ -239,7 +260,7 @@ def submit(request: AppRequest, slug: str, criterion: str, stage: str) -> HttpRe
         )
     except WorkflowError as error:
         return after_post(request, opened=opened, outcome=refused(error))
-    return after_post(request, opened=opened)
+    return after_post(request, opened=opened, shown=posted["shown"])
 
 
 @login_required

@@ -251,6 +251,40 @@ def next_unit(
     number of queries, whatever the size of the campaign; None only when no open slot is left
     for the user.
     """
+    return _hand_out(user=user, criterion=criterion, stage=stage, after=after, shown=None, roles=roles)[0]
+
+
+def next_unit_after_shown(
+    *,
+    user: User,
+    criterion: Criterion,
+    stage: str,
+    shown: int,
+    roles: Collection[str] | None = None,
+) -> tuple[Unit | None, bool]:
+    """After a label given while the page already shows ``shown`` (the unit it prefetched): the
+    unit that follows it, and whether it does follow it.
+
+    When ``shown`` is still the person's current unit (their latest live lease, extended as
+    :func:`next_unit` would), the unit after it is leased to them too, as ``next_unit(after=shown)``
+    would, and comes with True (None and True when none follows): the page keeps ``shown`` and
+    holds that one for the next label, and nobody renders ``shown`` a second time. Otherwise
+    (the lease expired and someone took the unit, an undo gave another back) it is what
+    :func:`next_unit` hands them now, with False. In one transaction; the same queries as
+    ``next_unit`` plus the two of the lease on ``shown`` extended.
+    """
+    return _hand_out(user=user, criterion=criterion, stage=stage, after=None, shown=shown, roles=roles)
+
+
+def _hand_out(
+    *,
+    user: User,
+    criterion: Criterion,
+    stage: str,
+    after: int | None,
+    shown: int | None,
+    roles: Collection[str] | None,
+) -> tuple[Unit | None, bool]:
     campaign = criterion.campaign
     require_stage_role(user=user, campaign=campaign, stage=stage, roles=roles)
     for _ in range(CLAIM_ATTEMPTS):
@@ -259,10 +293,15 @@ def next_unit(
         try:
             with transaction.atomic():
                 taken = _take(user=user, criterion=criterion, stage=stage, now=now, until=until, after=after)
+                follows = shown is not None and taken is not None and taken[0] == shown
+                if follows:
+                    taken = _take(
+                        user=user, criterion=criterion, stage=stage, now=now, until=until, after=shown
+                    )
                 if taken is None:
-                    return None
+                    return None, follows
                 unit_id, skipped = taken
-                return (
+                unit = (
                     Unit.objects.select_related("answer__question", "sentence")
                     .annotate(
                         previous_value=previous_value(user_id=user.pk, criterion=criterion, stage=stage),
@@ -270,10 +309,11 @@ def next_unit(
                     )
                     .get(pk=unit_id)
                 )
+                return unit, follows
         except IntegrityError:
             # A label written without a lease filled the slot meanwhile: look again.
             continue
-    return None
+    return None, False
 
 
 def claim_slot(

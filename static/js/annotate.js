@@ -2,11 +2,13 @@
 // The buttons are ordinary form buttons (they work without this file); a key clicks one of them.
 // Every text this file shows comes from the page, translated (#annotate-texts, data attributes).
 //
-// Prefetch: once a unit is shown, the page asks for the following one (?after=<unit>, leased to
-// this person too) and keeps its fragment. A label then swaps that fragment in at once and saves
-// the label in the background; the server's answer (the unit it hands out next) is checked
-// against what is on screen and replaces it when they differ (an error, a lease lost). A failed
-// save puts the labelled unit back with an alert; its request key makes a retry count once.
+// Prefetch: the page keeps the fragment of the unit after the one on screen (leased to this person
+// too). A label swaps it in at once and saves the label in the background, naming the unit now on
+// screen (shown); the server answers with the unit after that one (data-after), which the page
+// keeps in turn: one request per label. When the server answers with another unit (an error, a
+// lease lost), that unit replaces the one on screen. Only when it holds none (the page just
+// opened, after a skip or an undo) does the page ask for it (?after=<unit>). A failed save puts
+// the labelled unit back with an alert; its request key makes a retry count once.
 //
 // Guard: label keys are ignored for data-key-guard-ms after a unit is painted, so that a key
 // pressed twice by accident labels one unit, not the one that has just appeared as well. No key is
@@ -478,6 +480,7 @@
     var form = button.form;
     var data = new FormData(form);
     data.append(button.name, button.value);
+    data.append("shown", next.dataset.unit);
     busy = true;
     prefetched = null;
     document.documentElement.removeAttribute("data-prefetched");
@@ -501,14 +504,20 @@
         if (!answer || !shown) return;
         var refused = answer.querySelector(".msg.error");
         if (refused) forget(previous.dataset.unit);
-        if (refused || answer.dataset.unit !== shown.dataset.unit) {
+        var follows = !refused && answer.dataset.after === shown.dataset.unit;
+        if (!follows && (refused || answer.dataset.unit !== shown.dataset.unit)) {
           place(answer);
           return;
         }
-        // Same unit: keep what is on screen (a comment may be under way), refresh the counts.
+        // Keep what is on screen (a comment may be under way), with the counts after this label.
         var status = answer.querySelector(".work-status");
         var old = shown.querySelector(".work-status");
-        if (status && old) old.replaceWith(status);
+        if (status && old) old.replaceWith(status.cloneNode(true));
+        if (follows) {
+          // The unit after the one on screen: held for the next label.
+          prefetched = { after: shown.dataset.unit, html: html, at: Date.now() };
+          document.documentElement.dataset.prefetched = shown.dataset.unit;
+        }
       })
       .catch(function (error) {
         forget(previous.dataset.unit);

@@ -33,6 +33,7 @@ def test_a_label_form_takes_whole_numbers_and_keeps_the_comment_as_typed():
         "comment": "  hors sujet\n",
         "request_key": "",
         "guidelines_version": None,
+        "shown": None,
     }
 
 

@@ -180,6 +180,33 @@ def trail(page) -> list[tuple[str, str]]:
 
 
 @pytest.mark.django_db(transaction=True)
+def test_each_label_sends_one_request_which_brings_the_unit_after_the_one_shown(
+    live_server, browser, settings
+):
+    settings.LABEL_KEY_GUARD_MS = 0
+    campaign, criterion, units, people = velmont_campaign()
+    annotate = reverse("annotation:annotate", args=[campaign.slug, "veracity", "label"])
+    page, errors = log_in(browser, live_server, "claire", annotate)
+    wait_for_prefetch(page)  # the page just opened: it asked for the unit after the first
+    sent: list[str] = []
+    page.on("request", lambda request: sent.append(f"{request.method} {request.url}"))
+    labelled = []
+    for _ in range(5):
+        # The last label's answer brought the next unit: it is in the page before any key.
+        wait_for_prefetch(page)
+        labelled.append(int(shown(page)))
+        press_and_wait(page, "1")
+    assert len(sent) == 5 and all(line.startswith("POST ") and "/submit/" in line for line in sent)
+    assert labelled == [u.pk for u in units[:5]]
+    stored = Label.objects.filter(user=people["claire"]).order_by("pk").values_list("unit_id", "value")
+    assert list(stored) == [(unit_id, 1) for unit_id in labelled]
+    # The unit on screen and the one after it are leased to the annotator, nothing more.
+    wait_for_prefetch(page)
+    assert Assignment.objects.filter(user=people["claire"], label__isnull=True).count() == 2
+    assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
 def test_label_keys_are_ignored_just_after_a_unit_is_painted(live_server, browser, settings):
     settings.LABEL_KEY_GUARD_MS = 300
     campaign, criterion, units, people = velmont_campaign()

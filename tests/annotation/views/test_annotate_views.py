@@ -144,6 +144,80 @@ def test_after_a_submit_the_server_hands_out_the_prefetched_unit(client_for, ann
     ]
 
 
+def test_a_label_naming_the_unit_on_screen_is_answered_with_the_unit_after_it(
+    client_for, annotator, campaign, relevance
+):
+    criterion, units = relevance
+    client = client_for(annotator)
+    page = client.get(url(campaign, criterion, Stage.LABEL))
+    ahead = client.get(url(campaign, criterion, Stage.LABEL) + f"?after={units[0].pk}", **HTMX)
+    # The page shows the prefetched unit as it sends the label: the answer is the one after it,
+    # leased to me, with the counts after this label; the unit on screen is not rendered again.
+    data = {"unit_id": units[0].pk, "value": "1", "request_key": request_key(page), "shown": units[1].pk}
+    response = client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    answer = response.content.decode()
+    assert response.status_code == 200 and "<html" not in answer
+    assert shown_unit(response) == units[2].pk
+    assert f'data-after="{units[1].pk}"' in answer
+    assert "You <strong>1</strong>" in answer
+    held = Assignment.objects.filter(user=annotator, label__isnull=True).values_list("unit_id", flat=True)
+    assert sorted(held) == [units[1].pk, units[2].pk]
+    assert next_unit(user=member(campaign, Role.ANNOTATOR), criterion=criterion, stage=Stage.LABEL) is None
+    # The last unit: nothing follows it, and the answer says so, still after the unit on screen.
+    data = {"unit_id": units[1].pk, "value": "0", "request_key": request_key(ahead), "shown": units[2].pk}
+    last = client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    assert shown_unit(last) is None and f'data-after="{units[2].pk}"' in last.content.decode()
+    data = {"unit_id": units[2].pk, "value": "1", "request_key": request_key(response)}
+    client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    assert list(Label.objects.order_by("pk").values_list("unit_id", "value")) == [
+        (units[0].pk, 1),
+        (units[1].pk, 0),
+        (units[2].pk, 1),
+    ]
+
+
+def test_a_label_naming_a_unit_no_longer_mine_is_answered_with_the_unit_i_hold_now(
+    client_for, annotator, campaign, relevance
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.models import OpenSlot
+
+    criterion, units = relevance
+    client = client_for(annotator)
+    page = client.get(url(campaign, criterion, Stage.LABEL))
+    client.get(url(campaign, criterion, Stage.LABEL) + f"?after={units[0].pk}", **HTMX)
+    # The prefetched unit's lease runs out and someone else takes it.
+    past = timezone.now() - timedelta(seconds=1)
+    Assignment.objects.filter(user=annotator, unit=units[1]).update(expires_at=past)
+    OpenSlot.objects.filter(unit=units[1]).update(held_until=past)
+    other = member(campaign, Role.ANNOTATOR)
+    assert next_unit(user=other, criterion=criterion, stage=Stage.LABEL) == units[1]
+    data = {"unit_id": units[0].pk, "value": "1", "request_key": request_key(page), "shown": units[1].pk}
+    response = client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    # The label is stored; the page is handed the unit to show instead, not one to keep.
+    assert shown_unit(response) == units[2].pk
+    assert "data-after" not in response.content.decode()
+    assert Label.objects.get().unit == units[0]
+    assert Assignment.objects.get(unit=units[1], label__isnull=True).user == other
+
+
+def test_a_refused_label_naming_the_unit_on_screen_is_answered_as_any_refusal(
+    client_for, annotator, campaign, relevance
+):
+    criterion, units = relevance
+    client = client_for(annotator)
+    page = client.get(url(campaign, criterion, Stage.LABEL))
+    client.get(url(campaign, criterion, Stage.LABEL) + f"?after={units[0].pk}", **HTMX)
+    data = {"unit_id": units[0].pk, "value": "7", "request_key": request_key(page), "shown": units[1].pk}
+    response = client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    answer = response.content.decode()
+    assert 'class="msg error"' in answer and "data-after" not in answer
+    assert not Label.objects.exists()
+
+
 def test_a_plain_get_ignores_after(client_for, annotator, campaign, relevance):
     criterion, units = relevance
     client = client_for(annotator)
@@ -594,6 +668,44 @@ def test_query_counts_of_the_page_and_the_submit_do_not_grow_with_the_campaign(
         response = client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
     assert shown_unit(response) is not None
     assert Label.objects.filter(criterion=criterion).count() == 40 - 2 + 1
+
+
+def test_query_counts_of_a_label_answered_with_the_unit_after_the_one_on_screen(
+    client, django_assert_num_queries
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def prepare(size: int):
+        campaign, criterion, units, annotator = campaign_of_size(size)
+        for unit in units[3:]:
+            label(member(campaign, Role.ANNOTATOR), criterion, Stage.LABEL, 1, unit=unit)
+        client.force_login(annotator)
+        page = client.get(url(campaign, criterion, Stage.LABEL))
+        with CaptureQueriesContext(connection) as ahead:
+            client.get(url(campaign, criterion, Stage.LABEL) + f"?after={shown_unit(page)}", **HTMX)
+        # The page's GET of the unit after the one on screen: session, user, criterion with its
+        # campaign and the role; savepoint, my lease (none), front of the queue held, lease
+        # inserted, unit, release; sources; progress. Sent once when the page opens, no longer
+        # after each label.
+        assert len(ahead) == 3 + 6 + FRONT_HELD_APART + 2
+        data = {"unit_id": shown_unit(page), "value": "1", "request_key": request_key(page)}
+        return campaign, criterion, {**data, "shown": units[1].pk}
+
+    campaign, criterion, data = prepare(4)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    submit = len(captured)  # at once: the next request clears the connection's query log
+    assert 'data-after="' in response.content.decode()
+    # As the submit without ``shown`` (see above), and two more: the lease on the unit on screen
+    # extended (its open slot held longer, then its row), then my lease after it (none) before
+    # the front of the queue. A label used to cost that submit and the GET above.
+    assert submit == 3 + 9 + 8 + FRONT_HELD_APART + 2
+
+    campaign, criterion, data = prepare(40)
+    with django_assert_num_queries(submit):
+        response = client.post(url(campaign, criterion, Stage.LABEL, "submit"), data, **HTMX)
+    assert shown_unit(response) is not None and 'data-after="' in response.content.decode()
 
 
 # Progress of the whole campaign
