@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import groupby
 
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, IntegerField, OuterRef
+from django.db.models.expressions import RawSQL
 
-from annotation.models import AnnotationMode, Campaign, Criterion, Label, Stage
+from annotation.models import AnnotationMode, Campaign, Criterion, Label, Stage, Unit
 
 ID_CHUNK = 5000
 _ROW_FIELDS = ("id", "unit_id", "user_id", "stage", "value", "comment", "created_at")
@@ -235,14 +236,17 @@ def campaign_unit_states(
     return states
 
 
-def previous_value(*, user_id: int, criterion: Criterion, stage: str) -> Subquery:
+def previous_value(*, user_id: int, criterion: Criterion, stage: str) -> RawSQL:
     """An expression for a query of units: the value of ``user_id``'s latest label with a value at
     ``stage`` on the unit, or None. On a unit handed to the person at that stage (where they hold
-    no label in force) it is the answer they gave before and withdrew (undo)."""
-    return Subquery(
-        Label.objects.filter(
-            unit_id=OuterRef("pk"), criterion=criterion, stage=stage, user_id=user_id, value__isnull=False
-        )
-        .order_by("-pk")
-        .values("value")[:1]
+    no label in force) it is the answer they gave before and withdrew (undo).
+
+    Written in SQL: it is part of every unit handed out, and Django took longer to build it as a
+    subquery of the ORM (0.7 ms) than the whole unit's query took otherwise."""
+    return RawSQL(
+        f"SELECT l.value FROM {Label._meta.db_table} l WHERE l.unit_id = {Unit._meta.db_table}.id"
+        " AND l.criterion_id = %s AND l.stage = %s AND l.user_id = %s AND l.value IS NOT NULL"
+        " ORDER BY l.id DESC LIMIT 1",
+        (criterion.pk, stage, user_id),
+        output_field=IntegerField(),
     )
