@@ -1,25 +1,35 @@
 """Time labelling under 8 concurrent annotators at several queue sizes (PostgreSQL).
 
 Run with ``.venv/bin/python bench/annotation_bench.py [--queued 2000,50000,500000] [--clients 8]
-[--labels 40] [--reading-labels 8] [--reading-s 2]``. For each size, in a database of its own
-(``attest_bench_annotation_<size>`` on 127.0.0.1:5432, user postgres, dropped after), it writes a
-campaign whose veracity sample holds that many sentence units, all queued (set-based SQL: answers
-of five sentences, three cited chunks each, four themes), vacuums and checkpoints, then runs two
-phases with ``--clients`` forked processes, each one person with its own database connection,
-labelling through the page's htmx POST (whose response renders the next unit, through the whole
-middleware stack):
+[--labels 40] [--reading-labels 8] [--reading-s 2] [--flow both|one|two] [--sqlite]
+[--database NAME]``. For each size, in a database of its own (``<NAME>_<size>``, by default
+``attest_bench_annotation_<size>`` on 127.0.0.1:5432, user postgres, dropped after; ``--sqlite``:
+a SQLite file, the queue written by the ORM), it writes a campaign whose veracity sample holds
+that many sentence units, all queued (set-based SQL: answers of five sentences, three cited
+chunks each, four themes), vacuums and checkpoints, then runs two phases with ``--clients``
+forked processes, each one person with its own database connection, labelling through the page
+as its script does (:class:`Browser`, through the whole middleware stack): every request a label
+costs is sent and counted, with the queries it ran.
 
-1. back to back: each person labels ``--labels`` units, sending the next POST as soon as the
+1. back to back: each person labels ``--labels`` units, sending the next label as soon as the
    previous one is answered (the machine saturated);
 2. reading: each labels ``--reading-labels`` units after reading each for ``--reading-s`` seconds
    on average (uniform between half and one and a half times it): people at work.
 
-Per size it prints labels per second back to back, the POST's p50 and p95 in both phases, the
-application's CPU per label (the clients' own CPU time) and PostgreSQL's (the CPU time of the
-backends serving them, from /proc), and how many people were told "nothing left" (always 0
-here: every queue is far from empty), then the ratio of PostgreSQL CPU per label between the
-largest and the smallest size. Targets: that ratio under 1.5; with people reading, POST p95
-under 50 ms at every size; back to back, POST p95 under 120 ms at 2,000 units on 2 cores.
+``--flow``: ``one``, the page's flow (the label's POST names the unit the page shows meanwhile,
+its prefetched one, and is answered with the unit after it: one request per label); ``two``, the
+flow before it (the POST answered with the unit already shown, then a GET ``?after=`` of the
+following one); ``both`` (the default) runs each with people of its own on the same queue and
+prints the ratios of one to two.
+
+Per size and flow it prints labels per second back to back, the label's p50 and p95 (all its
+requests), the application's CPU per label (the clients' own CPU time: the test client and the
+whole server side; SQLite's work included on SQLite) and PostgreSQL's (the CPU time of the
+backends serving them, from /proc), requests and queries per label, the p95 with people reading,
+and how many people were told "nothing left" (always 0 here: every queue is far from empty), then
+the ratio of PostgreSQL CPU per label between the largest and the smallest size. Targets: that
+ratio under 1.5; with people reading, p95 under 50 ms at every size; back to back, p95 under
+120 ms at 2,000 units on 2 cores.
 
 ``--two-stages`` runs the older measure instead: a ``--sample`` of ``--sentences`` units labelled
 through the domain functions then reviewed through the page, and ``bench/sampling_bench.py``.
@@ -32,6 +42,7 @@ import argparse
 import multiprocessing
 import os
 import random
+import re
 import resource
 import subprocess
 import sys
@@ -512,9 +523,12 @@ def _cpu_s() -> float:
 
 
 def _backend_cpu_s() -> float:
-    """CPU seconds the PostgreSQL backend serving this process's connection has used so far."""
+    """CPU seconds the PostgreSQL backend serving this process's connection has used so far (0 on
+    SQLite, which runs in the process itself: its CPU is the application's)."""
     from django.db import connection
 
+    if connection.vendor != "postgresql":
+        return 0.0
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
@@ -522,56 +536,114 @@ def _backend_cpu_s() -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _labelling_client(campaign_slug, criterion_name, user, labels, reading_s, start, results) -> None:
-    """One person labelling ``labels`` units through the page (htmx GET, then POST submit, each
-    answered with the next unit): the POST times, the span, its own and its backend's CPU."""
-    import re
+# The browser's flows (annotate.js), one label each: "one", the label's POST names the unit the
+# page shows meanwhile (prefetched) and its answer is the unit after that one; "two", the flow
+# before that, the POST answered with the unit the page already shows, then a GET ?after= for
+# the following one.
+FLOWS = ("two", "one")
+UNIT_RE = re.compile(r'id="work"[^>]*data-unit="(\d*)"')
+AFTER_RE = re.compile(r'id="work"[^>]*data-after="(\d*)"')
+KEY_RE = re.compile(r'name="request_key" value="([0-9a-f]+)"')
 
+
+class Browser:
+    """One person's tab on the label page, as annotate.js drives it: the unit on screen, the
+    unit after it (prefetched), and every request it sends counted (with the queries they ran)."""
+
+    def __init__(self, client, *, page: str, submit: str, flow: str) -> None:
+        from django.db import connection
+
+        self.client, self.page, self.submit, self.flow = client, page, submit, flow
+        self.requests = self.queries = 0
+        connection.execute_wrappers.append(self._count)
+        self.shown = self._get(page)
+        self.ahead = self._get(f"{page}?after={self.unit(self.shown)}") if self.unit(self.shown) else ""
+
+    def _count(self, execute, sql, params, many, context):
+        self.queries += 1
+        return execute(sql, params, many, context)
+
+    def _get(self, address: str) -> str:
+        self.requests += 1
+        return self.client.get(address, HTTP_HX_REQUEST="true").content.decode()
+
+    @staticmethod
+    def unit(html: str) -> str:
+        found = UNIT_RE.search(html)
+        return found.group(1) if found else ""
+
+    def label(self) -> bool:
+        """Label the unit on screen (the prefetched one shows at once); False when none is left."""
+        unit = self.unit(self.shown)
+        if unit == "":
+            return False
+        data = {
+            "unit_id": unit,
+            "value": str(int(unit) % 2),
+            "request_key": KEY_RE.search(self.shown).group(1),
+        }
+        ahead = self.unit(self.ahead)
+        if ahead and self.flow == "one":
+            data["shown"] = ahead
+        self.requests += 1
+        answer = self.client.post(self.submit, data, HTTP_HX_REQUEST="true").content.decode()
+        after = AFTER_RE.search(answer)
+        if ahead and after and after.group(1) == ahead:
+            # The unit after the one now on screen, in the label's answer.
+            self.shown, self.ahead = self.ahead, answer
+            return True
+        # The answer is the unit to show (the prefetched one, or another): then the unit after it.
+        self.shown = answer if self.unit(answer) != ahead or not ahead else self.ahead
+        self.ahead = self._get(f"{self.page}?after={self.unit(self.shown)}") if self.unit(self.shown) else ""
+        return True
+
+
+def _labelling_client(campaign_slug, criterion_name, flow, user, labels, reading_s, start, results) -> None:
+    """One person labelling ``labels`` units through the page in the browser's ``flow``: the
+    label's times (its POST, and the GET that follows it in the two-request flow), the span, the
+    requests and queries, its own and its backend's CPU."""
     from django.db import connection
     from django.test import Client
     from django.urls import reverse
 
     page = reverse("annotation:annotate", args=[campaign_slug, criterion_name, "label"])
     submit = reverse("annotation:annotate_submit", args=[campaign_slug, criterion_name, "label"])
-    unit_re = re.compile(r'id="work"[^>]*data-unit="(\d*)"')
-    key_re = re.compile(r'name="request_key" value="([0-9a-f]+)"')
     times: list[float] = []
     try:
         client = Client()
         client.force_login(user)
         read = _reader(user, reading_s)
-        html = client.get(page, HTTP_HX_REQUEST="true").content.decode()
+        tab = Browser(client, page=page, submit=submit, flow=flow)
         start.wait()
         began, cpu, pg = time.monotonic(), _cpu_s(), _backend_cpu_s()
+        requests, queries = tab.requests, tab.queries
         told_nothing_left = 0
         for _ in range(labels):
-            unit = unit_re.search(html).group(1)
-            if unit == "":
+            if tab.unit(tab.shown) == "":
                 told_nothing_left += 1
                 break
             read()
-            data = {"unit_id": unit, "value": str(int(unit) % 2), "request_key": key_re.search(html).group(1)}
             t0 = time.perf_counter()
-            response = client.post(submit, data, HTTP_HX_REQUEST="true")
+            tab.label()
             times.append(1000 * (time.perf_counter() - t0))
-            html = response.content.decode()
         ended = time.monotonic()
-        figures = (times, began, ended, _cpu_s() - cpu, _backend_cpu_s() - pg, told_nothing_left, None)
-        results.put(figures)
+        counted = (tab.requests - requests, tab.queries - queries)
+        cpu, pg = _cpu_s() - cpu, _backend_cpu_s() - pg
+        results.put((times, began, ended, cpu, pg, told_nothing_left, *counted, None))
     except BaseException as exc:  # reported by the parent
-        results.put((times, 0.0, 0.0, 0.0, 0.0, 0, f"{exc.__class__.__name__}: {exc}"))
+        results.put((times, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, f"{exc.__class__.__name__}: {exc}"))
     finally:
         connection.close()
 
 
-def labelling_phase(*, campaign, criterion, users, labels: int, reading_s: float) -> dict:
-    """Every user labels ``labels`` units at once (forked processes); the phase's figures."""
+def labelling_phase(*, campaign, criterion, users, labels: int, reading_s: float, flow: str) -> dict:
+    """Every user labels ``labels`` units at once (forked processes) in ``flow``; the phase's figures."""
     from django.db import connections
 
     connections.close_all()
     context = multiprocessing.get_context("fork")
     start, results = context.Barrier(len(users)), context.Queue()
-    args = (campaign.slug, criterion.name)
+    args = (campaign.slug, criterion.name, flow)
     children = [
         context.Process(target=_labelling_client, args=(*args, user, labels, reading_s, start, results))
         for user in users
@@ -595,48 +667,80 @@ def labelling_phase(*, campaign, criterion, users, labels: int, reading_s: float
         "app_cpu_ms": 1000 * sum(r[3] for r in reports) / len(times),
         "pg_cpu_ms": 1000 * sum(r[4] for r in reports) / len(times),
         "told_nothing_left": sum(r[5] for r in reports),
+        "requests": sum(r[6] for r in reports) / len(times),
+        "queries": sum(r[7] for r in reports) / len(times),
     }
 
 
-def one_size(*, size: int, clients: int, labels: int, reading_labels: int, reading_s: float) -> None:
-    """Build a queue of ``size`` units in a fresh database and print its figures as one JSON line."""
+def one_size(
+    *,
+    size: int,
+    clients: int,
+    labels: int,
+    reading_labels: int,
+    reading_s: float,
+    flows: tuple[str, ...],
+    database: str,
+    sqlite: bool,
+) -> None:
+    """Build a queue of ``size`` units in a fresh database, label it in each of ``flows`` (new people
+    for each) and print the figures as one JSON line."""
     import json
 
-    with bench_database(f"{DATABASE}_{size}") as engine:
-        if engine != "postgresql":
-            raise SystemExit("the queue sizes need PostgreSQL")
+    with bench_database(f"{database}_{size}", sqlite=sqlite) as engine:
         from annotation.models import Role
 
         began = time.perf_counter()
-        campaign, criterion = build_queued(size=size)
+        if engine == "postgresql":
+            campaign, criterion = build_queued(size=size)
+        else:  # the set-based SQL is PostgreSQL's: the ORM writes the same queue, more slowly
+            campaign, criterion = build(sentences=size, sample=size, seed=size)
         built = time.perf_counter() - began
         settle(engine)
         import evaluation.tasks  # noqa: F401
 
-        annotators = people(campaign=campaign, role=Role.ANNOTATOR, count=clients)
-        back = labelling_phase(
-            campaign=campaign, criterion=criterion, users=annotators, labels=labels, reading_s=0
-        )
-        readers = people(campaign=campaign, role=Role.ANNOTATOR, count=clients, prefix="reading-")
-        reading = labelling_phase(
-            campaign=campaign, criterion=criterion, users=readers, labels=reading_labels, reading_s=reading_s
-        )
-        print(json.dumps({"size": size, "built_s": built, "back": back, "reading": reading}), flush=True)
+        row: dict = {"size": size, "built_s": built, "engine": engine}
+        for flow in flows:
+            annotators = people(campaign=campaign, role=Role.ANNOTATOR, count=clients, prefix=f"{flow}-")
+            back = labelling_phase(
+                campaign=campaign,
+                criterion=criterion,
+                users=annotators,
+                labels=labels,
+                reading_s=0,
+                flow=flow,
+            )
+            readers = people(campaign=campaign, role=Role.ANNOTATOR, count=clients, prefix=f"{flow}-reading-")
+            reading = labelling_phase(
+                campaign=campaign,
+                criterion=criterion,
+                users=readers,
+                labels=reading_labels,
+                reading_s=reading_s,
+                flow=flow,
+            )
+            row[flow] = {"back": back, "reading": reading}
+        print(json.dumps(row), flush=True)
+
+
+FLOW_NAMES = {"two": "POST + GET", "one": "POST only"}
 
 
 def sizes_table(args) -> None:
     """Run :func:`one_size` for each size in its own process (Django is set up once per process,
-    for one database) and print the table."""
+    for one database) and print the table, with the ratios of the one-request flow to the
+    two-request flow when both ran."""
     import json
 
     print(
-        f"{args.clients} processes labelling through the page's POST (htmx, the next unit rendered in"
-        f" the response); back to back {args.labels} labels each, then {args.reading_labels} each reading"
-        f" {args.reading_s:g} s a unit; cores available: {len(os.sched_getaffinity(0))}"
+        f"{args.clients} processes labelling through the page as the browser does (the label's POST, and"
+        f" in the older flow the GET of the unit after the one shown); back to back {args.labels} labels"
+        f" each, then {args.reading_labels} each reading {args.reading_s:g} s a unit; cores available:"
+        f" {len(os.sched_getaffinity(0))}"
     )
     header = (
-        f"{'queued':>9} | {'labels/s':>8} | {'POST p50':>8} | {'POST p95':>8} | {'app CPU/label':>13} |"
-        f" {'PG CPU/label':>12} | {'reading p50':>11} | {'reading p95':>11} | nothing left"
+        f"{'queued':>9} | {'flow':<10} | {'labels/s':>8} | {'p50':>8} | {'p95':>8} | {'app CPU/label':>13} |"
+        f" {'PG CPU/label':>12} | {'requests':>8} | {'queries':>7} | {'reading p95':>11} | nothing left"
     )
     print(header)
     print("-" * len(header))
@@ -655,23 +759,45 @@ def sizes_table(args) -> None:
             str(args.reading_labels),
             "--reading-s",
             str(args.reading_s),
-        ]
+            "--flow",
+            args.flow,
+            "--database",
+            args.database,
+        ] + (["--sqlite"] if args.sqlite else [])
         out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
         row = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
         rows[size] = row
-        back, reading = row["back"], row["reading"]
-        print(
-            f"{size:>9,} | {back['labels_per_s']:>8.1f} | {back['p50']:>5.1f} ms | {back['p95']:>5.1f} ms |"
-            f" {back['app_cpu_ms']:>10.1f} ms | {back['pg_cpu_ms']:>9.1f} ms | {reading['p50']:>8.1f} ms |"
-            f" {reading['p95']:>8.1f} ms | {back['told_nothing_left'] + reading['told_nothing_left']}",
-            flush=True,
-        )
+        for flow in (f for f in FLOWS if f in row):
+            back, reading = row[flow]["back"], row[flow]["reading"]
+            print(
+                f"{size:>9,} | {FLOW_NAMES[flow]:<10} | {back['labels_per_s']:>8.1f} |"
+                f" {back['p50']:>5.1f} ms | {back['p95']:>5.1f} ms | {back['app_cpu_ms']:>10.1f} ms |"
+                f" {back['pg_cpu_ms']:>9.1f} ms |"
+                f" {back['requests']:>8.2f} | {back['queries']:>7.1f} | {reading['p95']:>8.1f} ms |"
+                f" {back['told_nothing_left'] + reading['told_nothing_left']}",
+                flush=True,
+            )
+        if all(flow in row for flow in FLOWS):
+            one, two = row["one"]["back"], row["two"]["back"]
+            database = (
+                f"PostgreSQL CPU per label {one['pg_cpu_ms'] / two['pg_cpu_ms']:.2f}"
+                if two["pg_cpu_ms"]
+                else "SQLite's CPU counted in the application's"
+            )
+            print(
+                f"{'':>9}   POST only / POST + GET ({row['engine']}): app CPU per label"
+                f" {one['app_cpu_ms'] / two['app_cpu_ms']:.2f}, {database},"
+                f" requests {one['requests'] / two['requests']:.2f},"
+                f" queries {one['queries'] / two['queries']:.2f}",
+                flush=True,
+            )
     smallest, largest = min(rows), max(rows)
-    if smallest != largest:
-        ratio = rows[largest]["back"]["pg_cpu_ms"] / rows[smallest]["back"]["pg_cpu_ms"]
+    flow = FLOWS[-1] if FLOWS[-1] in rows[smallest] else FLOWS[0]
+    if smallest != largest and rows[smallest][flow]["back"]["pg_cpu_ms"]:
+        ratio = rows[largest][flow]["back"]["pg_cpu_ms"] / rows[smallest][flow]["back"]["pg_cpu_ms"]
         print(
-            f"PostgreSQL CPU per label at {largest:,} / at {smallest:,} queued: {ratio:.2f}"
-            " (target: under 1.5)"
+            f"PostgreSQL CPU per label at {largest:,} / at {smallest:,} queued ({FLOW_NAMES[flow]}):"
+            f" {ratio:.2f} (target: under 1.5)"
         )
 
 
@@ -701,6 +827,21 @@ def main() -> None:
     parser.add_argument("--reading-labels", type=int, default=8, help="labels per person while reading")
     parser.add_argument("--one-size", type=int, help=argparse.SUPPRESS)
     parser.add_argument(
+        "--flow",
+        choices=("both", *FLOWS),
+        default="both",
+        help="the browser's flow: one (the label's POST answers with the unit after the one shown),"
+        " two (the older flow: the POST, then a GET of that unit), or both, compared (default)",
+    )
+    parser.add_argument(
+        "--database",
+        default=DATABASE,
+        help=f"name of the throw-away databases, the size appended (default {DATABASE})",
+    )
+    parser.add_argument(
+        "--sqlite", action="store_true", help="a SQLite file instead of PostgreSQL (the ORM builds the queue)"
+    )
+    parser.add_argument(
         "--two-stages",
         action="store_true",
         help="the older run: label then review a sample of --sample units among --sentences",
@@ -715,6 +856,9 @@ def main() -> None:
             labels=args.labels,
             reading_labels=args.reading_labels,
             reading_s=args.reading_s,
+            flows=FLOWS if args.flow == "both" else (args.flow,),
+            database=args.database,
+            sqlite=args.sqlite,
         )
         return
     if not args.two_stages:

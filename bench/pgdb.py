@@ -12,15 +12,18 @@ PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 
 
 @contextmanager
-def bench_database(name: str):
+def bench_database(name: str, *, sqlite: bool = False):
     """Create database ``name`` on the local PostgreSQL, point Django at it, migrate; drop it after.
 
-    Falls back to a SQLite file (saying so) when PostgreSQL cannot be reached.
+    Falls back to a SQLite file (saying so) when PostgreSQL cannot be reached; ``sqlite`` uses one
+    at once.
     """
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     engine = "postgresql"
     try:
+        if sqlite:
+            raise ConnectionRefusedError("SQLite asked for")
         import psycopg
 
         with psycopg.connect(**PG, dbname="postgres", autocommit=True, connect_timeout=3) as conn:
@@ -32,7 +35,8 @@ def bench_database(name: str):
         path = ROOT / "var" / f"{name}.sqlite3"
         path.unlink(missing_ok=True)
         os.environ["DATABASE_URL"] = f"sqlite:///{path}"
-        print(f"PostgreSQL unreachable ({exc.__class__.__name__}); using SQLite at {path}")
+        why = "asked for" if sqlite else f"PostgreSQL unreachable ({exc.__class__.__name__})"
+        print(f"{why}; using SQLite at {path}")
     import django
 
     django.setup()
