@@ -2,18 +2,28 @@
 
 Run with ``.venv/bin/python bench/judge_bench.py``. Prints, it asserts nothing.
 
-1. judgments/s at concurrency 1, 4, 16, 64 with a fixed 100 ms server latency, as a share of the
-   ideal (concurrency / latency); relevance units, so one request is one judgment, stored in
-   PostgreSQL through the real run code path (claim, call, store). Each level is a run of
-   ``--per-thread`` judgments per thread (100: a run long enough for its steady rate to show, not
-   only its start). Beside it, "client alone": the share reached by the bare SDK client making the
-   same number of calls at the same concurrency against the same server, with none of the app's
-   work: the ceiling this machine allows (the server, in its own process, shares its CPUs), and the
-   gap between the two in points. ``--repeat`` runs each level several times (judge, then client
+1. judgments/s at concurrency 1, 4, 16, 64 with a fixed server latency (``--latency``, seconds,
+   several allowed; 0.1 by default), as a share of the ideal (concurrency / latency); relevance
+   units, so one request is one judgment, stored in PostgreSQL through the real run code path
+   (claim, call, store). Each level is a run of ``--per-thread`` judgments per thread (by default
+   about 10 s of ideal time: 100 at 100 ms, 10 at 1 s, 5 at 3 s). Beside it, "client alone" (unless
+   ``--no-client``): the share reached by the bare SDK client making the same number of calls at
+   the same concurrency against the same server, with none of the app's work: the ceiling this
+   machine allows (the server, in its own process, shares its CPUs), and the gap between the two
+   in points. ``--repeat`` runs each level several times (judge, then client
    alone, in turn) and prints the medians: on a shared machine one run says little. Beside the
    shares, CPU per judgment: of this process while the judge works and while the bare client does
    (at 64 both are bound by this process's interpreter, so its CPU per call sets the rate), and of
-   every PostgreSQL process on this machine while the judge works (when they run here).
+   the PostgreSQL backends of the bench's database while the judge works (when they run here), the
+   connections closed meanwhile included (``PostgresCpu``).
+
+   ``--record`` says how each call is recorded before its request leaves, with several judging
+   threads: ``journal`` (the row appended to the process's call journal, written to the database
+   a group at a time after the request left, ``evaluation.judge.journal``), ``database`` (the row
+   committed in the database before the request leaves, the rows of requests leaving together in
+   one statement: ``CallRecorder`` without a journal), or ``both``: each level runs both in turn,
+   ``--repeat`` times, and prints the medians and the ratio database / journal. (With one thread
+   the row is written by the thread itself, whatever ``--record`` says.)
 2. prompt tokens per sentence judged on the demo campaign, one prompt per answer (what the app
    does) vs one prompt per sentence; tokens estimated as characters / 4, the server's own rule.
 """
@@ -21,18 +31,21 @@ Run with ``.venv/bin/python bench/judge_bench.py``. Prints, it asserts nothing.
 from __future__ import annotations
 
 import argparse
+import functools
 import multiprocessing
 import os
 import statistics
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.pgdb import bench_database
-
-LATENCY_S = 0.1
 
 
 def _serve(latency_s: float, urls, stop) -> None:
@@ -84,7 +97,6 @@ def _make_campaign(n_answers: int):
 def client_alone(*, base_url: str, concurrency: int, n: int) -> float:
     """Seconds for ``n`` bare chat completions from ``concurrency`` threads sharing one SDK
     client, with none of the app's work: what this machine and this server allow at best."""
-    import threading
 
     import openai
 
@@ -123,27 +135,150 @@ def client_alone(*, base_url: str, concurrency: int, n: int) -> float:
     return seconds
 
 
-def postgres_cpu_s() -> float | None:
-    """CPU seconds used so far by every PostgreSQL process on this machine (read from /proc); None
-    when there is none (SQLite, or a server elsewhere)."""
-    total, found = 0.0, False
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+class PostgresCpu:
+    """CPU seconds of the PostgreSQL backends serving this database on this machine while it is
+    open (a context manager; ``seconds`` after it, None when there is none: SQLite, or a server
+    elsewhere).
+
+    The server's children are read every ``EVERY_S`` (from /proc, the server's ``children``
+    list), and each backend of this database's last reading is kept: a connection a judging
+    thread closes before the end is counted up to its last reading (reading once at the end left
+    out every connection closed meanwhile), and the other databases' backends, which others' work
+    on a shared machine keeps busy, are not counted."""
+
+    EVERY_S = 0.05
+
+    def __init__(self) -> None:
+        from django.db import connection
+
+        self._database = connection.settings_dict["NAME"] if connection.vendor == "postgresql" else None
+        self._first: dict[int, int] = {}
+        self._last: dict[int, int] = {}
+        self._others: set[int] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._server = self._server_pid()
+        self.seconds: float | None = None
+
+    def _server_pid(self) -> int | None:
+        if self._database is None:
+            return None
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                text = stat.read_text()
+            except OSError:
+                continue
+            name = text[text.index("(") + 1 : text.rindex(")")]
+            parent = int(text.rsplit(")", 1)[1].split()[1])
+            if name == "postgres" and not Path(f"/proc/{parent}/comm").read_text().startswith("postgres"):
+                return int(stat.parent.name)
+        return None
+
+    def _read(self) -> None:
         try:
-            text = stat.read_text()
+            children = Path(f"/proc/{self._server}/task/{self._server}/children").read_text().split()
         except OSError:
-            continue  # ended meanwhile
-        if text[text.index("(") + 1 : text.rindex(")")].startswith("postgres"):
-            fields = text.rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-            found = True
-    return total / os.sysconf("SC_CLK_TCK") if found else None
+            return
+        for pid in map(int, children):
+            if pid in self._others:
+                continue
+            try:
+                if pid not in self._first:
+                    command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+                    if f" {self._database} " not in command:
+                        self._others.add(pid)
+                        continue
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended meanwhile
+            ticks = int(fields[11]) + int(fields[12])  # utime, stime
+            self._first.setdefault(pid, 0 if self._started else ticks)
+            self._last[pid] = ticks
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.EVERY_S):
+            self._read()
+
+    def __enter__(self) -> PostgresCpu:
+        if self._server is not None:
+            self._started = False
+            self._read()  # the backends already open count from now
+            self._started = True
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._server is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._read()
+        ticks = sum(self._last[pid] - self._first[pid] for pid in self._last)
+        self.seconds = ticks / os.sysconf("SC_CLK_TCK")
 
 
-def throughput(concurrencies: list[int], per_thread: int, repeat: int = 1) -> None:
+RECORDS = ("journal", "database")
+
+
+@contextmanager
+def recording(record: str) -> Iterator[None]:
+    """Judging threads record their calls as ``record`` says (see the module's docstring)."""
+    from evaluation.judge import scheduler
+
+    made = scheduler.CallRecorder
+    if record == "database":
+        scheduler.CallRecorder = functools.partial(made, journal=False)  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        scheduler.CallRecorder = made  # type: ignore[misc]
+
+
+@dataclass
+class Measure:
+    share: float  # judgments/s as a share of the ideal
+    alone: float | None  # the bare client's share
+    app_ms: float
+    client_ms: float | None
+    pg_ms: float | None
+
+
+def judge_once(
+    *, base_url: str, latency_s: float, concurrency: int, n: int, record: str, alone: bool
+) -> Measure:
     from annotation.models import Criterion
     from evaluation.judge import runs
 
-    print(f"judge throughput, server latency {LATENCY_S * 1000:.0f} ms, {per_thread} calls per thread")
+    campaign = _make_campaign(n)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    judge = runs.get_or_create_judge(campaign=campaign, name="gpt", model="m", base_url=base_url)
+    run = runs.create_run(criterion=relevance, judge=judge, concurrency=concurrency)
+    ideal = concurrency / latency_s
+    with recording(record), PostgresCpu() as pg:
+        start, cpu = time.perf_counter(), time.process_time()
+        run = runs.run_inline(run_id=run.pk, concurrency=concurrency)
+        seconds = time.perf_counter() - start
+        app_ms = 1000 * (time.process_time() - cpu) / n
+    pg_ms = 1000 * pg.seconds / n if pg.seconds is not None else None
+    assert run.done_units == n, run.status
+    rate = n / seconds
+    share_alone = client_ms = None
+    if alone:
+        cpu = time.process_time()
+        share_alone = n / client_alone(base_url=base_url, concurrency=concurrency, n=n) / ideal
+        client_ms = 1000 * (time.process_time() - cpu) / n
+    return Measure(share=rate / ideal, alone=share_alone, app_ms=app_ms, client_ms=client_ms, pg_ms=pg_ms)
+
+
+def throughput(
+    *,
+    latencies: list[float],
+    concurrencies: list[int],
+    per_thread: int | None,
+    repeat: int,
+    records: list[str],
+    alone: bool,
+) -> None:
     print(
         "share: judgments/s as a share of the ideal (concurrency / latency); client alone: the bare SDK's "
         "share in the same conditions; gap: client alone minus the judge, in points"
@@ -152,53 +287,71 @@ def throughput(concurrencies: list[int], per_thread: int, repeat: int = 1) -> No
         "CPU ms per judgment: app, this process while the judge works; client, while the bare client "
         "does; PG, PostgreSQL's processes while the judge works"
     )
+    medians: dict[tuple[float, int, str], float] = {}
+    for latency_s in latencies:
+        calls = per_thread or max(5, round(10 / latency_s))
+        print(f"\njudge throughput, server latency {latency_s * 1000:.0f} ms, {calls} calls per thread")
+        print(
+            f"{'concurrency':>11} {'record':>8} {'judgments':>9} {'share':>6} {'client alone':>12} "
+            f"{'gap':>5} {'app CPU':>8} {'client CPU':>10} {'PG CPU':>7}"
+        )
+        with ServerProcess(latency_s) as server:
+            for concurrency in concurrencies:
+                n = concurrency * calls
+                measured: dict[str, list[Measure]] = {record: [] for record in records}
+                for time_ in range(repeat):
+                    # In turn, the first one first then last: the machine's load, and whatever the
+                    # run before leaves (the first of a pair came out slower), fall on each alike.
+                    for record in records if time_ % 2 == 0 else records[::-1]:
+                        one = judge_once(
+                            base_url=server.base_url,
+                            latency_s=latency_s,
+                            concurrency=concurrency,
+                            n=n,
+                            record=record,
+                            alone=alone,
+                        )
+                        measured[record].append(one)
+                        _print_row(str(concurrency), record, str(n), one)
+                if repeat > 1:
+                    for record in records:
+                        ones = measured[record]
+                        median = Measure(
+                            share=statistics.median(m.share for m in ones),
+                            alone=_median([m.alone for m in ones]),
+                            app_ms=statistics.median(m.app_ms for m in ones),
+                            client_ms=_median([m.client_ms for m in ones]),
+                            pg_ms=_median([m.pg_ms for m in ones]),
+                        )
+                        _print_row("median", record, "", median)
+                for record in records:
+                    medians[(latency_s, concurrency, record)] = statistics.median(
+                        m.share for m in measured[record]
+                    )
+    if len(records) == 2:
+        print(f"\nrate with the row in the database / rate with the journal (medians of {repeat})")
+        print(f"{'latency':>8} " + " ".join(f"{'c=' + str(c):>7}" for c in concurrencies))
+        for latency_s in latencies:
+            ratios = [
+                medians[(latency_s, c, "database")] / medians[(latency_s, c, "journal")]
+                for c in concurrencies
+            ]
+            print(f"{latency_s * 1000:>6.0f}ms " + " ".join(f"{ratio:>7.3f}" for ratio in ratios))
+
+
+def _print_row(concurrency: str, record: str, n: str, m: Measure) -> None:
+    alone = f"{m.alone:>12.0%}" if m.alone is not None else f"{'-':>12}"
+    gap = f"{100 * (m.alone - m.share):>5.0f}" if m.alone is not None else f"{'-':>5}"
     print(
-        f"{'concurrency':>11} {'judgments':>9} {'seconds':>8} {'judgments/s':>11} {'ideal/s':>8} "
-        f"{'share':>6} {'client alone':>12} {'gap':>5} {'app CPU':>8} {'client CPU':>10} {'PG CPU':>7}"
+        f"{concurrency:>11} {record:>8} {n:>9} {m.share:>6.1%} {alone} {gap} "
+        f"{m.app_ms:>8.2f} {_ms(m.client_ms):>10} {_ms(m.pg_ms):>7}",
+        flush=True,
     )
-    with ServerProcess(LATENCY_S) as server:
-        for concurrency in concurrencies:
-            n = concurrency * per_thread
-            ideal = concurrency / LATENCY_S
-            shares: list[tuple[float, float]] = []
-            cpus: list[tuple[float, float, float | None]] = []
-            for _ in range(repeat):
-                campaign = _make_campaign(n)
-                relevance = Criterion.objects.get(campaign=campaign, name="relevance")
-                judge = runs.get_or_create_judge(
-                    campaign=campaign, name="gpt", model="m", base_url=server.base_url
-                )
-                run = runs.create_run(criterion=relevance, judge=judge, concurrency=concurrency)
-                start, cpu, pg = time.perf_counter(), time.process_time(), postgres_cpu_s()
-                run = runs.run_inline(run_id=run.pk, concurrency=concurrency)
-                seconds = time.perf_counter() - start
-                app_ms = 1000 * (time.process_time() - cpu) / n
-                pg_after = postgres_cpu_s()
-                pg_ms = 1000 * (pg_after - pg) / n if pg is not None and pg_after is not None else None
-                assert run.done_units == n, run.status
-                rate = n / seconds
-                cpu = time.process_time()
-                alone = n / client_alone(base_url=server.base_url, concurrency=concurrency, n=n)
-                client_ms = 1000 * (time.process_time() - cpu) / n
-                shares.append((rate / ideal, alone / ideal))
-                cpus.append((app_ms, client_ms, pg_ms))
-                print(
-                    f"{concurrency:>11} {n:>9} {seconds:>8.2f} {rate:>11.1f} {ideal:>8.0f} "
-                    f"{rate / ideal:>6.0%} {alone / ideal:>12.0%} {100 * (alone - rate) / ideal:>5.0f} "
-                    f"{app_ms:>8.2f} {client_ms:>10.2f} {_ms(pg_ms):>7}"
-                )
-            if repeat > 1:
-                judge_share = statistics.median(share for share, _ in shares)
-                alone_share = statistics.median(alone for _, alone in shares)
-                gap = statistics.median(100 * (alone - share) for share, alone in shares)
-                app_ms = statistics.median(app for app, _, _ in cpus)
-                client_ms = statistics.median(client for _, client, _ in cpus)
-                pg_values = [pg for _, _, pg in cpus if pg is not None]
-                print(
-                    f"{'median':>11} {'':>9} {'':>8} {'':>11} {'':>8} "
-                    f"{judge_share:>6.0%} {alone_share:>12.0%} {gap:>5.0f} {app_ms:>8.2f} {client_ms:>10.2f} "
-                    f"{_ms(statistics.median(pg_values) if pg_values else None):>7}"
-                )
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return statistics.median(known) if known else None
 
 
 def _ms(value: float | None) -> str:
@@ -248,10 +401,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 4, 16, 64])
     parser.add_argument(
+        "--latency",
+        type=float,
+        nargs="*",
+        default=[0.1],
+        help="the server's latency, seconds (several: each)",
+    )
+    parser.add_argument(
         "--per-thread",
         type=int,
-        default=100,
-        help="judgments per thread at each level (100: about 10 s of ideal time per level)",
+        default=None,
+        help="judgments per thread at each level (by default about 10 s of ideal time, at least 5)",
     )
     parser.add_argument(
         "--repeat",
@@ -259,11 +419,25 @@ def main() -> None:
         default=1,
         help="runs per level, judge and client alone in turn, then their medians (the machine is noisy)",
     )
+    parser.add_argument(
+        "--record",
+        choices=[*RECORDS, "both"],
+        default="journal",
+        help="how each call is recorded before its request leaves (both: in turn, and their ratio)",
+    )
+    parser.add_argument("--no-client", action="store_true", help="skip the bare client's runs")
     parser.add_argument("--no-tokens", action="store_true", help="skip the prompt tokens comparison")
     args = parser.parse_args()
     with bench_database("attest_bench_judge") as engine:
         print(f"database: {engine}")
-        throughput(args.concurrency, args.per_thread, max(1, args.repeat))
+        throughput(
+            latencies=args.latency,
+            concurrencies=args.concurrency,
+            per_thread=args.per_thread,
+            repeat=max(1, args.repeat),
+            records=list(RECORDS) if args.record == "both" else [args.record],
+            alone=not args.no_client,
+        )
         if not args.no_tokens:
             prompt_tokens()
 
