@@ -6,7 +6,7 @@ PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install pdf-libs browser run migrate demo demo-file test test-fast lint format bench clean messages screenshots
+.PHONY: install pdf-libs browser run migrate demo demo-file test test-sqlite test-fast lint format bench clean messages screenshots
 
 install: pdf-libs $(VENV)/.installed
 
@@ -63,13 +63,21 @@ run: demo
 	  trap stop EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
-# The whole suite, as CI runs it: the tests without a browser or a worker process on $(TEST_WORKERS)
-# processes (pytest-xdist; each has its own test database), then the browser and worker tests,
-# which start servers and processes of their own, one at a time.
+# The whole suite: the tests without a browser or a worker process, then the browser and worker
+# tests, which start servers and processes of their own, each part on $(TEST_WORKERS) processes
+# (pytest-xdist; each has its own test database, live server port, broker queue and Redis).
 TEST_WORKERS ?= 2
 test: install browser
 	$(VENV)/bin/pytest -n $(TEST_WORKERS) -m "not e2e and not worker"
-	$(VENV)/bin/pytest -m "e2e or worker"
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) -m "e2e or worker"
+
+# What SQLite and the filesystem broker (the set-up of `make run`) add to a run of `make test` on
+# PostgreSQL and Redis (the set-up of production, as CI runs it): every test that touches the
+# database and the worker's, on SQLite. The browser tests read the same pages through the same
+# views, and a test that needs no database (tests/inference) gives the same answer on both.
+test-sqlite: install
+	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest -n $(TEST_WORKERS) -m "not e2e" \
+	  --ignore=tests/inference
 
 # The quick loop while working: no browser, no worker process, SQLite and the filesystem broker
 # whatever the environment says (PostgreSQL-only tests are then skipped).
