@@ -9,6 +9,7 @@ snapshot's JSON of one group) and gives text; a missing number is a dash.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from django import template
@@ -226,6 +227,13 @@ _number = page_numbers.finite_number
 _localized = page_numbers.localized
 _percent = page_numbers.percent_text
 _bounds = page_numbers.bounds
+
+
+@register.filter
+def beside(names: Iterable[Any], values: Iterable[Any]) -> list[tuple[Any, Any]]:
+    """Each column's name beside its value, ``(name, value)`` in column order: a table stacked on
+    a phone names each figure by its column (``data-label``)."""
+    return list(zip(names, values, strict=False))
 
 
 @register.filter
