@@ -87,3 +87,32 @@ def client_for(client):
         return client
 
     return login
+
+
+@pytest.fixture(scope="module")
+def loaded_demo(django_db_setup, django_db_blocker):
+    """The demo loaded once for a module's tests (a load takes about 13 s of CPU), in a transaction
+    rolled back after the module's last test: each test runs in a savepoint of it (pytest-django's
+    ``db``), so what a test writes is gone for the next one. A person named ``manager`` exists
+    before the load, with a password of their own. Returns what ``load_demo`` printed."""
+    import io
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import transaction
+    from django.test import override_settings
+
+    with (
+        django_db_blocker.unblock(),
+        override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]),
+    ):
+        atomic = transaction.atomic()
+        atomic.__enter__()
+        try:
+            get_user_model().objects.create_user(username="manager", password="my-own-password")
+            out = io.StringIO()
+            call_command("load_demo", stdout=out)
+            yield out.getvalue()
+        finally:
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)

@@ -46,8 +46,7 @@ def test_the_imported_judge_is_wrong_on_about_one_answer_in_seven_and_always_the
     assert all(categories.judge_category(answer_id=a, truth=5) == 2 for a in wrong)
 
 
-def test_load_demo_gives_the_demo_a_five_category_criterion_with_real_numbers(db):
-    call_command("load_demo", stdout=io.StringIO())
+def test_load_demo_gives_the_demo_a_five_category_criterion_with_real_numbers(loaded_demo, db):
     criterion = Criterion.objects.get(campaign__name=DEMO_CAMPAIGN, name="correctness")
     assert criterion.kind == "categorical" and len(criterion.categories) == 5
     human = Counter(
@@ -65,14 +64,13 @@ def test_load_demo_gives_the_demo_a_five_category_criterion_with_real_numbers(db
     assert Label.objects.filter(criterion=criterion).count() == 48
 
 
-def test_the_report_of_a_criterion_with_categories_reads_a_judge_that_can_label_it(db, client):
+def test_the_report_of_a_criterion_with_categories_reads_a_judge_that_can_label_it(loaded_demo, db, client):
     """The offline lexical judge gives 0 or 1 only: the demo's correctness report defaults to the
     imported judge, the one judge able to label it, on the page and in the command."""
     from django.contrib.auth import get_user_model
 
     from annotation.models import Campaign
 
-    call_command("load_demo", stdout=io.StringIO())
     campaign = Campaign.objects.get(name=DEMO_CAMPAIGN)
     client.force_login(get_user_model().objects.get(username="analyst"))
     page = client.get(f"/campaigns/{campaign.slug}/reports/correctness/").content.decode()
