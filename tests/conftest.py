@@ -90,15 +90,13 @@ def client_for(client):
 
 
 @pytest.fixture(scope="module")
-def loaded_demo(django_db_setup, django_db_blocker):
-    """The demo loaded once for a module's tests (a load takes about 13 s of CPU), in a transaction
-    rolled back after the module's last test: each test runs in a savepoint of it (pytest-django's
-    ``db``), so what a test writes is gone for the next one. A person named ``manager`` exists
-    before the load, with a password of their own. Returns what ``load_demo`` printed."""
-    import io
-
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
+def module_transaction(django_db_setup, django_db_blocker):
+    """A transaction around a module's tests, rolled back after its last one: what a module-scoped
+    fixture built on it writes is built once (as Django's ``setUpTestData``), and each test runs in
+    a savepoint of it (pytest-django's ``db``), so what a test writes is gone for the next one. A
+    module's tests that need no rows of their own take a deep copy of the objects built (the
+    pattern: a module-scoped ``_things`` on this fixture and a ``things(_things, db)`` returning
+    ``copy.deepcopy(_things)``), so that one test's changes to them in memory never reach another."""
     from django.db import transaction
     from django.test import override_settings
 
@@ -109,10 +107,23 @@ def loaded_demo(django_db_setup, django_db_blocker):
         atomic = transaction.atomic()
         atomic.__enter__()
         try:
-            get_user_model().objects.create_user(username="manager", password="my-own-password")
-            out = io.StringIO()
-            call_command("load_demo", stdout=out)
-            yield out.getvalue()
+            yield
         finally:
             transaction.set_rollback(True)
             atomic.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def loaded_demo(module_transaction):
+    """The demo loaded once for a module's tests (a load takes about 13 s of CPU; see
+    ``module_transaction``). A person named ``manager`` exists before the load, with a password of
+    their own. Returns what ``load_demo`` printed."""
+    import io
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    get_user_model().objects.create_user(username="manager", password="my-own-password")
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    return out.getvalue()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import numpy as np
@@ -19,11 +20,16 @@ from tests.factories import make_campaign
 from tests.judged import GATE_HIGH, GATE_LOW, judged_campaign, study_campaign
 
 
-@pytest.fixture
-def candidate(db):
+@pytest.fixture(scope="module")
+def _candidate(module_transaction):
     campaign = make_campaign(name="Candidate")
     criterion, _, _ = judged_campaign(campaign)
     return campaign, criterion
+
+
+@pytest.fixture
+def candidate(_candidate, db):
+    return copy.deepcopy(_candidate)
 
 
 def test_the_lower_bound_checked_is_the_one_the_report_shows(candidate):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 
@@ -38,13 +39,18 @@ def gate(monkeypatch, capsys):
     return run
 
 
-@pytest.fixture
-def candidate(db):
-    """Three themes whose robust PPI++ lower bounds are about 0.60 (Finance), 0.57 (IT) and 0.45
-    (the hostile theme); overall about 0.63."""
+@pytest.fixture(scope="module")
+def _candidate(module_transaction):
     campaign = make_campaign(name="Candidate")
     judged_campaign(campaign)
     return campaign
+
+
+@pytest.fixture
+def candidate(_candidate, db):
+    """Three themes whose robust PPI++ lower bounds are about 0.60 (Finance), 0.57 (IT) and 0.45
+    (the hostile theme); overall about 0.63."""
+    return copy.deepcopy(_candidate)
 
 
 def report_json(*args: str) -> dict:

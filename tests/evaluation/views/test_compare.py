@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
@@ -15,13 +16,18 @@ from tests.factories import add_member, make_user
 from tests.judged import pct
 
 
-@pytest.fixture
-def versions(db):
+@pytest.fixture(scope="module")
+def _versions(module_transaction):
     return [
         _version("Assistant v1", _outcomes(1, 0.0)),
         _version("Assistant v2", _outcomes(2, 0.1)),
         _version("Assistant v3", _outcomes(3, 0.3)),
     ]
+
+
+@pytest.fixture
+def versions(_versions, db):
+    return copy.deepcopy(_versions)
 
 
 @pytest.fixture
