@@ -98,6 +98,12 @@ class _Locked:
 
 
 _LOCK_OPEN_SQL = f"SELECT id FROM {_OS} WHERE criterion_id = %(criterion)s AND unit_id = %(unit)s"
+# The person's lease (even expired) filled with their label, in SQL as the claim's statements are
+# (annotation.workflow.queue): the ORM took ten times longer to build it than to run it.
+_FILL_SQL = (
+    f"UPDATE {_A} SET label_id = %(label)s, expires_at = NULL, skipped_at = NULL, updated_at = %(now)s"
+    " WHERE id = %(row)s AND user_id = %(user)s AND label_id IS NULL"
+)
 
 
 def _lock_unit(*, unit_id: int, criterion: Criterion, now: datetime) -> _Locked:
@@ -281,9 +287,17 @@ def _record(
     if mine is not None:
         # The user's lease, even expired: still theirs, so nobody took the slot over.
         label.save()
-        kept = Assignment.objects.filter(pk=mine.pk, user_id=user.pk, label__isnull=True).update(
-            label=label, expires_at=None, skipped_at=None, updated_at=now
-        )
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _FILL_SQL,
+                {
+                    "label": label.pk,
+                    "now": connection.ops.adapt_datetimefield_value(now),
+                    "row": mine.pk,
+                    "user": user.pk,
+                },
+            )
+            kept = cursor.rowcount
         if not kept:
             # An expired lease taken over by someone else since it was read.
             raise WorkflowError(TAKEN, code="taken")

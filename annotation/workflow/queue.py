@@ -116,6 +116,25 @@ _HOLD_SQL = (
 )
 
 
+# A person's own lease extended; a slot's expired lease taken over; a slot's row inserted. In SQL,
+# as the other statements of the claim: Django took ten times longer to build them (0.35 ms each)
+# than the database to run them, on every label.
+_SLOT = "unit_id = %(unit)s AND criterion_id = %(criterion)s AND stage = %(stage)s AND slot = %(slot)s"
+_EXTEND_SQL = (
+    f"UPDATE {_A} SET expires_at = %(until)s, updated_at = %(now)s"
+    f" WHERE {_SLOT} AND user_id = %(user)s AND label_id IS NULL"
+)
+_TAKE_OVER_SQL = (
+    f"UPDATE {_A} SET user_id = %(user)s, label_id = %(label)s, expires_at = %(expires)s,"
+    f" skipped_at = NULL, updated_at = %(now)s WHERE {_SLOT} AND label_id IS NULL AND expires_at <= %(now)s"
+)
+_INSERT_SQL = (
+    f"INSERT INTO {_A} (unit_id, criterion_id, stage, slot, user_id, label_id, expires_at, skipped_at,"
+    " updated_at) VALUES (%(unit)s, %(criterion)s, %(stage)s, %(slot)s, %(user)s, %(label)s, %(expires)s,"
+    " NULL, %(now)s)"
+)
+
+
 @functools.cache
 def _sql(template: str, *, after: bool, lock: bool) -> str:
     pick = template.format(
@@ -147,14 +166,7 @@ def _take(
         cursor.execute(_MY_LEASE_SQL.format(after=" AND a.unit_id <> %(after)s" if after else ""), params)
         mine = cursor.fetchone()
         if mine is not None:
-            Assignment.objects.filter(
-                unit_id=mine[0],
-                criterion=criterion,
-                stage=stage,
-                slot=mine[1],
-                user_id=user.pk,
-                label__isnull=True,
-            ).update(expires_at=until, updated_at=now)
+            cursor.execute(_EXTEND_SQL, {**params, "unit": mine[0], "slot": mine[1]})
             return mine[0], False
         row = None
         for template in (_FRONT_SQL, _SKIPPED_SQL):
@@ -335,23 +347,22 @@ def claim_slot(
     IntegrityError when someone else holds or filled the slot meanwhile (the caller's transaction
     is then unusable and must be rolled back). Call inside a transaction.
     """
-    fields: dict[str, object] = {"user_id": user.pk, "skipped_at": None, "updated_at": now}
-    if label:
-        fields.update(label=label, expires_at=None)
-    else:
-        fields.update(expires_at=until)
-    if has_row:
-        taken = Assignment.objects.filter(
-            unit_id=unit_id,
-            criterion=criterion,
-            stage=stage,
-            slot=slot,
-            label__isnull=True,
-            expires_at__lte=now,
-        ).update(**fields)
-        if taken:
-            return
-    Assignment.objects.create(unit_id=unit_id, criterion=criterion, stage=stage, slot=slot, **fields)
+    params = _params(
+        user=user,
+        criterion=criterion,
+        stage=stage,
+        now=now,
+        unit=unit_id,
+        slot=slot,
+        label=label.pk if label else None,
+        expires=None if label else until,
+    )
+    with connection.cursor() as cursor:
+        if has_row:
+            cursor.execute(_TAKE_OVER_SQL, params)
+            if cursor.rowcount:
+                return
+        cursor.execute(_INSERT_SQL, params)
 
 
 def skip(
