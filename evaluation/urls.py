@@ -85,6 +85,16 @@ urlpatterns = [
         "campaigns/<slug:slug>/<slug:criterion>/judges/plan/", plan_views.judge_plan_page, name="judge_plan"
     ),
     path(
+        "campaigns/<slug:slug>/<slug:criterion>/judges/plan/export.csv",
+        plan_views.judge_plan_csv,
+        name="judge_plan_csv",
+    ),
+    path(
+        "campaigns/<slug:slug>/<slug:criterion>/judges/plan/export.json",
+        plan_views.judge_plan_json,
+        name="judge_plan_json",
+    ),
+    path(
         "campaigns/<slug:slug>/<slug:criterion>/judges/plan/rate/",
         plan_views.judge_plan_rate,
         name="judge_plan_rate",

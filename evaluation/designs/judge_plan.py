@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from annotation.workflow.state import final_labels
 from evaluation.measures.costs import Ledger, ledger
 from evaluation.models import Judge, Judgment
 from inference.inclusion import cluster_design_effect
-from inference.judge_allocation import ThemePlan, moments, plan_theme
+from inference.judge_allocation import Option, ThemePlan, moments, plan_theme
 
 MIN_PILOT = 10
 MAX_JUDGES = 3
@@ -245,3 +246,100 @@ def _theme(
         design_effects=effects,
     )
     return replace(row, plan=plan, whole=tuple(count == len(units) for count in counts))
+
+
+def _number(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None or not np.isfinite(value) else round(float(value), digits)
+
+
+def _option(option: Option | None, judges: tuple[str, ...]) -> dict[str, Any] | None:
+    if option is None:
+        return None
+    return {
+        "judges": [
+            {"judge": name, "share": _number(share)}
+            for name, share in zip(judges, option.shares, strict=True)
+            if share
+        ],
+        "human_labels": option.labels,
+        "halfwidth": _number(option.halfwidth),
+        "human_cost": _number(option.human_cost),
+        "judge_costs": _number(sum(option.judge_costs)),
+        "cost": _number(option.cost),
+    }
+
+
+def ledger_as_json(ledger: Ledger | None) -> dict[str, Any] | None:
+    """The ledger's figures and where each comes from (None: nothing priced, see ``empty``)."""
+    if ledger is None:
+        return None
+    human = ledger.human
+    return {
+        "human": {
+            "per_label": _number(human.per_label),
+            "median_seconds": _number(human.median_seconds),
+            "minutes": _number(human.minutes),
+            "timed": human.timed,
+            # criterion, campaign or given ("": no label timed)
+            "source": human.source,
+            "rows_per_unit": _number(human.rows_per_unit),
+            "hourly_rate": _number(human.hourly_rate),
+        },
+        "judges": [
+            {
+                "judge": cost.judge.name,
+                "per_unit": _number(cost.per_unit, 9),
+                "runs": cost.runs,
+                "spend": _number(cost.spend, 9),
+                "judged": cost.judged,
+                # runs: spend over units judged; "": never run on the criterion, not measured
+                "source": "runs" if cost.per_unit is not None else "",
+            }
+            for cost in ledger.judges
+        ],
+    }
+
+
+def plan_as_json(plan: JudgePlan) -> dict[str, Any]:
+    """The plan as the page's download, the command and the API give it: per theme the cheapest
+    plan (judges and shares, human labels in all and still to draw, cost), the best single judge
+    and human labels alone; the totals; the ledger with its sources."""
+    return {
+        "campaign": plan.criterion.campaign.slug,
+        "criterion": plan.criterion.name,
+        "target": plan.target,
+        "alpha": plan.alpha,
+        "min_pilot": MIN_PILOT,
+        # "" when something is planned; else categorical, no_judge or no_human_cost
+        "empty": plan.empty,
+        "judges": [judge.name for judge in plan.judges],
+        "left_out": [{"judge": judge.name, "reason": reason} for judge, reason in plan.left_out],
+        "ledger": ledger_as_json(plan.ledger),
+        "themes": [
+            {
+                "theme": row.theme,
+                "units": row.size,
+                "labeled": row.labeled,
+                "pilot": row.pilot,
+                "planned": row.plan is not None,
+                "judges": [{"judge": name, "share": _number(share)} for name, share in row.shares],
+                "human_labels": None if row.plan is None else row.plan.best.labels,
+                "to_draw": row.to_draw if row.plan is not None else None,
+                "halfwidth": None if row.plan is None else _number(row.plan.best.halfwidth),
+                "cost": None if row.plan is None else _number(row.plan.best.cost),
+                "best_single_judge": None
+                if row.plan is None or row.plan.single is None
+                else {"judge": row.single_judge, **(_option(row.plan.single, row.judges) or {})},
+                "human_only": None if row.plan is None else _option(row.plan.human_only, row.judges),
+                "saving": _number(row.saving),
+            }
+            for row in plan.themes
+        ],
+        "totals": {
+            "cost": _number(plan.best_cost),
+            "single_judge_cost": _number(plan.single_cost),
+            "human_only_cost": _number(plan.human_only_cost),
+            "saving": _number(plan.saving),
+            "to_draw": sum(row.to_draw for row in plan.planned),
+        },
+    }

@@ -1,7 +1,8 @@
 """The measures' tables for people outside their pages: stability across repetitions as CSV and
-as the command's text, versions compared by question as the command's text, and the judges
-against the humans as CSV. Their JSON is
-each measure's own (``stability_as_json``, ``comparison_as_json``)."""
+as the command's text, versions compared by question as the command's text, the judges
+against the humans as CSV, and the plan of several judges as CSV and as the command's text.
+Their JSON is each measure's own (``stability_as_json``, ``comparison_as_json``,
+``judge_plan.plan_as_json``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import math
 from typing import Any
 
 from annotation.spreadsheets import neutralise_row
+from evaluation.designs.judge_plan import CATEGORICAL, NO_HUMAN_COST, NO_JUDGE
 from evaluation.measures.comparison import Comparison
 from evaluation.measures.judge_alignment import JudgeAlignmentResult
 from evaluation.measures.stability import JUDGE, NO_REPETITIONS, NO_VALUES, SINGLE_VALUES, Stability
@@ -213,3 +215,144 @@ def judge_alignment_csv_rows(*, result: JudgeAlignmentResult) -> list[list[Any]]
                 )
             )
     return rows
+
+
+JUDGE_PLAN_CSV_HEADER = (
+    "theme",
+    "units",
+    "labeled",
+    "pilot",
+    "judges_and_shares",
+    "human_labels",
+    "to_draw",
+    "halfwidth",
+    "cost",
+    "best_single_judge",
+    "single_judge_human_labels",
+    "single_judge_cost",
+    "human_only_labels",
+    "human_only_cost",
+    "saving",
+)
+NOTHING_PLANNED = {
+    CATEGORICAL: "this criterion labels with categories: the planner works on binary criteria",
+    NO_JUDGE: "no judge to plan with: run a judge on this criterion first",
+    NO_HUMAN_COST: "a human label's cost is not known yet (no label timed, or no hourly rate set)",
+}
+
+
+def _shares(judges: list[dict[str, Any]]) -> str:
+    return " ".join(f"{item['judge']}:{item['share']:g}" for item in judges)
+
+
+def judge_plan_csv_rows(*, data: dict[str, Any]) -> list[list[Any]]:
+    """The plan (``judge_plan.plan_as_json``) as spreadsheet rows: one per theme and the totals
+    (theme ``total``), then after an empty row the ledger's figures with their sources, header
+    first, formulas neutralised."""
+    rows: list[list[Any]] = [list(JUDGE_PLAN_CSV_HEADER)]
+    for theme in data["themes"]:
+        single, alone = theme["best_single_judge"] or {}, theme["human_only"] or {}
+        cells = [
+            theme["theme"],
+            theme["units"],
+            theme["labeled"],
+            theme["pilot"],
+            _shares(theme["judges"]),
+            theme["human_labels"],
+            theme["to_draw"],
+            theme["halfwidth"],
+            theme["cost"],
+            single.get("judge"),
+            single.get("human_labels"),
+            single.get("cost"),
+            alone.get("human_labels"),
+            alone.get("cost"),
+            theme["saving"],
+        ]
+        rows.append(neutralise_row([_blank(cell) for cell in cells]))
+    totals = data["totals"]
+    total = ["total", "", "", "", "", "", totals["to_draw"], "", totals["cost"], "", ""]
+    total += [totals["single_judge_cost"], "", totals["human_only_cost"], totals["saving"]]
+    rows.append([_blank(cell) for cell in total])
+    rows += [[], ["ledger", "judge", "value", "source", "detail"]]
+    ledger = data["ledger"] or {"human": None, "judges": []}
+    human = ledger["human"]
+    if human is not None:
+        detail = (
+            f"median_seconds={human['median_seconds']} timed={human['timed']} "
+            f"rows_per_unit={human['rows_per_unit']} hourly_rate={human['hourly_rate']}"
+        )
+        rows.append(["human_label_cost", "", _blank(human["per_label"]), human["source"], detail])
+    for cost in ledger["judges"]:
+        detail = f"runs={cost['runs']} spend={cost['spend']} judged={cost['judged']}"
+        row = ["judge_cost_per_unit", cost["judge"], _blank(cost["per_unit"]), cost["source"], detail]
+        rows.append(neutralise_row(row))
+    for item in data["left_out"]:
+        rows.append(neutralise_row(["left_out", item["judge"], "", item["reason"], ""]))
+    return rows
+
+
+def _blank(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def judge_plan_lines(*, data: dict[str, Any]) -> list[str]:
+    """The plan (``judge_plan.plan_as_json``) as the command's text: the ledger, then per theme
+    the cheapest plan beside the best single judge and human labels alone, and the totals; or
+    why nothing is planned."""
+    heading = (
+        f"{data['campaign']}: {data['criterion']}, half-width {data['target']:g} per theme, "
+        f"alpha = {data['alpha']:g}"
+    )
+    lines = [heading, ""]
+    ledger = data["ledger"]
+    if ledger is not None:
+        human = ledger["human"]
+        source = human["source"] or "no label timed"
+        lines.append(
+            f"human label: {decimal(human['per_label'], digits=4)} "
+            f"({decimal(human['minutes'], digits=2)} min per label, source {source}, "
+            f"{human['timed']} timed, {decimal(human['rows_per_unit'], digits=2)} rows per unit, "
+            f"hourly rate {decimal(human['hourly_rate'], digits=2)})"
+        )
+        for cost in ledger["judges"]:
+            measured = (
+                f"{decimal(cost['per_unit'], digits=6)} per unit ({cost['runs']} runs, "
+                f"{decimal(cost['spend'], digits=4)} spent, {cost['judged']} units judged)"
+                if cost["per_unit"] is not None
+                else "not measured (never run on this criterion)"
+            )
+            lines.append(f"judge {cost['judge']}: {measured}")
+    for item in data["left_out"]:
+        lines.append(
+            f"judge {item['judge']} left out: its cost is not measured and it has not judged every unit"
+        )
+    if data["empty"]:
+        return [*lines, "", NOTHING_PLANNED[data["empty"]]]
+    lines += [
+        "",
+        f"{'theme':<20} {'units':>6} {'pilot':>5} {'judges and shares':<28} {'labels':>6} "
+        f"{'to draw':>7} {'cost':>10} {'single judge':>14} {'humans alone':>12} {'saving':>7}",
+    ]
+    for theme in data["themes"]:
+        if not theme["planned"]:
+            lines.append(
+                f"{theme['theme'][:20]:<20} {theme['units']:>6} {theme['pilot']:>5} "
+                f"not planned: a pilot under {data['min_pilot']} units"
+            )
+            continue
+        single, alone = theme["best_single_judge"], theme["human_only"]
+        lines.append(
+            f"{theme['theme'][:20]:<20} {theme['units']:>6} {theme['pilot']:>5} "
+            f"{_shares(theme['judges'])[:28]:<28} {theme['human_labels']:>6} {theme['to_draw']:>7} "
+            f"{decimal(theme['cost'], digits=4):>10} "
+            f"{decimal(single['cost'] if single else None, digits=4):>14} "
+            f"{decimal(alone['cost'], digits=4):>12} {percent(theme['saving']):>7}"
+        )
+    totals = data["totals"]
+    lines.append(
+        f"{'total':<20} {'':>6} {'':>5} {'':<28} {'':>6} {totals['to_draw']:>7} "
+        f"{decimal(totals['cost'], digits=4):>10} {decimal(totals['single_judge_cost'], digits=4):>14} "
+        f"{decimal(totals['human_only_cost'], digits=4):>12} {percent(totals['saving']):>7}"
+    )
+    return lines

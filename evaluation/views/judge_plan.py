@@ -1,7 +1,7 @@
 """The planner of several judges on a criterion (``evaluation.designs.judge_plan``): per theme, the
 cheapest plan beside the best single judge and human labels alone, priced on the criterion's
 ledger (``evaluation.measures.costs``); the campaign's hourly rate of labelling; and the button that
-draws the shares and runs the judges (``evaluation.designs.judge_shares``).
+draws the shares and runs the judges (``evaluation.designs.judge_shares``); the plan's CSV and JSON.
 
 Managers and analysts see the page (it shows the judges' figures: ``evaluation.views.reports.
 VIEWERS``); managers alone set the rate and draw (403 for the others, 404 for outsiders).
@@ -18,6 +18,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -28,6 +29,8 @@ from evaluation import jobs
 from evaluation.designs import judge_plan
 from evaluation.forms.designs import HourlyRateForm, JudgePlanForm, ShareDrawForm
 from evaluation.measures import costs
+from evaluation.reports import measure_tables
+from evaluation.views.downloads import measure_file
 from evaluation.views.reports import criterion_page
 
 
@@ -35,11 +38,7 @@ def _may_manage(*, request: AppRequest, roles: set[str]) -> bool:
     return Role.MANAGER in roles or request.user.is_superuser
 
 
-@login_required
-@require_GET
-def judge_plan_page(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
-    """The plan of ``criterion`` for the form's target, alpha and judges (400 with the form's
-    messages, and the defaults' plan, for a bad parameter)."""
+def _computed(request: AppRequest, slug: str, criterion: str) -> tuple[dict[str, Any], bool]:
     campaign, roles, criterion_obj, candidates = criterion_page(
         request=request, slug=slug, criterion=criterion
     )
@@ -66,7 +65,47 @@ def judge_plan_page(request: AppRequest, slug: str, criterion: str) -> HttpRespo
         "seed": secrets.randbelow(2**31),
         "min_pilot": judge_plan.MIN_PILOT,
     }
+    return context, valid
+
+
+@login_required
+@require_GET
+def judge_plan_page(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
+    """The plan of ``criterion`` for the form's target, alpha and judges (400 with the form's
+    messages, and the defaults' plan, for a bad parameter)."""
+    context, valid = _computed(request, slug, criterion)
     return render(request, "evaluation/judge_plan.html", context, status=200 if valid else 400)
+
+
+def _download(request: AppRequest, slug: str, criterion: str, *, extension: str) -> HttpResponse:
+    context, valid = _computed(request, slug, criterion)
+    if not valid:
+        return HttpResponse(
+            "\n".join(context["errors"]), status=400, content_type="text/plain; charset=utf-8"
+        )
+    data = judge_plan.plan_as_json(context["plan"])
+    return measure_file(
+        name=slugify(f"{context['campaign'].slug}-{context['criterion'].name}-judge-plan"),
+        extension=extension,
+        rows=lambda: measure_tables.judge_plan_csv_rows(data=data),
+        data=lambda: data,
+    )
+
+
+@login_required
+@require_GET
+def judge_plan_csv(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
+    """One row per theme and the totals, then the ledger with its sources, as CSV, formulas
+    neutralised; the page's GET parameters."""
+    return _download(request, slug, criterion, extension="csv")
+
+
+@login_required
+@require_GET
+def judge_plan_json(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
+    """The plan, its totals and its ledger as JSON (``judge_plan.plan_as_json``: the command's
+    and the API's); the page's GET parameters."""
+    return _download(request, slug, criterion, extension="json")
 
 
 def _manager_page(request: AppRequest, slug: str, criterion: str):

@@ -1,8 +1,11 @@
 """The planner of several judges' page: access by role, the plan and its ledger shown, the form's
 defaults and refusals, the hourly rate and the draw for managers only, a number of queries that
-does not grow with the units, and French."""
+does not grow with the units, French, and the plan's CSV and JSON."""
 
 from __future__ import annotations
+
+import csv
+import io
 
 import pytest
 from django.db import connection
@@ -176,3 +179,85 @@ def test_minutes_given_in_the_form_plan_a_campaign_whose_labels_were_imported(ca
     assert 'name="minutes" value="2.0"' in response.content.decode()
     bad = client_for(manager).get(url(campaign), {"minutes": "0"})
     assert bad.status_code == 400 and bad.context["plan"].ledger.human.source == "criterion"
+
+
+@pytest.mark.parametrize("persona", ["analyst", "manager"])
+def test_the_plan_downloads_as_json_with_its_themes_totals_and_ledger(
+    persona, campaign, judges, client_for, request
+):
+    response = client_for(request.getfixturevalue(persona)).get(
+        url(campaign, "evaluation:judge_plan_json"), {"target": "0.15"}
+    )
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json; charset=utf-8"
+    assert response["Content-Disposition"] == (
+        f'attachment; filename="{campaign.slug}-relevance-judge-plan.json"'
+    )
+    data = response.json()
+    assert data["target"] == 0.15 and data["judges"] == ["cheap", "dear"] and data["empty"] == ""
+    assert [theme["theme"] for theme in data["themes"]] == ["Finance", "IT"]
+    finance = data["themes"][0]
+    assert finance["planned"] and finance["units"] == 40 and finance["labeled"] == 15
+    assert finance["judges"] and finance["human_only"]["human_labels"] >= finance["human_labels"]
+    assert finance["best_single_judge"]["judge"] in {"cheap", "dear"}
+    assert data["totals"]["cost"] == pytest.approx(sum(theme["cost"] for theme in data["themes"]), abs=1e-5)
+    human = data["ledger"]["human"]
+    assert human["per_label"] == 1.0 and human["source"] == "criterion" and human["hourly_rate"] == 60
+    assert {cost["judge"]: cost["per_unit"] for cost in data["ledger"]["judges"]} == {
+        "cheap": 0.001,
+        "dear": 0.05,
+    }
+    assert all(cost["source"] == "runs" for cost in data["ledger"]["judges"])
+
+
+def test_the_plan_downloads_as_csv_a_row_per_theme_the_totals_and_the_ledger(
+    campaign, judges, client_for, manager
+):
+    response = client_for(manager).get(url(campaign, "evaluation:judge_plan_csv"), {"target": "0.15"})
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"] == (
+        f'attachment; filename="{campaign.slug}-relevance-judge-plan.csv"'
+    )
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0][:5] == ["theme", "units", "labeled", "pilot", "judges_and_shares"]
+    assert [row[0] for row in rows[1:4]] == ["Finance", "IT", "total"]
+    assert rows[4] == [] and rows[5][0] == "ledger"
+    assert rows[6][:4] == ["human_label_cost", "", "1.0", "criterion"]
+    assert {(row[1], row[2]) for row in rows[7:]} == {("cheap", "0.001"), ("dear", "0.05")}
+
+
+def test_the_csv_neutralises_a_theme_that_reads_as_a_formula(campaign, client_for, manager):
+    planned(campaign=campaign, themes={"=HYPERLINK(1)": 20, "IT": 20})
+    rows = list(
+        csv.reader(
+            io.StringIO(client_for(manager).get(url(campaign, "evaluation:judge_plan_csv")).content.decode())
+        )
+    )
+    assert "'=HYPERLINK(1)" in [row[0] for row in rows if row]
+
+
+def test_the_downloads_refuse_a_wrong_parameter_and_people_who_label(
+    campaign, judges, client_for, manager, annotator, outsider
+):
+    for name in ("evaluation:judge_plan_csv", "evaluation:judge_plan_json"):
+        bad = client_for(manager).get(url(campaign, name), {"target": "2"})
+        assert bad.status_code == 400 and "target:" in bad.content.decode()
+        assert client_for(annotator).get(url(campaign, name)).status_code == 403
+        assert client_for(outsider).get(url(campaign, name)).status_code == 404
+        assert Client().get(url(campaign, name)).status_code == 302
+
+
+def test_the_page_links_to_its_downloads_with_its_parameters(campaign, judges, client_for, manager):
+    content = client_for(manager).get(url(campaign), {"target": "0.15"}).content.decode()
+    assert url(campaign, "evaluation:judge_plan_csv") + "?target=0.15" in content
+    assert url(campaign, "evaluation:judge_plan_json") + "?target=0.15" in content
+
+
+def test_the_json_download_reads_the_database_in_as_many_queries_as_the_page(campaign, client_for, manager):
+    planned(campaign=campaign, themes={"Finance": 20, "IT": 15}, labeled=12)
+    client = client_for(manager)
+    client.get(url(campaign, "evaluation:judge_plan_json"))
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url(campaign, "evaluation:judge_plan_json")).status_code == 200
+    assert len(queries) == 13  # session included
