@@ -258,6 +258,39 @@ class JudgePlanForm(MessagesMixin, forms.Form):
         )
 
 
+def requested_plan(
+    *,
+    criterion: Criterion,
+    target: float | None = None,
+    alpha: float | None = None,
+    judges: list[str] | None = None,
+    minutes: float | None = None,
+) -> judge_plan.JudgePlan:
+    """The plan of ``criterion`` for parameters given outside the page (the command, the API),
+    checked by the page's form: EstimateError on the first parameter at fault (``judges``
+    missing for a judge that is not one of the criterion's)."""
+    data: dict[str, Any] = {
+        key: "" if value is None else str(value)
+        for key, value in (("target", target), ("alpha", alpha), ("minutes", minutes))
+    }
+    data["judges"] = list(judges or [])
+    candidates = judge_choice.candidates(criterion=criterion)
+    form = JudgePlanForm(data, candidates=candidates)
+    if not form.is_valid():
+        field, errors = next(iter(form.errors.items()))
+        known = {judge.name for judge in candidates}
+        missing = field == "judges" and any(name not in known for name in data["judges"])
+        raise EstimateError(str(errors[0]), field=field, missing=missing)
+    chosen_target, chosen_alpha, chosen = form.params()
+    return judge_plan.compute_plan(
+        criterion=criterion,
+        judges=chosen,
+        target=chosen_target,
+        alpha=chosen_alpha,
+        minutes=form.given_minutes(),
+    )
+
+
 class HourlyRateForm(forms.Form):
     """What an hour of labelling costs on the campaign (empty: unset), in the judges' prices' unit."""
 
