@@ -17,13 +17,10 @@ Run with ``.venv/bin/python bench/judge_bench.py``. Prints, it asserts nothing.
    the PostgreSQL backends of the bench's database while the judge works (when they run here), the
    connections closed meanwhile included (``PostgresCpu``).
 
-   ``--record`` says how each call is recorded before its request leaves, with several judging
-   threads: ``journal`` (the row appended to the process's call journal, written to the database
-   a group at a time after the request left, ``evaluation.judge.journal``), ``database`` (the row
-   committed in the database before the request leaves, the rows of requests leaving together in
-   one statement: ``CallRecorder`` without a journal), or ``both``: each level runs both in turn,
-   ``--repeat`` times, and prints the medians and the ratio database / journal. (With one thread
-   the row is written by the thread itself, whatever ``--record`` says.)
+   Each call is recorded before its request leaves (``evaluation.judge.recorder``): the bench
+   measures that too. The call journal that once recorded it in a file instead was compared with
+   it by this bench as of commit 8ff4b28 (``--record both``), at 100 ms, 1 s and 3 s
+   (``docs/judge.md``, Measuring).
 2. prompt tokens per sentence judged on the demo campaign, one prompt per answer (what the app
    does) vs one prompt per sentence; tokens estimated as characters / 4, the server's own rule.
 """
@@ -31,15 +28,12 @@ Run with ``.venv/bin/python bench/judge_bench.py``. Prints, it asserts nothing.
 from __future__ import annotations
 
 import argparse
-import functools
 import multiprocessing
 import os
 import statistics
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -217,23 +211,6 @@ class PostgresCpu:
         self.seconds = ticks / os.sysconf("SC_CLK_TCK")
 
 
-RECORDS = ("journal", "database")
-
-
-@contextmanager
-def recording(record: str) -> Iterator[None]:
-    """Judging threads record their calls as ``record`` says (see the module's docstring)."""
-    from evaluation.judge import scheduler
-
-    made = scheduler.CallRecorder
-    if record == "database":
-        scheduler.CallRecorder = functools.partial(made, journal=False)  # type: ignore[misc]
-    try:
-        yield
-    finally:
-        scheduler.CallRecorder = made  # type: ignore[misc]
-
-
 @dataclass
 class Measure:
     share: float  # judgments/s as a share of the ideal
@@ -243,9 +220,7 @@ class Measure:
     pg_ms: float | None
 
 
-def judge_once(
-    *, base_url: str, latency_s: float, concurrency: int, n: int, record: str, alone: bool
-) -> Measure:
+def judge_once(*, base_url: str, latency_s: float, concurrency: int, n: int, alone: bool) -> Measure:
     from annotation.models import Criterion
     from evaluation.judge import runs
 
@@ -254,7 +229,7 @@ def judge_once(
     judge = runs.get_or_create_judge(campaign=campaign, name="gpt", model="m", base_url=base_url)
     run = runs.create_run(criterion=relevance, judge=judge, concurrency=concurrency)
     ideal = concurrency / latency_s
-    with recording(record), PostgresCpu() as pg:
+    with PostgresCpu() as pg:
         start, cpu = time.perf_counter(), time.process_time()
         run = runs.run_inline(run_id=run.pk, concurrency=concurrency)
         seconds = time.perf_counter() - start
@@ -271,13 +246,7 @@ def judge_once(
 
 
 def throughput(
-    *,
-    latencies: list[float],
-    concurrencies: list[int],
-    per_thread: int | None,
-    repeat: int,
-    records: list[str],
-    alone: bool,
+    *, latencies: list[float], concurrencies: list[int], per_thread: int | None, repeat: int, alone: bool
 ) -> None:
     print(
         "share: judgments/s as a share of the ideal (concurrency / latency); client alone: the bare SDK's "
@@ -285,65 +254,45 @@ def throughput(
     )
     print(
         "CPU ms per judgment: app, this process while the judge works; client, while the bare client "
-        "does; PG, PostgreSQL's processes while the judge works"
+        "does; PG, PostgreSQL's backends of the bench database while the judge works"
     )
-    medians: dict[tuple[float, int, str], float] = {}
     for latency_s in latencies:
         calls = per_thread or max(5, round(10 / latency_s))
         print(f"\njudge throughput, server latency {latency_s * 1000:.0f} ms, {calls} calls per thread")
         print(
-            f"{'concurrency':>11} {'record':>8} {'judgments':>9} {'share':>6} {'client alone':>12} "
+            f"{'concurrency':>11} {'judgments':>9} {'share':>6} {'client alone':>12} "
             f"{'gap':>5} {'app CPU':>8} {'client CPU':>10} {'PG CPU':>7}"
         )
         with ServerProcess(latency_s) as server:
             for concurrency in concurrencies:
                 n = concurrency * calls
-                measured: dict[str, list[Measure]] = {record: [] for record in records}
-                for time_ in range(repeat):
-                    # In turn, the first one first then last: the machine's load, and whatever the
-                    # run before leaves (the first of a pair came out slower), fall on each alike.
-                    for record in records if time_ % 2 == 0 else records[::-1]:
-                        one = judge_once(
-                            base_url=server.base_url,
-                            latency_s=latency_s,
-                            concurrency=concurrency,
-                            n=n,
-                            record=record,
-                            alone=alone,
-                        )
-                        measured[record].append(one)
-                        _print_row(str(concurrency), record, str(n), one)
-                if repeat > 1:
-                    for record in records:
-                        ones = measured[record]
-                        median = Measure(
-                            share=statistics.median(m.share for m in ones),
-                            alone=_median([m.alone for m in ones]),
-                            app_ms=statistics.median(m.app_ms for m in ones),
-                            client_ms=_median([m.client_ms for m in ones]),
-                            pg_ms=_median([m.pg_ms for m in ones]),
-                        )
-                        _print_row("median", record, "", median)
-                for record in records:
-                    medians[(latency_s, concurrency, record)] = statistics.median(
-                        m.share for m in measured[record]
+                measured = []
+                for _ in range(repeat):
+                    one = judge_once(
+                        base_url=server.base_url,
+                        latency_s=latency_s,
+                        concurrency=concurrency,
+                        n=n,
+                        alone=alone,
                     )
-    if len(records) == 2:
-        print(f"\nrate with the row in the database / rate with the journal (medians of {repeat})")
-        print(f"{'latency':>8} " + " ".join(f"{'c=' + str(c):>7}" for c in concurrencies))
-        for latency_s in latencies:
-            ratios = [
-                medians[(latency_s, c, "database")] / medians[(latency_s, c, "journal")]
-                for c in concurrencies
-            ]
-            print(f"{latency_s * 1000:>6.0f}ms " + " ".join(f"{ratio:>7.3f}" for ratio in ratios))
+                    measured.append(one)
+                    _print_row(str(concurrency), str(n), one)
+                if repeat > 1:
+                    median = Measure(
+                        share=statistics.median(m.share for m in measured),
+                        alone=_median([m.alone for m in measured]),
+                        app_ms=statistics.median(m.app_ms for m in measured),
+                        client_ms=_median([m.client_ms for m in measured]),
+                        pg_ms=_median([m.pg_ms for m in measured]),
+                    )
+                    _print_row("median", "", median)
 
 
-def _print_row(concurrency: str, record: str, n: str, m: Measure) -> None:
+def _print_row(concurrency: str, n: str, m: Measure) -> None:
     alone = f"{m.alone:>12.0%}" if m.alone is not None else f"{'-':>12}"
     gap = f"{100 * (m.alone - m.share):>5.0f}" if m.alone is not None else f"{'-':>5}"
     print(
-        f"{concurrency:>11} {record:>8} {n:>9} {m.share:>6.1%} {alone} {gap} "
+        f"{concurrency:>11} {n:>9} {m.share:>6.1%} {alone} {gap} "
         f"{m.app_ms:>8.2f} {_ms(m.client_ms):>10} {_ms(m.pg_ms):>7}",
         flush=True,
     )
@@ -419,12 +368,6 @@ def main() -> None:
         default=1,
         help="runs per level, judge and client alone in turn, then their medians (the machine is noisy)",
     )
-    parser.add_argument(
-        "--record",
-        choices=[*RECORDS, "both"],
-        default="journal",
-        help="how each call is recorded before its request leaves (both: in turn, and their ratio)",
-    )
     parser.add_argument("--no-client", action="store_true", help="skip the bare client's runs")
     parser.add_argument("--no-tokens", action="store_true", help="skip the prompt tokens comparison")
     args = parser.parse_args()
@@ -435,7 +378,6 @@ def main() -> None:
             concurrencies=args.concurrency,
             per_thread=args.per_thread,
             repeat=max(1, args.repeat),
-            records=list(RECORDS) if args.record == "both" else [args.record],
             alone=not args.no_client,
         )
         if not args.no_tokens:

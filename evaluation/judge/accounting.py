@@ -34,15 +34,7 @@ from django.utils import timezone
 
 from annotation.text import clean_text
 from evaluation.judge.client import estimate_tokens
-from evaluation.judge.journal import dead_journals
-from evaluation.judge.recorder import (
-    ROW_WIDTH,
-    CallRecorder,
-    CallsNotRecorded,
-    insert_call,
-    sent_row,
-    write_replayed,
-)
+from evaluation.judge.recorder import CallRecorder, insert_call, sent_row
 from evaluation.models import Judge, JudgeBatch, JudgeRun, LLMCall
 
 
@@ -60,33 +52,16 @@ def prompt_sha256(messages: list[dict]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def replay_journals() -> int:
-    """Write the calls that dead processes of this host journaled and never wrote (see
-    ``evaluation.judge.journal``), then refresh the counters of their runs; the number of journal
-    rows read."""
-    if connection.vendor != "postgresql":
-        return 0  # only PostgreSQL journals
-    run_ids: set[int] = set()
-
-    def insert(rows: list[list]) -> None:
-        write_replayed(rows)
-        run_ids.update(row[1] for row in rows)
-
-    handed = dead_journals(insert, width=ROW_WIDTH)
-    for run_id in JudgeRun.objects.filter(pk__in=run_ids).values_list("pk", flat=True):
-        sync_counters(run_id=run_id)
-    return handed
-
-
 class BatchCallLog:
     """The ``CallLog`` of one batch's requests (see ``evaluation.judge.client.CallLog``).
 
     ``sent`` records the call's row before the request: the only write on the hot path, and it
     cannot wait for the storing thread's writes, since a row written after the request went out
     would miss the calls of a worker killed meanwhile. With a ``recorder`` (several judging
-    threads) the row goes to it: to the process's journal on PostgreSQL, else written together with
-    the rows of other threads' requests; without one, by one INSERT in autocommit in the calling
-    thread, on PostgreSQL committed asynchronously (``recorder.insert_call``).
+    threads) the row goes to it, committed together with the rows of other threads' requests;
+    without one, by one INSERT in autocommit in the calling thread, on PostgreSQL committed
+    asynchronously (``recorder.insert_call``). Either way the request leaves once its row is
+    committed: a worker killed at any moment after leaves the row for the run's totals.
     """
 
     def __init__(
@@ -119,11 +94,6 @@ class BatchCallLog:
             **ended,
         )
 
-    def flush(self) -> None:
-        """Return once the rows recorded so far are in the database (see ``CallRecorder.flush``)."""
-        if self.recorder is not None:
-            self.recorder.flush()
-
     def refused(self, call_id: int, *, error: str) -> None:
         self._ended(call_id, outcome=LLMCall.Outcome.REFUSED, error=error, tokens=0)
 
@@ -131,15 +101,8 @@ class BatchCallLog:
         self._ended(call_id, outcome=LLMCall.Outcome.LOST, error=error)
 
     def _ended(self, call_id: int, *, outcome: str, error: str, tokens: int | None = None) -> None:
-        """Write how a call without a usable reply ended on its row; when its row could not be
-        written (it is in the journal only), in the journal, for the recovery."""
+        """Write how a call without a usable reply ended on its row."""
         error = clean_text(error)  # a server's words: the rule on control characters
-        try:
-            self.flush()
-        except CallsNotRecorded:
-            assert self.recorder is not None
-            self.recorder.amend((call_id, *self._row(outcome=outcome, error=error[:2000])))
-            return
         changes: dict = {"outcome": outcome, "error": error[:2000]}
         if tokens is not None:
             changes.update(prompt_tokens=tokens, completion_tokens=tokens)

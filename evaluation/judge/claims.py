@@ -3,9 +3,8 @@ claims of dead workers returned to the queue.
 
 A batch is claimed (``running``, ``claimed_by`` its claimant) before it is judged and stays so
 until it is stored, so that a process killed meanwhile leaves it to ``recover_run`` and
-``recover_stale_batches``, which also insert the calls that dead processes of this host journaled
-and never wrote (``evaluation.judge.journal``). Every write here is conditional on the claim it
-expects: a live claim is never taken, and a batch is stored by its current claimant only.
+``recover_stale_batches``. Every write here is conditional on the claim it expects: a live claim
+is never taken, and a batch is stored by its current claimant only.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from evaluation.judge.accounting import replay_journals
 from evaluation.models import JudgeBatch, JudgeRun
 
 # A run's statuses in which its batches may be claimed (``JudgeRun.is_active``).
@@ -87,9 +85,6 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _return_stale_claims(*, run_id: int | None, stale_after_s: float | None) -> list[int]:
-    # First the calls that dead processes of this host sent and journaled but never wrote: the
-    # run's totals count them, and a batch taken over is sent again with the same prompt.
-    replay_journals()
     stale_after_s = stale_after_s if stale_after_s is not None else settings.CELERY_TASK_TIME_LIMIT
     cutoff = timezone.now() - timedelta(seconds=stale_after_s)
     host = socket.gethostname()

@@ -7,9 +7,8 @@ of batches per transaction: with many threads calling the judge, each one writin
 judgments would queue for the database and, between round trips, for the interpreter lock, and
 the calls in flight would drop below the run's concurrency. For the same reason the rows that
 record each call before it is sent are written by one recorder thread for all the judging threads
-(``evaluation.judge.recorder.CallRecorder``), and on PostgreSQL a request waits only for its row
-to be in the process's journal (``evaluation.judge.journal``); the storing thread waits for the
-rows to be in the database before it writes replies on them. A batch handed over stays claimed
+(``evaluation.judge.recorder.CallRecorder``): a request leaves once its row is committed, and the
+requests leaving together share one statement and one commit. A batch handed over stays claimed
 (``running``) until it is stored, so a process killed meanwhile leaves it to the stale-claim
 recovery (``evaluation.judge.claims``) like a batch cut off mid-call. With one thread (the lexical
 judge, a concurrency of 1) everything happens in the calling thread, each batch stored as soon as
@@ -115,9 +114,8 @@ def process_batches(
     claims: _ClaimsAhead | None = None
     try:
         if client is not None and workers > 1:
-            # Several judging threads: their calls' rows are recorded by one thread, in the
-            # process's journal first on PostgreSQL, so that no request waits for the database.
-            recorder = CallRecorder(journal=connection.vendor == "postgresql")
+            # Several judging threads: their calls' rows are recorded together by one thread.
+            recorder = CallRecorder()
         judging = _BatchJudging(
             run=run, owner=worker_name(token), client=client, texts=texts, recorder=recorder
         )
@@ -190,7 +188,6 @@ class _BatchJudging:
     def store(self, *, batch_id: int, outcome: Outcome, kept: list[dict]) -> bool:
         """Store the judged batch now; False when its claim was lost meanwhile."""
         try:
-            self.calls_written()
             return storage.store_batch(
                 run=self.run, batch_id=batch_id, owner=self.owner, outcome=outcome, kept=kept
             )
@@ -200,20 +197,11 @@ class _BatchJudging:
 
     def store_group(self, judged: list[storage.Judged]) -> set[int]:
         """Store judged batches together (the storing thread); the ids stored."""
-        self.calls_written()
         return storage.store_batches(run=self.run, owner=self.owner, judged=judged)
-
-    def calls_written(self) -> None:
-        """Wait until the rows of the calls sent so far are in the database: storing writes the
-        replies on them."""
-        if self.recorder is not None:
-            self.recorder.flush()
 
     def release(
         self, batch_id: int, *, status: str, outcome: Outcome | None = None, kept: list[dict] | None = None
     ) -> None:
-        if outcome is not None:
-            self.calls_written()
         storage.release(batch_id=batch_id, owner=self.owner, status=status, outcome=outcome, kept=kept)
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import threading
 
+import psycopg
 import pytest
 from django.db import IntegrityError, connection
 from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Criterion
-from evaluation.judge import accounting, inputs, journal, runs
+from evaluation.judge import accounting, inputs, runs
 from evaluation.judge import recorder as recording
 from evaluation.models import Judge, JudgeBatch, JudgeRun, LLMCall
 from tests.factories import make_answer
@@ -131,24 +132,13 @@ def test_calls_are_recorded_before_they_are_sent(campaign):
     assert seen == [1]
 
 
-def _recorded_calls(run_id: int) -> int:
-    """The run's calls recorded so far: rows in the database, and on PostgreSQL the calls in the
-    journals of the processes judging (``evaluation.judge.journal``) not yet written."""
-    ids = set(LLMCall.objects.filter(run_id=run_id).values_list("id", flat=True))
-    folder = journal.directory()
-    for path in folder.glob(f"*{journal.SUFFIX}") if folder.is_dir() else []:
-        rows = [journal.decode(line) for line in path.read_bytes().split(b"\n")[:-1]]
-        ids |= {row[0] for row in rows if row[1] == run_id}
-    return len(ids)
-
-
 @pytest.mark.django_db(transaction=True)
 def test_calls_of_concurrent_threads_are_recorded_before_they_are_sent(campaign):
     relevance = _answers(campaign, 12)
     behind: list[tuple[int, int]] = []  # (requests received, calls recorded), as the server saw
 
     def labeler(index: int, body: dict) -> int:
-        behind.append((len(server.calls), _recorded_calls(run.pk)))
+        behind.append((len(server.calls), LLMCall.objects.filter(run=run).count()))
         connection.close()  # the server's thread: no session left behind
         return 1
 
@@ -159,6 +149,36 @@ def test_calls_of_concurrent_threads_are_recorded_before_they_are_sent(campaign)
     assert len(behind) == 12
     assert all(rows >= received for received, rows in behind)
     assert LLMCall.objects.filter(run=run, used=True).count() == 12
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="another session locks the table")
+@pytest.mark.django_db(transaction=True)
+def test_a_request_of_several_threads_waits_until_its_row_is_committed(campaign):
+    relevance = _answers(campaign, 1)
+    run = runs.create_run(criterion=relevance, judge=runs.get_or_create_judge(campaign=campaign, name="gpt"))
+    log = accounting.BatchCallLog(
+        run_id=run.pk,
+        batch_id=run.batches.get().pk,
+        owner="waiting",
+        messages=[{"role": "user", "content": "x" * 40}],
+        recorder=(recorder := recording.CallRecorder()),
+    )
+    sent: list[int] = []
+    config = connection.settings_dict
+    try:
+        with psycopg.connect(
+            dbname=config["NAME"], user=config["USER"], host=config["HOST"], port=config["PORT"] or 5432
+        ) as other:
+            other.execute(f"LOCK TABLE {LLMCall._meta.db_table} IN EXCLUSIVE MODE")
+            thread = threading.Thread(target=lambda: sent.append(log.sent()))
+            thread.start()
+            thread.join(timeout=0.5)
+            assert thread.is_alive() and sent == []  # the database cannot take the row: no request
+            other.rollback()
+        thread.join(timeout=10)
+        assert LLMCall.objects.filter(pk__in=sent, owner="waiting", outcome=LLMCall.Outcome.SENT).count() == 1
+    finally:
+        recorder.close()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -192,6 +212,10 @@ def test_the_call_recorder_gives_each_thread_its_row_and_each_failure_to_its_thr
         ).sent()
     finally:
         recorder.close()
+    with pytest.raises(recording.CallsNotRecorded):  # closed: no request leaves, none waits for ever
+        accounting.BatchCallLog(
+            run_id=run.pk, batch_id=batch.pk, owner="closed", messages=messages, recorder=recorder
+        ).sent()
     rows = dict(LLMCall.objects.filter(run=run).values_list("id", "owner"))
     assert rows == {**{call_id: f"thread-{i}" for i, call_id in ids.items()}, after: "after"}
     assert set(LLMCall.objects.values_list("estimated_prompt_tokens", "outcome", "used")) == {
