@@ -20,8 +20,10 @@ from annotation.workflow.history import label_history
 from api.errors import domain_refusal
 from api.pagination import Pages
 from api.schemas import VISIBLE, Cleaned, ErrorOut, JudgmentOut, LabelOut
+from evaluation.designs.judge_plan import plan_as_json
 from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice
+from evaluation.forms.designs import requested_plan
 from evaluation.measures.reference_answers import reference_report
 from evaluation.measures.reference_answers import report_as_json as reference_answers_json
 from evaluation.models import Judgment
@@ -118,6 +120,46 @@ def reference_answers(request: HttpRequest, slug: str, query: Query[ReferenceQue
     return reference_answers_json(
         reference_report(campaign=campaign, normalisation=query.normalisation, alpha=query.alpha)
     )
+
+
+class JudgePlanQuery(Cleaned):
+    model_config = ConfigDict(extra="forbid")
+
+    # The page's bounds, checked again by the page's form (evaluation.forms.designs.requested_plan):
+    # a wrong one is a 400 naming it.
+    target: float | None = Field(None, gt=0, lt=0.5)
+    alpha: float | None = Field(None, gt=0, lt=1)
+    # The judges to consider, comma-separated (default: the criterion's first three by name).
+    judges: str = ""
+    # A label's minutes in place of the people's pace.
+    minutes: float | None = Field(None, gt=0, le=600)
+
+
+@router.get(
+    "/campaigns/{slug}/criteria/{criterion}/judge-plan",
+    response={200: dict[str, Any], codes_4xx: ErrorOut},
+    url_name="judge_plan",
+)
+def judge_plan(request: HttpRequest, slug: str, criterion: str, query: Query[JudgePlanQuery]):
+    """The planner of several judges on a binary criterion: per theme the judges and their
+    shares, the human labels in all and still to draw and the cost for a half-width ``target``,
+    beside the best single judge and human labels alone; the totals; the ledger's figures with
+    their sources. The JSON of ``manage.py judge_plan --format json`` and of the planner page's
+    download (``empty`` says why nothing is planned). 404 naming ``judges`` for a name that is
+    not one of the criterion's judges."""
+    campaign, _ = get_campaign_for(user=request.user, slug=slug, roles=READERS)
+    found = get_object_or_404(Criterion.objects.select_related("campaign"), campaign=campaign, name=criterion)
+    try:
+        plan = requested_plan(
+            criterion=found,
+            target=query.target,
+            alpha=query.alpha,
+            judges=[name.strip() for name in query.judges.split(",") if name.strip()],
+            minutes=query.minutes,
+        )
+    except EstimateError as exc:
+        raise domain_refusal(exc, default_field="judges") from None
+    return plan_as_json(plan)
 
 
 class PrimaryJudgeIn(Cleaned):

@@ -82,6 +82,7 @@ ENDPOINTS = [
     ("post", "/campaigns/{slug}/runs/{run}/cancel", None, ("manager",), 200),
     ("get", "/campaigns/{slug}/estimates/relevance?judge=imported", None, READERS, 200),
     ("get", "/campaigns/{slug}/reference-answers", None, READERS, 200),
+    ("get", "/campaigns/{slug}/criteria/relevance/judge-plan", None, READERS, 200),
     (
         "post",
         "/campaigns/{slug}/gate",

@@ -93,6 +93,7 @@ def test_the_schema_lists_every_endpoint(client, db):
         "/api/v1/campaigns/{slug}/labels",
         "/api/v1/campaigns/{slug}/judgments",
         "/api/v1/campaigns/{slug}/reference-answers",
+        "/api/v1/campaigns/{slug}/criteria/{criterion}/judge-plan",
     }
 
 

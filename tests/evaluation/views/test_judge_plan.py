@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from annotation.models import Role
 from evaluation.models import JudgeRun, JudgeShare
-from tests.factories import add_member, make_campaign
+from tests.factories import add_member, api_token, make_campaign
 from tests.judge_planned import planned
 from tests.test_french_pages import Data, offences
 
@@ -261,3 +261,51 @@ def test_the_json_download_reads_the_database_in_as_many_queries_as_the_page(cam
     with CaptureQueriesContext(connection) as queries:
         assert client.get(url(campaign, "evaluation:judge_plan_json")).status_code == 200
     assert len(queries) == 13  # session included
+
+
+def api_plan(campaign, person, **params):
+    return Client().get(
+        f"/api/v1/campaigns/{campaign.slug}/criteria/relevance/judge-plan",
+        params,
+        HTTP_AUTHORIZATION=f"Bearer {api_token(person)}",
+    )
+
+
+def test_the_api_gives_the_downloads_json(campaign, judges, client_for, manager):
+    api = api_plan(campaign, manager, target="0.15", judges="cheap,dear", minutes="2")
+    assert api.status_code == 200
+    page = client_for(manager).get(
+        url(campaign, "evaluation:judge_plan_json"),
+        {"target": "0.15", "judges": ["cheap", "dear"], "minutes": "2"},
+    )
+    assert api.json() == page.json() and api.json()["ledger"]["human"]["source"] == "given"
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "field"),
+    [
+        ({"target": "2"}, 400, "target"),
+        ({"alpha": "0"}, 400, "alpha"),
+        ({"minutes": "0"}, 400, "minutes"),
+        ({"judges": "nobody"}, 404, "judges"),
+        ({"judges": "a,b,c,d"}, 404, "judges"),
+    ],
+)
+def test_the_api_refuses_a_wrong_parameter_naming_it(campaign, judges, manager, params, status, field):
+    response = api_plan(campaign, manager, **params)
+    assert response.status_code == status, response.content
+    assert field in response.json()["errors"][0]["field"]
+
+
+def test_the_api_reads_the_database_in_a_constant_number_of_queries(campaign, manager):
+    planned(campaign=campaign, themes={"Finance": 20, "IT": 15}, labeled=12)
+    api_plan(campaign, manager)
+    with CaptureQueriesContext(connection) as few:
+        assert api_plan(campaign, manager).status_code == 200
+    more = make_campaign(name="Bigger")
+    add_member(campaign=more, user=manager, roles=[Role.MANAGER])
+    planned(campaign=more, themes={"Finance": 60, "IT": 45, "RH": 30}, labeled=25, prefix="big")
+    api_plan(more, manager)
+    with CaptureQueriesContext(connection) as many:
+        assert api_plan(more, manager).status_code == 200
+    assert len(few) == len(many) == 15  # the token check included
