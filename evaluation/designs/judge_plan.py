@@ -280,7 +280,7 @@ def ledger_as_json(ledger: Ledger | None) -> dict[str, Any] | None:
             "median_seconds": _number(human.median_seconds),
             "minutes": _number(human.minutes),
             "timed": human.timed,
-            # criterion, campaign or given ("": no label timed)
+            # criterion, campaign, imported, imported_campaign or given ("": no label timed)
             "source": human.source,
             "rows_per_unit": _number(human.rows_per_unit),
             "hourly_rate": _number(human.hourly_rate),

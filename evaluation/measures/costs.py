@@ -5,9 +5,13 @@ that the planner of several judges (``evaluation.designs.judge_plan``) can weigh
   call recorded, replies lost included, priced by ``evaluation.judge.accounting.judge_prices``)
   divided by the units it judged successfully. None when it was never run on the criterion (an
   imported judge, or a judge not run yet): nothing measured.
-- **A human label's cost**: the median seconds per label of the people who labelled (their
-  pace, ``evaluation.measures.annotator_stats.pace``, breaks left out) on this criterion, or on
-  the campaign's criteria when nobody timed a label of this one, times the label rows a labelled
+- **A human label's cost**: the median seconds per label of the people who labelled in Attest
+  (their pace, ``evaluation.measures.annotator_stats.pace``, breaks left out; imported labels'
+  time stamps come from another tool and are left out of it) on this criterion, or on the
+  campaign's criteria when nobody timed a label of this one; when nobody labelled in Attest, the
+  median of the seconds imported labels recorded (``Label.seconds_spent``: Label Studio's
+  ``lead_time``; over 10 minutes left out as breaks) on this criterion, else on the campaign's
+  criteria; times the label rows a labelled
   unit took (a label, its review, an adjudication: the rows with a value per unit people
   labelled, 1 when none; a reader of the planner may give the minutes instead, to plan before
   anyone has labelled in Attest or to try another pace), times the hourly rate a manager set on the campaign
@@ -25,13 +29,15 @@ from dataclasses import dataclass
 from django.db.models import Count, FloatField, Sum
 from django.db.models.functions import Coalesce
 
-from annotation.models import Campaign, Criterion, Label
+from annotation.models import Campaign, Criterion, Label, Stage
 from evaluation.measures.annotator_stats import Pace, label_gaps, pace
 from evaluation.models import Judge, JudgeRun, Judgment
 
 # Where a human label's seconds come from.
 CRITERION = "criterion"
 CAMPAIGN = "campaign"
+IMPORTED = "imported"  # seconds recorded by imported labels of this criterion
+IMPORTED_CAMPAIGN = "imported_campaign"  # ... of the campaign's criteria
 GIVEN = "given"
 
 
@@ -55,8 +61,8 @@ class JudgeCost:
 @dataclass(frozen=True)
 class HumanCost:
     """A human label: the median seconds per label (None: no label timed) from ``timed`` gaps
-    on the criterion or on the campaign (``source``), the label rows per labelled unit, and the
-    campaign's hourly rate (None: unset)."""
+    on the criterion or on the campaign, or from ``timed`` imported labels' recorded seconds
+    (``source``), the label rows per labelled unit, and the campaign's hourly rate (None: unset)."""
 
     median_seconds: float | None
     timed: int
@@ -111,11 +117,12 @@ def judge_costs(*, criterion: Criterion, judges: Sequence[Judge]) -> list[JudgeC
 
 
 def human_cost(*, criterion: Criterion, campaign: Campaign, minutes: float | None = None) -> HumanCost:
-    """A human label of ``criterion`` (see the module; two queries). ``minutes``: a label's
-    minutes as the planner's reader gives them, in place of the measured pace (source
-    ``given``)."""
+    """A human label of ``criterion`` (see the module; two queries, a third when nobody timed a
+    label in Attest). ``minutes``: a label's minutes as the planner's reader gives them, in place
+    of the measured pace (source ``given``)."""
     timeline = (
         Label.objects.filter(criterion__campaign=campaign, user__isnull=False)
+        .exclude(stage=Stage.IMPORTED)
         .order_by("user_id", "created_at", "id")
         .values_list("user_id", "created_at", "criterion_id", "stage", "value")
     )
@@ -129,6 +136,8 @@ def human_cost(*, criterion: Criterion, campaign: Campaign, minutes: float | Non
     )
     if minutes is not None:
         found, source = Pace(timed=0, breaks=0, median_seconds=60 * minutes, per_hour=None), GIVEN
+    elif found.median_seconds is None:
+        found, source = _imported_pace(criterion=criterion, campaign=campaign)
     counts = Label.objects.filter(criterion=criterion, user__isnull=False, value__isnull=False).aggregate(
         rows=Count("id"), units=Count("unit_id", distinct=True)
     )
@@ -141,11 +150,26 @@ def human_cost(*, criterion: Criterion, campaign: Campaign, minutes: float | Non
     )
 
 
+def _imported_pace(*, criterion: Criterion, campaign: Campaign) -> tuple[Pace, str]:
+    """The seconds imported labels recorded, on ``criterion`` (source ``imported``), else on the
+    campaign's criteria (``imported_campaign``); one query."""
+    recorded = [
+        (criterion_id, float(seconds or 0))
+        for criterion_id, seconds in Label.objects.filter(
+            criterion__campaign=campaign, stage=Stage.IMPORTED, seconds_spent__gt=0, value__isnull=False
+        ).values_list("criterion_id", "seconds_spent")
+    ]
+    own = pace(seconds for criterion_id, seconds in recorded if criterion_id == criterion.pk)
+    if own.median_seconds is not None:
+        return own, IMPORTED
+    return pace(seconds for _, seconds in recorded), IMPORTED_CAMPAIGN
+
+
 def ledger(
     *, criterion: Criterion, campaign: Campaign, judges: Sequence[Judge], minutes: float | None = None
 ) -> Ledger:
     """The criterion's ledger: a human label's cost (``minutes`` given in place of the measured
-    pace) and each judge's (four queries)."""
+    pace) and each judge's (four queries, five when nobody timed a label in Attest)."""
     return Ledger(
         human=human_cost(criterion=criterion, campaign=campaign, minutes=minutes),
         judges=judge_costs(criterion=criterion, judges=judges),

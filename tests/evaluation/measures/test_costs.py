@@ -1,12 +1,15 @@
 """The ledger: a judge's cost per unit from its runs' recorded spend, a human label's from the
-people's pace, the label rows a unit takes and the campaign's hourly rate."""
+people's pace (or, when nobody labelled in Attest, the seconds imported labels recorded), the
+label rows a unit takes and the campaign's hourly rate."""
 
 from __future__ import annotations
 
 import pytest
 
+from annotation.models import Label, Level, Stage, Unit
 from evaluation.measures import costs
-from evaluation.models import Judge, JudgeRun
+from evaluation.models import Judge, JudgeRun, Judgment
+from tests.factories import make_answer, make_user
 from tests.judge_planned import CHEAP, DEAR, LABELED, THEMES, planned
 
 
@@ -78,3 +81,65 @@ def test_minutes_given_stand_in_for_the_pace_and_say_so(campaign):
     human = costs.human_cost(criterion=criterion, campaign=campaign, minutes=1.5)
     # 1.5 minutes a label row, two rows a unit, at 30 an hour: 1.5.
     assert human.source == costs.GIVEN and human.minutes == 1.5 and human.per_label == pytest.approx(1.5)
+
+
+def _imported(campaign, *, criterion_name: str, seconds: list[float | None], author):
+    criterion = campaign.criteria.get(name=criterion_name)
+    for index, spent in enumerate(seconds):
+        unit = Unit.objects.get(answer=make_answer(campaign=campaign, theme="Imported"), level=Level.ANSWER)
+        Label.objects.create(
+            unit=unit,
+            criterion=criterion,
+            stage=Stage.IMPORTED,
+            value=index % 2,
+            user=author,
+            seconds_spent=spent,
+        )
+    return criterion
+
+
+def test_without_a_label_timed_in_attest_imported_labels_recorded_seconds_give_the_pace(campaign):
+    author = make_user(username="ls-author")
+    criterion = _imported(
+        campaign, criterion_name="relevance", seconds=[40, 50, 60, None, 4000], author=author
+    )
+    campaign.label_hourly_rate = 60.0
+    human = costs.human_cost(criterion=criterion, campaign=campaign)
+    # 40, 50, 60 kept (no time: not counted; over 10 minutes: a break): 50 s, one row a unit.
+    assert human.source == costs.IMPORTED and human.median_seconds == 50 and human.timed == 3
+    assert human.per_label == pytest.approx(50 / 60)
+    other = campaign.criteria.exclude(pk=criterion.pk).first()
+    elsewhere = costs.human_cost(criterion=other, campaign=campaign)
+    assert elsewhere.source == costs.IMPORTED_CAMPAIGN and elsewhere.median_seconds == 50
+
+
+def test_labels_timed_in_attest_come_before_imported_seconds_whose_time_stamps_are_left_out(campaign):
+    criterion, _, _ = planned(campaign=campaign, rate=60.0)
+    _imported(
+        campaign, criterion_name="relevance", seconds=[300, 300, 300], author=make_user(username="ls-2")
+    )
+    human = costs.human_cost(criterion=criterion, campaign=campaign)
+    assert human.source == costs.CRITERION and human.median_seconds == 30
+    assert human.timed == 2 * (LABELED * len(THEMES) - 1)  # no gap from the imported rows
+
+
+def test_the_ledger_reads_imported_seconds_in_one_more_query(campaign, django_assert_num_queries):
+    criterion = _imported(
+        campaign, criterion_name="relevance", seconds=[40, 50], author=make_user(username="ls-3")
+    )
+    judge = Judge.objects.create(campaign=campaign, name="imported-judge", kind=Judge.Kind.IMPORTED)
+    with django_assert_num_queries(5):
+        costs.ledger(criterion=criterion, campaign=campaign, judges=[judge])
+
+
+def test_the_plan_says_its_pace_came_from_imported_labels(campaign, client_for, manager):
+    criterion = _imported(
+        campaign, criterion_name="relevance", seconds=[90] * 12, author=make_user(username="ls-4")
+    )
+    judge = Judge.objects.create(campaign=campaign, name="imported-judge", kind=Judge.Kind.IMPORTED)
+    for unit in Unit.objects.filter(campaign=campaign, level=Level.ANSWER):
+        Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=1)
+    costs.set_hourly_rate(campaign=campaign, rate=60.0)
+    data = client_for(manager).get(f"/campaigns/{campaign.slug}/relevance/judges/plan/export.json").json()
+    human = data["ledger"]["human"]
+    assert human["source"] == "imported" and human["median_seconds"] == 90 and human["per_label"] == 1.5
