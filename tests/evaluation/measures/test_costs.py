@@ -143,3 +143,10 @@ def test_the_plan_says_its_pace_came_from_imported_labels(campaign, client_for, 
     data = client_for(manager).get(f"/campaigns/{campaign.slug}/relevance/judges/plan/export.json").json()
     human = data["ledger"]["human"]
     assert human["source"] == "imported" and human["median_seconds"] == 90 and human["per_label"] == 1.5
+    page = client_for(manager).get(f"/campaigns/{campaign.slug}/relevance/judges/plan/").content.decode()
+    assert "the median of the 12 times that imported labels recorded" in page
+    assert "timed labels" not in page and "none timed on this one" not in page
+    french = client_for(manager).get(
+        f"/campaigns/{campaign.slug}/relevance/judges/plan/", HTTP_ACCEPT_LANGUAGE="fr"
+    )
+    assert "la médiane des 12 durées enregistrées par les étiquettes importées" in french.content.decode()
