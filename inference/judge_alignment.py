@@ -200,7 +200,11 @@ def _interval(values: np.ndarray, *, alpha: float) -> tuple[float | None, float 
     defined = values[~np.isnan(values)]
     if defined.size < max(2, values.size // 2):
         return None, None
-    lo, hi = (float(value) for value in np.percentile(defined, [100 * alpha / 2, 100 * (1 - alpha / 2)]))
+    # A saving factor is infinite where a resample's judge agreed perfectly: a percentile between
+    # two infinite values is NaN (numpy warns of inf - inf), read as no bound below.
+    with np.errstate(invalid="ignore"):
+        bounds = np.percentile(defined, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    lo, hi = (float(value) for value in bounds)
     return (lo if math.isfinite(lo) else None), (hi if math.isfinite(hi) else None)
 
 
