@@ -17,7 +17,7 @@ from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow
 pytestmark = [pytest.mark.e2e, needs_chromium]
 
 WIDTH = 390
-# The frames of the tables stacked on a phone (the report's own tables are not checked here).
+# The frames of the tables stacked on a phone.
 SCROLLING = """[...document.querySelectorAll('.table-scroll:has(> table.stack-on-phone)')]
   .map((e) => e.scrollWidth - e.clientWidth)"""
 
@@ -65,6 +65,22 @@ def phone_pages(campaign, run) -> list[tuple[str, str, list[str]]]:
             reverse("evaluation:history", args=[slug, "veracity"]),
             ["table.history-table tbody td.lead"],
         ),
+        (
+            "report",
+            reverse("evaluation:report", args=[slug, "relevance"]),
+            [
+                "table.answer-table tbody td.lead",
+                "table.planner-table tbody td.lead",
+                "table.full-table tbody td.lead",
+                "table.judges-compared tbody td.lead",
+                "table.agreement-curve tbody td.lead",
+            ],
+        ),
+        (
+            "categories",
+            reverse("evaluation:report", args=[slug, "correctness"]),
+            ["table.category-table tbody td.lead"],
+        ),
     ]
 
 
@@ -84,6 +100,10 @@ def test_each_wide_table_shows_its_first_row_key_figure_on_a_phone(live_server, 
             if name == "confidence":  # the split shows once its form is sent with its defaults
                 page.locator(f"form[method=get][action='{path}'] button[type=submit]").click()
                 page.wait_for_load_state("networkidle")
+            if name == "report":  # the folded part, as printed
+                page.evaluate(
+                    "document.querySelectorAll('details.report-method').forEach((d) => { d.open = true; })"
+                )
             page.screenshot(path=str(tmp_path / f"{name}-{locale[:2]}-{WIDTH}.png"), full_page=True)
             assert overflow(page) <= 0, (name, page.evaluate(STICKING_OUT))
             scrolling = page.evaluate(SCROLLING)

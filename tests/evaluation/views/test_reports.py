@@ -140,7 +140,11 @@ def test_planner_shows_labels_needed_per_theme(campaign, manager, client_for):
         )
         assert (needed >= 1) == (group.ppi.halfwidth > 0.1)
         row = row_html(content, css="plan-row", attribute="theme", value=group.theme)
-        assert re.search(rf'<td class="num">{needed}( <span|</td>)', row), (group.theme, needed, row)
+        assert re.search(rf'<td class="num lead"[^>]*>{needed}( <span|</td>)', row), (
+            group.theme,
+            needed,
+            row,
+        )
 
 
 def test_theme_names_are_escaped_everywhere(campaign, analyst, client_for):
