@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluation.designs import held_out
 from evaluation.errors import EstimateError
 from evaluation.estimates.params import ANSWER, CLUSTERS
+from evaluation.management.output import output_stream
 from evaluation.measures import judge_alignment
 from evaluation.reports import measure_tables
 from evaluation.reports.lookups import find_campaign, find_criterion
@@ -68,13 +69,9 @@ class Command(BaseCommand):
         except EstimateError as exc:
             raise CommandError(f"--{exc.field}: {exc.reason}" if exc.field else str(exc)) from None
         output = options["output"]
-        stream = open(output, "w", newline="", encoding="utf-8") if output else self.stdout  # noqa: SIM115
-        try:
+        with output_stream(self, output) as stream:
             if fmt == "csv":
                 csv.writer(stream).writerows(measure_tables.judge_alignment_csv_rows(result=result))
             else:
                 data = judge_alignment.judge_alignment_as_json(result=result)
                 stream.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        finally:
-            if output:
-                stream.close()

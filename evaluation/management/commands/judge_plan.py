@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluation.designs import judge_plan
 from evaluation.errors import EstimateError
 from evaluation.forms.designs import requested_plan
+from evaluation.management.output import output_stream
 from evaluation.reports import measure_tables
 from evaluation.reports.lookups import find_campaign, find_criterion
 
@@ -71,16 +72,12 @@ class Command(BaseCommand):
             raise CommandError(f"--{option}: {exc.reason}" if option else str(exc)) from None
         data = judge_plan.plan_as_json(plan)
         output = options["output"]
-        stream = open(output, "w", newline="", encoding="utf-8") if output else self.stdout  # noqa: SIM115
-        try:
+        with output_stream(self, output) as stream:
             if fmt == "csv":
                 csv.writer(stream).writerows(measure_tables.judge_plan_csv_rows(data=data))
             elif fmt == "json":
                 stream.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
             else:
                 stream.write("\n".join(measure_tables.judge_plan_lines(data=data)) + "\n")
-        finally:
-            if output:
-                stream.close()
         if output:
             self.stdout.write(f"wrote {output}")

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.models import Campaign
 from evaluation import errors
 from evaluation.estimates import judge_choice
+from evaluation.management.output import output_stream
 from evaluation.measures import automatic, stability
 from evaluation.reports import measure_tables
 
@@ -74,8 +75,7 @@ class Command(BaseCommand):
             )
             raise CommandError(f"--{option}: {exc.reason}" if option else str(exc)) from None
         output = options["output"]
-        stream = open(output, "w", newline="", encoding="utf-8") if output else self.stdout  # noqa: SIM115
-        try:
+        with output_stream(self, output) as stream:
             if fmt == "csv":
                 csv.writer(stream).writerows(measure_tables.stability_csv_rows(stability=result))
             elif fmt == "json":
@@ -85,8 +85,5 @@ class Command(BaseCommand):
                 stream.write("\n")
             else:
                 stream.write("\n".join(measure_tables.stability_lines(stability=result)) + "\n")
-        finally:
-            if output:
-                stream.close()
         if output:
             self.stdout.write(f"wrote {output}")
