@@ -137,8 +137,10 @@ def process_batches(
                 recorder.close()  # after the judging threads: none is waiting for it
             if client is not None:
                 client.close()
-    _finish_if_complete(run_id)
+    # The counters first, then the status (as _fail_pending_batches does): a run read as done
+    # already shows every unit its batches judged.
     monitor.sync()
+    _finish_if_complete(run_id)
     return stored
 
 
