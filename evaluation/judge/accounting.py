@@ -232,14 +232,29 @@ def sync_counters(*, run_id: int) -> JudgeRun:
     replaces it (or nothing, for a request refused), and a store committed between the two reads
     of ``run_totals`` is seen by one of them only until the next recount. The recount is the one
     writer PostgreSQL lets lower a run's spend (migration ``evaluation/0008_audit_append_only``).
+    The run's row is locked while it is recounted (``recounting``).
     """
-    run = JudgeRun.objects.select_related("judge", "criterion").get(pk=run_id)
-    totals = run_totals(run=run)
-    with _recount():
+    with recounting(run_id=run_id) as run:
+        totals = run_totals(run=run)
         JudgeRun.objects.filter(pk=run_id).update(**totals)
     for name, value in totals.items():
         setattr(run, name, value)
     return run
+
+
+@contextmanager
+def recounting(*, run_id: int) -> Iterator[JudgeRun]:
+    """A transaction that may lower the run's spend (``_recount``), holding the run's row locked
+    (PostgreSQL; SQLite's transactions take the write lock when they begin): two processes
+    refreshing its counters, or one refreshing them while another ends the run, write one after
+    the other, so the last write is made from every batch stored before it and stale totals never
+    land over fresh ones. Yields the run."""
+    with _recount():
+        yield (
+            JudgeRun.objects.select_for_update(of=("self",))
+            .select_related("judge", "criterion")
+            .get(pk=run_id)
+        )
 
 
 def spent_tokens(*, run: JudgeRun) -> int:

@@ -29,13 +29,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.db import connection, transaction
-from django.db.models import Case, Exists, Value, When
 from django.utils import timezone
 
 from annotation.criteria.categories import allowed_values
 from annotation.models import CriterionVersion
 from evaluation.judge import bindings, storage
-from evaluation.judge.accounting import BatchCallLog, spent_tokens, sync_counters
+from evaluation.judge.accounting import BatchCallLog, recounting, run_totals, spent_tokens, sync_counters
 from evaluation.judge.claims import ACTIVE, claim, unclaim, worker_name
 from evaluation.judge.client import JudgeClient, JudgeClientError, TokenBudget
 from evaluation.judge.inputs import BatchInput, load_batches
@@ -137,8 +136,7 @@ def process_batches(
                 recorder.close()  # after the judging threads: none is waiting for it
             if client is not None:
                 client.close()
-    # The counters first, then the status (as _fail_pending_batches does): a run read as done
-    # already shows every unit its batches judged.
+    # The last progress (and budget) report; ending the run refreshes its counters again.
     monitor.sync()
     _finish_if_complete(run_id)
     return stored
@@ -477,17 +475,19 @@ def _call_then_wait(fn: Callable[[], object], barrier: threading.Barrier) -> Non
 def _finish_if_complete(run_id: int) -> None:
     """End the run once none of its batches is pending or running: failed when no unit was judged
     and some failed (a judge that cannot be called), done otherwise (its failures, if any, told
-    beside: ``JudgeRun.status_text``). One statement decides it from the batches, whatever the
-    counters of the run say yet."""
-    batches = JudgeBatch.objects.filter(run_id=run_id)
-    if not batches.filter(status__in=[JudgeBatch.Status.PENDING, JudgeBatch.Status.RUNNING]).exists():
-        JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING).update(
-            status=Case(
-                When(Exists(batches.filter(done_units__gt=0)), then=Value(JudgeRun.Status.DONE.value)),
-                When(Exists(batches.filter(failed_units__gt=0)), then=Value(JudgeRun.Status.FAILED.value)),
-                default=Value(JudgeRun.Status.DONE.value),
-            ),
+    beside: ``JudgeRun.status_text``). Its counters are refreshed in the same statement, the run's
+    row locked (``recounting``): whoever reads it ended reads every unit its batches judged, even
+    when another process stored the last batch."""
+    with recounting(run_id=run_id) as run:
+        unfinished = [JudgeBatch.Status.PENDING, JudgeBatch.Status.RUNNING]
+        if run.status != JudgeRun.Status.RUNNING or run.batches.filter(status__in=unfinished).exists():
+            return
+        totals = run_totals(run=run)
+        failed = totals["done_units"] == 0 and totals["failed_units"] > 0
+        JudgeRun.objects.filter(pk=run_id).update(
+            status=JudgeRun.Status.FAILED if failed else JudgeRun.Status.DONE,
             finished_at=timezone.now(),
+            **totals,
         )
 
 

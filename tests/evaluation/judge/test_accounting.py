@@ -247,3 +247,42 @@ def test_the_run_page_shows_the_spend_on_replies_not_used_in_english_and_french(
     french = client_for(manager).get(url, headers={"accept-language": "fr"}).content.decode()
     assert "Dépensé pour des appels dont la réponse n’a pas servi" in french
     assert "1 appel" in french
+
+
+@pytest.mark.parametrize("judged", [True, False])
+def test_a_run_read_as_ended_counts_the_batch_another_process_stored_last(campaign, judged):
+    """Two processes share a run: the first one refreshed the counters before the second stored
+    the last batch; whichever ends the run writes the counters with the status."""
+    from evaluation.judge import scheduler, storage
+    from evaluation.judge.claims import claim
+    from evaluation.judge.judging import Outcome
+    from evaluation.judge.parsing import Verdict
+
+    relevance = _answers(campaign, 2)
+    judge = Judge.objects.create(campaign=campaign, name="lexical", kind=Judge.Kind.LEXICAL)
+    run = runs.create_run(criterion=relevance, judge=judge)
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING)
+    first, last = run.batches.order_by("id")
+
+    def store(batch: JudgeBatch) -> None:
+        (batch_id,) = claim(run_id=run.pk, batch_ids=[batch.pk], owner="w:1:x")
+        units = batch.unit_ids
+        outcome = (
+            Outcome(
+                verdicts={unit: Verdict(index=i, label=1, reasoning="") for i, unit in enumerate(units)},
+                failures={},
+            )
+            if judged
+            else Outcome(verdicts={}, failures=dict.fromkeys(units, "unreachable"))
+        )
+        assert storage.store_batch(run=run, batch_id=batch_id, owner="w:1:x", outcome=outcome)
+
+    store(first)
+    seen = accounting.sync_counters(run_id=run.pk)
+    assert (seen.done_units, seen.failed_units) == ((1, 0) if judged else (0, 1))
+    store(last)  # by the other process, which has not refreshed the counters yet
+    scheduler._finish_if_complete(run.pk)
+    run.refresh_from_db()
+    assert run.status == (JudgeRun.Status.DONE if judged else JudgeRun.Status.FAILED)
+    assert run.finished_at is not None
+    assert (run.done_units, run.failed_units) == ((2, 0) if judged else (0, 2))
