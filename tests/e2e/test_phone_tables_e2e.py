@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from evaluation.demo.campaign import DEMO_SUPERUSER, load_demo
 from evaluation.models import JudgeRun
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, settle
 from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
@@ -74,6 +74,7 @@ def phone_pages(campaign, run) -> list[tuple[str, str, list[str]]]:
                 "table.full-table tbody td.lead",
                 "table.judges-compared tbody td.lead",
                 "table.agreement-curve tbody td.lead",
+                "table.automatic-metric-table tbody td.lead",
             ],
         ),
         (
@@ -96,10 +97,11 @@ def test_each_wide_table_shows_its_first_row_key_figure_on_a_phone(live_server, 
         context, page, problems = open_context(browser, live_server, width=WIDTH, locale=locale, user=admin)
         for name, path, figures in phone_pages(campaign, run):
             page.goto(live_server.url + path)
-            page.wait_for_load_state("networkidle")
+            settle(page)
             if name == "confidence":  # the split shows once its form is sent with its defaults
-                page.locator(f"form[method=get][action='{path}'] button[type=submit]").click()
-                page.wait_for_load_state("networkidle")
+                with page.expect_navigation():
+                    page.locator(f"form[method=get][action='{path}'] button[type=submit]").click()
+                settle(page)
             if name == "report":  # the folded part, as printed
                 page.evaluate(
                     "document.querySelectorAll('details.report-method').forEach((d) => { d.open = true; })"

@@ -123,7 +123,7 @@ def test_overview_shows_the_automatic_metrics_table_and_one_chart_per_metric(cli
     ]
     assert sections[1]["overall"]["n"] == 3
     assert "Automatic metrics" in page
-    assert "<td>Juridique</td><td>inappropriée</td>" in page
+    assert '<th scope="row">Juridique</th><td data-label="Difficulty">inappropriée</td>' in page
     assert "50.0% – 50.0%" not in page  # a rate of 0.5 on two answers has a wide interval
     assert "0.0% – 0.0%" in page and "no width" in page  # collapsed Wald intervals are flagged
 
