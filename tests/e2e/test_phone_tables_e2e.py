@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from annotation.models import Sample
 from evaluation.demo.campaign import DEMO_SUPERUSER, load_demo
 from evaluation.models import JudgeRun
 from tests.e2e.conftest import needs_chromium, settle
@@ -22,7 +23,7 @@ SCROLLING = """[...document.querySelectorAll('.table-scroll:has(> table.stack-on
   .map((e) => e.scrollWidth - e.clientWidth)"""
 
 
-def phone_pages(campaign, run) -> list[tuple[str, str, list[str]]]:
+def phone_pages(campaign, run, sample) -> list[tuple[str, str, list[str]]]:
     """(name, path, the key figure of each table's first row) for every page checked."""
     slug = campaign.slug
     return [
@@ -61,6 +62,11 @@ def phone_pages(campaign, run) -> list[tuple[str, str, list[str]]]:
         ),
         ("samples", reverse("annotation:sampling", args=[slug]), ["table.sample-list tbody td.lead"]),
         (
+            "sample",
+            reverse("annotation:sample_detail", args=[slug, sample.pk]),
+            ["table.cluster-table tbody td.lead"],
+        ),
+        (
             "history",
             reverse("evaluation:history", args=[slug, "veracity"]),
             ["table.history-table tbody td.lead"],
@@ -91,11 +97,12 @@ def test_each_wide_table_shows_its_first_row_key_figure_on_a_phone(live_server, 
     campaign.label_hourly_rate = 30.0  # so that the planner plans
     campaign.save(update_fields=["label_hourly_rate"])
     run = JudgeRun.objects.filter(campaign=campaign).order_by("pk").first()
+    sample = Sample.objects.filter(campaign=campaign, design="kmeans").order_by("pk").first()
     admin = get_user_model().objects.get(username=DEMO_SUPERUSER)
     outside: list[str] = []
     for locale in ("en-GB", "fr-FR"):
         context, page, problems = open_context(browser, live_server, width=WIDTH, locale=locale, user=admin)
-        for name, path, figures in phone_pages(campaign, run):
+        for name, path, figures in phone_pages(campaign, run, sample):
             page.goto(live_server.url + path)
             settle(page)
             if name == "confidence":  # the split shows once its form is sent with its defaults

@@ -91,7 +91,7 @@ def test_detail_lists_every_cluster_with_size_and_drawn_count(client_for, manage
     for theme in ("Finance", "RH", "IT"):
         assert f">{theme}</h2>" in page
     clusters = SampleItem.objects.filter(sample=done_sample).values("theme", "cluster").distinct().count()
-    assert page.count('<td><ul class="small prose">') == clusters
+    assert page.count('<td class="wide"><ul class="small prose">') == clusters
     assert f'<div class="value">{done_sample.items.count()}</div><div class="name">Units drawn' in page
 
 
