@@ -61,3 +61,84 @@ def browser():
         # While Playwright's loop runs, the test's ORM calls use a connection of that context;
         # close it here, or the test database cannot be dropped at the end of the run.
         connections.close_all()
+
+
+# Runs before any script of a page: counts the page's own requests (fetch and XMLHttpRequest) in
+# flight, for ``settle``.
+COUNT_REQUESTS = """
+window.__inflight = 0;
+(() => {
+  const done = () => { window.__inflight -= 1; };
+  const fetch = window.fetch;
+  window.fetch = function (...args) {
+    window.__inflight += 1;
+    return fetch.apply(this, args).finally(done);
+  };
+  const send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...args) {
+    window.__inflight += 1;
+    this.addEventListener("loadend", done, { once: true });
+    return send.apply(this, args);
+  };
+})();
+"""
+
+# Loaded, no request of the page's in flight, htmx neither requesting, swapping nor settling
+# (settling runs the triggers of what it swapped in, such as a lazy slot's load), every image in.
+SETTLED = """
+() => document.readyState === "complete"
+  && window.__inflight === 0
+  && !document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")
+  && [...document.images].every((image) => image.complete)
+"""
+
+
+def mark_document(page) -> None:
+    """Mark the page's document before an action that may load another (see ``settle``)."""
+    page.evaluate("window.__marked = true")
+
+
+def settle(page, request=None) -> None:
+    """Wait until the page has done what it does on its own once loaded: its lazy parts fetched
+    and swapped in, its prefetch answered (needs ``COUNT_REQUESTS`` as an init script of the
+    context). Given the ``request`` an action sent after ``mark_document``, and if that request
+    loads a document (a form without htmx, a redirect after), waits for that new document first.
+    Unlike Playwright's ``networkidle``, no half second of quiet after each page."""
+    if page.evaluate("window.__inflight === undefined"):
+        raise AssertionError("settle needs COUNT_REQUESTS as an init script of the page's context")
+    if request is not None and request.is_navigation_request():
+        page.wait_for_function("() => window.__marked === undefined")
+    page.wait_for_function(SETTLED)
+
+
+@pytest.fixture(scope="module")
+def shared_live_server(django_db_setup, django_db_blocker):
+    """A live server whose rows a module's tests share, for browser walks that only need what a
+    module-scoped fixture built once: pytest-django's ``live_server`` makes each test
+    transactional, its tables emptied after it, so that each test builds its rows again. Here
+    the tables are emptied after the module's last test instead, and each test of the module
+    takes ``shared_db`` for the database (no transaction: the server's thread reads through a
+    connection of its own on PostgreSQL) and sees what the module's earlier tests wrote."""
+    from django.test import TransactionTestCase
+    from pytest_django.live_server_helper import LiveServer
+
+    class Flush(TransactionTestCase):
+        def runTest(self):  # never run: only its tear-down, which empties the tables
+            pass
+
+    server = LiveServer(os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS") or "localhost")
+    server._live_server_modified_settings.enable()
+    try:
+        yield server
+    finally:
+        server._live_server_modified_settings.disable()
+        server.stop()
+        with django_db_blocker.unblock():
+            Flush()._post_teardown()
+
+
+@pytest.fixture
+def shared_db(shared_live_server, django_db_blocker):
+    """The database for a test on ``shared_live_server``: no transaction, nothing emptied after."""
+    with django_db_blocker.unblock():
+        yield
