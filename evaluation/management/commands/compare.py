@@ -27,7 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--campaign", required=True)
         parser.add_argument("--other", action="append", required=True, help="another campaign (repeatable)")
         parser.add_argument("--criterion", required=True)
-        parser.add_argument("--format", default="table", help=f"one of {', '.join(FORMATS)}")
+        parser.add_argument("--format", default="table", choices=FORMATS)
         parser.add_argument(
             "--judge", help="judge name in every campaign (default: each campaign's only judge)"
         )
@@ -42,8 +42,6 @@ class Command(BaseCommand):
     @no_translations  # refusals in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
         fmt = options["format"]
-        if fmt not in FORMATS:
-            raise CommandError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
         try:
             alpha = float(options["alpha"])
         except ValueError:

@@ -46,14 +46,12 @@ class Command(BaseCommand):
             "--part",
             help=f"one of {', '.join(judge_alignment.PARTS)} (default split with a held-out split, else all)",
         )
-        parser.add_argument("--format", default="json", help=f"one of {', '.join(FORMATS)}")
+        parser.add_argument("--format", default="json", choices=FORMATS)
         parser.add_argument("--output", help="file to write instead of the standard output")
 
     @no_translations  # refusals in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
         fmt = options["format"]
-        if fmt not in FORMATS:
-            raise CommandError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
         try:
             campaign = find_campaign(options["campaign"])
             criterion = find_criterion(campaign=campaign, name=options["criterion"])

@@ -49,14 +49,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--minutes-per-label", type=float, help="a label's minutes instead of the people's pace"
         )
-        parser.add_argument("--format", default="table", help=f"one of {', '.join(FORMATS)}")
+        parser.add_argument("--format", default="table", choices=FORMATS)
         parser.add_argument("--output", help="file to write instead of the standard output")
 
     @no_translations  # refusals in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
         fmt = options["format"]
-        if fmt not in FORMATS:
-            raise CommandError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
         try:
             campaign = find_campaign(options["campaign"])
             criterion = find_criterion(campaign=campaign, name=options["criterion"])

@@ -25,7 +25,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--campaign", required=True)
         parser.add_argument("--criterion", required=True)
-        parser.add_argument("--format", default="table", help=f"one of {', '.join(FORMATS)}")
+        parser.add_argument("--format", default="table", choices=FORMATS)
         parser.add_argument("--output", help="file to write (required for xlsx and csv)")
         parser.add_argument(
             "--judge", help="judge name (default: the criterion's primary judge, else its only judge)"
@@ -55,8 +55,6 @@ class Command(BaseCommand):
     @no_translations  # refusals and notes in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
         fmt = options["format"]
-        if fmt not in FORMATS:
-            raise CommandError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
         if fmt in ("xlsx", "csv") and not options["output"]:
             raise CommandError(f"--format {fmt} needs --output FILE")
         try:

@@ -33,14 +33,12 @@ class Command(BaseCommand):
         parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (default 0.05)")
         parser.add_argument("--draws", type=int, default=stability.DEFAULT_DRAWS, help="subsamples per r")
         parser.add_argument("--seed", type=int, default=stability.DEFAULT_SEED)
-        parser.add_argument("--format", default="table", help=f"one of {', '.join(FORMATS)}")
+        parser.add_argument("--format", default="table", choices=FORMATS)
         parser.add_argument("--output", help="file to write instead of the standard output")
 
     @no_translations  # refusals in English, whatever the settings' language
     def handle(self, *args, **options) -> None:
         fmt = options["format"]
-        if fmt not in FORMATS:
-            raise CommandError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
         if options["criterion"] and options["metric"]:
             raise CommandError("give --criterion or --metric, not both")
         try:

@@ -90,7 +90,7 @@ def test_nothing_to_plan_is_said(campaign):
         (("--judge", "a", "--judge", "b", "--judge", "c", "--judge", "d"), "--judge: "),
         (("--minutes-per-label", "0"), "--minutes-per-label: give the minutes"),
         (("--alpha", "1.5"), "--alpha: "),
-        (("--format", "xml"), "--format must be one of table, json, csv"),
+        (("--format", "xml"), "Error: argument --format: invalid choice: 'xml'"),
     ],
 )
 def test_wrong_parameters_are_refused_naming_the_option(ready, args, message):

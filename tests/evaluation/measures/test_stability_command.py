@@ -77,7 +77,7 @@ def test_human_source_needs_no_judge(judged):
     ("args", "message"),
     [
         (["--campaign", "Nope"], "campaign 'Nope' does not exist"),
-        (["--format", "xml"], "--format must be one of"),
+        (["--format", "xml"], "argument --format: invalid choice: 'xml'"),
         (["--criterion", "nope"], "--criterion: 'criterion:nope' is not a criterion or metric"),
         (["--metric", "nope"], "--metric: 'metric:nope'"),
         (["--criterion", "relevance", "--metric", "response"], "not both"),
