@@ -121,11 +121,11 @@ def width_curve(
     present = ~np.isnan(matrix)
     rows_index = np.broadcast_to(np.arange(G)[:, None], (G, R))
     rng = np.random.default_rng(seed)
-    orders = []
+    shuffles = []  # each draw's matrix, every question's answers in a random order
     for _draw in range(draws):
         keys = rng.random((G, R))
         keys[~present] = 2.0  # absent repetitions sort last
-        orders.append(np.argsort(keys, axis=1))
+        shuffles.append(np.take_along_axis(matrix, np.argsort(keys, axis=1), axis=1))
     everything = matrix[present]
     variance = float(everything.var(ddof=1)) if everything.size > 1 else math.nan
     q = intervals.quantile(alpha=alpha, df=G - 1) if G > 1 else math.inf
@@ -133,10 +133,10 @@ def width_curve(
     sizes = present.sum(axis=1)
     points = []
     for r in range(1, R + 1):
-        used_orders = orders if np.any(sizes > r) else orders[:1]
+        used_shuffles = shuffles if np.any(sizes > r) else shuffles[:1]
         widths, used = [], []
-        for order in used_orders:
-            shuffled = np.take_along_axis(matrix, order, axis=1)[:, :r]
+        for whole in used_shuffles:
+            shuffled = whole[:, :r]
             keep = ~np.isnan(shuffled)
             values = shuffled[keep]
             interval = means.classical_mean(y=values, alpha=alpha, clusters=rows_index[:, :r][keep])
@@ -154,7 +154,7 @@ def width_curve(
                 r=r,
                 mean_width=float(np.mean(finite)) if finite else math.nan,
                 predicted_width=predicted,
-                draws=len(used_orders),
+                draws=len(used_shuffles),
                 answers=float(np.mean(used)),
             )
         )

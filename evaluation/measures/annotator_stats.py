@@ -18,7 +18,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -248,3 +248,19 @@ def reliability(*, pairs: list[tuple[int, int]], anchored: bool) -> Reliability:
         anchored=anchored,
         kappa_interval=bootstrap_kappa([a for a, _ in pairs], [b for _, b in pairs]),
     )
+
+
+def with_leases(
+    *, rows: list[PersonStage], leases: Mapping[tuple[int, str], int], mode: str
+) -> list[PersonStage]:
+    """``rows`` (:func:`person_stages` without leases) with the live ``leases`` by (user id,
+    stage): a row's count set, a row added for a person who holds leases at a stage where they
+    have no label yet; ordered as :func:`person_stages` orders them."""
+    order = {LABEL: 0, REVIEW: 1, ADJUDICATION: 2}
+    merged = {
+        (row.user_id, row.stage): replace(row, leases=leases.get((row.user_id, row.stage), 0)) for row in rows
+    }
+    missing = {key: count for key, count in leases.items() if key not in merged}
+    for row in person_stages(mode=mode, states={}, slots={}, leases=missing, gaps=()):
+        merged[(row.user_id, row.stage)] = row
+    return [merged[key] for key in sorted(merged, key=lambda key: (key[0], order.get(key[1], 3)))]

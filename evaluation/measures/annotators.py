@@ -3,7 +3,8 @@ the blind pairs' agreement and the criterion's reliability (``evaluation.measure
 
 Human labels only: no judge output is read here. In ``evaluation`` rather than ``annotation``
 because the rates' Wilson interval lives in ``inference.intervals`` (annotation never imports
-evaluation). Five queries whatever the number of criteria, people and labels.
+evaluation). A constant number of queries whatever the number of criteria, people and labels;
+what the labels alone give is kept in the page cache, keyed on the campaign's labels.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth.models import User
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef
 
 from annotation.models import AnnotationMode, Assignment, Campaign, Criterion, Label
 from annotation.workflow.agreement import second_look
 from annotation.workflow.state import campaign_unit_states
+from evaluation import page_cache
 from evaluation.measures.annotator_stats import (
     PairAgreement,
     PersonStage,
@@ -26,6 +28,7 @@ from evaluation.measures.annotator_stats import (
     label_gaps,
     person_stages,
     reliability,
+    with_leases,
 )
 
 
@@ -72,11 +75,21 @@ def campaign_criteria(*, campaign: Campaign) -> list[Criterion]:
     return list(campaign.criteria.annotate(has_human_labels=Exists(people)).order_by("name"))
 
 
-def annotators_page(
-    *, campaign: Campaign, criteria: list[Criterion], chosen: Criterion | None, now: datetime
-) -> AnnotatorsPage:
-    """The page's figures for ``campaign`` (its ``criteria``, as :func:`campaign_criteria` gives
-    them) with the detail of ``chosen``; leases are live at ``now``. Four queries."""
+@dataclass(frozen=True)
+class _LabelledFigures:
+    """What the page reads from the labels alone (cached on them): every criterion's reliability,
+    and for the chosen one each person's rows without their live leases and the blind pairs."""
+
+    criteria: list[CriterionFigures]
+    rows: list[PersonStage]
+    pairs: list[PairAgreement]
+
+
+def _labelled_figures(
+    *, campaign: Campaign, criteria: list[Criterion], chosen: Criterion | None
+) -> _LabelledFigures:
+    """Three queries: the label states, the slots of the chosen criterion's filled assignments,
+    the campaign's label timeline."""
     states = campaign_unit_states(campaign=campaign, labelled_by_people=True)
     anchored = campaign.annotation_mode != AnnotationMode.BLIND_DOUBLE
     figures = []
@@ -89,16 +102,10 @@ def annotators_page(
     pairs_table: list[PairAgreement] = []
     if chosen is not None:
         chosen_states = states.get(chosen.pk, {})
-        slots: dict[int, int] = {}
-        leases: dict[tuple[int, str], int] = defaultdict(int)
-        held = Assignment.objects.filter(criterion=chosen).filter(
-            Q(label__isnull=False) | Q(label__isnull=True, expires_at__gt=now)
+        # A filled assignment's slot is written with its label: the labels' version covers it.
+        slots = dict(
+            Assignment.objects.filter(criterion=chosen, label__isnull=False).values_list("label_id", "slot")
         )
-        for user_id, stage, slot, label_id in held.values_list("user_id", "stage", "slot", "label_id"):
-            if label_id is None:
-                leases[(user_id, stage)] += 1
-            else:
-                slots[label_id] = slot
         timeline = (
             Label.objects.filter(criterion__campaign=campaign, user__isnull=False)
             .order_by("user_id", "created_at", "id")
@@ -113,10 +120,42 @@ def annotators_page(
             if criterion_id == chosen.pk
         ]
         rows = person_stages(
-            mode=campaign.annotation_mode, states=chosen_states, slots=slots, leases=leases, gaps=gaps
+            mode=campaign.annotation_mode, states=chosen_states, slots=slots, leases={}, gaps=gaps
         )
         if campaign.annotation_mode == AnnotationMode.BLIND_DOUBLE:
             pairs_table = blind_pairs(chosen_states.values())
+    return _LabelledFigures(criteria=figures, rows=rows, pairs=pairs_table)
+
+
+def annotators_page(
+    *, campaign: Campaign, criteria: list[Criterion], chosen: Criterion | None, now: datetime
+) -> AnnotatorsPage:
+    """The page's figures for ``campaign`` (its ``criteria``, as :func:`campaign_criteria` gives
+    them) with the detail of ``chosen``; leases are live at ``now``. What the labels alone give
+    is kept in the page cache (``evaluation.page_cache``) under the campaign's labels: on a hit,
+    three queries (the labels' version, the live leases, the names), six otherwise."""
+    key = [
+        *page_cache.campaign_key(campaign),
+        page_cache.labels_version(campaign=campaign),
+        [(criterion.pk, criterion.name) for criterion in criteria],
+        chosen.pk if chosen is not None else None,
+    ]
+    labelled = page_cache.cached(
+        "annotators", key, lambda: _labelled_figures(campaign=campaign, criteria=criteria, chosen=chosen)
+    )
+    # The cached criteria are copies: the page shows the ones it was given.
+    figures = [
+        CriterionFigures(criterion=criterion, reliability=figure.reliability)
+        for criterion, figure in zip(criteria, labelled.criteria, strict=True)
+    ]
+    rows = labelled.rows
+    if chosen is not None:
+        leases: dict[tuple[int, str], int] = defaultdict(int)
+        live = Assignment.objects.filter(criterion=chosen, label__isnull=True, expires_at__gt=now)
+        for user_id, stage in live.values_list("user_id", "stage"):
+            leases[(user_id, stage)] += 1
+        rows = with_leases(rows=rows, leases=leases, mode=campaign.annotation_mode)
+    pairs_table = labelled.pairs
     people = {row.user_id for row in rows} | {p for pair in pairs_table for p in (pair.a, pair.b)}
     names = dict(User.objects.filter(pk__in=people).values_list("pk", "username")) if people else {}
     return AnnotatorsPage(

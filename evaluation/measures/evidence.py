@@ -14,6 +14,8 @@ from __future__ import annotations
 import csv
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,7 @@ from annotation.errors import FieldError, refusal
 from annotation.models import AnswerSource, Campaign, Criterion, Label, Level, Question, Unit
 from annotation.spreadsheets import Writable, neutralise_row
 from annotation.workflow.state import final_labels
+from evaluation import page_cache
 from evaluation.estimates.params import OVERALL
 from evaluation.measures.coverage import (
     ATTEST,
@@ -43,8 +46,9 @@ from inference.bootstrap import Mean, question_bootstrap_means
 from inference.intervals import check_alpha
 
 SHARE_BINS = 10
-# Answers whose chunks are read per query.
-ANSWER_BATCH = 500
+_UNSEEN = object()
+# Retrieved chunks read per round trip of the streamed query.
+SOURCES_CHUNK = 5000
 
 
 class EvidenceError(FieldError):
@@ -136,7 +140,7 @@ def _means_by_theme(
     result: dict[str, list[Mean]] = {}
     for theme in [*themes, OVERALL]:
         chosen = [r for r in rows if theme == OVERALL or r[0] == theme]
-        if all(v is not None for r in chosen for v in r[2]):
+        if all(None not in r[2] for r in chosen):
             values = np.array([r[2] for r in chosen], dtype=float).reshape(len(chosen), width)
             result[theme] = question_bootstrap_means(
                 values=values, questions=[r[1] for r in chosen], alpha=alpha
@@ -165,6 +169,7 @@ def evidence_report(
     correct: int | None = None,
     fit_budget: int | None = None,
     conventions: Conventions = ATTEST,
+    cached: bool = False,
 ) -> EvidenceReport:
     """Evidence coverage at each of ``budgets`` and ranking metrics at each of ``ks``, per theme
     and overall, each a mean over answers with a bootstrap interval over questions (level
@@ -175,9 +180,14 @@ def evidence_report(
     ``fit_budget`` (default: the largest budget) against the final human labels: the share of
     each category along the sorted scores and the thresholds h (category ``insufficient``
     below it) and k (category ``correct`` above it). Raises EvidenceError naming the option at
-    fault. A constant number of queries plus one per ANSWER_BATCH answers. ``conventions``: how
+    fault. A constant number of queries, whatever the number of answers. ``conventions``: how
     the coverage is computed (``coverage.Conventions``: the chunks' join, NFC, what a budget
     counts, the authors' N - 1 units and short answers left out).
+
+    ``cached``: what the answers give (everything but the calibration) is kept in the page cache
+    (``evaluation.page_cache``) under the parameters and the campaign's answers (an import
+    brings the gold evidence and the chunks with them): one query on a hit, and the
+    calibration, which reads the labels, is computed on each call (two queries).
     """
     budgets = sorted(budgets)
     ks = sorted(ks)
@@ -217,6 +227,54 @@ def evidence_report(
         if fit_budget not in budgets:
             raise _refuse("fit_budget", _("fit_budget: must be one of the budgets"))
 
+    fit_index = budgets.index(fit_budget) if chosen is not None and fit_budget is not None else None
+
+    def measure() -> tuple[EvidenceReport, dict[int, float]]:
+        return _answer_measures(
+            campaign=campaign,
+            budgets=budgets,
+            ks=ks,
+            alpha=alpha,
+            fit_index=fit_index,
+            conventions=conventions,
+        )
+
+    if cached:
+        key = [
+            *page_cache.campaign_key(campaign),
+            page_cache.answers_version(campaign),
+            budgets,
+            ks,
+            alpha,
+            fit_index,
+            conventions,
+        ]
+        report, scores = page_cache.cached("evidence", key, measure)
+        report.campaign = campaign
+    else:
+        report, scores = measure()
+    if chosen is not None and fit_budget is not None and insufficient is not None and correct is not None:
+        report.calibration = _calibration(
+            criterion=chosen,
+            scores=scores,
+            budget=fit_budget,
+            insufficient=insufficient,
+            correct=correct,
+        )
+    return report
+
+
+def _answer_measures(
+    *,
+    campaign: Campaign,
+    budgets: list[int],
+    ks: list[int],
+    alpha: float,
+    fit_index: int | None,
+    conventions: Conventions,
+) -> tuple[EvidenceReport, dict[int, float]]:
+    """The report's coverage and ranking means (no calibration), and each answer's coverage at
+    ``budgets[fit_index]`` by answer id (empty without ``fit_index``)."""
     report = EvidenceReport(
         campaign=campaign, budgets=list(budgets), ks=list(ks), alpha=alpha, conventions=conventions
     )
@@ -238,40 +296,53 @@ def evidence_report(
     coverage_rows: list[tuple[str, int, list[float | None]]] = []
     retrieval_rows: list[tuple[str, int, list[float]]] = []
     scores: dict[int, float] = {}  # answer pk -> coverage at fit_budget
-    fit_index = budgets.index(fit_budget) if chosen is not None and fit_budget is not None else None
     names = metric_names(ks)
     answers = list(
         campaign.answers.filter(question_id__in=list(questions))
         .order_by("pk")
         .values_list("pk", "question_id")
     )
-    for start in range(0, len(answers), ANSWER_BATCH):
-        batch = answers[start : start + ANSWER_BATCH]
-        chunks: dict[int, list[tuple[str, str]]] = {pk: [] for pk, _ in batch}
-        for answer_id, text, external_id in (
-            AnswerSource.objects.filter(answer_id__in=list(chunks))
-            .order_by("answer_id", "rank")
-            .values_list("answer_id", "chunk__text", "chunk__external_id")
-        ):
-            chunks[answer_id].append((text, external_id))
-        for answer_id, question_id in batch:
-            theme, passages, gold_ids = questions[question_id]
-            retrieved = chunks[answer_id]
-            if passages:
-                coverage = coverage_at_budgets(
-                    passages=passages,
-                    chunks=[text for text, _ in retrieved],
-                    budgets=budgets,
-                    conventions=conventions,
+    # Every retrieved chunk of the campaign's answers in one streamed query, in answer then rank
+    # order, walked beside the answers (also in id order).
+    sources = groupby(
+        AnswerSource.objects.filter(answer__campaign=campaign)
+        .order_by("answer_id", "rank")
+        .values_list("answer_id", "chunk__text", "chunk__external_id")
+        .iterator(chunk_size=SOURCES_CHUNK),
+        key=itemgetter(0),
+    )
+    pending = next(sources, None)
+    # (question, retrieved chunks' texts or ids) -> coverage per budget, ranking metrics.
+    covered: dict[tuple[int, tuple[str, ...]], Any] = {}
+    ranked_values: dict[tuple[int, tuple[str, ...]], list[float]] = {}
+    for answer_id, question_id in answers:
+        while pending is not None and pending[0] < answer_id:
+            pending = next(sources, None)
+        retrieved: list[tuple[str, str]] = []
+        if pending is not None and pending[0] == answer_id:
+            retrieved = [(text, external_id) for _, text, external_id in pending[1]]
+        theme, passages, gold_ids = questions[question_id]
+        if passages:
+            # The repetitions of a question often retrieve the same chunks: computed once.
+            read = tuple(text for text, _ in retrieved)
+            known = covered.get((question_id, read), _UNSEEN)
+            if known is _UNSEEN:
+                known = covered[(question_id, read)] = coverage_at_budgets(
+                    passages=passages, chunks=list(read), budgets=budgets, conventions=conventions
                 )
-                if coverage is not None:
-                    coverage_rows.append((theme, question_id, coverage))
-                    fitted = coverage[fit_index] if fit_index is not None else None
-                    if fitted is not None:
-                        scores[answer_id] = fitted
-            if gold_ids:
-                metrics = ranking_metrics(ranked=[i for _, i in retrieved], gold=gold_ids, ks=ks)
-                retrieval_rows.append((theme, question_id, [metrics[name] for name in names]))
+            coverage = known
+            if coverage is not None:
+                coverage_rows.append((theme, question_id, coverage))
+                fitted = coverage[fit_index] if fit_index is not None else None
+                if fitted is not None:
+                    scores[answer_id] = fitted
+        if gold_ids:
+            ranked = tuple(i for _, i in retrieved)
+            values = ranked_values.get((question_id, ranked))
+            if values is None:
+                metrics = ranking_metrics(ranked=list(ranked), gold=gold_ids, ks=ks)
+                values = ranked_values[(question_id, ranked)] = [metrics[name] for name in names]
+            retrieval_rows.append((theme, question_id, values))
     if coverage_rows:
         report.coverage = _means_by_theme(rows=coverage_rows, width=len(budgets), alpha=alpha)
     if retrieval_rows:
@@ -279,27 +350,27 @@ def evidence_report(
             theme: dict(zip(names, means, strict=True))
             for theme, means in _means_by_theme(rows=retrieval_rows, width=len(names), alpha=alpha).items()
         }
-    if chosen is not None and fit_budget is not None and insufficient is not None and correct is not None:
-        report.calibration = _calibration(
-            criterion=chosen,
-            scores=scores,
-            budget=fit_budget,
-            insufficient=insufficient,
-            correct=correct,
-        )
-    return report
+    return report, scores
 
 
 def _calibration(
     *, criterion: Criterion, scores: dict[int, float], budget: int, insufficient: int, correct: int
 ) -> Calibration:
+    # The criterion's final labels (its labelled units only, by unit id), then the answers of
+    # those of its units that are answer-level: two queries that read labelled units only.
+    finals = final_labels(criterion=criterion)
     units = dict(
         Unit.objects.filter(
-            campaign_id=criterion.campaign_id, level=Level.ANSWER, answer_id__in=list(scores)
+            campaign_id=criterion.campaign_id,
+            level=Level.ANSWER,
+            pk__in=Label.objects.filter(criterion=criterion).values("unit_id"),
         ).values_list("pk", "answer_id")
     )
-    labels = final_labels(criterion=criterion, unit_ids=list(units))
-    pairs = [(scores[units[unit_id]], value) for unit_id, value in labels.items()]
+    pairs = [
+        (scores[units[unit_id]], value)
+        for unit_id, value in finals.items()
+        if unit_id in units and units[unit_id] in scores
+    ]
     categories = criterion_categories(criterion)
     return Calibration(
         criterion=criterion.name,

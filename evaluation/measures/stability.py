@@ -38,6 +38,7 @@ from annotation.criteria.categories import is_categorical
 from annotation.errors import refusal
 from annotation.models import Answer, Campaign, Criterion, Label, Level, Unit
 from annotation.workflow import final_labels
+from evaluation import page_cache
 from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice
 from evaluation.estimates.inputs import ID_CHUNK
@@ -420,6 +421,66 @@ def compute_stability(
         ),
         empty=empty,
     )
+
+
+@dataclass(frozen=True)
+class StabilityParams:
+    """What :func:`compute_stability` is asked for (its keyword arguments)."""
+
+    campaign: Campaign
+    measure: Measure
+    source: str = JUDGE
+    judge: Judge | None = None
+    alpha: float = 0.05
+    draws: int = DEFAULT_DRAWS
+    seed: int = DEFAULT_SEED
+
+
+def stability_key(params: StabilityParams) -> list[Any] | None:
+    """What :func:`compute_stability`'s result depends on, for the page cache
+    (``evaluation.page_cache``): its parameters, the campaign's answers and what the values are
+    read from (the judge's judgments of the criterion, or its human labels; a metric's come from
+    the answers). Two queries, one for a metric; None for a criterion named without its row."""
+    campaign, measure, judge = params.campaign, params.measure, params.judge
+    key: list[Any] = [
+        *page_cache.campaign_key(campaign),
+        page_cache.answers_version(campaign),
+        measure.key,
+        params.source if measure.kind != METRIC else METRIC,
+        judge.pk if judge is not None else None,
+        params.alpha,
+        params.draws,
+        params.seed,
+    ]
+    if measure.kind == METRIC:
+        return key
+    criterion = measure.criterion
+    if criterion is None:
+        return None
+    key += [criterion.pk, criterion.level]
+    if params.source == JUDGE and judge is not None and judge.campaign_id == campaign.pk:
+        key.append(page_cache.judgments_version(criterion=criterion, judge=judge))
+    elif params.source == HUMAN:
+        key.append(page_cache.labels_version(criterion=criterion))
+    return key
+
+
+def cached_stability(params: StabilityParams, *, key: list[Any] | None) -> Stability:
+    """:func:`compute_stability` of ``params``, kept in the page cache under ``key``
+    (:func:`stability_key` of ``params``; None: computed now)."""
+
+    def compute() -> Stability:
+        return compute_stability(
+            campaign=params.campaign,
+            measure=params.measure,
+            source=params.source,
+            judge=params.judge,
+            alpha=params.alpha,
+            draws=params.draws,
+            seed=params.seed,
+        )
+
+    return compute() if key is None else page_cache.cached("stability", key, compute)
 
 
 def _group_json(group: GroupStability) -> dict[str, Any]:

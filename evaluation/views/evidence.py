@@ -49,6 +49,7 @@ def _report(request: AppRequest, slug: str) -> tuple[Campaign, set[str], Evidenc
                 insufficient=data["insufficient_category"] if criterion else None,
                 correct=data["correct_category"] if criterion else None,
                 fit_budget=data["fit_budget"] if criterion else None,
+                cached=True,
             )
         except EvidenceError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.reason)
@@ -58,7 +59,7 @@ def _report(request: AppRequest, slug: str) -> tuple[Campaign, set[str], Evidenc
 def _others(form: EvidenceForm, report: EvidenceReport) -> list[EvidenceReport]:
     """The reports of the campaigns chosen to stand beside this one (no calibration)."""
     return [
-        evidence_report(campaign=other, budgets=report.budgets, ks=report.ks, alpha=report.alpha)
+        evidence_report(campaign=other, budgets=report.budgets, ks=report.ks, alpha=report.alpha, cached=True)
         for other in form.cleaned_data["other"]
     ]
 

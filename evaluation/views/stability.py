@@ -13,15 +13,20 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.utils.text import slugify
+from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, get_campaign_for
+from evaluation import page_cache
 from evaluation.forms.measures import StabilityForm
 from evaluation.measures import stability
 from evaluation.reports import measure_tables
 from evaluation.views.downloads import measure_file
 from evaluation.views.reports import VIEWERS
+
+QUESTIONS_TABLE = "evaluation/_stability_questions.html"
 
 
 def _computed(request: AppRequest, slug: str) -> tuple[dict[str, Any], bool]:
@@ -38,7 +43,7 @@ def _computed(request: AppRequest, slug: str) -> tuple[dict[str, Any], bool]:
         "errors": form.messages(),
     }
     if valid and params.measure is not None and not params.no_judge:
-        context["result"] = stability.compute_stability(
+        figures = stability.StabilityParams(
             campaign=campaign,
             measure=params.measure,
             source=params.source,
@@ -47,6 +52,8 @@ def _computed(request: AppRequest, slug: str) -> tuple[dict[str, Any], bool]:
             draws=params.draws,
             seed=params.seed,
         )
+        context["key"] = key = stability.stability_key(figures)
+        context["result"] = stability.cached_stability(figures, key=key)
     return context, valid
 
 
@@ -56,6 +63,15 @@ def stability_page(request: AppRequest, slug: str) -> HttpResponse:
     """The stability of the measure the form names (defaults: the first criterion, the judge's
     labels); 400 with the form's messages for a bad parameter."""
     context, valid = _computed(request, slug)
+    key = context.get("key")
+    if key is not None:
+        # A row per question, rendered once per language and kept beside the figures.
+        table = {"result": context["result"]}
+        context["questions_table"] = page_cache.cached(
+            "stability-questions",
+            [*key, get_language()],
+            lambda: render_to_string(QUESTIONS_TABLE, table),
+        )
     return render(request, "evaluation/stability.html", context, status=200 if valid else 400)
 
 

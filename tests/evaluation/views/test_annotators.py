@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from annotation.models import AnnotationMode, Criterion, Role, Stage
+from annotation.workflow import next_unit
 from tests.factories import add_member, label_at, make_campaign, make_user, reviewed_work, sampled
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -164,9 +165,38 @@ def test_a_constant_number_of_queries_whatever_the_number_of_labels(
         add_member(campaign=campaign, user=adjudicator, roles=[Role.ADJUDICATOR])
         reviewed_work(campaign, annotator, reviewer, adjudicator, units=units)
         client = client_for(manager)
-        # Session, user, campaign, roles, criteria, label states, slots and leases, timeline, names.
-        with django_assert_num_queries(9):
+        # Session, user, campaign, roles, criteria, the labels' version, label states, slots,
+        # timeline, live leases, names.
+        with django_assert_num_queries(11):
             response = client.get(url(campaign))
         assert response.status_code == 200
+        # Again, nothing labelled since: what the labels give comes from the cache.
+        with django_assert_num_queries(8):
+            again = client.get(url(campaign))
+        assert again.context["page"].rows == response.context["page"].rows
         counts.append(len(Criterion.objects.filter(campaign=campaign)))
     assert counts[0] == counts[1]
+
+
+def test_a_new_label_and_a_new_lease_show_at_once(db, client_for):
+    campaign = make_campaign()
+    manager, annotator, reviewer, adjudicator = (make_user() for _ in range(4))
+    add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
+    add_member(campaign=campaign, user=annotator, roles=[Role.ANNOTATOR])
+    add_member(campaign=campaign, user=reviewer, roles=[Role.REVIEWER])
+    add_member(campaign=campaign, user=adjudicator, roles=[Role.ADJUDICATOR])
+    criterion = reviewed_work(campaign, annotator, reviewer, adjudicator, units=5)
+    client = client_for(manager)
+
+    def rows() -> dict[tuple[int, str], tuple[int, int]]:
+        page = client.get(url(campaign)).context["page"]
+        return {(row.user_id, row.stage): (row.labels, row.leases) for row in page.rows}
+
+    before = rows()
+    assert before[(annotator.pk, "label")] == (5, 0) and before[(reviewer.pk, "review")] == (3, 1)
+    # The reviewer labels the unit they hold (a label: the cached figures are read again),
+    # then takes the fifth unit (a lease alone: the live leases are read on every request).
+    label_at(at(5000), reviewer, criterion, Stage.REVIEW, 1)
+    assert rows()[(reviewer.pk, "review")] == (4, 0)
+    assert next_unit(user=reviewer, criterion=criterion, stage=Stage.REVIEW) is not None
+    assert rows()[(reviewer.pk, "review")] == (4, 1)

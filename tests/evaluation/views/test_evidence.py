@@ -8,7 +8,8 @@ import io
 import pytest
 from django.urls import reverse
 
-from annotation.models import Criterion, Level, Unit
+from annotation.models import Criterion, Level, Question, Unit
+from evaluation.measures.evidence import report_as_json
 from tests.factories import import_label, make_answer
 
 pytestmark = pytest.mark.django_db
@@ -73,8 +74,32 @@ def test_the_page_reads_in_a_bounded_number_of_queries(
 ):
     client = client_for(manager)
     client.get(url(gold))
-    with django_assert_max_num_queries(14):
-        client.get(url(gold, budgets="100,200", k="1,5"))
+    with django_assert_max_num_queries(15):
+        first = client.get(url(gold, budgets="100,200", k="1,5"))
+    # Asked again, nothing imported or labelled since: the report comes from the cache.
+    with django_assert_max_num_queries(13):
+        again = client.get(url(gold, budgets="100,200", k="1,5"))
+    assert report_as_json(again.context["report"]) == report_as_json(first.context["report"])
+
+
+def test_the_cached_report_follows_a_new_answer_an_edited_question_and_a_label(gold, manager, client_for):
+    client = client_for(manager)
+
+    def report():
+        return client.get(url(gold, "evaluation:evidence_json")).json()
+
+    before = report()
+    question = Question.objects.get(campaign=gold, theme="Finance")
+    answer = make_answer(campaign=gold, question=question, chunk_ids=("c1",))
+    after_import = report()
+    assert after_import["coverage"]["Finance"][0]["n"] == before["coverage"]["Finance"][0]["n"] + 1
+    question.gold_evidence = [{"text": "Texte c1.", "chunk_id": "c3"}]
+    question.save()  # as the admin saves it
+    edited = report()
+    assert edited["retrieval"]["Finance"] != after_import["retrieval"]["Finance"]
+    relevance = Criterion.objects.get(campaign=gold, name="relevance")
+    import_label(unit=Unit.objects.get(answer=answer, level=Level.ANSWER), criterion=relevance, value=1)
+    assert report()["calibration"]["labelled"] == edited["calibration"]["labelled"] + 1
 
 
 def test_a_bad_parameter_is_named_with_a_400(gold, manager, client_for):

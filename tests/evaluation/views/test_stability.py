@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.models import Answer, Criterion, Question, Unit
 from evaluation.measures import stability
-from evaluation.models import Judge
+from evaluation.models import Judge, Judgment
 from evaluation.reports import measure_tables
 from tests.evaluation.measures.test_stability import repeated
 from tests.factories import import_label, make_answer, make_judge
@@ -178,17 +178,42 @@ def test_a_constant_number_of_queries_whatever_the_number_of_answers(
     campaign, analyst, judge, client_for, django_assert_num_queries
 ):
     client = client_for(analyst)
-    # Session, user, campaign, roles, criteria, judges, judge labels per answer, answers.
+    # Session, user, campaign, roles, criteria, judges, the answers' and the judgments' versions,
+    # judge labels per answer, answers.
+    with django_assert_num_queries(10):
+        first = client.get(url(campaign))
+    # Nothing recorded since: the figures come from the cache.
     with django_assert_num_queries(8):
-        assert client.get(url(campaign)).status_code == 200
+        again = client.get(url(campaign))
+    assert stability.stability_as_json(stability=again.context["result"]) == stability.stability_as_json(
+        stability=first.context["result"]
+    )
     repeated(
         campaign,
         {f"HR-{i}": [1, 0, 1, 1] for i in range(6)},
         judge=judge,
         criterion=Criterion.objects.get(campaign=campaign, name="relevance"),
     )
-    with django_assert_num_queries(8):
-        assert client.get(url(campaign)).status_code == 200
+    with django_assert_num_queries(10):
+        response = client.get(url(campaign))
+    assert response.context["result"].overall.questions == first.context["result"].overall.questions + 6
+
+
+def test_a_new_judgment_or_label_moves_the_figures_at_once(campaign, analyst, judge, client_for):
+    client = client_for(analyst)
+    relevance = Criterion.objects.get(campaign=campaign, name="relevance")
+    rate = client.get(url(campaign)).context["result"].overall.estimate.mean
+    # A retry that succeeds updates its judgment in place: the count does not move, the time does.
+    judgment = Judgment.objects.filter(judge=judge, criterion=relevance, value=0).first()
+    judgment.value = 1
+    judgment.save()
+    moved = client.get(url(campaign)).context["result"].overall.estimate.mean
+    assert moved > rate
+    human = url(campaign) + "?source=human"
+    assert client.get(human).context["result"].overall.questions == 0
+    unit = Unit.objects.filter(answer__question__external_id="IT-1", level="answer").first()
+    import_label(unit=unit, criterion=relevance, value=1)
+    assert client.get(human).context["result"].overall.answers == 1
 
 
 def test_csv_has_one_row_per_question_with_formulas_neutralised(campaign, analyst, judge, client_for):
