@@ -8,7 +8,9 @@
 "Large bench v2", so that the compare page compares them question by question and v2's report
 finds v1 as its previous version. Each version has:
 
-- 1,000 questions in five themes and four difficulties, 500 source chunks;
+- 1,000 questions in five themes and four difficulties, each with gold evidence (two chunks'
+  texts and ids: one that its answers with sources retrieve first, one they never retrieve),
+  500 source chunks;
 - ``units`` answers, each an answer-level unit; one answer in ten (at least 1,000, at most all)
   has two sentences (sentence-level units), the first citing one of the answer's three retrieved
   chunks (a citation-level unit);
@@ -219,6 +221,25 @@ def build_corpus(*, campaign, units: int, judged: int, rates: dict[str, float], 
     return {"imported": imported.pk, "lexical": lexical.pk, **criteria}
 
 
+def add_gold_evidence(*, campaign, cursor) -> None:
+    """Every question's gold evidence (the evidence page's coverage and ranking): the texts and
+    ids of two chunks, the first the one every answer to the question retrieves first, the
+    second one it never retrieves (sources are ``(7 i + 13 r) mod CHUNKS`` for ranks 1 to 3)."""
+    cursor.execute(
+        """UPDATE annotation_question q
+           SET gold_evidence = jsonb_build_array(
+                   jsonb_build_object('text', c1.text, 'chunk_id', c1.external_id),
+                   jsonb_build_object('text', c2.text, 'chunk_id', c2.external_id))
+           FROM (SELECT id, substr(external_id, 2)::int AS n FROM annotation_question
+                 WHERE campaign_id = %(c)s) AS numbered,
+                annotation_sourcechunk c1, annotation_sourcechunk c2
+           WHERE q.id = numbered.id AND c1.campaign_id = %(c)s AND c2.campaign_id = %(c)s
+             AND c1.external_id = 'C' || lpad(((numbered.n * 7 + 13) %% %(chunks)s)::text, 4, '0')
+             AND c2.external_id = 'C' || lpad(((numbered.n * 7 + 100) %% %(chunks)s)::text, 4, '0')""",
+        {"c": campaign.pk, "chunks": CHUNKS},
+    )
+
+
 def add_correctness(*, campaign, judged: int, cursor) -> int:
     """The five-category criterion correctness (the demo's) with the imported judge's categories
     on the first ``judged`` answers; its id."""
@@ -393,6 +414,7 @@ def build_large(
             ids = build_corpus(
                 campaign=campaign, units=units, judged=judged, rates=RATES[index], cursor=cursor
             )
+            add_gold_evidence(campaign=campaign, cursor=cursor)
             if index == 0:
                 ids[CORRECTNESS] = add_correctness(campaign=campaign, judged=judged, cursor=cursor)
             for slot, criterion in enumerate(BINARY_CRITERIA):
