@@ -1,14 +1,20 @@
-"""Server time of the analyst's heavy pages at the demo's size, through the whole Django stack.
+"""Server time of the analyst's heavy pages, through the whole Django stack, at three sizes.
 
-    python bench/pages_bench.py [--n 20] [--only report,compare] [--profile PAGE] [--top 30]
+    python bench/pages_bench.py [--size demo|50k|1m] [--n 20] [--only report,compare]
+                                [--profile PAGE] [--top 30] [--keep]
 
-A fresh database gets the demo (``evaluation.demo.campaign.load_demo``: two versions of the
-assistant, 120 answers each, labels, judgments, samples, snapshots): a SQLite file
-(``var/attest_pages_bench.sqlite3``, remade each run) by default; with ``DATABASE_URL`` set to a
-PostgreSQL server, a database ``attest_pages_bench`` made on that server and dropped after (the
-database the URL names is left alone). The demo's manager (who may read every page here) is
-logged in with the Django test client; each page is asked for once to warm it, then ``--n``
-times back to back. Prints per page the median and the 90th percentile of the milliseconds per
+``--size demo`` (the default): a fresh database gets the demo (``evaluation.demo.campaign.load_demo``:
+two versions of the assistant, 120 answers each, labels, judgments, samples, snapshots).
+``--size 50k`` and ``--size 1m``: it gets two versions of 50,000 or 1,000,000 judged answers each
+(``bench.large_campaign.build_large``: sentences and citations on one answer in ten, 3,000
+human labels per criterion by several people, samples, snapshots), PostgreSQL only. The
+database: a SQLite file (``var/attest_pages_bench.sqlite3``, remade each run) by default; with
+``DATABASE_URL`` set to a PostgreSQL server, a database ``attest_pages_bench`` (``_50k``,
+``_1m``) made on that server and dropped after (the database the URL names is left alone);
+``--keep`` keeps it, and a later run with ``--keep`` reads it again instead of building it
+(caches excepted, nothing the pages do writes to it). The manager (who may read every page here)
+is logged in with the Django test client; each page is asked for once to warm it, then ``--n``
+times back to back. Prints per page the 50th and the 95th percentile of the milliseconds per
 request (the client's call: middleware, view, template, the response's bytes), the SQL queries
 one more request ran (``CaptureQueriesContext``, apart from the timed ones since capturing costs
 time), the response's size, and the time of the first request (templates compiled, modules
@@ -38,14 +44,25 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 DATABASE = "attest_pages_bench"
+# What each size builds: None for the demo, else build_large's arguments.
+SIZES: dict[str, dict[str, int] | None] = {
+    "demo": None,
+    "50k": {"units": 50_000, "judged": 50_000, "labels": 3000},
+    "1m": {"units": 1_000_000, "judged": 1_000_000, "labels": 3000},
+}
 
 
 @contextmanager
-def fresh_database() -> Iterator[str]:
-    """Point Django at an empty database, migrate it; yield the engine's name; drop it after."""
+def fresh_database(*, size: str = "demo", keep: bool = False) -> Iterator[tuple[str, bool]]:
+    """Point Django at an empty database, migrate it; yield the engine's name and whether the
+    database was there already (``keep``: kept from an earlier run, not dropped after)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     url = os.environ.get("DATABASE_URL", "")
     server = None
+    name = DATABASE if size == "demo" else f"{DATABASE}_{size}"
+    existed = False
+    if SIZES[size] is not None and not url.startswith(("postgres://", "postgresql://")):
+        raise SystemExit(f"--size {size} needs PostgreSQL: set DATABASE_URL to a postgres:// URL")
     if url.startswith(("postgres://", "postgresql://")):
         import dj_database_url
         import psycopg
@@ -58,15 +75,20 @@ def fresh_database() -> Iterator[str]:
             "password": parsed["PASSWORD"] or None,
         }
         with psycopg.connect(**server, dbname="postgres", autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-            conn.execute(f'CREATE DATABASE "{DATABASE}"')
+            found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+            existed = keep and found is not None
+            if not existed:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                conn.execute(f'CREATE DATABASE "{name}"')
         secret = f":{server['password']}" if server["password"] else ""
         os.environ["DATABASE_URL"] = (
-            f"postgres://{server['user']}{secret}@{server['host']}:{server['port']}/{DATABASE}"
+            f"postgres://{server['user']}{secret}@{server['host']}:{server['port']}/{name}"
         )
     else:
-        path = ROOT / "var" / f"{DATABASE}.sqlite3"
-        path.unlink(missing_ok=True)
+        path = ROOT / "var" / f"{name}.sqlite3"
+        existed = keep and path.exists()
+        if not existed:
+            path.unlink(missing_ok=True)
         os.environ["DATABASE_URL"] = f"sqlite:///{path}"
     import django
 
@@ -75,16 +97,16 @@ def fresh_database() -> Iterator[str]:
 
     call_command("migrate", verbosity=0)
     try:
-        yield "postgresql" if server else "sqlite"
+        yield "postgresql" if server else "sqlite", existed
     finally:
         from django.db import connections
 
         connections.close_all()
-        if server:
+        if server and not keep:
             import psycopg
 
             with psycopg.connect(**server, dbname="postgres", autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @dataclass(frozen=True)
@@ -94,16 +116,13 @@ class Page:
     htmx: bool = False
 
 
-def pages() -> list[Page]:
-    """The pages timed, on the demo's first version (the second one beside it where two are read)."""
+def pages(*, slug: str, other_slug: str) -> list[Page]:
+    """The pages timed, on the first version (the second one beside it where two are read)."""
     from django.urls import reverse
 
     from annotation.models import Campaign
-    from evaluation.demo.campaign import DEMO_CAMPAIGN
 
-    campaign = Campaign.objects.get(name=DEMO_CAMPAIGN)
-    other = Campaign.objects.exclude(pk=campaign.pk).get()
-    slug = campaign.slug
+    other = Campaign.objects.get(slug=other_slug)
 
     def report(name: str, criterion: str = "relevance") -> str:
         return reverse(f"evaluation:{name}", args=[slug, criterion])
@@ -146,13 +165,15 @@ def ask(client, page: Page):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", choices=list(SIZES), default="demo", help="the campaigns' size")
+    parser.add_argument("--keep", action="store_true", help="keep the database; reuse a kept one")
     parser.add_argument("--n", type=int, default=20, help="timed requests per page")
     parser.add_argument("--only", default="", help="comma-separated words: pages whose name holds one")
     parser.add_argument("--profile", default="", help="pages to profile (parts of names)")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--sql", action="store_true", help="print the SQL of one request of each page")
     args = parser.parse_args()
-    with fresh_database() as engine:
+    with fresh_database(size=args.size, keep=args.keep) as (engine, existed):
         import logging
 
         from django.contrib.auth import get_user_model
@@ -160,20 +181,36 @@ def main() -> None:
         from django.test import Client
         from django.test.utils import CaptureQueriesContext
 
-        from evaluation.demo.campaign import load_demo
+        from annotation.models import Campaign
+        from bench.large_campaign import VERSIONS, build_large
+        from evaluation.demo.campaign import DEMO_CAMPAIGN, load_demo
+        from evaluation.demo.versions import SECOND_CAMPAIGN
 
         began = time.perf_counter()
-        load_demo()
-        print(f"{engine}: demo loaded in {time.perf_counter() - began:.1f} s; {args.n} requests per page")
+        build = SIZES[args.size]
+        names = (DEMO_CAMPAIGN, SECOND_CAMPAIGN) if build is None else VERSIONS
+        if existed:
+            what = "kept database read again"
+        elif build is None:
+            load_demo()
+            what = "demo loaded"
+        else:
+            build_large(**build, seed=42)
+            what = f"two versions of {build['units']:,} answers built"
+        slug, other_slug = (Campaign.objects.get(name=name).slug for name in names)
+        load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+        print(
+            f"{engine}, size {args.size}: {what} in {time.perf_counter() - began:.1f} s; "
+            f"{args.n} requests per page; load average {load}"
+        )
         logging.getLogger("axes").setLevel(logging.WARNING)  # a line per login otherwise
         client = Client()
         client.force_login(get_user_model().objects.get(username="manager"))
+        every = pages(slug=slug, other_slug=other_slug)
         chosen = [
-            page
-            for page in pages()
-            if not args.only or any(word in page.name for word in args.only.split(","))
+            page for page in every if not args.only or any(word in page.name for word in args.only.split(","))
         ]
-        print(f"{'page':<34} {'median ms':>9} {'p90 ms':>8} {'queries':>7} {'KB':>6} {'first ms':>8}")
+        print(f"{'page':<34} {'p50 ms':>8} {'p95 ms':>8} {'queries':>7} {'KB':>6} {'first ms':>8}")
         for page in chosen:
             began = time.perf_counter()
             size = len(ask(client, page).content)  # warm: templates, caches, connection
@@ -186,16 +223,16 @@ def main() -> None:
             with CaptureQueriesContext(connection) as queries:
                 ask(client, page)
             times.sort()
-            p90 = times[min(len(times) - 1, round(0.9 * (len(times) - 1)))]
+            p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
             print(
-                f"{page.name:<34} {statistics.median(times):>9.1f} {p90:>8.1f} "
+                f"{page.name:<34} {statistics.median(times):>8.1f} {p95:>8.1f} "
                 f"{len(queries):>7} {size / 1024:>6.0f} {first:>8.0f}"
             )
             if args.sql:
                 for query in queries.captured_queries:
                     print(f"    {query['sql'][:160]}")
         for wanted in filter(None, args.profile.split(",")):
-            page = next(page for page in pages() if wanted in page.name)
+            page = next(page for page in every if wanted in page.name)
             profile = cProfile.Profile()
             profile.enable()
             for _ in range(args.n):
@@ -206,6 +243,8 @@ def main() -> None:
             stats.sort_stats("cumulative").print_stats(args.top)
             print(f"\n{page.name}: functions with the most own time (top {args.top})")
             stats.sort_stats("tottime").print_stats(args.top)
+        load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+        print(f"load average at the end: {load}")
 
 
 if __name__ == "__main__":
