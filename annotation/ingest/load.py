@@ -9,15 +9,19 @@ differs from pass 1 (the file changed) raises ImportFailed and nothing is writte
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import closing
 
 from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
 from annotation.corpus.campaigns import get_or_create_campaign
-from annotation.ingest.analysis import Analysis, TextJob
+from annotation.ingest.analysis import Analysis, SentenceRow, TextJob
+from annotation.ingest.bulk import foreign_keys_checked_by_statement
 from annotation.ingest.checks import check_against_campaign
 from annotation.ingest.errors import ImportFailed, RowError
 from annotation.ingest.records import AnswerRecord
@@ -35,6 +39,11 @@ JudgeLabelSink = Callable[[Campaign, list[JudgeLabel]], int]
 # Answers written per round of bulk inserts: big enough to amortise each INSERT, small enough
 # to keep memory flat and progress moving.
 WRITE_BATCH = 500
+# Batches read and analysed waiting for their turn to be written, beside the one being written
+# and the one being read: one keeps the writes busy and memory flat.
+READY_BATCHES = 1
+# Put in the queue after the last batch.
+_DONE = object()
 
 
 def language_candidates(*, expected: str = "") -> tuple[str, ...]:
@@ -88,15 +97,16 @@ def load_file(
         result.warnings = checked.warnings + existing.warnings
         writer = Writer(campaign=campaign, existing=existing, result=result)
         previous_chunks = writer.clear(answer_pks=existing.replaced.values()) if existing.replaced else set()
-        _write_all(
-            checked=checked,
-            campaign=campaign,
-            writer=writer,
-            new_questions=len(checked.questions) - len(existing.questions),
-            candidates=language_candidates(expected=expected),
-            progress=progress,
-            judge_labels=judge_labels,
-        )
+        with foreign_keys_checked_by_statement():
+            _write_all(
+                checked=checked,
+                campaign=campaign,
+                writer=writer,
+                new_questions=len(checked.questions) - len(existing.questions),
+                candidates=language_candidates(expected=expected),
+                progress=progress,
+                judge_labels=judge_labels,
+            )
         if previous_chunks:
             writer.drop_unused_chunks(pks=previous_chunks)
         # Imported labels are final and replaced answers take their units along: the stored
@@ -158,7 +168,86 @@ def _write_all(
     progress: ProgressCallback | None,
     judge_labels: JudgeLabelSink | None,
 ) -> None:
-    """Pass 2: read the file again, analyse and write it batch by batch."""
+    """Pass 2: read the file again, analyse and write it batch by batch.
+
+    A thread reads and checks the rows and hands their text work to ``Analysis`` (worker
+    processes on big files), putting each batch it completes in a queue of READY_BATCHES; this
+    thread writes them in order. So the next batch is read and analysed while this one is
+    written: the reading runs while this thread waits on the database.
+    Whatever the reading raises (a row changed since pass 1) comes through the queue in its
+    place: the batches before it are written, then it is raised here, in the transaction.
+    """
+    result = writer.result
+    total = checked.count
+    ready: queue.Queue = queue.Queue(maxsize=READY_BATCHES)
+    stop = threading.Event()
+
+    def hand(item: object) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        batches = _analysed_batches(
+            checked=checked,
+            known=frozenset(writer.questions),
+            count=total + new_questions,
+            citation_pattern=campaign.citation_pattern,
+            candidates=candidates,
+        )
+        try:
+            with closing(batches):
+                for batch in batches:
+                    if not hand(batch):
+                        return
+            hand(_DONE)
+        except BaseException as exc:  # raised in the writing thread, in its place among the batches
+            hand(exc)
+
+    reader = threading.Thread(target=read, name="import-read", daemon=True)
+    reader.start()
+    done = 0
+    try:
+        while True:
+            item = ready.get()
+            if item is _DONE:
+                break
+            if isinstance(item, BaseException):
+                raise item
+            questions, records, analysed = item
+            judged = writer.write(questions=questions, records=records, analysed=analysed)
+            if judge_labels is None:
+                result.judge_labels.extend(judged)
+            elif judged:
+                result.judgments += judge_labels(campaign, judged)
+            done += len(records)
+            if progress is not None:
+                progress(done, total)
+    finally:
+        stop.set()
+        reader.join()
+
+
+# One batch for Writer.write: the questions it is the first to give, its records, and their
+# (language, sentences).
+Batch = tuple[list[NewQuestion], list[AnswerRecord], list[tuple[str, list[SentenceRow]]]]
+
+
+def _analysed_batches(
+    *,
+    checked: CheckedFile,
+    known: frozenset[str],
+    count: int,
+    citation_pattern: str,
+    candidates: tuple[str, ...],
+) -> Generator[Batch, None, None]:
+    """The file read again (pass 2) in batches of WRITE_BATCH answers with their text work done;
+    ``known``: the question ids the campaign holds already (their language is not detected
+    again). Touches no database: it runs beside the writes."""
     # What each analysis result belongs to, in the order jobs were handed out: a question's
     # text (its language alone) or an answer. Jobs are taken lazily, so this stays short.
     pending: deque[tuple[bool, AnswerRecord]] = deque()
@@ -166,7 +255,7 @@ def _write_all(
 
     def jobs() -> Iterator[TextJob]:
         for record in checked.records():
-            if record.question_id not in writer.questions and record.question_id not in asked:
+            if record.question_id not in known and record.question_id not in asked:
                 asked.add(record.question_id)
                 pending.append((True, record))
                 yield TextJob(answer=record.question, language_only=True)
@@ -176,30 +265,11 @@ def _write_all(
                 sentences = tuple((sentence.text, sentence.paragraph) for sentence in record.sentences)
             yield TextJob(answer=record.answer, sentences=sentences)
 
-    result = writer.result
-    total = checked.count
     questions: list[NewQuestion] = []
     records: list[AnswerRecord] = []
-    analysed: list = []
-    done = 0
-
-    def flush() -> None:
-        nonlocal done, questions, records, analysed
-        judged = writer.write(questions=questions, records=records, analysed=analysed)
-        if judge_labels is None:
-            result.judge_labels.extend(judged)
-        elif judged:
-            result.judgments += judge_labels(campaign, judged)
-        done += len(records)
-        questions, records, analysed = [], [], []
-        if progress is not None:
-            progress(done, total)
-
+    analysed: list[tuple[str, list[SentenceRow]]] = []
     with Analysis(
-        jobs=jobs(),
-        count=total + new_questions,
-        citation_pattern=campaign.citation_pattern,
-        candidates=candidates,
+        jobs=jobs(), count=count, citation_pattern=citation_pattern, candidates=candidates
     ) as analysis:
         for language, items in analysis:
             is_question, record = pending.popleft()
@@ -211,6 +281,7 @@ def _write_all(
             records.append(record)
             analysed.append((language, items))
             if len(records) >= WRITE_BATCH:
-                flush()
+                yield questions, records, analysed
+                questions, records, analysed = [], [], []
         if records:
-            flush()
+            yield questions, records, analysed

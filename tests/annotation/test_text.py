@@ -45,6 +45,27 @@ def test_no_removed_character_survives_and_the_rule_is_idempotent(text):
     assert cleaned == "".join("\n" if c in "\x0b\x0c" else c for c in text if c not in CONTROLS)
 
 
+@given(st.dictionaries(st.text(), st.text() | st.lists(st.text())), st.booleans())
+def test_a_jsonl_line_read_without_the_cleaning_walk_is_clean_already(record, ascii_only):
+    from annotation.ingest.errors import ErrorLog
+    from annotation.ingest.readers import _cleaned, _read_jsonl
+
+    line = json.dumps(record, ensure_ascii=ascii_only)
+    rows = list(_cleaned(_read_jsonl(lines=[(1, line + "\n")], errors=ErrorLog(file="x.jsonl"))))
+    assert [row.data for row in rows] == [clean_value(record)]
+    if rows[0].clean:
+        assert clean_value(record) == record
+
+
+def test_only_jsonl_lines_that_may_hold_a_control_character_are_walked_through():
+    from annotation.ingest.errors import ErrorLog
+    from annotation.ingest.readers import _read_jsonl
+
+    lines = [json.dumps(RECORDS[0]), json.dumps({"answer": "a\x00b"}), json.dumps({"answer": "a\\bc"})]
+    rows = _read_jsonl(lines=enumerate(lines, start=1), errors=ErrorLog(file="x.jsonl"))
+    assert [row.clean for row in rows] == [True, False, False]
+
+
 def _dirty(records: list[dict]) -> list[dict]:
     dirty = [dict(r) for r in records]
     dirty[0]["question"] = "Quel est\x00 le chiffre\x1b d'affaires 2023 ?"

@@ -1060,6 +1060,32 @@ def test_rows_added_or_removed_between_the_passes_are_named(tmp_path, monkeypatc
     assert [(e.row, e.field) for e in errors] == [(6, "file")]
 
 
+def test_a_failed_write_stops_the_reading_and_writes_nothing(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr("annotation.ingest.load.WRITE_BATCH", 2)
+    records = _numbered_records(9)
+    for record in records:
+        record["labels"] = {"relevance": {"llm": 1}}
+    path = write_jsonl(tmp_path / "refused-judge.jsonl", records)
+    checked = ingest.check_file(path=path)
+    before = table_counts()
+    written = []
+
+    def refuse_the_second_batch(campaign, labels):
+        written.append(len(labels))
+        if len(written) == 2:
+            raise ingest.ImportFailed([ingest.RowError(file="x", row=None, field="judge", message="no")])
+        return len(labels)
+
+    with pytest.raises(ingest.ImportFailed) as failure:
+        ingest.load_file(checked=checked, campaign_name="Refused", judge_labels=refuse_the_second_batch)
+    assert [e.field for e in failure.value.errors] == ["judge"]
+    assert written == [2, 2], "the batches after the failed one are not written"
+    assert not any(thread.name == "import-read" for thread in threading.enumerate())
+    assert table_counts() == before
+
+
 def test_the_text_analysis_takes_jobs_only_as_far_ahead_as_the_work_in_flight(monkeypatch):
     from annotation.ingest import analysis as analysis_module
 
