@@ -14,7 +14,7 @@ from annotation.models import (
     Label,
 )
 from annotation.workflow import final_labels
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import COUNT_REQUESTS, needs_chromium
 from tests.e2e.velmont import velmont_campaign
 from tests.factories import PASSWORD
 
@@ -24,6 +24,7 @@ pytestmark = [pytest.mark.e2e, needs_chromium]
 def log_in(browser, live_server, username: str, target: str, viewport=(1280, 800), locale="fr-FR"):
     """A fresh browser session that logs in through the form, keyboard only, and lands on ``target``."""
     context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, locale=locale)
+    context.add_init_script(COUNT_REQUESTS)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from annotation.models import Label, Stage
 from annotation.workflow import submit_label
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, settle
 from tests.e2e.test_annotation_e2e import log_in, press_and_wait, shown, wait_for_prefetch
 from tests.e2e.velmont import velmont_campaign
 from tests.factories import label
@@ -170,7 +170,7 @@ def test_an_adjudication_key_asks_for_the_reason_and_enter_gives_it(live_server,
     )
     adjudicate = reverse("annotation:adjudicate", args=[campaign.slug, "veracity"])
     page, errors = log_in(browser, live_server, "sophie", adjudicate, locale=locale)
-    page.wait_for_load_state("networkidle")
+    settle(page)
     page.wait_for_timeout(GUARD_MS + 200)
     assert shown(page) == str(units[2].pk)
     page.keyboard.press("0")

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Role
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import COUNT_REQUESTS, mark_document, needs_chromium, settle
 from tests.factories import add_member, make_campaign, make_user, reviewed_work
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
@@ -25,6 +25,7 @@ def open_page(browser, live_server, user, *, width: int = 1440, locale: str = "e
     client = Client()
     client.force_login(user)
     context = browser.new_context(viewport={"width": width, "height": 900}, locale=locale)
+    context.add_init_script(COUNT_REQUESTS)
     context.add_cookies(
         [
             {
@@ -86,10 +87,11 @@ def test_a_manager_reads_the_figures_and_submits_the_chooser_with_its_default(li
 
     check_figures()
     before = page.content()
+    mark_document(page)
     with page.expect_request(lambda r: r.method == "GET" and urlparse(r.url).path == path) as sent:
         page.locator("form.annotators-form button[type=submit]").click()
     assert sent.value.response().status == 200
-    page.wait_for_load_state("networkidle")
+    settle(page, sent.value)
     assert "criterion=relevance" in page.url and page.content() != before
     check_figures()
     assert problems == []
@@ -106,7 +108,7 @@ def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server,
                 browser, live_server, people["manon"], width=width, locale=locale
             )
             page.goto(live_server.url + path)
-            page.wait_for_load_state("networkidle")
+            settle(page)
             page.screenshot(path=str(tmp_path / f"annotators-{locale[:2]}-{width}.png"), full_page=True)
             assert page.get_attribute("html", "lang") == locale[:2]
             assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0

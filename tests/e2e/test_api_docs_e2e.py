@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import COUNT_REQUESTS, needs_chromium, settle
 from tests.factories import make_user
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
@@ -30,6 +30,7 @@ def test_the_api_docs_page_runs_under_the_policy_from_our_own_files(live_server,
     client.force_login(make_user(username="reader"))
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     context.add_init_script(WATCH_VIOLATIONS)
+    context.add_init_script(COUNT_REQUESTS)
     context.add_cookies(
         [
             {
@@ -49,7 +50,7 @@ def test_the_api_docs_page_runs_under_the_policy_from_our_own_files(live_server,
     assert response.status == 200
     assert "default-src 'self'" in response.headers["content-security-policy"]
     page.wait_for_selector(".opblock")
-    page.wait_for_load_state("networkidle")
+    settle(page)
     # One block per operation of the schema the page reads: every endpoint is drawn.
     schema = client.get("/api/v1/openapi.json").json()
     operations = sum(len(methods) for methods in schema["paths"].values())

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from annotation.models import Criterion, Label, Level, Role, Stage, Unit
 from evaluation.models import Judge, Judgment
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, settle
 from tests.e2e.test_pages_e2e import open_context, overflow, visit
 from tests.factories import add_member, make_answer, make_campaign, make_user, sample_units
 
@@ -96,7 +96,7 @@ def test_an_annotator_labels_citation_units_with_the_default_keys(live_server, b
             visit(page, report, problems)
             with page.expect_response(lambda r: r.request.headers.get("hx-request") == "true"):
                 page.click("form.report-form [type=submit]")
-            page.wait_for_load_state("networkidle")
+            settle(page)
             table = page.locator("section.citation-measures table").first  # then ALCE's
             assert table.is_visible()
             assert table.locator("tr.citation-row").count() == 3  # Finance, RH, overall

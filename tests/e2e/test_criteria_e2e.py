@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from annotation.models import Label, Level, Role, Stage, Unit
 from tests.categorical import categorical_campaign
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, settle
 from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow, submit_with_defaults, visit
 from tests.factories import add_member, make_answer, make_campaign, make_user, sample_units
 
@@ -52,7 +52,7 @@ def test_the_pages_in_two_languages_at_two_widths(live_server, browser, tmp_path
                 visit_ok = live_server.url + path
                 response = page.goto(visit_ok)
                 assert response.status == 200, path
-                page.wait_for_load_state("networkidle")
+                settle(page)
                 assert page.evaluate("window.__violations") == [], path
                 assert problems == [], (path, problems)
                 page.screenshot(path=str(tmp_path / f"{locale[:2]}-{width}-{n}.png"), full_page=True)

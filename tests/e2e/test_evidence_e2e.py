@@ -12,7 +12,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from annotation.models import Criterion, Level, Role, Unit
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import mark_document, needs_chromium, settle
 from tests.e2e.test_annotators_e2e import open_page
 from tests.factories import add_member, import_label, make_answer, make_campaign, make_user
 
@@ -64,10 +64,11 @@ def test_a_manager_reads_the_numbers_and_submits_the_form_with_its_defaults(live
         assert page.locator(".evidence-coverage svg").count() == 1
 
     check_numbers()
+    mark_document(page)
     with page.expect_request(lambda r: r.method == "GET" and urlparse(r.url).path == path) as sent:
         page.locator("form.evidence-form button[type=submit]").click()
     assert sent.value.response().status == 200
-    page.wait_for_load_state("networkidle")
+    settle(page, sent.value)
     assert "criterion=relevance" in page.url
     check_numbers()
     assert problems == []
@@ -82,7 +83,7 @@ def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server,
         for width in (1440, 390):
             context, page, problems = open_page(browser, live_server, manager, width=width, locale=locale)
             page.goto(live_server.url + path)
-            page.wait_for_load_state("networkidle")
+            settle(page)
             page.screenshot(path=str(tmp_path / f"evidence-{locale[:2]}-{width}.png"), full_page=True)
             assert page.get_attribute("html", "lang") == locale[:2]
             assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0

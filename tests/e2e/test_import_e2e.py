@@ -1,6 +1,7 @@
 """The import page in a real Chromium under the Content-Security-Policy, DEBUG off: a bad file's
 errors appear in the page (htmx swaps the 400 in), a good file is previewed with nothing
-written, and the confirmation imports it.
+written, and the confirmation imports it; through htmx, a file over the limit gets the
+refusal in place.
 
 Screenshots go to var/screenshots/.
 """
@@ -16,6 +17,7 @@ from django.urls import reverse
 from annotation.models import Answer, Role
 from tests.e2e.conftest import needs_chromium
 from tests.e2e.test_pages_e2e import open_context
+from tests.e2e.velmont import velmont_campaign
 from tests.factories import add_member, make_campaign, make_user
 from tests.ingest_files import DATA, JSONL, bad_content, table_counts
 
@@ -123,4 +125,35 @@ def test_a_published_dataset_imports_as_it_comes_with_the_format_left_to_detecti
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     assert page.evaluate("window.__violations") == []
     assert problems == []
+    context.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_import_page_shows_refusals_and_errors_in_place(live_server, browser, settings, tmp_path):
+    """With JavaScript on (the form posts through htmx), a file over the limit gets the refusal
+    (413, the body unread) and a bad file the table of its errors (400); nothing is imported."""
+    campaign, _, _, _ = velmont_campaign()
+    manager = make_user(username="manon")
+    add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
+    context, page, problems = open_context(browser, live_server, user=manager)
+    url = live_server.url + reverse("evaluation:import_into", args=[campaign.slug])
+    answers = Answer.objects.count()
+    page.goto(url)
+    bad = tmp_path / "answers.jsonl"
+    bad.write_bytes(bad_content())
+    page.set_input_files("#file", str(bad))
+    page.click("main button[type=submit]")
+    page.wait_for_selector("text=Nothing was imported")
+    settings.IMPORT_MAX_BYTES = 1024
+    settings.REQUEST_MAX_BYTES = 1024
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"{}\n" * 2000)
+    page.goto(url)
+    page.set_input_files("#file", str(big))
+    page.click("main button[type=submit]")
+    page.wait_for_selector("text=Request refused")
+    assert "this page accepts at most 2048 bytes" in page.inner_text("main")
+    assert page.evaluate("window.__violations") == []
+    assert Answer.objects.count() == answers
+    assert [p for p in problems if "400" not in p and "413" not in p] == []
     context.close()

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from annotation.models import Role
 from evaluation.models import Judge, JudgeRun
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import mark_document, needs_chromium, settle
 from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow, submit_with_defaults
 from tests.factories import add_member, make_answer, make_campaign, make_user
 from tests.llm_server import Reply, ScriptedLLMServer
@@ -45,9 +45,10 @@ def start(page, *, judge: str | None = None, concurrency: str | None = None) -> 
         form.locator("input[name=judge]").fill(judge)
     if concurrency is not None:
         form.locator("input[name=concurrency]").fill(concurrency)
+    mark_document(page)
     with page.expect_response(lambda r: r.request.method == "POST") as sent:
         form.locator("button[type=submit]").click()
-    page.wait_for_load_state("networkidle")
+    settle(page, sent.value.request)
     return sent.value.status
 
 

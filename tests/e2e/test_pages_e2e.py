@@ -1,11 +1,13 @@
 """Every page, as the persona who uses it, in a real Chromium under the Content-Security-Policy
 (DEBUG off): no policy violation, no console error, no 4xx/5xx, nothing wider than the window at
-1440 px nor at 390 px (in English and French); then the login and lockout pages
-in English and French at 1440 and 390 px; then every form of the analysts' and managers' pages,
-submitted with the values the page gives it.
+1440 px nor at 390 px (in English and French), then the login forms and the lockout page; then
+every form of the analysts' and managers' pages, submitted with the values the page gives it.
 
-Skipped when /usr/bin/chromium is missing. The login and lockout screenshots go to var/screenshots/,
-the others to the test's temporary directory.
+The three walks read one campaign, built once for the module (``everything``) on a live server
+the module's tests share: the policy walk labels one unit and the forms walk submits its forms,
+and the pages and forms of the others take the campaign in either state. Skipped when
+/usr/bin/chromium is missing; the screenshots go to the test's temporary directory (the login
+and lockout pages: test_login_e2e.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from urllib.parse import urlparse
 
 import pytest
 from django.conf import settings
-from django.test import Client
+from django.test import Client, override_settings
 from django.urls import reverse
 
 from annotation.models import Criterion, Level, Role, Sample, Unit
@@ -23,9 +25,9 @@ from evaluation.estimates import snapshots
 from evaluation.judge import runs
 from evaluation.models import ReportSnapshot
 from tests import factories
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import COUNT_REQUESTS, mark_document, needs_chromium, settle
 from tests.e2e.velmont import ANSWERS, velmont_campaign
-from tests.factories import PASSWORD, add_member, make_campaign, make_user
+from tests.factories import add_member, make_campaign, make_user
 from tests.judged import judged_campaign as build_report
 
 SCREENSHOTS = Path(settings.VAR_DIR) / "screenshots"
@@ -63,6 +65,18 @@ def build_everything():
     people["manon"].save()
     people["root"] = make_user(username="root", superuser=True)
     return campaign, other, run, people
+
+
+@pytest.fixture(scope="module")
+def everything(shared_live_server, django_db_blocker):
+    """``build_everything`` once for the module's walks, with a session cookie per persona."""
+    with (
+        django_db_blocker.unblock(),
+        override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]),
+    ):
+        campaign, other, run, people = build_everything()
+        sessions = {username: session_for(user) for username, user in people.items()}
+    return campaign, other, run, people, sessions
 
 
 def pages(campaign, other, run, people) -> list[tuple[str, str]]:
@@ -118,12 +132,19 @@ def session_for(user) -> str:
     return client.cookies[settings.SESSION_COOKIE_NAME].value
 
 
-def open_context(browser, live_server, *, width: int = 1440, locale: str = "en-GB", user=None):
+def open_context(
+    browser, live_server, *, width: int = 1440, locale: str = "en-GB", user=None, session: str | None = None
+):
+    """A context at ``width``, logged in as ``user`` (or with the cookie ``session``), that records
+    policy violations, console errors and 4xx/5xx answers; its page and the problems' list."""
     context = browser.new_context(viewport={"width": width, "height": 900}, locale=locale)
     context.add_init_script(WATCH_VIOLATIONS)
+    context.add_init_script(COUNT_REQUESTS)
     if user is not None:
+        session = session_for(user)
+    if session is not None:
         context.add_cookies(
-            [{"name": settings.SESSION_COOKIE_NAME, "value": session_for(user), "url": live_server.url}]
+            [{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}]
         )
     page = context.new_page()
     problems: list[str] = []
@@ -146,28 +167,30 @@ def visit(page, url: str, problems: list[str], *, expected: int = 200) -> None:
     response = page.goto(url)
     assert response.status == expected, url
     assert "default-src 'self'" in response.headers["content-security-policy"], url
-    page.wait_for_load_state("networkidle")
+    settle(page)
     violations = page.evaluate("window.__violations")
     assert violations == [], (url, violations)
     assert problems == [], (url, problems)
     assert overflow(page) <= 0, (url, page.evaluate(STICKING_OUT))
 
 
-@pytest.mark.django_db(transaction=True)
-def test_every_page_runs_under_the_policy_without_violation_or_error(live_server, browser):
+def test_every_page_runs_under_the_policy_without_violation_or_error(
+    shared_live_server, shared_db, browser, everything
+):
     assert not settings.DEBUG
-    campaign, other, run, people = build_everything()
+    live_server = shared_live_server
+    campaign, other, run, people, sessions = everything
     contexts = {}
     for persona, path in pages(campaign, other, run, people):
         if persona not in contexts:
-            contexts[persona] = open_context(browser, live_server, user=people[persona])
+            contexts[persona] = open_context(browser, live_server, session=sessions[persona])
         _, page, problems = contexts[persona]
         visit(page, live_server.url + path, problems)
         if path == reverse("annotation:work", args=[campaign.slug]):
             # An htmx swap: the queues come back as a fragment (htmx's indicator style is ours).
             with page.expect_response(lambda r: r.request.headers.get("hx-request") == "true"):
                 page.click("#queues button")
-            page.wait_for_load_state("networkidle")
+            settle(page)
             assert page.evaluate("window.__violations") == [] and problems == []
         if path.endswith("/annotate/veracity/label/"):
             # The annotation script and its htmx requests: one label by keyboard.
@@ -212,77 +235,6 @@ def lock_out(page, live_server, username: str = "nobody"):
     return navigation.value
 
 
-@pytest.mark.django_db(transaction=True)
-def test_login_and_lockout_pages_in_english_and_french_at_desktop_and_phone_widths(live_server, browser):
-    make_user(username="claire")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shots = []
-    for locale, heading, lockout in (
-        ("en-GB", "Log in", "Too many failed logins"),
-        ("fr-FR", "Se connecter", "Trop d’échecs de connexion"),
-    ):
-        for width in (1440, 390):
-            context, page, _ = open_context(browser, live_server, width=width, locale=locale)
-            page.goto(live_server.url + reverse("login"))
-            assert page.locator("h1").inner_text() == heading
-            assert page.evaluate("document.documentElement.scrollWidth") <= width
-            name = f"login-{locale[:2]}-{width}.png"
-            page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
-            shots.append(name)
-            assert lock_out(page, live_server, "claire").status == 429
-            assert page.locator("h1").inner_text() == lockout
-            assert page.evaluate("document.documentElement.scrollWidth") <= width
-            name = f"lockout-{locale[:2]}-{width}.png"
-            page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
-            shots.append(name)
-            assert page.evaluate("window.__violations") == []
-            context.close()
-    # Locked out, even the right password gets the lockout page.
-    context, page, _ = open_context(browser, live_server)
-    page.goto(live_server.url + reverse("login"))
-    page.fill("#id_username", "claire")
-    page.fill("#id_password", PASSWORD)
-    with page.expect_navigation() as navigation:
-        page.click("form:not(.lang-switch) [type=submit]")
-    assert navigation.value.status == 429
-    context.close()
-    assert all((SCREENSHOTS / name).stat().st_size > 1000 for name in shots)
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_import_page_shows_refusals_and_errors_in_place(live_server, browser, settings, tmp_path):
-    """With JavaScript on (the form posts through htmx), a file over the limit gets the refusal
-    (413, the body unread) and a bad file the table of its errors (400); nothing is imported."""
-    from annotation.models import Answer
-    from tests.ingest_files import bad_content
-
-    campaign, _, _, _ = velmont_campaign()
-    manager = make_user(username="manon")
-    add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
-    context, page, problems = open_context(browser, live_server, user=manager)
-    url = live_server.url + reverse("evaluation:import_into", args=[campaign.slug])
-    answers = Answer.objects.count()
-    page.goto(url)
-    bad = tmp_path / "answers.jsonl"
-    bad.write_bytes(bad_content())
-    page.set_input_files("#file", str(bad))
-    page.click("main button[type=submit]")
-    page.wait_for_selector("text=Nothing was imported")
-    settings.IMPORT_MAX_BYTES = 1024
-    settings.REQUEST_MAX_BYTES = 1024
-    big = tmp_path / "big.jsonl"
-    big.write_bytes(b"{}\n" * 2000)
-    page.goto(url)
-    page.set_input_files("#file", str(big))
-    page.click("main button[type=submit]")
-    page.wait_for_selector("text=Request refused")
-    assert "this page accepts at most 2048 bytes" in page.inner_text("main")
-    assert page.evaluate("window.__violations") == []
-    assert Answer.objects.count() == answers
-    assert [p for p in problems if "400" not in p and "413" not in p] == []
-    context.close()
-
-
 # The outermost elements that stick out of the window on the right, to name in a failure.
 STICKING_OUT = """
 () => [...document.querySelectorAll("body *")].filter((element) => {
@@ -297,11 +249,13 @@ def overflow(page) -> int:
     return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
 
 
-@pytest.mark.django_db(transaction=True)
-def test_no_page_scrolls_sideways_on_a_phone_in_english_or_french(live_server, browser, tmp_path):
+def test_no_page_scrolls_sideways_on_a_phone_in_english_or_french(
+    shared_live_server, shared_db, browser, everything, tmp_path
+):
     """At 390 px every page, and the 403 and 404 pages, fit the window: a wide table scrolls
     inside its own container."""
-    campaign, other, run, people = build_everything()
+    live_server = shared_live_server
+    campaign, other, run, people, sessions = everything
     wide: list[str] = []
     for locale in ("fr-FR", "en-GB"):
         contexts = {}
@@ -312,11 +266,11 @@ def test_no_page_scrolls_sideways_on_a_phone_in_english_or_french(live_server, b
         for n, (persona, path) in enumerate(pages(campaign, other, run, people) + refused):
             if persona not in contexts:
                 contexts[persona] = open_context(
-                    browser, live_server, width=390, locale=locale, user=people[persona]
+                    browser, live_server, width=390, locale=locale, session=sessions[persona]
                 )
             _, page, _ = contexts[persona]
             page.goto(live_server.url + path)
-            page.wait_for_load_state("networkidle")
+            settle(page)
             page.screenshot(path=str(tmp_path / f"{locale[:2]}-{n:02d}.png"), full_page=True)
             if overflow(page) > 0:
                 wide.append(f"{locale} {path}: {overflow(page)} px too wide, {page.evaluate(STICKING_OUT)}")
@@ -327,9 +281,11 @@ def test_no_page_scrolls_sideways_on_a_phone_in_english_or_french(live_server, b
     # On a laptop the report's tables fit their column: none needs its own scrollbar.
     report = live_server.url + reverse("evaluation:report", args=[campaign.slug, "relevance"])
     for locale in ("fr-FR", "en-GB"):
-        context, page, _ = open_context(browser, live_server, width=1280, locale=locale, user=people["anna"])
+        context, page, _ = open_context(
+            browser, live_server, width=1280, locale=locale, session=sessions["anna"]
+        )
         page.goto(report)
-        page.wait_for_load_state("networkidle")
+        settle(page)
         page.screenshot(path=str(tmp_path / f"report-{locale[:2]}-1280.png"), full_page=True)
         assert overflow(page) <= 0
         scrolling = page.evaluate(
@@ -349,18 +305,21 @@ def submit_with_defaults(page, *, form: str, path: str, method: str) -> int:
     Fails unless a request with ``method`` goes to ``path`` and the page's address or content
     then differs from what it was."""
     before = (page.url, page.content())
+    mark_document(page)
     with page.expect_request(lambda r: r.method == method and urlparse(r.url).path == path) as sent:
         page.locator(form).locator("button[type=submit]").first.click()
     response = sent.value.response()
     assert response is not None, (form, "no response")
-    page.wait_for_load_state("networkidle")
+    settle(page, sent.value)
     assert (page.url, page.content()) != before, (form, "the page did not change")
     return response.status
 
 
-@pytest.mark.django_db(transaction=True)
-def test_every_form_submits_with_the_values_the_page_gives_it(live_server, browser):
-    campaign, other, run, people = build_everything()
+def test_every_form_submits_with_the_values_the_page_gives_it(
+    shared_live_server, shared_db, browser, everything
+):
+    live_server = shared_live_server
+    campaign, other, run, people, sessions = everything
     slug = campaign.slug
     sample = Sample.objects.filter(campaign=campaign).order_by("pk").first()
     report = reverse("evaluation:report", args=[slug, "relevance"])
@@ -405,7 +364,7 @@ def test_every_form_submits_with_the_values_the_page_gives_it(live_server, brows
         ("claire", reverse("api:tokens"), "form.token-form", reverse("api:tokens"), "POST", {400}),
     ]
     for persona, page_path, form, path, method, statuses in forms:
-        context, page, problems = open_context(browser, live_server, user=people[persona])
+        context, page, problems = open_context(browser, live_server, session=sessions[persona])
         response = page.goto(live_server.url + page_path)
         assert response.status == 200, page_path
         status = submit_with_defaults(page, form=form, path=path, method=method)

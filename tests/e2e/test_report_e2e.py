@@ -14,7 +14,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from annotation.models import Question, Role
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import COUNT_REQUESTS, needs_chromium, settle
 from tests.e2e.test_pages_e2e import open_context, overflow
 from tests.evaluation.measures.test_comparison import _outcomes, _version
 from tests.factories import add_member, make_user
@@ -55,7 +55,7 @@ def test_the_report_reads_top_down_in_english_and_french_at_both_widths(live_ser
                 browser, live_server, width=width, locale=locale, user=analyst
             )
             page.goto(report_url(live_server, campaign))
-            page.wait_for_load_state("networkidle")
+            settle(page)
             page.screenshot(path=str(tmp_path / f"report-{locale[:2]}-{width}.png"), full_page=True)
             headings = page.locator("#report-results h2").all_inner_texts()
             assert [h for h in headings if h in (answer, sure, method)] == [answer, sure, method]
@@ -92,7 +92,7 @@ def test_printing_the_page_gives_the_whole_report(live_server, browser, tmp_path
     for locale, (answer, _sure, method, loading) in WORDS.items():
         context, page, problems = open_context(browser, live_server, locale=locale, user=analyst)
         page.goto(report_url(live_server, campaign))
-        page.wait_for_load_state("networkidle")
+        settle(page)
         page.emulate_media(media="print")
         text = page.inner_text("body")
         assert loading not in text and "Loading…" not in text
@@ -116,6 +116,7 @@ def test_the_pdf_downloads_through_the_pages_link(live_server, browser, tmp_path
         context = browser.new_context(
             viewport={"width": 1440, "height": 900}, locale=locale, accept_downloads=True
         )
+        context.add_init_script(COUNT_REQUESTS)
         from tests.e2e.test_pages_e2e import session_for
 
         context.add_cookies(
@@ -123,7 +124,7 @@ def test_the_pdf_downloads_through_the_pages_link(live_server, browser, tmp_path
         )
         page = context.new_page()
         page.goto(report_url(live_server, campaign, method="study"))
-        page.wait_for_load_state("networkidle")
+        settle(page)
         with page.expect_download(timeout=180_000) as download:
             page.locator("a.pdf-link").click()
         assert download.value.suggested_filename == (f"{campaign.slug}-relevance-imported-study.pdf")
@@ -146,7 +147,7 @@ def test_the_small_themes_option_fits_the_window_at_both_widths(live_server, bro
     for width in (1440, 390):
         context, page, problems = open_context(browser, live_server, width=width, user=analyst)
         page.goto(report_url(live_server, campaign, shrinkage="on"))
-        page.wait_for_load_state("networkidle")
+        settle(page)
         page.screenshot(path=str(tmp_path / f"shrink-{width}.png"), full_page=True)
         # Asked for, the shrunk column is shown: the folded part opens with it.
         assert page.locator("details#report-method").get_attribute("open") is not None
@@ -166,7 +167,7 @@ def test_the_automatic_metrics_show_their_rate_without_scrolling_on_a_phone(live
     for locale in WORDS:
         context, page, problems = open_context(browser, live_server, width=390, locale=locale, user=analyst)
         page.goto(live_server.url + reverse("evaluation:campaign_overview", args=[campaign.slug]))
-        page.wait_for_load_state("networkidle")
+        settle(page)
         rights = page.evaluate(
             "[...document.querySelectorAll('#automatic-metrics table thead th')]"
             ".filter(th => ['Rate', 'Taux'].includes(th.innerText.trim()))"

@@ -16,7 +16,7 @@ from annotation.models import Role
 from evaluation.estimates.report import compute_report
 from inference.intervals import standard_error
 from inference.shrinkage import shrink_to_judge
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import mark_document, needs_chromium, settle
 from tests.e2e.test_pages_e2e import open_context, overflow
 from tests.factories import add_member, make_campaign, make_user
 from tests.judged import judged_campaign
@@ -41,11 +41,12 @@ def build():
 
 def submit(page, path: str) -> tuple[int, dict[str, list[str]]]:
     """Click the form's button: the response's status and the query the request sent."""
+    mark_document(page)
     with page.expect_request(lambda r: r.method == "GET" and urlparse(r.url).path == path) as sent:
         page.locator("form.report-form button[type=submit]").click()
     response = sent.value.response()
     assert response is not None
-    page.wait_for_load_state("networkidle")
+    settle(page, sent.value)
     return response.status, parse_qs(urlparse(sent.value.url).query, keep_blank_values=True)
 
 
@@ -56,7 +57,7 @@ def test_the_form_with_its_defaults_then_with_the_option_shows_the_shrunk_column
     path = reverse("evaluation:report", args=[campaign.slug, "relevance"])
     context, page, problems = open_context(browser, live_server, user=analyst)
     page.goto(live_server.url + path)
-    page.wait_for_load_state("networkidle")
+    settle(page)
     assert not page.locator("#shrinkage").is_checked()
     status, query = submit(page, path)
     assert status == 200 and "shrinkage" not in query and query["method"] == ["robust"]
@@ -93,7 +94,7 @@ def test_the_option_in_english_and_french_at_desktop_and_phone_widths(live_serve
                 browser, live_server, width=width, locale=locale, user=analyst
             )
             page.goto(live_server.url + path)
-            page.wait_for_load_state("networkidle")
+            settle(page)
             page.screenshot(path=str(tmp_path / f"shrink-{locale[:2]}-{width}.png"), full_page=True)
             page.locator("form.report-form").screenshot(
                 path=str(tmp_path / f"shrink-{locale[:2]}-{width}-form.png")

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from annotation.models import Criterion, Role
 from evaluation.models import Judge
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import mark_document, needs_chromium, settle
 from tests.e2e.test_annotators_e2e import open_page
 from tests.evaluation.measures.test_stability import repeated
 from tests.factories import add_member, make_campaign, make_user
@@ -57,10 +57,11 @@ def test_a_manager_reads_the_figures_and_submits_the_form_with_its_defaults(live
         page.click(f"a[href='{path}']")
     assert urlparse(page.url).path == path
     check_figures(page)
+    mark_document(page)
     with page.expect_request(lambda r: r.method == "GET" and urlparse(r.url).path == path) as sent:
         page.locator("form.stability-form button[type=submit]").click()
     assert sent.value.response().status == 200
-    page.wait_for_load_state("networkidle")
+    settle(page, sent.value)
     assert "measure=criterion%3Arelevance" in page.url and "judge=gpt" in page.url
     check_figures(page)
     with page.expect_download() as download:
@@ -78,7 +79,7 @@ def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server,
         for width in (1440, 390):
             context, page, problems = open_page(browser, live_server, manager, width=width, locale=locale)
             page.goto(live_server.url + path)
-            page.wait_for_load_state("networkidle")
+            settle(page)
             page.screenshot(path=str(tmp_path / f"stability-{locale[:2]}-{width}.png"), full_page=True)
             assert page.get_attribute("html", "lang") == locale[:2]
             assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0

@@ -17,7 +17,7 @@ from django.urls import reverse
 from annotation.models import Criterion, Label, Role, Stage, Unit
 from evaluation.models import Judgment
 from tests.categorical import correctness
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import COUNT_REQUESTS, needs_chromium, settle
 from tests.factories import add_member, label, make_user, sample_units
 from tests.judged import version_campaign
 
@@ -78,6 +78,7 @@ def open_start(browser, live_server, user, *, width: int, locale: str):
     client = Client()
     client.force_login(user)
     context = browser.new_context(viewport={"width": width, "height": 900}, locale=locale)
+    context.add_init_script(COUNT_REQUESTS)
     context.add_cookies(
         [
             {
@@ -93,7 +94,7 @@ def open_start(browser, live_server, user, *, width: int, locale: str):
     page.on("pageerror", lambda error: problems.append(str(error)))
     page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     page.goto(live_server.url + reverse("evaluation:start"))
-    page.wait_for_load_state("networkidle")
+    settle(page)
     return context, page, problems
 
 
@@ -101,7 +102,7 @@ def clicked(page, selector: str) -> str:
     """Click the element and return the path the browser lands on."""
     with page.expect_navigation():
         page.locator(selector).first.click()
-    page.wait_for_load_state("networkidle")
+    settle(page)
     return urlparse(page.url).path + (
         f"#{urlparse(page.url).fragment}" if urlparse(page.url).fragment else ""
     )

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.models import Membership, Role
 from annotation.workflow import next_unit
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, settle
 from tests.e2e.test_pages_e2e import SCREENSHOTS, open_context, visit
 from tests.factories import add_member, make_campaign, make_user, sampled
 
@@ -42,8 +42,9 @@ def test_a_manager_adds_a_member_and_grants_a_role_with_the_default_values(live_
     assert "nadia: reviewer granted." in page.content()
     assert roles(campaign, nadia) == {"annotator", "reviewer"}
     # Revoking goes through its confirmation page.
-    page.click(f"a[href*='team/revoke/?user={nadia.pk}&role=reviewer']")
-    page.wait_for_load_state("networkidle")
+    with page.expect_navigation():
+        page.click(f"a[href*='team/revoke/?user={nadia.pk}&role=reviewer']")
+    settle(page)
     with page.expect_navigation():
         page.click("button.danger")
     assert "nadia: reviewer revoked." in page.content()

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from annotation.models import Criterion, Membership, Role
 from api.models import ApiToken
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, settle
 from tests.e2e.test_pages_e2e import SCREENSHOTS, open_context, overflow, submit_with_defaults, visit
 from tests.evaluation.measures.test_stability import repeated
 from tests.factories import add_member, make_campaign, make_user
@@ -107,14 +107,15 @@ def test_the_team_forms_with_their_defaults_and_nothing_to_revoke_beside_the_onl
         assert submit_with_defaults(page, form=row, path=grant, method="POST") == 302
         assert Membership.objects.filter(campaign=campaign, user=nadia, role=Role.REVIEWER).exists()
         # Revoking goes through its confirmation page, whose form is submitted as it comes.
-        page.click(f"a[href*='team/revoke/?user={nadia.pk}&role=reviewer']")
-        page.wait_for_load_state("networkidle")
+        with page.expect_navigation():
+            page.click(f"a[href*='team/revoke/?user={nadia.pk}&role=reviewer']")
+        settle(page)
         revoke = reverse("annotation:team_revoke", args=[campaign.slug])
         assert submit_with_defaults(page, form="main form", path=revoke, method="POST") == 302
         assert not Membership.objects.filter(campaign=campaign, user=nadia, role=Role.REVIEWER).exists()
         # Forced by its address, the revocation of the only manager: the team page says why.
         page.goto(live_server.url + revoke + f"?user={manon.pk}&role=manager")
-        page.wait_for_load_state("networkidle")
+        settle(page)
         assert page.url.endswith(team)
         message = page.locator(".messages .msg.error").inner_text()
         assert "manon" in message and ("last manager" in message or "dernier responsable" in message)
@@ -198,7 +199,7 @@ def test_the_pages_changed_at_desktop_and_phone_widths_in_english_and_french(liv
             for name, path, status in pages:
                 response = page.goto(live_server.url + path)
                 assert response.status == status, (name, response.status)
-                page.wait_for_load_state("networkidle")
+                settle(page)
                 if name == "stability":
                     assert "tone_b" not in text(page) and "Ton de la réponse" in text(page)
                 if name == "stability-empty":

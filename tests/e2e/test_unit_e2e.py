@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Criterion, Label, Level, Role, Stage, Unit
 from evaluation.models import Judge, Judgment
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, settle
 from tests.e2e.test_pages_e2e import open_context, overflow, visit
 from tests.factories import add_member, make_answer, make_campaign, make_user
 
@@ -53,7 +53,7 @@ def test_an_analyst_filters_the_disagreements_and_opens_a_unit(live_server, brow
             page.screenshot(path=str(tmp_path / f"disagreements-{locale}-{width}.png"), full_page=True)
             with page.expect_navigation():
                 page.click("table.disagreements tbody tr:first-child a")
-            page.wait_for_load_state("networkidle")
+            settle(page)
             assert "/units/" in page.url
             assert page.locator(".judge-reasoning").first.inner_text().startswith("<script>")
             assert page.evaluate("window.__pwned") is None
