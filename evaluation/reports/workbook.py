@@ -66,12 +66,18 @@ def _text(value: Any) -> str:
     return text[:EXCEL_TEXT_LIMIT]
 
 
-def cell(ws, value: Any, number_format: str | None = None, bold: bool = False) -> WriteOnlyCell:
+def cell(ws, value: Any, number_format: str | None = None, bold: bool = False) -> Any:
+    """What ``ws.append`` takes for one cell: text as a string cell, neutralised; a number with
+    ``number_format``, or any bold value, as a styled cell; anything else (an empty cell, a plain
+    number) as the bare value, which openpyxl writes the same without building a cell object for
+    it and failing to bind one into its own."""
     if isinstance(value, float) and not math.isfinite(value):
         value = None
     if isinstance(value, dt.datetime) and value.tzinfo is not None:
         value = timezone.make_naive(value, dt.UTC)
     text = isinstance(value, str)
+    if not text and not bold and (value is None or number_format is None):
+        return value
     cell = WriteOnlyCell(ws, value=_text(value) if text else value)
     if text:
         # Untrusted text (answers, LLM output) must never become a formula: a string cell, and
@@ -86,7 +92,7 @@ def cell(ws, value: Any, number_format: str | None = None, bold: bool = False) -
     return cell
 
 
-def header_cells(ws, headers: Sequence[str]) -> list[WriteOnlyCell]:
+def header_cells(ws, headers: Sequence[str]) -> list[Any]:
     return [cell(ws, header, bold=True) for header in headers]
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import FileResponse, HttpResponse, HttpResponseBase
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
@@ -31,6 +32,8 @@ from evaluation.views.compare import comparable_campaigns
 from evaluation.views.reports import criterion_page
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+# A workbook larger than this is spooled to a temporary file on disk rather than held in memory.
+SPOOL_BYTES = 8 * 1024 * 1024
 
 
 def _read(
@@ -72,7 +75,7 @@ def _one_rate_per_theme(shown: read.ShownReport) -> HttpResponse | None:
 
 @login_required
 @require_GET
-def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
+def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponseBase:
     """The report as an Excel workbook (summary, automatic metrics, estimates with a chart,
     units, label history), with the report's GET parameters; its estimates are the ones the
     report page shows, and the Summary says where they come from. A criterion with categories:
@@ -80,11 +83,22 @@ def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
     shown = _shown_report(request, slug, criterion)
     if isinstance(shown, HttpResponse):
         return shown
-    buffer = io.BytesIO()
-    files.write_workbook(shown=shown, sink=buffer)
-    return _attachment(
-        buffer.getvalue(), content_type=XLSX, name=files.filename(shown=shown, extension="xlsx")
-    )
+    name = files.filename(shown=shown, extension="xlsx")
+    # Written to a file that stays in memory while small and moves to disk past SPOOL_BYTES; a
+    # large one is then streamed from disk in blocks: a campaign of a million units takes no more
+    # memory than the demo's.
+    sink = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115  # the response closes it
+    try:
+        files.write_workbook(shown=shown, sink=sink)
+        size = sink.tell()
+        sink.seek(0)
+    except BaseException:
+        sink.close()
+        raise
+    if size <= SPOOL_BYTES:
+        with sink:
+            return _attachment(sink.read(), content_type=XLSX, name=name)
+    return FileResponse(sink, as_attachment=True, filename=name, content_type=XLSX)  # closes it
 
 
 @login_required

@@ -96,3 +96,35 @@ def test_queries_do_not_grow_with_the_units(campaign, analyst, client_for):
         for _ in range(10):
             make_answer(campaign=campaign)
     assert counts[0] == counts[1]
+
+
+def test_a_workbook_past_the_spool_size_is_streamed_from_a_file_with_the_same_cells(
+    campaign, analyst, client_for, monkeypatch
+):
+    from openpyxl import load_workbook
+
+    from evaluation.views import downloads
+
+    judged_campaign(campaign)
+    client = client_for(analyst)
+    small = client.get(url(campaign, "export_xlsx"))
+    assert not small.streaming
+    monkeypatch.setattr(downloads, "SPOOL_BYTES", 1024)  # past it, the file moves to disk
+    large = client.get(url(campaign, "export_xlsx"))
+    assert large.streaming and large["Content-Type"] == downloads.XLSX
+    assert large["Content-Disposition"] == small["Content-Disposition"]
+
+    def cells(content: bytes) -> dict:
+        book = load_workbook(io.BytesIO(content))
+        # The Summary says when the workbook was written and its numbers computed: its figures
+        # (the columns before the texts and the provenance) are compared.
+        return {
+            ws.title: [
+                [c.value for c in row][: 17 if ws.title == "Summary" else None]
+                for row in ws.iter_rows()
+                if row[0].value != "Generated"
+            ]
+            for ws in book.worksheets
+        }
+
+    assert cells(b"".join(large.streaming_content)) == cells(small.content)
