@@ -184,10 +184,10 @@ def evidence_report(
     the coverage is computed (``coverage.Conventions``: the chunks' join, NFC, what a budget
     counts, the authors' N - 1 units and short answers left out).
 
-    ``cached``: what the answers give (everything but the calibration) is kept in the page cache
-    (``evaluation.page_cache``) under the parameters and the campaign's answers (an import
-    brings the gold evidence and the chunks with them): one query on a hit, and the
-    calibration, which reads the labels, is computed on each call (two queries).
+    ``cached``: what the answers give is kept in the page cache (``evaluation.page_cache``)
+    under the parameters and the campaign's answers (an import brings the gold evidence and the
+    chunks with them), the calibration beside it under the criterion's labels too: one query on
+    a hit, two with a criterion.
     """
     budgets = sorted(budgets)
     ks = sorted(ks)
@@ -239,6 +239,7 @@ def evidence_report(
             conventions=conventions,
         )
 
+    key: list[Any] = []
     if cached:
         key = [
             *page_cache.campaign_key(campaign),
@@ -254,12 +255,21 @@ def evidence_report(
     else:
         report, scores = measure()
     if chosen is not None and fit_budget is not None and insufficient is not None and correct is not None:
-        report.calibration = _calibration(
-            criterion=chosen,
-            scores=scores,
-            budget=fit_budget,
-            insufficient=insufficient,
-            correct=correct,
+        criterion_row, budget, low, high = chosen, fit_budget, insufficient, correct
+
+        def calibrate() -> Calibration:
+            return _calibration(
+                criterion=criterion_row, scores=scores, budget=budget, insufficient=low, correct=high
+            )
+
+        report.calibration = (
+            page_cache.cached(
+                "evidence-calibration",
+                [*key, chosen.pk, insufficient, correct, page_cache.labels_version(criterion=chosen)],
+                calibrate,
+            )
+            if cached
+            else calibrate()
         )
     return report
 
