@@ -6,7 +6,7 @@ PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install pdf-libs browser run migrate demo demo-file test test-sqlite test-fast lint format bench clean messages screenshots
+.PHONY: install pdf-libs browser run migrate demo demo-file test test-quick test-browser test-sqlite test-fast lint format bench clean messages screenshots
 
 install: pdf-libs $(VENV)/.installed
 
@@ -63,26 +63,36 @@ run: demo
 	  trap stop EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
-# The whole suite: the tests without a browser or a worker process, then the browser and worker
-# tests, which start servers and processes of their own, each part on $(TEST_WORKERS) processes
-# (pytest-xdist; each has its own test database, live server port, broker queue and Redis).
+# The whole suite: the tests without a browser or a worker process (on $(TEST_WORKERS) processes:
+# they keep the cores busy), then the browser and worker tests, which start servers and processes
+# of their own and spend much of their time waiting for them (on $(BROWSER_WORKERS) processes, so
+# that one's waits are another's work). Each pytest-xdist process has its own test database, live
+# server port, broker queue and Redis database; a module's tests go to one process (--dist
+# loadfile), which builds once what its module-scoped fixtures share (module_transaction,
+# shared_live_server).
 TEST_WORKERS ?= 2
-test: install browser
-	$(VENV)/bin/pytest -n $(TEST_WORKERS) -m "not e2e and not worker"
-	$(VENV)/bin/pytest -n $(TEST_WORKERS) -m "e2e or worker"
+BROWSER_WORKERS ?= 3
+test: test-quick test-browser
+
+test-quick: install
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile -m "not e2e and not worker"
+
+test-browser: install browser
+	$(VENV)/bin/pytest -n $(BROWSER_WORKERS) --dist loadfile -m "e2e or worker"
 
 # What SQLite and the filesystem broker (the set-up of `make run`) add to a run of `make test` on
-# PostgreSQL and Redis (the set-up of production, as CI runs it): every test that touches the
-# database and the worker's, on SQLite. The browser tests read the same pages through the same
-# views, and a test that needs no database (tests/inference) gives the same answer on both.
+# PostgreSQL and Redis (the set-up of production, as CI runs it): every test that reaches the
+# database or starts a worker, on SQLite. The browser tests read the same pages through the same
+# views, and a test that reaches no database (all of tests/inference, and the pure functions
+# elsewhere: --database-tests-only, tests/conftest.py) gives the same answer on both.
 test-sqlite: install
-	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest -n $(TEST_WORKERS) -m "not e2e" \
-	  --ignore=tests/inference
+	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile -m "not e2e" \
+	  --database-tests-only --ignore=tests/inference
 
 # The quick loop while working: no browser, no worker process, SQLite and the filesystem broker
 # whatever the environment says (PostgreSQL-only tests are then skipped).
 test-fast: install
-	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest -n $(TEST_WORKERS) -m "not e2e and not worker"
+	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile -m "not e2e and not worker"
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -9,6 +9,42 @@ from annotation.models import Role
 from config.celery import app as celery_app
 from tests.factories import PASSWORD, add_member, make_campaign, make_user
 
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--database-tests-only",
+        action="store_true",
+        help="run only the tests that reach the database or start a worker (make test-sqlite)",
+    )
+
+
+def reaches_database_or_worker(item) -> bool:
+    """Whether a test reaches the database (pytest-django refuses any other a connection) or
+    starts a worker: the tests whose answer may depend on the database and the broker."""
+    from django.test import TransactionTestCase
+
+    cls = getattr(item, "cls", None)
+    return (
+        item.get_closest_marker("django_db") is not None
+        or item.get_closest_marker("worker") is not None
+        or "django_db_setup" in getattr(item, "fixturenames", ())
+        or (cls is not None and issubclass(cls, TransactionTestCase))
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """With --database-tests-only, deselects the tests that touch neither the database nor the
+    worker: pure Python gives on SQLite the answer it gave on PostgreSQL."""
+    if not config.getoption("database_tests_only"):
+        return
+    kept, dropped = [], []
+    for item in items:
+        (kept if reaches_database_or_worker(item) else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 # Tasks run in the test's own process unless a test starts a real worker (see tests/worker.py).
 celery_app.conf.task_always_eager = True
 celery_app.conf.task_eager_propagates = True
