@@ -14,9 +14,10 @@ possible (see ``docs/architecture.md``, "The work queue"):
   with an imported label. Progress sums a few rows.
 
 Both are derived from the sample items, the slots (``Assignment``) and the labels, and are set in
-one pass whenever the current sample changes or an import writes labels (:func:`rebuild`),
-then kept in step by each write on one unit (:func:`sync_unit`, :func:`count_write`), inside the
-write's transaction, with the unit's row locked. ``tests/annotation/workflow/test_open_slots.py``
+one pass whenever the current sample changes or an import writes labels (:func:`rebuild`, after
+which PostgreSQL's statistics of the open slots are refreshed), then kept in step by each write
+on one unit (:func:`sync_unit`, :func:`count_write`), inside the write's transaction, with the
+unit's row locked. ``tests/annotation/workflow/test_open_slots.py``
 checks, after random sequences of every write, that the stored rows equal a rebuild from scratch.
 """
 
@@ -26,7 +27,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import QuerySet
 
 from annotation.models import (
@@ -183,8 +184,24 @@ def _params(criterion: Criterion, **more: object) -> dict:
     return {"criterion": criterion.pk, "imported": Stage.IMPORTED.value, **more}
 
 
-def rebuild(*, criterion: Criterion) -> None:
-    """Set the criterion's open slots and counts from its current sample, slots and labels.
+def analyze_after_commit() -> None:
+    """Refresh PostgreSQL's statistics of the open slots once the current transaction commits (at
+    once outside one): a rebuild replaces a sample's worth of rows, which autovacuum would count
+    only at its next round (see the migration ``0021_queue_tables_autovacuum``). Nothing on SQLite.
+    """
+    if connection.vendor != "postgresql":
+        return
+
+    def analyze() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {_OS}")
+
+    transaction.on_commit(analyze)
+
+
+def rebuild(*, criterion: Criterion, analyze: bool = True) -> None:
+    """Set the criterion's open slots and counts from its current sample, slots and labels, then
+    (``analyze``) refresh the open slots' statistics after the commit (:func:`analyze_after_commit`).
 
     Call inside the transaction that changes the current sample (a draw, a top-up) or writes
     imported labels; linear in the sample, once.
@@ -203,12 +220,18 @@ def rebuild(*, criterion: Criterion) -> None:
         )
         cursor.execute(_FILLED_TALLY_SQL, params)
         cursor.execute(_IMPORTED_TALLY_SQL, params)
+    if analyze:
+        analyze_after_commit()
 
 
 def rebuild_all(*, criteria: Iterable[Criterion]) -> None:
-    """:func:`rebuild` for each criterion (an import touches every criterion of its campaign)."""
+    """:func:`rebuild` for each criterion (an import touches every criterion of its campaign), the
+    statistics refreshed once after them all."""
+    criteria = list(criteria)
     for criterion in criteria:
-        rebuild(criterion=criterion)
+        rebuild(criterion=criterion, analyze=False)
+    if criteria:
+        analyze_after_commit()
 
 
 def sync_unit(*, criterion: Criterion, unit_id: int) -> None:
