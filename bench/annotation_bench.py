@@ -31,6 +31,19 @@ the ratio of PostgreSQL CPU per label between the largest and the smallest size.
 ratio under 1.5; with people reading, p95 under 50 ms at every size; back to back, p95 under
 120 ms at 2,000 units on 2 cores.
 
+``--minutes M`` runs the sustained measure instead: on the largest ``--queued`` size, the
+``--clients`` people label back to back in the page's flow for M minutes, on one queue that is
+never vacuumed by hand after it is built (autovacuum only, as a long day would leave it). Per
+minute it prints the labels, their p50 and p95, the application's and PostgreSQL's CPU per label
+(every connection's backend, read from /proc after each label), requests and queries per label,
+the autovacuum and autoanalyze runs on the database's tables that ended in that minute and their
+CPU per label (from the server's log, when readable: the bench sets
+``log_autovacuum_min_duration`` to 0 on the churned tables; on a server whose autovacuum is off,
+the bench applies autovacuum's rule itself at the end of each minute, the tables' own settings
+included, and reads those runs' CPU), the open slots' dead rows and the load average at its end;
+then the ratio of the last minute's PostgreSQL and application CPU per label to the first's
+(target: PostgreSQL within 1.3).
+
 ``--two-stages`` runs the older measure instead: a ``--sample`` of ``--sentences`` units labelled
 through the domain functions then reviewed through the page, and ``bench/sampling_bench.py``.
 It asserts nothing: timings belong here, never in tests.
@@ -49,6 +62,7 @@ import sys
 import threading
 import time
 import uuid
+from datetime import UTC
 from pathlib import Path
 
 import numpy as np
@@ -529,9 +543,19 @@ def _backend_cpu_s() -> float:
 
     if connection.vendor != "postgresql":
         return 0.0
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
+    return _pid_cpu_s(_backend_pid())
+
+
+def _backend_pid() -> int:
+    """The pid of the PostgreSQL backend serving this process's connection (opened if need be),
+    from the driver: no query."""
+    from django.db import connection
+
+    connection.ensure_connection()
+    return connection.connection.info.backend_pid
+
+
+def _pid_cpu_s(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -544,6 +568,19 @@ FLOWS = ("two", "one")
 UNIT_RE = re.compile(r'id="work"[^>]*data-unit="(\d*)"')
 AFTER_RE = re.compile(r'id="work"[^>]*data-after="(\d*)"')
 KEY_RE = re.compile(r'name="request_key" value="([0-9a-f]+)"')
+
+
+def after_answer(*, ahead, unit, after) -> str:
+    """What the page does with the answer to a label (annotate.js, ``labelAhead``), given the unit
+    it held ahead and showed as the label was sent (``ahead``, falsy when it held none) and the
+    answer's ``unit`` and ``after`` (its ``data-unit`` and ``data-after``): "follows", the answer
+    is the unit after that one (which stays on screen; the answer is held ahead in its place);
+    "ahead", the answer is that unit itself (it stays; the unit after it is asked for, ``?after=``);
+    "answer", anything else (the answer shows; the unit after it is asked for). An answer that
+    refuses the label always shows: the caller checks that first."""
+    if ahead and after == ahead:
+        return "follows"
+    return "ahead" if ahead and unit == ahead else "answer"
 
 
 class Browser:
@@ -588,12 +625,13 @@ class Browser:
         self.requests += 1
         answer = self.client.post(self.submit, data, HTTP_HX_REQUEST="true").content.decode()
         after = AFTER_RE.search(answer)
-        if ahead and after and after.group(1) == ahead:
+        shows = after_answer(ahead=ahead, unit=self.unit(answer), after=after.group(1) if after else None)
+        if shows == "follows":
             # The unit after the one now on screen, in the label's answer.
             self.shown, self.ahead = self.ahead, answer
             return True
         # The answer is the unit to show (the prefetched one, or another): then the unit after it.
-        self.shown = answer if self.unit(answer) != ahead or not ahead else self.ahead
+        self.shown = self.ahead if shows == "ahead" else answer
         self.ahead = self._get(f"{self.page}?after={self.unit(self.shown)}") if self.unit(self.shown) else ""
         return True
 
@@ -670,6 +708,302 @@ def labelling_phase(*, campaign, criterion, users, labels: int, reading_s: float
         "requests": sum(r[6] for r in reports) / len(times),
         "queries": sum(r[7] for r in reports) / len(times),
     }
+
+
+# Sustained: the page's flow back to back for minutes on one queue, the figures minute by minute.
+
+# The tables a label writes: rows deleted (open slots), updated (leases, counts) or added.
+CHURNED = ("annotation_openslot", "annotation_assignment", "annotation_queuetally", "annotation_label")
+PG_LOG = Path("/var/log/postgresql/postgresql-15-main.log")
+_AUTOVACUUM_RE = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) UTC .*automatic (vacuum|analyze) of table \"([^\"]+)\""
+)
+_USAGE_RE = re.compile(r"CPU: user: ([0-9.]+) s, system: ([0-9.]+) s")
+
+
+def _sustained_client(campaign_slug, criterion_name, user, minutes, start, results) -> None:
+    """One person labelling back to back through the page's flow (one request per label) for
+    ``minutes``: for each label, when it ended (seconds from the common start), its time (ms), and
+    the CPU (s) of the process and of its backend, the requests and queries it cost. A backend
+    replaced meanwhile (a connection closed and opened again) is counted: its last label's share
+    of the old backend's CPU is lost."""
+    from django.db import connection
+    from django.test import Client
+    from django.urls import reverse
+
+    page = reverse("annotation:annotate", args=[campaign_slug, criterion_name, "label"])
+    submit = reverse("annotation:annotate_submit", args=[campaign_slug, criterion_name, "label"])
+    rows: list[tuple] = []
+    try:
+        client = Client()
+        client.force_login(user)
+        tab = Browser(client, page=page, submit=submit, flow="one")
+        start.wait()
+        began = time.monotonic()
+        deadline = began + 60 * minutes
+        pid = _backend_pid()
+        cpu, pg, requests, queries = _cpu_s(), _pid_cpu_s(pid), tab.requests, tab.queries
+        reconnected = 0
+        while time.monotonic() < deadline and tab.unit(tab.shown) != "":
+            t0 = time.perf_counter()
+            tab.label()
+            ms = 1000 * (time.perf_counter() - t0)
+            if (now_pid := _backend_pid()) != pid:
+                reconnected, pid, pg = reconnected + 1, now_pid, 0.0
+            now_cpu, now_pg = _cpu_s(), _pid_cpu_s(pid)
+            rows.append(
+                (
+                    time.monotonic() - began,
+                    ms,
+                    now_cpu - cpu,
+                    now_pg - pg,
+                    tab.requests - requests,
+                    tab.queries - queries,
+                )
+            )
+            cpu, pg, requests, queries = now_cpu, now_pg, tab.requests, tab.queries
+        results.put((rows, reconnected, None))
+    except BaseException as exc:  # reported by the parent
+        results.put((rows, 0, f"{exc.__class__.__name__}: {exc}"))
+    finally:
+        connection.close()
+
+
+def _tables_now() -> dict[str, tuple[int, int, int]]:
+    """Per churned table: dead rows, autovacuums and autoanalyzes so far (the statistics views)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, n_dead_tup, autovacuum_count, autoanalyze_count FROM pg_stat_user_tables"
+            " WHERE relname = ANY(%s)",
+            [list(CHURNED)],
+        )
+        return {name: (dead, vacuums, analyzes) for name, dead, vacuums, analyzes in cursor.fetchall()}
+
+
+_AUTOVACUUM_RULE_SQL = (
+    "SELECT c.relname, s.n_dead_tup, s.n_mod_since_analyze, s.n_ins_since_vacuum, GREATEST(c.reltuples, 0),"
+    " c.reloptions FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid ORDER BY c.relname"
+)
+
+
+def _autovacuum_round() -> list[tuple[str, str, float]]:
+    """Autovacuum's rule applied once to every table of the database, as its launcher applies it
+    to a database each ``autovacuum_naptime`` on a server that runs it: VACUUM when the dead rows
+    exceed the vacuum threshold plus its scale factor times the rows (or the rows inserted since
+    the last vacuum, the insert threshold plus its factor times the rows), ANALYZE when the rows
+    changed since the last analyze exceed its threshold plus its factor times the rows, each
+    setting the table's own (its storage parameters) else the server's. The vacuum runs in this
+    backend alone (``PARALLEL 0``, as autovacuum's do), with the table's ``vacuum_index_cleanup``.
+    For a server whose autovacuum is off. Each run: the table, what ran, its CPU seconds."""
+    from django.db import connection
+
+    runs = []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, setting FROM pg_settings WHERE name LIKE 'autovacuum_%%'")
+        server = dict(cursor.fetchall())
+        cursor.execute(_AUTOVACUUM_RULE_SQL)
+        for table, dead, changed, inserted, rows, options in cursor.fetchall():
+            own = dict(option.split("=", 1) for option in options or [])
+
+            def limit(kind: str, rows: float = rows, own: dict = own) -> float:
+                threshold, scale = f"autovacuum_{kind}_threshold", f"autovacuum_{kind}_scale_factor"
+                return (
+                    float(own.get(threshold, server[threshold])) + float(own.get(scale, server[scale])) * rows
+                )
+
+            vacuum = dead > limit("vacuum") or inserted > limit("vacuum_insert")
+            analyze = changed > limit("analyze")
+            if not (vacuum or analyze):
+                continue
+            what = (
+                "ANALYZE"
+                if not vacuum
+                else "VACUUM (PARALLEL 0, ANALYZE)"
+                if analyze
+                else "VACUUM (PARALLEL 0)"
+            )
+            before = _pid_cpu_s(_backend_pid())
+            cursor.execute(f'{what} "{table}"')
+            runs.append((table, what, _pid_cpu_s(_backend_pid()) - before))
+    return runs
+
+
+def _autovacuum_cpu(*, database: str, text: str, began: float, minutes: int) -> list[list[float]]:
+    """Per minute, the autovacuum and autoanalyze runs on this database's tables the server's log
+    reports (``log_autovacuum_min_duration`` set to 0 on them) and their CPU seconds."""
+    from datetime import datetime
+
+    per_minute = [[0.0, 0.0] for _ in range(minutes)]
+    minute = None
+    for line in text.splitlines():
+        if (found := _AUTOVACUUM_RE.match(line)) is not None:
+            minute = None
+            if found.group(3).startswith(f"{database}."):
+                when = datetime.strptime(found.group(1), "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=UTC)
+                n = int((when.timestamp() - began) // 60)
+                minute = n if 0 <= n < minutes else None
+        elif minute is not None and (usage := _USAGE_RE.search(line)) is not None:
+            per_minute[minute][0] += 1
+            per_minute[minute][1] += float(usage.group(1)) + float(usage.group(2))
+            minute = None
+    return per_minute
+
+
+def sustained_phase(*, campaign, criterion, users, minutes: int, database: str) -> list[dict]:
+    """Every user labels back to back for ``minutes`` (forked processes, the page's flow); the
+    figures of each minute, with the load average, the churned tables' dead rows and the
+    autovacuum runs at its end."""
+    from django.db import connection, connections
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW autovacuum")
+        emulated = cursor.fetchone()[0] != "on"
+        for table in CHURNED:  # the runs logged with their CPU, read back below
+            cursor.execute(f"ALTER TABLE {table} SET (log_autovacuum_min_duration = 0)")
+    log_from = PG_LOG.stat().st_size if os.access(PG_LOG, os.R_OK) and not emulated else None
+    if emulated:
+        print(
+            "  the server's autovacuum is off: its rule is applied here at the end of each minute"
+            " (autovacuum_naptime's default), the vacuums' CPU read from /proc",
+            flush=True,
+        )
+    rounds: list[list[tuple[str, str, float]]] = []
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    start, results = context.Barrier(len(users) + 1), context.Queue()
+    args = (campaign.slug, criterion.name)
+    children = [
+        context.Process(target=_sustained_client, args=(*args, user, minutes, start, results))
+        for user in users
+    ]
+    for child in children:
+        child.start()
+    start.wait()
+    began, began_wall = time.monotonic(), time.time()
+    samples: list[tuple[float, dict]] = []
+
+    def sample() -> None:  # at the end of each minute, in a thread of its own (its own connection)
+        try:
+            for n in range(1, minutes + 1):
+                time.sleep(max(0.0, began + 60 * n - time.monotonic()))
+                tables = _tables_now()
+                samples.append((os.getloadavg()[0], tables))
+                dead = tables.get("annotation_openslot", (0, 0, 0))[0]
+                rounds.append(_autovacuum_round() if emulated else [])
+                ran = ", ".join(f"{what} {table} {cpu:.2f} s" for table, what, cpu in rounds[-1]) or "none"
+                print(
+                    f"  minute {n}: load {os.getloadavg()[0]:.1f}, open slots' dead rows {dead:,};"
+                    f" vacuums: {ran}",
+                    flush=True,
+                )
+        finally:
+            connections.close_all()
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    reports = [results.get() for _ in children]
+    for child in children:
+        child.join()
+    sampler.join(timeout=90)
+    errors = [r[-1] for r in reports if r[-1]]
+    if errors:
+        raise RuntimeError(f"{len(errors)} client(s) failed; first: {errors[0]}")
+    reconnected = sum(r[1] for r in reports)
+    autovacuum = [[float(len(runs)), sum(cpu for *_, cpu in runs)] for runs in rounds]
+    autovacuum += [[0.0, 0.0] for _ in range(minutes - len(autovacuum))]
+    if log_from is not None:
+        with PG_LOG.open(errors="replace") as log:
+            log.seek(log_from)
+            autovacuum = _autovacuum_cpu(
+                database=connection.settings_dict["NAME"], text=log.read(), began=began_wall, minutes=minutes
+            )
+    figures = []
+    for n in range(minutes):
+        rows = [row for r in reports for row in r[0] if n * 60 <= row[0] < (n + 1) * 60]
+        if not rows:
+            continue
+        load, tables = samples[n] if n < len(samples) else (float("nan"), {})
+        labels = len(rows)
+        p50, p95 = np.percentile([row[1] for row in rows], [50, 95])
+        figures.append(
+            {
+                "minute": n + 1,
+                "labels": labels,
+                "labels_per_s": labels / 60,
+                "p50": p50,
+                "p95": p95,
+                "app_cpu_ms": 1000 * sum(row[2] for row in rows) / labels,
+                "pg_cpu_ms": 1000 * sum(row[3] for row in rows) / labels,
+                "requests": sum(row[4] for row in rows) / labels,
+                "queries": sum(row[5] for row in rows) / labels,
+                "autovacuum_runs": int(autovacuum[n][0]),
+                "autovacuum_cpu_ms": 1000 * autovacuum[n][1] / labels,
+                "dead_open_slots": tables.get("annotation_openslot", (0, 0, 0))[0],
+                "dead_assignments": tables.get("annotation_assignment", (0, 0, 0))[0],
+                "load": load,
+                "reconnected": reconnected,
+                "log_read": log_from is not None or emulated,
+                "autovacuum_emulated": emulated,
+            }
+        )
+    return figures
+
+
+def sustained(*, size: int, clients: int, minutes: int, database: str) -> None:
+    """Build a queue of ``size`` units in a fresh database (PostgreSQL), label it back to back for
+    ``minutes`` with ``clients`` people, and print the figures of each minute and the ratios of the
+    last minute to the first."""
+    import json
+
+    with bench_database(f"{database}_{size}") as engine:
+        if engine != "postgresql":
+            raise SystemExit("the sustained run measures PostgreSQL")
+        from annotation.models import Role
+
+        began = time.perf_counter()
+        campaign, criterion = build_queued(size=size)
+        print(f"{size:,} units queued in {time.perf_counter() - began:.1f} s", flush=True)
+        settle(engine)
+        import evaluation.tasks  # noqa: F401
+
+        annotators = people(campaign=campaign, role=Role.ANNOTATOR, count=clients, prefix="sustained-")
+        print(
+            f"{clients} processes labelling back to back through the page's flow (one request per label)"
+            f" for {minutes} minutes; cores available: {len(os.sched_getaffinity(0))};"
+            f" load average at the start {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+        figures = sustained_phase(
+            campaign=campaign, criterion=criterion, users=annotators, minutes=minutes, database=database
+        )
+    header = (
+        f"{'minute':>6} | {'labels':>6} | {'labels/s':>8} | {'p50':>8} | {'p95':>8} | {'app CPU/label':>13} |"
+        f" {'PG CPU/label':>12} | {'requests':>8} | {'queries':>7} | {'autovacuum':>18} |"
+        f" {'dead open slots':>15} | {'load':>5}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in figures:
+        print(
+            f"{row['minute']:>6} | {row['labels']:>6} | {row['labels_per_s']:>8.1f} | {row['p50']:>5.1f} ms |"
+            f" {row['p95']:>5.1f} ms | {row['app_cpu_ms']:>10.2f} ms | {row['pg_cpu_ms']:>9.2f} ms |"
+            f" {row['requests']:>8.2f} | {row['queries']:>7.1f} |"
+            f" {row['autovacuum_runs']:>2} runs {row['autovacuum_cpu_ms']:>5.2f} ms |"
+            f" {row['dead_open_slots']:>15,} | {row['load']:>5.1f}"
+        )
+    first, last = figures[0], figures[-1]
+    total = sum(row["labels"] for row in figures)
+    print(
+        f"{total:,} labels in {len(figures)} minutes; last minute / first: PostgreSQL CPU per label"
+        f" {last['pg_cpu_ms'] / first['pg_cpu_ms']:.2f} (target: within 1.3), app CPU per label"
+        f" {last['app_cpu_ms'] / first['app_cpu_ms']:.2f}; highest minute / first, PostgreSQL:"
+        f" {max(row['pg_cpu_ms'] for row in figures) / first['pg_cpu_ms']:.2f};"
+        f" connections opened again: {first['reconnected']}"
+        + ("" if first["log_read"] else f"; autovacuum not counted ({PG_LOG} unreadable)")
+    )
+    print(json.dumps({"size": size, "clients": clients, "minutes": figures}), flush=True)
 
 
 def one_size(
@@ -827,6 +1161,12 @@ def main() -> None:
     parser.add_argument("--reading-labels", type=int, default=8, help="labels per person while reading")
     parser.add_argument("--one-size", type=int, help=argparse.SUPPRESS)
     parser.add_argument(
+        "--minutes",
+        type=int,
+        help="sustained run: --clients people label the largest --queued size back to back for this"
+        " many minutes, the page's flow; figures per minute",
+    )
+    parser.add_argument(
         "--flow",
         choices=("both", *FLOWS),
         default="both",
@@ -849,6 +1189,11 @@ def main() -> None:
     args = parser.parse_args()
     # Persistent connections, as a production server would keep them.
     os.environ.setdefault("DB_CONN_MAX_AGE", "600")
+    if args.minutes:
+        # Kept for the whole run: every backend's CPU is read until the end.
+        os.environ["DB_CONN_MAX_AGE"] = str(60 * args.minutes + 3600)
+        sustained(size=max(args.queued), clients=args.clients, minutes=args.minutes, database=args.database)
+        return
     if args.one_size:
         one_size(
             size=args.one_size,
