@@ -30,9 +30,9 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from django.core.cache import cache
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
-from annotation.models import Answer, Campaign, Criterion, Label
+from annotation.models import Answer, Campaign, Criterion, Label, Sample
 from evaluation.models import Judge, Judgment
 
 T = TypeVar("T")
@@ -100,6 +100,55 @@ def judgments_version(*, criterion: Criterion, judge: Judge) -> tuple[Any, ...]:
     )
     last = found["last"]
     return ("judgments", criterion.pk, judge.pk, found["n"], last.isoformat() if last else None)
+
+
+def samples_version(*, criterion: Criterion) -> tuple[Any, ...] | None:
+    """The count, greatest id and latest change of status of ``criterion``'s samples, with the
+    count of their items (one query): a new sample, a draw that ends or a new item changes it.
+    None when one of them follows a judge's confidence (the confidence and anytime designs):
+    the weights of its units then read that judge's judgments, which no key here holds."""
+    judged = [Sample.Design.CONFIDENCE, Sample.Design.SEQUENTIAL]
+    found = Sample.objects.filter(criterion=criterion).aggregate(
+        n=Count("id", distinct=True),
+        last=Max("id"),
+        since=Max("status_since"),
+        items=Count("items"),
+        judged=Count("id", filter=Q(design__in=judged), distinct=True),
+    )
+    if found["judged"]:
+        return None
+    since = found["since"].isoformat() if found["since"] else None
+    return ("samples", criterion.pk, found["n"], found["last"], since, found["items"])
+
+
+def estimates_key(*, criterion: Criterion, judge: Judge) -> list[Any] | None:
+    """What the estimates of ``criterion`` with ``judge`` are computed from
+    (``evaluation.estimates.inputs.load_inputs``): the campaign's settings, name and units (they
+    come with its answers), the judge's name, the criterion's definition and guidelines' version,
+    its labels, the judge's judgments of it and its samples. Four queries; None when its
+    samples' weights follow a judge (then the estimates are computed, not kept)."""
+    samples = samples_version(criterion=criterion)
+    if samples is None:
+        return None
+    campaign = criterion.campaign
+    return [
+        *campaign_key(campaign),
+        answers_version(campaign),
+        campaign.name,
+        (judge.pk, judge.name),
+        (
+            criterion.pk,
+            criterion.name,
+            criterion.level,
+            criterion.kind,
+            criterion.categories,
+            criterion.category_groups,
+            criterion.current_version_id,
+        ),
+        labels_version(criterion=criterion),
+        judgments_version(criterion=criterion, judge=judge),
+        samples,
+    ]
 
 
 def cached(kind: str, key: Iterable[Any], compute: Callable[[], T]) -> T:

@@ -6,7 +6,6 @@ versions of the texts the numbers rest on."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,11 +43,6 @@ class Labeled:
     scored: bool = False  # c is the judge's confidence (not its 0/1 verdict, nor unknown)
 
 
-def _chunks(ids: list[int]) -> Iterator[list[int]]:
-    for start in range(0, len(ids), ID_CHUNK):
-        yield ids[start : start + ID_CHUNK]
-
-
 def ones_zeros(*, ones: int, count: int) -> np.ndarray:
     """A 0/1 array with ``ones`` ones and ``count - ones`` zeros: same mean and variance as any
     binary array with those counts, which is all the estimators read from it."""
@@ -70,37 +64,43 @@ def labeled_units(
     else:
         finals = {unit_id: state.final for unit_id, state in states.items() if state.final is not None}
     rows: dict[int, tuple[str, str, Labeled]] = {}
-    ids = sorted(finals)
-    for chunk in _chunks(ids):
-        units = Unit.objects.filter(
-            pk__in=chunk, campaign_id=criterion.campaign_id, level=criterion.level
-        ).values_list("id", "theme", "difficulty", "answer_id", "answer__question_id")
-        for unit_id, theme, difficulty, answer_id, question_id in units:
+    if not finals:
+        return rows
+    # The criterion's labelled units, as a subquery: one query per table whatever their number
+    # (a list of ids would take one per ID_CHUNK, each parsed with its thousand parameters).
+    labelled = Label.objects.filter(criterion=criterion).values("unit_id")
+    units = (
+        Unit.objects.filter(pk__in=labelled, campaign_id=criterion.campaign_id, level=criterion.level)
+        .order_by("id")
+        .values_list("id", "theme", "difficulty", "answer_id", "answer__question_id")
+    )
+    for unit_id, theme, difficulty, answer_id, question_id in units:
+        if unit_id in finals:
             rows[unit_id] = (
                 theme,
                 difficulty,
                 Labeled(unit_id=unit_id, answer_id=answer_id, y=finals[unit_id], question_id=question_id),
             )
-        judged = Judgment.objects.filter(
-            judge=judge, criterion=criterion, status=Judgment.Status.OK, unit_id__in=chunk
-        ).values_list("unit_id", "value", "confidence")
-        for unit_id, value, confidence in judged:
-            if unit_id in rows and value is not None and (values is None or value in values):
-                rows[unit_id][2].yhat = int(value)
-                if values is None:  # a binary criterion: the judge's probability of a 1
-                    rows[unit_id][2].c = (
-                        float(value)
-                        if confidence is None
-                        else probability_of_one(value=int(value), confidence=confidence)
-                    )
-                    rows[unit_id][2].scored = confidence is not None
-        if sample is not None:
-            items = SampleItem.objects.filter(sample=sample, unit_id__in=chunk).values_list(
-                "unit_id", "inclusion_probability"
-            )
-            for unit_id, pi in items:
-                if unit_id in rows:
-                    rows[unit_id][2].pi = float(pi)
+    judged = Judgment.objects.filter(
+        judge=judge, criterion=criterion, status=Judgment.Status.OK, unit_id__in=labelled
+    ).values_list("unit_id", "value", "confidence")
+    for unit_id, value, confidence in judged:
+        if unit_id in rows and value is not None and (values is None or value in values):
+            rows[unit_id][2].yhat = int(value)
+            if values is None:  # a binary criterion: the judge's probability of a 1
+                rows[unit_id][2].c = (
+                    float(value)
+                    if confidence is None
+                    else probability_of_one(value=int(value), confidence=confidence)
+                )
+                rows[unit_id][2].scored = confidence is not None
+    if sample is not None:
+        items = SampleItem.objects.filter(sample=sample, unit_id__in=labelled).values_list(
+            "unit_id", "inclusion_probability"
+        )
+        for unit_id, pi in items:
+            if unit_id in rows:
+                rows[unit_id][2].pi = float(pi)
     return rows
 
 

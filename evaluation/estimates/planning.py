@@ -38,10 +38,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from evaluation import page_cache
 from evaluation.estimates.report import GroupEstimate, Report
 from inference.intervals import TINY, check_alpha, quantile
 from inference.numbers import is_finite
@@ -398,3 +400,48 @@ def report_curve(*, report: Report) -> AgreementCurve | None:
         reps=CURVE_REPS,
     )
     return AgreementCurve(n=n, N=N, prevalence=prevalence, rows=rows)
+
+
+def _planned_numbers(group: GroupEstimate) -> tuple[Any, ...]:
+    """Every number of ``group`` that :func:`plan_theme` and :func:`report_curve` read."""
+    confusion = group.agreement.confusion if group.agreement is not None else None
+    return (
+        group.theme,
+        group.method,
+        group.n_paired,
+        group.n_judge,
+        sorted(confusion.items()) if confusion is not None else None,
+        group.judge.mean,
+        group.ppi.mean,
+        group.ppi.halfwidth,
+        group.human.mean,
+        group.human.halfwidth,
+        group.human.n,
+    )
+
+
+def report_planner(
+    *, report: Report, target_halfwidth: float, alpha: float
+) -> tuple[list[ThemePlan], AgreementCurve | None]:
+    """The report page's planner: :func:`plan_theme` of each theme and :func:`report_curve`,
+    kept in the page cache (``evaluation.page_cache``) under the numbers they read, the target
+    and alpha (no query): the simulated curve and the projections cost about a second at a few
+    thousand labels and a million units, and the same report is read again and again."""
+
+    def plan() -> tuple[list[ThemePlan], AgreementCurve | None]:
+        plans = [
+            plan_theme(group=group, target_halfwidth=target_halfwidth, alpha=alpha) for group in report.themes
+        ]
+        return plans, report_curve(report=report)
+
+    key = [
+        [_planned_numbers(group) for group in report.themes],
+        _planned_numbers(report.overall),
+        report.alpha,
+        target_halfwidth,
+        alpha,
+        CURVE_AGREEMENTS,
+        CURVE_SEED,
+        CURVE_REPS,
+    ]
+    return page_cache.cached("planner", key, plan)

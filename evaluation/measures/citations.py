@@ -29,6 +29,7 @@ import numpy as np
 from annotation.corpus.citations import compile_citation_pattern
 from annotation.models import AnswerSource, Criterion, Level, Sentence, Unit
 from annotation.workflow.state import final_labels
+from evaluation import page_cache
 from evaluation.estimates.params import OVERALL
 from evaluation.models import Judge, Judgment
 from inference.bootstrap import Mean, question_bootstrap_means
@@ -165,7 +166,45 @@ def alce_measures(
 ) -> list[AlceMeasures]:
     """ALCE's citation recall and precision per theme and overall, one :class:`AlceMeasures` per
     source of verdicts in ``sources`` (``judge``: ``judge``'s on citation support and veracity;
-    ``human``: the final human labels of both). See the module's docstring."""
+    ``human``: the final human labels of both). See the module's docstring. Kept in the page
+    cache (``evaluation.page_cache``) under what they read: the campaign's answers, sentences
+    and units (they come with an import), the judge's judgments of both criteria or their
+    labels (one query each)."""
+    campaign = support.campaign
+    key: list[Any] = [
+        *page_cache.campaign_key(campaign),
+        page_cache.answers_version(campaign),
+        support.pk,
+        veracity.pk,
+        judge.pk,
+        judge.name,
+        alpha,
+        at_most,
+        sources,
+    ]
+    for criterion in (support, veracity):
+        if JUDGE in sources:
+            key.append(page_cache.judgments_version(criterion=criterion, judge=judge))
+        if HUMAN in sources:
+            key.append(page_cache.labels_version(criterion=criterion))
+    return page_cache.cached(
+        "alce",
+        key,
+        lambda: _alce_measures(
+            support=support, veracity=veracity, judge=judge, alpha=alpha, at_most=at_most, sources=sources
+        ),
+    )
+
+
+def _alce_measures(
+    *,
+    support: Criterion,
+    veracity: Criterion,
+    judge: Judge,
+    alpha: float,
+    at_most: int | None,
+    sources: tuple[str, ...],
+) -> list[AlceMeasures]:
     read = _read(support=support)
     result = []
     for source in sources:

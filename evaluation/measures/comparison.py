@@ -42,8 +42,9 @@ from django.db.models import Count, Sum
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import refusal
-from annotation.models import Answer, Campaign, Criterion, Question, Unit
+from annotation.models import Campaign, Criterion, Question, Unit
 from annotation.sampling.current import current_sample
+from evaluation import page_cache
 from evaluation.errors import ComparisonError, EstimateError
 from evaluation.estimates import inputs, judge_choice, params
 from evaluation.estimates.params import OVERALL
@@ -132,7 +133,21 @@ def version_estimates(
 ) -> dict[str, dict[str, Linear]]:
     """One version's human-only, judge-only and PPI++ estimates of ``criterion`` with ``judge``,
     per theme and ``overall`` (stratified by the themes' unit counts), decomposed by question id:
-    estimate -> theme -> :class:`Linear`."""
+    estimate -> theme -> :class:`Linear`. Kept in the page cache (``evaluation.page_cache``)
+    under what they are computed from (``page_cache.estimates_key``), the method and alpha."""
+    key = page_cache.estimates_key(criterion=criterion, judge=judge)
+    if key is None:
+        return _version_estimates(criterion=criterion, judge=judge, method=method, alpha=alpha)
+    return page_cache.cached(
+        "version_estimates",
+        [*key, method, alpha],
+        lambda: _version_estimates(criterion=criterion, judge=judge, method=method, alpha=alpha),
+    )
+
+
+def _version_estimates(
+    *, criterion: Criterion, judge: Judge, method: str, alpha: float
+) -> dict[str, dict[str, Linear]]:
     campaign_id = criterion.campaign_id
     sizes = dict(
         Unit.objects.filter(campaign_id=campaign_id, level=criterion.level)
@@ -155,17 +170,16 @@ def version_estimates(
         )
     sample = current_sample(criterion=criterion) if method == "robust" else None
     labeled = inputs.labeled_units(criterion=criterion, judge=judge, sample=sample)
-    answer_ids = sorted({row.answer_id for _, _, row in labeled.values()})
-    question_of: dict[int, str] = {}
-    for start in range(0, len(answer_ids), inputs.ID_CHUNK):
-        question_of.update(
-            Answer.objects.filter(pk__in=answer_ids[start : start + inputs.ID_CHUNK]).values_list(
-                "id", "question__external_id"
-            )
-        )
+    # The labelled units' question ids, from the campaign's questions (one query, whatever the
+    # number of labels).
+    question_of: dict[int, str] = (
+        dict(Question.objects.filter(campaign_id=campaign_id).values_list("id", "external_id"))
+        if labeled
+        else {}
+    )
     by_theme: dict[str, list[tuple[inputs.Labeled, str]]] = defaultdict(list)
     for theme, _difficulty, unit in sorted(labeled.values(), key=lambda item: item[2].unit_id):
-        by_theme[theme].append((unit, question_of[unit.answer_id]))
+        by_theme[theme].append((unit, question_of[unit.question_id]))
     themes = sorted(set(sizes) | set(judged) | set(by_theme))
     result: dict[str, dict[str, Linear]] = {name: {} for name in ESTIMATES}
     for theme in themes:

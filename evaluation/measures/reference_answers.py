@@ -22,6 +22,7 @@ from annotation.corpus.citations import compile_citation_pattern
 from annotation.errors import FieldError, refusal
 from annotation.models import Answer, Campaign
 from annotation.spreadsheets import Writable, neutralise_row
+from evaluation import page_cache
 from evaluation.estimates.params import OVERALL
 from evaluation.measures.overlap import AUTO, MEASURES, NORMALISATIONS, resolve, scores
 from inference.bootstrap import Mean, question_bootstrap_means
@@ -113,46 +114,66 @@ def scored_answers(*, campaign: Campaign, normalisation: str = AUTO) -> list[Sco
     return result
 
 
+def _cache_key(campaign: Campaign, *parameters: Any) -> list[Any]:
+    """What the measures of ``campaign`` depend on, for the page cache (``evaluation.page_cache``):
+    the campaign's settings (its citation pattern), its answers and questions (their reference
+    answers come with an import or a hand edit) and ``parameters``. One query."""
+    return [*page_cache.campaign_key(campaign), page_cache.answers_version(campaign), *parameters]
+
+
 def reference_report(
     *, campaign: Campaign, normalisation: str = AUTO, alpha: float = 0.05
 ) -> ReferenceReport:
-    """Exact match, token F1 and ROUGE-L per theme and overall (see the module's docstring)."""
+    """Exact match, token F1 and ROUGE-L per theme and overall (see the module's docstring),
+    kept in the page cache under :func:`_cache_key`: every answer is scored on a miss only."""
     check(normalisation=normalisation, alpha=alpha)
-    scored = scored_answers(campaign=campaign, normalisation=normalisation)
-    report = ReferenceReport(campaign=campaign, normalisation=normalisation, alpha=alpha, answers=len(scored))
-    report.questions_with_reference = len({s.question for s in scored})
-    if not scored:
-        return report
-    for theme in [*sorted({s.theme for s in scored}), OVERALL]:
-        chosen = [s for s in scored if theme == OVERALL or s.theme == theme]
-        means = question_bootstrap_means(
-            values=np.array([s.values for s in chosen], dtype=float),
-            questions=[s.question for s in chosen],
-            alpha=alpha,
-        )
-        report.rows[theme] = dict(zip(MEASURES, means, strict=True))
+
+    def measure() -> tuple[int, int, dict[str, dict[str, Mean]]]:
+        scored = scored_answers(campaign=campaign, normalisation=normalisation)
+        rows: dict[str, dict[str, Mean]] = {}
+        for theme in [*sorted({s.theme for s in scored}), OVERALL] if scored else []:
+            chosen = [s for s in scored if theme == OVERALL or s.theme == theme]
+            means = question_bootstrap_means(
+                values=np.array([s.values for s in chosen], dtype=float),
+                questions=[s.question for s in chosen],
+                alpha=alpha,
+            )
+            rows[theme] = dict(zip(MEASURES, means, strict=True))
+        return len(scored), len({s.question for s in scored}), rows
+
+    answers, questions, rows = page_cache.cached(
+        "reference_report", _cache_key(campaign, normalisation, alpha), measure
+    )
+    report = ReferenceReport(campaign=campaign, normalisation=normalisation, alpha=alpha, answers=answers)
+    report.questions_with_reference = questions
+    report.rows = rows
     return report
 
 
 def reference_linears(*, campaign: Campaign, normalisation: str = AUTO) -> dict[str, dict[str, Linear]]:
     """Each measure's mean per theme and overall, decomposed by question id, for the comparison
-    of two versions by question: measure -> theme -> Linear (empty without reference answers)."""
-    scored = scored_answers(campaign=campaign, normalisation=normalisation)
-    if not scored:
-        return {}
-    result: dict[str, dict[str, Linear]] = {name: {} for name in MEASURES}
-    for theme in [*sorted({s.theme for s in scored}), OVERALL]:
-        chosen = [s for s in scored if theme == OVERALL or s.theme == theme]
-        for index, name in enumerate(MEASURES):
-            result[name][theme] = mean_linear(
-                values=np.array([s.values[index] for s in chosen], dtype=float),
-                questions=[s.question for s in chosen],
-                answers=np.array([s.answer_id for s in chosen]),
-                w=None,
-                alpha=0.05,
-                floored=False,
-            )
-    return result
+    of two versions by question: measure -> theme -> Linear (empty without reference answers).
+    Kept in the page cache under :func:`_cache_key`."""
+
+    def measure() -> dict[str, dict[str, Linear]]:
+        scored = scored_answers(campaign=campaign, normalisation=normalisation)
+        if not scored:
+            return {}
+        result: dict[str, dict[str, Linear]] = {name: {} for name in MEASURES}
+        for theme in [*sorted({s.theme for s in scored}), OVERALL]:
+            chosen = [s for s in scored if theme == OVERALL or s.theme == theme]
+            for index, name in enumerate(MEASURES):
+                result[name][theme] = mean_linear(
+                    values=np.array([s.values[index] for s in chosen], dtype=float),
+                    questions=[s.question for s in chosen],
+                    answers=np.array([s.answer_id for s in chosen]),
+                    w=None,
+                    alpha=0.05,
+                    floored=False,
+                )
+        return result
+
+    return page_cache.cached("reference_linears", _cache_key(campaign, normalisation), measure)
 
 
 def report_as_json(report: ReferenceReport) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.criteria.categories import is_categorical
 from annotation.models import Criterion, Level, Sample, Unit
 from annotation.sampling.current import current_sample_id
+from evaluation import page_cache
 from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice, small_themes
 from evaluation.estimates.categorical import CategoricalReport, compute_categorical_report
@@ -317,15 +318,26 @@ def changes_since(*, snapshot: ReportSnapshot, criterion: Criterion) -> Changes:
 
 
 def _computed(request: ReportRequest) -> Report | CategoricalReport:
+    """The report computed now, kept in the page cache (``evaluation.page_cache``) under what it
+    is computed from (``page_cache.estimates_key``, four queries) and its parameters: another
+    alpha or a criterion with categories, read again and again, is computed once per change."""
     compute = compute_categorical_report if request.categorical else compute_report
-    return compute(
-        criterion=request.criterion,
-        judge=request.judge,
-        alpha=request.alpha,
-        method=request.method,
-        by_difficulty=request.by_difficulty,
-        **({} if request.categorical else {"clusters": request.clusters}),
-    )
+
+    def computed() -> Report | CategoricalReport:
+        return compute(
+            criterion=request.criterion,
+            judge=request.judge,
+            alpha=request.alpha,
+            method=request.method,
+            by_difficulty=request.by_difficulty,
+            **({} if request.categorical else {"clusters": request.clusters}),
+        )
+
+    key = page_cache.estimates_key(criterion=request.criterion, judge=request.judge)
+    if key is None:
+        return computed()
+    parameters = (request.categorical, request.method, request.alpha, request.by_difficulty, request.clusters)
+    return page_cache.cached("report", [*key, parameters], computed)
 
 
 def _numbers(

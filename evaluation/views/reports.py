@@ -101,14 +101,12 @@ def _add_shown(
         context.update(categorical=shown.report, tables=theme_tables(report=shown.report))
         return
     campaign, criterion = request.criterion.campaign, request.criterion
+    plans, curve = planning.report_planner(report=shown.binary, target_halfwidth=target, alpha=request.alpha)
     context.update(
         may_refresh=may_refresh_estimates(roles=roles)
         and shown.provenance.computed_because != read.PARAMETERS,
-        plans=[
-            planning.plan_theme(group=group, target_halfwidth=target, alpha=request.alpha)
-            for group in shown.binary.themes
-        ],
-        curve=planning.report_curve(report=shown.binary),
+        plans=plans,
+        curve=curve,
         citation_rows=shown.citation_rows,
         small_themes=shown.small_themes,
     )
