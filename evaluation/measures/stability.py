@@ -445,6 +445,7 @@ def stability_key(params: StabilityParams) -> list[Any] | None:
     key: list[Any] = [
         *page_cache.campaign_key(campaign),
         page_cache.answers_version(campaign),
+        campaign.name,  # the result names its campaign
         measure.key,
         params.source if measure.kind != METRIC else METRIC,
         judge.pk if judge is not None else None,
