@@ -8,10 +8,13 @@ gunicorn with config/gunicorn.py (two processes of eight threads), a real Celery
 (prefork, two children) whose broker is Redis db 14 on 127.0.0.1:6379 (Django's cache, where the
 API's rate is counted, beside it), and the scripted LLM server of tests/llm_server.py as the
 judge's server. Browsers and API clients are threads of this process talking HTTP to gunicorn,
-with the page's own flow: an annotator's page asks for the next unit ahead (``?after=``, the
-prefetch) and posts each label with its request key, pressing again (same key) after a failed
-save as the page tells them to. Sessions are made as Django's ``force_login`` makes them (the
-login page is driven for real only where logging in is what is measured).
+with the page's own flow (static/js/annotate.js): an annotator's page holds the unit after the one
+on screen, shows it the moment a label is given and posts the label with its request key and that
+unit (``shown``), answered with the unit after it (one request per label; the unit ahead is asked
+for, ``?after=``, only when the page holds none: just opened, or after a refused or lost label),
+pressing again (same key) after a failed save as the page tells them to. Sessions are made as
+Django's ``force_login`` makes them (the login page is driven for real only where logging in is
+what is measured).
 
 Cases, each one row of the printed table:
 
@@ -27,9 +30,10 @@ Cases, each one row of the printed table:
    Django's cache elsewhere, (b) with the cache on the same Redis, as the README's production
    environment has it.
 4. Eight annotators in blind double mode labelling back to back (60 s; ``--quick`` 15 s) with
-   the page's flow, some labels sent twice at once (a double press) and some sent while the
-   prefetch is in flight; then they finish the queue: labels lost or doubled, anyone holding
-   both slots of a unit, refusals seen, every unit two labels from two people.
+   the page's flow, some labels sent twice at once (a double press) and, when the page holds no
+   unit ahead, some sent while it asks for one (the prefetch in flight); then they finish the
+   queue: labels lost or doubled, anyone holding both slots of a unit, refusals seen, every unit
+   two labels from two people.
 5. Bad inputs, one row each: an XLSX decompression bomb, NUL characters in an import and in the
    API, deeply nested JSON (a Label Studio import and the import page), an anonymous 150 MB
    upload, six slow anonymous clients, a finished run's cost rewritten in SQL, an expired token,
@@ -84,6 +88,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.annotation_bench import AFTER_RE, after_answer  # noqa: E402
 from bench.pgdb import PG, bench_database  # noqa: E402
 from tests import llm_server  # noqa: E402
 from tests.llm_server import ScriptedLLMServer, find_indices  # noqa: E402
@@ -482,9 +487,11 @@ def csrf_of(text: str) -> str:
 
 @dataclass(frozen=True)
 class Shown:
-    """The work region of an annotation page or fragment: the unit on screen (None: nothing left)."""
+    """The work region of an annotation page or fragment: the unit on screen (None: nothing left),
+    and the unit it follows when it answers a label that named the unit shown (``data-after``)."""
 
     unit: int | None
+    after: int | None
     key: str
     csrf: str
     values: tuple[int, ...]
@@ -500,8 +507,10 @@ def shown(reply: Reply | None) -> Shown | None:
     text = reply.text[work.start() :]
     key = REQUEST_KEY.search(text)
     refusal = REFUSAL.search(text)
+    after = AFTER_RE.search(text)
     return Shown(
         unit=int(work.group(1)) if work.group(1) else None,
+        after=int(after.group(1)) if after and after.group(1) else None,
         key=key.group(1) if key else "",
         csrf=csrf_of(text),
         values=tuple(int(v) for v in VALUES.findall(text)),
@@ -510,11 +519,13 @@ def shown(reply: Reply | None) -> Shown | None:
 
 
 class Annotator:
-    """A person on a stage page with the page's flow (static/js/annotate.js): the unit on screen,
-    the next one asked for ahead (the prefetch, leased to them too), a label posted with its
-    request key; when the answer names the prefetched unit, that fragment stays on screen. A
-    failed save is pressed again with the same key. With ``faulty``, some labels are sent twice
-    at once and some while the prefetch is still in flight."""
+    """A person on a stage page with the page's flow (static/js/annotate.js): the unit on screen
+    and the one after it, held ahead (leased to them too); a label shows the unit ahead at once
+    and is posted with its request key and that unit (``shown``), answered with the unit after it,
+    held ahead in turn (:func:`bench.annotation_bench.after_answer` says what the page does with
+    an answer). The unit ahead is asked for (``?after=``) only when the page holds none. A failed
+    save is pressed again with the same key. With ``faulty``, some labels are sent twice at once
+    and, when no unit is held ahead, some while the page is asking for one."""
 
     def __init__(self, *, port: int, user, page: str, rng: random.Random) -> None:
         self.browser = Browser(port).log_in(user)
@@ -524,6 +535,7 @@ class Annotator:
         self.rng = rng
         self.version = ""
         self.current: Shown | None = None
+        self.ahead: Shown | None = None
         self.confirmed: set[int] = set()
         self.replies: list[Reply] = []
         self.refusals: Counter[str] = Counter()
@@ -554,8 +566,8 @@ class Annotator:
     def prefetch(self, unit: int) -> Shown | None:
         return shown(self._get(f"{self.page}?after={unit}", htmx=True))
 
-    def _post(self, on: Shown, value: int) -> Reply:
-        form = {
+    def _post(self, on: Shown, value: int, showing: int | None) -> Reply:
+        form: dict[str, object] = {
             "csrfmiddlewaretoken": on.csrf,
             "unit_id": on.unit,
             "request_key": on.key,
@@ -563,16 +575,18 @@ class Annotator:
             "comment": "",
             "guidelines_version": self.version,
         }
+        if showing is not None:
+            form["shown"] = showing
         reply = self.browser.request("POST", self.submit, form=form, headers={"HX-Request": "true"})
         self.replies.append(reply)
         return reply
 
-    def _post_at_once(self, on: Shown, value: int, *, copies: int) -> list[Reply]:
+    def _post_at_once(self, on: Shown, value: int, *, copies: int, showing: int | None) -> list[Reply]:
         if copies == 1:
-            return [self._post(on, value)]
+            return [self._post(on, value, showing)]
         held: list[Reply] = []
         threads = [
-            threading.Thread(target=lambda: held.append(self._post(on, value)), daemon=True)
+            threading.Thread(target=lambda: held.append(self._post(on, value, showing)), daemon=True)
             for _ in range(copies)
         ]
         for thread in threads:
@@ -581,13 +595,13 @@ class Annotator:
             thread.join()
         return held
 
-    def label(self, on: Shown, value: int, *, presses: int = 1) -> Shown | None:
-        """Post the label (``presses`` copies at once), pressing again while no answer comes; the
-        answer the page shows, None if the person gave up."""
+    def label(self, on: Shown, value: int, *, presses: int = 1, showing: int | None = None) -> Shown | None:
+        """Post the label (``presses`` copies at once; ``showing``, the unit the page shows meanwhile),
+        pressing again while no answer comes; the answer, None if the person gave up."""
         assert on.unit is not None
         for _ in range(PRESSES):
             self.posted += presses
-            replies = self._post_at_once(on, value, copies=presses)
+            replies = self._post_at_once(on, value, copies=presses, showing=showing)
             answers = [found for reply in replies if (found := shown(reply)) is not None]
             if answers:
                 accepted = [answer for answer in answers if not answer.refusal]
@@ -606,31 +620,39 @@ class Annotator:
     def step(self, *, faulty: bool) -> bool:
         """Label the unit on screen; False when nothing is left for this person."""
         if self.current is None:
-            self.current = self.open()
+            self.current, self.ahead = self.open(), None
         on = self.current
         if on is None or on.unit is None:
             return False
         value = self.rng.choice(on.values or (0, 1))
         draw = self.rng.random() if faulty else 1.0
-        if draw < DOUBLE_PRESS + PRESS_DURING_PREFETCH and draw >= DOUBLE_PRESS:
-            # The key pressed before the prefetch came back: an ordinary post, the prefetch's
-            # answer thrown away (the page keeps it only while its unit is still on screen).
-            self.races += 1
-            unit = on.unit
-            thread = threading.Thread(target=lambda: self.prefetch(unit), daemon=True)
-            thread.start()
-            answer = self.label(on, value)
-            thread.join()
+        if self.ahead is None:
+            if DOUBLE_PRESS <= draw < DOUBLE_PRESS + PRESS_DURING_PREFETCH:
+                # The key pressed before the unit ahead came back: a label without ``shown``, the
+                # prefetch's answer thrown away (the page keeps it only while its unit is on screen).
+                self.races += 1
+                unit = on.unit
+                thread = threading.Thread(target=lambda: self.prefetch(unit), daemon=True)
+                thread.start()
+                self.current = self.label(on, value)
+                thread.join()
+                return True
+            # The page asks for the unit ahead once the unit on screen is painted.
+            self.ahead = self.prefetch(on.unit)
+        ahead, self.ahead = self.ahead, None
+        if ahead is None or ahead.unit is None or ahead.refusal:
+            ahead = None  # nothing ahead: the label's answer is the next unit
+        presses = 2 if draw < DOUBLE_PRESS else 1
+        self.doubles += presses == 2
+        answer = self.label(on, value, presses=presses, showing=ahead.unit if ahead else None)
+        if answer is None or answer.refusal or ahead is None:
             self.current = answer
+            return True
+        shows = after_answer(ahead=ahead.unit, unit=answer.unit, after=answer.after)
+        if shows == "follows":
+            self.current, self.ahead = ahead, answer
         else:
-            ahead = self.prefetch(on.unit)
-            presses = 2 if draw < DOUBLE_PRESS else 1
-            self.doubles += presses == 2
-            answer = self.label(on, value, presses=presses)
-            if answer is None or answer.refusal or ahead is None or ahead.unit is None:
-                self.current = answer
-            else:
-                self.current = ahead if answer.unit == ahead.unit else answer
+            self.current = ahead if shows == "ahead" else answer
         return True
 
     def work(self, *, until: float, faulty: bool, stop: threading.Event) -> None:
