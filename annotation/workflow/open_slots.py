@@ -184,6 +184,11 @@ def _params(criterion: Criterion, **more: object) -> dict:
     return {"criterion": criterion.pk, "imported": Stage.IMPORTED.value, **more}
 
 
+# A rebuild that deletes and inserts at least this many open slots refreshes their statistics;
+# fewer are left to autovacuum, whose threshold on the table is the same (migration 0021).
+ANALYZE_AFTER_ROWS = 2000
+
+
 def analyze_after_commit() -> None:
     """Refresh PostgreSQL's statistics of the open slots once the current transaction commits (at
     once outside one): a rebuild replaces a sample's worth of rows, which autovacuum would count
@@ -199,9 +204,11 @@ def analyze_after_commit() -> None:
     transaction.on_commit(analyze)
 
 
-def rebuild(*, criterion: Criterion, analyze: bool = True) -> None:
-    """Set the criterion's open slots and counts from its current sample, slots and labels, then
-    (``analyze``) refresh the open slots' statistics after the commit (:func:`analyze_after_commit`).
+def rebuild(*, criterion: Criterion, analyze: bool = True) -> int:
+    """Set the criterion's open slots and counts from its current sample, slots and labels, and
+    return how many open slots it deleted and inserted. With ``analyze``, when they are
+    ``ANALYZE_AFTER_ROWS`` or more, the open slots' statistics are refreshed after the commit
+    (:func:`analyze_after_commit`).
 
     Call inside the transaction that changes the current sample (a draw, a top-up) or writes
     imported labels; linear in the sample, once.
@@ -209,10 +216,11 @@ def rebuild(*, criterion: Criterion, analyze: bool = True) -> None:
     mode = criterion.campaign.annotation_mode
     params = _params(criterion)
     # By id: the migration that first fills the tables passes its own historical Criterion.
-    OpenSlot.objects.filter(criterion_id=criterion.pk).delete()
+    changed, _ = OpenSlot.objects.filter(criterion_id=criterion.pk).delete()
     QueueTally.objects.filter(criterion_id=criterion.pk).delete()
     with connection.cursor() as cursor:
         cursor.execute(_insert_sql(mode=mode, one_unit=False), params)
+        changed += max(cursor.rowcount, 0)
         cursor.execute(settled_sql(mode=mode), params)
         size, settled = cursor.fetchone()
         QueueTally.objects.create(
@@ -220,17 +228,16 @@ def rebuild(*, criterion: Criterion, analyze: bool = True) -> None:
         )
         cursor.execute(_FILLED_TALLY_SQL, params)
         cursor.execute(_IMPORTED_TALLY_SQL, params)
-    if analyze:
+    if analyze and changed >= ANALYZE_AFTER_ROWS:
         analyze_after_commit()
+    return changed
 
 
 def rebuild_all(*, criteria: Iterable[Criterion]) -> None:
     """:func:`rebuild` for each criterion (an import touches every criterion of its campaign), the
-    statistics refreshed once after them all."""
-    criteria = list(criteria)
-    for criterion in criteria:
-        rebuild(criterion=criterion, analyze=False)
-    if criteria:
+    statistics refreshed once after them all when they changed enough."""
+    changed = sum(rebuild(criterion=criterion, analyze=False) for criterion in criteria)
+    if changed >= ANALYZE_AFTER_ROWS:
         analyze_after_commit()
 
 

@@ -10,6 +10,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from annotation.models import OpenSlot
+from annotation.workflow import open_slots
 from tests.factories import make_campaign, sampled
 
 SETTINGS = importlib.import_module("annotation.migrations.0021_queue_tables_autovacuum").SETTINGS
@@ -62,10 +63,16 @@ def _rows_counted() -> float:
 
 
 @pytest.mark.django_db
-def test_a_rebuild_refreshes_the_open_slots_statistics_once_committed(django_capture_on_commit_callbacks):
+def test_a_rebuild_of_many_open_slots_refreshes_their_statistics_once_committed(
+    django_capture_on_commit_callbacks, monkeypatch
+):
     campaign = make_campaign(name="Upkeep")
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        sampled(campaign=campaign, answers=7)
+        criterion, _ = sampled(campaign=campaign, answers=7)
+    assert callbacks == []  # 7 open slots: left to autovacuum
+    monkeypatch.setattr(open_slots, "ANALYZE_AFTER_ROWS", 14)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        assert open_slots.rebuild(criterion=criterion) == 14  # 7 deleted, 7 inserted
     if connection.vendor != "postgresql":
         assert callbacks == []
         return
