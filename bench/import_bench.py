@@ -11,10 +11,14 @@ reached, a SQLite file in a temporary directory (the script says so).
 Prints answers/s for the import (reading, checking, splitting, language detection and writing,
 in one transaction), its peak memory, and the CPU time per answer of its parts (the importing
 process, the PostgreSQL backend when it is local, and the text work, timed alone since it runs in
-worker processes); then imports a bigger file (``--memory-answers``, about 10 kB per answer) to
-show how peak memory follows file size, and sums up: file size, answers/s and peak memory above
-the mark of each import, and the memory growth per MB of file growth between the two; then times
-the automatic metrics when they exist (``--metrics-answers 0`` skips them).
+worker processes); from those, the bound (all the machine's cores busy with that CPU time and
+nothing else) and the import's share of it (answers/s over the bound), with the load average
+before and after and how long the machine's CPUs stayed idle during the import: the bound
+assumes the cores free, so on a loaded machine the share tells what the others took as much as
+how well the import overlaps its parts. Then imports a bigger file (``--memory-answers``, about
+10 kB per answer) to show how peak memory follows file size, and sums up: file size, answers/s
+and peak memory above the mark of each import, and the memory growth per MB of file growth
+between the two; then times the automatic metrics when they exist (``--metrics-answers 0`` skips them).
 
 Peak memory is the importing process's ``ru_maxrss`` (resource.getrusage: the most resident
 memory it ever had, Django and the modules included, worker processes not): each import runs in a
@@ -165,6 +169,15 @@ def _analysis_cpu_s(path: Path) -> float:
     return time.process_time() - started
 
 
+def _machine_ticks() -> tuple[int, int] | None:
+    """(idle, all) clock ticks of every CPU of the machine so far, from /proc/stat; None without it."""
+    try:
+        fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return fields[3] + fields[4], sum(fields[:8])  # idle and iowait; user to steal
+
+
 def _resident_mb() -> float:
     """This process's resident memory now (VmRSS), in MB; its peak so far where /proc is missing."""
     try:
@@ -199,11 +212,15 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
             sys.stderr.write("\n")
 
     backend_before = _backend_cpu_s() if cpu else None
+    load_before = os.getloadavg()[0]
+    ticks_before = _machine_ticks()
     cpu_before = time.process_time()
     started = time.perf_counter()
     summary = import_file(path=path, campaign_name=campaign_name, progress=progress)
     seconds = time.perf_counter() - started
     own = time.process_time() - cpu_before
+    ticks_after = _machine_ticks()
+    load_after = os.getloadavg()[0]
     peak = _peak_mb()  # before the CPU parts below read the file again
     print(
         f"import: {answers} answers, {summary.sentences} sentences, {summary.chunks_created} chunks "
@@ -220,10 +237,21 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
         print(
             "CPU per answer: " + ", ".join(f"{name} {value / answers * 1000:.2f} ms" for name, value in parts)
         )
+        bound = cores * answers / total
         print(
             f"  in all {total / answers * 1000:.2f} ms: {cores} cores at full use would import at most "
-            f"{cores * answers / total:.0f} answers/s"
+            f"{bound:.0f} answers/s (the bound)"
         )
+        print(
+            f"share of the bound: {answers / seconds / bound:.2f} ({answers / seconds:.0f} of {bound:.0f} "
+            f"answers/s), load average {load_before:.2f} before the import and {load_after:.2f} after"
+        )
+        if ticks_before is not None and ticks_after is not None:
+            idle, every = (after - before for after, before in zip(ticks_after, ticks_before, strict=True))
+            print(
+                f"  the machine's CPUs were idle {idle / every:.0%} of the import "
+                "(busy and a low share: other processes had them)"
+            )
     return seconds, peak
 
 
