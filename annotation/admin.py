@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.db import transaction
 
 from annotation import models
-from annotation.corpus.campaigns import ensure_builtin_criteria
+from annotation.corpus.campaigns import content_changed, ensure_builtin_criteria
 from annotation.criteria.guidelines import current_version
 from annotation.workflow import open_slots
 from annotation.workflow.append_only import label_deletion_allowed
@@ -68,10 +68,36 @@ def _campaigns_of(objs) -> set[int]:
 
 
 def _rebuild_queues(campaign_ids: set[int]) -> None:
-    """Units, samples or slots went: set the stored queues of what remains again."""
+    """Units, samples or slots went: set the stored queues of what remains again, and move the
+    campaigns' content version (figures kept from what went are not read again)."""
     open_slots.rebuild_all(
         criteria=models.Criterion.objects.filter(campaign_id__in=campaign_ids).select_related("campaign")
     )
+    for campaign_id in campaign_ids:
+        content_changed(campaign_id=campaign_id)
+
+
+class ContentAdmin(admin.ModelAdmin):
+    """Rows of a campaign's content deleted here without labels of their own (a chunk, an
+    answer's source): the campaign's content version moves (a save moves it by itself:
+    ``annotation.apps``)."""
+
+    def delete_model(self, request, obj) -> None:
+        with transaction.atomic():
+            campaign_id = _campaign_of_content(obj)
+            super().delete_model(request, obj)
+            content_changed(campaign_id=campaign_id)
+
+    def delete_queryset(self, request, queryset) -> None:
+        with transaction.atomic():
+            campaign_ids = {_campaign_of_content(obj) for obj in queryset}
+            super().delete_queryset(request, queryset)
+            for campaign_id in campaign_ids:
+                content_changed(campaign_id=campaign_id)
+
+
+def _campaign_of_content(obj) -> int:
+    return obj.answer.campaign_id if isinstance(obj, models.AnswerSource) else obj.campaign_id
 
 
 @admin.register(models.Campaign)
@@ -101,7 +127,7 @@ class QuestionAdmin(DeletesLabelsAdmin):
 
 
 @admin.register(models.SourceChunk)
-class SourceChunkAdmin(admin.ModelAdmin):
+class SourceChunkAdmin(ContentAdmin):
     list_display = ["external_id", "campaign", "title", "page"]
     list_filter = ["campaign"]
     search_fields = ["external_id", "title"]
@@ -123,7 +149,7 @@ class AnswerAdmin(DeletesLabelsAdmin):
 
 
 @admin.register(models.AnswerSource)
-class AnswerSourceAdmin(admin.ModelAdmin):
+class AnswerSourceAdmin(ContentAdmin):
     list_display = ["answer", "chunk", "rank"]
     raw_id_fields = ["answer", "chunk"]
 

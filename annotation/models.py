@@ -110,6 +110,10 @@ class Campaign(models.Model):
         help_text="Cost of an hour of labelling, in the unit of the judges' prices; blank: not set.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Moves by one with every change of the campaign's questions, chunks or answers: each import
+    # (annotation.ingest), each one saved or deleted by hand (the admin, a shell). Figures computed
+    # from them are kept under keys that hold it (evaluation.page_cache), in every process alike.
+    content_version = models.PositiveBigIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["-created_at", "name"]

@@ -14,18 +14,6 @@ class EvaluationConfig(AppConfig):
         labels_changed.connect(_labels_changed, dispatch_uid="evaluation.refresh_on_labels")
         estimates_moved.connect(_estimates_moved, dispatch_uid="evaluation.refresh_on_import")
 
-        from django.db.models.signals import post_save
-
-        from annotation.models import Answer, Question, SourceChunk
-
-        # Saved one by one (the admin): no count of the page cache's keys moves. No receiver on
-        # deletions: deleting a question or an answer moves the answers' count, and a receiver
-        # would keep Django from deleting a campaign's rows in bulk.
-        for model in (Question, SourceChunk, Answer):
-            post_save.connect(
-                _content_edited, sender=model, dispatch_uid=f"evaluation.page_cache.{model.__name__}"
-            )
-
 
 def _labels_changed(sender, *, criterion_id: int, stage: str, **kwargs) -> None:
     """Human labels changed: recompute the estimates after a pause, so that a batch of reviews
@@ -49,11 +37,3 @@ def _estimates_moved(sender, *, criterion_ids: list[int], trigger: str, **kwargs
 
     for criterion_id in criterion_ids:
         enqueue_refresh(criterion_id=criterion_id, trigger=trigger)
-
-
-def _content_edited(sender, *, instance, **kwargs) -> None:
-    """A question, chunk or answer was saved one by one (the admin, a fix by hand): the heavy
-    pages' cached figures of its campaign are read again (``evaluation.page_cache``)."""
-    from evaluation.page_cache import content_edited
-
-    content_edited(instance.campaign_id)

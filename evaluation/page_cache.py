@@ -2,24 +2,22 @@
 
 A page's figures are read often and change rarely: with an import (answers, questions' gold
 evidence, chunks), a label, or a judgment. Each key holds the versions of the rows the figures
-come from, read in one cheap aggregate query each, so that a change makes a new key and the old
-entry is never read again (it leaves the cache by its timeout or the backend's eviction):
+come from, read from the database (the campaign's own row, or one cheap aggregate query), so
+that a change makes a new key in every process and the old entry is never read again (it leaves
+the cache by its timeout or the backend's eviction):
 
+- the campaign's ``content_version`` moves with every change of its questions, chunks, answers,
+  sources, sentences or units: each import (an ``--update`` that rewrites questions or answers in
+  place included), each row saved one by one (the admin, a shell) and each deletion in the admin
+  (``annotation.corpus.campaigns.content_changed``); it comes with the campaign, no query;
 - labels are append-only: their count and greatest id change with every new row (a correction
   or an undo is a new row);
 - a judgment is updated in place by a retry: the count and latest ``updated_at`` of the ``ok``
-  ones change with every one that may move a number;
-- answers are written by imports only, which insert every answer they give (``--update``
-  replaces an answer by a new row), and the questions' gold evidence and the chunks come with
-  them: the count and greatest id of the campaign's answers change with every import.
+  ones change with every one that may move a number.
 
-A row of those edited one by one (the admin saves a question's theme or gold evidence, a chunk's
-text, an answer with its sources) changes no count: its save bumps the campaign's generation
-(:func:`content_edited`, on Django's ``post_save`` of questions, chunks and answers), kept in the
-cache itself and part of every key.
-
-The campaign's primary key, creation time and generation head every key (a database rebuilt
-from scratch reuses ids, not creation times). The cache is ``settings.CACHES["default"]``: local memory by
+The campaign's primary key, creation time and content version head every key (a database
+rebuilt from scratch reuses ids, not creation times). A change made outside the app, in SQL,
+calls ``content_changed`` itself. The cache is ``settings.CACHES["default"]``: local memory by
 default (one copy per process), Redis with ``CACHE_URL``. A value must pickle.
 """
 
@@ -32,7 +30,7 @@ from typing import Any, TypeVar
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
-from annotation.models import Answer, Campaign, Criterion, Label, Sample
+from annotation.models import Campaign, Criterion, Label, Sample
 from evaluation.models import Judge, Judgment
 
 T = TypeVar("T")
@@ -43,40 +41,18 @@ PREFIX = "attest:page:"
 _MISSING = object()
 
 
-def _generation_name(campaign_id: int) -> str:
-    return f"{PREFIX}generation:{campaign_id}"
-
-
-def content_edited(campaign_id: int) -> None:
-    """A question, chunk or answer of the campaign was saved one by one: every key of the
-    campaign changes."""
-    name = _generation_name(campaign_id)
-    cache.add(name, 0, None)
-    try:
-        cache.incr(name)
-    except ValueError:  # evicted between the two calls
-        cache.set(name, 1, None)
-
-
 def campaign_key(campaign: Campaign) -> tuple[Any, ...]:
-    """What identifies the campaign, its generation and the settings its measures read (no
-    query; one read of the cache)."""
+    """What identifies the campaign, its content's version and the settings its measures read
+    (no query)."""
     return (
         campaign.pk,
-        cache.get(_generation_name(campaign.pk), 0),
+        campaign.content_version,
         campaign.created_at.isoformat() if campaign.created_at else None,
         campaign.annotation_mode,
         campaign.citation_pattern,
         campaign.expected_language,
         campaign.abstention_patterns,
     )
-
-
-def answers_version(campaign: Campaign) -> tuple[Any, ...]:
-    """The count and greatest id of the campaign's answers (one query): they change with every
-    import, which brings the questions' gold evidence, chunks, sentences and units with it."""
-    found = Answer.objects.filter(campaign=campaign).aggregate(n=Count("id"), last=Max("id"))
-    return ("answers", found["n"], found["last"])
 
 
 def labels_version(
@@ -125,7 +101,7 @@ def estimates_key(*, criterion: Criterion, judge: Judge) -> list[Any] | None:
     """What the estimates of ``criterion`` with ``judge`` are computed from
     (``evaluation.estimates.inputs.load_inputs``): the campaign's settings, name and units (they
     come with its answers), the judge's name, the criterion's definition and guidelines' version,
-    its labels, the judge's judgments of it and its samples. Four queries; None when its
+    its labels, the judge's judgments of it and its samples. Three queries; None when its
     samples' weights follow a judge (then the estimates are computed, not kept)."""
     samples = samples_version(criterion=criterion)
     if samples is None:
@@ -133,7 +109,6 @@ def estimates_key(*, criterion: Criterion, judge: Judge) -> list[Any] | None:
     campaign = criterion.campaign
     return [
         *campaign_key(campaign),
-        answers_version(campaign),
         campaign.name,
         (judge.pk, judge.name),
         (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import F
 from django.utils.text import slugify
 from django.utils.translation import gettext_lazy as _
 
@@ -78,3 +79,10 @@ def create_managed_campaign(*, name: str, manager) -> Campaign:
         ) from None
     Membership.objects.create(campaign=campaign, user=manager, role=Role.MANAGER)
     return campaign
+
+
+def content_changed(*, campaign_id: int) -> None:
+    """The campaign's questions, chunks or answers changed: its ``content_version`` moves, so that
+    figures kept from the former content are not read again (one UPDATE, in the current
+    transaction: rolled back with it)."""
+    Campaign.objects.filter(pk=campaign_id).update(content_version=F("content_version") + 1)

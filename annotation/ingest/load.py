@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
-from annotation.corpus.campaigns import get_or_create_campaign
+from annotation.corpus.campaigns import content_changed, get_or_create_campaign
 from annotation.ingest.analysis import Analysis, SentenceRow, TextJob
 from annotation.ingest.bulk import foreign_keys_checked_by_statement
 from annotation.ingest.checks import check_against_campaign
@@ -112,6 +112,9 @@ def load_file(
         # Imported labels are final and replaced answers take their units along: the stored
         # queues are set again from what the campaign now holds.
         open_slots.rebuild_all(criteria=campaign.criteria.select_related("campaign"))
+        # Questions, chunks and answers written in bulk (no save of each): the figures kept from
+        # the campaign's former content are not read again.
+        content_changed(campaign_id=campaign.pk)
     return result
 
 

@@ -190,7 +190,7 @@ def _outcome_counts(
     answer-level ones, a count in the database per group for functional citations. Kept in the
     page cache (``evaluation.page_cache``) under the campaign's settings and answers: the
     metrics read the answers' texts, sentences and questions only, which change with an import
-    or a hand edit. One query on a hit (the answers' version), four on a miss."""
+    or a hand edit. No query on a hit (the campaign's content version comes with it), three on a miss."""
 
     def count() -> tuple[dict[tuple[str, str, str], list[int]], dict[tuple[str, str, str], list[int]]]:
         by_difficulty: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
@@ -204,7 +204,7 @@ def _outcome_counts(
         by_question.update(_sentence_counts(campaign=campaign, by="answer__question__external_id"))
         return dict(by_difficulty), dict(by_question)
 
-    key = [*page_cache.campaign_key(campaign), page_cache.answers_version(campaign)]
+    key = [*page_cache.campaign_key(campaign)]
     by_difficulty, by_question = page_cache.cached("automatic_counts", key, count)
     # Copies: a caller may change them.
     return (

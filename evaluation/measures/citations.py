@@ -173,7 +173,6 @@ def alce_measures(
     campaign = support.campaign
     key: list[Any] = [
         *page_cache.campaign_key(campaign),
-        page_cache.answers_version(campaign),
         support.pk,
         veracity.pk,
         judge.pk,

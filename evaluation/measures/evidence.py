@@ -243,7 +243,6 @@ def evidence_report(
     if cached:
         key = [
             *page_cache.campaign_key(campaign),
-            page_cache.answers_version(campaign),
             budgets,
             ks,
             alpha,

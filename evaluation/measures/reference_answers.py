@@ -117,8 +117,8 @@ def scored_answers(*, campaign: Campaign, normalisation: str = AUTO) -> list[Sco
 def _cache_key(campaign: Campaign, *parameters: Any) -> list[Any]:
     """What the measures of ``campaign`` depend on, for the page cache (``evaluation.page_cache``):
     the campaign's settings (its citation pattern), its answers and questions (their reference
-    answers come with an import or a hand edit) and ``parameters``. One query."""
-    return [*page_cache.campaign_key(campaign), page_cache.answers_version(campaign), *parameters]
+    answers come with an import or a hand edit) and ``parameters``. No query."""
+    return [*page_cache.campaign_key(campaign), *parameters]
 
 
 def reference_report(

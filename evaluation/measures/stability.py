@@ -444,7 +444,6 @@ def stability_key(params: StabilityParams) -> list[Any] | None:
     campaign, measure, judge = params.campaign, params.measure, params.judge
     key: list[Any] = [
         *page_cache.campaign_key(campaign),
-        page_cache.answers_version(campaign),
         campaign.name,  # the result names its campaign
         measure.key,
         params.source if measure.kind != METRIC else METRIC,

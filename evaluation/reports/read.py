@@ -319,7 +319,7 @@ def changes_since(*, snapshot: ReportSnapshot, criterion: Criterion) -> Changes:
 
 def _computed(request: ReportRequest) -> Report | CategoricalReport:
     """The report computed now, kept in the page cache (``evaluation.page_cache``) under what it
-    is computed from (``page_cache.estimates_key``, four queries) and its parameters: another
+    is computed from (``page_cache.estimates_key``, three queries) and its parameters: another
     alpha or a criterion with categories, read again and again, is computed once per change."""
     compute = compute_categorical_report if request.categorical else compute_report
 

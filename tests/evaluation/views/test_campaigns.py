@@ -302,7 +302,7 @@ def test_the_headline_card_of_an_unknown_criterion_is_404_and_only_get_is_allowe
 def test_the_overview_queries_do_not_grow_with_the_criteria(client_for, db):
     first, second, analyst = headline_versions()
     client = client_for(analyst)
-    # The automatic metrics come from the page cache after the first visit (its answers' version).
+    # The automatic metrics come from the page cache after the first visit (the campaign's content version).
     client.get(overview_url(second))
     with CaptureQueriesContext(connection) as few:
         assert client.get(overview_url(second)).status_code == 200

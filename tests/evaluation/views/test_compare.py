@@ -136,9 +136,9 @@ def test_the_page_costs_a_fixed_number_of_queries(
 
 # Session, user, memberships, candidates and judges; then per version its question ids and what
 # the page cache keeps its figures under (read by the first request): the versions of its
-# answers, labels, judgments and samples for its estimates, of its answers for its metrics and
-# its answers against their reference answers; whatever the number of answers and labels.
-QUERIES = 37
+# labels, judgments and samples for its estimates (its content version comes with the
+# campaign); whatever the number of answers and labels.
+QUERIES = 28
 
 
 def test_twice_the_answers_cost_the_same_queries(db, client, django_assert_num_queries):

@@ -13,8 +13,8 @@ from django.urls import reverse
 from django.utils.html import escape
 from openpyxl import load_workbook
 
+from annotation.corpus.campaigns import content_changed
 from annotation.models import Label, Level, Unit
-from evaluation import page_cache
 from evaluation.estimates import planning, snapshots
 from evaluation.estimates.codec import report_as_json
 from evaluation.estimates.report import compute_report
@@ -429,7 +429,7 @@ def test_the_downloads_carry_the_shrinkage_the_page_asked_for(campaign, analyst,
     assert "ppi_shrunk_weight" in [cell.value for cell in sheet[1]]
     # Refused where the page refuses it, naming the field.
     Unit.objects.filter(campaign=criterion.campaign).update(theme="Finance")  # one theme only
-    page_cache.content_edited(criterion.campaign_id)  # units edited in place, as by hand
+    content_changed(campaign_id=criterion.campaign_id)  # units edited in SQL: said by hand
     refused = client.get(csv_url, {"shrinkage": "on"})
     assert refused.status_code == 400 and refused.content.decode().startswith("shrinkage: needs at least 2")
 
@@ -445,7 +445,7 @@ def test_the_api_adds_the_shrinkage_when_asked(campaign, analyst, client):
     assert [t["ppi_shrunk_mean"] for t in data["themes"]] == pytest.approx([s.mean for s in expected])
     assert data["shrinkage"]["guarantee"] == "on average over the themes, not for each theme"
     Unit.objects.filter(campaign=criterion.campaign).update(theme="Finance")  # one theme only
-    page_cache.content_edited(criterion.campaign_id)  # units edited in place, as by hand
+    content_changed(campaign_id=criterion.campaign_id)  # units edited in SQL: said by hand
     refused = client.get(api, {"shrinkage": "true"}, headers=auth)
     # Asked of a report its data cannot give it yet (one theme): a conflict with its state.
     assert refused.status_code == 409
