@@ -97,7 +97,12 @@ class Judgment(models.Model):
                 name="judgment_confidence_range",
             ),
         ]
-        indexes = [models.Index(fields=["judge", "criterion", "status"])]
+        # With updated_at last, the latest change of a judge's judgments of a criterion (the page
+        # cache's key) and whether one changed since a snapshot are one probe of the index, not a
+        # read of every judgment.
+        indexes = [
+            models.Index(fields=["judge", "criterion", "status", "updated_at"], name="judgment_judge_changes")
+        ]
 
     def __str__(self) -> str:
         return f"{self.judge} {self.value} on unit {self.unit_id}"
