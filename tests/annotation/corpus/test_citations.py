@@ -432,10 +432,13 @@ def test_the_citation_report_reads_both_snapshots_in_a_fixed_number_of_queries(c
     first = queries()
     # Any criterion's page from a snapshot: 13 (test_report_source); then the veracity criterion's
     # snapshot and what changed since it: current sample, units count, schedule, labels, judgments
-    # (the criterion itself read once, with the page's); ALCE's measures on the judge's verdicts:
-    # the campaign's citation pattern, the chunks, answers, sentences, units and judgments of both
-    # criteria (measures.citations).
-    assert first == 13 + 6 + 6
+    # (the criterion itself read once, with the page's); the page cache's key of ALCE's measures:
+    # both criteria's judgments' versions (the campaign's content version comes with it); ALCE's
+    # measures on the judge's verdicts, computed this once: the chunks, answers, sentences, units
+    # and judgments of both criteria (measures.citations); then the campaign's criteria.
+    assert first == 13 + 6 + 2 + 5 + 1
+    # Again, nothing changed: ALCE's measures come from the page cache.
+    assert queries() == first - 5
     for _ in range(10):
         make_answer(campaign=campaign, theme="Finance", citations=True)
     for each in (criterion, veracity):
