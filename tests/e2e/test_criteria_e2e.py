@@ -72,6 +72,7 @@ def test_a_category_is_labelled_by_its_key(live_server, browser):
         problems,
     )
     before = page.get_attribute("#work", "data-unit")
+    page.wait_for_timeout(settings.LABEL_KEY_GUARD_MS + 150)  # a key just after the paint is refused
     page.keyboard.press("4")
     page.wait_for_function("before => document.getElementById('work').dataset.unit !== before", arg=before)
     page.wait_for_function("() => !document.documentElement.hasAttribute('data-saving')")

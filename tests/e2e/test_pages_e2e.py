@@ -195,6 +195,7 @@ def test_every_page_runs_under_the_policy_without_violation_or_error(
         if path.endswith("/annotate/veracity/label/"):
             # The annotation script and its htmx requests: one label by keyboard.
             before = page.get_attribute("#work", "data-unit")
+            page.wait_for_timeout(settings.LABEL_KEY_GUARD_MS + 150)  # a key just after the paint is refused
             page.keyboard.press("1")
             page.wait_for_function(
                 "before => document.getElementById('work').dataset.unit !== before", arg=before
