@@ -67,17 +67,15 @@ run: demo
 # they keep the cores busy), then the browser and worker tests, which start servers and processes
 # of their own and spend much of their time waiting for them (on $(BROWSER_WORKERS) processes, so
 # that one's waits are another's work). Each pytest-xdist process has its own test database, live
-# server port, broker queue and Redis database. Browser modules go whole to one process (--dist
-# loadfile), which builds once the campaign their walks share (shared_live_server); the other
-# tests are dealt one by one (a module's module_transaction is then built at most once per
-# process), which keeps both processes busy to the end: whole modules left one process idle
-# while the other ran the longest ones (399 s against 333 s).
+# server port, broker queue and Redis database; a module's tests go to one process (--dist
+# loadfile), which builds once what its module-scoped fixtures share (module_transaction,
+# shared_live_server).
 TEST_WORKERS ?= 2
 BROWSER_WORKERS ?= 3
 test: test-quick test-browser
 
 test-quick: install
-	$(VENV)/bin/pytest -n $(TEST_WORKERS) -m "not e2e and not worker"
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile -m "not e2e and not worker"
 
 test-browser: install browser
 	$(VENV)/bin/pytest -n $(BROWSER_WORKERS) --dist loadfile -m "e2e or worker"
@@ -88,13 +86,13 @@ test-browser: install browser
 # views, and a test that reaches no database (all of tests/inference, and the pure functions
 # elsewhere: --database-tests-only, tests/conftest.py) gives the same answer on both.
 test-sqlite: install
-	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest -n $(TEST_WORKERS) -m "not e2e" \
+	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile -m "not e2e" \
 	  --database-tests-only --ignore=tests/inference
 
 # The quick loop while working: no browser, no worker process, SQLite and the filesystem broker
 # whatever the environment says (PostgreSQL-only tests are then skipped).
 test-fast: install
-	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest -n $(TEST_WORKERS) -m "not e2e and not worker"
+	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile -m "not e2e and not worker"
 
 lint: install
 	$(VENV)/bin/ruff check .
