@@ -438,9 +438,10 @@ class StabilityParams:
 
 def stability_key(params: StabilityParams) -> list[Any] | None:
     """What :func:`compute_stability`'s result depends on, for the page cache
-    (``evaluation.page_cache``): its parameters, the campaign's answers and what the values are
-    read from (the judge's judgments of the criterion, or its human labels; a metric's come from
-    the answers). Two queries, one for a metric; None for a criterion named without its row."""
+    (``evaluation.page_cache``): its parameters, the campaign's content version and what the
+    values are read from (the judge's judgments of the criterion, or its human labels; a metric's
+    come from the answers). One query, none for a metric; None for a criterion named without its
+    row."""
     campaign, measure, judge = params.campaign, params.measure, params.judge
     key: list[Any] = [
         *page_cache.campaign_key(campaign),
