@@ -29,7 +29,8 @@ def url(campaign, name: str = "evaluation:judge_alignment", criterion: str = "re
 
 @pytest.fixture
 def judge(campaign):
-    judge = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.OPENAI, model="m")
+    # A name no random token (CSRF, CSP nonce) can hold: three letters did, once in a few thousand.
+    judge = Judge.objects.create(campaign=campaign, name="gpt judge", kind=Judge.Kind.OPENAI, model="m")
     labelled(campaign, TABLE, judge=judge)
     return judge
 
@@ -43,7 +44,7 @@ def test_managers_and_analysts_see_each_judge_with_its_intervals(
     content = response.content.decode()
     (version,) = response.context["result"].judges
     assert version.overall.confusion == {"tp": 4, "fp": 1, "fn": 2, "tn": 3}
-    assert 'data-judge="gpt"' in content
+    assert 'data-judge="gpt judge"' in content
     assert "70.0%" in content and "[39.7%, 89.2%]" in content  # agreement and its Wilson interval
     assert "66.7%" in content and "75.0%" in content  # sensitivity, specificity
     assert "0.40" in content  # kappa
@@ -62,7 +63,7 @@ def test_managers_and_analysts_see_each_judge_with_its_intervals(
 def test_people_who_label_get_403_and_outsiders_404(persona, name, campaign, judge, client_for, request):
     response = client_for(request.getfixturevalue(persona)).get(url(campaign, name))
     assert response.status_code == (404 if persona == "outsider" else 403)
-    assert b"gpt" not in response.content
+    assert b"gpt judge" not in response.content
 
 
 def test_the_form_reads_alpha_and_the_clusters(campaign, judge, client_for, analyst):
@@ -94,7 +95,7 @@ def test_csv_and_json_hold_the_figures(campaign, judge, client_for, analyst):
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[0] == list(measure_tables.JUDGE_ALIGNMENT_CSV_HEADER)
     overall = next(row for row in rows if row[5] == "overall")
-    assert overall[:12] == ["gpt", "openai", "m", "", "", "overall", "10", "10", "4", "1", "2", "3"]
+    assert overall[:12] == ["gpt judge", "openai", "m", "", "", "overall", "10", "10", "4", "1", "2", "3"]
     assert float(overall[12]) == pytest.approx(0.7)
     data = json.loads(client_for(analyst).get(url(campaign, "evaluation:judge_alignment_json")).content)
     assert data["judges"][0]["overall"]["agreement"]["value"] == pytest.approx(0.7)
@@ -134,7 +135,7 @@ def test_the_page_speaks_french(campaign, judge, client_for, analyst):
     labelled(campaign, [(1, 1), (0, 0)] * 6, judge=judge, at=datetime(2026, 10, 5, tzinfo=UTC))
     french = client_for(analyst).get(url(campaign), **FRENCH).content.decode()
     assert "Les juges face aux étiquettes humaines" in french and "86,4" in french
-    data = Data(exact={"gpt", "analyst", "Finance", campaign.name, "m"})
+    data = Data(exact={"gpt judge", "analyst", "Finance", campaign.name, "m"})
     assert offences(french, data=data) == []
     empty = client_for(analyst).get(url(campaign, criterion="correctness"), **FRENCH).content.decode()
     assert offences(empty, data=data) == []
