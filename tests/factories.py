@@ -11,7 +11,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
-from annotation.corpus.campaigns import get_or_create_campaign
+from annotation.corpus.campaigns import content_changed, get_or_create_campaign
+from annotation.corpus.sources import chunk_text_hash
 from annotation.models import (
     Answer,
     AnswerSource,
@@ -69,33 +70,53 @@ def make_answer(
     citations: bool = False,
 ) -> Answer:
     """An answer with its chunks, answer unit, sentences and sentence units; with ``citations``,
-    a citation unit per (sentence, retrieved chunk it cites) as an import makes them."""
+    a citation unit per (sentence, retrieved chunk it cites) as an import makes them. Written in
+    bulk, as an import writes, and the campaign's content version moved once."""
     n = next(_seq)
     if question is None:
-        question = Question.objects.create(
-            campaign=campaign, external_id=f"Q{n}", text=f"Question {n} ?", theme=theme, difficulty=difficulty
+        (question,) = Question.objects.bulk_create(
+            [
+                Question(
+                    campaign=campaign,
+                    external_id=f"Q{n}",
+                    text=f"Question {n} ?",
+                    theme=theme,
+                    difficulty=difficulty,
+                )
+            ]
         )
-    answer = Answer.objects.create(
-        campaign=campaign, question=question, external_id=f"A{n}", text=text, language="fr"
+    (answer,) = Answer.objects.bulk_create(
+        [Answer(campaign=campaign, question=question, external_id=f"A{n}", text=text, language="fr")]
     )
     retrieved: dict[str, SourceChunk] = {}
-    for rank, cid in enumerate(chunk_ids, start=1):
-        chunk, _ = SourceChunk.objects.get_or_create(
-            campaign=campaign, external_id=cid, defaults={"title": f"doc-{cid}.pdf", "text": f"Texte {cid}."}
+    for chunk in SourceChunk.objects.filter(campaign=campaign, external_id__in=chunk_ids).order_by("-pk"):
+        retrieved[chunk.external_id] = chunk
+    missing = [
+        SourceChunk(
+            campaign=campaign,
+            external_id=cid,
+            title=f"doc-{cid}.pdf",
+            text=f"Texte {cid}.",
+            text_hash=chunk_text_hash(f"Texte {cid}."),
         )
-        AnswerSource.objects.create(answer=answer, chunk=chunk, rank=rank)
-        retrieved[cid] = chunk
-    Unit.objects.create(
-        campaign=campaign,
-        level=Level.ANSWER,
-        answer=answer,
-        theme=question.theme,
-        difficulty=question.difficulty,
+        for cid in dict.fromkeys(chunk_ids)
+        if cid not in retrieved
+    ]
+    retrieved.update((chunk.external_id, chunk) for chunk in SourceChunk.objects.bulk_create(missing))
+    AnswerSource.objects.bulk_create(
+        AnswerSource(answer=answer, chunk=retrieved[cid], rank=rank)
+        for rank, cid in enumerate(chunk_ids, start=1)
     )
+    about = {
+        "campaign": campaign,
+        "answer": answer,
+        "theme": question.theme,
+        "difficulty": question.difficulty,
+    }
     if sentences is None:
         sentences = [("Le chiffre d'affaires est de 12 M€ [^c1^].", ["c1"]), ("Il progresse [^c2^].", ["c2"])]
-    for position, (sentence_text, cited) in enumerate(sentences):
-        sentence = Sentence.objects.create(
+    rows = Sentence.objects.bulk_create(
+        Sentence(
             answer=answer,
             position=position,
             text=sentence_text,
@@ -103,25 +124,18 @@ def make_answer(
             cited_ids=cited,
             citations_ok=(all(c in chunk_ids for c in cited) if cited else None),
         )
-        Unit.objects.create(
-            campaign=campaign,
-            level=Level.SENTENCE,
-            answer=answer,
-            sentence=sentence,
-            theme=question.theme,
-            difficulty=question.difficulty,
-        )
+        for position, (sentence_text, cited) in enumerate(sentences)
+    )
+    units = [Unit(level=Level.ANSWER, **about)]
+    for sentence, (_text, cited) in zip(rows, sentences, strict=True):
+        units.append(Unit(level=Level.SENTENCE, sentence=sentence, **about))
         if citations:
-            for cid in dict.fromkeys(c for c in cited if c in retrieved):
-                Unit.objects.create(
-                    campaign=campaign,
-                    level=Level.CITATION,
-                    answer=answer,
-                    sentence=sentence,
-                    chunk=retrieved[cid],
-                    theme=question.theme,
-                    difficulty=question.difficulty,
-                )
+            units.extend(
+                Unit(level=Level.CITATION, sentence=sentence, chunk=retrieved[cid], **about)
+                for cid in dict.fromkeys(c for c in cited if c in retrieved)
+            )
+    Unit.objects.bulk_create(units)
+    content_changed(campaign_id=campaign.pk)
     return answer
 
 

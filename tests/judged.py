@@ -26,18 +26,21 @@ def judged_campaign(campaign, *, second_judge: bool = False) -> tuple[Criterion,
         if second_judge
         else None
     )
+    labels, judgments = [], []
     for theme, (labeled, unlabeled) in THEMES.items():
         for index in range(labeled + unlabeled):
             answer = make_answer(campaign=campaign, theme=theme)
             unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
             truth = int(rng.random() < 0.7)
             if index < labeled:
-                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth)
+                labels.append(Label(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth))
             verdict = truth if rng.random() > 1 / 6 else 1 - truth
-            Judgment.objects.create(unit=unit, criterion=criterion, judge=imported, value=verdict)
+            judgments.append(Judgment(unit=unit, criterion=criterion, judge=imported, value=verdict))
             if lexical is not None:
                 verdict = truth if rng.random() > 1 / 3 else 1 - truth
-                Judgment.objects.create(unit=unit, criterion=criterion, judge=lexical, value=verdict)
+                judgments.append(Judgment(unit=unit, criterion=criterion, judge=lexical, value=verdict))
+    Label.objects.bulk_create(labels)
+    Judgment.objects.bulk_create(judgments)
     return criterion, imported, lexical
 
 
@@ -81,6 +84,7 @@ def study_campaign(*, design=DESIGN, name: str = "Imported study"):
     criterion = Criterion.objects.get(campaign=campaign, name="relevance")
     judge = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
     units: dict[str, dict[str, list]] = {}
+    labels, judgments = [], []
     for theme, (labeled, unlabeled) in design.items():
         rows = units.setdefault(theme, {"labeled": [], "unlabeled": []})
         for index, pair in enumerate([*labeled, *[(None, j) for j in unlabeled]]):
@@ -88,14 +92,18 @@ def study_campaign(*, design=DESIGN, name: str = "Imported study"):
             answer = make_answer(campaign=campaign, theme=theme, difficulty="simple" if index % 2 else "hard")
             unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
             if human is not None:
-                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=human)
+                labels.append(Label(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=human))
             if verdict is not None:
-                Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=verdict)
+                judgments.append(Judgment(unit=unit, criterion=criterion, judge=judge, value=verdict))
             elif human is None:
-                Judgment.objects.create(
-                    unit=unit, criterion=criterion, judge=judge, status=Judgment.Status.FAILED, value=None
+                judgments.append(
+                    Judgment(
+                        unit=unit, criterion=criterion, judge=judge, status=Judgment.Status.FAILED, value=None
+                    )
                 )
             rows["labeled" if human is not None else "unlabeled"].append((unit, human, verdict))
+    Label.objects.bulk_create(labels)
+    Judgment.objects.bulk_create(judgments)
     return campaign, criterion, judge, units
 
 
@@ -122,6 +130,7 @@ def version_campaign(
     campaign = make_campaign(name=name)
     criterion = Criterion.objects.get(campaign=campaign, name="relevance")
     judge = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
+    labels, judgments = [], []
     for q in range(questions):
         question = Question.objects.create(
             campaign=campaign,
@@ -135,9 +144,11 @@ def version_campaign(
             unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
             truth = int(rng.random() < share)
             if index < labelled:
-                Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth)
+                labels.append(Label(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth))
             verdict = truth if rng.random() > 1 / 6 else 1 - truth
-            Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=verdict)
+            judgments.append(Judgment(unit=unit, criterion=criterion, judge=judge, value=verdict))
+    Label.objects.bulk_create(labels)
+    Judgment.objects.bulk_create(judgments)
     if snapshot:
         record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.IMPORT)
     return campaign, criterion, judge
