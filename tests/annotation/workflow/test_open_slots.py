@@ -98,11 +98,18 @@ def _reference_units(*, user, criterion, stage: str) -> list[int]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def _stored(criterion) -> tuple[set, dict]:
+def _stored(criterion) -> tuple[set, set, int]:
+    """The open slots and what the tallies say, which every figure of ``work_progress`` is read
+    from: the slots filled per stage and person, the sample's size, the units settled (kept on
+    the row of the label that settled them, put on the sample's row by a rebuild)."""
     rows = set(
         OpenSlot.objects.filter(criterion=criterion).values_list("stage", "slot", "unit_id", "held_until")
     )
-    return rows, _progress_of(criterion)
+    tallies = list(
+        QueueTally.objects.filter(criterion=criterion).values_list("kind", "user_id", "filled", "settled")
+    )
+    filled = {(kind, user, count) for kind, user, count, _ in tallies if count}
+    return rows, filled, sum(settled for *_, settled in tallies)
 
 
 def _progress_of(criterion) -> dict:
@@ -195,6 +202,10 @@ def test_the_stored_queue_equals_a_rebuild_and_the_rules_after_random_writes(cam
     for _ in range(150):
         done.append(_one_step(rng, criterion=criterion, people=people, units=units))
         _check(criterion)
+    # What people read of their progress, the same from the rows kept and from a rebuild.
+    progress = _progress_of(criterion)
+    open_slots.rebuild(criterion=criterion)
+    assert _progress_of(criterion) == progress
     # The run went through every stage the mode has (else the seed tells too little).
     stages = set(Label.objects.filter(criterion=criterion).values_list("stage", flat=True))
     assert set(stages_for(mode=mode)) <= stages, (stages, done)
