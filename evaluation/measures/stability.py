@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -471,15 +471,7 @@ def cached_stability(params: StabilityParams, *, key: list[Any] | None) -> Stabi
     (:func:`stability_key` of ``params``; None: computed now)."""
 
     def compute() -> Stability:
-        return compute_stability(
-            campaign=params.campaign,
-            measure=params.measure,
-            source=params.source,
-            judge=params.judge,
-            alpha=params.alpha,
-            draws=params.draws,
-            seed=params.seed,
-        )
+        return compute_stability(**{item.name: getattr(params, item.name) for item in fields(params)})
 
     return compute() if key is None else page_cache.cached("stability", key, compute)
 
