@@ -45,6 +45,25 @@ def pytest_collection_modifyitems(config, items):
         items[:] = kept
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's, which creates the test databases that the collected tests ask for by a
+    marker or by its db fixtures. Tests that share a module's rows (``shared_db``) ask by neither:
+    a run holding only those got no test database, reached the one the settings name and emptied
+    it after their module. The test database is then created here all the same."""
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+
+    if connection.settings_dict["NAME"] == connection.creation._get_test_db_name():
+        yield
+        return
+    with django_db_blocker.unblock():
+        created = setup_databases(verbosity=0, interactive=False, aliases={"default"})
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(created, verbosity=0)
+
+
 # Tasks run in the test's own process unless a test starts a real worker (see tests/worker.py).
 celery_app.conf.task_always_eager = True
 celery_app.conf.task_eager_propagates = True
