@@ -275,19 +275,46 @@ class _RunMonitor:
 
 
 def _judge_inline(*, judging: _BatchJudging, claims: _ClaimsAhead, monitor: _RunMonitor) -> int:
-    """Judge the batches one after the other in the calling thread, each stored once judged; the
-    number stored."""
+    """Judge the batches one after the other in the calling thread; the number stored. A model's
+    batch is stored once judged. A lexical judge's take microseconds where a transaction takes
+    milliseconds: they are stored ``STORE_GROUP`` at a time, or what was judged within
+    ``STORE_WAIT_S``, and what was judged is stored before an error is raised."""
+    grouped = judging.run.judge.kind == Judge.Kind.LEXICAL
     stored = 0
-    while True:
-        if not monitor.active():
-            claims.give_back(status=JudgeBatch.Status.CANCELLED)
-        if (item := claims.next()) is None:
-            return stored
-        batch_id, data = item
-        outcome = judging.judge(batch_id=batch_id, data=data)
-        if outcome is not None:
-            stored += judging.store(batch_id=batch_id, outcome=outcome, kept=data.llm_calls)
-        monitor.tick()
+    waiting: list[storage.Judged] = []
+    since = 0.0
+
+    def store_waiting() -> int:
+        nonlocal waiting
+        group, waiting = waiting, []
+        try:
+            return len(judging.store_group(group))
+        except BaseException:
+            for batch_id, _, _ in group:
+                judging.release(batch_id, status=JudgeBatch.Status.PENDING)
+            raise
+
+    try:
+        while True:
+            if not monitor.active():
+                claims.give_back(status=JudgeBatch.Status.CANCELLED)
+            if (item := claims.next()) is None:
+                break
+            batch_id, data = item
+            outcome = judging.judge(batch_id=batch_id, data=data)
+            if outcome is not None and not grouped:
+                stored += judging.store(batch_id=batch_id, outcome=outcome, kept=data.llm_calls)
+            elif outcome is not None:
+                if not waiting:
+                    since = time.monotonic()
+                waiting.append((batch_id, outcome, data.llm_calls))
+                if len(waiting) >= STORE_GROUP or time.monotonic() - since >= STORE_WAIT_S:
+                    stored += store_waiting()
+            monitor.tick()
+    finally:
+        if waiting:
+            stored += store_waiting()
+    return stored
 
 
 class _JudgingPools:
