@@ -50,17 +50,29 @@ def _docs_left_alone():
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 
-@pytest.fixture
-def browser():
+@pytest.fixture(scope="session")
+def _chromium():
+    """One Chromium per test process: launching Playwright's driver and Chromium costs about a
+    second of CPU, paid once instead of once per test."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
         yield browser
         browser.close()
-        # While Playwright's loop runs, the test's ORM calls use a connection of that context;
-        # close it here, or the test database cannot be dropped at the end of the run.
-        connections.close_all()
+    # While Playwright's loop runs, the tests' ORM calls use a connection of that context;
+    # close it here, or the test database cannot be dropped at the end of the run.
+    connections.close_all()
+
+
+@pytest.fixture
+def browser(_chromium):
+    """The test process's Chromium; the contexts (cookies, storage, pages) a test opened are
+    closed after it, so that the next test starts from none."""
+    yield _chromium
+    for context in _chromium.contexts:
+        context.close()
+    connections.close_all()
 
 
 # Runs before any script of a page: counts the page's own requests (fetch and XMLHttpRequest) in
