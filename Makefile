@@ -83,10 +83,11 @@ test-browser: install browser
 # What SQLite and the filesystem broker (the set-up of `make run`) add to a run of `make test` on
 # PostgreSQL and Redis (the set-up of production, as CI runs it): every test that reaches the
 # database or starts a worker, on SQLite. The browser tests read the same pages through the same
-# views, and a test that reaches no database (all of tests/inference, and the pure functions
-# elsewhere: --database-tests-only, tests/conftest.py) gives the same answer on both.
+# views, a test that reaches no database (all of tests/inference, and the pure functions
+# elsewhere: --database-tests-only, tests/conftest.py) gives the same answer on both, and a test
+# marked postgres needs PostgreSQL or checks production's servers (gunicorn behind nginx).
 test-sqlite: install
-	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile -m "not e2e" \
+	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile -m "not e2e and not postgres" \
 	  --database-tests-only --ignore=tests/inference
 
 # The quick loop while working: no browser, no worker process, SQLite and the filesystem broker

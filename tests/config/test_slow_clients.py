@@ -20,6 +20,7 @@ SLOW_CLIENTS = 200
 
 pytestmark = [
     pytest.mark.worker,
+    pytest.mark.postgres,  # production's servers: SQLite, the set-up of `make run`, adds nothing
     pytest.mark.skipif(not Path(NGINX).exists(), reason="needs nginx (make install installs it)"),
 ]
 
