@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.db import transaction
 
 from annotation import models
-from annotation.corpus.campaigns import content_changed, ensure_builtin_criteria
+from annotation.corpus.campaigns import campaign_of_content, content_changed, ensure_builtin_criteria
 from annotation.criteria.guidelines import current_version
 from annotation.workflow import open_slots
 from annotation.workflow.append_only import label_deletion_allowed
@@ -84,20 +84,16 @@ class ContentAdmin(admin.ModelAdmin):
 
     def delete_model(self, request, obj) -> None:
         with transaction.atomic():
-            campaign_id = _campaign_of_content(obj)
+            campaign_id = campaign_of_content(obj)
             super().delete_model(request, obj)
             content_changed(campaign_id=campaign_id)
 
     def delete_queryset(self, request, queryset) -> None:
         with transaction.atomic():
-            campaign_ids = {_campaign_of_content(obj) for obj in queryset}
+            campaign_ids = {campaign_of_content(obj) for obj in queryset}
             super().delete_queryset(request, queryset)
             for campaign_id in campaign_ids:
                 content_changed(campaign_id=campaign_id)
-
-
-def _campaign_of_content(obj) -> int:
-    return obj.answer.campaign_id if isinstance(obj, models.AnswerSource) else obj.campaign_id
 
 
 @admin.register(models.Campaign)

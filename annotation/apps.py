@@ -31,15 +31,6 @@ class AnnotationConfig(AppConfig):
 
 def _content_saved(sender, *, instance, **kwargs) -> None:
     """A question, chunk, answer, answer's source, sentence or unit was saved one by one."""
-    from annotation.corpus.campaigns import content_changed
+    from annotation.corpus.campaigns import campaign_of_content, content_changed
 
-    content_changed(campaign_id=_campaign_id(instance))
-
-
-def _campaign_id(instance) -> int:
-    campaign_id = getattr(instance, "campaign_id", None)
-    if campaign_id is not None:
-        return campaign_id
-    from annotation.models import Answer
-
-    return Answer.objects.values_list("campaign_id", flat=True).get(pk=instance.answer_id)
+    content_changed(campaign_id=campaign_of_content(instance))

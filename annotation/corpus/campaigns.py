@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.corpus.conventions import BUILTIN_CRITERIA
 from annotation.criteria.guidelines import guidelines_for
 from annotation.errors import FieldError, refusal
-from annotation.models import Campaign, Criterion, Membership, Role
+from annotation.models import Answer, Campaign, Criterion, Membership, Role
 
 
 def ensure_builtin_criteria(*, campaign: Campaign) -> list[Criterion]:
@@ -79,6 +79,15 @@ def create_managed_campaign(*, name: str, manager) -> Campaign:
         ) from None
     Membership.objects.create(campaign=campaign, user=manager, role=Role.MANAGER)
     return campaign
+
+
+def campaign_of_content(row) -> int:
+    """The campaign of a row of content: its own (a question, chunk, answer, unit), or its
+    answer's (an answer's source, a sentence: one query)."""
+    campaign_id = getattr(row, "campaign_id", None)
+    if campaign_id is not None:
+        return campaign_id
+    return Answer.objects.values_list("campaign_id", flat=True).get(pk=row.answer_id)
 
 
 def content_changed(*, campaign_id: int) -> None:
