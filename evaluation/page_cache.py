@@ -126,9 +126,12 @@ def estimates_key(*, criterion: Criterion, judge: Judge) -> list[Any] | None:
     ]
 
 
-def cached(kind: str, key: Iterable[Any], compute: Callable[[], T]) -> T:
+def cached(kind: str, key: Iterable[Any] | None, compute: Callable[[], T]) -> T:
     """``compute()``'s value under ``kind`` and ``key`` (whose ``repr`` must say everything the
-    value depends on), computed and stored when the cache lacks it."""
+    value depends on), computed and stored when the cache lacks it. A key of None says the value
+    depends on something no key holds: it is computed now, every time, and not stored."""
+    if key is None:
+        return compute()
     digest = hashlib.sha256(repr(tuple(key)).encode()).hexdigest()
     name = f"{PREFIX}{kind}:{digest}"
     value = cache.get(name, _MISSING)

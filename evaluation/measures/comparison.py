@@ -136,11 +136,9 @@ def version_estimates(
     estimate -> theme -> :class:`Linear`. Kept in the page cache (``evaluation.page_cache``)
     under what they are computed from (``page_cache.estimates_key``), the method and alpha."""
     key = page_cache.estimates_key(criterion=criterion, judge=judge)
-    if key is None:
-        return _version_estimates(criterion=criterion, judge=judge, method=method, alpha=alpha)
     return page_cache.cached(
         "version_estimates",
-        [*key, method, alpha],
+        None if key is None else [*key, method, alpha],
         lambda: _version_estimates(criterion=criterion, judge=judge, method=method, alpha=alpha),
     )
 

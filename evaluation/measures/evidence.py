@@ -239,20 +239,9 @@ def evidence_report(
             conventions=conventions,
         )
 
-    key: list[Any] = []
-    if cached:
-        key = [
-            *page_cache.campaign_key(campaign),
-            budgets,
-            ks,
-            alpha,
-            fit_index,
-            conventions,
-        ]
-        report, scores = page_cache.cached("evidence", key, measure)
-        report.campaign = campaign
-    else:
-        report, scores = measure()
+    key = [*page_cache.campaign_key(campaign), budgets, ks, alpha, fit_index, conventions] if cached else None
+    report, scores = page_cache.cached("evidence", key, measure)
+    report.campaign = campaign  # a kept report holds a copy of the campaign as it was then
     if chosen is not None and fit_budget is not None and insufficient is not None and correct is not None:
         criterion_row, budget, low, high = chosen, fit_budget, insufficient, correct
 
@@ -261,14 +250,12 @@ def evidence_report(
                 criterion=criterion_row, scores=scores, budget=budget, insufficient=low, correct=high
             )
 
-        report.calibration = (
-            page_cache.cached(
-                "evidence-calibration",
-                [*key, chosen.pk, insufficient, correct, page_cache.labels_version(criterion=chosen)],
-                calibrate,
-            )
-            if cached
-            else calibrate()
+        report.calibration = page_cache.cached(
+            "evidence-calibration",
+            None
+            if key is None
+            else [*key, chosen.pk, insufficient, correct, page_cache.labels_version(criterion=chosen)],
+            calibrate,
         )
     return report
 

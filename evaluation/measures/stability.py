@@ -473,7 +473,7 @@ def cached_stability(params: StabilityParams, *, key: list[Any] | None) -> Stabi
     def compute() -> Stability:
         return compute_stability(**{item.name: getattr(params, item.name) for item in fields(params)})
 
-    return compute() if key is None else page_cache.cached("stability", key, compute)
+    return page_cache.cached("stability", key, compute)
 
 
 def _group_json(group: GroupStability) -> dict[str, Any]:

@@ -334,10 +334,8 @@ def _computed(request: ReportRequest) -> Report | CategoricalReport:
         )
 
     key = page_cache.estimates_key(criterion=request.criterion, judge=request.judge)
-    if key is None:
-        return computed()
     parameters = (request.categorical, request.method, request.alpha, request.by_difficulty, request.clusters)
-    return page_cache.cached("report", [*key, parameters], computed)
+    return page_cache.cached("report", None if key is None else [*key, parameters], computed)
 
 
 def _numbers(
