@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -68,11 +70,39 @@ def _chromium():
 @pytest.fixture
 def browser(_chromium):
     """The test process's Chromium; the contexts (cookies, storage, pages) a test opened are
-    closed after it, so that the next test starts from none."""
+    closed after it (``pytest_runtest_teardown`` below), so that the next test starts from none."""
     yield _chromium
-    for context in _chromium.contexts:
+
+
+# The live server answers each connection in a thread of its own (socketserver's ThreadingMixIn
+# names them after their target). A page's last requests (a prefetch that takes a lease, a
+# report's lazy parts) can still be running there when the test returns; if pytest-django then
+# empties the tables, its TRUNCATE and the request's transaction wait for each other's locks
+# (PostgreSQL ends it as a deadlock, the tables stay full and the next test fails on them).
+REQUEST_THREAD = "(process_request_thread)"
+SERVER_QUIET_S = 30.0
+
+
+def _server_requests() -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate() if thread.name.endswith(REQUEST_THREAD)]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Before any fixture of the test is torn down (the tables emptied among them): the
+    browser's contexts closed, which closes their connections to the live server, and the
+    server's threads for them ended, each after the request it was answering."""
+    chromium = getattr(item, "funcargs", {}).get("browser")
+    if chromium is None:
+        return
+    for context in chromium.contexts:
         context.close()
+    deadline = time.monotonic() + SERVER_QUIET_S
+    for thread in _server_requests():
+        thread.join(max(0.0, deadline - time.monotonic()))
     connections.close_all()
+    left = _server_requests()
+    assert not left, f"{len(left)} live server requests still running {SERVER_QUIET_S:.0f} s after the test"
 
 
 # Runs before any script of a page: counts the page's own requests (fetch and XMLHttpRequest) in
