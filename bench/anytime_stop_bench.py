@@ -32,8 +32,8 @@ django.setup()
 
 from evaluation.designs.anytime import variance_guess  # noqa: E402
 from evaluation.designs.anytime_status import CAP_FACTOR  # noqa: E402
-from inference.inclusion import DEFAULT_FLOOR, confidence_probabilities  # noqa: E402
-from inference.sequential import anytime_ppi, planned_draws  # noqa: E402
+from inference.designs.inclusion import DEFAULT_FLOOR, confidence_probabilities  # noqa: E402
+from inference.estimators.sequential import anytime_ppi, planned_draws  # noqa: E402
 
 ALPHA = 0.05
 Z = 1.959964

@@ -46,8 +46,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from annotation.sampling.design import allocate_clusters, draw_stratified
-from inference.means import classical_mean
-from inference.ppi import robust_ppi, study_ppi
+from inference.estimators.means import classical_mean
+from inference.estimators.ppi import robust_ppi, study_ppi
 
 THEMES = {"Finance": 400, "RH": 250, "IT": 150}  # answers per theme
 PREVALENCE = {"Finance": 0.85, "RH": 0.75, "IT": 0.60}

@@ -40,12 +40,12 @@ Designs and methods, each the app's own functions on the arrays the report would
   choice, shown to say why the option exists).
 - ``confidence``: what the app requires before a judge chooses who labels what: a pilot, here
   the K-means sample of 30 labels (10 clusters of 3); the judge's confidence recalibrated on it
-  (``inference.calibration.fit_platt``); a Poisson sample of n expected labels with
+  (``inference.reliability.calibration.fit_platt``); a Poisson sample of n expected labels with
   probabilities proportional to sqrt(c (1 - c)) of the recalibrated c, floor ``DEFAULT_FLOOR``;
   the pilot's and the sample's labels pooled with their union probabilities (the K-means
   probability of a unit it did not draw: its rate drawn / N, as the app's
   ``evaluation/estimates/weights.py``); ``weighted_ppi`` on the confidence recalibrated again on
-  every label, cross-fitted (``inference.calibration.crossfit``). Labels: 30 + n;
+  every label, cross-fitted (``inference.reliability.calibration.crossfit``). Labels: 30 + n;
 - ``split``: the same pilot, the budget split by the judge's verdict (``verdict_strata`` from
   the pilot, ``split_budget``), the recalibrated confidence design within each stratum, pooled
   and estimated as ``confidence``;
@@ -94,24 +94,24 @@ from scipy.stats import norm  # noqa: E402
 
 from annotation.sampling.design import draw_stratified  # noqa: E402
 from evaluation.designs.anytime import variance_guess  # noqa: E402
-from inference.allocation import OVERALL, split_budget, verdict_strata  # noqa: E402
-from inference.calibration import crossfit, fit_platt, histogram  # noqa: E402
-from inference.inclusion import (  # noqa: E402
+from inference.designs.allocation import OVERALL, split_budget, verdict_strata  # noqa: E402
+from inference.designs.inclusion import (  # noqa: E402
     DEFAULT_FLOOR,
     confidence_probabilities,
     proportional_probabilities,
     spread,
     union_inclusion_probabilities,
 )
-from inference.means import classical_mean  # noqa: E402
-from inference.ppi import robust_ppi, study_ppi  # noqa: E402
-from inference.sequential import anytime_ppi, planned_draws  # noqa: E402
-from inference.weighted_ppi import weighted_ppi  # noqa: E402
+from inference.estimators.means import classical_mean  # noqa: E402
+from inference.estimators.ppi import robust_ppi, study_ppi  # noqa: E402
+from inference.estimators.sequential import anytime_ppi, planned_draws  # noqa: E402
+from inference.estimators.weighted_ppi import weighted_ppi  # noqa: E402
+from inference.reliability.calibration import crossfit, fit_platt, histogram  # noqa: E402
 
 ALPHA = 0.05
 PER_CLUSTER = 3
 PILOT_CLUSTERS = 10  # the judge-driven designs' pilot: 30 labels
-MIN_PILOT = 20  # the app's least pilot (inference.calibration.MIN_LABELS)
+MIN_PILOT = 20  # the app's least pilot (inference.reliability.calibration.MIN_LABELS)
 DIMENSIONS = 16
 FIXED_SD = 0.8  # answer effect read from the embedding
 RANDOM_SD = 0.6  # answer effect redrawn in every replication

@@ -68,14 +68,19 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from annotation.sampling.design import allocate_clusters, draw_stratified
-from inference.allocation import OVERALL, Stratum, split_budget
-from inference.inclusion import DEFAULT_FLOOR, confidence_probabilities, proportional_probabilities, spread
+from inference.designs.allocation import OVERALL, Stratum, split_budget
+from inference.designs.inclusion import (
+    DEFAULT_FLOOR,
+    confidence_probabilities,
+    proportional_probabilities,
+    spread,
+)
+from inference.estimators.means import classical_mean
+from inference.estimators.ppi import robust_ppi
+from inference.estimators.sequential import anytime_ppi
+from inference.estimators.shrinkage import shrink_to_judge
+from inference.estimators.weighted_ppi import weighted_ppi
 from inference.intervals import Interval, standard_error, stratified_combine
-from inference.means import classical_mean
-from inference.ppi import robust_ppi
-from inference.sequential import anytime_ppi
-from inference.shrinkage import shrink_to_judge
-from inference.weighted_ppi import weighted_ppi
 
 ALPHA = 0.05
 THEMES = {"Finance": 120, "RH": 80, "IT": 50, "Juridique": 30}  # answers per theme

@@ -78,11 +78,11 @@ import coverage_grid as grid
 from scipy.special import expit
 from scipy.stats import norm
 
-from inference.inclusion import cluster_design_effect
-from inference.judge_allocation import moments, plan_theme
-from inference.means import classical_mean
-from inference.multi_ppi import JudgeTerm, multi_ppi
-from inference.ppi import robust_ppi
+from inference.designs.inclusion import cluster_design_effect
+from inference.designs.judge_allocation import moments, plan_theme
+from inference.estimators.means import classical_mean
+from inference.estimators.multi_ppi import JudgeTerm, multi_ppi
+from inference.estimators.ppi import robust_ppi
 
 ALPHA = 0.05
 SHARED = 0.6  # correlation of the two judges' noises in the ``shared`` design

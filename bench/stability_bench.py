@@ -37,8 +37,8 @@ import django
 
 django.setup()
 
-from inference.icc import clustered_estimate, icc_oneway, width_curve  # noqa: E402
-from inference.means import classical_mean  # noqa: E402
+from inference.estimators.means import classical_mean  # noqa: E402
+from inference.reliability.icc import clustered_estimate, icc_oneway, width_curve  # noqa: E402
 
 MEAN = 0.8
 ALPHA = 0.05

@@ -74,7 +74,7 @@ DESIGN_BASED = (
     "drawn by the judge's confidence: the interval is about this campaign's answers (the draw's "
     "own randomness)"
 )
-# Several judges combined in one estimate (``inference.multi_ppi``).
+# Several judges combined in one estimate (``inference.estimators.multi_ppi``).
 SHARE_TERM = (
     "%(judge)s judged a random share of the answers (%(share)s): its term is its inverse-probability "
     "mean on them"

@@ -24,7 +24,8 @@ import numpy as np
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
-from inference import intervals, means, ppi
+from inference import intervals
+from inference.estimators import means, ppi
 from inference.intervals import TINY, quantile
 
 # A difference of two rates.

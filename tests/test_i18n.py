@@ -15,7 +15,8 @@ from annotation.models import Criterion, Label, Role, Stage, Unit
 from annotation.workflow import WorkflowError, undo_last
 from evaluation.estimates.categorical import compute_categorical_report
 from evaluation.estimates.codec import categorical_report_as_json
-from inference import intervals, notes, ppi
+from inference import intervals, notes
+from inference.estimators import ppi
 from tests.categorical import categorical_campaign, correctness
 from tests.factories import label, make_answer, make_corpus, member, sample_units, sampled
 from tests.ingest_files import bad_content

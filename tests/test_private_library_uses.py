@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from annotation.corpus import language
-from inference import ppi
+from inference.estimators import ppi
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,11 +21,11 @@ PRIVATE_USES = [
     (
         "ppi-python",
         ppi.PPI_PY_VERSION,
-        "inference/ppi.py: study_lambda calls ppi_py.ppi._calc_lam_glm, private, to report the "
+        "inference/estimators/ppi.py: study_lambda calls ppi_py.ppi._calc_lam_glm, private, to report the "
         "lambda that ppi_mean_ci(lam=None) uses. Re-check that ppi_mean_pointestimate and ppi_mean_ci "
         "still compute lambda with _calc_lam_glm(grads, grads_hat, grads_hat_unlabeled, eye(1), "
         "coord=None, clip=True, optim_mode='overall') around the lam=1 point estimate (or that a public "
-        "function now returns lambda), run tests/inference/test_ppi.py, then set PPI_PY_VERSION.",
+        "function now returns lambda), run tests/inference/estimators/test_ppi.py, then set PPI_PY_VERSION.",
     ),
     (
         "langdetect",

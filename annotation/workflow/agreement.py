@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy
 
 from annotation.models import AnnotationMode, Campaign, Criterion, Role, Unit
 from annotation.workflow.state import ID_CHUNK, UnitState, unit_states
-from inference.agreement import cohen_kappa
+from inference.reliability.agreement import cohen_kappa
 
 OVERALL = "All themes"
 # Who may see agreement figures. Not annotators nor reviewers: on a small campaign, or right after

@@ -1,6 +1,6 @@
 """Draw a criterion's human sample by the judge's confidence, and recompute its probabilities.
 
-The confidence-driven design (``inference.inclusion``): within each theme, unit i goes to the
+The confidence-driven design (``inference.designs.inclusion``): within each theme, unit i goes to the
 humans with probability proportional to sqrt(c_i (1 - c_i)), c_i the judge's probability that the
 label is 1 (``evaluation.measures.calibration.probability_of_one``), at least ``floor`` times the theme's
 uniform rate and at most 1, the probabilities of a theme summing to its budget; the draw is
@@ -37,8 +37,8 @@ from annotation.sampling.draws import GivenDraw, store_given_sample
 from annotation.workflow import final_labels
 from evaluation.measures.calibration import probability_of_one
 from evaluation.models import Judge, Judgment
-from inference.calibration import IDENTITY, MIN_LABELS, Platt, fit_platt
-from inference.inclusion import DEFAULT_FLOOR, UNKNOWN, confidence_probabilities, poisson_draw, spread
+from inference.designs.inclusion import DEFAULT_FLOOR, UNKNOWN, confidence_probabilities, poisson_draw, spread
+from inference.reliability.calibration import IDENTITY, MIN_LABELS, Platt, fit_platt
 
 
 class PilotNeeded(FieldError):
@@ -108,7 +108,7 @@ def pilot_calibration(
     finals: Mapping[int, int] | None = None,
 ) -> tuple[Platt, int]:
     """The judge's confidence recalibrated on the pilot, the final human labels already made of
-    ``criterion`` on units it gave a confidence (``inference.calibration.fit_platt``; the
+    ``criterion`` on units it gave a confidence (``inference.reliability.calibration.fit_platt``; the
     identity below ``calibration.MIN_LABELS`` of them), and the number of those labels. A design
     follows its confidence through this map, fixed before the draw and recorded with the sample,
     so the probabilities stay those the draw used. ``judged`` and ``finals``: the judge's units

@@ -1,10 +1,10 @@
 """The anytime-valid mode: label in batches, look after every batch, stop a theme as soon as its
-confidence sequence is narrow enough (``inference.sequential``).
+confidence sequence is narrow enough (``inference.estimators.sequential``).
 
 **A sequence.** A manager starts a sequence for a criterion with a judge, a target half-width, a
 batch size B and alpha. Each batch makes, in every theme not yet precise enough, B draws **with
 replacement** from q, the confidence-driven design's probabilities with a budget of 1
-(``inference.inclusion.confidence_probabilities``: proportional to sqrt(c (1 - c)), with the
+(``inference.designs.inclusion.confidence_probabilities``: proportional to sqrt(c (1 - c)), with the
 usual floor; uniform when the judge gave no confidence), seeded by (seed, theme, batch index) so
 that a batch is reproducible and never depends on another theme. The draws must be with
 replacement: the confidence sequence needs independent, identically distributed draws given the
@@ -25,9 +25,9 @@ draws, rho, a fingerprint of the judge's confidences, and the ordered draws [[un
 all have a final human label. Not the labeled draws whatever their order: which units get labeled
 first depends on people, and skipping an unlabeled draw would let the order of labeling choose
 the data. The prefix keeps the draws the ones the design made, in the order it made them; lambda
-for a batch is fitted on earlier batches only. Then :func:`inference.sequential.anytime_ppi`
+for a batch is fitted on earlier batches only. Then :func:`inference.estimators.sequential.anytime_ppi`
 with a look every batch: precise enough when the last look's half-width is at most the target;
-else about N more labels from :func:`inference.sequential.more_draws` (draws converted to the
+else about N more labels from :func:`inference.estimators.sequential.more_draws` (draws converted to the
 expected number of new distinct units; when that is every unit left, as in a small theme, the
 advice is to label the whole theme: draws with replacement never learn a theme is exhausted);
 waiting for labels when drawn units are still unlabeled;
@@ -39,7 +39,7 @@ phi if the judge's confidence were calibrated, (1/N^2) sum_i c_i (1 - c_i) / q_i
 pilot (final labels already made in the theme: their mean squared residual (y - c)^2 against the
 judge's sum c (1 - c), shrunk towards 1 with ``budget_split.PRIOR_LABELS``), as the budget
 planner does; the planned draws are where a sequence tuned there reaches the target
-(:func:`inference.sequential.planned_draws`). Any rho is valid: a bad guess costs width only.
+(:func:`inference.estimators.sequential.planned_draws`). Any rho is valid: a bad guess costs width only.
 """
 
 from __future__ import annotations
@@ -78,8 +78,8 @@ from evaluation.designs.anytime_status import (
 )
 from evaluation.designs.budget_split import PRIOR_LABELS
 from evaluation.models import Judge
-from inference.inclusion import DEFAULT_FLOOR, spread
-from inference.sequential import planned_draws
+from inference.designs.inclusion import DEFAULT_FLOOR, spread
+from inference.estimators.sequential import planned_draws
 
 DEFAULT_TARGET = 0.05
 DEFAULT_BATCH = 20

@@ -20,9 +20,9 @@ from annotation.sampling.current import current_sample
 from annotation.workflow import final_labels
 from evaluation.designs.active import Judged, Population, design_confidence, population
 from evaluation.models import Judge
-from inference.calibration import Platt
-from inference.inclusion import confidence_probabilities
-from inference.sequential import Look, anytime_ppi, more_draws
+from inference.designs.inclusion import confidence_probabilities
+from inference.estimators.sequential import Look, anytime_ppi, more_draws
+from inference.reliability.calibration import Platt
 
 # A theme is out of reach when even this many times its planned draws would not reach the target.
 CAP_FACTOR = 4

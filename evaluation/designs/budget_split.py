@@ -2,12 +2,12 @@
 half-widths it should give: what the sampling page shows before drawing, and what the draw then
 spends.
 
-Each theme is one stratum of ``inference.allocation`` (the confidence design samples a whole
+Each theme is one stratum of ``inference.designs.allocation`` (the confidence design samples a whole
 theme at once, its units weighted by the judge's uncertainty). Its spread S_t is the standard
 deviation of the residual y - c the human labels correct, c the judge's probability of a 1:
 
 - from the judge alone, the mean of sqrt(c_i (1 - c_i)) over the theme's units
-  (``inference.inclusion.spread``; 1/2 where the judge gave no confidence), the residual's
+  (``inference.designs.inclusion.spread``; 1/2 where the judge gave no confidence), the residual's
   standard deviation if the confidence is calibrated;
 - corrected by the **pilot**, the final human labels already made in the theme (c_i there the
   prediction the estimator reads):
@@ -24,7 +24,7 @@ allocation on the pilot's disagreement, Fisch et al. 2024). The residual is y - 
 prediction the estimator reads (the judge's confidence, else its verdict): a judge without
 confidences splits by verdict too, its residual then the disagreement itself.
 
-The split is :func:`inference.allocation.split_budget` for the manager's objective (the overall
+The split is :func:`inference.designs.allocation.split_budget` for the manager's objective (the overall
 rate, or the largest per-theme half-width), at least ``MINIMUM`` labels per theme (per stratum).
 The half-widths are projections (normal quantile, calibrated or pilot-corrected spread): the intervals after
 drawing are somewhat wider at small n.
@@ -51,8 +51,8 @@ from evaluation.designs.active import (
     strata_of,
 )
 from evaluation.models import Judge
-from inference.allocation import OVERALL, Stratum, split_budget
-from inference.inclusion import spread
+from inference.designs.allocation import OVERALL, Stratum, split_budget
+from inference.designs.inclusion import spread
 
 PRIOR_LABELS = 4
 MINIMUM = 2

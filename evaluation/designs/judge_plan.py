@@ -1,6 +1,6 @@
 """The planner of several judges on a criterion: per theme, which judges to run on which share of
 the answers and how many human labels to have in all, at least cost for a target half-width
-(``inference.judge_allocation.plan_theme``), priced on the criterion's ledger
+(``inference.designs.judge_allocation.plan_theme``), priced on the criterion's ledger
 (``evaluation.measures.costs``), beside the best single judge run on every unit and human labels
 alone.
 
@@ -29,8 +29,8 @@ from annotation.models import Criterion, Level, Unit
 from annotation.workflow.state import final_labels
 from evaluation.measures.costs import Ledger, ledger
 from evaluation.models import Judge, Judgment
-from inference.inclusion import cluster_design_effect
-from inference.judge_allocation import Option, ThemePlan, moments, plan_theme
+from inference.designs.inclusion import cluster_design_effect
+from inference.designs.judge_allocation import Option, ThemePlan, moments, plan_theme
 
 MIN_PILOT = 10
 MAX_JUDGES = 3

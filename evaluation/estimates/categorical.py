@@ -16,7 +16,7 @@ that leaves [0, 1] is shown clipped (with a note), and only then can the sum dif
 
 Agreement: the K x K confusion matrix of final human label (rows) by judge label (columns) on
 the units both labeled, its observed agreement, chance agreement sum_k p_h(k) p_j(k), and Cohen's
-kappa (``inference.agreement``), per theme and overall.
+kappa (``inference.reliability.agreement``), per theme and overall.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from evaluation.estimates.inputs import EstimateInputs, load_inputs
 from evaluation.estimates.params import OVERALL
 from evaluation.estimates.report import GroupEstimate, Report, build_report
 from evaluation.models import Judge
-from inference.agreement import cohen_kappa
+from inference.reliability.agreement import cohen_kappa
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from typing import Any
 from evaluation.estimates.params import ANSWER
 from evaluation.estimates.report import GroupEstimate, Report
 from inference import intervals
-from inference.agreement import RESAMPLES as KAPPA_RESAMPLES
-from inference.agreement import Agreement, KappaInterval
+from inference.estimators.shrinkage import PPI_SHRUNK
 from inference.numbers import finite
-from inference.shrinkage import PPI_SHRUNK
+from inference.reliability.agreement import RESAMPLES as KAPPA_RESAMPLES
+from inference.reliability.agreement import Agreement, KappaInterval
 
 # Kappa's bootstrap interval is at 95%, whatever the report's alpha (as alpha's on the annotators' page).
 KAPPA_LEVEL = 0.95

@@ -1,4 +1,4 @@
-"""Several judges in one estimate: what the combination of ``inference.multi_ppi`` reads of the
+"""Several judges in one estimate: what the combination of ``inference.estimators.multi_ppi`` reads of the
 database, per theme and overall, and its JSON.
 
 Per theme, the arrays are those of a one-judge report with a column per judge: each labeled
@@ -37,10 +37,11 @@ from evaluation.estimates import weights as sample_weights
 from evaluation.estimates.inputs import Labeled, labeled_units
 from evaluation.estimates.params import ANSWER, OVERALL, QUESTION, check_alpha, check_clusters
 from evaluation.models import Judge, JudgeShareItem, Judgment
-from inference import intervals, means, notes
-from inference.multi_ppi import JudgeTerm, multi_ppi
+from inference import intervals, notes
+from inference.estimators import means
+from inference.estimators.multi_ppi import JudgeTerm, multi_ppi
+from inference.estimators.ppi import PPI_MULTI
 from inference.numbers import finite
-from inference.ppi import PPI_MULTI
 
 ID_CHUNK = 900
 

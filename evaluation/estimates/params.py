@@ -8,7 +8,8 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import refusal
 from evaluation.errors import EstimateError
-from inference import allocation, intervals
+from inference import intervals
+from inference.designs import allocation
 
 METHODS = ("robust", "study")
 # The key of every table's total row (the overall figures), beside the themes.

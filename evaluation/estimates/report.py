@@ -24,7 +24,7 @@ probability, so the unlabeled judge labels get equal weights (``w_unlabeled=None
 figures combine the theme estimates with weights N_k / N (stratified estimator).
 
 Where a confidence-driven sample fed a theme's labels, the robust PPI++ is the
-inverse-probability PPI on the judge's confidence (``inference.weighted_ppi``, lambda 1); where
+inverse-probability PPI on the judge's confidence (``inference.estimators.weighted_ppi``, lambda 1); where
 a theme's labels come from several samples, each unit is weighted by its probability of having
 been drawn by any of them (``evaluation.estimates.weights``).
 """
@@ -48,12 +48,13 @@ from evaluation.estimates import weights as sample_weights
 from evaluation.estimates.inputs import EstimateInputs, Labeled, load_inputs, ones_zeros
 from evaluation.estimates.params import ANSWER, OVERALL
 from evaluation.models import Judge
-from inference import agreement as agreement_module
-from inference import intervals, means, notes
-from inference.agreement import Agreement
-from inference.calibration import MIN_LABELS, Crossfit, crossfit
-from inference.ppi import joint_lambda, robust_ppi, study_ppi
-from inference.weighted_ppi import weighted_ppi
+from inference import intervals, notes
+from inference.estimators import means
+from inference.estimators.ppi import joint_lambda, robust_ppi, study_ppi
+from inference.estimators.weighted_ppi import weighted_ppi
+from inference.reliability import agreement as agreement_module
+from inference.reliability.agreement import Agreement
+from inference.reliability.calibration import MIN_LABELS, Crossfit, crossfit
 
 # The label value a binary criterion's estimates count: the rate of 1.
 BINARY_POSITIVE = frozenset({1})

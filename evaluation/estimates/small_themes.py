@@ -2,13 +2,13 @@
 
 :func:`shrink_report` reads a :class:`~evaluation.estimates.report.Report` (computed now or read from a
 snapshot: no query either way) and returns, per theme, the shrunk estimate of
-:func:`inference.shrinkage.shrink_to_judge` on the report's own arrays: each theme's PPI++
+:func:`inference.estimators.shrinkage.shrink_to_judge` on the report's own arrays: each theme's PPI++
 estimate, its standard error (:func:`inference.intervals.standard_error`, the one the interval
 was built with) and the judge's rate over every unit of the theme (the report's judge-only
 estimate). It never replaces the PPI++ estimate: pages and files show both.
 
 The guarantee of the shrunk intervals is on average over the themes, not per theme (see
-``inference.shrinkage``); the figures measured by ``bench/efficiency_bench.py`` are here, so
+``inference.estimators.shrinkage``); the figures measured by ``bench/efficiency_bench.py`` are here, so
 the page and the files quote the same ones as docs/statistics.md. With the judge's 0/1 labels
 the shrinkage leans on the judge's bias being alike across themes; with a judge agreeing with
 the humans on 70% of units the bench's intervals covered only 91.5% of the themes on average,
@@ -33,8 +33,14 @@ from evaluation.errors import EstimateError
 from evaluation.estimates.params import METHODS
 from evaluation.estimates.report import GroupEstimate, Report
 from inference import intervals
-from inference.ppi import PPI, PPI_CONFIDENCE, PPI_ROBUST_CROSSFIT, PPI_ROBUST_FIXED, PPI_ROBUST_POOLED
-from inference.shrinkage import PPI_SHRUNK, shrink_to_judge
+from inference.estimators.ppi import (
+    PPI,
+    PPI_CONFIDENCE,
+    PPI_ROBUST_CROSSFIT,
+    PPI_ROBUST_FIXED,
+    PPI_ROBUST_POOLED,
+)
+from inference.estimators.shrinkage import PPI_SHRUNK, shrink_to_judge
 
 FIELD = "shrinkage"
 # The report methods whose per-theme estimate is PPI++ (ppi_py's, or the robust one); the

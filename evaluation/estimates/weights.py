@@ -5,7 +5,7 @@ criterion's samples, and the judge's confidence the inverse-probability PPI read
 probabilities. When a theme's labeled units are not all in it but each is in at least one sample
 of the criterion (an older sample, a top-up with another design), the theme's units are weighted
 by their probability of having been drawn by any of those samples, 1 - prod_k (1 - pi_k,i)
-(``inference.inclusion.union_inclusion_probabilities``; the samples' draws are independent:
+(``inference.designs.inclusion.union_inclusion_probabilities``; the samples' draws are independent:
 each ignores the others' outcome). pi_k,i of a unit sample k drew is its recorded probability;
 of a unit it did not draw:
 
@@ -42,8 +42,8 @@ from annotation.models import Criterion, Sample, SampleItem, Unit
 from evaluation.designs.active import Judged, design_probabilities, judged_units
 from evaluation.designs.anytime_status import sequence_probabilities
 from evaluation.models import Judge, Judgment
-from inference.calibration import EPS, LOGIT_WIDTH, Crossfit
-from inference.inclusion import UNKNOWN, union_inclusion_probabilities
+from inference.designs.inclusion import UNKNOWN, union_inclusion_probabilities
+from inference.reliability.calibration import EPS, LOGIT_WIDTH, Crossfit
 
 ID_CHUNK = 900
 # Designs whose probabilities follow a judge's confidence.
@@ -106,7 +106,7 @@ def predictions(*, criterion: Criterion, judge: Judge) -> dict[tuple[str, str], 
         output_field=FloatField(),
     )
     scored = Q(confidence__isnull=False)
-    # The bins of inference.calibration.histogram, computed in SQL: floor(logit(p) / width), p
+    # The bins of inference.reliability.calibration.histogram, computed in SQL: floor(logit(p) / width), p
     # read within [EPS, 1 - EPS].
     inside = Greatest(Least(probability, Value(1 - EPS)), Value(EPS), output_field=FloatField())
     rows = (

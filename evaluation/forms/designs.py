@@ -24,8 +24,8 @@ from evaluation.estimates.params import check_alpha
 from evaluation.forms.fields import MessagesMixin, NumberField
 from evaluation.forms.reports import DEFAULT_ALPHA
 from evaluation.models import Judge, Judgment
-from inference import allocation
-from inference.calibration import MIN_LABELS
+from inference.designs import allocation
+from inference.reliability.calibration import MIN_LABELS
 
 DEFAULT_SAMPLE_BUDGET = 60
 

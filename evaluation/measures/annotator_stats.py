@@ -3,7 +3,7 @@ with the final label, agreement between pairs of people and the criterion's reli
 
 No database: ``evaluation.measures.annotators`` reads the rows and hands them here. Every rate comes with
 its counts and a 95% Wilson score interval (``inference.intervals.wilson``); kappa is
-``inference.agreement``'s, alpha ``inference.krippendorff``'s.
+``inference.reliability.agreement``'s, alpha ``inference.reliability.krippendorff``'s.
 
 Pace. The server stamps every label row when it is stored. A person's *gap* before a label is the
 time since their previous label row in the campaign (any criterion, any stage; an undo counts as
@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from inference.agreement import KappaInterval, bootstrap_kappa, cohen_kappa
 from inference.intervals import Interval, quantile, wilson
-from inference.krippendorff import AlphaInterval, bootstrap_alpha, nominal_alpha
+from inference.reliability.agreement import KappaInterval, bootstrap_kappa, cohen_kappa
+from inference.reliability.krippendorff import AlphaInterval, bootstrap_alpha, nominal_alpha
 
 if TYPE_CHECKING:
     from annotation.workflow.state import UnitState
@@ -239,7 +239,7 @@ def blind_pairs(states: Iterable[UnitState]) -> list[PairAgreement]:
 
 def reliability(*, pairs: list[tuple[int, int]], anchored: bool) -> Reliability:
     """Agreement, Cohen's kappa and Krippendorff's alpha (with its bootstrap interval: seeded,
-    ``inference.krippendorff.RESAMPLES`` resamples of the units) of (first, second look) pairs."""
+    ``inference.reliability.krippendorff.RESAMPLES`` resamples of the units) of (first, second look) pairs."""
     return Reliability(
         agreed=Share(sum(a == b for a, b in pairs), len(pairs)),
         kappa=cohen_kappa([a for a, _ in pairs], [b for _, b in pairs]),

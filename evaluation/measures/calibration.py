@@ -11,7 +11,7 @@ labels y of the units both labelled:
   share of 1s| (Naeini, Cooper and Hauskrecht 2015; Guo et al. 2017), on the same ten bins.
 
 The same figures **after recalibration**: the confidence read through Platt's map
-(``inference.calibration``), each unit's from the map fitted without its fold of answers, as the
+(``inference.reliability.calibration``), each unit's from the map fitted without its fold of answers, as the
 estimates read it (``evaluation.estimates.report``); the map fitted on every label is shown too.
 
 Pure functions of arrays, then one that reads a judge's judgments and the final labels.
@@ -26,7 +26,7 @@ import numpy as np
 from annotation.models import Criterion
 from annotation.workflow import final_labels
 from evaluation.models import Judge, Judgment
-from inference.calibration import Platt, crossfit
+from inference.reliability.calibration import Platt, crossfit
 
 BINS = 10
 # Which edge a bin holds: its lower one (b/bins <= p < (b+1)/bins, the default), or its upper one
@@ -50,7 +50,8 @@ class Calibration:
     """A judge's calibration over ``count`` units with a confidence and a final human label
     (``unscored``: units with a final label whose judgment has no confidence). ``after``: the
     same figures of the recalibrated confidence, cross-fitted, and ``platt`` the map fitted on
-    every label, when there were enough labels to fit one (``inference.calibration.MIN_LABELS``)."""
+    every label, when there were enough labels to fit one
+    (``inference.reliability.calibration.MIN_LABELS``)."""
 
     count: int
     unscored: int

@@ -12,7 +12,7 @@ same verdicts, then average over answers (``inference.citations``): a sentence c
 when all its citations together support it, a sentence that cites nothing or a chunk the
 retriever did not return scores 0, and a citation is precise only when its sentence is supported
 as a whole and the citation is needed. Per theme and overall, each a mean over answers with a
-percentile bootstrap interval over questions (``inference.bootstrap``), from one source of
+percentile bootstrap interval over questions (``inference.estimators.bootstrap``), from one source of
 verdicts: the report's judge on every unit, or the final human labels, on the answers whose every
 needed verdict is there (the others are counted and left out). See docs/statistics.md, "Citation
 precision and citation recall".
@@ -32,8 +32,8 @@ from annotation.workflow.state import final_labels
 from evaluation import page_cache
 from evaluation.estimates.params import OVERALL
 from evaluation.models import Judge, Judgment
-from inference.bootstrap import Mean, question_bootstrap_means
 from inference.citations import AT_MOST_CITATIONS, CitedSentence, MissingVerdict, answer_score
+from inference.estimators.bootstrap import Mean, question_bootstrap_means
 
 JUDGE = "judge"
 HUMAN = "human"

@@ -42,7 +42,7 @@ from evaluation.measures.coverage import (
     prepared,
 )
 from evaluation.measures.retrieval import DEFAULT_KS, metric_names, ranking_metrics
-from inference.bootstrap import Mean, question_bootstrap_means
+from inference.estimators.bootstrap import Mean, question_bootstrap_means
 from inference.intervals import check_alpha
 
 SHARE_BINS = 10

@@ -10,7 +10,7 @@ bound to (a judge sending no prompt, lexical or imported, has none), then by the
 ``prompt_version``, then by when they were made. Each judge is one version, measured on its own.
 
 Per judge, on the units with a final human label and an ok judgment
-(``inference.judge_alignment.alignment``): agreement, sensitivity and specificity with Wilson
+(``inference.reliability.judge_alignment.alignment``): agreement, sensitivity and specificity with Wilson
 intervals at the effective number of units, Cohen's kappa with a bootstrap over clusters, the
 confusion counts, n, the saving the judge brings to PPI++ and Dorner's ceiling (the most any
 judge agreeing that often could bring). The clusters are the answers (a judge that misreads an
@@ -45,10 +45,10 @@ from evaluation.errors import EstimateError
 from evaluation.estimates import judge_choice
 from evaluation.estimates.params import ANSWER, QUESTION, check_alpha, check_clusters
 from evaluation.models import HeldOutSplit, Judge, JudgePrompt, Judgment
-from inference import judge_alignment
 from inference.intervals import Interval
 from inference.numbers import finite
 from inference.paired import newcombe_difference
+from inference.reliability import judge_alignment
 
 # Why a result has nothing to show ("" when it has something).
 CATEGORICAL = "categorical"

@@ -3,7 +3,7 @@ ROUGE-L (``evaluation.measures.overlap``), per theme and overall.
 
 Each answer whose question has a reference answer (``Question.reference_answer``) is scored; per
 theme and overall, each measure is the mean over answers with a percentile bootstrap interval
-over questions (``inference.bootstrap``: the answers to one question share its reference and are
+over questions (``inference.estimators.bootstrap``: the answers to one question share its reference and are
 not independent). Two versions of the assistant that share question ids are compared question by
 question (:func:`reference_linears`, read by ``evaluation.measures.comparison``). See
 docs/statistics.md, "Against the reference answer".
@@ -25,7 +25,7 @@ from annotation.spreadsheets import Writable, neutralise_row
 from evaluation import page_cache
 from evaluation.estimates.params import OVERALL
 from evaluation.measures.overlap import AUTO, MEASURES, NORMALISATIONS, resolve, scores
-from inference.bootstrap import Mean, question_bootstrap_means
+from inference.estimators.bootstrap import Mean, question_bootstrap_means
 from inference.intervals import check_alpha
 from inference.paired import Linear, mean_linear
 

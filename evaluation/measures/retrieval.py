@@ -1,5 +1,5 @@
 """Retrieval ranking metrics against gold chunk ids (their means over answers, with a bootstrap
-over questions, are ``inference.bootstrap``'s).
+over questions, are ``inference.estimators.bootstrap``'s).
 
 Pure functions over ranked ids and arrays; ``evaluation.measures.evidence`` reads the campaign.
 Relevance is binary: a retrieved chunk is relevant when its id is one of the question's gold

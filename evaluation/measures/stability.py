@@ -46,8 +46,8 @@ from evaluation.estimates.params import check_alpha
 from evaluation.measures import automatic
 from evaluation.models import Judge, Judgment
 from inference import intervals
-from inference.icc import ICC, WidthPoint, clustered_estimate, icc_oneway, width_curve
 from inference.numbers import finite
+from inference.reliability.icc import ICC, WidthPoint, clustered_estimate, icc_oneway, width_curve
 
 JUDGE = "judge"
 

@@ -26,7 +26,7 @@ from evaluation.estimates import planning
 from evaluation.estimates.categorical import CategoricalReport, theme_tables
 from evaluation.reports.read import ShownReport
 from evaluation.reports.summary import VersionChange
-from inference import ppi
+from inference.estimators import ppi
 
 # The address the PDF's HTML is read from: not a server, only a base for its static files.
 BASE_URL = "https://attest.invalid/"

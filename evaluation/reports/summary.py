@@ -25,7 +25,7 @@ from evaluation.measures import comparison
 from evaluation.measures.calibration import judge_calibration
 from evaluation.reports import charts
 from inference import notes
-from inference.calibration import MIN_LABELS
+from inference.reliability.calibration import MIN_LABELS
 
 # What a technical note says, in a few plain words (the kinds ``report_extras.note_kind``
 # translates): every template of ``inference.notes`` belongs to one.

@@ -11,7 +11,7 @@ from annotation.workbench import shown_title
 from evaluation.measures.evidence import OVERALL, Calibration, EvidenceReport
 from evaluation.reports.charts import grouped_bar_chart
 from evaluation.templatetags.report_extras import DASH, _bounds, number, pct, theme_name
-from inference.bootstrap import Mean
+from inference.estimators.bootstrap import Mean
 
 register = template.Library()
 

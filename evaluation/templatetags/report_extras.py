@@ -27,7 +27,8 @@ from evaluation.measures.stability import QuestionStability
 from evaluation.pages.overview import COUNT_NAMES, METRIC_TITLES
 from evaluation.reports import summary
 from evaluation.reports.read import Changes, Provenance
-from inference import intervals, means, notes, paired, ppi, shrinkage
+from inference import intervals, notes, paired
+from inference.estimators import means, ppi, shrinkage
 
 register = template.Library()
 

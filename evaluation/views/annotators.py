@@ -16,7 +16,7 @@ from annotation.access import ANNOTATOR_VIEWERS, AppRequest, get_campaign_for
 from evaluation.forms.reports import AnnotatorsForm
 from evaluation.measures.annotator_stats import BREAK_SECONDS
 from evaluation.measures.annotators import annotators_page, campaign_criteria
-from inference.krippendorff import RESAMPLES
+from inference.reliability.krippendorff import RESAMPLES
 
 
 @login_required

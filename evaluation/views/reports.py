@@ -27,7 +27,7 @@ from evaluation.estimates.params import METHODS
 from evaluation.forms.reports import PrimaryJudgeForm, ReportForm
 from evaluation.models import Judge
 from evaluation.reports import read, summary
-from inference import ppi
+from inference.estimators import ppi
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 

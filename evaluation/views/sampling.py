@@ -19,7 +19,7 @@ from annotation.models import Role
 from evaluation.designs.active import PilotNeeded
 from evaluation.designs.budget_split import Plan, draw_by_plan, plan_split
 from evaluation.forms.designs import ConfidenceSampleForm
-from inference.calibration import MIN_LABELS
+from inference.reliability.calibration import MIN_LABELS
 
 VIEWERS = [Role.MANAGER, Role.ANALYST]
 OPERATORS = [Role.MANAGER]

@@ -14,8 +14,8 @@ from django.urls import reverse
 
 from annotation.models import Role
 from evaluation.estimates.report import compute_report
+from inference.estimators.shrinkage import shrink_to_judge
 from inference.intervals import standard_error
-from inference.shrinkage import shrink_to_judge
 from tests.e2e.conftest import mark_document, needs_chromium, settle
 from tests.e2e.test_pages_e2e import open_context, overflow
 from tests.factories import add_member, make_campaign, make_user

@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from evaluation.estimates.report import GroupEstimate, Report
 from evaluation.reports import gate
-from inference import intervals, means, paired, ppi, sequential, shrinkage
-from inference.multi_ppi import JudgeTerm, multi_ppi
-from inference.weighted_ppi import weighted_ppi
+from inference import intervals, paired
+from inference.estimators import means, ppi, sequential, shrinkage
+from inference.estimators.multi_ppi import JudgeTerm, multi_ppi
+from inference.estimators.weighted_ppi import weighted_ppi
 
 ALPHAS = st.sampled_from([0.01, 0.05, 0.1, 0.5])
 # Design weights from 1 to a million: a unit drawn with probability near 0 weighs near infinity.

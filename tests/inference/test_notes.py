@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from evaluation.templatetags import report_extras
-from inference import intervals, means, notes
+from inference import intervals, notes
+from inference.estimators import means
 
 # A stand-in catalogue: every template in capitals, placeholders kept (and one reordered), so
 # that the tests need no compiled French catalogue.

@@ -21,7 +21,7 @@ from annotation.sampling.reading import cluster_summary, sample_as_json
 from evaluation.designs.active import draw_confidence_sample
 from evaluation.designs.budget_split import draw_by_plan
 from evaluation.models import Judge
-from inference.allocation import OBJECTIVES
+from inference.designs.allocation import OBJECTIVES
 
 # Domain errors name keyword arguments; people typed options.
 OPTION_OF_FIELD = {

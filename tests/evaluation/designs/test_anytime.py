@@ -1,6 +1,6 @@
 """The anytime mode's batches (draws with replacement from the confidence design, reproducible
 by seed, stored as the sequence so far), its per-theme status against
-``inference.sequential.anytime_ppi`` on the same arrays, its refusals, and the fixed-sample
+``inference.estimators.sequential.anytime_ppi`` on the same arrays, its refusals, and the fixed-sample
 report on its units (weights 1 - (1 - q)^T)."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from evaluation.designs.active import population
 from evaluation.estimates.report import compute_report
 from evaluation.estimates.weights import pool
 from evaluation.models import Judge, Judgment
-from inference import sequential
-from inference.inclusion import DEFAULT_FLOOR, confidence_probabilities
-from inference.weighted_ppi import PPI_WEIGHTED, weighted_ppi
+from inference.designs.inclusion import DEFAULT_FLOOR, confidence_probabilities
+from inference.estimators import sequential
+from inference.estimators.weighted_ppi import PPI_WEIGHTED, weighted_ppi
 from tests.factories import make_answer, make_campaign, older_sample
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ import pytest
 from annotation.workflow.state import final_labels
 from evaluation.designs import judge_plan
 from evaluation.models import Judge, Judgment
-from inference.judge_allocation import moments, plan_theme
+from inference.designs.judge_allocation import moments, plan_theme
 from tests.judge_planned import CHEAP, DEAR, LABELED, THEMES, planned
 
 

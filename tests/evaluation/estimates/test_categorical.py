@@ -16,7 +16,7 @@ from evaluation.estimates.categorical import compute_categorical_report
 from evaluation.estimates.codec import categorical_report_as_json
 from evaluation.estimates.report import compute_report
 from evaluation.models import Judge, Judgment
-from inference.ppi import one_hot
+from inference.estimators.ppi import one_hot
 from tests.categorical import categorical_campaign, correctness
 from tests.factories import make_answer, make_campaign
 

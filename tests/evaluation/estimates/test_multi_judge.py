@@ -17,7 +17,7 @@ from evaluation.estimates.report import compute_report
 from evaluation.models import Judge, JudgeShareItem, Judgment
 from evaluation.reports import read
 from inference import notes
-from inference.multi_ppi import JudgeTerm, multi_ppi
+from inference.estimators.multi_ppi import JudgeTerm, multi_ppi
 from tests.factories import add_member, api_token, make_user
 from tests.multi_judged import LABELED, SHARE, two_judges
 

@@ -10,9 +10,10 @@ from scipy.stats import norm
 
 from evaluation.estimates import planning
 from evaluation.estimates.report import GroupEstimate, Report, compute_report
-from inference import agreement as agreement_module
-from inference import intervals, means
-from inference.ppi import robust_ppi, study_ppi
+from inference import intervals
+from inference.estimators import means
+from inference.estimators.ppi import robust_ppi, study_ppi
+from inference.reliability import agreement as agreement_module
 from tests.judged import study_campaign
 
 

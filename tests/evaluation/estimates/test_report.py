@@ -16,9 +16,10 @@ from evaluation import errors
 from evaluation.estimates import codec, inputs
 from evaluation.estimates.report import compute_report
 from evaluation.models import Judge, Judgment
-from inference import agreement as agreement_module
-from inference import intervals, means, notes
-from inference.ppi import robust_ppi, study_ppi
+from inference import intervals, notes
+from inference.estimators import means
+from inference.estimators.ppi import robust_ppi, study_ppi
+from inference.reliability import agreement as agreement_module
 from tests.factories import make_answer, make_campaign
 from tests.judged import DESIGN, study_campaign
 

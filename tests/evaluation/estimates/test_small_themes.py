@@ -10,9 +10,10 @@ import pytest
 from evaluation.errors import EstimateError
 from evaluation.estimates import small_themes
 from evaluation.estimates.report import GroupEstimate, Report, compute_report
-from inference import intervals, means
-from inference.ppi import PPI, PPI_ROBUST_CROSSFIT
-from inference.shrinkage import PPI_SHRUNK, critical_value, shrink_to_judge
+from inference import intervals
+from inference.estimators import means
+from inference.estimators.ppi import PPI, PPI_ROBUST_CROSSFIT
+from inference.estimators.shrinkage import PPI_SHRUNK, critical_value, shrink_to_judge
 from tests.judged import judged_campaign
 
 

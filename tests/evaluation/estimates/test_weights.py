@@ -1,5 +1,5 @@
 """The report's estimates on samples drawn by the judge's confidence (inverse-probability PPI on the
-confidence, against inference.weighted_ppi and ppi_py) and on labels pooled from several samples
+confidence, against inference.estimators.weighted_ppi and ppi_py) and on labels pooled from several samples
 (union inclusion probabilities instead of equal weights)."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from evaluation.estimates.report import compute_report
 from evaluation.estimates.weights import prediction_mean, predictions
 from evaluation.models import Judge, Judgment
 from inference import notes
-from inference.calibration import Platt, crossfit, fit_platt, histogram
-from inference.inclusion import confidence_probabilities
-from inference.weighted_ppi import PPI_WEIGHTED, weighted_ppi
+from inference.designs.inclusion import confidence_probabilities
+from inference.estimators.weighted_ppi import PPI_WEIGHTED, weighted_ppi
+from inference.reliability.calibration import Platt, crossfit, fit_platt, histogram
 from tests.factories import make_answer, make_campaign, older_sample
 
 pytestmark = pytest.mark.django_db
@@ -48,7 +48,7 @@ def _campaign(*, units: int = 40):
 def _estimate(*, labeled: list[int], pi: np.ndarray, truth: dict[int, int], p_one: dict[int, float]):
     """The inverse-probability PPI++ the report computes on these labels: the confidence
     recalibrated cross-fitted by answers once there are labels enough (one answer per unit here),
-    as it is (``inference.calibration``) below."""
+    as it is (``inference.reliability.calibration``) below."""
     y = np.array([truth[u] for u in labeled], dtype=float)
     c = np.array([p_one[u] for u in labeled])
     everything = np.array([p_one[u] for u in sorted(p_one)])
@@ -177,7 +177,7 @@ def test_the_report_page_names_the_method_and_explains_it(client_for):
     from django.urls import reverse
 
     from annotation.models import Role
-    from inference.ppi import METHODS, PPI_CONFIDENCE
+    from inference.estimators.ppi import METHODS, PPI_CONFIDENCE
     from tests.factories import add_member, make_user
 
     campaign, criterion, judge, truth, _ = _campaign()

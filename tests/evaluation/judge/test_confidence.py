@@ -321,7 +321,7 @@ def test_the_calibration_shows_the_confidence_recalibrated_cross_fitted_beside_i
     """An overconfident judge (it says 0.99 and is right three times in four): recalibrated on 24
     labels, cross-fitted by folds of answers, its probabilities come down toward 75%."""
     from evaluation.models import Judge
-    from inference.calibration import crossfit
+    from inference.reliability.calibration import crossfit
 
     relevance = Criterion.objects.get(campaign=campaign, name="relevance")
     judge = Judge.objects.create(campaign=campaign, name="sure", kind=Judge.Kind.IMPORTED)

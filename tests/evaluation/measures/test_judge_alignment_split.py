@@ -16,7 +16,7 @@ from evaluation.designs import held_out
 from evaluation.errors import EstimateError
 from evaluation.measures import judge_alignment as measure
 from evaluation.models import HeldOutSplit, Judge, Judgment
-from inference import judge_alignment as inference
+from inference.reliability import judge_alignment as inference
 from tests.evaluation.measures.test_judge_alignment import labelled, relevance
 from tests.factories import make_answer
 

@@ -19,7 +19,7 @@ from evaluation.measures import comparison
 from evaluation.measures.overlap import FRENCH, exact_match, rouge_l, token_f1
 from evaluation.measures.reference_answers import reference_linears, reference_report
 from evaluation.models import Judge
-from inference.bootstrap import question_bootstrap_means
+from inference.estimators.bootstrap import question_bootstrap_means
 from tests.factories import api_token, make_answer, make_campaign
 
 pytestmark = pytest.mark.django_db

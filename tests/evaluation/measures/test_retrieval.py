@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from evaluation.measures.retrieval import metric_names, ranking_metrics
-from inference.bootstrap import question_bootstrap_means
+from inference.estimators.bootstrap import question_bootstrap_means
 
 
 def test_ranking_metrics_by_hand():

@@ -13,8 +13,9 @@ from annotation.models import Criterion, Label, Level, Question, Stage, Unit
 from evaluation.errors import EstimateError
 from evaluation.measures import stability
 from evaluation.models import Judge, Judgment
-from inference import intervals, means
-from inference.icc import clustered_estimate, icc_oneway, width_curve
+from inference import intervals
+from inference.estimators import means
+from inference.reliability.icc import clustered_estimate, icc_oneway, width_curve
 from tests.factories import make_answer
 
 # Questions of the Shrout and Fleiss (1979) example: 6 targets rated by 4 judges, ICC(1,1) = .17.

@@ -14,8 +14,8 @@ from openpyxl import load_workbook
 from annotation.models import Unit
 from evaluation.estimates.report import compute_report
 from evaluation.models import Judge
+from inference.estimators.shrinkage import shrink_to_judge
 from inference.intervals import standard_error
-from inference.shrinkage import shrink_to_judge
 from tests.categorical import categorical_campaign
 from tests.factories import make_judge
 from tests.judged import study_campaign

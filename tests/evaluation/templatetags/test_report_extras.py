@@ -121,7 +121,7 @@ def test_the_page_shows_the_clipped_mark_through_the_template():
 def test_number_bounds_of_a_non_rate_interval_in_english_and_french():
     from django.utils import translation
 
-    from inference.krippendorff import AlphaInterval
+    from inference.reliability.krippendorff import AlphaInterval
 
     bounds = AlphaInterval(lo=-0.0312, hi=0.98, level=0.95, resamples=1000, undefined=0)
     assert extras.number_bounds(bounds) == "[-0.03, 0.98]"
@@ -176,7 +176,7 @@ def test_every_method_the_estimators_name_has_a_shown_name_in_both_languages():
     from django.utils import translation
 
     from evaluation.estimates import params
-    from inference import ppi
+    from inference.estimators import ppi
 
     keys = [*ppi.METHODS, *params.METHODS]
     assert set(keys) <= set(extras.METHOD_NAMES)

@@ -20,8 +20,8 @@ from evaluation.estimates.codec import report_as_json
 from evaluation.estimates.report import compute_report
 from evaluation.models import Judge, Judgment, ReportSnapshot
 from evaluation.templatetags.report_extras import method_name
+from inference.estimators.shrinkage import shrink_to_judge
 from inference.intervals import standard_error
-from inference.shrinkage import shrink_to_judge
 from tests.categorical import categorical_campaign
 from tests.factories import api_token, make_judge
 from tests.judged import HOSTILE, judged_campaign, pct, row_html

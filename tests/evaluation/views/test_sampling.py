@@ -8,7 +8,7 @@ from django.urls import reverse
 from annotation.models import Label, Sample, Stage
 from evaluation.designs.budget_split import plan_split
 from evaluation.models import Judge, Judgment
-from inference.allocation import LARGEST_THEME, OVERALL
+from inference.designs.allocation import LARGEST_THEME, OVERALL
 from tests.factories import judged_corpus, make_corpus
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""inference.allocation: the budget split against Neyman allocation worked by hand."""
+"""inference.designs.allocation: the budget split against Neyman allocation worked by hand."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy.stats import norm
 
-from inference.allocation import (
+from inference.designs.allocation import (
     LARGEST_THEME,
     OVERALL,
     Stratum,

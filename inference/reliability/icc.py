@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import f as f_dist
 
-from inference import intervals, means
+from inference import intervals
+from inference.estimators import means
 
 
 @dataclass(frozen=True)

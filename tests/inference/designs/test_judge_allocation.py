@@ -1,4 +1,4 @@
-"""inference.judge_allocation: the planner of several judges on one ledger."""
+"""inference.designs.judge_allocation: the planner of several judges on one ledger."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import norm
 
 from evaluation.estimates import planning
-from inference.judge_allocation import Moments, moments, plan_theme
+from inference.designs.judge_allocation import Moments, moments, plan_theme
 
 Z = float(norm.ppf(0.975))
 

@@ -1,4 +1,4 @@
-"""inference.judge_alignment: a judge against the human labels, with intervals, and the Dorner
+"""inference.reliability.judge_alignment: a judge against the human labels, with intervals, and the Dorner
 ceiling of what a judge agreeing that often could save."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from scipy.stats import norm
 from sklearn.metrics import cohen_kappa_score
 
 from inference.intervals import wilson
-from inference.judge_alignment import (
+from inference.reliability.judge_alignment import (
     alignment,
     clustered_wilson,
     dorner_ceiling,

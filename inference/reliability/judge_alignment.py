@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inference.agreement import cohen_kappa
+from inference.estimators.means import cluster_codes
 from inference.intervals import Interval, check_alpha, effective_count, quantile, wilson
-from inference.means import cluster_codes
+from inference.reliability.agreement import cohen_kappa
 
 RESAMPLES = 1000
 SEED = 0

@@ -1,4 +1,4 @@
-"""inference.multi_ppi: one judge is robust PPI++ to the last digit, several judges combine as
+"""inference.estimators.multi_ppi: one judge is robust PPI++ to the last digit, several judges combine as
 control variates, a judge on a random share costs its design variance, and the coefficients
 never do worse than the best single judge."""
 
@@ -11,8 +11,8 @@ import numpy as np
 import ppi_py
 import pytest
 
-from inference.multi_ppi import PPI_MULTI, JudgeTerm, box_minimum, multi_ppi
-from inference.ppi import robust_ppi
+from inference.estimators.multi_ppi import PPI_MULTI, JudgeTerm, box_minimum, multi_ppi
+from inference.estimators.ppi import robust_ppi
 
 # (seed, n, N, prevalence, judge agreement)
 CASES = [

@@ -5,7 +5,7 @@ samples taken together.
 probability pi_i proportional to sqrt(c_i (1 - c_i)), where c_i is the judge's probability that
 the label is 1: the standard deviation of the human label around the judge's guess when that
 guess is calibrated. Spending labels in proportion to it minimises the variance of the
-inverse-probability PPI estimator (``inference/weighted_ppi.py``) among designs with the same
+inverse-probability PPI estimator (``inference/estimators/weighted_ppi.py``) among designs with the same
 expected number of labels (Zrnic and Candès 2024, *Active statistical inference*; Gligorić et
 al. 2024, *Can unconfident LLM annotations be used for confident conclusions?*). A floor keeps
 every unit drawable (``floor`` times the uniform rate budget / N), and no probability exceeds 1

@@ -1,4 +1,4 @@
-"""inference.inclusion: the confidence-driven design's probabilities, worked by hand and checked
+"""inference.designs.inclusion: the confidence-driven design's probabilities, worked by hand and checked
 by enumerating every sample of a small population; the union of independent samples likewise."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from inference import inclusion
+from inference.designs import inclusion
 
 
 def _poisson_subsets(p: np.ndarray):

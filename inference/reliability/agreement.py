@@ -9,7 +9,7 @@ degenerate case is decided here, the same way everywhere: when chance agreement 
 guarantees says nothing about the raters. No pairs: undefined too.
 
 Its interval (:func:`bootstrap_kappa`) is a percentile bootstrap over the units, drawn as
-Krippendorff's alpha's is (``inference.bootstrap.pattern_resamples``: a unit is its ordered pair
+Krippendorff's alpha's is (``inference.estimators.bootstrap.pattern_resamples``: a unit is its ordered pair
 of labels, so the cost is resamples x the pairs of labels seen).
 """
 
@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from inference.bootstrap import pattern_resamples, percentile_bounds
-from inference.means import vector
+from inference.estimators.bootstrap import pattern_resamples, percentile_bounds
+from inference.estimators.means import vector
 
-# The bootstrap's defaults, as Krippendorff's alpha's (``inference.krippendorff``).
+# The bootstrap's defaults, as Krippendorff's alpha's (``inference.reliability.krippendorff``).
 RESAMPLES = 1000
 SEED = 0
 MAX_DRAWS = 20_000_000

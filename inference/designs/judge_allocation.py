@@ -4,7 +4,7 @@ least cost for a target half-width: the planner of several judges on one ledger.
 A theme of N units. Human labels cost ``c_h`` each and are drawn at random; judge k costs ``c_k``
 per unit and is run on a random share s_k of the units (0: not run, 1: every unit), and on the
 labeled units too (the combination needs its prediction there). The estimate is
-``inference.multi_ppi``'s, whose coefficients minimise its variance; before drawing, its variance
+``inference.estimators.multi_ppi``'s, whose coefficients minimise its variance; before drawing, its variance
 is projected from the moments of the labels and predictions at hand (a pilot)::
 
     V(n, s) = min over lam in [0, 1]^K of
@@ -47,8 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from inference.estimators.multi_ppi import box_minimum
 from inference.intervals import check_alpha, quantile
-from inference.multi_ppi import box_minimum
 
 SHARES = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 # Half a pseudo-observation in all, spread over the cells of the (human, judges) 0/1 table.

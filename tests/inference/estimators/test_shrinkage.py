@@ -1,4 +1,4 @@
-"""inference.shrinkage: shrunk estimates worked by hand, the robust critical value, and the
+"""inference.estimators.shrinkage: shrunk estimates worked by hand, the robust critical value, and the
 average coverage across themes in a seeded simulation."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from inference import shrinkage
+from inference.estimators import shrinkage
 
 
 def test_shrunk_estimates_by_hand():

@@ -1,5 +1,6 @@
-"""inference.calibration: Platt's map against scikit-learn's logistic regression and Platt's targets
-by hand, the cross-fitting (no label's prediction fitted on it), the judge's mean over bins."""
+"""inference.reliability.calibration: Platt's map against scikit-learn's logistic regression and
+Platt's targets by hand, the cross-fitting (no label's prediction fitted on it), the judge's mean
+over bins."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from scipy.special import expit, logit
 from sklearn.linear_model import LogisticRegression
 
-from inference.calibration import (
+from inference.reliability.calibration import (
     IDENTITY,
     MIN_LABELS,
     Platt,

@@ -1,4 +1,4 @@
-"""inference.sequential: the betting confidence sequence by hand, its validity over all looks,
+"""inference.estimators.sequential: the betting confidence sequence by hand, its validity over all looks,
 the planner's draws, and anytime PPI++ (predictable lambdas, bounds that hold every draw)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from inference import sequential
+from inference.estimators import sequential
 
 
 def test_the_bets_are_the_predictable_plug_in_tuned_at_the_planned_draws():

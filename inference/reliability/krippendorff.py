@@ -7,7 +7,7 @@ Alpha-Reliability", 2011) as
 
 over the *pairable* values: those of units holding at least two (m_u >= 2); n_uc counts the
 values c of unit u, n_c = sum_u n_uc and n = sum_c n_c. Any number of raters per unit, missing
-values allowed, no rater identity needed. As for Cohen's kappa (``inference.agreement``), alpha is
+values allowed, no rater identity needed. As for Cohen's kappa (``inference.reliability.agreement``), alpha is
 **undefined** (None, a dash on the pages) when the expected disagreement is 0: every pairable
 value is one and the same, or there is no pairable value at all.
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inference.bootstrap import pattern_resamples, percentile_bounds
+from inference.estimators.bootstrap import pattern_resamples, percentile_bounds
 
 # The bootstrap's defaults: resamples of the units, and the seed that makes a page reproducible.
 RESAMPLES = 1000

@@ -1,4 +1,4 @@
-"""inference.ppi: equal to ppi_py on the same arrays, and to cases worked by hand."""
+"""inference.estimators.ppi: equal to ppi_py on the same arrays, and to cases worked by hand."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 from sklearn.metrics import cohen_kappa_score
 
-from inference import agreement as agreement_module
-from inference import intervals, means
-from inference.ppi import (
+from inference import intervals
+from inference.estimators import means
+from inference.estimators.ppi import (
     METHODS,
     PPI,
     PPI_ROBUST_CROSSFIT,
@@ -25,6 +25,7 @@ from inference.ppi import (
     study_lambda,
     study_ppi,
 )
+from inference.reliability import agreement as agreement_module
 
 # (seed, n, N, prevalence, judge agreement): balanced, imbalanced both ways, tiny n, large N,
 # and a judge worse than chance.

@@ -58,6 +58,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from inference import notes
+from inference.estimators.means import (
+    cluster_codes,
+    hajek_mean,
+    least_labels,
+    linearised_variance,
+    positive_weights,
+    vector,
+)
+from inference.estimators.ppi import PPI_MULTI
 from inference.intervals import (
     TINY,
     Interval,
@@ -68,15 +77,6 @@ from inference.intervals import (
     smoothed_variance,
     unbounded_interval,
 )
-from inference.means import (
-    cluster_codes,
-    hajek_mean,
-    least_labels,
-    linearised_variance,
-    positive_weights,
-    vector,
-)
-from inference.ppi import PPI_MULTI
 
 
 @dataclass(frozen=True)

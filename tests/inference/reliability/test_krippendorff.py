@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inference.krippendorff import bootstrap_alpha, nominal_alpha
+from inference.reliability.krippendorff import bootstrap_alpha, nominal_alpha
 
 # Krippendorff, "Computing Krippendorff's Alpha-Reliability" (2011), section C: four observers,
 # twelve units, nominal values 1-5, missing values (None). The paper finds alpha = 0.743.
@@ -70,7 +70,7 @@ def test_bootstrap_is_none_when_alpha_is_undefined_or_a_single_unit_pairs():
 
 
 def test_bootstrap_draws_fewer_resamples_when_the_patterns_are_many(monkeypatch):
-    from inference import krippendorff
+    from inference.reliability import krippendorff
 
     # Four patterns: units of one, two, three and four values 1 beside a 0.
     units = [[0] + [1] * (1 + n % 4) for n in range(100)]

@@ -1,4 +1,4 @@
-"""inference.weighted_ppi: inverse-probability PPI++ on the judge's confidence, against a case
+"""inference.estimators.weighted_ppi: inverse-probability PPI++ on the judge's confidence, against a case
 worked by hand, against ppi_py where they coincide, and its design-based coverage."""
 
 from __future__ import annotations
@@ -11,8 +11,14 @@ import pytest
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
-from inference import inclusion, notes
-from inference.weighted_ppi import CONFIDENCE_FLOOR_SHARE, PPI_WEIGHTED, weighted_lambda, weighted_ppi
+from inference import notes
+from inference.designs import inclusion
+from inference.estimators.weighted_ppi import (
+    CONFIDENCE_FLOOR_SHARE,
+    PPI_WEIGHTED,
+    weighted_lambda,
+    weighted_ppi,
+)
 
 
 def test_hand_computed_case():
@@ -80,7 +86,7 @@ def _corner_coverage(*, reps: int, seed: int) -> float:
 def test_a_small_theme_labelled_past_half_keeps_coverage_where_only_sure_units_are_left(monkeypatch):
     # 300 replications: two binomial standard errors of 95% are 2.5 points.
     assert _corner_coverage(reps=300, seed=11) >= 0.93
-    monkeypatch.setattr("inference.weighted_ppi.CONFIDENCE_FLOOR_SHARE", 0.0)
+    monkeypatch.setattr("inference.estimators.weighted_ppi.CONFIDENCE_FLOOR_SHARE", 0.0)
     assert _corner_coverage(reps=300, seed=11) < 0.91  # what the floor answers: 89%
 
 

@@ -3,7 +3,7 @@ confidence as the prediction.
 
 One group (a theme) of N units. The judge gives every unit a confidence c_i in [0, 1] (its
 probability that the label is 1; a 0/1 verdict is a confidence too). A Poisson sample
-(``inference/inclusion.py``) sends unit i to the humans with probability pi_i; y_i is the human
+(``inference/designs/inclusion.py``) sends unit i to the humans with probability pi_i; y_i is the human
 label of a sampled unit. The target is the group's rate theta = (1/N) sum_i y_i, a finite
 population mean, and the inference is design-based: the only randomness is which units were
 drawn, so nothing is assumed about the judge or about how labels cluster in answers.
@@ -41,8 +41,8 @@ Why the confidence pays: the residual y - c of a calibrated judge has variance c
 where the judge is sure, while a 0/1 verdict leaves the full disagreement; and the design puts
 the labels where the residual is large. Where it coincides with ``ppi_py`` (a given lambda):
 the point estimate is ``ppi_mean_pointestimate`` with every unit's confidence as the unlabeled
-set and 1 / pi as weights (``tests/inference/test_weighted_ppi.py``); ppi_py's variance is the iid one,
-not the design's.
+set and 1 / pi as weights (``tests/inference/estimators/test_weighted_ppi.py``); ppi_py's variance
+is the iid one, not the design's.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from inference import notes
-from inference.inclusion import UNKNOWN
+from inference.designs.inclusion import UNKNOWN
+from inference.estimators.ppi import PPI_CONFIDENCE
 from inference.intervals import (
     TINY,
     Interval,
@@ -65,7 +66,6 @@ from inference.intervals import (
     smoothed_variance,
     unbounded_interval,
 )
-from inference.ppi import PPI_CONFIDENCE
 
 PPI_WEIGHTED = PPI_CONFIDENCE
 # The share of the variance the confidences imply (each residual's c (1 - c) through the design)
@@ -116,7 +116,7 @@ def weighted_ppi(
     inclusion probabilities of the n sampled units; ``confidence_all``: the judge's confidence
     on every unit of the group (sampled ones included), N values; ``judge_mean``, the judge's
     term when it is not their plain mean (a recalibrated confidence cross-fitted by folds,
-    ``inference.calibration``: each label's prediction from the map fitted without it, the
+    ``inference.reliability.calibration``: each label's prediction from the map fitted without it, the
     judge's term the mean of the folds' means). ``lam``: the coefficient (clipped to [0, 1]), 1
     by default; None fits it on the labels (:func:`weighted_lambda`).
     Method ``ppi++-confidence``, ``n`` the labels, ``N`` the group's size. Labels all equal:

@@ -10,8 +10,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.workflow.agreement import _group as agreement_group
-from inference import agreement
-from inference.agreement import cohen_kappa
+from inference.reliability import agreement
+from inference.reliability.agreement import cohen_kappa
 
 
 def test_kappa_worked_by_hand():
@@ -78,7 +78,7 @@ def test_humans_and_judge_get_the_same_kappa_from_the_same_labels():
 
 
 def test_kappas_bootstrap_interval_resamples_the_units_and_each_kappa_is_scikit_learns():
-    from inference.agreement import _kappas, bootstrap_kappa
+    from inference.reliability.agreement import _kappas, bootstrap_kappa
 
     rng = np.random.default_rng(4)
     a = rng.integers(0, 2, 80).tolist()

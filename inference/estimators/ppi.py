@@ -8,7 +8,7 @@ Arrays, all 0/1:
 - ``yhat_unlabeled``: the judge's labels on the N units without a human label.
 
 Two families, each interval naming its own ``method`` (see ``METHODS``; the human-only and
-judge-only means are in ``inference.means``):
+judge-only means are in ``inference.estimators.means``):
 
 - **study**: exactly ``ppi_py`` 0.2.3 (simple random sample, normal quantile, power-tuned lambda
   fitted on the labels themselves), as in the due-diligence study. Numbers equal ``ppi_py``'s on
@@ -45,16 +45,7 @@ from ppi_py.ppi import _calc_lam_glm
 from ppi_py.utils import construct_weight_vector, reshape_to_2d
 
 from inference import notes
-from inference.intervals import (
-    TINY,
-    Interval,
-    check_alpha,
-    from_variance,
-    nan_interval,
-    rectifier_floor,
-    unbounded_interval,
-)
-from inference.means import (
+from inference.estimators.means import (
     CLASSICAL,
     CLASSICAL_ROBUST,
     JUDGE_ONLY,
@@ -65,14 +56,23 @@ from inference.means import (
     positive_weights,
     vector,
 )
+from inference.intervals import (
+    TINY,
+    Interval,
+    check_alpha,
+    from_variance,
+    nan_interval,
+    rectifier_floor,
+    unbounded_interval,
+)
 
 PPI = "ppi++"
 PPI_ROBUST_CROSSFIT = "ppi++-robust-crossfit"
 PPI_ROBUST_POOLED = "ppi++-robust-pooled"
 PPI_ROBUST_FIXED = "ppi++-robust-fixed"
-# inference.weighted_ppi's method: a sample drawn by the judge's confidence.
+# inference.estimators.weighted_ppi's method: a sample drawn by the judge's confidence.
 PPI_CONFIDENCE = "ppi++-confidence"
-# inference.multi_ppi's method: several judges in one estimate.
+# inference.estimators.multi_ppi's method: several judges in one estimate.
 PPI_MULTI = "ppi++-multi"
 # The ppi_py whose private ``_calc_lam_glm`` (its arguments, and that ``ppi_mean_pointestimate``
 # and ``ppi_mean_ci`` call it so with ``lam=None``) ``study_lambda`` was written against.
