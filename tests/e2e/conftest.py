@@ -47,6 +47,26 @@ def _docs_left_alone():
     assert docs_status() == before, "a browser test changed docs/"
 
 
+# Screenshots of what the browser tests see, for a person to look at: written when
+# ATTEST_SCREENSHOTS names a directory (`ATTEST_SCREENSHOTS=var/screenshots make test-browser`),
+# under a folder per test module; not taken otherwise, since nothing reads them back and a
+# full-page screenshot costs Chromium more than rendering the page did.
+SCREENSHOTS_DIR = os.environ.get("ATTEST_SCREENSHOTS", "")
+
+
+def shoot(target, name: str, *, full_page: bool = True) -> Path | None:
+    """Save a screenshot of ``target`` as ``name`` when screenshots are asked for, and say where:
+    a page (all of it, or with ``full_page=False`` what the window shows) or a locator's element."""
+    if not SCREENSHOTS_DIR:
+        return None
+    test = os.environ.get("PYTEST_CURRENT_TEST", "browser").split("::")[0]
+    folder = Path(SCREENSHOTS_DIR) / Path(test).stem
+    folder.mkdir(parents=True, exist_ok=True)
+    options = {"full_page": full_page} if hasattr(target, "goto") else {}
+    target.screenshot(path=str(folder / name), **options)
+    return folder / name
+
+
 # Playwright's sync API runs an event loop in this thread; the ORM calls of the test are still
 # plain synchronous calls made between browser steps.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"

@@ -1,7 +1,7 @@
 """A real Chromium drives the annotation pages: keyboard labelling, review override, adjudication.
 
-Skipped when /usr/bin/chromium is missing. Leaves a screenshot of the annotation page (1280 x 800) in
-the test's temporary directory; `make screenshots` makes the ones of docs/screenshots/.
+Skipped when /usr/bin/chromium is missing. With ATTEST_SCREENSHOTS set, leaves a screenshot of the
+annotation page (1280 x 800) there (``conftest.shoot``); `make screenshots` makes those of docs/.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from annotation.models import (
     Label,
 )
 from annotation.workflow import final_labels
-from tests.e2e.conftest import COUNT_REQUESTS, needs_chromium
+from tests.e2e.conftest import COUNT_REQUESTS, needs_chromium, shoot
 from tests.e2e.velmont import velmont_campaign
 from tests.factories import PASSWORD
 
@@ -61,7 +61,7 @@ def wait_for_prefetch(page) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_keyboard_labelling_review_override_and_adjudication(live_server, browser, settings, tmp_path):
+def test_keyboard_labelling_review_override_and_adjudication(live_server, browser, settings):
     # No key guard here: this test presses keys as fast as the saves allow, on purpose
     # (test_label_keys_are_ignored_just_after_a_unit_is_painted covers the guard).
     settings.LABEL_KEY_GUARD_MS = 0
@@ -80,7 +80,7 @@ def test_keyboard_labelling_review_override_and_adjudication(live_server, browse
         if n == 2:
             # The third sentence claims a 15 % margin; the source says 12.7 %.
             assert page.is_visible("text=15 %")
-            page.screenshot(path=str(tmp_path / "annotator.png"))
+            shoot(page, "annotator.png", full_page=False)
         if n % 2:
             # Every other unit the next one is already in the page: it shows before the save ends.
             wait_for_prefetch(page)

@@ -1,7 +1,7 @@
 """The annotators' page in Chromium with DEBUG off: a manager reads each person's figures (worked
 by hand in tests/factories.reviewed_work), submits the criterion chooser with its default and
 sees the same figures; the page in English and French at 1440 and 390 px, without sideways
-scroll (screenshots in the test's temporary directory)."""
+scroll."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Role
-from tests.e2e.conftest import COUNT_REQUESTS, mark_document, needs_chromium, settle
+from tests.e2e.conftest import COUNT_REQUESTS, mark_document, needs_chromium, settle, shoot
 from tests.factories import add_member, make_campaign, make_user, reviewed_work
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
@@ -99,7 +99,7 @@ def test_a_manager_reads_the_figures_and_submits_the_chooser_with_its_default(li
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server, browser, tmp_path):
+def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server, browser):
     campaign, people = build()
     path = reverse("evaluation:annotators", args=[campaign.slug])
     for locale in ("en-GB", "fr-FR"):
@@ -109,7 +109,7 @@ def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server,
             )
             page.goto(live_server.url + path)
             settle(page)
-            page.screenshot(path=str(tmp_path / f"annotators-{locale[:2]}-{width}.png"), full_page=True)
+            shoot(page, f"annotators-{locale[:2]}-{width}.png")
             assert page.get_attribute("html", "lang") == locale[:2]
             assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
             median = figure(page, "claire", "label", "median")

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from annotation.models import Label, Role, Sample, Stage
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, shoot
 from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow, submit_with_defaults, visit
 from tests.factories import add_member, judged_corpus, make_campaign, make_user
 
@@ -69,7 +69,7 @@ def test_start_label_look_and_draw_again_at_both_widths_in_english_and_french(li
             visit(page, live_server.url + path, problems)
             if looked:
                 assert any(words_ in table.inner_text() for words_ in looked), table.inner_text()
-            page.screenshot(path=f"/tmp/anytime-{locale[:2]}-{width}.png", full_page=True)
+            shoot(page, f"anytime-{locale[:2]}-{width}.png")
             assert overflow(page) <= 0, (locale, width, page.evaluate(STICKING_OUT))
             # The next batch.
             nxt = reverse("evaluation:anytime_next", args=[campaign.slug, sample.pk])
@@ -82,7 +82,7 @@ def test_start_label_look_and_draw_again_at_both_widths_in_english_and_french(li
             visit(page, live_server.url + reverse("annotation:work", args=[campaign.slug]), problems)
             page.locator("#anytime-status #anytime-sequences").wait_for()
             assert page.locator("#anytime-status table.anytime-status tbody tr").count() == 2
-            page.screenshot(path=f"/tmp/anytime-work-{locale[:2]}-{width}.png", full_page=True)
+            shoot(page, f"anytime-work-{locale[:2]}-{width}.png")
             assert overflow(page) <= 0, (locale, width, page.evaluate(STICKING_OUT))
             assert problems == [], problems
             context.close()

@@ -1,8 +1,7 @@
 """A citation unit in Chromium with DEBUG off: an annotator labels it with the criterion's default
 keys (1 supports, 0 does not), the page showing the sentence in its paragraph and the one chunk it
 cites; a manager then reads citation precision beside recall on the report, its form submitted
-with its defaults. English and French, 1440 and 390 px (screenshots in the test's temporary
-directory)."""
+with its defaults. English and French, 1440 and 390 px."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ from django.urls import reverse
 
 from annotation.models import Criterion, Label, Level, Role, Stage, Unit
 from evaluation.models import Judge, Judgment
-from tests.e2e.conftest import needs_chromium, settle
+from tests.e2e.conftest import needs_chromium, settle, shoot
 from tests.e2e.test_pages_e2e import open_context, overflow, visit
 from tests.factories import add_member, make_answer, make_campaign, make_user, sample_units
 
@@ -50,7 +49,7 @@ def shown(page) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_annotator_labels_citation_units_with_the_default_keys(live_server, browser, tmp_path):
+def test_an_annotator_labels_citation_units_with_the_default_keys(live_server, browser):
     assert not settings.DEBUG
     campaign, criterion, units = citation_campaign()
     claire, manon = make_user(username="claire"), make_user(username="manon")
@@ -75,7 +74,7 @@ def test_an_annotator_labels_citation_units_with_the_default_keys(live_server, b
             assert cards.first.locator(".source-id").inner_text() == unit.chunk.external_id
             assert page.locator("article.source").count() == 1  # no other retrieved source
             assert page.evaluate("window.__pwned") is None
-            page.screenshot(path=str(tmp_path / f"citation-{locale}-{width}.png"), full_page=True)
+            shoot(page, f"citation-{locale}-{width}.png")
             # The default keys, past the guard against double presses.
             for key, value in (("1", 1), ("0", 0)):
                 before = shown(page)
@@ -102,7 +101,7 @@ def test_an_annotator_labels_citation_units_with_the_default_keys(live_server, b
             assert table.locator("tr.citation-row").count() == 3  # Finance, RH, overall
             assert overflow(page) <= 0
             assert page.evaluate("window.__violations") == [] and problems == []
-            page.screenshot(path=str(tmp_path / f"citation-report-{locale}-{width}.png"), full_page=True)
+            shoot(page, f"citation-report-{locale}-{width}.png")
             context.close()
     stored = list(
         Label.objects.filter(criterion=criterion, user=claire, stage=Stage.LABEL)

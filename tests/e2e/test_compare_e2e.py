@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Role
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, shoot
 from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow, submit_with_defaults, visit
 from tests.evaluation.measures.test_comparison import _outcomes, _version
 from tests.factories import add_member, make_user
@@ -18,9 +18,7 @@ pytestmark = [pytest.mark.e2e, needs_chromium]
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("locale", ["en-GB", "fr-FR"])
-def test_versions_sharing_questions_are_compared_by_question_in_the_browser(
-    live_server, browser, tmp_path, locale
-):
+def test_versions_sharing_questions_are_compared_by_question_in_the_browser(live_server, browser, locale):
     versions = [
         _version("Assistant v1", _outcomes(1, 0.0)),
         _version("Assistant v2", _outcomes(2, 0.1)),
@@ -35,7 +33,7 @@ def test_versions_sharing_questions_are_compared_by_question_in_the_browser(
         visit(page, live_server.url + compare + f"?other={versions[1].slug}", problems)
         assert page.locator("#paired-note").is_visible()
         assert page.locator("table.paired-table").count() >= 4
-        page.screenshot(path=str(tmp_path / f"paired-{locale[:2]}-{width}.png"), full_page=True)
+        shoot(page, f"paired-{locale[:2]}-{width}.png")
 
         # The form as the page gives it: the same comparison again.
         status = submit_with_defaults(page, form="form.report-form", path=compare, method="GET")
@@ -53,6 +51,6 @@ def test_versions_sharing_questions_are_compared_by_question_in_the_browser(
         # The difference, what the page is for, in the window without scrolling sideways.
         box = table.locator("tr[data-theme=overall] td.lead").first.bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, box
-        page.screenshot(path=str(tmp_path / f"three-{locale[:2]}-{width}.png"), full_page=True)
+        shoot(page, f"three-{locale[:2]}-{width}.png")
         assert problems == [], problems
         context.close()

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from annotation.models import Label, Role, Sample, Stage
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, shoot
 from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow, submit_with_defaults, visit
 from tests.factories import add_member, judged_corpus, make_campaign, make_user
 
@@ -31,7 +31,7 @@ def _campaign(*, pilot: bool = True):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_split_then_the_draw_at_both_widths_in_english_and_french(live_server, browser, tmp_path):
+def test_the_split_then_the_draw_at_both_widths_in_english_and_french(live_server, browser):
     assert not settings.DEBUG
     campaign, manager = _campaign()
     path = reverse("evaluation:confidence_sample", args=[campaign.slug])
@@ -48,7 +48,7 @@ def test_the_split_then_the_draw_at_both_widths_in_english_and_french(live_serve
                 assert page.locator("#plan-title").inner_text() == heading
                 assert page.locator("#draw-confidence button").inner_text().startswith(button)
             assert page.locator("#split tbody tr").count() == 2
-            page.screenshot(path=str(tmp_path / f"{locale[:2]}-{width}.png"), full_page=True)
+            shoot(page, f"{locale[:2]}-{width}.png")
             # The plan form (GET) with its defaults: the same split again.
             status = submit_with_defaults(page, form="form[method=get]", path=path, method="GET")
             assert status == 200 and problems == []
@@ -71,7 +71,7 @@ def test_the_split_then_the_draw_at_both_widths_in_english_and_french(live_serve
             assert status == 200 and problems == []
             assert page.locator("#split tbody tr.stratum").count() == 4
             assert overflow(page) <= 0, (locale, width, page.evaluate(STICKING_OUT))
-            page.screenshot(path=str(tmp_path / f"{locale[:2]}-{width}-verdict.png"), full_page=True)
+            shoot(page, f"{locale[:2]}-{width}-verdict.png")
             status = submit_with_defaults(page, form="#draw-confidence", path=path, method="POST")
             drawn += 1
             assert status == 302, status

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from annotation.models import Label, Level, Role, Stage, Unit
 from tests.categorical import categorical_campaign
-from tests.e2e.conftest import needs_chromium, settle
+from tests.e2e.conftest import needs_chromium, settle, shoot
 from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow, submit_with_defaults, visit
 from tests.factories import add_member, make_answer, make_campaign, make_user, sample_units
 
@@ -32,7 +32,7 @@ def build():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_pages_in_two_languages_at_two_widths(live_server, browser, tmp_path):
+def test_the_pages_in_two_languages_at_two_widths(live_server, browser):
     assert not settings.DEBUG
     campaign, criterion, _, people = build()
     slug = campaign.slug
@@ -55,7 +55,7 @@ def test_the_pages_in_two_languages_at_two_widths(live_server, browser, tmp_path
                 settle(page)
                 assert page.evaluate("window.__violations") == [], path
                 assert problems == [], (path, problems)
-                page.screenshot(path=str(tmp_path / f"{locale[:2]}-{width}-{n}.png"), full_page=True)
+                shoot(page, f"{locale[:2]}-{width}-{n}.png")
                 if overflow(page) > 0:
                     wide.append(f"{locale} {width} {path}: {page.evaluate(STICKING_OUT)}")
                 context.close()

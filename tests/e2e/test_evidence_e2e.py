@@ -1,7 +1,7 @@
 """The evidence page in Chromium with DEBUG off: a manager comes from the campaign's overview,
 reads the coverage, ranking and calibration worked by hand, submits the form with its defaults
 and gets the same numbers; the page in English and French at 1440 and 390 px, without sideways
-scroll (screenshots in the test's temporary directory)."""
+scroll."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from annotation.models import Criterion, Level, Role, Unit
-from tests.e2e.conftest import mark_document, needs_chromium, settle
+from tests.e2e.conftest import mark_document, needs_chromium, settle, shoot
 from tests.e2e.test_annotators_e2e import open_page
 from tests.factories import add_member, import_label, make_answer, make_campaign, make_user
 
@@ -76,7 +76,7 @@ def test_a_manager_reads_the_numbers_and_submits_the_form_with_its_defaults(live
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server, browser, tmp_path):
+def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server, browser):
     campaign, manager = build()
     path = reverse("evaluation:evidence", args=[campaign.slug])
     for locale in ("en-GB", "fr-FR"):
@@ -84,7 +84,7 @@ def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server,
             context, page, problems = open_page(browser, live_server, manager, width=width, locale=locale)
             page.goto(live_server.url + path)
             settle(page)
-            page.screenshot(path=str(tmp_path / f"evidence-{locale[:2]}-{width}.png"), full_page=True)
+            shoot(page, f"evidence-{locale[:2]}-{width}.png")
             assert page.get_attribute("html", "lang") == locale[:2]
             assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
             assert cells(page, "Finance")[-1].startswith("88,9" if locale == "fr-FR" else "88.9%")
@@ -95,7 +95,7 @@ def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server,
             with page.expect_navigation():
                 page.locator("form.evidence-form button[type=submit]").click()
             assert page.locator("#side-title").count() == 1
-            page.screenshot(path=str(tmp_path / f"evidence-side-{locale[:2]}-{width}.png"), full_page=True)
+            shoot(page, f"evidence-side-{locale[:2]}-{width}.png")
             assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
             assert problems == []
             context.close()

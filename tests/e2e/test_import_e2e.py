@@ -8,20 +8,16 @@ Screenshots go to var/screenshots/.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from django.conf import settings
 from django.urls import reverse
 
 from annotation.models import Answer, Role
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, shoot
 from tests.e2e.test_pages_e2e import open_context
 from tests.e2e.velmont import velmont_campaign
 from tests.factories import add_member, make_campaign, make_user
 from tests.ingest_files import DATA, JSONL, bad_content, table_counts
 
-SCREENSHOTS = Path(settings.VAR_DIR) / "screenshots"
 HAGRID = DATA / "datasets" / "hagrid.jsonl"
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
@@ -34,7 +30,6 @@ def test_a_bad_file_shows_its_errors_then_a_good_one_is_previewed_and_imported(
 ):
     assert settings.DEBUG is False
     settings.VAR_DIR = tmp_path
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     campaign = make_campaign(name="Castelroc (e2e)")
     manager = make_user(username="manon")
     add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
@@ -54,7 +49,7 @@ def test_a_bad_file_shows_its_errors_then_a_good_one_is_previewed_and_imported(
     assert (file, row, field) == ("answers.jsonl", "3", "answer")
     # The refusal speaks the page's language.
     assert ("ne doit pas être vide" if locale.startswith("fr") else "must not be empty") in message
-    page.screenshot(path=str(SCREENSHOTS / f"{shot}-errors.png"), full_page=True)
+    shoot(page, f"{shot}-errors.png")
     assert table_counts() == before
 
     good = tmp_path / "good.jsonl"
@@ -64,7 +59,7 @@ def test_a_bad_file_shows_its_errors_then_a_good_one_is_previewed_and_imported(
     page.wait_for_selector(".import-preview")
     shown = page.inner_text(".import-preview")
     assert "Finance" in shown and "RH" in shown and "relevance" in shown
-    page.screenshot(path=str(SCREENSHOTS / f"{shot}-preview.png"), full_page=True)
+    shoot(page, f"{shot}-preview.png")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     assert table_counts() == before
 
@@ -72,7 +67,7 @@ def test_a_bad_file_shows_its_errors_then_a_good_one_is_previewed_and_imported(
     page.wait_for_selector(".import-preview", state="detached")
     page.wait_for_selector("#import-result .stat")
     assert Answer.objects.filter(campaign=campaign).count() == 4
-    page.screenshot(path=str(SCREENSHOTS / f"{shot}-imported.png"), full_page=True)
+    shoot(page, f"{shot}-imported.png")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     assert page.evaluate("window.__violations") == []
     # The bad file's answer is a 400, which the browser reports; nothing else may fail.
@@ -91,7 +86,6 @@ def test_a_published_dataset_imports_as_it_comes_with_the_format_left_to_detecti
     the criteria it creates and the citation pattern; the confirmation creates them."""
     assert settings.DEBUG is False
     settings.VAR_DIR = tmp_path
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     campaign = make_campaign(name="HAGRID (e2e)")
     manager = make_user(username="manon")
     add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
@@ -111,7 +105,7 @@ def test_a_published_dataset_imports_as_it_comes_with_the_format_left_to_detecti
     shown = page.inner_text(".import-preview")
     assert ("Lu comme un fichier HAGRID" if french else "Read as a HAGRID file") in shown
     assert "answer_attributable" in shown and r"\[(\d+)\]" in shown
-    page.screenshot(path=str(SCREENSHOTS / f"{shot}-preview.png"), full_page=True)
+    shoot(page, f"{shot}-preview.png")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     assert table_counts() == before
 
@@ -121,7 +115,7 @@ def test_a_published_dataset_imports_as_it_comes_with_the_format_left_to_detecti
     assert ("Critères créés" if french else "Criteria created") in page.inner_text("#import-result")
     assert Answer.objects.filter(campaign=campaign).count() == 3
     assert set(campaign.criteria.values_list("name", flat=True)) >= {"attributable", "answer_informative"}
-    page.screenshot(path=str(SCREENSHOTS / f"{shot}-imported.png"), full_page=True)
+    shoot(page, f"{shot}-imported.png")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     assert page.evaluate("window.__violations") == []
     assert problems == []

@@ -3,8 +3,7 @@ hand in tests/evaluation/measures/test_judge_alignment.py and the flagged drift,
 French at 1440 and 390 px (under the content security policy, no error, no sideways scroll, the
 judge and its agreement in view on a phone), and submits the form with its defaults; a manager
 sets the held-out split aside with its button, and the page then reports on the held-out part
-and compares prompts on the selection part, with a drift within one theme (screenshots in the
-test's temporary directory)."""
+and compares prompts on the selection part, with a drift within one theme."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from django.urls import reverse
 
 from annotation.models import Criterion, Role
 from evaluation.models import HeldOutSplit, Judge, Judgment
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, shoot
 from tests.e2e.test_pages_e2e import open_context, submit_with_defaults, visit
 from tests.evaluation.measures.test_judge_alignment import TABLE, labelled
 from tests.factories import add_member, make_campaign, make_user
@@ -53,7 +52,7 @@ def check_figures(page, *, decimal: str) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server, browser, tmp_path):
+def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server, browser):
     assert not settings.DEBUG
     campaign, analyst = build()
     path = reverse("evaluation:judge_alignment", args=[campaign.slug, "relevance"])
@@ -63,7 +62,7 @@ def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server,
                 browser, live_server, width=width, locale=locale, user=analyst
             )
             visit(page, live_server.url + path, problems)
-            page.screenshot(path=str(tmp_path / f"judge-alignment-{locale[:2]}-{width}.png"), full_page=True)
+            shoot(page, f"judge-alignment-{locale[:2]}-{width}.png")
             assert page.get_attribute("html", "lang") == locale[:2]
             decimal = "," if locale == "fr-FR" else "."
             check_figures(page, decimal=decimal)
@@ -106,9 +105,7 @@ def build_versions():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_manager_sets_the_split_aside_and_the_page_reports_on_the_held_out_part(
-    live_server, browser, tmp_path
-):
+def test_a_manager_sets_the_split_aside_and_the_page_reports_on_the_held_out_part(live_server, browser):
     assert not settings.DEBUG
     campaign, manager = build_versions()
     path = reverse("evaluation:judge_alignment", args=[campaign.slug, "relevance"])
@@ -124,7 +121,7 @@ def test_a_manager_sets_the_split_aside_and_the_page_reports_on_the_held_out_par
                 browser, live_server, width=width, locale=locale, user=manager
             )
             visit(page, live_server.url + path, problems)
-            page.screenshot(path=str(tmp_path / f"judge-split-{locale[:2]}-{width}.png"), full_page=True)
+            shoot(page, f"judge-split-{locale[:2]}-{width}.png")
             assert page.locator("#held-out").get_attribute("data-part") == "split"
             assert page.locator("#split-record").is_visible()
             assert page.locator("tr.drift-row[data-kind='prompt'][data-part='selection']").count() >= 1

@@ -1,8 +1,7 @@
 """The planner of several judges in Chromium with DEBUG off: a manager reads each theme's plan,
 in English and French at 1440 and 390 px (under the content security policy, no error, no
 sideways scroll of the page), and submits its three forms with their defaults: the plan, the
-hourly rate, and the draw of the shares, which starts the judge on its share (screenshots in the
-test's temporary directory)."""
+hourly rate, and the draw of the shares, which starts the judge on its share."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ from django.urls import reverse
 
 from annotation.models import Role
 from evaluation.models import Judge, JudgeRun, JudgeShare
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, shoot
 from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow, submit_with_defaults, visit
 from tests.factories import add_member, make_campaign, make_user
 from tests.judge_planned import planned
@@ -31,7 +30,7 @@ def build():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_planner_in_english_and_french_at_desktop_and_phone_widths(live_server, browser, tmp_path):
+def test_the_planner_in_english_and_french_at_desktop_and_phone_widths(live_server, browser):
     assert not settings.DEBUG
     campaign, manager = build()
     path = reverse("evaluation:judge_plan", args=[campaign.slug, "relevance"])
@@ -41,7 +40,7 @@ def test_the_planner_in_english_and_french_at_desktop_and_phone_widths(live_serv
                 browser, live_server, width=width, locale=locale, user=manager
             )
             visit(page, live_server.url + path, problems)
-            page.screenshot(path=str(tmp_path / f"judge-plan-{locale[:2]}-{width}.png"), full_page=True)
+            shoot(page, f"judge-plan-{locale[:2]}-{width}.png")
             assert page.get_attribute("html", "lang") == locale[:2]
             assert page.locator("tr.plan-row").count() == 2
             assert overflow(page) <= 0, page.evaluate(STICKING_OUT)
@@ -53,7 +52,7 @@ def test_the_planner_in_english_and_french_at_desktop_and_phone_widths(live_serv
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_manager_saves_the_rate_and_draws_the_shares_with_the_defaults(live_server, browser, tmp_path):
+def test_a_manager_saves_the_rate_and_draws_the_shares_with_the_defaults(live_server, browser):
     campaign, manager = build()
     path = reverse("evaluation:judge_plan", args=[campaign.slug, "relevance"])
     rate = reverse("evaluation:judge_plan_rate", args=[campaign.slug, "relevance"])
@@ -67,7 +66,7 @@ def test_a_manager_saves_the_rate_and_draws_the_shares_with_the_defaults(live_se
     campaign.refresh_from_db()
     assert campaign.label_hourly_rate == 60
     assert submit_with_defaults(page, form="form.plan-draw-form", path=draw, method="POST") == 302
-    page.screenshot(path=str(tmp_path / "judge-plan-drawn-390.png"), full_page=True)
+    shoot(page, "judge-plan-drawn-390.png")
     assert page.url.endswith(reverse("evaluation:run_list", args=[campaign.slug]))
     assert "Shares drawn: 1; judge runs started: 1." in page.content()
     (share,) = JudgeShare.objects.filter(campaign=campaign)

@@ -3,8 +3,7 @@ a run asked of a judge that cannot work is refused on the form with the reason, 
 French at 1440 and 390 px; a run whose calls all fail reads "Failed" with its failures grouped
 by reason; a run with some failures reads "Done with N failures". The runs start from the form,
 which otherwise keeps the values the page gives it; the scripted LLM server (tests/llm_server.py)
-answers the real ``openai`` client of the live server. Screenshots go to the test's temporary
-directory (``make screenshots`` writes docs/screenshots/)."""
+answers the real ``openai`` client of the live server."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from django.urls import reverse
 
 from annotation.models import Role
 from evaluation.models import Judge, JudgeRun
-from tests.e2e.conftest import mark_document, needs_chromium, settle
+from tests.e2e.conftest import mark_document, needs_chromium, settle, shoot
 from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow, submit_with_defaults
 from tests.factories import add_member, make_answer, make_campaign, make_user
 from tests.llm_server import Reply, ScriptedLLMServer
@@ -53,9 +52,7 @@ def start(page, *, judge: str | None = None, concurrency: str | None = None) -> 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_judge_that_cannot_work_is_refused_on_the_form_in_both_languages(
-    live_server, browser, settings, tmp_path
-):
+def test_a_judge_that_cannot_work_is_refused_on_the_form_in_both_languages(live_server, browser, settings):
     assert not settings.DEBUG
     settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL = "", None
     campaign, manon = build()
@@ -78,9 +75,7 @@ def test_a_judge_that_cannot_work_is_refused_on_the_form_in_both_languages(
             assert page.evaluate("window.__violations") == []
             assert [p for p in problems if not p.startswith(REFUSAL_LOGGED)] == []
             assert overflow(page) <= 0, page.evaluate(STICKING_OUT)
-            page.screenshot(
-                path=str(tmp_path / f"judge-run-refused-{locale[:2]}-{width}.png"), full_page=True
-            )
+            shoot(page, f"judge-run-refused-{locale[:2]}-{width}.png")
             context.close()
     assert not Judge.objects.filter(name="gpt").exists() and not JudgeRun.objects.exists()
 
@@ -98,9 +93,7 @@ def test_a_judge_that_cannot_work_is_refused_on_the_form_in_both_languages(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_run_whose_calls_all_fail_reads_failed_with_its_reasons_grouped(
-    live_server, browser, settings, tmp_path
-):
+def test_a_run_whose_calls_all_fail_reads_failed_with_its_reasons_grouped(live_server, browser, settings):
     campaign, manon = build()
     with ScriptedLLMServer() as server:
         settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL = "sk-test", server.base_url
@@ -123,7 +116,7 @@ def test_a_run_whose_calls_all_fail_reads_failed_with_its_reasons_grouped(
     assert units.count() == ANSWERS and units.first.is_visible()
     assert page.locator("svg.run-bar rect.failed").get_attribute("width") == "100.0"
     assert page.evaluate("window.__violations") == [] and problems == []
-    page.screenshot(path=str(tmp_path / "judge-run-failed-en-1440.png"), full_page=True)
+    shoot(page, "judge-run-failed-en-1440.png")
     context.close()
     for locale, status in (("en-GB", f"Failed: {ANSWERS} of {ANSWERS} units"), ("fr-FR", "En échec")):
         context, page, problems = open_context(browser, live_server, width=390, locale=locale, user=manon)
@@ -131,7 +124,7 @@ def test_a_run_whose_calls_all_fail_reads_failed_with_its_reasons_grouped(
         assert page.locator("#run-status").inner_text().startswith(status)
         assert overflow(page) <= 0, page.evaluate(STICKING_OUT)
         assert problems == []
-        page.screenshot(path=str(tmp_path / f"judge-run-failed-{locale[:2]}-390.png"), full_page=True)
+        shoot(page, f"judge-run-failed-{locale[:2]}-390.png")
         context.close()
 
 

@@ -1,7 +1,7 @@
 """The header's language switch in a real Chromium, without a line of our JavaScript: an English
 browser switches to French on the login page, logs in and moves through the app in French, then
 switches back to English, at 1440 and 390 px (the button in view and nothing wider than the
-window). Screenshots go to the test's temporary directory."""
+window)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Role
-from tests.e2e.conftest import needs_chromium
+from tests.e2e.conftest import needs_chromium, shoot
 from tests.factories import PASSWORD, add_member, make_campaign, make_user
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
@@ -23,7 +23,7 @@ def in_view(page, selector: str) -> bool:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("width", [1440, 390])
-def test_a_person_switches_to_french_moves_around_and_switches_back(live_server, browser, width, tmp_path):
+def test_a_person_switches_to_french_moves_around_and_switches_back(live_server, browser, width):
     campaign = make_campaign(name="Velmont (langues)")
     add_member(campaign=campaign, user=make_user(username="claire"), roles=[Role.MANAGER])
     context = browser.new_context(
@@ -34,7 +34,7 @@ def test_a_person_switches_to_french_moves_around_and_switches_back(live_server,
     page.goto(live_server.url + reverse("login"))
     assert page.locator("html").get_attribute("lang") == "en"
     assert in_view(page, ".lang-switch button")
-    page.screenshot(path=str(tmp_path / f"login-en-{width}.png"))
+    shoot(page, f"login-en-{width}.png", full_page=False)
     with page.expect_navigation():
         page.click(".lang-switch button")  # "Français", its form submitted as the page gives it
     assert page.locator("html").get_attribute("lang") == "fr"
@@ -51,7 +51,7 @@ def test_a_person_switches_to_french_moves_around_and_switches_back(live_server,
         assert page.locator(".lang-switch button").inner_text() == "English"
         assert in_view(page, ".lang-switch button"), url
         assert page.evaluate("document.documentElement.scrollWidth") <= width, url
-    page.screenshot(path=str(tmp_path / f"overview-fr-{width}.png"))
+    shoot(page, f"overview-fr-{width}.png", full_page=False)
 
     with page.expect_navigation():
         page.click(".lang-switch button")
@@ -60,5 +60,5 @@ def test_a_person_switches_to_french_moves_around_and_switches_back(live_server,
     page.reload()
     assert page.locator("html").get_attribute("lang") == "en"
     assert page.locator(".lang-switch button").inner_text() == "Français"
-    page.screenshot(path=str(tmp_path / f"overview-en-{width}.png"))
+    shoot(page, f"overview-en-{width}.png", full_page=False)
     context.close()

@@ -2,7 +2,7 @@
 English and French at 1440 and 390 px: their heading, nothing wider than the window, no policy
 violation; locked out, even the right password gets the lockout page.
 
-Skipped when /usr/bin/chromium is missing. The screenshots go to var/screenshots/.
+Skipped when /usr/bin/chromium is missing.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from tests.e2e.conftest import needs_chromium
-from tests.e2e.test_pages_e2e import SCREENSHOTS, lock_out, open_context
+from tests.e2e.conftest import needs_chromium, shoot
+from tests.e2e.test_pages_e2e import lock_out, open_context
 from tests.factories import PASSWORD, make_user
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
@@ -20,8 +20,6 @@ pytestmark = [pytest.mark.e2e, needs_chromium]
 @pytest.mark.django_db(transaction=True)
 def test_login_and_lockout_pages_in_english_and_french_at_desktop_and_phone_widths(live_server, browser):
     make_user(username="claire")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shots = []
     for locale, heading, lockout in (
         ("en-GB", "Log in", "Too many failed logins"),
         ("fr-FR", "Se connecter", "Trop d’échecs de connexion"),
@@ -31,15 +29,11 @@ def test_login_and_lockout_pages_in_english_and_french_at_desktop_and_phone_widt
             page.goto(live_server.url + reverse("login"))
             assert page.locator("h1").inner_text() == heading
             assert page.evaluate("document.documentElement.scrollWidth") <= width
-            name = f"login-{locale[:2]}-{width}.png"
-            page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
-            shots.append(name)
+            shoot(page, f"login-{locale[:2]}-{width}.png")
             assert lock_out(page, live_server, "claire").status == 429
             assert page.locator("h1").inner_text() == lockout
             assert page.evaluate("document.documentElement.scrollWidth") <= width
-            name = f"lockout-{locale[:2]}-{width}.png"
-            page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
-            shots.append(name)
+            shoot(page, f"lockout-{locale[:2]}-{width}.png")
             assert page.evaluate("window.__violations") == []
             context.close()
     # Locked out, even the right password gets the lockout page.
@@ -51,4 +45,3 @@ def test_login_and_lockout_pages_in_english_and_french_at_desktop_and_phone_widt
         page.click("form:not(.lang-switch) [type=submit]")
     assert navigation.value.status == 429
     context.close()
-    assert all((SCREENSHOTS / name).stat().st_size > 1000 for name in shots)

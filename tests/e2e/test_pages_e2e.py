@@ -6,13 +6,11 @@ every form of the analysts' and managers' pages, submitted with the values the p
 The three walks read one campaign, built once for the module (``everything``) on a live server
 the module's tests share: the policy walk labels one unit and the forms walk submits its forms,
 and the pages and forms of the others take the campaign in either state. Skipped when
-/usr/bin/chromium is missing; the screenshots go to the test's temporary directory (the login
-and lockout pages: test_login_e2e.py).
+/usr/bin/chromium is missing (the login and lockout pages: test_login_e2e.py).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
@@ -25,12 +23,10 @@ from evaluation.estimates import snapshots
 from evaluation.judge import runs
 from evaluation.models import ReportSnapshot
 from tests import factories
-from tests.e2e.conftest import COUNT_REQUESTS, mark_document, needs_chromium, settle
+from tests.e2e.conftest import COUNT_REQUESTS, mark_document, needs_chromium, settle, shoot
 from tests.e2e.velmont import ANSWERS, velmont_campaign
 from tests.factories import add_member, make_campaign, make_user
 from tests.judged import judged_campaign as build_report
-
-SCREENSHOTS = Path(settings.VAR_DIR) / "screenshots"
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
 
@@ -251,7 +247,7 @@ def overflow(page) -> int:
 
 
 def test_no_page_scrolls_sideways_on_a_phone_in_english_or_french(
-    shared_live_server, shared_db, browser, everything, tmp_path
+    shared_live_server, shared_db, browser, everything
 ):
     """At 390 px every page, and the 403 and 404 pages, fit the window: a wide table scrolls
     inside its own container."""
@@ -272,7 +268,7 @@ def test_no_page_scrolls_sideways_on_a_phone_in_english_or_french(
             _, page, _ = contexts[persona]
             page.goto(live_server.url + path)
             settle(page)
-            page.screenshot(path=str(tmp_path / f"{locale[:2]}-{n:02d}.png"), full_page=True)
+            shoot(page, f"{locale[:2]}-{n:02d}.png")
             if overflow(page) > 0:
                 wide.append(f"{locale} {path}: {overflow(page)} px too wide, {page.evaluate(STICKING_OUT)}")
         for context, _, _ in contexts.values():
@@ -287,7 +283,7 @@ def test_no_page_scrolls_sideways_on_a_phone_in_english_or_french(
         )
         page.goto(report)
         settle(page)
-        page.screenshot(path=str(tmp_path / f"report-{locale[:2]}-1280.png"), full_page=True)
+        shoot(page, f"report-{locale[:2]}-1280.png")
         assert overflow(page) <= 0
         scrolling = page.evaluate(
             "[...document.querySelectorAll('.table-scroll')].map((e) => e.scrollWidth - e.clientWidth)"

@@ -1,7 +1,7 @@
 """The pages whose tables are wider than a phone, on the demo campaign in Chromium with DEBUG off,
 at 390 px in English and French: each shows the first row's key figure inside the window, and
 no table scrolls sideways inside its frame (a table too wide stacks one row per block, its key
-figure first). Screenshots in the test's temporary directory."""
+figure first)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.urls import reverse
 from annotation.models import Sample
 from evaluation.demo.campaign import DEMO_SUPERUSER, load_demo
 from evaluation.models import JudgeRun
-from tests.e2e.conftest import needs_chromium, settle
+from tests.e2e.conftest import needs_chromium, settle, shoot
 from tests.e2e.test_pages_e2e import STICKING_OUT, open_context, overflow
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
@@ -92,7 +92,7 @@ def phone_pages(campaign, run, sample) -> list[tuple[str, str, list[str]]]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_each_wide_table_shows_its_first_row_key_figure_on_a_phone(live_server, browser, tmp_path):
+def test_each_wide_table_shows_its_first_row_key_figure_on_a_phone(live_server, browser):
     campaign = load_demo().campaign
     campaign.label_hourly_rate = 30.0  # so that the planner plans
     campaign.save(update_fields=["label_hourly_rate"])
@@ -113,7 +113,7 @@ def test_each_wide_table_shows_its_first_row_key_figure_on_a_phone(live_server, 
                 page.evaluate(
                     "document.querySelectorAll('details.report-method').forEach((d) => { d.open = true; })"
                 )
-            page.screenshot(path=str(tmp_path / f"{name}-{locale[:2]}-{WIDTH}.png"), full_page=True)
+            shoot(page, f"{name}-{locale[:2]}-{WIDTH}.png")
             assert overflow(page) <= 0, (name, page.evaluate(STICKING_OUT))
             scrolling = page.evaluate(SCROLLING)
             if scrolling and max(scrolling) > 0:

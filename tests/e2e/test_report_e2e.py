@@ -1,8 +1,7 @@
 """The report page in Chromium with DEBUG off, as an analyst reads it: top down (the answer, the
 change against the previous version, how sure, how it was computed folded) in English and French
 at 1440 and 390 px; printed (print media: every section there, no "Loading…", no navigation);
-its PDF downloaded through the page's link; the small-themes option at both widths. Screenshots
-go to the test's temporary directory."""
+its PDF downloaded through the page's link; the small-themes option at both widths."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from annotation.models import Question, Role
-from tests.e2e.conftest import COUNT_REQUESTS, needs_chromium, settle
+from tests.e2e.conftest import COUNT_REQUESTS, needs_chromium, settle, shoot
 from tests.e2e.test_pages_e2e import open_context, overflow
 from tests.evaluation.measures.test_comparison import _outcomes, _version
 from tests.factories import add_member, make_user
@@ -46,7 +45,7 @@ def report_url(live_server, campaign, **query) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_report_reads_top_down_in_english_and_french_at_both_widths(live_server, browser, tmp_path):
+def test_the_report_reads_top_down_in_english_and_french_at_both_widths(live_server, browser):
     assert not settings.DEBUG
     campaign, analyst = build()
     for locale, (answer, sure, method, loading) in WORDS.items():
@@ -56,7 +55,7 @@ def test_the_report_reads_top_down_in_english_and_french_at_both_widths(live_ser
             )
             page.goto(report_url(live_server, campaign))
             settle(page)
-            page.screenshot(path=str(tmp_path / f"report-{locale[:2]}-{width}.png"), full_page=True)
+            shoot(page, f"report-{locale[:2]}-{width}.png")
             headings = page.locator("#report-results h2").all_inner_texts()
             assert [h for h in headings if h in (answer, sure, method)] == [answer, sure, method]
             # The change against the previous version came in right after the page, under the answer.
@@ -87,7 +86,7 @@ def test_the_report_reads_top_down_in_english_and_french_at_both_widths(live_ser
 
 
 @pytest.mark.django_db(transaction=True)
-def test_printing_the_page_gives_the_whole_report(live_server, browser, tmp_path):
+def test_printing_the_page_gives_the_whole_report(live_server, browser):
     campaign, analyst = build()
     for locale, (answer, _sure, method, loading) in WORDS.items():
         context, page, problems = open_context(browser, live_server, locale=locale, user=analyst)
@@ -104,7 +103,7 @@ def test_printing_the_page_gives_the_whole_report(live_server, browser, tmp_path
             not page.locator("header.topbar").is_visible()
             and not page.locator("form.report-form").is_visible()
         )
-        page.screenshot(path=str(tmp_path / f"print-{locale[:2]}.png"), full_page=True)
+        shoot(page, f"print-{locale[:2]}.png")
         assert problems == []
         context.close()
 
@@ -142,13 +141,13 @@ def test_the_pdf_downloads_through_the_pages_link(live_server, browser, tmp_path
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_small_themes_option_fits_the_window_at_both_widths(live_server, browser, tmp_path):
+def test_the_small_themes_option_fits_the_window_at_both_widths(live_server, browser):
     campaign, analyst = build()
     for width in (1440, 390):
         context, page, problems = open_context(browser, live_server, width=width, user=analyst)
         page.goto(report_url(live_server, campaign, shrinkage="on"))
         settle(page)
-        page.screenshot(path=str(tmp_path / f"shrink-{width}.png"), full_page=True)
+        shoot(page, f"shrink-{width}.png")
         # Asked for, the shrunk column is shown: the folded part opens with it.
         assert page.locator("details#report-method").get_attribute("open") is not None
         assert page.locator("td.shrunk").first.is_visible()

@@ -1,8 +1,7 @@
 """The report's small-themes option in Chromium with DEBUG off: an analyst submits the report's
 form with its default values (no shrinkage: the page as it was), then with the option ticked,
 and reads each theme's shrunk estimate beside PPI++ and the note on its guarantee; the page in
-English and French at 1440 and 390 px, without sideways scroll (screenshots in the test's
-temporary directory)."""
+English and French at 1440 and 390 px, without sideways scroll."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from annotation.models import Role
 from evaluation.estimates.report import compute_report
 from inference.estimators.shrinkage import shrink_to_judge
 from inference.intervals import standard_error
-from tests.e2e.conftest import mark_document, needs_chromium, settle
+from tests.e2e.conftest import mark_document, needs_chromium, settle, shoot
 from tests.e2e.test_pages_e2e import open_context, overflow
 from tests.factories import add_member, make_campaign, make_user
 from tests.judged import judged_campaign
@@ -85,7 +84,7 @@ def test_the_form_with_its_defaults_then_with_the_option_shows_the_shrunk_column
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_option_in_english_and_french_at_desktop_and_phone_widths(live_server, browser, tmp_path):
+def test_the_option_in_english_and_french_at_desktop_and_phone_widths(live_server, browser):
     campaign, analyst, _, _ = build()
     path = reverse("evaluation:report", args=[campaign.slug, "relevance"]) + "?shrinkage=on"
     for locale in ("en-GB", "fr-FR"):
@@ -95,12 +94,11 @@ def test_the_option_in_english_and_french_at_desktop_and_phone_widths(live_serve
             )
             page.goto(live_server.url + path)
             settle(page)
-            page.screenshot(path=str(tmp_path / f"shrink-{locale[:2]}-{width}.png"), full_page=True)
-            page.locator("form.report-form").screenshot(
-                path=str(tmp_path / f"shrink-{locale[:2]}-{width}-form.png")
-            )
-            page.locator("section[aria-labelledby='agreement-title']").screenshot(
-                path=str(tmp_path / f"shrink-{locale[:2]}-{width}-table.png")
+            shoot(page, f"shrink-{locale[:2]}-{width}.png")
+            shoot(page.locator("form.report-form"), f"shrink-{locale[:2]}-{width}-form.png")
+            shoot(
+                page.locator("section[aria-labelledby='agreement-title']"),
+                f"shrink-{locale[:2]}-{width}-table.png",
             )
             assert page.get_attribute("html", "lang") == locale[:2]
             assert overflow(page) <= 0, (locale, width)

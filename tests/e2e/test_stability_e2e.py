@@ -1,7 +1,7 @@
 """The stability page in Chromium with DEBUG off: a manager finds it from the campaign's
 overview, reads the figures worked by hand in tests/evaluation/measures/test_stability.py,
 submits the form with its defaults and reads the same figures; the page in English and French
-at 1440 and 390 px, without sideways scroll (screenshots in the test's temporary directory)."""
+at 1440 and 390 px, without sideways scroll."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from annotation.models import Criterion, Role
 from evaluation.models import Judge
-from tests.e2e.conftest import mark_document, needs_chromium, settle
+from tests.e2e.conftest import mark_document, needs_chromium, settle, shoot
 from tests.e2e.test_annotators_e2e import open_page
 from tests.evaluation.measures.test_stability import repeated
 from tests.factories import add_member, make_campaign, make_user
@@ -72,7 +72,7 @@ def test_a_manager_reads_the_figures_and_submits_the_form_with_its_defaults(live
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server, browser, tmp_path):
+def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server, browser):
     campaign, manager = build()
     path = reverse("evaluation:stability", args=[campaign.slug])
     for locale in ("en-GB", "fr-FR"):
@@ -80,7 +80,7 @@ def test_the_page_in_english_and_french_at_desktop_and_phone_widths(live_server,
             context, page, problems = open_page(browser, live_server, manager, width=width, locale=locale)
             page.goto(live_server.url + path)
             settle(page)
-            page.screenshot(path=str(tmp_path / f"stability-{locale[:2]}-{width}.png"), full_page=True)
+            shoot(page, f"stability-{locale[:2]}-{width}.png")
             assert page.get_attribute("html", "lang") == locale[:2]
             assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
             check_figures(page, decimal="," if locale == "fr-FR" else ".")

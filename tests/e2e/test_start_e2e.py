@@ -2,8 +2,7 @@
 px: no console error, no failed request, nothing wider than the window; the annotator's, the
 reviewer's and the adjudicator's Start buttons open their annotation pages, the manager's next
 action opens the page it names, the analyst's criterion opens its report, whose headline card
-loaded after the page (a criterion with categories) holds its figures. Screenshots go to the
-test's temporary directory."""
+loaded after the page (a criterion with categories) holds its figures."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from django.urls import reverse
 from annotation.models import Criterion, Label, Role, Stage, Unit
 from evaluation.models import Judgment
 from tests.categorical import correctness
-from tests.e2e.conftest import COUNT_REQUESTS, needs_chromium, settle
+from tests.e2e.conftest import COUNT_REQUESTS, needs_chromium, settle, shoot
 from tests.factories import add_member, label, make_user, sample_units
 from tests.judged import version_campaign
 
@@ -109,9 +108,7 @@ def clicked(page, selector: str) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_each_role_reads_its_start_page_and_its_button_leads_to_the_right_page(
-    live_server, browser, tmp_path
-):
+def test_each_role_reads_its_start_page_and_its_button_leads_to_the_right_page(live_server, browser):
     assert not settings.DEBUG
     campaign, people = build()
     slug = campaign.slug
@@ -147,7 +144,7 @@ def test_each_role_reads_its_start_page_and_its_button_leads_to_the_right_page(
                     name,
                     width,
                 )
-                page.screenshot(path=str(tmp_path / f"start-{name}-{locale[:2]}-{width}.png"), full_page=True)
+                shoot(page, f"start-{name}-{locale[:2]}-{width}.png")
                 if name == "anna":
                     # The criterion with categories comes after the page, with its groups' figures.
                     card = page.locator(f"[data-campaign='{slug}'] [data-criterion='correctness']")

@@ -1,6 +1,6 @@
 """The team and start pages in Chromium with DEBUG off: a manager adds a member and grants a role
 by submitting the forms with their default values and sees the change; both pages in English
-and French at 1440 and 390 px (screenshots in var/screenshots/)."""
+and French at 1440 and 390 px."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from annotation.models import Membership, Role
 from annotation.workflow import next_unit
-from tests.e2e.conftest import needs_chromium, settle
-from tests.e2e.test_pages_e2e import SCREENSHOTS, open_context, visit
+from tests.e2e.conftest import needs_chromium, settle, shoot
+from tests.e2e.test_pages_e2e import open_context, visit
 from tests.factories import add_member, make_campaign, make_user, sampled
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
@@ -63,7 +63,6 @@ def test_team_and_start_pages_in_english_and_french_at_desktop_and_phone_widths(
     criterion, _ = sampled(campaign=campaign, answers=3)
     claire = User.objects.get(username="claire")
     next_unit(user=claire, criterion=criterion, stage="label")  # a lease the confirmation counts
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for locale in ("en-GB", "fr-FR"):
         for width in (1440, 390):
             context, page, problems = open_context(
@@ -79,6 +78,6 @@ def test_team_and_start_pages_in_english_and_french_at_desktop_and_phone_widths(
                 if name == "start":
                     assert page.locator("h1").count() == 1
                 overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-                page.screenshot(path=str(SCREENSHOTS / f"{name}-{locale}-{width}.png"), full_page=True)
+                shoot(page, f"{name}-{locale}-{width}.png")
                 assert overflow <= 0, (name, locale, width, overflow)
             context.close()

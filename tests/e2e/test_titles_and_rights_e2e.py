@@ -3,7 +3,7 @@ the criterion forms submitted with their default values (every refusal shown at 
 criterion made and its title refused to a second one), the team's grant and revoke forms with
 theirs (nothing to revoke beside the only manager, a forced revocation answered on the team
 page), the token form with its defaults (a name asked for) then a token made and copied with its
-button; the pages at 1440 and 390 px without sideways scroll (screenshots in var/screenshots/)."""
+button; the pages at 1440 and 390 px without sideways scroll."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from django.urls import reverse
 
 from annotation.models import Criterion, Membership, Role
 from api.models import ApiToken
-from tests.e2e.conftest import needs_chromium, settle
-from tests.e2e.test_pages_e2e import SCREENSHOTS, open_context, overflow, submit_with_defaults, visit
+from tests.e2e.conftest import needs_chromium, settle, shoot
+from tests.e2e.test_pages_e2e import open_context, overflow, submit_with_defaults, visit
 from tests.evaluation.measures.test_stability import repeated
 from tests.factories import add_member, make_campaign, make_user
 
@@ -31,11 +31,6 @@ ALL_ERRORS = {
 
 def text(page) -> str:
     return " ".join(page.inner_text("main").replace("\xa0", " ").split())
-
-
-def shoot(page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -54,10 +49,10 @@ def test_the_criterion_forms_submit_with_their_defaults_and_show_every_refusal_a
         shown = text(page)
         for message in ALL_ERRORS[language]:
             assert message in shown, (locale, message, shown[:600])
-        shoot(page, f"titles-criterion-refused-{locale}-1440")
+        shoot(page, f"titles-criterion-refused-{locale}-1440.png")
         page.set_viewport_size({"width": 390, "height": 900})
         assert overflow(page) <= 0
-        shoot(page, f"titles-criterion-refused-{locale}-390")
+        shoot(page, f"titles-criterion-refused-{locale}-390.png")
         page.set_viewport_size({"width": 1440, "height": 900})
         problems.clear()  # the 400 itself
         name = f"tone_{language}"
@@ -136,7 +131,7 @@ def test_a_token_is_asked_a_name_then_made_and_copied_with_its_button(live_serve
         assert submit_with_defaults(page, form="form.token-form", path=tokens, method="POST") == 400
         asked = "give the token a name" if locale == "en-GB" else "donnez un nom au jeton"
         assert asked in text(page) and ApiToken.objects.count() == before
-        shoot(page, f"titles-token-refused-{locale}-1440")
+        shoot(page, f"titles-token-refused-{locale}-1440.png")
         problems.clear()
         page.fill("#id_name", f"CI {locale}")
         with page.expect_navigation():
@@ -151,10 +146,10 @@ def test_a_token_is_asked_a_name_then_made_and_copied_with_its_button(live_serve
         status = page.locator("#new-token-status").inner_text()
         assert status.startswith("Copied" if locale == "en-GB" else "Copié")
         assert ApiToken.objects.filter(name=f"CI {locale}").count() == 1
-        shoot(page, f"titles-token-made-{locale}-1440")
+        shoot(page, f"titles-token-made-{locale}-1440.png")
         page.set_viewport_size({"width": 390, "height": 900})
         assert overflow(page) <= 0
-        shoot(page, f"titles-token-made-{locale}-390")
+        shoot(page, f"titles-token-made-{locale}-390.png")
         assert page.evaluate("window.__violations") == [] and problems == []
         context.close()
 
@@ -205,7 +200,7 @@ def test_the_pages_changed_at_desktop_and_phone_widths_in_english_and_french(liv
                 if name == "stability-empty":
                     assert page.locator("#stability-empty").is_visible() and "No data" not in text(page)
                 assert page.evaluate("window.__violations") == [], name
-                shoot(page, f"titles-{name}-{locale}-{width}")
+                shoot(page, f"titles-{name}-{locale}-{width}.png")
                 if overflow(page) > 0:
                     wide.append(f"{name} {locale} {width}")
             # The import page answers its refusal with a 403, on purpose.

@@ -1,6 +1,6 @@
 """The disagreements and the unit page in Chromium with DEBUG off: an analyst submits the filters
 with their default values and follows a row to its unit, whose judge reasoning stays text; both
-pages in English and French at 1440 and 390 px (screenshots in the test's temporary directory)."""
+pages in English and French at 1440 and 390 px."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Criterion, Label, Level, Role, Stage, Unit
 from evaluation.models import Judge, Judgment
-from tests.e2e.conftest import needs_chromium, settle
+from tests.e2e.conftest import needs_chromium, settle, shoot
 from tests.e2e.test_pages_e2e import open_context, overflow, visit
 from tests.factories import add_member, make_answer, make_campaign, make_user
 
@@ -33,7 +33,7 @@ def disagreeing(campaign) -> Judge:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_analyst_filters_the_disagreements_and_opens_a_unit(live_server, browser, tmp_path):
+def test_an_analyst_filters_the_disagreements_and_opens_a_unit(live_server, browser):
     assert not settings.DEBUG
     campaign = make_campaign(name="Velmont disagreements (e2e)")
     disagreeing(campaign)
@@ -50,7 +50,7 @@ def test_an_analyst_filters_the_disagreements_and_opens_a_unit(live_server, brow
                 page.click("form.history-filters [type=submit]")
             assert page.url.startswith(url + "?")
             assert page.locator("table.disagreements tbody tr").count() == 3
-            page.screenshot(path=str(tmp_path / f"disagreements-{locale}-{width}.png"), full_page=True)
+            shoot(page, f"disagreements-{locale}-{width}.png")
             with page.expect_navigation():
                 page.click("table.disagreements tbody tr:first-child a")
             settle(page)
@@ -59,5 +59,5 @@ def test_an_analyst_filters_the_disagreements_and_opens_a_unit(live_server, brow
             assert page.evaluate("window.__pwned") is None
             assert page.evaluate("window.__violations") == [] and problems == []
             assert overflow(page) <= 0
-            page.screenshot(path=str(tmp_path / f"unit-{locale}-{width}.png"), full_page=True)
+            shoot(page, f"unit-{locale}-{width}.png")
             context.close()
