@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from django.core.signals import request_finished, request_started
 from django.db import connections
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -99,30 +100,65 @@ def browser(_chromium):
 # report's lazy parts) can still be running there when the test returns; if pytest-django then
 # empties the tables, its TRUNCATE and the request's transaction wait for each other's locks
 # (PostgreSQL ends it as a deadlock, the tables stay full and the next test fails on them).
+# Threads waiting for a next request on a connection kept alive are no danger: Chromium may keep
+# such connections after its contexts are closed, so what is waited for is the requests Django is
+# answering (between its request_started and request_finished signals).
 REQUEST_THREAD = "(process_request_thread)"
 SERVER_QUIET_S = 30.0
+QUIET_CHECK_S = 0.025
 
 
-def _server_requests() -> list[threading.Thread]:
-    return [thread for thread in threading.enumerate() if thread.name.endswith(REQUEST_THREAD)]
+class ServerRequests:
+    """The requests the live server's threads are answering."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._answering: dict[int, threading.Thread] = {}
+
+    def started(self, **kwargs) -> None:
+        thread = threading.current_thread()
+        if thread.name.endswith(REQUEST_THREAD):
+            with self._lock:
+                self._answering[threading.get_ident()] = thread
+
+    def finished(self, **kwargs) -> None:
+        with self._lock:
+            self._answering.pop(threading.get_ident(), None)
+
+    def running(self) -> int:
+        with self._lock:
+            return sum(thread.is_alive() for thread in self._answering.values())
+
+    def wait_until_quiet(self, timeout: float) -> int:
+        """Wait until no request is being answered at two looks ``QUIET_CHECK_S`` apart (a request
+        the browser sent just before its context closed may still be on its way to a thread);
+        the requests still running after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        quiet_looks = 0
+        while quiet_looks < 2 and time.monotonic() < deadline:
+            quiet_looks = quiet_looks + 1 if self.running() == 0 else 0
+            time.sleep(QUIET_CHECK_S)
+        return self.running()
+
+
+SERVER_REQUESTS = ServerRequests()
+request_started.connect(SERVER_REQUESTS.started, weak=False, dispatch_uid="e2e-server-requests-started")
+request_finished.connect(SERVER_REQUESTS.finished, weak=False, dispatch_uid="e2e-server-requests-finished")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_teardown(item, nextitem):
     """Before any fixture of the test is torn down (the tables emptied among them): the
-    browser's contexts closed, which closes their connections to the live server, and the
-    server's threads for them ended, each after the request it was answering."""
+    browser's contexts closed, so that no page sends another request, and the requests the live
+    server was answering for them finished."""
     chromium = getattr(item, "funcargs", {}).get("browser")
     if chromium is None:
         return
     for context in chromium.contexts:
         context.close()
-    deadline = time.monotonic() + SERVER_QUIET_S
-    for thread in _server_requests():
-        thread.join(max(0.0, deadline - time.monotonic()))
+    left = SERVER_REQUESTS.wait_until_quiet(SERVER_QUIET_S)
     connections.close_all()
-    left = _server_requests()
-    assert not left, f"{len(left)} live server requests still running {SERVER_QUIET_S:.0f} s after the test"
+    assert not left, f"{left} live server requests still running {SERVER_QUIET_S:.0f} s after the test"
 
 
 # Runs before any script of a page: counts the page's own requests (fetch and XMLHttpRequest) in
