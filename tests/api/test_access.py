@@ -5,14 +5,15 @@ nothing."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
 
-from annotation.models import Campaign, Criterion, Label, Level, Role, Sample, Stage, Unit
+from annotation.models import Campaign, Criterion, Label, Level, Question, Role, Sample, Stage, Unit
 from api.models import AnswerBatch
 from evaluation.models import Judge, JudgeRun, Judgment
-from tests.factories import add_member, api_token, make_answer, make_user, sample_units
+from tests.factories import add_member, api_token, make_answer, make_campaign, make_user, sample_units
 from tests.ingest_files import RECORDS, table_counts
 
 PERSONAS = ("anonymous", "outsider", "annotator", "reviewer", "adjudicator", "analyst", "manager")
@@ -20,14 +21,21 @@ MEMBERS = ("annotator", "reviewer", "adjudicator", "analyst", "manager")
 READERS = ("analyst", "manager")
 
 
-@pytest.fixture
-def world(campaign):
-    """A campaign with a few answers, human labels, an imported judge's judgments, a sample, an
-    active judge run and a finished answer batch."""
+@pytest.fixture(scope="module")
+def _world(module_transaction):
+    """A campaign with a few answers, an imported judge's judgments, a sample, an active judge run
+    and a finished answer batch, a person in each role and an outsider: built once for the
+    module, whose tests only read it or write what their savepoint takes back."""
+    campaign = make_campaign(name="Velmont API access")
     criterion = Criterion.objects.get(campaign=campaign, name="relevance")
     judge = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
     for index in range(6):
-        answer = make_answer(campaign=campaign, theme="Finance" if index % 2 else "IT")
+        # Question ids of their own: the import tests send the ingest file's (Q1, Q2...).
+        theme = "Finance" if index % 2 else "IT"
+        question = Question.objects.create(
+            campaign=campaign, external_id=f"access-{index}", text=f"Question {index} ?", theme=theme
+        )
+        answer = make_answer(campaign=campaign, question=question, theme=theme)
         unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
         Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=index % 2)
     units = list(Unit.objects.filter(campaign=campaign, level=Level.ANSWER).order_by("pk"))
@@ -41,6 +49,11 @@ def world(campaign):
         add_member(campaign=campaign, user=users[role], roles=[role])
     users["outsider"] = make_user(username="api-outsider")
     return {"campaign": campaign, "sample": sample, "run": run, "batch": batch, "users": users}
+
+
+@pytest.fixture
+def world(_world, db):
+    return copy.deepcopy(_world)
 
 
 def _headers(world, persona: str) -> dict:

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Criterion
-from tests.evaluation.measures.test_comparison import _outcomes, _version
+from tests.evaluation.measures.test_comparison import _version
 
 
 def run(*args: str) -> str:
@@ -18,16 +18,7 @@ def run(*args: str) -> str:
     return out.getvalue()
 
 
-@pytest.fixture
-def versions(db):
-    return [
-        _version("Assistant v1", _outcomes(1, 0.0)),
-        _version("Assistant v2", _outcomes(2, 0.1)),
-        _version("Assistant v3", _outcomes(3, 0.3)),
-    ]
-
-
-def test_json_has_every_pair_per_estimate_and_theme(versions):
+def test_json_has_every_pair_per_estimate_and_theme(three_versions):
     data = json.loads(
         run(
             "--campaign", "Assistant v1", "--other", "Assistant v2", "--other", "Assistant v3",
@@ -45,7 +36,7 @@ def test_json_has_every_pair_per_estimate_and_theme(versions):
     assert row["questions"] == 20 and row["shared_questions"] == 20
 
 
-def test_table_marks_what_stays_significant(versions):
+def test_table_marks_what_stays_significant(three_versions):
     text = run("--campaign", "Assistant v1", "--other", "Assistant v3", "--criterion", "relevance")
     assert text.splitlines()[0].startswith("relevance: versions paired by question, 95% t intervals")
     assert "p Holm" in text and "Assistant v3" in text
@@ -69,14 +60,14 @@ def test_table_marks_what_stays_significant(versions):
         ),
     ],
 )
-def test_bad_input_names_the_option(versions, args, message):
+def test_bad_input_names_the_option(three_versions, args, message):
     with pytest.raises(CommandError) as caught:
         run("--campaign", "Assistant v1", "--criterion", "relevance", *args)
     assert message in str(caught.value)
 
 
-def test_unknown_criterion_or_one_absent_from_a_campaign_names_it(versions):
-    Criterion.objects.filter(campaign=versions[1], name="relevance").update(name="relevance-old")
+def test_unknown_criterion_or_one_absent_from_a_campaign_names_it(three_versions):
+    Criterion.objects.filter(campaign=three_versions[1], name="relevance").update(name="relevance-old")
     with pytest.raises(CommandError) as caught:
         run("--campaign", "Assistant v1", "--other", "Assistant v2", "--criterion", "relevance")
     assert "--criterion: 'relevance' is not a criterion of campaign 'Assistant v2'" in str(caught.value)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 
@@ -202,20 +201,6 @@ def _outcomes(seed: int, shift: float, *, answers: int = 4) -> dict[str, list[tu
             rows.append((truth if a < 2 else None, verdict))
         result[f"Q-{q}"] = rows
     return result
-
-
-@pytest.fixture(scope="module")
-def _three_versions(module_transaction):
-    return [
-        _version("Assistant v1", _outcomes(1, 0.0)),
-        _version("Assistant v2", _outcomes(2, 0.1)),
-        _version("Assistant v3", _outcomes(3, 0.3)),
-    ]
-
-
-@pytest.fixture
-def three_versions(_three_versions, db):
-    return copy.deepcopy(_three_versions)
 
 
 def test_three_versions_give_every_pair_with_holm_per_estimate_and_theme(three_versions):
