@@ -4,6 +4,7 @@ does not grow with the units, French, and the plan's CSV and JSON."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 
@@ -15,7 +16,7 @@ from django.urls import reverse
 
 from annotation.models import Role
 from evaluation.models import JudgeRun, JudgeShare
-from tests.factories import add_member, api_token, make_campaign
+from tests.factories import add_member, api_token, make_campaign, make_user
 from tests.judge_planned import planned
 from tests.test_french_pages import Data, offences
 
@@ -26,9 +27,55 @@ def url(campaign, name: str = "evaluation:judge_plan", criterion: str = "relevan
     return reverse(name, args=[campaign.slug, criterion])
 
 
+PERSONAS = ("manager", "analyst", "annotator", "reviewer", "adjudicator")
+
+
+@pytest.fixture(scope="module")
+def _world(module_transaction):
+    """A campaign planned as ``planned`` plans it and a person in each role (and an outsider),
+    built once for the module; each test's writes are rolled back after it."""
+    campaign = make_campaign(name="Velmont due diligence")
+    people = {role: make_user(username=role) for role in (*PERSONAS, "outsider")}
+    for role in PERSONAS:
+        add_member(campaign=campaign, user=people[role], roles=[role])
+    return campaign, planned(campaign=campaign), people
+
+
 @pytest.fixture
-def judges(campaign):
-    return planned(campaign=campaign)
+def world(_world, db):
+    return copy.deepcopy(_world)
+
+
+@pytest.fixture
+def campaign(world):
+    return world[0]
+
+
+@pytest.fixture
+def judges(world):
+    return world[1]
+
+
+@pytest.fixture
+def bare_campaign(manager):
+    """A campaign of its own, with the module's manager, for a test that plans it its way."""
+    campaign = make_campaign(name="Velmont plans")
+    add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
+    return campaign
+
+
+def _person(role: str):
+    @pytest.fixture(name=role)
+    def person(world):
+        return world[2][role]
+
+    return person
+
+
+# The module's people, in place of the conftest's (made per test, each on its own campaign).
+manager, analyst, annotator, reviewer, adjudicator, outsider = (
+    _person(role) for role in (*PERSONAS, "outsider")
+)
 
 
 @pytest.mark.parametrize("persona", ["analyst", "manager"])
@@ -103,9 +150,9 @@ def test_a_manager_sets_the_hourly_rate(campaign, judges, client_for, manager):
     assert campaign.label_hourly_rate == 42.5
 
 
-def test_without_a_rate_the_page_says_what_is_missing(campaign, client_for, manager):
-    planned(campaign=campaign, rate=None)
-    content = client_for(manager).get(url(campaign)).content.decode()
+def test_without_a_rate_the_page_says_what_is_missing(bare_campaign, client_for, manager):
+    planned(campaign=bare_campaign, prefix="bare", rate=None)
+    content = client_for(manager).get(url(bare_campaign)).content.decode()
     assert 'data-empty="no_human_cost"' in content and "no hourly rate set" in content
 
 
@@ -137,18 +184,18 @@ def test_a_wrong_parameter_gives_400_with_its_message_and_the_defaults_plan(
     assert response.context["target"] == 0.05 and response.context["plan"].judges
 
 
-def test_too_few_labels_is_explained(campaign, client_for, manager):
-    planned(campaign=campaign, labeled=6)
-    content = client_for(manager).get(url(campaign)).content.decode()
+def test_too_few_labels_is_explained(bare_campaign, client_for, manager):
+    planned(campaign=bare_campaign, prefix="bare", labeled=6)
+    content = client_for(manager).get(url(bare_campaign)).content.decode()
     assert "Too few labels to plan" in content and 'class="lead too-few"' in content
 
 
-def test_the_page_reads_the_database_in_a_constant_number_of_queries(campaign, client_for, manager):
-    planned(campaign=campaign, themes={"Finance": 20, "IT": 15}, labeled=12)
+def test_the_page_reads_the_database_in_a_constant_number_of_queries(bare_campaign, client_for, manager):
+    planned(campaign=bare_campaign, prefix="bare", themes={"Finance": 20, "IT": 15}, labeled=12)
     client = client_for(manager)
-    client.get(url(campaign))
+    client.get(url(bare_campaign))
     with CaptureQueriesContext(connection) as few:
-        assert client.get(url(campaign)).status_code == 200
+        assert client.get(url(bare_campaign)).status_code == 200
     more = make_campaign(name="Bigger")
     add_member(campaign=more, user=manager, roles=[Role.MANAGER])
     planned(campaign=more, themes={"Finance": 60, "IT": 45, "RH": 30}, labeled=25, prefix="big")
@@ -166,18 +213,20 @@ def test_the_page_in_french(campaign, judges, client_for, manager):
     assert offences(content, data=data) == []
 
 
-def test_minutes_given_in_the_form_plan_a_campaign_whose_labels_were_imported(campaign, client_for, manager):
-    criterion, cheap, dear = planned(campaign=campaign)
-    # Labels of people nobody timed: the same campaign's labels, as if imported.
-    campaign.label_hourly_rate = 60
-    campaign.save()
-    response = client_for(manager).get(url(campaign), {"minutes": "2", "target": "0.15"})
+def test_minutes_given_in_the_form_plan_a_campaign_whose_labels_were_imported(
+    bare_campaign, client_for, manager
+):
+    criterion, cheap, dear = planned(campaign=bare_campaign, prefix="bare")
+    # Labels of people nobody timed: the same bare_campaign's labels, as if imported.
+    bare_campaign.label_hourly_rate = 60
+    bare_campaign.save()
+    response = client_for(manager).get(url(bare_campaign), {"minutes": "2", "target": "0.15"})
     assert response.status_code == 200
     human = response.context["plan"].ledger.human
     assert human.source == "given" and human.per_label == 4.0  # 2 minutes x 2 rows x 60 an hour
     assert "as given in the form above" in response.content.decode()
     assert 'name="minutes" value="2.0"' in response.content.decode()
-    bad = client_for(manager).get(url(campaign), {"minutes": "0"})
+    bad = client_for(manager).get(url(bare_campaign), {"minutes": "0"})
     assert bad.status_code == 400 and bad.context["plan"].ledger.human.source == "criterion"
 
 
@@ -227,11 +276,13 @@ def test_the_plan_downloads_as_csv_a_row_per_theme_the_totals_and_the_ledger(
     assert {(row[1], row[2]) for row in rows[7:]} == {("cheap", "0.001"), ("dear", "0.05")}
 
 
-def test_the_csv_neutralises_a_theme_that_reads_as_a_formula(campaign, client_for, manager):
-    planned(campaign=campaign, themes={"=HYPERLINK(1)": 20, "IT": 20})
+def test_the_csv_neutralises_a_theme_that_reads_as_a_formula(bare_campaign, client_for, manager):
+    planned(campaign=bare_campaign, prefix="bare", themes={"=HYPERLINK(1)": 20, "IT": 20})
     rows = list(
         csv.reader(
-            io.StringIO(client_for(manager).get(url(campaign, "evaluation:judge_plan_csv")).content.decode())
+            io.StringIO(
+                client_for(manager).get(url(bare_campaign, "evaluation:judge_plan_csv")).content.decode()
+            )
         )
     )
     assert "'=HYPERLINK(1)" in [row[0] for row in rows if row]
@@ -254,12 +305,14 @@ def test_the_page_links_to_its_downloads_with_its_parameters(campaign, judges, c
     assert url(campaign, "evaluation:judge_plan_json") + "?target=0.15" in content
 
 
-def test_the_json_download_reads_the_database_in_as_many_queries_as_the_page(campaign, client_for, manager):
-    planned(campaign=campaign, themes={"Finance": 20, "IT": 15}, labeled=12)
+def test_the_json_download_reads_the_database_in_as_many_queries_as_the_page(
+    bare_campaign, client_for, manager
+):
+    planned(campaign=bare_campaign, prefix="bare", themes={"Finance": 20, "IT": 15}, labeled=12)
     client = client_for(manager)
-    client.get(url(campaign, "evaluation:judge_plan_json"))
+    client.get(url(bare_campaign, "evaluation:judge_plan_json"))
     with CaptureQueriesContext(connection) as queries:
-        assert client.get(url(campaign, "evaluation:judge_plan_json")).status_code == 200
+        assert client.get(url(bare_campaign, "evaluation:judge_plan_json")).status_code == 200
     assert len(queries) == 13  # session included
 
 
@@ -297,11 +350,11 @@ def test_the_api_refuses_a_wrong_parameter_naming_it(campaign, judges, manager, 
     assert field in response.json()["errors"][0]["field"]
 
 
-def test_the_api_reads_the_database_in_a_constant_number_of_queries(campaign, manager):
-    planned(campaign=campaign, themes={"Finance": 20, "IT": 15}, labeled=12)
-    api_plan(campaign, manager)
+def test_the_api_reads_the_database_in_a_constant_number_of_queries(bare_campaign, manager):
+    planned(campaign=bare_campaign, prefix="bare", themes={"Finance": 20, "IT": 15}, labeled=12)
+    api_plan(bare_campaign, manager)
     with CaptureQueriesContext(connection) as few:
-        assert api_plan(campaign, manager).status_code == 200
+        assert api_plan(bare_campaign, manager).status_code == 200
     more = make_campaign(name="Bigger")
     add_member(campaign=more, user=manager, roles=[Role.MANAGER])
     planned(campaign=more, themes={"Finance": 60, "IT": 45, "RH": 30}, labeled=25, prefix="big")
