@@ -32,17 +32,28 @@ def reaches_database_or_worker(item) -> bool:
     )
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """With --database-tests-only, deselects the tests that touch neither the database nor the
-    worker: pure Python gives on SQLite the answer it gave on PostgreSQL."""
-    if not config.getoption("database_tests_only"):
-        return
-    kept, dropped = [], []
-    for item in items:
-        (kept if reaches_database_or_worker(item) else dropped).append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    worker: pure Python gives on SQLite the answer it gave on PostgreSQL. Then puts first the
+    modules that start a worker (``worker_modules_first``)."""
+    if config.getoption("database_tests_only"):
+        kept, dropped = [], []
+        for item in items:
+            (kept if reaches_database_or_worker(item) else dropped).append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+    worker_modules_first(items)
+
+
+def worker_modules_first(items) -> None:
+    """The modules with a test that starts a worker process first, each module's tests and the
+    others in their order. pytest-xdist (``--dist loadfile``) hands modules out in this order as
+    processes come free: the worker modules are the longest (the judge's worker tests 100 s), and
+    one handed out last kept one process busy long after the others had finished."""
+    starts_a_worker = {item.path for item in items if item.get_closest_marker("worker") is not None}
+    items.sort(key=lambda item: item.path not in starts_a_worker)
 
 
 @pytest.fixture(scope="session")
