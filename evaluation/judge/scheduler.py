@@ -185,16 +185,6 @@ class _BatchJudging:
             self.release(batch_id, status=JudgeBatch.Status.PENDING)
             raise
 
-    def store(self, *, batch_id: int, outcome: Outcome, kept: list[dict]) -> bool:
-        """Store the judged batch now; False when its claim was lost meanwhile."""
-        try:
-            return storage.store_batch(
-                run=self.run, batch_id=batch_id, owner=self.owner, outcome=outcome, kept=kept
-            )
-        except BaseException:
-            self.release(batch_id, status=JudgeBatch.Status.PENDING)
-            raise
-
     def store_group(self, judged: list[storage.Judged]) -> set[int]:
         """Store judged batches together (the storing thread); the ids stored."""
         return storage.store_batches(run=self.run, owner=self.owner, judged=judged)
@@ -278,8 +268,9 @@ def _judge_inline(*, judging: _BatchJudging, claims: _ClaimsAhead, monitor: _Run
     """Judge the batches one after the other in the calling thread; the number stored. A model's
     batch is stored once judged. A lexical judge's take microseconds where a transaction takes
     milliseconds: they are stored ``STORE_GROUP`` at a time, or what was judged within
-    ``STORE_WAIT_S``, and what was judged is stored before an error is raised."""
-    grouped = judging.run.judge.kind == Judge.Kind.LEXICAL
+    ``STORE_WAIT_S``. What was judged is stored before an error is raised; a group whose store
+    fails goes back to pending."""
+    group_size = STORE_GROUP if judging.run.judge.kind == Judge.Kind.LEXICAL else 1
     stored = 0
     waiting: list[storage.Judged] = []
     since = 0.0
@@ -302,13 +293,11 @@ def _judge_inline(*, judging: _BatchJudging, claims: _ClaimsAhead, monitor: _Run
                 break
             batch_id, data = item
             outcome = judging.judge(batch_id=batch_id, data=data)
-            if outcome is not None and not grouped:
-                stored += judging.store(batch_id=batch_id, outcome=outcome, kept=data.llm_calls)
-            elif outcome is not None:
+            if outcome is not None:
                 if not waiting:
                     since = time.monotonic()
                 waiting.append((batch_id, outcome, data.llm_calls))
-                if len(waiting) >= STORE_GROUP or time.monotonic() - since >= STORE_WAIT_S:
+                if len(waiting) >= group_size or time.monotonic() - since >= STORE_WAIT_S:
                     stored += store_waiting()
             monitor.tick()
     finally:
