@@ -74,9 +74,11 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 
 @pytest.fixture(scope="session")
-def _chromium():
+def browser():
     """One Chromium per test process: launching Playwright's driver and Chromium costs about a
-    second of CPU, paid once instead of once per test."""
+    second of CPU, paid once instead of once per test. The contexts (cookies, storage, pages) a
+    test opened are closed after it (``pytest_runtest_teardown`` below), so that the next test
+    starts from none."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -86,13 +88,6 @@ def _chromium():
     # While Playwright's loop runs, the tests' ORM calls use a connection of that context;
     # close it here, or the test database cannot be dropped at the end of the run.
     connections.close_all()
-
-
-@pytest.fixture
-def browser(_chromium):
-    """The test process's Chromium; the contexts (cookies, storage, pages) a test opened are
-    closed after it (``pytest_runtest_teardown`` below), so that the next test starts from none."""
-    yield _chromium
 
 
 # The live server answers each connection in a thread of its own (socketserver's ThreadingMixIn
