@@ -217,7 +217,7 @@ def test_minutes_given_in_the_form_plan_a_campaign_whose_labels_were_imported(
     bare_campaign, client_for, manager
 ):
     criterion, cheap, dear = planned(campaign=bare_campaign, prefix="bare")
-    # Labels of people nobody timed: the same bare_campaign's labels, as if imported.
+    # Labels of people nobody timed: the same campaign's labels, as if imported.
     bare_campaign.label_hourly_rate = 60
     bare_campaign.save()
     response = client_for(manager).get(url(bare_campaign), {"minutes": "2", "target": "0.15"})
