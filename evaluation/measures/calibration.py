@@ -23,8 +23,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from annotation.models import Criterion
+from annotation.models import Criterion, Label
 from annotation.workflow import final_labels
+from evaluation import page_cache
 from evaluation.models import Judge, Judgment
 from inference.reliability.calibration import Platt, crossfit
 
@@ -104,11 +105,23 @@ def calibration(
 
 
 def judge_calibration(*, criterion: Criterion, judge: Judge) -> Calibration:
-    """The judge's calibration on the criterion's units that have a final human label: one query
-    for the judgments, and those of ``final_labels``."""
+    """The judge's calibration on the criterion's units that have a final human label, kept in
+    the page cache under what it reads (``page_cache.estimates_key``'s criterion, labels and
+    judgments, without the samples, which it does not read)."""
+    key = page_cache.estimates_key(criterion=criterion, judge=judge, samples=False)
+    return page_cache.cached("calibration", key, lambda: _judge_calibration(criterion=criterion, judge=judge))
+
+
+def _judge_calibration(*, criterion: Criterion, judge: Judge) -> Calibration:
+    """``judge_calibration`` computed: one query for the judgments of the labelled units (a
+    subquery on the criterion's labels: a judge of a million units is read for its few thousand
+    labelled ones), and those of ``final_labels``."""
     finals = final_labels(criterion=criterion)
+    labelled = Label.objects.filter(criterion=criterion).values("unit_id")
     rows = (
-        Judgment.objects.filter(criterion=criterion, judge=judge, status=Judgment.Status.OK)
+        Judgment.objects.filter(
+            criterion=criterion, judge=judge, status=Judgment.Status.OK, unit_id__in=labelled
+        )
         .values_list("unit_id", "value", "confidence", "unit__answer_id")
         .order_by("unit_id")
     )

@@ -317,6 +317,33 @@ def test_the_judge_command_takes_a_confidence_source(campaign):
     assert not Judge.objects.filter(name="g").exists()
 
 
+def test_the_calibration_is_kept_until_a_label_or_a_judgment_changes_it(campaign, django_assert_num_queries):
+    from evaluation.models import Judge
+
+    _answers(campaign, n=4)
+    relevance = Criterion.objects.select_related("campaign").get(campaign=campaign, name="relevance")
+    judge = Judge.objects.create(campaign=campaign, name="gpt", kind="openai")
+    units = list(Unit.objects.filter(campaign=campaign, level="answer").order_by("id"))
+    for unit, value in zip(units[:3], [1, 0, 1], strict=True):
+        import_label(unit=unit, criterion=relevance, value=value)
+    for unit in units:  # the fourth unit is judged, not labelled: not part of the calibration
+        Judgment.objects.create(unit=unit, criterion=relevance, judge=judge, value=1, confidence=0.9)
+    first = calibration.judge_calibration(criterion=relevance, judge=judge)
+    assert first.count == 3 and first.brier == pytest.approx((0.01 + 0.81 + 0.01) / 3)
+    # Read again: the key's two queries (the labels', the judgments' versions) and nothing else.
+    with django_assert_num_queries(2):
+        assert calibration.judge_calibration(criterion=relevance, judge=judge) == first
+    import_label(unit=units[3], criterion=relevance, value=0)
+    labelled = calibration.judge_calibration(criterion=relevance, judge=judge)
+    assert labelled.count == 4 and labelled.brier == pytest.approx((0.01 + 0.81 + 0.01 + 0.81) / 4)
+    # A judgment judged again in place (a retry) moves its confidence and its update time.
+    again = Judgment.objects.get(judge=judge, unit=units[1])
+    again.confidence, again.value = 0.8, 0
+    again.save()
+    rejudged = calibration.judge_calibration(criterion=relevance, judge=judge)
+    assert rejudged.brier == pytest.approx((0.01 + 0.04 + 0.01 + 0.81) / 4)
+
+
 def test_the_calibration_shows_the_confidence_recalibrated_cross_fitted_beside_it(client, campaign):
     """An overconfident judge (it says 0.99 and is right three times in four): recalibrated on 24
     labels, cross-fitted by folds of answers, its probabilities come down toward 75%."""
