@@ -17,6 +17,7 @@ import pytest
 from django.conf import settings
 from django.test import Client, override_settings
 from django.urls import reverse
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from annotation.models import Criterion, Level, Role, Sample, Unit
 from evaluation.estimates import snapshots
@@ -303,8 +304,11 @@ def submit_with_defaults(page, *, form: str, path: str, method: str) -> int:
     then differs from what it was."""
     before = (page.url, page.content())
     mark_document(page)
-    with page.expect_request(lambda r: r.method == method and urlparse(r.url).path == path) as sent:
-        page.locator(form).locator("button[type=submit]").first.click()
+    try:
+        with page.expect_request(lambda r: r.method == method and urlparse(r.url).path == path) as sent:
+            page.locator(form).locator("button[type=submit]").first.click()
+    except PlaywrightTimeoutError:
+        raise AssertionError((form, f"no {method} request to {path}")) from None
     response = sent.value.response()
     assert response is not None, (form, "no response")
     settle(page, sent.value)
@@ -364,6 +368,9 @@ def test_every_form_submits_with_the_values_the_page_gives_it(
         context, page, problems = open_context(browser, live_server, session=sessions[persona])
         response = page.goto(live_server.url + page_path)
         assert response.status == 200, page_path
+        # As a person does: the click once the page has loaded its lazy parts (a click while
+        # one is in flight may be dropped by htmx's synchronisation of the form).
+        settle(page)
         status = submit_with_defaults(page, form=form, path=path, method=method)
         assert status in statuses, (page_path, form, status)
         # A refusal the form expects (400) is shown in the page (Chromium logs its status as a
