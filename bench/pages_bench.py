@@ -150,6 +150,7 @@ def pages(*, slug: str, other_slug: str) -> list[Page]:
         Page("evidence", reverse("evaluation:evidence", args=[slug])),
         Page("stability", reverse("evaluation:stability", args=[slug])),
         Page("annotators", reverse("evaluation:annotators", args=[slug])),
+        Page("sample by the judge's confidence", reverse("evaluation:confidence_sample", args=[slug])),
         Page("export.xlsx", report("export_xlsx")),
         Page("export.pdf", report("export_pdf")),
     ]

@@ -100,8 +100,16 @@ class Judgment(models.Model):
         # With updated_at last, the latest change of a judge's judgments of a criterion (the page
         # cache's key) and whether one changed since a snapshot are one probe of the index, not a
         # read of every judgment.
+        # Whether a judge gave confidences on a criterion (the sample designs' choice of judge) is
+        # one probe of the partial index, holding only judgments with a confidence, where it
+        # was a read of every judgment of a judge that gave none.
         indexes = [
-            models.Index(fields=["judge", "criterion", "status", "updated_at"], name="judgment_judge_changes")
+            models.Index(
+                fields=["judge", "criterion", "status", "updated_at"], name="judgment_judge_changes"
+            ),
+            models.Index(
+                fields=["judge", "criterion"], condition=Q(confidence__isnull=False), name="judgment_scored"
+            ),
         ]
 
     def __str__(self) -> str:
