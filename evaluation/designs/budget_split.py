@@ -33,6 +33,7 @@ drawing are somewhat wider at small n.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 from django.utils.translation import gettext_lazy as _
@@ -40,6 +41,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.errors import FieldError, refusal
 from annotation.models import Criterion, Sample
 from annotation.workflow import final_labels
+from evaluation import page_cache
 from evaluation.designs.active import (
     Population,
     check_judge,
@@ -160,8 +162,39 @@ def plan_split(
     design with ``judge``'s confidences, minimising ``objective``; with ``by_verdict``, across
     each theme's verdict strata too. Raises ValueError (field ``budget`` when it cannot give
     every theme, or stratum, its minimum; ``objective`` when unknown; ``judge`` as
-    ``evaluation.designs.active.check_scored``)."""
+    ``evaluation.designs.active.check_scored``).
+
+    Kept in the page cache under the campaign's units, the criterion, its labels and the judge's
+    judgments (what it reads; no sample) and the arguments: the page shows it on every visit,
+    and a million units take a second to read."""
     judge = check_judge(criterion=criterion, judge=judge)
+    key = page_cache.estimates_key(criterion=criterion, judge=judge, samples=False)  # never None so
+    arguments = ("split", budget, objective, alpha, by_verdict, without_pilot)
+    return page_cache.cached(
+        "budget_split",
+        [*cast(list, key), arguments],
+        lambda: _plan_split(
+            criterion=criterion,
+            judge=judge,
+            budget=budget,
+            objective=objective,
+            alpha=alpha,
+            by_verdict=by_verdict,
+            without_pilot=without_pilot,
+        ),
+    )
+
+
+def _plan_split(
+    *,
+    criterion: Criterion,
+    judge: Judge,
+    budget: int,
+    objective: str,
+    alpha: float,
+    by_verdict: bool,
+    without_pilot: bool,
+) -> Plan:
     judged = judged_units(criterion=criterion, judge_id=judge.pk)
     pilot = final_labels(criterion=criterion)
     calibration, pilot_labels = pilot_calibration(

@@ -49,6 +49,28 @@ def test_the_split_follows_the_objective_and_the_pilot(campaign, judged):
     assert overall.overall_halfwidth <= largest.overall_halfwidth + 1e-12
 
 
+def test_the_split_is_kept_until_a_label_or_a_judgment_changes_it(
+    campaign, judged, django_assert_num_queries
+):
+    criterion, judge = judged
+    first = plan_split(criterion=criterion, judge=judge, budget=20, objective=OVERALL)
+    # Read again: the key's two queries (the labels', the judgments' versions) and nothing else;
+    # another budget is another split.
+    with django_assert_num_queries(2):
+        assert plan_split(criterion=criterion, judge=judge, budget=20, objective=OVERALL) == first
+    assert plan_split(criterion=criterion, judge=judge, budget=24, objective=OVERALL).budget == 24
+    unit = Judgment.objects.filter(judge=judge, criterion=criterion).order_by("unit_id").last().unit
+    Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=1)
+    labelled = plan_split(criterion=criterion, judge=judge, budget=20, objective=OVERALL)
+    assert [row.pilot for row in labelled.themes] == [20, 1]
+    # A judgment judged again in place (a retry) moves its confidence and its update time.
+    again = Judgment.objects.get(judge=judge, unit=unit)
+    again.confidence = 0.999
+    again.save()
+    rejudged = plan_split(criterion=criterion, judge=judge, budget=20, objective=OVERALL)
+    assert rejudged.themes[1].spread != labelled.themes[1].spread
+
+
 def test_drawing_spends_the_split_shown(client_for, manager, campaign, judged):
     criterion, judge = judged
     data = {"criterion": "veracity", "judge": "gpt", "budget": "12", "objective": OVERALL, "seed": "4"}
@@ -134,9 +156,10 @@ def test_the_page_reads_in_a_fixed_number_of_queries(
 
 
 # Session, user, campaign, membership; the form's judges, criteria, the units labelled per
-# criterion and the default criterion; the units, the confidences, the pilot (campaign, labels);
-# the rendered choices (criteria, judges, criterion). None grows with the campaign's units.
-QUERIES = 16
+# criterion and the default criterion; the split kept in the page cache (its key: the campaign, the
+# labels' and the judgments' versions); the rendered choices (criteria, judges, criterion). None
+# grows with the campaign's units.
+QUERIES = 15
 
 
 def test_the_sampling_page_links_here_and_names_the_design(client_for, manager, campaign, judged):
