@@ -130,6 +130,17 @@ def estimates_key(*, criterion: Criterion, judge: Judge, samples: bool = True) -
     ]
 
 
+def judge_counts_key(*, criterion: Criterion, judge: Judge) -> list[Any]:
+    """What counts of ``judge``'s labels of ``criterion`` over the campaign's units are computed
+    from: the campaign's units (its content version), the criterion's level and the judge's
+    judgments of it (one query). A human label does not move them."""
+    return [
+        *campaign_key(criterion.campaign),
+        (criterion.pk, criterion.level),
+        judgments_version(criterion=criterion, judge=judge),
+    ]
+
+
 def cached(kind: str, key: Iterable[Any] | None, compute: Callable[[], T]) -> T:
     """``compute()``'s value under ``kind`` and ``key`` (whose ``repr`` must say everything the
     value depends on), computed and stored when the cache lacks it. A key of None says the value

@@ -18,6 +18,7 @@ from annotation.models import Criterion, Label, Sample, SampleItem, Unit
 from annotation.sampling.current import current_sample
 from annotation.workflow import final_labels
 from annotation.workflow.state import UnitState, status_counts, unit_states
+from evaluation import page_cache
 from evaluation.errors import EstimateError
 from evaluation.estimates import weights
 from evaluation.estimates.params import ANSWER, QUESTION, check_alpha, check_clusters, check_method
@@ -164,6 +165,63 @@ def load_inputs(
     if judge.campaign_id != criterion.campaign_id:
         raise EstimateError(refusal(_("judge %(judge)s belongs to another campaign"), judge=repr(judge.name)))
 
+    sizes, judged, by_question = judge_counts(
+        criterion=criterion, judge=judge, values=values, clusters=clusters
+    )
+    sample = current_sample(criterion=criterion) if method == "robust" else None
+    # Read once: the final labels the estimates read, and every labelled unit's state, counted
+    # for the reader (``text_versions``).
+    states = unit_states(criterion=criterion)
+    labeled = labeled_units(criterion=criterion, judge=judge, sample=sample, values=values, states=states)
+    pooled = _pool(criterion=criterion, sample=sample, labeled=labeled)
+    sums = (
+        weights.predictions(criterion=criterion, judge=judge) if pooled.confidence and values is None else {}
+    )
+    return EstimateInputs(
+        criterion=criterion,
+        judge=judge,
+        alpha=alpha,
+        method=method,
+        sizes=sizes,
+        judged=judged,
+        sample=sample,
+        labeled=labeled,
+        versions=text_versions(criterion=criterion, judge=judge, states=states),
+        pooled=pooled,
+        predictions=sums,
+        clusters=clusters,
+        judged_by_question=by_question,
+    )
+
+
+# Units per (theme, difficulty); the judge's ok labels counted by value per (theme, difficulty);
+# the same per question (questions as clusters), else None.
+Counts = tuple[
+    dict[tuple[str, str], int],
+    dict[tuple[str, str], dict[int, int]],
+    dict[tuple[str, str], dict[int, dict[int, int]]] | None,
+]
+
+
+def judge_counts(
+    *, criterion: Criterion, judge: Judge, values: tuple[int, ...] | None = None, clusters: str = ANSWER
+) -> Counts:
+    """The criterion's units and the judge's ok labels of them counted (:data:`Counts`; ``values``
+    and ``clusters`` as :func:`load_inputs`). Kept in the page cache under the campaign's units
+    and the judge's judgments of the criterion, which alone move them: a label does not, so the
+    estimates computed again after one read the labelled units only (at a million units these
+    counts are 1 to 2 s of PostgreSQL's time)."""
+    key = [*page_cache.judge_counts_key(criterion=criterion, judge=judge), ("counted", values, clusters)]
+    return page_cache.cached(
+        "judge_counts",
+        key,
+        lambda: _judge_counts(criterion=criterion, judge=judge, values=values, clusters=clusters),
+    )
+
+
+def _judge_counts(
+    *, criterion: Criterion, judge: Judge, values: tuple[int, ...] | None, clusters: str
+) -> Counts:
     sizes: dict[tuple[str, str], int] = {
         (row["theme"], row["difficulty"]): row["n"]
         for row in Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
@@ -182,41 +240,19 @@ def load_inputs(
         .order_by()
     ):
         judged[(row["unit__theme"], row["unit__difficulty"])][int(row["value"])] = row["n"]
-    by_question: dict[tuple[str, str], dict[int, dict[int, int]]] | None = None
-    if clusters == QUESTION:
-        by_question = defaultdict(lambda: defaultdict(dict))
-        for row in (
-            ok.filter(unit__level=criterion.level)
-            .values("unit__theme", "unit__difficulty", "unit__answer__question_id", "value")
-            .annotate(n=Count("id"))
-            .order_by()
-        ):
-            cell = by_question[(row["unit__theme"], row["unit__difficulty"])]
-            cell[row["unit__answer__question_id"]][int(row["value"])] = row["n"]
-    sample = current_sample(criterion=criterion) if method == "robust" else None
-    # Read once: the final labels the estimates read, and every labelled unit's state, counted
-    # for the reader (``text_versions``).
-    states = unit_states(criterion=criterion)
-    labeled = labeled_units(criterion=criterion, judge=judge, sample=sample, values=values, states=states)
-    pooled = _pool(criterion=criterion, sample=sample, labeled=labeled)
-    sums = (
-        weights.predictions(criterion=criterion, judge=judge) if pooled.confidence and values is None else {}
-    )
-    return EstimateInputs(
-        criterion=criterion,
-        judge=judge,
-        alpha=alpha,
-        method=method,
-        sizes=sizes,
-        judged=dict(judged),
-        sample=sample,
-        labeled=labeled,
-        versions=text_versions(criterion=criterion, judge=judge, states=states),
-        pooled=pooled,
-        predictions=sums,
-        clusters=clusters,
-        judged_by_question={key: dict(value) for key, value in by_question.items()} if by_question else None,
-    )
+    if clusters != QUESTION:
+        return sizes, dict(judged), None
+    by_question: dict[tuple[str, str], dict[int, dict[int, int]]] = defaultdict(lambda: defaultdict(dict))
+    for row in (
+        ok.filter(unit__level=criterion.level)
+        .values("unit__theme", "unit__difficulty", "unit__answer__question_id", "value")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        cell = by_question[(row["unit__theme"], row["unit__difficulty"])]
+        cell[row["unit__answer__question_id"]][int(row["value"])] = row["n"]
+    # Plain dicts: a defaultdict of a lambda does not pickle.
+    return sizes, dict(judged), {key: dict(value) for key, value in by_question.items()} or None
 
 
 def text_versions(

@@ -143,12 +143,13 @@ def version_estimates(
     )
 
 
-def _version_estimates(
-    *, criterion: Criterion, judge: Judge, method: str, alpha: float
-) -> dict[str, dict[str, Linear]]:
-    campaign_id = criterion.campaign_id
+def _counted_by_question(
+    *, criterion: Criterion, judge: Judge
+) -> tuple[dict[str, int], dict[str, dict[str, tuple[int, int]]]]:
+    """The criterion's units per theme, and the judge's ok labels of them per theme and question
+    id: (count, ones)."""
     sizes = dict(
-        Unit.objects.filter(campaign_id=campaign_id, level=criterion.level)
+        Unit.objects.filter(campaign_id=criterion.campaign_id, level=criterion.level)
         .values_list("theme")
         .annotate(n=Count("id"))
         .order_by()
@@ -166,6 +167,19 @@ def _version_estimates(
             row["n"],
             int(row["ones"] or 0),
         )
+    return sizes, dict(judged)
+
+
+def _version_estimates(
+    *, criterion: Criterion, judge: Judge, method: str, alpha: float
+) -> dict[str, dict[str, Linear]]:
+    campaign_id = criterion.campaign_id
+    # Kept apart from the estimates, under what alone moves them (a label does not).
+    sizes, judged = page_cache.cached(
+        "counted_by_question",
+        page_cache.judge_counts_key(criterion=criterion, judge=judge),
+        lambda: _counted_by_question(criterion=criterion, judge=judge),
+    )
     sample = current_sample(criterion=criterion) if method == "robust" else None
     labeled = inputs.labeled_units(criterion=criterion, judge=judge, sample=sample)
     # The labelled units' question ids, from the campaign's questions (one query, whatever the

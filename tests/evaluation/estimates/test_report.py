@@ -487,3 +487,45 @@ def test_unknown_clusters_are_refused_naming_the_field(db):
     with pytest.raises(errors.EstimateError) as refused:
         compute_report(criterion=criterion, judge=judge, clusters="theme")
     assert refused.value.field == "clusters"
+
+
+def test_a_label_reads_the_judges_counts_kept_and_a_judgment_reads_them_again(campaign):
+    """The judge's labels counted over the campaign's units (1 to 2 s of PostgreSQL at a million
+    units) are kept under the units and the judge's judgments: a human label computes the
+    estimates again without them, a judgment judged again in place counts them again."""
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.judged import judged_campaign
+
+    criterion, judge, _ = judged_campaign(campaign)
+
+    def computed():
+        with CaptureQueriesContext(connection) as queries:
+            report = compute_report(criterion=criterion, judge=judge, method="study")
+        counted = [
+            q["sql"] for q in queries.captured_queries if 'COUNT("evaluation_judgment"."id")' in q["sql"]
+        ]
+        return report, len(counted)
+
+    first, counted = computed()
+    assert counted == 1
+    unit = (
+        Unit.objects.filter(campaign=campaign, level=Level.ANSWER)
+        .exclude(pk__in=Label.objects.values("unit_id"))
+        .order_by("pk")
+        .first()
+    )
+    Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=0)
+    labelled, counted = computed()
+    assert counted == 0 and labelled.overall.n_human == first.overall.n_human + 1
+    cache.clear()
+    assert computed()[0] == labelled  # the same numbers as counted afresh
+    judgment = (
+        Judgment.objects.filter(judge=judge, criterion=criterion).exclude(unit=unit).order_by("pk").last()
+    )
+    judgment.value = 1 - judgment.value
+    judgment.save()
+    rejudged, counted = computed()
+    assert counted == 1 and rejudged.overall.judge.mean != labelled.overall.judge.mean
