@@ -168,7 +168,8 @@ def plan_split(
     judgments (what it reads; no sample) and the arguments: the page shows it on every visit,
     and a million units take a second to read."""
     judge = check_judge(criterion=criterion, judge=judge)
-    key = page_cache.estimates_key(criterion=criterion, judge=judge, samples=False)  # never None so
+    # Without the samples, the key is never None.
+    key = page_cache.estimates_key(criterion=criterion, judge=judge, samples=False)
     arguments = ("split", budget, objective, alpha, by_verdict, without_pilot)
     return page_cache.cached(
         "budget_split",
