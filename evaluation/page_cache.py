@@ -106,7 +106,8 @@ def estimates_key(*, criterion: Criterion, judge: Judge, samples: bool = True) -
     its labels, the judge's judgments of it and its samples. Three queries; None when its
     samples' weights follow a judge (then the estimates are computed, not kept). ``samples``
     False: the same without the samples (two queries, never None), for a figure that reads the
-    labels and the judgments but no sample (the judge's calibration)."""
+    labels and the judgments but no sample (the judge's calibration, the confidence sample's
+    split)."""
     sampled = samples_version(criterion=criterion) if samples else ("samples not read",)
     if sampled is None:
         return None

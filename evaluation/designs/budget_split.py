@@ -33,7 +33,6 @@ drawing are somewhat wider at small n.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import cast
 
 import numpy as np
 from django.utils.translation import gettext_lazy as _
@@ -168,12 +167,11 @@ def plan_split(
     judgments (what it reads; no sample) and the arguments: the page shows it on every visit,
     and a million units take a second to read."""
     judge = check_judge(criterion=criterion, judge=judge)
-    # Without the samples, the key is never None.
     key = page_cache.estimates_key(criterion=criterion, judge=judge, samples=False)
     arguments = ("split", budget, objective, alpha, by_verdict, without_pilot)
     return page_cache.cached(
         "budget_split",
-        [*cast(list, key), arguments],
+        None if key is None else [*key, arguments],
         lambda: _plan_split(
             criterion=criterion,
             judge=judge,
