@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from annotation.corpus.conventions import ANSWER_CORRECTNESS
-from annotation.models import Campaign, Criterion, Label, Level, Stage, Unit
+from annotation.models import Campaign, Criterion, Label, Level, Stage
 from evaluation.models import Judge, Judgment
-from tests.factories import make_answer
+from tests.factories import make_answer_units
 
 THEMES = {"Finance": (24, 40), "IT": (18, 30)}  # (labeled, judge-only) answers
 # How often each category is the truth (1 not enough information ... 5 fully correct).
@@ -37,9 +37,8 @@ def categorical_campaign(campaign: Campaign, *, seed: int = 11) -> tuple[Criteri
     rows: dict[str, dict[str, list]] = {}
     for theme, (labeled, unlabeled) in THEMES.items():
         rows[theme] = {"labeled": [], "unlabeled": []}
-        for index in range(labeled + unlabeled):
-            answer = make_answer(campaign=campaign, theme=theme)
-            unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
+        units = make_answer_units(campaign=campaign, theme=theme, count=labeled + unlabeled)
+        for index, unit in enumerate(units):
             truth = int(rng.choice([1, 2, 3, 4, 5], p=SHARES))
             verdict = truth if rng.random() < 0.75 else int(rng.integers(1, 6))
             Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=verdict)

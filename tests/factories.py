@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from unittest import mock
 
@@ -58,35 +59,68 @@ def add_member(*, campaign: Campaign, user, roles: list[str]) -> None:
         Membership.objects.create(campaign=campaign, user=user, role=role)
 
 
+DEFAULT_TEXT = "Le chiffre d'affaires est de 12 M€ [^c1^]. Il progresse [^c2^]."
+DEFAULT_SENTENCES = [("Le chiffre d'affaires est de 12 M€ [^c1^].", ["c1"]), ("Il progresse [^c2^].", ["c2"])]
+
+
 def make_answer(
     *,
     campaign: Campaign,
     question: Question | None = None,
     theme: str = "Finance",
     difficulty: str = "simple",
-    text: str = "Le chiffre d'affaires est de 12 M€ [^c1^]. Il progresse [^c2^].",
+    text: str = DEFAULT_TEXT,
     sentences: list[tuple[str, list[str]]] | None = None,
     chunk_ids: tuple[str, ...] = ("c1", "c2"),
     citations: bool = False,
 ) -> Answer:
-    """An answer with its chunks, answer unit, sentences and sentence units; with ``citations``,
-    a citation unit per (sentence, retrieved chunk it cites) as an import makes them. Written in
-    bulk, as an import writes, and the campaign's content version moved once."""
-    n = next(_seq)
-    if question is None:
-        (question,) = Question.objects.bulk_create(
-            [
-                Question(
-                    campaign=campaign,
-                    external_id=f"Q{n}",
-                    text=f"Question {n} ?",
-                    theme=theme,
-                    difficulty=difficulty,
-                )
-            ]
+    """An answer to ``question`` (or to a question of its own, of ``theme`` and ``difficulty``) with
+    its chunks, answer unit, sentences and sentence units (``make_answers``)."""
+    (answer,) = make_answers(
+        campaign=campaign,
+        about=[question if question is not None else (theme, difficulty)],
+        text=text,
+        sentences=sentences,
+        chunk_ids=chunk_ids,
+        citations=citations,
+    )
+    return answer
+
+
+def make_answers(
+    *,
+    campaign: Campaign,
+    about: Sequence[Question | tuple[str, str]],
+    text: str = DEFAULT_TEXT,
+    sentences: list[tuple[str, list[str]]] | None = None,
+    chunk_ids: tuple[str, ...] = ("c1", "c2"),
+    citations: bool = False,
+    contents: Sequence[tuple[str, list[tuple[str, list[str]]]]] | None = None,
+) -> list[Answer]:
+    """An answer for each item of ``about``, in its order: to that question, or to a question of
+    its own of that (theme, difficulty). Each with its chunks, answer unit, sentences and sentence
+    units (``text`` and ``sentences``, or each its own (text, sentences) of ``contents``); with
+    ``citations``, a citation unit per (sentence, retrieved chunk it cites) as an import makes
+    them. Written in bulk, a query per table whatever their number, as an import writes, rows and
+    their order as one ``make_answer`` after another would write them, and the campaign's content
+    version moved once."""
+    if contents is None:
+        contents = [(text, DEFAULT_SENTENCES if sentences is None else sentences)] * len(about)
+    numbers = [next(_seq) for _ in about]
+    own = {
+        n: Question(
+            campaign=campaign, external_id=f"Q{n}", text=f"Question {n} ?", theme=item[0], difficulty=item[1]
         )
-    (answer,) = Answer.objects.bulk_create(
-        [Answer(campaign=campaign, question=question, external_id=f"A{n}", text=text, language="fr")]
+        for n, item in zip(numbers, about, strict=True)
+        if not isinstance(item, Question)
+    }
+    Question.objects.bulk_create(own.values())
+    questions = [
+        item if isinstance(item, Question) else own[n] for n, item in zip(numbers, about, strict=True)
+    ]
+    answers = Answer.objects.bulk_create(
+        Answer(campaign=campaign, question=question, external_id=f"A{n}", text=content[0], language="fr")
+        for n, question, content in zip(numbers, questions, contents, strict=True)
     )
     retrieved: dict[str, SourceChunk] = {}
     for chunk in SourceChunk.objects.filter(campaign=campaign, external_id__in=chunk_ids).order_by("-pk"):
@@ -105,38 +139,54 @@ def make_answer(
     retrieved.update((chunk.external_id, chunk) for chunk in SourceChunk.objects.bulk_create(missing))
     AnswerSource.objects.bulk_create(
         AnswerSource(answer=answer, chunk=retrieved[cid], rank=rank)
+        for answer in answers
         for rank, cid in enumerate(chunk_ids, start=1)
     )
-    about = {
-        "campaign": campaign,
-        "answer": answer,
-        "theme": question.theme,
-        "difficulty": question.difficulty,
-    }
-    if sentences is None:
-        sentences = [("Le chiffre d'affaires est de 12 M€ [^c1^].", ["c1"]), ("Il progresse [^c2^].", ["c2"])]
-    rows = Sentence.objects.bulk_create(
-        Sentence(
-            answer=answer,
-            position=position,
-            text=sentence_text,
-            paragraph=text,
-            cited_ids=cited,
-            citations_ok=(all(c in chunk_ids for c in cited) if cited else None),
-        )
-        for position, (sentence_text, cited) in enumerate(sentences)
-    )
-    units = [Unit(level=Level.ANSWER, **about)]
-    for sentence, (_text, cited) in zip(rows, sentences, strict=True):
-        units.append(Unit(level=Level.SENTENCE, sentence=sentence, **about))
-        if citations:
-            units.extend(
-                Unit(level=Level.CITATION, sentence=sentence, chunk=retrieved[cid], **about)
-                for cid in dict.fromkeys(c for c in cited if c in retrieved)
+    rows = iter(
+        Sentence.objects.bulk_create(
+            Sentence(
+                answer=answer,
+                position=position,
+                text=sentence_text,
+                paragraph=answer_text,
+                cited_ids=cited,
+                citations_ok=(all(c in chunk_ids for c in cited) if cited else None),
             )
+            for answer, (answer_text, answer_sentences) in zip(answers, contents, strict=True)
+            for position, (sentence_text, cited) in enumerate(answer_sentences)
+        )
+    )
+    units = []
+    for answer, question, (_answer_text, answer_sentences) in zip(answers, questions, contents, strict=True):
+        about_answer = {
+            "campaign": campaign,
+            "answer": answer,
+            "theme": question.theme,
+            "difficulty": question.difficulty,
+        }
+        units.append(Unit(level=Level.ANSWER, **about_answer))
+        own_rows = [next(rows) for _ in answer_sentences]
+        for sentence, (_text, cited) in zip(own_rows, answer_sentences, strict=True):
+            units.append(Unit(level=Level.SENTENCE, sentence=sentence, **about_answer))
+            if citations:
+                units.extend(
+                    Unit(level=Level.CITATION, sentence=sentence, chunk=retrieved[cid], **about_answer)
+                    for cid in dict.fromkeys(c for c in cited if c in retrieved)
+                )
     Unit.objects.bulk_create(units)
     content_changed(campaign_id=campaign.pk)
-    return answer
+    return answers
+
+
+def make_answer_units(*, campaign: Campaign, theme: str = "Finance", count: int, **content) -> list[Unit]:
+    """The answer units of ``count`` new answers of ``theme`` (``make_answers``), in order."""
+    return answer_units(make_answers(campaign=campaign, about=[(theme, "simple")] * count, **content))
+
+
+def answer_units(answers: Sequence[Answer]) -> list[Unit]:
+    """The answer unit of each of ``answers``, in their order (one query)."""
+    by_answer = {unit.answer_id: unit for unit in Unit.objects.filter(answer__in=answers, level=Level.ANSWER)}
+    return [by_answer[answer.pk] for answer in answers]
 
 
 # Samples, members and labels for the workflow, sampling and page tests
@@ -169,8 +219,7 @@ def sample_units(*, criterion: Criterion, units: list[Unit], themes: list[str] |
 def sampled(*, campaign, name: str = "relevance", answers: int = 4, theme: str = "Finance"):
     """``answers`` new answers, the criterion ``name`` and its sampled units (in queue order)."""
     criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name=name)
-    for _ in range(answers):
-        make_answer(campaign=campaign, theme=theme)
+    make_answers(campaign=campaign, about=[(theme, "simple")] * answers)
     units = list(Unit.objects.filter(campaign=campaign, level=criterion.level).order_by("pk"))
     sample_units(criterion=criterion, units=units)
     return criterion, units
@@ -227,13 +276,16 @@ def make_corpus(*, campaign, answers_per_theme: dict[str, int] | None = None, se
     """Answers in several themes whose sentences talk about a few topics per theme (seeded)."""
     rng = np.random.default_rng(0)
     answers_per_theme = answers_per_theme or {"Finance": 12, "RH": 8, "IT": 5}
+    about, contents = [], []
     for theme, count in answers_per_theme.items():
         for a in range(count):
             chosen = []
             for s in range(sentences):
                 words = rng.choice(TOPICS[theme][(a + s) % len(TOPICS[theme])].split(), size=6)
                 chosen.append((f"Selon le rapport {a}-{s}, " + " ".join(words) + ".", []))
-            make_answer(campaign=campaign, theme=theme, text=" ".join(t for t, _ in chosen), sentences=chosen)
+            about.append((theme, "simple"))
+            contents.append((" ".join(t for t, _ in chosen), chosen))
+    make_answers(campaign=campaign, about=about, contents=contents)
 
 
 def judged_corpus(*, campaign, answers_per_theme: dict[str, int]):
@@ -301,10 +353,9 @@ def sampled_by_theme(campaign, plan: dict[str, list[tuple[int, int]]]):
     criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="relevance")
     units, themes = [], []
     for theme, pairs in plan.items():
-        for _ in pairs:
-            answer = make_answer(campaign=campaign, theme=theme, sentences=[])
-            units.append(Unit.objects.get(answer=answer))
-            themes.append(theme)
+        answers = make_answers(campaign=campaign, about=[(theme, "simple")] * len(pairs), sentences=[])
+        units.extend(answer_units(answers))
+        themes.extend([theme] * len(pairs))
     sample_units(criterion=criterion, units=units)
     return criterion, units
 

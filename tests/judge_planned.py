@@ -9,9 +9,9 @@ from unittest import mock
 
 import numpy as np
 
-from annotation.models import Campaign, Criterion, Label, Level, Role, Stage, Unit
+from annotation.models import Campaign, Criterion, Label, Role, Stage
 from evaluation.models import Judge, JudgeRun, Judgment
-from tests.factories import add_member, make_answer, make_user
+from tests.factories import add_member, make_answer_units, make_user
 
 THEMES = {"Finance": 40, "IT": 30}
 LABELED = 15
@@ -46,8 +46,7 @@ def planned(
     at = START
     units = {judge.pk: 0 for judge in (cheap, dear)}
     for theme, count in themes.items():
-        for index in range(count):
-            unit = Unit.objects.get(answer=make_answer(campaign=campaign, theme=theme), level=Level.ANSWER)
+        for index, unit in enumerate(make_answer_units(campaign=campaign, theme=theme, count=count)):
             truth = int(rng.random() < 0.6)
             if index < labeled:
                 at += timedelta(seconds=SECONDS)

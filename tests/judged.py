@@ -7,9 +7,9 @@ import re
 import numpy as np
 from django.utils.html import escape
 
-from annotation.models import Criterion, Label, Level, Question, Stage, Unit
+from annotation.models import Criterion, Label, Question, Stage
 from evaluation.models import Judge, Judgment
-from tests.factories import make_answer, make_campaign
+from tests.factories import answer_units, make_answers, make_campaign
 
 HOSTILE = "<script>alert('x')</script> & RH"
 THEMES = {"Finance": (14, 30), "IT": (12, 20), HOSTILE: (16, 24)}  # (labeled, judge-only) answers
@@ -28,9 +28,8 @@ def judged_campaign(campaign, *, second_judge: bool = False) -> tuple[Criterion,
     )
     labels, judgments = [], []
     for theme, (labeled, unlabeled) in THEMES.items():
-        for index in range(labeled + unlabeled):
-            answer = make_answer(campaign=campaign, theme=theme)
-            unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
+        answers = make_answers(campaign=campaign, about=[(theme, "simple")] * (labeled + unlabeled))
+        for index, unit in enumerate(answer_units(answers)):
             truth = int(rng.random() < 0.7)
             if index < labeled:
                 labels.append(Label(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth))
@@ -87,10 +86,12 @@ def study_campaign(*, design=DESIGN, name: str = "Imported study"):
     labels, judgments = [], []
     for theme, (labeled, unlabeled) in design.items():
         rows = units.setdefault(theme, {"labeled": [], "unlabeled": []})
-        for index, pair in enumerate([*labeled, *[(None, j) for j in unlabeled]]):
-            human, verdict = pair
-            answer = make_answer(campaign=campaign, theme=theme, difficulty="simple" if index % 2 else "hard")
-            unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
+        pairs = [*labeled, *[(None, j) for j in unlabeled]]
+        answers = make_answers(
+            campaign=campaign,
+            about=[(theme, "simple" if index % 2 else "hard") for index in range(len(pairs))],
+        )
+        for (human, verdict), unit in zip(pairs, answer_units(answers), strict=True):
             if human is not None:
                 labels.append(Label(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=human))
             if verdict is not None:
@@ -131,17 +132,19 @@ def version_campaign(
     criterion = Criterion.objects.get(campaign=campaign, name="relevance")
     judge = Judge.objects.create(campaign=campaign, name="imported", kind=Judge.Kind.IMPORTED)
     labels, judgments = [], []
-    for q in range(questions):
-        question = Question.objects.create(
+    asked = Question.objects.bulk_create(
+        Question(
             campaign=campaign,
             external_id=f"Q-{q}",
             text=f"Question {q} ?",
             theme="Finance" if q < questions // 2 else "IT",
             difficulty="simple",
         )
-        for index in range(answers):
-            answer = make_answer(campaign=campaign, question=question)
-            unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
+        for q in range(questions)
+    )
+    units = answer_units(make_answers(campaign=campaign, about=[q for q in asked for _ in range(answers)]))
+    for q in range(questions):
+        for index, unit in enumerate(units[q * answers : (q + 1) * answers]):
             truth = int(rng.random() < share)
             if index < labelled:
                 labels.append(Label(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth))

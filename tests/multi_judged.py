@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotation.models import Criterion, Label, Level, Stage, Unit
+from annotation.models import Criterion, Label, Stage
 from evaluation.models import Judge, JudgeShare, JudgeShareItem, Judgment
-from tests.factories import make_answer, make_campaign
+from tests.factories import make_answer_units, make_campaign
 
 THEMES = {"Finance": 30, "IT": 24}
 LABELED = 12
@@ -35,8 +35,7 @@ def two_judges(
     )
     truths = {}
     for theme, count in themes.items():
-        for index in range(count):
-            unit = Unit.objects.get(answer=make_answer(campaign=campaign, theme=theme), level=Level.ANSWER)
+        for index, unit in enumerate(make_answer_units(campaign=campaign, theme=theme, count=count)):
             truth = int(rng.random() < 0.65)
             truths[unit.pk] = truth
             if index < LABELED:

@@ -39,6 +39,7 @@ from tests.factories import (
     import_label,
     label,
     make_answer,
+    make_answers,
     member,
     sample_units,
     sampled,
@@ -487,8 +488,7 @@ def test_final_labels_takes_each_persons_latest_row_and_can_be_restricted(campai
 
 def test_final_labels_runs_in_two_queries_whatever_the_number_of_units(campaign, django_assert_num_queries):
     criterion = Criterion.objects.get(campaign=campaign, name="relevance")
-    for _ in range(30):
-        make_answer(campaign=campaign)
+    make_answers(campaign=campaign, about=[("Finance", "simple")] * 30)
     units = list(Unit.objects.filter(campaign=campaign, level="answer"))
     Label.objects.bulk_create(
         Label(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=unit.pk % 2) for unit in units

@@ -29,7 +29,7 @@ from annotation.models import (
     Unit,
 )
 from annotation.workflow import WorkflowError, final_labels, next_unit, submit_label
-from tests.factories import add_member, make_answer, make_campaign, make_user, sample_units
+from tests.factories import add_member, make_answers, make_campaign, make_user, sample_units
 
 THREADS = 8
 UNITS = 40
@@ -46,8 +46,7 @@ def build(*, mode: str, lease_minutes: int = 15, roles: tuple[str, ...] = (Role.
     campaign = make_campaign(name=f"Concurrent {uuid.uuid4().hex[:8]}", annotation_mode=mode)
     campaign.lease_minutes = lease_minutes
     campaign.save()
-    for _ in range(UNITS):
-        make_answer(campaign=campaign, sentences=[])
+    make_answers(campaign=campaign, about=[("Finance", "simple")] * UNITS, sentences=[])
     criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="relevance")
     units = list(Unit.objects.filter(campaign=campaign, level="answer").order_by("pk"))
     sample_units(criterion=criterion, units=units)

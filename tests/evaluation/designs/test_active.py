@@ -9,7 +9,7 @@ from annotation.models import Criterion, Level, Sample, SampleItem, Unit
 from annotation.sampling.draws import GivenDraw, store_given_sample, top_up_sample
 from evaluation.designs.active import design_probabilities, draw_confidence_sample, judged_units, population
 from evaluation.models import Judge, Judgment
-from tests.factories import make_answer, make_campaign
+from tests.factories import make_answer_units, make_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -22,8 +22,8 @@ def _campaign(*, confidence: bool = True):
     criterion = Criterion.objects.get(campaign=campaign, name="relevance")
     judge = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.IMPORTED)
     for theme, values in CONFIDENCES.items():
-        for p_one in values:
-            unit = Unit.objects.get(answer=make_answer(campaign=campaign, theme=theme), level=Level.ANSWER)
+        units = make_answer_units(campaign=campaign, theme=theme, count=len(values))
+        for p_one, unit in zip(values, units, strict=True):
             value = int(p_one >= 0.5)
             Judgment.objects.create(
                 unit=unit,

@@ -18,7 +18,7 @@ from evaluation.models import Judge, Judgment
 from inference.designs.inclusion import DEFAULT_FLOOR, confidence_probabilities
 from inference.estimators import sequential
 from inference.estimators.weighted_ppi import PPI_WEIGHTED, weighted_ppi
-from tests.factories import make_answer, make_campaign, older_sample
+from tests.factories import make_answer, make_answer_units, make_campaign, older_sample
 
 pytestmark = pytest.mark.django_db
 
@@ -34,8 +34,7 @@ def judged():
     truth: dict[int, int] = {}
     p_one: dict[int, float] = {}
     for theme, count in (("Finance", 40), ("RH", 20)):
-        for _ in range(count):
-            unit = Unit.objects.get(answer=make_answer(campaign=campaign, theme=theme), level=Level.ANSWER)
+        for unit in make_answer_units(campaign=campaign, theme=theme, count=count):
             p = float(np.clip(rng.beta(2, 1), 0.02, 0.98))
             value = int(p >= 0.5)
             Judgment.objects.create(

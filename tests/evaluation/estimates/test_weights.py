@@ -8,7 +8,7 @@ import numpy as np
 import ppi_py
 import pytest
 
-from annotation.models import Criterion, Label, Level, SampleItem, Stage, Unit
+from annotation.models import Criterion, Label, SampleItem, Stage, Unit
 from evaluation.designs.active import PilotNeeded, design_probabilities, draw_confidence_sample, judged_units
 from evaluation.estimates.codec import report_as_json, report_from_json
 from evaluation.estimates.report import compute_report
@@ -18,7 +18,7 @@ from inference import notes
 from inference.designs.inclusion import confidence_probabilities
 from inference.estimators.weighted_ppi import PPI_WEIGHTED, weighted_ppi
 from inference.reliability.calibration import Platt, crossfit, fit_platt, histogram
-from tests.factories import make_answer, make_campaign, older_sample
+from tests.factories import make_answer_units, make_campaign, older_sample
 
 pytestmark = pytest.mark.django_db
 
@@ -32,8 +32,7 @@ def _campaign(*, units: int = 40):
     judge = Judge.objects.create(campaign=campaign, name="gpt", kind=Judge.Kind.IMPORTED)
     truth: dict[int, int] = {}
     p_one: dict[int, float] = {}
-    for index in range(units):
-        unit = Unit.objects.get(answer=make_answer(campaign=campaign, theme="Finance"), level=Level.ANSWER)
+    for index, unit in enumerate(make_answer_units(campaign=campaign, count=units)):
         p = float(np.clip(rng.beta(2, 1), 0.02, 0.98))
         value = int(p >= 0.5)
         Judgment.objects.create(

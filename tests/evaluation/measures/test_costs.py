@@ -9,7 +9,7 @@ import pytest
 from annotation.models import Label, Level, Stage, Unit
 from evaluation.measures import costs
 from evaluation.models import Judge, JudgeRun, Judgment
-from tests.factories import make_answer, make_user
+from tests.factories import make_answer_units, make_user
 from tests.judge_planned import CHEAP, DEAR, LABELED, THEMES, planned
 
 
@@ -85,8 +85,8 @@ def test_minutes_given_stand_in_for_the_pace_and_say_so(campaign):
 
 def _imported(campaign, *, criterion_name: str, seconds: list[float | None], author):
     criterion = campaign.criteria.get(name=criterion_name)
-    for index, spent in enumerate(seconds):
-        unit = Unit.objects.get(answer=make_answer(campaign=campaign, theme="Imported"), level=Level.ANSWER)
+    units = make_answer_units(campaign=campaign, theme="Imported", count=len(seconds))
+    for index, (spent, unit) in enumerate(zip(seconds, units, strict=True)):
         Label.objects.create(
             unit=unit,
             criterion=criterion,

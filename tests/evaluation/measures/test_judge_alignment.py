@@ -10,10 +10,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Criterion, Label, Level, Stage, Unit
+from annotation.models import Criterion, Label, Stage, Unit
 from evaluation.measures import judge_alignment as measure
 from evaluation.models import Judge, Judgment
-from tests.factories import make_answer
+from tests.factories import make_answer_units
 
 # (human, judge): tp 4, fp 1, fn 2, tn 3.
 TABLE = [(1, 1)] * 4 + [(0, 1)] + [(1, 0)] * 2 + [(0, 0)] * 3
@@ -24,8 +24,9 @@ def labelled(
 ) -> list[Unit]:
     criterion = Criterion.objects.get(campaign=campaign, name="relevance")
     units = []
-    for human, verdict in pairs:
-        unit = Unit.objects.get(answer=make_answer(campaign=campaign, theme=theme), level=Level.ANSWER)
+    for (human, verdict), unit in zip(
+        pairs, make_answer_units(campaign=campaign, theme=theme, count=len(pairs)), strict=True
+    ):
         if human is not None:
             Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=human)
         judgment = Judgment.objects.create(unit=unit, criterion=criterion, judge=judge, value=verdict)

@@ -17,7 +17,7 @@ from evaluation.estimates import snapshots
 from evaluation.estimates.codec import report_as_json
 from evaluation.estimates.report import compute_report
 from evaluation.models import ReportSnapshot
-from tests.factories import make_answer
+from tests.factories import make_answer, make_answer_units
 from tests.judged import judged_campaign, pct, row_html
 
 
@@ -150,9 +150,7 @@ def test_a_snapshot_is_read_in_a_fixed_number_of_queries(campaign, analyst, clie
     first = _queries(client, url(campaign))
     assert first == 13
     # Twice the data: the same queries (the computation would read every label chunk again).
-    build_more = [make_answer(campaign=campaign, theme="Finance") for _ in range(30)]
-    for answer in build_more:
-        unit = Unit.objects.get(answer=answer, level=Level.ANSWER)
+    for unit in make_answer_units(campaign=campaign, count=30):
         Label.objects.create(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=1)
     snapshots.record_snapshots(criterion=criterion, trigger=ReportSnapshot.Trigger.LABELS)
     assert _queries(client, url(campaign)) == first

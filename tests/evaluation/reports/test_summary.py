@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import AnnotationMode, Criterion, Level, Role, Unit
+from annotation.models import AnnotationMode, Criterion, Role
 from evaluation.estimates.report import compute_report
 from evaluation.measures import comparison
 from evaluation.models import Judge
 from evaluation.reports import summary
 from inference import notes
 from tests.evaluation.measures.test_comparison import _outcomes, _version
-from tests.factories import label, make_answer, make_campaign, make_judge, member, sample_units
+from tests.factories import (
+    label,
+    make_answer_units,
+    make_campaign,
+    make_judge,
+    member,
+    sample_units,
+)
 from tests.judged import judged_campaign, study_campaign
 
 
@@ -66,10 +73,7 @@ def test_a_review_mode_report_counts_its_labelled_units_by_where_they_stand():
     """33 units labelled, one reviewed: 1 final, 32 awaiting review, as the report says."""
     campaign = make_campaign(name="Review mode", annotation_mode=AnnotationMode.REVIEW)
     criterion = Criterion.objects.get(campaign=campaign, name="relevance")
-    units = [
-        Unit.objects.get(answer=make_answer(campaign=campaign, theme="Finance"), level=Level.ANSWER)
-        for _ in range(35)
-    ]
+    units = make_answer_units(campaign=campaign, count=35)
     sample_units(criterion=criterion, units=units)
     annotator = member(campaign, Role.ANNOTATOR, username="ann")
     reviewer = member(campaign, Role.REVIEWER, username="rev")

@@ -12,7 +12,16 @@ from annotation.models import AnnotationMode, Criterion, Question, Role, Stage
 from evaluation.estimates.snapshots import record_snapshots
 from evaluation.models import Judge, Judgment, ReportSnapshot
 from tests.categorical import categorical_campaign
-from tests.factories import add_member, label, make_answer, make_campaign, make_user, member, sampled_by_theme
+from tests.factories import (
+    add_member,
+    label,
+    make_answer,
+    make_answers,
+    make_campaign,
+    make_user,
+    member,
+    sampled_by_theme,
+)
 from tests.judged import version_campaign
 
 pytestmark = pytest.mark.django_db
@@ -178,8 +187,9 @@ def test_overview_query_count_does_not_grow_with_the_number_of_answers(
         make_answer(campaign=campaign, theme="Finance", difficulty=("simple", "hard")[n % 2])
     with CaptureQueriesContext(connection) as small:
         assert client.get(overview_url(campaign)).status_code == 200
-    for n in range(18):
-        make_answer(campaign=campaign, theme=("Finance", "RH", "IT")[n % 3], difficulty="inappropriate")
+    make_answers(
+        campaign=campaign, about=[(("Finance", "RH", "IT")[n % 3], "inappropriate") for n in range(18)]
+    )
     with django_assert_num_queries(len(small)):
         response = client.get(overview_url(campaign))
     assert response.context["counts"]["answers"] == 20

@@ -23,7 +23,7 @@ from evaluation.templatetags.report_extras import method_name
 from inference.estimators.shrinkage import shrink_to_judge
 from inference.intervals import standard_error
 from tests.categorical import categorical_campaign
-from tests.factories import api_token, make_judge
+from tests.factories import api_token, make_answer_units, make_judge
 from tests.judged import HOSTILE, judged_campaign, pct, row_html
 
 
@@ -503,7 +503,7 @@ def test_a_review_mode_report_says_which_labels_await_review(campaign, analyst, 
     from tests.factories import label, member, sample_units
 
     criterion = Criterion.objects.get(campaign=campaign, name="relevance")
-    units = [Unit.objects.get(answer=a, level=Level.ANSWER) for a in make_answers(campaign, 33)]
+    units = make_answer_units(campaign=campaign, count=33)
     sample_units(criterion=criterion, units=units)
     annotator, reviewer = member(campaign, Role.ANNOTATOR), member(campaign, Role.REVIEWER)
     for unit in units:
@@ -516,12 +516,6 @@ def test_a_review_mode_report_says_which_labels_await_review(campaign, analyst, 
     assert "1 final, 32 awaiting review." in " ".join(account.split())
     assert "The estimates read the final labels only" in account
     assert "(34 labels given in all, reviews and adjudications included.)" in account
-
-
-def make_answers(campaign, count: int):
-    from tests.factories import make_answer
-
-    return [make_answer(campaign=campaign, theme="Finance") for _ in range(count)]
 
 
 def test_the_page_in_french_reads_top_down_in_french(campaign, analyst, client_for):
