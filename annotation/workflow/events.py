@@ -22,8 +22,17 @@ labels_changed = Signal()
 
 
 def announce_labels_changed(*, criterion: Criterion, stage: str) -> None:
-    """Send ``labels_changed`` for ``criterion`` when the current transaction commits."""
+    """Send ``labels_changed`` for ``criterion`` when the current transaction commits, once
+    whatever the number of labels it records at ``stage`` (the demo's load records hundreds in
+    one). An announcement made in a savepoint rolled back since is made again."""
     criterion_id = criterion.pk
+    key = (criterion_id, stage)
+    # Django's callbacks to run on commit, as (savepoint ids, callback, robust): those of a
+    # savepoint rolled back are gone from it.
+    if any(
+        getattr(entry[1], "announces", None) == key for entry in transaction.get_connection().run_on_commit
+    ):
+        return
 
     def send() -> None:
         # The labels are committed: a failing listener (a broker down) is logged, never raised
@@ -34,4 +43,5 @@ def announce_labels_changed(*, criterion: Criterion, stage: str) -> None:
             if isinstance(result, Exception):
                 logger.error("labels_changed listener %r failed", receiver, exc_info=result)
 
+    send.announces = key  # type: ignore[attr-defined]
     transaction.on_commit(send)
