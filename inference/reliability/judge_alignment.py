@@ -40,9 +40,6 @@ from inference.reliability.agreement import cohen_kappa
 
 RESAMPLES = 1000
 SEED = 0
-# The grid of the judge's share of false positives among its disagreements, on which the ceiling
-# is searched (its maximum is smooth: a fine grid is within 1e-6 of it).
-_GRID = 2001
 WILSON_CLUSTERED = "wilson-clustered"
 BOOTSTRAP = "percentile bootstrap over clusters"
 
@@ -97,16 +94,27 @@ def _ceiling_rho2(agreement: np.ndarray, rate: np.ndarray) -> np.ndarray:
     """The largest rho^2 with a positive correlation over the 2 x 2 tables of human rate p and
     agreement a (vectorised over pairs): with d = 1 - a split into false positives x and false
     negatives d - x (x in [max(0, d - p), min(d, 1 - p)]), the judge's rate is q = p - d + 2x
-    and Cov = p (1 - p) - d (1 - p) + x (1 - 2p)."""
+    and Cov = p (1 - p) - d (1 - p) + x (1 - 2p) = A + B x.
+
+    rho^2 = Cov^2 / (p (1 - p) q (1 - q)) has, inside the range, one stationary point where Cov
+    is not 0: its derivative in q is zero where B q (1 - q) = Cov (1 - 2q), which, with Cov
+    written A' + (B / 2) q (A' = A - B (p - d) / 2), is linear in q: q* = A' / (B / 2 + 2 A').
+    The maximum is at q* or at an end of the range (exact, where a grid over x would only
+    approach it)."""
     a = np.clip(np.asarray(agreement, dtype=float), 0.0, 1.0)
     p = np.clip(np.asarray(rate, dtype=float), 0.0, 1.0)
     d = 1 - a
     low = np.maximum(0.0, d - p)
     high = np.minimum(d, 1 - p)
-    steps = np.linspace(0.0, 1.0, _GRID)
-    x = low[..., None] + (high - low)[..., None] * steps
+    slope = 1 - 2 * p
+    level = p * (1 - p) - d * (1 - p)
+    shifted = level - slope * (p - d) / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stationary = (shifted / (slope / 2 + 2 * shifted) - (p - d)) / 2
+    inside = np.clip(np.where(np.isfinite(stationary), stationary, low), low, np.maximum(low, high))
+    x = np.stack([low, high, inside], axis=-1)
     q = (p - d)[..., None] + 2 * x
-    cov = (p * (1 - p) - d * (1 - p))[..., None] + x * (1 - 2 * p)[..., None]
+    cov = level[..., None] + x * slope[..., None]
     denominator = (p * (1 - p))[..., None] * q * (1 - q)
     with np.errstate(divide="ignore", invalid="ignore"):
         rho2 = np.where((denominator > 1e-15) & (cov > 0), cov * cov / denominator, 0.0)

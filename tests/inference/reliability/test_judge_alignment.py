@@ -8,11 +8,14 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import norm
 from sklearn.metrics import cohen_kappa_score
 
 from inference.intervals import wilson
 from inference.reliability.judge_alignment import (
+    _ceiling_rho2,
     alignment,
     clustered_wilson,
     dorner_ceiling,
@@ -96,6 +99,34 @@ def test_the_ceiling_is_the_largest_factor_over_the_tables_of_that_agreement_and
     assert dorner_ceiling(agreement=agreement, rate=rate) == pytest.approx(
         ceiling_by_enumeration(agreement, rate), rel=1e-4
     )
+
+
+def ceiling_on_a_grid(agreement: np.ndarray, rate: np.ndarray, points: int) -> np.ndarray:
+    """rho^2's largest value over ``points`` shares of false positives among the disagreements."""
+    d, p = 1 - agreement, rate
+    low, high = np.maximum(0.0, d - p), np.minimum(d, 1 - p)
+    x = low[:, None] + (high - low)[:, None] * np.linspace(0.0, 1.0, points)
+    q = (p - d)[:, None] + 2 * x
+    cov = (p * (1 - p) - d * (1 - p))[:, None] + x * (1 - 2 * p)[:, None]
+    denominator = (p * (1 - p))[:, None] * q * (1 - q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho2 = np.where((denominator > 1e-15) & (cov > 0), cov * cov / denominator, 0.0)
+    return np.where(high >= low - 1e-12, np.max(np.minimum(rho2, 1.0), axis=1), np.nan)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 1.0), st.floats(0.0, 1.0)), min_size=1, max_size=40))
+def test_the_ceiling_is_the_maximum_a_fine_grid_approaches(pairs):
+    """Over bootstrap-like arrays of (agreement, rate): never below a grid of 20,001 points, and
+    within what such a grid can miss of the maximum."""
+    agreement, rate = (np.array(column) for column in zip(*pairs, strict=True))
+    exact = _ceiling_rho2(agreement, rate)
+    grid = ceiling_on_a_grid(agreement, rate, 20_001)
+    assert np.array_equal(np.isnan(exact), np.isnan(grid))
+    kept = ~np.isnan(exact)
+    assert np.all((exact >= 0) & (exact <= 1) | ~kept)
+    assert np.all(exact[kept] >= grid[kept] - 1e-12)
+    assert np.allclose(exact[kept], grid[kept], atol=1e-6)
 
 
 @pytest.mark.parametrize("rate", [0.5, 0.6, 0.75, 0.9, 0.99])
