@@ -65,12 +65,17 @@ def django_db_setup(django_db_setup, django_db_blocker):
     marker or by its db fixtures. Tests that share a module's rows (``shared_db``) ask by neither:
     a run holding only those got no test database, reached the one the settings name and emptied
     it after their module. The test database is then created here all the same."""
+    import dj_database_url
+    from django.conf import settings
     from django.db import connection
     from django.test.utils import setup_databases, teardown_databases
 
     with django_db_blocker.unblock():
         created = None
-        if connection.settings_dict["NAME"] != connection.creation._get_test_db_name():
+        # Still the database the settings name: none was created. (Not a comparison with the
+        # test database's name, which Django derives from the name it has just replaced on
+        # PostgreSQL: a second database was then made, migrations and all.)
+        if str(connection.settings_dict["NAME"]) == str(dj_database_url.parse(settings.DATABASE_URL)["NAME"]):
             created = setup_databases(verbosity=0, interactive=False, aliases={"default"})
         by_delete = may_empty_by_delete(connection)
     with emptied_by_delete(by_delete):
@@ -123,6 +128,43 @@ def emptied_by_delete(enabled: bool) -> Iterator[None]:
 # Tasks run in the test's own process unless a test starts a real worker (see tests/worker.py).
 celery_app.conf.task_always_eager = True
 celery_app.conf.task_eager_propagates = True
+
+
+def _static_files_listed_once_per_process() -> None:
+    """WhiteNoise lists every static file and works out its headers (about 180 files, 9 ms) each
+    time a middleware chain is built, which Django's test client does for each client: thousands
+    of times in a run. Listed once per process and per setting that shapes them here, the same
+    files with the same headers and responses."""
+    from django.conf import settings
+    from whitenoise.middleware import WhiteNoiseMiddleware
+
+    scan = WhiteNoiseMiddleware.add_files_from_finders
+    listed: dict[tuple, dict] = {}
+
+    def add_files_from_finders(self) -> None:
+        key = (
+            self.static_prefix,
+            self.max_age,
+            self.allow_all_origins,
+            self.charset,
+            self.add_headers_function,
+            self.index_file,
+            # WhiteNoise's own test is a method: bound to each middleware, the same function.
+            getattr(self.immutable_file_test, "__func__", self.immutable_file_test),
+            tuple(sorted(self.media_types.types_map.items())),
+            tuple(map(str, settings.STATICFILES_DIRS)),
+            tuple(settings.STATICFILES_FINDERS),
+        )
+        if key not in listed:
+            before = dict(self.files)
+            scan(self)
+            listed[key] = {url: file for url, file in self.files.items() if before.get(url) is not file}
+        self.files.update(listed[key])
+
+    WhiteNoiseMiddleware.add_files_from_finders = add_files_from_finders  # type: ignore[method-assign]
+
+
+_static_files_listed_once_per_process()
 
 
 @pytest.fixture(autouse=True)

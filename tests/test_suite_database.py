@@ -32,10 +32,14 @@ def _labelled():
 
 
 def test_the_tests_run_on_a_database_of_their_own():
-    """Never on the database the settings name (a developer's, filled by ``make run``)."""
-    configured = dj_database_url.parse(settings.DATABASE_URL)["NAME"]
+    """Never on the database the settings name (a developer's, filled by ``make run``), and on
+    the one test database made for it (``test_<name>``, with pytest-xdist's suffix), not on a
+    test database of the test database."""
+    configured = str(dj_database_url.parse(settings.DATABASE_URL)["NAME"])
     name = str(connection.settings_dict["NAME"])
-    assert name != str(configured) and "test" in Path(name).name
+    assert name != configured and "test" in Path(name).name
+    if connection.vendor == "postgresql":
+        assert name.startswith(f"test_{configured}") and not name.startswith("test_test_")
 
 
 def test_the_flush_after_a_transactional_test_empties_every_table_and_keeps_the_triggers():
