@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from django.utils import translation
@@ -47,7 +49,29 @@ def pytest_collection_modifyitems(config, items):
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
+    browser_or_worker_marks_named(items)
     worker_modules_first(items)
+
+
+# What `make test-browser` looks for in a test module's text to collect it (Makefile:
+# BROWSER_MODULES), rather than import all 200 modules in each process to run the 80 tests marked.
+BROWSER_OR_WORKER_MARK = re.compile(r"\bmark\.(e2e|worker)\b")
+
+
+def browser_or_worker_marks_named(items) -> None:
+    """Refuses a test marked ``e2e`` or ``worker`` in a module whose text does not name the mark
+    (a mark made elsewhere and imported): `make test-browser` would not collect it."""
+    texts: dict[Path, str] = {}
+    for item in items:
+        if item.get_closest_marker("e2e") is None and item.get_closest_marker("worker") is None:
+            continue
+        if item.path not in texts:
+            texts[item.path] = item.path.read_text(encoding="utf-8")
+        if not BROWSER_OR_WORKER_MARK.search(texts[item.path]):
+            raise pytest.UsageError(
+                f"{item.nodeid} is marked e2e or worker, but its module does not say "
+                "`pytest.mark.e2e` or `pytest.mark.worker`: `make test-browser` would not collect it"
+            )
 
 
 def worker_modules_first(items) -> None:
