@@ -54,7 +54,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 # What `make test-browser` looks for in a test module's text to collect it (Makefile:
-# BROWSER_MODULES), rather than import all 200 modules in each process to run the 80 tests marked.
+# BROWSER_MODULES), rather than import all 200 modules in each process to run the few marked.
 BROWSER_OR_WORKER_MARK = re.compile(r"\bmark\.(e2e|worker)\b")
 
 
