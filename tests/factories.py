@@ -353,8 +353,7 @@ def sampled_by_theme(campaign, plan: dict[str, list[tuple[int, int]]]):
     criterion = Criterion.objects.select_related("campaign").get(campaign=campaign, name="relevance")
     units, themes = [], []
     for theme, pairs in plan.items():
-        answers = make_answers(campaign=campaign, about=[(theme, "simple")] * len(pairs), sentences=[])
-        units.extend(answer_units(answers))
+        units.extend(make_answer_units(campaign=campaign, theme=theme, count=len(pairs), sentences=[]))
         themes.extend([theme] * len(pairs))
     sample_units(criterion=criterion, units=units)
     return criterion, units

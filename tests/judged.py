@@ -9,7 +9,7 @@ from django.utils.html import escape
 
 from annotation.models import Criterion, Label, Question, Stage
 from evaluation.models import Judge, Judgment
-from tests.factories import answer_units, make_answers, make_campaign
+from tests.factories import answer_units, make_answer_units, make_answers, make_campaign
 
 HOSTILE = "<script>alert('x')</script> & RH"
 THEMES = {"Finance": (14, 30), "IT": (12, 20), HOSTILE: (16, 24)}  # (labeled, judge-only) answers
@@ -28,8 +28,9 @@ def judged_campaign(campaign, *, second_judge: bool = False) -> tuple[Criterion,
     )
     labels, judgments = [], []
     for theme, (labeled, unlabeled) in THEMES.items():
-        answers = make_answers(campaign=campaign, about=[(theme, "simple")] * (labeled + unlabeled))
-        for index, unit in enumerate(answer_units(answers)):
+        for index, unit in enumerate(
+            make_answer_units(campaign=campaign, theme=theme, count=labeled + unlabeled)
+        ):
             truth = int(rng.random() < 0.7)
             if index < labeled:
                 labels.append(Label(unit=unit, criterion=criterion, stage=Stage.IMPORTED, value=truth))
