@@ -159,26 +159,88 @@ def classical_mean(
         )
     if G == 1:
         return unbounded_interval(mean=mean, method=method, alpha=alpha, n=n, df=0, note=notes.ONE_CLUSTER)
-    variance = linearised_variance(values=values, w=weights, codes=codes, G=G)
+    factor = finite_population_factor(n=n, population=population)
+    return _clustered_interval(
+        mean=mean,
+        variance=linearised_variance(values=values, w=weights, codes=codes, G=G),
+        count=float(np.sum(values)),
+        n=n,
+        G=G,
+        alpha=alpha,
+        factor=factor,
+        least_n=least_labels(codes=codes, G=G, w=weights, factor=factor),
+    )
+
+
+def _clustered_interval(
+    *, mean: float, variance: float, count: float, n: int, G: int, alpha: float, factor: float, least_n: float
+) -> Interval:
+    """The robust human-only interval from the mean of ``n`` labels (``count`` of them 1) in ``G``
+    clusters and its cluster-robust variance, before the finite-population ``factor``."""
     note = ""
     if variance <= TINY:
         # Every label equal: ~12 labels all 1 do not make a theme surely at 100%. The variance
         # of the smoothed rate, as robust_ppi's rectifier floor gives it.
-        variance = smoothed_variance(count=float(np.sum(values)), n=n, alpha=alpha) / G
+        variance = smoothed_variance(count=count, n=n, alpha=alpha) / G
         note = notes.SMOOTHED
-    factor = finite_population_factor(n=n, population=population)
     return from_variance(
         mean=mean,
         variance=factor * variance,
         alpha=alpha,
         df=G - 1,
-        method=method,
+        method=CLASSICAL_ROBUST,
         n=n,
         N=0,
         note=note,
         bounded=True,
-        least_n=least_labels(codes=codes, G=G, w=weights, factor=factor),
+        least_n=least_n,
     )
+
+
+def clustered_means(*, sums: np.ndarray, counts: np.ndarray, alpha: float) -> list[Interval]:
+    """``classical_mean`` of unweighted labels with clusters, for several samples at once, each
+    given by its clusters' sums and sizes alone: ``sums`` and ``counts`` are G x K, column k the
+    sum of the labels and their number in each of the G clusters of sample k (every cluster holds
+    one label at least). The same intervals as ``classical_mean(y=..., clusters=...)`` of each
+    sample's labels, to rounding, without reading the labels again: the mean, the clusters'
+    influence totals (S_g - n_g mean) / n and Kish's count n^2 / sum n_g^2 need only these."""
+    alpha = check_alpha(alpha)
+    sums = np.asarray(sums, dtype=float)
+    counts = np.asarray(counts, dtype=float)
+    G = sums.shape[0]
+    n = counts.sum(axis=0)
+    summed = sums.sum(axis=0)
+    means = summed / n
+    totals = (sums - counts * means) / n
+    variances = [cluster_variance(totals[:, k]) for k in range(sums.shape[1])]
+    least = n**2 / np.sum(counts**2, axis=0)
+    out = []
+    for k, variance in enumerate(variances):
+        if G == 1:
+            out.append(
+                unbounded_interval(
+                    mean=float(means[k]),
+                    method=CLASSICAL_ROBUST,
+                    alpha=alpha,
+                    n=int(n[k]),
+                    df=0,
+                    note=notes.ONE_CLUSTER,
+                )
+            )
+            continue
+        out.append(
+            _clustered_interval(
+                mean=float(means[k]),
+                variance=variance,
+                count=float(summed[k]),
+                n=int(n[k]),
+                G=G,
+                alpha=alpha,
+                factor=1.0,
+                least_n=float(least[k]),
+            )
+        )
+    return out
 
 
 def least_labels(*, codes: np.ndarray, G: int, w: np.ndarray | None, factor: float) -> float:
