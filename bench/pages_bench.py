@@ -1,26 +1,29 @@
 """Server time of the analyst's heavy pages, through the whole Django stack, at three sizes.
 
     python bench/pages_bench.py [--size demo|50k|1m] [--n 20] [--only report,compare]
-                                [--profile PAGE] [--top 30] [--keep]
+                                [--profile PAGE] [--top 30] [--keep] [--warm]
 
-``--size demo`` (the default): a fresh database gets the demo (``evaluation.demo.campaign.load_demo``:
-two versions of the assistant, 120 answers each, labels, judgments, samples, snapshots).
-``--size 50k`` and ``--size 1m``: it gets two versions of 50,000 or 1,000,000 judged answers each
-(``bench.large_campaign.build_large``: sentences and citations on one answer in ten, 3,000
-human labels per criterion by several people, samples, snapshots), PostgreSQL only. The
-database: a SQLite file (``var/attest_pages_bench.sqlite3``, remade each run) by default; with
-``DATABASE_URL`` set to a PostgreSQL server, a database ``attest_pages_bench`` (``_50k``,
+``--size demo`` (the default): a fresh database gets the demo
+(``evaluation.demo.campaign.load_demo``: two versions of the assistant, 120 answers each, labels,
+judgments, samples, snapshots). ``--size 50k`` and ``--size 1m``: it gets two versions of 50,000 or
+1,000,000 judged answers each (``bench.large_campaign.build_large``: sentences and citations on one
+answer in ten, 3,000 human labels per criterion by several people, samples, snapshots), PostgreSQL
+only. The database: a SQLite file (``var/attest_pages_bench.sqlite3``, remade each run) by default;
+with ``DATABASE_URL`` set to a PostgreSQL server, a database ``attest_pages_bench`` (``_50k``,
 ``_1m``) made on that server and dropped after (the database the URL names is left alone);
-``--keep`` keeps it, and a later run with ``--keep`` reads it again instead of building it
-(caches excepted, nothing the pages do writes to it). The manager (who may read every page here)
-is logged in with the Django test client; each page is asked for once to warm it, then ``--n``
-times back to back. Prints per page the 50th and the 95th percentile of the milliseconds per
-request (the client's call: middleware, view, template, the response's bytes), the SQL queries
-one more request ran (``CaptureQueriesContext``, apart from the timed ones since capturing costs
-time), the response's size, and the time of the first request (templates compiled, modules
-imported on first use: what the first visitor after a restart waits). ``--profile PAGE,...``
-then prints the cProfile of ``--n`` requests of each page named; ``--sql`` prints the SQL of one
-request of each page. It asserts nothing: timings belong here, never in tests.
+``--keep`` keeps it, and a later run with ``--keep`` reads it again instead of building it (caches
+excepted, nothing the pages do writes to it). ``--warm`` first does what a worker does after an
+import or a judge run, timed: each criterion's estimates recomputed (``refresh_estimates_task``),
+then both campaigns' pages computed ahead of their visit (``evaluation.page_warming``): the first
+visits then read what they kept. The
+manager (who may read every page here) is logged in with the Django test client; each page is asked
+for once to warm it, then ``--n`` times back to back. Prints per page the 50th and the 95th
+percentile of the milliseconds per request (the client's call: middleware, view, template, the
+response's bytes), the SQL queries one more request ran (``CaptureQueriesContext``, apart from the
+timed ones since capturing costs time), the response's size, and the time of the first request
+(templates compiled, modules imported on first use: what the first visitor after a restart waits).
+``--profile PAGE,...`` then prints the cProfile of ``--n`` requests of each page named; ``--sql``
+prints the SQL of one request of each page. It asserts nothing: timings belong here, never in tests.
 
 "Recompute now" (the report's refresh) is not timed: its POST only enqueues the recomputation
 for a worker (``evaluation.jobs.request_estimates_refresh``).
@@ -174,6 +177,9 @@ def main() -> None:
     parser.add_argument("--profile", default="", help="pages to profile (parts of names)")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--sql", action="store_true", help="print the SQL of one request of each page")
+    parser.add_argument(
+        "--warm", action="store_true", help="compute the pages ahead first, as a worker does (page_warming)"
+    )
     args = parser.parse_args()
     with fresh_database(size=args.size, keep=args.keep) as (engine, existed):
         import logging
@@ -216,6 +222,23 @@ def main() -> None:
         chosen = [
             page for page in every if not args.only or any(word in page.name for word in args.only.split(","))
         ]
+        if args.warm:
+            from evaluation import page_warming
+            from evaluation.tasks import refresh_estimates_task
+
+            for campaign in Campaign.objects.filter(slug__in=[slug, other_slug]).order_by("pk"):
+                # What a worker does after an import or a judge run: each criterion's estimates
+                # recomputed (snapshots stored where they changed), then the pages computed ahead.
+                began = time.perf_counter()
+                for criterion_id in campaign.criteria.values_list("pk", flat=True):
+                    refresh_estimates_task(criterion_id)
+                refreshed = time.perf_counter() - began
+                began = time.perf_counter()
+                warmed = page_warming.warm_campaign(campaign=campaign)
+                print(
+                    f"{campaign.name}: estimates recomputed in {refreshed:.1f} s, pages computed ahead in "
+                    f"{time.perf_counter() - began:.1f} s ({', '.join(warmed)})"
+                )
         print(f"{'page':<34} {'p50 ms':>8} {'p95 ms':>8} {'queries':>7} {'KB':>6} {'first ms':>8}")
         for page in chosen:
             began = time.perf_counter()

@@ -281,6 +281,10 @@ LANGUAGE_CANDIDATES = env_list("LANGUAGE_CANDIDATES", ["fr", "en", "de", "es", "
 # Seconds between a human label and the recomputation of the estimates it triggers: labels that
 # arrive meanwhile (an adjudication batch) are covered by the same recomputation.
 ESTIMATES_REFRESH_DELAY_S = env_float("ESTIMATES_REFRESH_DELAY_S", 30.0, minimum=0.0)
+# After an import, a judge run or a recomputation of the estimates, a worker computes the heavy
+# pages' figures at their default parameters (evaluation/page_warming.py), where the cache is
+# shared with the web processes (CACHE_URL) or tasks run eagerly.
+PAGE_WARMING = env_bool("PAGE_WARMING", True)
 # Milliseconds after a unit is painted during which the annotation pages ignore label keys: a key
 # pressed twice by accident (two presses 30 ms apart) must not label a unit nobody has read.
 LABEL_KEY_GUARD_MS = env_int("LABEL_KEY_GUARD_MS", 300, minimum=0)

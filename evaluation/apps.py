@@ -8,11 +8,12 @@ class EvaluationConfig(AppConfig):
     verbose_name = "Evaluation"
 
     def ready(self) -> None:
-        from annotation.workflow.events import labels_changed
+        from annotation.workflow.events import content_changed, labels_changed
         from evaluation.estimates.snapshots import estimates_moved
 
         labels_changed.connect(_labels_changed, dispatch_uid="evaluation.refresh_on_labels")
         estimates_moved.connect(_estimates_moved, dispatch_uid="evaluation.refresh_on_import")
+        content_changed.connect(_content_changed, dispatch_uid="evaluation.warm_on_content")
 
 
 def _labels_changed(sender, *, criterion_id: int, stage: str, **kwargs) -> None:
@@ -37,3 +38,12 @@ def _estimates_moved(sender, *, criterion_ids: list[int], trigger: str, **kwargs
 
     for criterion_id in criterion_ids:
         enqueue_refresh(criterion_id=criterion_id, trigger=trigger)
+
+
+def _content_changed(sender, *, campaign_id: int, **kwargs) -> None:
+    """A campaign's questions, chunks or answers changed (an import): have its heavy pages
+    computed ahead of their visit. (Labels or judgments that came with it are announced apart,
+    and their recomputation of the estimates warms the reports.)"""
+    from evaluation.jobs import request_page_warming
+
+    request_page_warming(campaign_id=campaign_id)

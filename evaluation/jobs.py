@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+
 from django.db import transaction
 
 from annotation import broker
 from annotation.models import Criterion
+from evaluation import page_warming
 from evaluation.designs import judge_shares
 from evaluation.designs.judge_plan import JudgePlan
 from evaluation.estimates import snapshots
 from evaluation.judge import preflight, runs
 from evaluation.models import Judge, JudgeRun, JudgeShare, ReportSnapshot
-from evaluation.tasks import dispatch_run, refresh_estimates_task
+from evaluation.tasks import dispatch_run, refresh_estimates_task, send_page_warming
 
 
 def start_judge_run(
@@ -103,3 +106,11 @@ def enqueue_refresh(*, criterion_id: int, trigger: str, delay_s: float = 0.0) ->
         return False
     broker.send_on_commit(refresh_estimates_task, criterion_id, countdown=delay_s)
     return True
+
+
+def request_page_warming(*, campaign_id: int, criterion_ids: list[int] | None = None) -> None:
+    """Have a worker compute the campaign's heavy pages ahead of their visit once the current
+    transaction commits (``tasks.warm_pages``; ``criterion_ids``: only those criteria's reports),
+    where that reaches the pages (``page_warming.enabled``; nothing is scheduled otherwise)."""
+    if page_warming.enabled():
+        transaction.on_commit(functools.partial(send_page_warming, campaign_id, criterion_ids))

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from annotation import broker
+from annotation.models import Campaign, Criterion
+from evaluation import page_warming
 from evaluation.estimates import snapshots
 from evaluation.judge import accounting, claims, runs, scheduler
 from evaluation.models import JudgeRun, ReportSnapshot
+
+logger = logging.getLogger(__name__)
 
 # Batches per task: enough to keep a worker's threads busy, small enough to spread over workers.
 BATCHES_PER_TASK_FACTOR = 4
@@ -84,8 +90,47 @@ def judge_batches(self, run_id: int, batch_ids: list[int]) -> int:
     soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
 )
 def refresh_estimates_task(criterion_id: int) -> int:
-    """Recompute the criterion's estimates and store the snapshots that changed; how many."""
-    return len(snapshots.run_scheduled_refresh(criterion_id=criterion_id))
+    """Recompute the criterion's estimates and store the snapshots that changed; how many. The
+    heavy pages of its campaign are then computed ahead of their visit (``warm_pages``)."""
+    stored = len(snapshots.run_scheduled_refresh(criterion_id=criterion_id))
+    campaign_id = Criterion.objects.filter(pk=criterion_id).values_list("campaign_id", flat=True).first()
+    if campaign_id is not None:
+        send_page_warming(campaign_id, [criterion_id])
+    return stored
+
+
+def send_page_warming(campaign_id: int, criterion_ids: list[int] | None = None) -> bool:
+    """Send ``warm_pages`` where its work reaches the pages (``page_warming.enabled``); False when
+    it does not. A broker that does not answer is logged: the pages are then computed on their
+    first visit, as without."""
+    if not page_warming.enabled():
+        return False
+    try:
+        broker.send(warm_pages, campaign_id, criterion_ids)
+    except broker.QueueDown:
+        logger.warning(
+            "the pages of campaign %s are not computed ahead: the broker did not answer", campaign_id
+        )
+    return True
+
+
+@shared_task(
+    acks_late=True,
+    name="evaluation.warm_pages",
+    time_limit=settings.CELERY_TASK_TIME_LIMIT,
+    soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
+)
+def warm_pages(campaign_id: int, criterion_ids: list[int] | None = None) -> list[str]:
+    """Compute the campaign's heavy pages into the page cache at their default parameters
+    (``page_warming.warm_campaign``; ``criterion_ids``: only those criteria's reports); what
+    was warmed. Nothing for a campaign deleted since."""
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:
+        return []
+    criteria = (
+        None if criterion_ids is None else campaign.criteria.filter(pk__in=criterion_ids).order_by("name")
+    )
+    return page_warming.warm_campaign(campaign=campaign, criteria=criteria)
 
 
 @shared_task(acks_late=True, name="evaluation.recover_runs")

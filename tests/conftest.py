@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
 from django.utils import translation
 
 from annotation.models import Role
@@ -152,6 +153,9 @@ def emptied_by_delete(enabled: bool) -> Iterator[None]:
 # Tasks run in the test's own process unless a test starts a real worker (see tests/worker.py).
 celery_app.conf.task_always_eager = True
 celery_app.conf.task_eager_propagates = True
+# Each import and recomputation would compute every heavy page at once in the test's process: on
+# only where a test turns it on (tests/evaluation/test_page_warming.py).
+django_settings.PAGE_WARMING = False
 
 
 def _static_files_listed_once_per_process() -> None:

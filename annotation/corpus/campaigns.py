@@ -11,6 +11,7 @@ from annotation.corpus.conventions import BUILTIN_CRITERIA
 from annotation.criteria.guidelines import guidelines_for
 from annotation.errors import FieldError, refusal
 from annotation.models import Answer, Campaign, Criterion, Membership, Role
+from annotation.workflow import events
 
 
 def ensure_builtin_criteria(*, campaign: Campaign) -> list[Criterion]:
@@ -93,5 +94,7 @@ def campaign_of_content(row) -> int:
 def content_changed(*, campaign_id: int) -> None:
     """The campaign's questions, chunks or answers changed: its ``content_version`` moves, so that
     figures kept from the former content are not read again (one UPDATE, in the current
-    transaction: rolled back with it)."""
+    transaction: rolled back with it), and the layers above are told once it commits
+    (``events.content_changed``)."""
     Campaign.objects.filter(pk=campaign_id).update(content_version=F("content_version") + 1)
+    events.announce_content_changed(campaign_id=campaign_id)

@@ -13,20 +13,16 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
-from django.template.loader import render_to_string
 from django.utils.text import slugify
-from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
 from annotation.access import AppRequest, get_campaign_for
-from evaluation import page_cache
 from evaluation.forms.measures import StabilityForm
 from evaluation.measures import stability
+from evaluation.pages.stability import questions_table
 from evaluation.reports import measure_tables
 from evaluation.views.downloads import measure_file
 from evaluation.views.reports import VIEWERS
-
-QUESTIONS_TABLE = "evaluation/_stability_questions.html"
 
 
 def _computed(request: AppRequest, slug: str) -> tuple[dict[str, Any], bool]:
@@ -65,13 +61,7 @@ def stability_page(request: AppRequest, slug: str) -> HttpResponse:
     context, valid = _computed(request, slug)
     key = context.get("key")
     if key is not None:
-        # A row per question, rendered once per language and kept beside the figures.
-        table = {"result": context["result"]}
-        context["questions_table"] = page_cache.cached(
-            "stability-questions",
-            [*key, get_language()],
-            lambda: render_to_string(QUESTIONS_TABLE, table),
-        )
+        context["questions_table"] = questions_table(result=context["result"], key=key)
     return render(request, "evaluation/stability.html", context, status=200 if valid else 400)
 
 

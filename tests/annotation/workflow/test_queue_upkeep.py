@@ -69,7 +69,8 @@ def test_a_rebuild_of_many_open_slots_refreshes_their_statistics_once_committed(
     campaign = make_campaign(name="Upkeep")
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         criterion, _ = sampled(campaign=campaign, answers=7)
-    assert callbacks == []  # 7 open slots: left to autovacuum
+    # 7 open slots: left to autovacuum (the answers' content announces itself, nothing else runs).
+    assert [callback for callback in callbacks if not hasattr(callback, "announces")] == []
     monkeypatch.setattr(open_slots, "ANALYZE_AFTER_ROWS", 14)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         assert open_slots.rebuild(criterion=criterion) == 14  # 7 deleted, 7 inserted
