@@ -47,8 +47,11 @@ def _reset_connections() -> None:
 class Worker:
     """A Celery worker subprocess on its own queue, so no other run's messages reach it."""
 
-    def __init__(self, *, tmp_path: Path, pool: str = "solo", concurrency: int = 1) -> None:
+    def __init__(
+        self, *, tmp_path: Path, pool: str = "solo", concurrency: int = 1, env: dict[str, str] | None = None
+    ) -> None:
         self.queue = f"test-{uuid.uuid4().hex[:12]}"
+        self.env = dict(env or {})  # more of the worker's environment (its settings)
         self.var_dir = tmp_path / "var"
         self.var_dir.mkdir(parents=True, exist_ok=True)
         self.pool = pool
@@ -92,6 +95,7 @@ class Worker:
             "CELERY_QUEUE": self.queue,
             "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
             "CELERY_TASK_ALWAYS_EAGER": "0",
+            **self.env,
         }
         log = open(self.log_path, "ab")  # noqa: SIM115 - the worker writes to it until it stops
         self.process = subprocess.Popen(
