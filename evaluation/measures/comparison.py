@@ -135,12 +135,13 @@ def version_estimates(
     per theme and ``overall`` (stratified by the themes' unit counts), decomposed by question id:
     estimate -> theme -> :class:`Linear`. Kept in the page cache (``evaluation.page_cache``)
     under what they are computed from (``page_cache.estimates_key``), the method and alpha."""
-    key = page_cache.estimates_key(criterion=criterion, judge=judge)
-    return page_cache.cached(
-        "version_estimates",
-        None if key is None else [*key, method, alpha],
-        lambda: _version_estimates(criterion=criterion, judge=judge, method=method, alpha=alpha),
-    )
+    with page_cache.one_read():
+        key = page_cache.estimates_key(criterion=criterion, judge=judge)
+        return page_cache.cached(
+            "version_estimates",
+            None if key is None else [*key, method, alpha],
+            lambda: _version_estimates(criterion=criterion, judge=judge, method=method, alpha=alpha),
+        )
 
 
 def _counted_by_question(

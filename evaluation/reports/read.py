@@ -333,9 +333,10 @@ def _computed(request: ReportRequest) -> Report | CategoricalReport:
             **({} if request.categorical else {"clusters": request.clusters}),
         )
 
-    key = page_cache.estimates_key(criterion=request.criterion, judge=request.judge)
     parameters = (request.categorical, request.method, request.alpha, request.by_difficulty, request.clusters)
-    return page_cache.cached("report", None if key is None else [*key, parameters], computed)
+    with page_cache.one_read():
+        key = page_cache.estimates_key(criterion=request.criterion, judge=request.judge)
+        return page_cache.cached("report", None if key is None else [*key, parameters], computed)
 
 
 def _numbers(

@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.admin.sites import site
+from django.core.cache import cache
+from django.db import connection
 from django.test import RequestFactory
+from django.test.utils import CaptureQueriesContext
 
 from annotation.ingest.errors import ImportFailed
 from annotation.models import Answer, Campaign, Question, SourceChunk
+from evaluation import page_cache
 from evaluation.imports.campaign_file import import_file
 from evaluation.measures.automatic import compute_metrics
+from evaluation.reports import read
 from tests.factories import make_user
 from tests.ingest_files import JSONL, RECORDS, write_jsonl
+from tests.judged import study_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -68,3 +74,28 @@ def test_a_row_saved_or_deleted_by_hand_moves_the_version():
     answer = Answer.objects.filter(campaign=campaign).first()
     site.get_model_admin(Answer).delete_queryset(request, Answer.objects.filter(pk=answer.pk))
     assert _version(campaign) == version + 3
+
+
+def _versions_read(queries) -> int:
+    """How many of ``queries`` read a judge's judgments' version (``page_cache.judgments_version``)."""
+    return sum(
+        'MAX("evaluation_judgment"."updated_at")' in query["sql"] for query in queries.captured_queries
+    )
+
+
+def test_a_report_computed_now_reads_the_judgments_version_once():
+    _campaign, criterion, judge, _ = study_campaign(name="Versions")
+    cache.clear()
+    request = read.report_request(criterion=criterion, judge=judge.name, alpha=0.1)
+    with CaptureQueriesContext(connection) as computed:
+        read.read_report(request)
+    # Its key and its counts' key share one read; kept, the next read is the key's alone.
+    assert _versions_read(computed) == 1
+    with CaptureQueriesContext(connection) as kept:
+        read.read_report(request)
+    assert _versions_read(kept) == 1
+    # Outside such a read, each key reads it.
+    with CaptureQueriesContext(connection) as apart:
+        page_cache.estimates_key(criterion=criterion, judge=judge)
+        page_cache.judge_counts_key(criterion=criterion, judge=judge)
+    assert _versions_read(apart) == 2

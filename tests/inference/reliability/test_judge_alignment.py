@@ -125,7 +125,9 @@ def test_the_ceiling_is_the_maximum_a_fine_grid_approaches(pairs):
     assert np.array_equal(np.isnan(exact), np.isnan(grid))
     kept = ~np.isnan(exact)
     assert np.all((exact >= 0) & (exact <= 1) | ~kept)
-    assert np.all(exact[kept] >= grid[kept] - 1e-12)
+    # Never below, but for rounding: at a rate 1e-7 from 1 and an agreement 1e-16 from 1 the two
+    # formulas' arithmetic differ by 5.5e-10 at the same end of the range.
+    assert np.all(exact[kept] >= grid[kept] - 1e-9)
     assert np.allclose(exact[kept], grid[kept], atol=1e-6)
 
 
