@@ -85,19 +85,8 @@ def _warm_evidence(campaign: Campaign, warmed: list[str]) -> None:
     form = EvidenceForm(_first_visit(), criteria=evidence.answer_criteria(campaign=campaign), candidates=[])
     if not form.is_valid():
         return
-    data = form.cleaned_data
-    criterion = data["criterion"]
     try:
-        evidence.evidence_report(
-            campaign=campaign,
-            budgets=data["budgets"],
-            ks=data["k"],
-            criterion=criterion.name if criterion else None,
-            insufficient=data["insufficient_category"] if criterion else None,
-            correct=data["correct_category"] if criterion else None,
-            fit_budget=data["fit_budget"] if criterion else None,
-            cached=True,
-        )
+        evidence.evidence_report(campaign=campaign, **form.report_arguments(), cached=True)
     except evidence.EvidenceError:
         return
     warmed.append("evidence")
@@ -105,19 +94,10 @@ def _warm_evidence(campaign: Campaign, warmed: list[str]) -> None:
 
 def _warm_stability(campaign: Campaign, warmed: list[str]) -> None:
     form = StabilityForm(_first_visit(), criteria=list(campaign.criteria.order_by("name")))
-    valid = form.is_valid()
-    params = form.params()
-    if not valid or params.measure is None or params.no_judge:
+    form.is_valid()
+    figures = form.figures(campaign=campaign)
+    if figures is None:
         return
-    figures = stability.StabilityParams(
-        campaign=campaign,
-        measure=params.measure,
-        source=params.source,
-        judge=params.judge,
-        alpha=params.alpha,
-        draws=params.draws,
-        seed=params.seed,
-    )
     key = stability.stability_key(figures)
     result = stability.cached_stability(figures, key=key)
     if key is not None:

@@ -157,6 +157,22 @@ class StabilityForm(MessagesMixin, forms.Form):
             no_judge=self.no_judge,
         )
 
+    def figures(self, *, campaign: Campaign) -> stability.StabilityParams | None:
+        """What the page computes for these parameters (call after ``is_valid``); None when there
+        is nothing to compute: a bad parameter, no measure, or a judge to choose first."""
+        params = self.params()
+        if self.errors or params.measure is None or params.no_judge:
+            return None
+        return stability.StabilityParams(
+            campaign=campaign,
+            measure=params.measure,
+            source=params.source,
+            judge=params.judge,
+            alpha=params.alpha,
+            draws=params.draws,
+            seed=params.seed,
+        )
+
 
 class EvidenceForm(MessagesMixin, forms.Form):
     """The evidence page's parameters (GET): ``budgets`` and ``k`` (positive whole numbers,
@@ -227,6 +243,20 @@ class EvidenceForm(MessagesMixin, forms.Form):
             if data.get("fit_budget") is None and data.get("budgets"):
                 data["fit_budget"] = max(data["budgets"])
         return data
+
+    def report_arguments(self) -> dict[str, Any]:
+        """``evidence_report``'s arguments these parameters give, besides the campaign (call after
+        a successful ``is_valid``)."""
+        data = self.cleaned_data
+        criterion = data["criterion"]
+        return {
+            "budgets": data["budgets"],
+            "ks": data["k"],
+            "criterion": criterion.name if criterion else None,
+            "insufficient": data["insufficient_category"] if criterion else None,
+            "correct": data["correct_category"] if criterion else None,
+            "fit_budget": data["fit_budget"] if criterion else None,
+        }
 
     def effective(self) -> EvidenceForm:
         """The same form bound to the values in effect, defaults written out (call after a

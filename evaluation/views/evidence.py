@@ -38,19 +38,8 @@ def _report(request: AppRequest, slug: str) -> tuple[Campaign, set[str], Evidenc
     )
     report = None
     if form.is_valid():
-        data = form.cleaned_data
-        criterion = data["criterion"]
         try:
-            report = evidence_report(
-                campaign=campaign,
-                budgets=data["budgets"],
-                ks=data["k"],
-                criterion=criterion.name if criterion else None,
-                insufficient=data["insufficient_category"] if criterion else None,
-                correct=data["correct_category"] if criterion else None,
-                fit_budget=data["fit_budget"] if criterion else None,
-                cached=True,
-            )
+            report = evidence_report(campaign=campaign, **form.report_arguments(), cached=True)
         except EvidenceError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.reason)
     return campaign, roles, form, report

@@ -38,16 +38,8 @@ def _computed(request: AppRequest, slug: str) -> tuple[dict[str, Any], bool]:
         "params": params,
         "errors": form.messages(),
     }
-    if valid and params.measure is not None and not params.no_judge:
-        figures = stability.StabilityParams(
-            campaign=campaign,
-            measure=params.measure,
-            source=params.source,
-            judge=params.judge,
-            alpha=params.alpha,
-            draws=params.draws,
-            seed=params.seed,
-        )
+    figures = form.figures(campaign=campaign)
+    if figures is not None:
         context["key"] = key = stability.stability_key(figures)
         context["result"] = stability.cached_stability(figures, key=key)
     return context, valid
