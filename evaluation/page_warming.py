@@ -1,12 +1,13 @@
 """The analyst's heavy pages computed ahead of their first visit, by a worker.
 
-What a page keeps in the page cache (``evaluation.page_cache``) is computed on the first visit
-after what it reads changed: at a million answers that visit waited 10 to 35 seconds (the
-automatic metrics, the answers against their reference answers, evidence, stability, a citation
-report's ALCE measures, the versions compared by question). After an import, a judge run and a
-recomputation of the estimates, a worker computes them instead (``warm_campaign``), at the
-parameters a page opens with: its form read with no parameter, as the page reads the first visit's
-address. The figures land under the keys the pages read, so the first visit finds them.
+What a page keeps in the page cache (``evaluation.page_cache``) is computed on the first visit after
+what it reads changed: at a million answers that visit waited 10 to 35 seconds (the automatic
+metrics, the answers against their reference answers, evidence, a citation report's ALCE measures,
+the versions compared by question; stability 20 s profiled, 6 minutes before its width curve read
+each draw once). After an import, a judge run and a recomputation of the estimates, a worker
+computes them instead (``warm_campaign``), at the parameters a page opens with: its form read with
+no parameter, as the page reads the first visit's address. The figures land under the keys the pages
+read, so the first visit finds them.
 
 Only where that helps: the worker must fill the cache the web processes read (``CACHE_URL``,
 Redis in production; local memory is each process's own), or run in the process itself (tasks run
