@@ -93,25 +93,23 @@ def refresh_estimates_task(criterion_id: int) -> int:
     """Recompute the criterion's estimates and store the snapshots that changed; how many. The
     heavy pages of its campaign are then computed ahead of their visit (``warm_pages``)."""
     stored = len(snapshots.run_scheduled_refresh(criterion_id=criterion_id))
-    campaign_id = Criterion.objects.filter(pk=criterion_id).values_list("campaign_id", flat=True).first()
-    if campaign_id is not None:
-        send_page_warming(campaign_id, [criterion_id])
+    if page_warming.enabled():
+        campaign_id = Criterion.objects.filter(pk=criterion_id).values_list("campaign_id", flat=True).first()
+        if campaign_id is not None:
+            send_page_warming(campaign_id, [criterion_id])
     return stored
 
 
-def send_page_warming(campaign_id: int, criterion_ids: list[int] | None = None) -> bool:
-    """Send ``warm_pages`` where its work reaches the pages (``page_warming.enabled``); False when
-    it does not. A broker that does not answer is logged: the pages are then computed on their
-    first visit, as without."""
-    if not page_warming.enabled():
-        return False
+def send_page_warming(campaign_id: int, criterion_ids: list[int] | None = None) -> None:
+    """Send ``warm_pages``; its callers send it only where its work reaches the pages
+    (``page_warming.enabled``). A broker that does not answer is logged: the pages are then
+    computed on their first visit, as without."""
     try:
         broker.send(warm_pages, campaign_id, criterion_ids)
     except broker.QueueDown:
         logger.warning(
             "the pages of campaign %s are not computed ahead: the broker did not answer", campaign_id
         )
-    return True
 
 
 @shared_task(
