@@ -91,7 +91,6 @@ def django_db_setup(django_db_setup, django_db_blocker):
     a run holding only those got no test database, reached the one the settings name and emptied
     it after their module. The test database is then created here all the same."""
     import dj_database_url
-    from django.conf import settings
     from django.db import connection
     from django.test.utils import setup_databases, teardown_databases
 
@@ -100,7 +99,9 @@ def django_db_setup(django_db_setup, django_db_blocker):
         # Still the database the settings name: none was created. (Not a comparison with the
         # test database's name, which Django derives from the name it has just replaced on
         # PostgreSQL: a second database was then made, migrations and all.)
-        if str(connection.settings_dict["NAME"]) == str(dj_database_url.parse(settings.DATABASE_URL)["NAME"]):
+        if str(connection.settings_dict["NAME"]) == str(
+            dj_database_url.parse(django_settings.DATABASE_URL)["NAME"]
+        ):
             created = setup_databases(verbosity=0, interactive=False, aliases={"default"})
         by_delete = may_empty_by_delete(connection)
     with emptied_by_delete(by_delete):
@@ -163,7 +164,6 @@ def _static_files_listed_once_per_process() -> None:
     time a middleware chain is built, which Django's test client does for each client: thousands
     of times in a run. Listed once per process and per setting that shapes them here, the same
     files with the same headers and responses."""
-    from django.conf import settings
     from whitenoise.middleware import WhiteNoiseMiddleware
 
     scan = WhiteNoiseMiddleware.add_files_from_finders
@@ -180,8 +180,8 @@ def _static_files_listed_once_per_process() -> None:
             # WhiteNoise's own test is a method: bound to each middleware, the same function.
             getattr(self.immutable_file_test, "__func__", self.immutable_file_test),
             tuple(sorted(self.media_types.types_map.items())),
-            tuple(map(str, settings.STATICFILES_DIRS)),
-            tuple(settings.STATICFILES_FINDERS),
+            tuple(map(str, django_settings.STATICFILES_DIRS)),
+            tuple(django_settings.STATICFILES_FINDERS),
         )
         if key not in listed:
             before = dict(self.files)
