@@ -34,12 +34,13 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PY) -m compileall -q -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
 	touch $@
 
-# Browser tests drive Debian's Chromium, the slow-clients test runs Debian's nginx in front of
-# gunicorn; install them when they are missing and we may.
+# Browser tests drive Debian's Chromium headless shell (tests/chromium.py says why), the
+# slow-clients test runs Debian's nginx in front of gunicorn; install them when they are missing
+# and we may.
 browser:
-	@command -v chromium >/dev/null 2>&1 && [ -x /usr/sbin/nginx ] || { \
-	  if [ "$$(id -u)" = "0" ]; then apt-get update -qq && apt-get install -y -qq chromium nginx >/dev/null; \
-	  else echo "chromium or nginx is missing: their tests will be skipped (sudo apt-get install chromium nginx)"; fi; }
+	@command -v chromium-headless-shell >/dev/null 2>&1 && [ -x /usr/sbin/nginx ] || { \
+	  if [ "$$(id -u)" = "0" ]; then apt-get update -qq && apt-get install -y -qq chromium-headless-shell nginx >/dev/null; \
+	  else echo "chromium-headless-shell or nginx is missing: their tests will be skipped (sudo apt-get install chromium-headless-shell nginx)"; fi; }
 
 migrate: install
 	$(PY) manage.py migrate --noinput

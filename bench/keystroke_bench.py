@@ -3,7 +3,7 @@
 Run with ``.venv/bin/python bench/keystroke_bench.py [--labels N] [--reading-ms R]``. Builds a
 throwaway SQLite campaign (100 sentence units of a due-diligence answer, sampled for veracity)
 under /tmp, serves the app from a threaded WSGI server on 127.0.0.1, logs two annotators in with
-/usr/bin/chromium (1440 x 900) and labels:
+the browser tests' Chromium (tests/chromium.py, 1440 x 900) and labels:
 
 1. steady: N labels, one key each, after reading each unit for R ms (default 600); prints the
    key presses sent, the labels stored, and the time from the keydown to the frame that paints
@@ -52,9 +52,9 @@ from django.core.wsgi import get_wsgi_application  # noqa: E402
 from django.urls import reverse  # noqa: E402
 
 from annotation.models import Criterion, Label, Role, Unit  # noqa: E402
+from tests.chromium import CHROMIUM, LAUNCH_ARGS  # noqa: E402
 from tests.factories import PASSWORD, add_member, make_answer, make_campaign, make_user, sample_units  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
 SENTENCES = [
     ("Le chiffre d'affaires consolidé de l'exercice 2023 s'établit à 48,2 millions d'euros [^c1^].", ["c1"]),
     ("Il progresse de 7,9 % par rapport à 2022, porté par la maintenance industrielle [^c1^].", ["c1"]),
@@ -164,7 +164,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
 
         page = open_page(browser, base, target, "steady")
         presses = 0

@@ -6,8 +6,8 @@ px, from the demo campaign.
     python bench/screenshots.py [--out docs/screenshots] [--only judge-run-refused ...]     (make screenshots)
 
 The demo is loaded into a throw-away SQLite database in a temporary directory (the app's own
-database is left alone) and served by a local server (DEBUG off) to Debian's Chromium
-(/usr/bin/chromium) through Playwright. Tests never write here: their screenshots go to temporary
+database is left alone) and served by a local server (DEBUG off) to the Chromium of the browser
+tests (tests/chromium.py) through Playwright. Tests never write here: their screenshots go to temporary
 directories. The review page is also taken with its comment box open (review-dialog-*): the key of
 an override opened it and a reason is being typed.
 """
@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+from tests.chromium import CHROMIUM, LAUNCH_ARGS  # noqa: E402
+
 WIDTHS = (1440, 390)
 LOCALES = ("fr-FR", "en-GB")
 # Each role's start page, as a demo person holding it sees it (annotator2 also labels).
@@ -258,7 +258,7 @@ def shoot(*, out: Path, only: set[str] | None = None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
             for name, (username, path, action) in shots.items():
                 cookie = {
                     "name": settings.SESSION_COOKIE_NAME,

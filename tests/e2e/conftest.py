@@ -1,4 +1,5 @@
-"""What every browser test shares: Debian's Chromium, its launch arguments and the browser."""
+"""What every browser test shares: the browser (``tests/chromium.py`` says which Chromium), its
+screenshots when asked for, the live server and its requests waited for, a page settled."""
 
 from __future__ import annotations
 
@@ -13,16 +14,11 @@ import pytest
 from django.core.signals import request_finished, request_started
 from django.db import connections
 
-CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
+from tests.chromium import CHROMIUM, DEBIAN_PACKAGE, LAUNCH_ARGS
+
+needs_chromium = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"needs {CHROMIUM} (make browser installs {DEBIAN_PACKAGE})"
+)
 REPO = Path(__file__).resolve().parents[2]
 
 
