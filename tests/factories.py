@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from annotation.corpus.campaigns import content_changed, get_or_create_campaign
 from annotation.corpus.sources import chunk_text_hash
+from annotation.ingest.bulk import insert_rows
 from annotation.models import (
     Answer,
     AnswerSource,
@@ -101,9 +102,10 @@ def make_answers(
     its own of that (theme, difficulty). Each with its chunks, answer unit, sentences and sentence
     units (``text`` and ``sentences``, or each its own (text, sentences) of ``contents``); with
     ``citations``, a citation unit per (sentence, retrieved chunk it cites) as an import makes
-    them. Written in bulk, a query per table whatever their number, as an import writes, rows and
-    their order as one ``make_answer`` after another would write them, and the campaign's content
-    version moved once."""
+    them. Written in bulk whatever their number: questions and answers by ``bulk_create``, their
+    sources, sentences and units by the import's own writer (``annotation.ingest.bulk.insert_rows``:
+    plain rows, no model instance), rows and their order as one ``make_answer`` after another would
+    write them, and the campaign's content version moved once."""
     if contents is None:
         contents = [(text, DEFAULT_SENTENCES if sentences is None else sentences)] * len(about)
     numbers = [next(_seq) for _ in about]
@@ -137,43 +139,52 @@ def make_answers(
         if cid not in retrieved
     ]
     retrieved.update((chunk.external_id, chunk) for chunk in SourceChunk.objects.bulk_create(missing))
-    AnswerSource.objects.bulk_create(
-        AnswerSource(answer=answer, chunk=retrieved[cid], rank=rank)
-        for answer in answers
-        for rank, cid in enumerate(chunk_ids, start=1)
+    insert_rows(
+        model=AnswerSource,
+        columns=["answer", "chunk", "rank"],
+        rows=[
+            (answer.pk, retrieved[cid].pk, rank)
+            for answer in answers
+            for rank, cid in enumerate(chunk_ids, start=1)
+        ],
+        returning=False,
     )
-    rows = iter(
-        Sentence.objects.bulk_create(
-            Sentence(
-                answer=answer,
-                position=position,
-                text=sentence_text,
-                paragraph=answer_text,
-                cited_ids=cited,
-                citations_ok=(all(c in chunk_ids for c in cited) if cited else None),
-            )
-            for answer, (answer_text, answer_sentences) in zip(answers, contents, strict=True)
-            for position, (sentence_text, cited) in enumerate(answer_sentences)
+    sentence_ids = iter(
+        insert_rows(
+            model=Sentence,
+            columns=["answer", "position", "text", "paragraph", "cited_ids", "citations_ok"],
+            rows=[
+                (
+                    answer.pk,
+                    position,
+                    sentence_text,
+                    answer_text,
+                    cited,
+                    all(c in chunk_ids for c in cited) if cited else None,
+                )
+                for answer, (answer_text, answer_sentences) in zip(answers, contents, strict=True)
+                for position, (sentence_text, cited) in enumerate(answer_sentences)
+            ],
         )
     )
     units = []
     for answer, question, (_answer_text, answer_sentences) in zip(answers, questions, contents, strict=True):
-        about_answer = {
-            "campaign": campaign,
-            "answer": answer,
-            "theme": question.theme,
-            "difficulty": question.difficulty,
-        }
-        units.append(Unit(level=Level.ANSWER, **about_answer))
-        own_rows = [next(rows) for _ in answer_sentences]
-        for sentence, (_text, cited) in zip(own_rows, answer_sentences, strict=True):
-            units.append(Unit(level=Level.SENTENCE, sentence=sentence, **about_answer))
+        about_answer = (campaign.pk, answer.pk, question.theme, question.difficulty)
+        units.append((Level.ANSWER, None, None, *about_answer))
+        for _text, cited in answer_sentences:
+            sentence_id = next(sentence_ids)
+            units.append((Level.SENTENCE, sentence_id, None, *about_answer))
             if citations:
                 units.extend(
-                    Unit(level=Level.CITATION, sentence=sentence, chunk=retrieved[cid], **about_answer)
+                    (Level.CITATION, sentence_id, retrieved[cid].pk, *about_answer)
                     for cid in dict.fromkeys(c for c in cited if c in retrieved)
                 )
-    Unit.objects.bulk_create(units)
+    insert_rows(
+        model=Unit,
+        columns=["level", "sentence", "chunk", "campaign", "answer", "theme", "difficulty"],
+        rows=units,
+        returning=False,
+    )
     content_changed(campaign_id=campaign.pk)
     return answers
 
