@@ -1,7 +1,8 @@
 """A real Chromium drives the annotation pages: keyboard labelling, review override, adjudication.
 
-Skipped when /usr/bin/chromium is missing. With ATTEST_SCREENSHOTS set, leaves a screenshot of the
-annotation page (1280 x 800) there (``conftest.shoot``); `make screenshots` makes those of docs/.
+Skipped when the Chromium of tests/chromium.py is missing. With ATTEST_SCREENSHOTS set, leaves a
+screenshot of the annotation page (1280 x 800) there (``conftest.shoot``); `make screenshots` makes
+those of docs/.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 override or an adjudication opens it, keys never leak into it, Enter saves, Esc cancels), the
 answer given before marked when a unit comes back, and the cue of a key not taken.
 
-Skipped when /usr/bin/chromium is missing.
+Skipped when the Chromium of tests/chromium.py is missing.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 English and French at 1440 and 390 px: their heading, nothing wider than the window, no policy
 violation; locked out, even the right password gets the lockout page.
 
-Skipped when /usr/bin/chromium is missing.
+Skipped when the Chromium of tests/chromium.py is missing.
 """
 
 from __future__ import annotations

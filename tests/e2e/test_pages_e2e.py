@@ -5,8 +5,8 @@ every form of the analysts' and managers' pages, submitted with the values the p
 
 The three walks read one campaign, built once for the module (``everything``) on a live server
 the module's tests share: the policy walk labels one unit and the forms walk submits its forms,
-and the pages and forms of the others take the campaign in either state. Skipped when
-/usr/bin/chromium is missing (the login and lockout pages: test_login_e2e.py).
+and the pages and forms of the others take the campaign in either state. Skipped when the
+Chromium of tests/chromium.py is missing (the login and lockout pages: test_login_e2e.py).
 """
 
 from __future__ import annotations
