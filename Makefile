@@ -27,8 +27,8 @@ pdf-libs:
 
 # pip would compile the bytecode of every file it installs, on one core (half of an install's 80 s);
 # compiled all afterwards on both cores, they cost 44 s of CPU (25 s). Python compiles only the
-# modules a process imports, once (`unexport PYTHONDONTWRITEBYTECODE` above lets it keep them): 5 s of CPU for all the suite
-# collects, so nothing is compiled here.
+# modules a process imports, once (`unexport PYTHONDONTWRITEBYTECODE` above lets it keep them):
+# 5 s of CPU for all the suite collects, so nothing is compiled here.
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
