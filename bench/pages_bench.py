@@ -19,9 +19,11 @@ visits then read what they kept. The
 manager (who may read every page here) is logged in with the Django test client; each page is asked
 for once to warm it, then ``--n`` times back to back. Prints per page the 50th and the 95th
 percentile of the milliseconds per request (the client's call: middleware, view, template, the
-response's bytes), the SQL queries one more request ran (``CaptureQueriesContext``, apart from the
-timed ones since capturing costs time), the response's size, and the time of the first request
-(templates compiled, modules imported on first use: what the first visitor after a restart waits).
+response's bytes), the median time to its first byte (TTFB: the same, except for a response sent
+as it is written, such as a large workbook: until its first piece), the SQL queries one more
+request ran (``CaptureQueriesContext``, apart from the timed ones since capturing costs time), the
+response's size, and the time of the first request (templates compiled, modules imported on first
+use: what the first visitor after a restart waits).
 ``--profile PAGE,...`` then prints the cProfile of ``--n`` requests of each page named; ``--sql``
 prints the SQL of one request of each page. It asserts nothing: timings belong here, never in tests.
 
@@ -159,13 +161,24 @@ def pages(*, slug: str, other_slug: str) -> list[Page]:
     ]
 
 
-def ask(client, page: Page) -> bytes:
-    """The page's body; a streamed one (a large workbook) read to its end, which is timed too."""
+def ask(client, page: Page, first_bytes: list[float] | None = None) -> bytes:
+    """The page's body; a streamed one (a large workbook) read to its end, which is timed too.
+    ``first_bytes`` gets the milliseconds until the response's first byte could be sent: the
+    whole response when it is not streamed, else its first piece."""
     headers = {"HTTP_HX_REQUEST": "true"} if page.htmx else {}
+    began = time.perf_counter()
     response = client.get(page.url, **headers)
     if response.status_code != 200:
         raise SystemExit(f"{page.name}: {page.url} answered {response.status_code}")
-    return response.getvalue()
+    if not response.streaming:
+        if first_bytes is not None:
+            first_bytes.append(1000 * (time.perf_counter() - began))
+        return response.content
+    pieces = iter(response.streaming_content)
+    head = next(pieces, b"")
+    if first_bytes is not None:
+        first_bytes.append(1000 * (time.perf_counter() - began))
+    return head + b"".join(pieces)
 
 
 def main() -> None:
@@ -239,15 +252,17 @@ def main() -> None:
                     f"{campaign.name}: estimates recomputed in {refreshed:.1f} s, pages computed ahead in "
                     f"{time.perf_counter() - began:.1f} s ({', '.join(warmed)})"
                 )
-        print(f"{'page':<34} {'p50 ms':>8} {'p95 ms':>8} {'queries':>7} {'KB':>6} {'first ms':>8}")
+        columns = ("p50 ms", "p95 ms", "TTFB p50", "queries", "KB", "first ms")
+        print(f"{'page':<34} " + " ".join(f"{column:>8}" for column in columns))
         for page in chosen:
             began = time.perf_counter()
             size = len(ask(client, page))  # warm: templates, caches, connection
             first = 1000 * (time.perf_counter() - began)
-            times = []
+            times: list[float] = []
+            first_bytes: list[float] = []
             for _ in range(args.n):
                 began = time.perf_counter()
-                ask(client, page)
+                ask(client, page, first_bytes)
                 times.append(1000 * (time.perf_counter() - began))
             with CaptureQueriesContext(connection) as queries:
                 ask(client, page)
@@ -255,7 +270,7 @@ def main() -> None:
             p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
             print(
                 f"{page.name:<34} {statistics.median(times):>8.1f} {p95:>8.1f} "
-                f"{len(queries):>7} {size / 1024:>6.0f} {first:>8.0f}"
+                f"{statistics.median(first_bytes):>8.1f} {len(queries):>8} {size / 1024:>8.0f} {first:>8.0f}"
             )
             if args.sql:
                 for query in queries.captured_queries:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from openpyxl import Workbook
@@ -15,7 +16,7 @@ from annotation.models import Campaign, Criterion
 from annotation.spreadsheets import Writable, neutralise_row
 from evaluation.estimates.categorical import CategoricalReport, Confusion
 from evaluation.estimates.report import Report
-from evaluation.reports import tables, workbook
+from evaluation.reports import long_sheets, tables, workbook
 from inference.numbers import finite
 
 CATEGORY_HEADERS = ["category", "category_kind", "category_values"]
@@ -142,11 +143,12 @@ def confusion_lines(*, confusion: Confusion, names: dict[int, str]) -> list[str]
     return lines
 
 
-def build_workbook(*, campaign: Campaign, report: CategoricalReport, path_or_buffer: Any) -> None:
+def workbook_pieces(*, campaign: Campaign, report: CategoricalReport) -> Iterator[bytes]:
     """The campaign's workbook for a categorical criterion, as ``exports.build_workbook`` makes
     it for a binary one: Summary (one row per category and group, overall), Automatic metrics,
     the estimates and confusion sheets (``add_sheets``), Units (the final human label and the
-    judge's label are category values) and Label history. Numbers computed now."""
+    judge's label are category values) and Label history. Numbers computed now. In pieces as
+    it is written (``long_sheets``): joined, the XLSX file."""
     wb = Workbook(write_only=True)
     taken = {"summary", "automatic metrics", "units", "label history"}
     named = indicator_reports(report=report)
@@ -159,6 +161,11 @@ def build_workbook(*, campaign: Campaign, report: CategoricalReport, path_or_buf
     workbook.summary_sheet(wb, campaign, named, [None] * len(named), titles)
     workbook.metrics_sheet(wb, campaign)
     add_sheets(wb, report, taken)
-    workbook.units_sheet(wb, campaign, criteria)
-    workbook.history_sheet(wb, campaign)
-    wb.save(path_or_buffer)
+    units = workbook.units_sheet(wb, campaign, criteria)
+    history = workbook.history_sheet(wb, campaign)
+    return long_sheets.workbook_pieces(wb, [units, history])
+
+
+def build_workbook(*, campaign: Campaign, report: CategoricalReport, path_or_buffer: Any) -> None:
+    """:func:`workbook_pieces` written to ``path_or_buffer`` (a path or a binary file object)."""
+    workbook.write_pieces(workbook_pieces(campaign=campaign, report=report), path_or_buffer)

@@ -5,6 +5,7 @@ page's downloads and the ``report`` command both write through here."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from django.utils.text import slugify
@@ -23,20 +24,24 @@ def filename(*, shown: ShownReport, extension: str) -> str:
     return f"{campaign.slug}-{slugify(report.criterion)}-{slugify(report.judge)}-{report.method}.{extension}"
 
 
-def write_workbook(*, shown: ShownReport, sink: Any) -> None:
-    """The report's workbook into ``sink`` (a path or a binary buffer), with where its numbers
-    come from in its Summary."""
+def workbook_pieces(*, shown: ShownReport) -> Iterator[bytes]:
+    """The report's workbook, with where its numbers come from in its Summary, in pieces as it is
+    written: joined, the XLSX file. Its short sheets are written before this returns, its long
+    ones (units, label history) as the pieces are taken."""
     campaign = shown.request.criterion.campaign
     if isinstance(shown.report, CategoricalReport):
-        categorical_files.build_workbook(campaign=campaign, report=shown.report, path_or_buffer=sink)
-        return
-    workbook.build_workbook(
+        return categorical_files.workbook_pieces(campaign=campaign, report=shown.report)
+    return workbook.workbook_pieces(
         campaign=campaign,
         criteria_reports=[shown.report],
-        path_or_buffer=sink,
         provenances=[shown.provenance],
         shrinkages=[shown.small_themes],
     )
+
+
+def write_workbook(*, shown: ShownReport, sink: Any) -> None:
+    """The report's workbook into ``sink`` (a path or a binary buffer)."""
+    workbook.write_pieces(workbook_pieces(shown=shown), sink)
 
 
 def write_csv(*, shown: ShownReport, stream: Writable) -> None:

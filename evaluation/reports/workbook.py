@@ -3,8 +3,9 @@ come from, the automatic metrics, one sheet of estimates per criterion (with its
 units and their labels, and the label history. Every text cell is written as text and
 neutralised: an answer, a comment or an LLM's words never become a formula.
 
-The workbook is written in openpyxl's write-only mode, so a campaign of a million units streams
-to disk instead of being held in memory as cell objects.
+The workbook is written in openpyxl's write-only mode, its long sheets (units, label history) as
+text straight into the file as it is sent (``long_sheets``): a campaign of a million units is
+never held in memory, and its download starts at once.
 """
 
 from __future__ import annotations
@@ -13,26 +14,27 @@ import datetime as dt
 import importlib
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
+from pathlib import Path
 from typing import Any
 
 from django.utils import timezone
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.chart import BarChart, Reference
 from openpyxl.chart.data_source import NumDataSource, NumRef
 from openpyxl.chart.error_bar import ErrorBars
 from openpyxl.styles import Font
 
-from annotation.models import Campaign, Criterion, Unit
-from annotation.spreadsheets import neutralise
+from annotation.models import Campaign, Criterion, Label, Unit
 from annotation.workflow import final_labels
 from annotation.workflow.history import CSV_HEADER, history_rows
 from evaluation.estimates.report import Report
 from evaluation.estimates.small_themes import SmallThemes
 from evaluation.models import Judge, Judgment
+from evaluation.reports import long_sheets
+from evaluation.reports.long_sheets import LongSheet, text_value
 from evaluation.reports.read import Provenance
 from evaluation.reports.tables import (
     COLUMNS,
@@ -55,15 +57,7 @@ from inference.numbers import finite
 UNIT_CHUNK = 5000
 
 
-EXCEL_TEXT_LIMIT = 32767
-
-
 _INDEX = {header: position for position, header in enumerate(HEADERS, start=1)}
-
-
-def _text(value: Any) -> str:
-    text = neutralise(ILLEGAL_CHARACTERS_RE.sub("", str(value)))
-    return text[:EXCEL_TEXT_LIMIT]
 
 
 def cell(ws, value: Any, number_format: str | None = None, bold: bool = False) -> Any:
@@ -78,10 +72,10 @@ def cell(ws, value: Any, number_format: str | None = None, bold: bool = False) -
     text = isinstance(value, str)
     if not text and not bold and (value is None or number_format is None):
         return value
-    cell = WriteOnlyCell(ws, value=_text(value) if text else value)
+    cell = WriteOnlyCell(ws, value=text_value(value) if text else value)
     if text:
         # Untrusted text (answers, LLM output) must never become a formula: a string cell, and
-        # neutralised by _text for the spreadsheets that re-read strings (and CSV round trips).
+        # neutralised by text_value for the spreadsheets that re-read strings (and CSV round trips).
         cell.data_type = "s"
     if number_format and not text and value is not None:
         # An empty cell gets no format: unstyled, it is not written at all (a quarter of the
@@ -240,16 +234,26 @@ def _criterion_sheet(
     ws.add_chart(chart, f"A{len(groups) + 4}")
 
 
-def units_sheet(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> None:
+def units_sheet(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> LongSheet:
+    """Every unit, its text, its final human label and each judge's label per criterion of
+    ``criteria``: a long sheet, its rows read as the workbook is written."""
     ws = wb.create_sheet("Units")
     ws.freeze_panes = "B2"
     judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
-    finals = {criterion.pk: final_labels(criterion=criterion) for criterion in criteria}
     columns: list[tuple[Criterion, Judge | None]] = [(criterion, None) for criterion in criteria]
     columns += [(criterion, judge) for criterion in criteria for judge in judges]
     headers = ["unit", "level", "answer", "sentence", "theme", "difficulty", "text", "source"]
     headers += [f"{c.name}: human" if j is None else f"{c.name}: {j.name}" for c, j in columns]
     ws.append(header_cells(ws, headers))
+    formats = [None] * 8 + [INTEGER] * len(columns)
+    count = Unit.objects.filter(campaign=campaign).count()
+    return LongSheet(ws, _unit_rows(campaign, criteria, columns), formats, rows_expected=count)
+
+
+def _unit_rows(
+    campaign: Campaign, criteria: list[Criterion], columns: list[tuple[Criterion, Judge | None]]
+) -> Iterator[list[Any]]:
+    finals = {criterion.pk: final_labels(criterion=criterion) for criterion in criteria}
     fields = (
         "id",
         "level",
@@ -263,11 +267,11 @@ def units_sheet(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> 
         chunk = list(
             Unit.objects.filter(campaign=campaign, pk__gt=last)
             .order_by("pk")
-            .values(*fields, "answer__text", "sentence__text", "chunk__external_id")[:UNIT_CHUNK]
+            .values_list(*fields, "answer__text", "sentence__text", "chunk__external_id")[:UNIT_CHUNK]
         )
         if not chunk:
             break
-        first, last = chunk[0]["id"], chunk[-1]["id"]
+        first, last = chunk[0][0], chunk[-1][0]
         judged: dict[tuple[int, int, int], int | None] = {
             (unit_id, criterion_id, judge_id): value
             for unit_id, criterion_id, judge_id, value in Judgment.objects.filter(
@@ -277,39 +281,39 @@ def units_sheet(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> 
                 status=Judgment.Status.OK,
             ).values_list("unit_id", "criterion_id", "judge_id", "value")
         }
-        for unit in chunk:
-            text = unit["answer__text"] if unit["level"] == "answer" else unit["sentence__text"]
-            row = [cell(ws, unit[name]) for name in fields]
-            row += [cell(ws, text), cell(ws, unit["chunk__external_id"])]
-            for criterion, judge in columns:
-                if judge is None:
-                    value = finals[criterion.pk].get(unit["id"])
+        wanted = [(criterion.pk, None if judge is None else judge.pk) for criterion, judge in columns]
+        for unit_id, level, answer, position, theme, difficulty, answer_text, sentence_text, source in chunk:
+            text = answer_text if level == "answer" else sentence_text
+            row = [unit_id, level, answer, position, theme, difficulty, text, source]
+            for criterion_id, judge_id in wanted:
+                if judge_id is None:
+                    row.append(finals[criterion_id].get(unit_id))
                 else:
-                    value = judged.get((unit["id"], criterion.pk, judge.pk))
-                row.append(cell(ws, value, INTEGER))
-            ws.append(row)
+                    row.append(judged.get((unit_id, criterion_id, judge_id)))
+            yield row
 
 
-def history_sheet(wb: Workbook, campaign: Campaign) -> None:
+def history_sheet(wb: Workbook, campaign: Campaign) -> LongSheet:
     """The label history as its CSV gives it (``annotation.workflow.history``), one row per label
-    row, oldest first."""
+    row, oldest first: a long sheet, its rows read as the workbook is written."""
     ws = wb.create_sheet("Label history")
     ws.freeze_panes = "A2"
     ws.append(header_cells(ws, CSV_HEADER))
     formats = {"label_id": INTEGER, "time_utc": "yyyy-mm-dd hh:mm:ss", "value": INTEGER, "replaces": INTEGER}
-    for row in history_rows(campaign=campaign):
-        ws.append([cell(ws, value, formats.get(name)) for name, value in zip(CSV_HEADER, row, strict=True)])
+    count = Label.objects.filter(criterion__campaign=campaign).count()
+    return LongSheet(
+        ws, history_rows(campaign=campaign), [formats.get(name) for name in CSV_HEADER], rows_expected=count
+    )
 
 
-def build_workbook(
+def workbook_pieces(
     *,
     campaign: Campaign,
     criteria_reports: Sequence[Report],
-    path_or_buffer: Any,
     provenances: Sequence[Provenance | None] | None = None,
     shrinkages: Sequence[SmallThemes | None] | None = None,
-) -> None:
-    """Write the campaign's workbook to ``path_or_buffer`` (a path or a binary file object).
+) -> Iterator[bytes]:
+    """The campaign's workbook, in pieces as it is written (``long_sheets``): joined, the XLSX file.
 
     ``provenances`` says, per report, where its numbers come from (a snapshot or a computation,
     as of when: the Summary's last columns); None for reports computed now. ``shrinkages``: per
@@ -332,6 +336,30 @@ def build_workbook(
     metrics_sheet(wb, campaign)
     for report, small in zip(criteria_reports, shrinkages or [None] * len(criteria_reports), strict=True):
         _criterion_sheet(wb, report, taken, small, titles.get(report.criterion, report.criterion))
-    units_sheet(wb, campaign, [by_name[name] for name in names if name in by_name])
-    history_sheet(wb, campaign)
-    wb.save(path_or_buffer)
+    units = units_sheet(wb, campaign, [by_name[name] for name in names if name in by_name])
+    history = history_sheet(wb, campaign)
+    return long_sheets.workbook_pieces(wb, [units, history])
+
+
+def build_workbook(
+    *,
+    campaign: Campaign,
+    criteria_reports: Sequence[Report],
+    path_or_buffer: Any,
+    provenances: Sequence[Provenance | None] | None = None,
+    shrinkages: Sequence[SmallThemes | None] | None = None,
+) -> None:
+    """:func:`workbook_pieces` written to ``path_or_buffer`` (a path or a binary file object)."""
+    pieces = workbook_pieces(
+        campaign=campaign, criteria_reports=criteria_reports, provenances=provenances, shrinkages=shrinkages
+    )
+    write_pieces(pieces, path_or_buffer)
+
+
+def write_pieces(pieces: Iterable[bytes], path_or_buffer: Any) -> None:
+    """A workbook's pieces written to ``path_or_buffer`` (a path or a binary file object)."""
+    if isinstance(path_or_buffer, str | Path):
+        with open(path_or_buffer, "wb") as sink:
+            sink.writelines(pieces)
+    else:
+        path_or_buffer.writelines(pieces)
