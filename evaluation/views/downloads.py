@@ -32,7 +32,7 @@ from evaluation.views.reports import criterion_page
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 # A workbook larger than this is sent as it is written, without its length.
-WHOLE_BYTES = 1024 * 1024
+WHOLE_BYTES = 256 * 1024
 
 
 def _read(

@@ -1,7 +1,8 @@
 """The report page in Chromium with DEBUG off, as an analyst reads it: top down (the answer, the
 change against the previous version, how sure, how it was computed folded) in English and French
 at 1440 and 390 px; printed (print media: every section there, no "Loading…", no navigation);
-its PDF downloaded through the page's link; the small-themes option at both widths."""
+its PDF and its workbook (whole, and sent as it is written) downloaded through the page's links;
+the small-themes option at both widths."""
 
 from __future__ import annotations
 
@@ -138,6 +139,46 @@ def test_the_pdf_downloads_through_the_pages_link(live_server, browser, tmp_path
             flat = " ".join(text.split())
             assert "imported" in flat and ("study" in flat or "étude" in flat)  # the page's parameters
         context.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_workbook_downloads_through_the_pages_link_whole_and_as_it_is_written(
+    live_server, browser, tmp_path, monkeypatch
+):
+    from openpyxl import load_workbook
+
+    from annotation.models import Unit
+    from evaluation.views import downloads
+    from tests.e2e.test_pages_e2e import session_for
+
+    campaign, analyst = build()
+    context = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+    context.add_init_script(COUNT_REQUESTS)
+    context.add_cookies(
+        [{"name": settings.SESSION_COOKIE_NAME, "value": session_for(analyst), "url": live_server.url}]
+    )
+    page = context.new_page()
+    sheets = {}
+    for whole_bytes, kind in ((downloads.WHOLE_BYTES, "whole"), (1024, "streamed")):
+        # The live server runs in this process: past 1 KiB, the workbook goes as it is written.
+        monkeypatch.setattr(downloads, "WHOLE_BYTES", whole_bytes)
+        page.goto(report_url(live_server, campaign, method="study"))
+        settle(page)
+        with page.expect_download(timeout=60_000) as download:
+            page.get_by_role("link", name="Excel workbook").click()
+        assert download.value.failure() is None
+        assert download.value.suggested_filename == f"{campaign.slug}-relevance-imported-study.xlsx"
+        target = tmp_path / f"report-{kind}.xlsx"
+        download.value.save_as(target)
+        book = load_workbook(target)
+        sheets[kind] = {
+            ws.title: [[c.value for c in row] for row in ws.iter_rows() if row[0].value != "Generated"]
+            for ws in book.worksheets
+            if ws.title != "Summary"  # it says when it was written
+        }
+    assert sheets["streamed"] == sheets["whole"]
+    assert len(sheets["whole"]["Units"]) == 1 + Unit.objects.filter(campaign=campaign).count()
+    context.close()
 
 
 @pytest.mark.django_db(transaction=True)
