@@ -85,10 +85,11 @@ class _Pipe(io.RawIOBase):
         self._pieces.append(bytes(data))
         return len(data)
 
-    def take(self) -> bytes:
+    def take(self) -> list[bytes]:
+        """What was written since the last take, as one piece; none when nothing was."""
         data = b"".join(self._pieces)
         self._pieces.clear()
-        return data
+        return [data] if data else []
 
 
 def _style_ids(workbook: Workbook, worksheet: WriteOnlyWorksheet, formats: Sequence[str | None]) -> list[str]:
@@ -118,26 +119,19 @@ def _rows_xml(sheet: LongSheet, styles: list[str]) -> Iterator[str]:
                 continue
             if kind is int:
                 cells.append(f'<c r="{letter}{number}"{style}><v>{value}</v></c>')
-            elif kind is str:
-                text = _escaped(text_value(value))
-                if not text:
-                    continue
-                space = ' xml:space="preserve"' if text.strip() != text else ""
-                cells.append(f'<c r="{letter}{number}" t="inlineStr"><is><t{space}>{text}</t></is></c>')
             elif kind is bool:
                 cells.append(f'<c r="{letter}{number}" t="b"><v>{int(value)}</v></c>')
-            elif kind is float:
-                if math.isfinite(value):
-                    cells.append(f'<c r="{letter}{number}"{style}><v>{value!r}</v></c>')
             elif isinstance(value, dt.datetime):
                 naive = timezone.make_naive(value, dt.UTC) if value.tzinfo is not None else value
                 cells.append(f'<c r="{letter}{number}"{style}><v>{to_excel(naive)!r}</v></c>')
-            elif isinstance(value, int | float):  # numbers of other kinds (numpy's, Decimal-free)
+            elif isinstance(value, int | float):  # a float, or a number of another type (numpy's)
                 if math.isfinite(value):
                     cells.append(f'<c r="{letter}{number}"{style}><v>{value!r}</v></c>')
             else:
                 text = _escaped(text_value(value))
-                cells.append(f'<c r="{letter}{number}" t="inlineStr"><is><t>{text}</t></is></c>')
+                if text:
+                    space = ' xml:space="preserve"' if text.strip() != text else ""
+                    cells.append(f'<c r="{letter}{number}" t="inlineStr"><is><t{space}>{text}</t></is></c>')
         cells.append("</row>")
         piece.append("".join(cells))
         if len(piece) == ROWS_PER_PIECE:
@@ -180,7 +174,7 @@ def workbook_pieces(workbook: Workbook, long_sheets: Sequence[LongSheet]) -> Ite
                 out.write(head)
                 for rows in _rows_xml(sheet, style):
                     out.write(rows.encode())
-                    yield pipe.take()
+                    yield from pipe.take()
                 out.write(end + tail)
-            yield pipe.take()
-    yield pipe.take()
+            yield from pipe.take()
+    yield from pipe.take()
