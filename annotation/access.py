@@ -6,15 +6,18 @@ that does not exist. 403 is only for members whose role does not allow the page.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
-from django.db.models import F, QuerySet
+from django.db import connection
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest
 from django_htmx.middleware import HtmxDetails
 
-from annotation.models import Campaign, Criterion, Membership, Role
+from annotation import plain_rows
+from annotation.models import Campaign, Criterion, CriterionVersion, Membership, Role
 
 
 class AppRequest(HttpRequest):
@@ -123,6 +126,30 @@ def get_campaign_for(
     return campaign, held
 
 
+@functools.cache
+def _criterion_sql() -> str:
+    """A criterion, its campaign and its current version, and a role the user holds there."""
+    return (
+        f"SELECT {plain_rows.columns(Criterion, 'c')}, {plain_rows.columns(Campaign, 'p')},"
+        f" {plain_rows.columns(CriterionVersion, 'v')}, m.role"
+        f" FROM {Criterion._meta.db_table} c JOIN {Campaign._meta.db_table} p ON p.id = c.campaign_id"
+        f" LEFT JOIN {CriterionVersion._meta.db_table} v ON v.id = c.current_version_id"
+        f" JOIN {Membership._meta.db_table} m ON m.campaign_id = p.id"
+        " WHERE p.slug = %s AND c.name = %s AND m.user_id = %s"
+    )
+
+
+def _criterion_of(row: tuple) -> Criterion:
+    """The criterion of a row of :func:`_criterion_sql`, with its campaign and current version."""
+    criterion = plain_rows.instance(Criterion, row)
+    start = plain_rows.width(Criterion)
+    campaign = plain_rows.instance(Campaign, row, start)
+    assert criterion is not None and campaign is not None
+    criterion.campaign = campaign
+    criterion.current_version = plain_rows.instance(CriterionVersion, row, start + plain_rows.width(Campaign))
+    return criterion
+
+
 def get_criterion_for(
     *, user: User | AnonymousUser, slug: str, name: str, role: str
 ) -> tuple[Criterion, frozenset[str]]:
@@ -134,27 +161,24 @@ def get_criterion_for(
     all is well: it runs on every label, and the roles come with it (a page can then decide what
     else to offer, such as the link to a unit's page, without asking again).
     """
-    # The criterion joined to the user's memberships in its campaign: one row per role held. A
-    # plain join rather than one EXISTS per role: Django builds this query in a third of the time,
-    # and it runs on every label.
-    criteria = (
-        Criterion.objects.select_related("campaign", "current_version")
-        .filter(campaign__slug=slug, name=name)
-        .order_by()
-    )
     if user.is_authenticated and user.is_superuser:
-        found = criteria.first()
+        found = (
+            Criterion.objects.select_related("campaign", "current_version")
+            .filter(campaign__slug=slug, name=name)
+            .first()
+        )
         if found is not None:
             return found, frozenset(held.value for held in Role)
     elif user.is_authenticated:
-        rows = list(
-            criteria.filter(campaign__memberships__user_id=user.pk).annotate(
-                held_role=F("campaign__memberships__role")
-            )
-        )
-        roles = frozenset(row.held_role for row in rows)
+        # The criterion joined to the user's memberships in its campaign: one row per role held.
+        # In plain SQL (``plain_rows``): it runs on every label, and Django took three times as
+        # long to build it as the database to run it.
+        with connection.cursor() as cursor:
+            cursor.execute(_criterion_sql(), [slug, name, user.pk])
+            rows = cursor.fetchall()
+        roles = frozenset(row[-1] for row in rows)
         if role in roles:
-            return rows[0], roles
+            return _criterion_of(rows[0]), roles
     # Something is refused: say what, in the same order as every other page.
     get_campaign_for(user=user, slug=slug, roles=[role])
     raise Http404("No such criterion.")

@@ -10,15 +10,28 @@ except the first label to a reviewer (review mode) and the labels in conflict to
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import connection
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
+from annotation import plain_rows
 from annotation.corpus.conventions import BUILTIN_CRITERIA, DEFAULT_CITATION_PATTERN
 from annotation.criteria.categories import categories_of, is_categorical
-from annotation.models import AnswerSource, Assignment, Campaign, Criterion, Label, Level, Stage, Unit
+from annotation.models import (
+    AnswerSource,
+    Assignment,
+    Campaign,
+    Criterion,
+    Label,
+    Level,
+    SourceChunk,
+    Stage,
+    Unit,
+)
 from annotation.workflow import unit_state
 
 # How each built-in criterion names its two values, in the reader's language (conventions.py
@@ -87,13 +100,37 @@ class UnitView:
     is_citation: bool = False
 
 
+@functools.cache
+def _sources_sql() -> str:
+    source, chunk = AnswerSource._meta.db_table, SourceChunk._meta.db_table
+    return (
+        f"SELECT {plain_rows.columns(AnswerSource, 's')}, {plain_rows.columns(SourceChunk, 'c')}"
+        f" FROM {source} s JOIN {chunk} c ON c.id = s.chunk_id WHERE s.answer_id = %s ORDER BY s.rank, s.id"
+    )
+
+
+def answer_sources(*, answer_id: int) -> list[AnswerSource]:
+    """The answer's sources by rank, each with its chunk: in plain SQL (``plain_rows``), as every
+    unit on screen reads them."""
+    with connection.cursor() as cursor:
+        cursor.execute(_sources_sql(), [answer_id])
+        rows = cursor.fetchall()
+    sources = []
+    for row in rows:
+        source = plain_rows.instance(AnswerSource, row)
+        assert source is not None
+        source.chunk = plain_rows.instance(SourceChunk, row, plain_rows.width(AnswerSource))  # type: ignore[assignment]
+        sources.append(source)
+    return sources
+
+
 def unit_view(*, unit: Unit, campaign: Campaign) -> UnitView:
     """The unit's question, answer, sentence and its paragraph, cited, broken and other sources.
 
     One query (the answer's sources); the unit must come with its answer, question and sentence.
     """
     answer = unit.answer
-    sources = list(AnswerSource.objects.filter(answer_id=answer.pk).select_related("chunk").order_by("rank"))
+    sources = answer_sources(answer_id=answer.pk)
     common: dict[str, Any] = {
         "unit": unit,
         "question": answer.question.text,

@@ -32,20 +32,23 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
-from django.db.models import BooleanField, Value
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 import annotation.workflow.open_slots as open_slots
+from annotation import plain_rows
 from annotation.access import roles_of
 from annotation.models import (
     AnnotationMode,
+    Answer,
     Assignment,
     Campaign,
     Criterion,
     Label,
     OpenSlot,
+    Question,
     QueueTally,
+    Sentence,
     Stage,
     Unit,
 )
@@ -318,19 +321,47 @@ def _hand_out(
                 if taken is None:
                     return None, follows
                 unit_id, skipped = taken
-                unit = (
-                    Unit.objects.select_related("answer__question", "sentence")
-                    .annotate(
-                        previous_value=previous_value(user_id=user.pk, criterion=criterion, stage=stage),
-                        came_back_skipped=Value(skipped, output_field=BooleanField()),
-                    )
-                    .get(pk=unit_id)
-                )
+                unit = _unit_handed_out(unit_id=unit_id, user=user, criterion=criterion, stage=stage)
+                unit.came_back_skipped = skipped  # type: ignore[attr-defined]
                 return unit, follows
         except IntegrityError:
             # A label written without a lease filled the slot meanwhile: look again.
             continue
     return None, False
+
+
+@functools.cache
+def _unit_sql() -> str:
+    """A unit with its answer, question and sentence; then, appended by the caller, the answer
+    its person gave before (``previous_value``)."""
+    unit, answer, question, sentence = (model._meta.db_table for model in (Unit, Answer, Question, Sentence))
+    return (
+        f"SELECT {plain_rows.columns(Unit, unit)}, {plain_rows.columns(Answer, 'a')},"
+        f" {plain_rows.columns(Question, 'q')}, {plain_rows.columns(Sentence, 's')}, ({{previous}})"
+        f" FROM {unit} JOIN {answer} a ON a.id = {unit}.answer_id JOIN {question} q ON q.id = a.question_id"
+        f" LEFT JOIN {sentence} s ON s.id = {unit}.sentence_id WHERE {unit}.id = %s"
+    )
+
+
+def _unit_handed_out(*, unit_id: int, user: User, criterion: Criterion, stage: str) -> Unit:
+    """The unit handed out, with its answer, question and sentence, and ``previous_value``: in
+    plain SQL (``plain_rows``), as it is read on every label."""
+    previous = previous_value(user_id=user.pk, criterion=criterion, stage=stage)
+    with connection.cursor() as cursor:
+        cursor.execute(_unit_sql().format(previous=previous.sql), [*previous.params, unit_id])
+        row = cursor.fetchone()
+    unit = None if row is None else plain_rows.instance(Unit, row)
+    if row is None or unit is None:
+        raise Unit.DoesNotExist(f"No unit {unit_id}.")
+    start = plain_rows.width(Unit)
+    answer = plain_rows.instance(Answer, row, start)
+    assert answer is not None
+    start += plain_rows.width(Answer)
+    answer.question = plain_rows.instance(Question, row, start)  # type: ignore[assignment]
+    unit.answer = answer
+    unit.sentence = plain_rows.instance(Sentence, row, start + plain_rows.width(Question))
+    unit.previous_value = row[-1]  # type: ignore[attr-defined]
+    return unit
 
 
 def claim_slot(

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.dispatch import Signal
 from django.utils import timezone
@@ -74,10 +74,17 @@ def schedule_refresh(*, criterion_id: int, trigger: str, delay_s: float) -> bool
     due (every label of a burst after the first).
     """
     now = timezone.now()
-    due = list(EstimateSchedule.objects.filter(criterion_id=criterion_id).values_list("due_at", flat=True))
-    if due and due[0] is not None and due[0] >= now - STALE_SCHEDULE:
+    # In plain SQL, as it runs after every label: whether a recomputation is due and not stale.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT due_at IS NOT NULL AND due_at >= %s FROM {EstimateSchedule._meta.db_table}"
+            " WHERE criterion_id = %s",
+            [connection.ops.adapt_datetimefield_value(now - STALE_SCHEDULE), criterion_id],
+        )
+        due = cursor.fetchone()
+    if due is not None and due[0]:
         return False
-    if not due:
+    if due is None:
         EstimateSchedule.objects.get_or_create(criterion_id=criterion_id)
     free = EstimateSchedule.objects.filter(
         Q(due_at__isnull=True) | Q(due_at__lt=now - STALE_SCHEDULE), criterion_id=criterion_id
