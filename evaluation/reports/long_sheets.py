@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import itertools
 import math
 import zipfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,8 @@ EXCEL_TEXT_LIMIT = 32767
 # Rows written between two pieces handed to the response: about 100 to 300 kB of XML, before
 # compression, for the units sheet.
 ROWS_PER_PIECE = 1000
+# The rows of a sheet after its header: Excel opens no more than 1,048,576 rows of a sheet.
+ROWS_PER_SHEET = 1_048_575
 # Past this many rows a long sheet is written with zip64 sizes, as a sheet of 2 GiB or more needs
 # (rows of 10 kB on average); below it, without them, which some versions of Excel ask to repair.
 ZIP64_ROWS = 200_000
@@ -60,15 +63,38 @@ def _escaped(text: str) -> str:
 
 @dataclass
 class LongSheet:
-    """A sheet whose rows are written here: ``worksheet`` is openpyxl's, holding the header row;
-    ``rows`` the values of the rows after it, a cell per column; ``formats`` the number format
-    of each column's numbers (None: Excel's General); ``rows_expected`` about how many rows
-    there are."""
+    """A sheet whose rows are written here (made by :func:`add_long_sheet`): ``worksheets`` are
+    openpyxl's, each holding the header row, the first and the ones its rows continue on past
+    Excel's limit; ``rows`` the values of the rows after the header, a cell per column;
+    ``formats`` the number format of each column's numbers (None: Excel's General);
+    ``rows_expected`` about how many rows there are."""
 
-    worksheet: WriteOnlyWorksheet
+    worksheets: list[WriteOnlyWorksheet]
     rows: Iterable[Sequence[Any]]
     formats: Sequence[str | None]
     rows_expected: int
+
+
+def add_long_sheet(
+    workbook: Workbook,
+    *,
+    title: str,
+    header: Callable[[WriteOnlyWorksheet], list[Any]],
+    freeze: str,
+    rows: Iterable[Sequence[Any]],
+    formats: Sequence[str | None],
+    rows_expected: int,
+) -> LongSheet:
+    """A long sheet added to ``workbook``: as many sheets as its ``rows_expected`` rows need
+    (``title``, then ``title (2)`` and on past ``ROWS_PER_SHEET`` rows), each with the row
+    ``header`` makes and its panes frozen at ``freeze``. The last takes whatever rows are left."""
+    worksheets = []
+    for number in range(1, max(1, math.ceil(rows_expected / ROWS_PER_SHEET)) + 1):
+        worksheet = workbook.create_sheet(title if number == 1 else f"{title} ({number})")
+        worksheet.freeze_panes = freeze
+        worksheet.append(header(worksheet))
+        worksheets.append(worksheet)
+    return LongSheet(worksheets, rows, formats, rows_expected)
 
 
 class _Pipe(io.RawIOBase):
@@ -106,12 +132,12 @@ def _style_ids(workbook: Workbook, worksheet: WriteOnlyWorksheet, formats: Seque
     return attributes
 
 
-def _rows_xml(sheet: LongSheet, styles: list[str]) -> Iterator[str]:
-    """The XML of the sheet's rows from its second on, a piece of ``ROWS_PER_PIECE`` rows at a
-    time."""
+def _rows_xml(rows: Iterable[Sequence[Any]], styles: list[str]) -> Iterator[str]:
+    """The XML of a sheet's ``rows`` from its second row on, a piece of ``ROWS_PER_PIECE`` rows at
+    a time."""
     letters = [get_column_letter(column) for column in range(1, len(styles) + 1)]
     piece: list[str] = []
-    for number, values in enumerate(sheet.rows, start=2):
+    for number, values in enumerate(rows, start=2):
         cells = [f'<row r="{number}">']
         for letter, style, value in zip(letters, styles, values, strict=True):
             kind = type(value)
@@ -144,14 +170,18 @@ def _rows_xml(sheet: LongSheet, styles: list[str]) -> Iterator[str]:
 def workbook_pieces(workbook: Workbook, long_sheets: Sequence[LongSheet]) -> Iterator[bytes]:
     """The XLSX file of ``workbook`` (write-only, every sheet added) with the rows of
     ``long_sheets``, in pieces as they are written. Joined, the pieces are the file."""
-    styles = [_style_ids(workbook, sheet.worksheet, sheet.formats) for sheet in long_sheets]
+    styles = [_style_ids(workbook, sheet.worksheets[0], sheet.formats) for sheet in long_sheets]
     short = io.BytesIO()
     workbook.save(short)
     short.seek(0)
-    long_by_path = {
-        sheet.worksheet.path.lstrip("/"): (sheet, style)
-        for sheet, style in zip(long_sheets, styles, strict=True)
-    }
+    # Each long sheet's rows read once, from its first worksheet to its last (openpyxl writes the
+    # worksheets in the workbook's order).
+    long_by_path: dict[str, tuple[Iterator[Sequence[Any]], list[str], bool, int]] = {}
+    for sheet, style in zip(long_sheets, styles, strict=True):
+        rows = iter(sheet.rows)
+        for number, worksheet in enumerate(sheet.worksheets, start=1):
+            last = number == len(sheet.worksheets)
+            long_by_path[worksheet.path.lstrip("/")] = (rows, style, last, sheet.rows_expected)
     pipe = _Pipe()
     with (
         zipfile.ZipFile(short) as written,
@@ -164,16 +194,19 @@ def workbook_pieces(workbook: Workbook, long_sheets: Sequence[LongSheet]) -> Ite
             if found is None:
                 sent.writestr(info, written.read(info), compress_type=zipfile.ZIP_DEFLATED)
                 continue
-            sheet, style = found
+            left, style, last, expected = found
             xml = written.read(info)
             head, end, tail = xml.partition(b"</sheetData>")
             if not end:
                 raise ValueError(f"{info.filename}: no sheetData to write rows into")
+            # A sheet its rows continue past takes a sheet's worth; the last one, what is left.
+            part = left if last else itertools.islice(left, ROWS_PER_SHEET)
+            zip64 = min(expected, ROWS_PER_SHEET) > ZIP64_ROWS
             # Named, not a ZipInfo: the entry then takes the zip's compression.
-            with sent.open(info.filename, "w", force_zip64=sheet.rows_expected > ZIP64_ROWS) as out:
+            with sent.open(info.filename, "w", force_zip64=zip64) as out:
                 out.write(head)
-                for rows in _rows_xml(sheet, style):
-                    out.write(rows.encode())
+                for piece in _rows_xml(part, style):
+                    out.write(piece.encode())
                     yield from pipe.take()
                 out.write(end + tail)
             yield from pipe.take()

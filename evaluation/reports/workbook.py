@@ -236,18 +236,22 @@ def _criterion_sheet(
 
 def units_sheet(wb: Workbook, campaign: Campaign, criteria: list[Criterion]) -> LongSheet:
     """Every unit, its text, its final human label and each judge's label per criterion of
-    ``criteria``: a long sheet, its rows read as the workbook is written."""
-    ws = wb.create_sheet("Units")
-    ws.freeze_panes = "B2"
+    ``criteria``: a long sheet, its rows read as the workbook is written (more than one sheet
+    past Excel's 1,048,576 rows)."""
     judges = list(Judge.objects.filter(campaign=campaign).order_by("name"))
     columns: list[tuple[Criterion, Judge | None]] = [(criterion, None) for criterion in criteria]
     columns += [(criterion, judge) for criterion in criteria for judge in judges]
     headers = ["unit", "level", "answer", "sentence", "theme", "difficulty", "text", "source"]
     headers += [f"{c.name}: human" if j is None else f"{c.name}: {j.name}" for c, j in columns]
-    ws.append(header_cells(ws, headers))
-    formats = [None] * 8 + [INTEGER] * len(columns)
-    count = Unit.objects.filter(campaign=campaign).count()
-    return LongSheet(ws, _unit_rows(campaign, criteria, columns), formats, rows_expected=count)
+    return long_sheets.add_long_sheet(
+        wb,
+        title="Units",
+        header=lambda ws: header_cells(ws, headers),
+        freeze="B2",
+        rows=_unit_rows(campaign, criteria, columns),
+        formats=[None] * 8 + [INTEGER] * len(columns),
+        rows_expected=Unit.objects.filter(campaign=campaign).count(),
+    )
 
 
 def _unit_rows(
@@ -296,13 +300,15 @@ def _unit_rows(
 def history_sheet(wb: Workbook, campaign: Campaign) -> LongSheet:
     """The label history as its CSV gives it (``annotation.workflow.history``), one row per label
     row, oldest first: a long sheet, its rows read as the workbook is written."""
-    ws = wb.create_sheet("Label history")
-    ws.freeze_panes = "A2"
-    ws.append(header_cells(ws, CSV_HEADER))
     formats = {"label_id": INTEGER, "time_utc": "yyyy-mm-dd hh:mm:ss", "value": INTEGER, "replaces": INTEGER}
-    count = Label.objects.filter(criterion__campaign=campaign).count()
-    return LongSheet(
-        ws, history_rows(campaign=campaign), [formats.get(name) for name in CSV_HEADER], rows_expected=count
+    return long_sheets.add_long_sheet(
+        wb,
+        title="Label history",
+        header=lambda ws: header_cells(ws, CSV_HEADER),
+        freeze="A2",
+        rows=history_rows(campaign=campaign),
+        formats=[formats.get(name) for name in CSV_HEADER],
+        rows_expected=Label.objects.filter(criterion__campaign=campaign).count(),
     )
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from openpyxl import Workbook, load_workbook
 
 from evaluation.reports import long_sheets
-from evaluation.reports.long_sheets import EXCEL_TEXT_LIMIT, LongSheet, workbook_pieces
+from evaluation.reports.long_sheets import EXCEL_TEXT_LIMIT, LongSheet, add_long_sheet, workbook_pieces
 from evaluation.reports.workbook import cell, header_cells
 
 HEADERS = ["text", "number", "when"]
@@ -25,12 +25,20 @@ FORMATS = [None, "0", "yyyy-mm-dd hh:mm:ss"]
 
 def _long(rows: list[list], *, rows_expected: int | None = None) -> bytes:
     wb = Workbook(write_only=True)
-    ws = wb.create_sheet("Long")
-    ws.freeze_panes = "A2"
-    ws.append(header_cells(ws, HEADERS))
-    expected = len(rows) if rows_expected is None else rows_expected
-    sheet = LongSheet(ws, iter(rows), FORMATS, rows_expected=expected)
+    sheet = _sheet(wb, iter(rows), len(rows) if rows_expected is None else rows_expected)
     return b"".join(workbook_pieces(wb, [sheet]))
+
+
+def _sheet(wb: Workbook, rows, rows_expected: int) -> LongSheet:
+    return add_long_sheet(
+        wb,
+        title="Long",
+        header=lambda ws: header_cells(ws, HEADERS),
+        freeze="A2",
+        rows=rows,
+        formats=FORMATS,
+        rows_expected=rows_expected,
+    )
 
 
 def _by_openpyxl(rows: list[list]) -> bytes:
@@ -119,9 +127,7 @@ def test_the_file_comes_in_pieces_while_its_rows_are_read(monkeypatch):
             yield [noise.randbytes(1000).hex(), number, None]
 
     wb = Workbook(write_only=True)
-    ws = wb.create_sheet("Long")
-    ws.append(header_cells(ws, HEADERS))
-    pieces = workbook_pieces(wb, [LongSheet(ws, rows(), FORMATS, rows_expected=95)])
+    pieces = workbook_pieces(wb, [_sheet(wb, rows(), 95)])
     sent = [next(pieces) for _ in range(3)]
     # Three pieces out before the rows are all read (zlib keeps up to a few dozen kB back).
     assert all(sent) and pulled <= 60
@@ -145,3 +151,26 @@ def test_a_sheet_expected_past_zip64_rows_is_written_with_zip64_sizes(expected, 
     # The version needed to extract, in the entry's own header: 4.5 for zip64, 2.0 without.
     assert int.from_bytes(local[4:6], "little") == (45 if zip64 else 20)
     assert _cells(content) == _cells(_by_openpyxl(rows))
+
+
+def test_rows_past_a_sheets_limit_continue_on_sheets_of_their_own(monkeypatch):
+    monkeypatch.setattr(long_sheets, "ROWS_PER_SHEET", 10)
+    rows = [[f"row {n}", n, None] for n in range(25)]
+    wb = Workbook(write_only=True)
+    first = _sheet(wb, iter(rows), 25)
+    wb.create_sheet("After").append(["after"])
+    book = load_workbook(io.BytesIO(b"".join(workbook_pieces(wb, [first]))))
+    assert book.sheetnames == ["Long", "Long (2)", "Long (3)", "After"]
+    for title, numbers in (("Long", range(10)), ("Long (2)", range(10, 20)), ("Long (3)", range(20, 25))):
+        ws = book[title]
+        assert [c.value for c in ws[1]] == HEADERS and ws[1][0].font.b and ws.freeze_panes == "A2"
+        assert [row[1] for row in ws.iter_rows(min_row=2, values_only=True)] == list(numbers)
+    assert [c.value for c in book["After"][1]] == ["after"]
+
+
+def test_more_rows_than_expected_go_on_the_last_sheet(monkeypatch):
+    monkeypatch.setattr(long_sheets, "ROWS_PER_SHEET", 10)
+    rows = [[f"row {n}", n, None] for n in range(25)]
+    book = load_workbook(io.BytesIO(_long(rows, rows_expected=12)))
+    assert book.sheetnames == ["Long", "Long (2)"]
+    assert [row[1] for row in book["Long (2)"].iter_rows(min_row=2, values_only=True)] == list(range(10, 25))
