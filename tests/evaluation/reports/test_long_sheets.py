@@ -60,15 +60,31 @@ def _cells(content: bytes, loose: bool = False) -> list[list[tuple]]:
     # An empty cell is empty, whatever type its XML names (openpyxl names an empty text's), and
     # a row of empty cells a blank row (openpyxl writes some, a long sheet none).
     # ``loose``: numbers equal to 14 significant digits (openpyxl writes 16, a long sheet every
-    # digit; a whole float comes back as an integer from one, a float from the other).
+    # digit; a whole float comes back as an integer from one, a float from the other), times to
+    # the millisecond.
     rows = [[_cell(c, loose) if c.value is not None else None for c in row] for row in ws.iter_rows()]
     return [row for row in rows if any(row)]
+
+
+class _Near:
+    """A time equal to any within a millisecond (each writer rounds the serial number its own way)."""
+
+    def __init__(self, value: dt.datetime) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, dt.datetime) and abs(other - self.value) <= dt.timedelta(milliseconds=1)
+
+    def __repr__(self) -> str:
+        return f"~{self.value!r}"
 
 
 def _cell(c, loose: bool) -> tuple:
     value = c.value
     if loose and isinstance(value, int | float) and not isinstance(value, bool):
         value = pytest.approx(value, rel=1e-14)
+    elif loose and isinstance(value, dt.datetime):
+        value = _Near(value)
     return value, c.data_type, c.number_format, c.font.b
 
 
