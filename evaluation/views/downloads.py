@@ -11,7 +11,7 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
@@ -29,6 +29,8 @@ from evaluation.pages.overview import automatic_metrics_sections
 from evaluation.reports import files, read, summary
 from evaluation.views.compare import comparable_campaigns
 from evaluation.views.reports import criterion_page
+
+R = TypeVar("R", bound=HttpResponseBase)
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 # A workbook larger than this is sent as it is written, without its length.
@@ -101,9 +103,7 @@ def export_xlsx(request: AppRequest, slug: str, criterion: str) -> HttpResponseB
         yield b"".join(head)
         yield from pieces
 
-    response = StreamingHttpResponse(sent(), content_type=XLSX)
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    return _named(StreamingHttpResponse(sent(), content_type=XLSX), name=name)
 
 
 @login_required
@@ -169,7 +169,11 @@ def export_pdf(request: AppRequest, slug: str, criterion: str) -> HttpResponse:
 
 
 def _attachment(content: bytes | str, *, content_type: str, name: str) -> HttpResponse:
-    response = HttpResponse(content, content_type=content_type)
+    return _named(HttpResponse(content, content_type=content_type), name=name)
+
+
+def _named(response: R, *, name: str) -> R:
+    """``response`` as a download named ``name``."""
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
