@@ -350,9 +350,10 @@ def _unit_handed_out(*, unit_id: int, user: User, criterion: Criterion, stage: s
     with connection.cursor() as cursor:
         cursor.execute(_unit_sql().format(previous=previous.sql), [*previous.params, unit_id])
         row = cursor.fetchone()
-    unit = None if row is None else plain_rows.instance(Unit, row)
-    if row is None or unit is None:
+    if row is None:
         raise Unit.DoesNotExist(f"No unit {unit_id}.")
+    unit = plain_rows.instance(Unit, row)
+    assert unit is not None
     start = plain_rows.width(Unit)
     answer = plain_rows.instance(Answer, row, start)
     assert answer is not None
