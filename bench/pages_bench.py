@@ -170,11 +170,7 @@ def ask(client, page: Page, first_bytes: list[float] | None = None) -> bytes:
     response = client.get(page.url, **headers)
     if response.status_code != 200:
         raise SystemExit(f"{page.name}: {page.url} answered {response.status_code}")
-    if not response.streaming:
-        if first_bytes is not None:
-            first_bytes.append(1000 * (time.perf_counter() - began))
-        return response.content
-    pieces = iter(response.streaming_content)
+    pieces = iter(response.streaming_content if response.streaming else [response.content])
     head = next(pieces, b"")
     if first_bytes is not None:
         first_bytes.append(1000 * (time.perf_counter() - began))
