@@ -28,6 +28,10 @@ LANGUAGE_SAMPLE_CHARS = 250
 POOL_MIN_ANSWERS = 1000
 POOL_MAX_WORKERS = 4
 CHUNK = 100
+# The text work runs ahead of the writes, which are an import's critical path: its worker
+# processes yield the CPU to the importing process and its database backend (and to the pages
+# of a server sharing the machine), without which they take the cores the writes wait for.
+WORKER_NICENESS = 10
 # Chunks of work queued per worker process: one being done, one waiting.
 AHEAD_PER_WORKER = 2
 
@@ -95,6 +99,11 @@ def _analyse_chunk(
     return [analyse(job, citation_pattern=citation_pattern, candidates=candidates) for job in jobs]
 
 
+def _lower_priority() -> None:
+    """A worker process's initializer: its priority below the importing process's."""
+    os.nice(WORKER_NICENESS)
+
+
 def _workers(count: int) -> int:
     if count < POOL_MIN_ANSWERS or multiprocessing.current_process().daemon:
         # Daemonic processes (a Celery prefork child) may not start processes of their own.
@@ -135,7 +144,9 @@ class Analysis:
         if self.workers > 0:
             try:
                 self._pool = ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=multiprocessing.get_context("forkserver")
+                    max_workers=self.workers,
+                    mp_context=multiprocessing.get_context("forkserver"),
+                    initializer=_lower_priority,
                 )
             except Exception:  # whatever stops a pool from starting, the work is done here instead
                 self.close()

@@ -5,6 +5,10 @@ every value of every field. Imports write tens of rows per answer, so rows come 
 tuples: on PostgreSQL they are streamed with COPY (ids drawn from the table's sequence first),
 elsewhere they go as multi-row INSERT ... RETURNING statements. Columns left out get the
 field's default, and auto_now / auto_now_add fields the current time, as the ORM would.
+
+Ids can also be drawn ahead (``draw_ids``) and given to ``insert_rows``: rows that point at one
+another (an answer's sentences, their units) are then built whole before any is written, which
+lets an import build a batch's rows beside the writing of the batch before.
 """
 
 from __future__ import annotations
@@ -74,21 +78,65 @@ def _max_params() -> int:
     return connection.features.max_query_params or 65535
 
 
+def draw_ids(*, model: type[models.Model], count: int) -> list[int]:
+    """``count`` new primary keys for ``model``'s rows, drawn as the database draws them for a
+    row inserted without one, on the connection of the calling thread.
+
+    On PostgreSQL from the table's sequence, which no transaction rolls back: a thread beside
+    the one writing draws on a connection of its own, without waiting for the writes. On SQLite
+    by moving the table's AUTOINCREMENT counter (``sqlite_sequence``), in the caller's
+    transaction: only the thread that writes can draw. Either way an id drawn is never drawn
+    again, used or not.
+    """
+    if count <= 0:
+        return []
+    table, pk = model._meta.db_table, model._meta.pk.column
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # One row holding them all: a row per id costs as much again to send and read.
+            cursor.execute(
+                "SELECT array_agg(nextval(pg_get_serial_sequence(%s, %s))) FROM generate_series(1, %s)",
+                [table, pk, count],
+            )
+            return cursor.fetchone()[0]
+        if connection.vendor != "sqlite":
+            raise NotImplementedError(f"draw_ids on {connection.vendor}")
+        # The counter holds the largest id the table ever had (a table that never had a row has
+        # none yet); the table's largest id is read too, for a counter reset under its rows.
+        quote = connection.ops.quote_name
+        cursor.execute(
+            "INSERT INTO sqlite_sequence (name, seq) SELECT %s, 0 "
+            "WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = %s)",
+            [table, table],
+        )
+        cursor.execute(
+            f"UPDATE sqlite_sequence SET seq = max(seq, (SELECT coalesce(max({quote(pk)}), 0) "
+            f"FROM {quote(table)})) + %s WHERE name = %s RETURNING seq",
+            [count, table],
+        )
+        last = cursor.fetchone()[0]
+    return list(range(last - count + 1, last + 1))
+
+
 def insert_rows(
     *,
     model: type[models.Model],
     columns: Sequence[str],
     rows: Sequence[Sequence[Any]],
     returning: bool = True,
+    ids: Sequence[int] | None = None,
 ) -> list[int]:
     """Insert ``rows`` (tuples of values in ``columns`` order) into ``model``'s table.
 
     Returns the new primary keys in the order of ``rows`` (an empty list when ``returning`` is
-    False). Values of JSON, date and other non-plain fields are prepared by their field; the
-    rest are stored as given. Runs in the caller's transaction; no signals, no save().
+    False): ``ids`` when given (drawn with ``draw_ids``, one per row), else the database's. Values
+    of JSON, date and other non-plain fields are prepared by their field; the rest are stored
+    as given. Runs in the caller's transaction; no signals, no save().
     """
     if not rows:
         return []
+    if ids is not None and len(ids) != len(rows):
+        raise ValueError(f"{len(ids)} ids for {len(rows)} rows")
     connection.ensure_connection()
     fields = [_field(model, column) for column in columns]
     prepare = [
@@ -109,41 +157,58 @@ def insert_rows(
         rows = prepared
     extra_names, extra_values = _filled_columns(model, columns)
     names = [field.column for field in fields] + extra_names
-    table = model._meta.db_table
-    quote = connection.ops.quote_name
     if connection.vendor == "postgresql":
-        return _copy(table=table, pk=model._meta.pk.column, names=names, rows=rows, extra=extra_values)
+        if ids is None and returning:
+            ids = draw_ids(model=model, count=len(rows))
+        _copy(model=model, names=names, rows=rows, extra=extra_values, ids=ids)
+        return list(ids) if returning and ids is not None else []
+    if ids is not None:
+        # Explicit ids: nothing to read back.
+        names = [model._meta.pk.column, *names]
+        rows = [(pk, *row) for pk, row in zip(ids, rows, strict=True)]
+    quote = connection.ops.quote_name
     width = len(names)
     per_statement = max(1, min(1000, _max_params() // width))
     placeholder = "(" + ", ".join(["%s"] * width) + ")"
-    head = f"INSERT INTO {quote(table)} ({', '.join(quote(name) for name in names)}) VALUES "
-    tail = f" RETURNING {quote(model._meta.pk.column)}" if returning else ""
-    ids: list[int] = []
+    head = f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(name) for name in names)}) VALUES "
+    read_back = returning and ids is None
+    tail = f" RETURNING {quote(model._meta.pk.column)}" if read_back else ""
+    new: list[int] = []
     extra = tuple(extra_values)
     with connection.cursor() as cursor:
         for start in range(0, len(rows), per_statement):
             chunk = rows[start : start + per_statement]
             params = [value for row in chunk for value in (*row, *extra)]
             cursor.execute(head + ", ".join([placeholder] * len(chunk)) + tail, params)
-            if returning:
-                ids.extend(row[0] for row in cursor.fetchall())
-    return ids
+            if read_back:
+                new.extend(row[0] for row in cursor.fetchall())
+    if ids is not None:
+        return list(ids) if returning else []
+    return new
 
 
-def _copy(*, table: str, pk: str, names: list[str], rows: Sequence, extra: list[object]) -> list[int]:
+def _copy(
+    *,
+    model: type[models.Model],
+    names: list[str],
+    rows: Sequence,
+    extra: list[object],
+    ids: Sequence[int] | None,
+) -> None:
+    """COPY ``rows`` into ``model``'s table, with ``ids`` as their primary keys when given (else
+    the column's default draws them)."""
     quote = connection.ops.quote_name
     extra_values = tuple(extra)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-            [table, pk, len(rows)],
-        )
-        ids = [row[0] for row in cursor.fetchall()]
-        columns = ", ".join(quote(name) for name in [pk, *names])
-        with cursor.cursor.copy(f"COPY {quote(table)} ({columns}) FROM STDIN") as copy:
+    given = ids is not None
+    columns = ", ".join(quote(name) for name in ([model._meta.pk.column] if given else []) + names)
+    statement = f"COPY {quote(model._meta.db_table)} ({columns}) FROM STDIN"
+    with connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:
+        if ids is None:
+            for row in rows:
+                copy.write_row((*row, *extra_values))
+        else:
             for pk_value, row in zip(ids, rows, strict=True):
                 copy.write_row((pk_value, *row, *extra_values))
-    return ids
 
 
 @contextmanager

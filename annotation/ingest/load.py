@@ -16,7 +16,7 @@ from collections.abc import Callable, Generator, Iterator
 from contextlib import closing
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils.translation import gettext_lazy as _
 
 from annotation.corpus.campaigns import content_changed, get_or_create_campaign
@@ -26,7 +26,7 @@ from annotation.ingest.checks import check_against_campaign
 from annotation.ingest.errors import ImportFailed, RowError
 from annotation.ingest.records import AnswerRecord
 from annotation.ingest.validate import CheckedFile
-from annotation.ingest.write import JudgeLabel, LoadResult, NewQuestion, Writer
+from annotation.ingest.write import JudgeLabel, LoadResult, NewQuestion, PreparedBatch, Writer
 from annotation.models import Campaign
 from annotation.workflow import open_slots
 
@@ -177,6 +177,12 @@ def _write_all(
     processes on big files), putting each batch it completes in a queue of READY_BATCHES; this
     thread writes them in order. So the next batch is read and analysed while this one is
     written: the reading runs while this thread waits on the database.
+
+    On PostgreSQL the reading thread also builds each batch's rows (``Writer.prepare``, its ids
+    drawn from the sequences on a connection of its own, closed when it ends), so that this
+    thread only writes, and the database takes one batch while the next is built. On SQLite
+    ids are drawn in the transaction, so the rows are built here.
+
     Whatever the reading raises (a row changed since pass 1) comes through the queue in its
     place: the batches before it are written, then it is raised here, in the transaction.
     """
@@ -194,6 +200,8 @@ def _write_all(
                 continue
         return False
 
+    prepare_beside = connection.vendor == "postgresql"
+
     def read() -> None:
         batches = _analysed_batches(
             checked=checked,
@@ -204,12 +212,18 @@ def _write_all(
         )
         try:
             with closing(batches):
-                for batch in batches:
-                    if not hand(batch):
+                for questions, records, analysed in batches:
+                    item: PreparedBatch | Batch = (questions, records, analysed)
+                    if prepare_beside:
+                        item = writer.prepare(questions=questions, records=records, analysed=analysed)
+                    if not hand(item):
                         return
             hand(_DONE)
         except BaseException as exc:  # raised in the writing thread, in its place among the batches
             hand(exc)
+        finally:
+            if prepare_beside:
+                connection.close()  # this thread's own, which drew the ids
 
     reader = threading.Thread(target=read, name="import-read", daemon=True)
     reader.start()
@@ -221,13 +235,15 @@ def _write_all(
                 break
             if isinstance(item, BaseException):
                 raise item
-            questions, records, analysed = item
-            judged = writer.write(questions=questions, records=records, analysed=analysed)
+            if not isinstance(item, PreparedBatch):
+                questions, records, analysed = item
+                item = writer.prepare(questions=questions, records=records, analysed=analysed)
+            judged = writer.apply(item)
             if judge_labels is None:
                 result.judge_labels.extend(judged)
             elif judged:
                 result.judgments += judge_labels(campaign, judged)
-            done += len(records)
+            done += item.answers
             if progress is not None:
                 progress(done, total)
     finally:
@@ -235,7 +251,7 @@ def _write_all(
         reader.join()
 
 
-# One batch for Writer.write: the questions it is the first to give, its records, and their
+# One batch for Writer.prepare: the questions it is the first to give, its records, and their
 # (language, sentences).
 Batch = tuple[list[NewQuestion], list[AnswerRecord], list[tuple[str, list[SentenceRow]]]]
 

@@ -1,20 +1,25 @@
 """Pass 2 of an import: the rows of one batch of answers, written in bulk.
 
 The writer keeps only id maps between batches (question id -> pk, (chunk id, text hash) -> pk,
-replaced answer id -> pk); each batch brings its records and their text analysis, inserts the
-questions and chunks it is the first to give, then its answers, sources, sentences, units and
-labels. It runs inside the import's transaction.
+replaced answer id -> pk); each batch brings its records and their text analysis. ``prepare``
+builds the batch's rows whole, with the ids of the rows others point at drawn ahead
+(``bulk.draw_ids``): the questions and chunks it is the first to give, then its answers,
+sources, sentences, units and labels. ``apply`` writes them in that order, inside the import's
+transaction. On PostgreSQL the two run in different threads, so that the next batch is built
+while this one is written (see ``load._write_all``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+from django.db import models
 
 from annotation.corpus.citations import cited_chunks
 from annotation.ingest.analysis import SentenceRow
-from annotation.ingest.bulk import insert_rows
+from annotation.ingest.bulk import draw_ids, insert_rows
 from annotation.ingest.checks import LOOKUP_BATCH, Existing, batches
 from annotation.ingest.records import AnswerRecord, LabelRecord
 from annotation.models import (
@@ -77,6 +82,46 @@ class LoadResult:
 NewQuestion = tuple[str, str, str, str, str]
 
 
+@dataclass(frozen=True)
+class Insert:
+    """Rows of ``model`` to insert, in ``columns`` order, with their ``ids`` when drawn ahead."""
+
+    model: type[models.Model]
+    columns: list[str]
+    rows: list[tuple]
+    ids: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class Update:
+    """``fields`` of the rows ``instances`` stand for, set to the instances' values."""
+
+    model: type[models.Model]
+    instances: Sequence[models.Model]
+    fields: list[str]
+
+
+@dataclass
+class PreparedBatch:
+    """One batch's writes in the order they run, what they count, and its judge labels;
+    ``answers``: how many answers of the file it holds."""
+
+    answers: int = 0
+    steps: list[Insert | Update] = field(default_factory=list)
+    judged: list[JudgeLabel] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    given_evidence: set[int] = field(default_factory=set)
+
+    def insert(
+        self, model: type[models.Model], columns: list[str], rows: list[tuple], *, ids: bool
+    ) -> list[int]:
+        """Add the insert of ``rows``; with ``ids``, draw and return their ids."""
+        drawn = draw_ids(model=model, count=len(rows)) if ids else None
+        if rows:
+            self.steps.append(Insert(model=model, columns=columns, rows=rows, ids=drawn))
+        return drawn or []
+
+
 class Writer:
     """Writes an import's answers batch by batch into ``campaign``; see the module docstring."""
 
@@ -121,30 +166,55 @@ class Writer:
             label = SourceChunk._meta.label
             self.result.deleted = dict(sorted({**self.result.deleted, label: len(unused)}.items()))
 
-    def write(
+    def prepare(
         self,
         *,
         questions: list[NewQuestion],
         records: list[AnswerRecord],
         analysed: list[tuple[str, list[SentenceRow]]],
-    ) -> list[JudgeLabel]:
-        """Write one batch: the ``questions`` it is the first to give, then ``records`` with
-        their (language, sentences) in ``analysed``. Returns the batch's judge labels."""
-        self._questions(questions)
-        self._question_extras(records)
-        self._chunks(records)
-        return self._answers(records=records, analysed=analysed)
+    ) -> PreparedBatch:
+        """Build one batch's writes without making them: the ``questions`` it is the first to
+        give, then ``records`` with their (language, sentences) in ``analysed``. Draws ids and
+        keeps the id maps; the only statements it runs are ``bulk.draw_ids``'s."""
+        batch = PreparedBatch(answers=len(records))
+        self._questions(batch, questions)
+        self._question_extras(batch, records)
+        self._chunks(batch, records)
+        self._answers(batch, records=records, analysed=analysed)
+        return batch
 
-    def _questions(self, questions: list[NewQuestion]) -> None:
-        ids = insert_rows(
-            model=Question,
-            columns=["campaign", "external_id", "text", "theme", "difficulty", "language"],
-            rows=[(self.campaign.pk, *question) for question in questions],
+    def apply(self, batch: PreparedBatch) -> list[JudgeLabel]:
+        """Make ``batch``'s writes in order, in the caller's transaction; returns its judge
+        labels."""
+        for step in batch.steps:
+            if isinstance(step, Insert):
+                insert_rows(
+                    model=step.model, columns=step.columns, rows=step.rows, ids=step.ids, returning=False
+                )
+            else:
+                step.model._default_manager.bulk_update(step.instances, step.fields, batch_size=LOOKUP_BATCH)
+        result = self.result
+        result.questions_created += batch.counts["questions"]
+        result.chunks_created += batch.counts["chunks"]
+        result.answers_created += batch.counts["answers"]
+        result.answers_replaced += batch.counts["replaced"]
+        result.sentences += batch.counts["sentences"]
+        result.units += batch.counts["units"]
+        result.labels += batch.counts["labels"]
+        result.questions_given_evidence.update(batch.given_evidence)
+        return batch.judged
+
+    def _questions(self, batch: PreparedBatch, questions: list[NewQuestion]) -> None:
+        ids = batch.insert(
+            Question,
+            ["campaign", "external_id", "text", "theme", "difficulty", "language"],
+            [(self.campaign.pk, *question) for question in questions],
+            ids=True,
         )
         self.questions.update((question[0], pk) for question, pk in zip(questions, ids, strict=True))
-        self.result.questions_created += len(questions)
+        batch.counts["questions"] += len(questions)
 
-    def _question_extras(self, records: list[AnswerRecord]) -> None:
+    def _question_extras(self, batch: PreparedBatch, records: list[AnswerRecord]) -> None:
         """Set the reference answer and gold evidence the batch's rows give to their questions
         (pass 1 checked that the rows of a question agree; a value given replaces the stored one)."""
         given: dict[tuple[str, ...], dict[int, Question]] = {}
@@ -159,11 +229,11 @@ class Writer:
                 question.gold_evidence = [item.as_json() for item in record.gold_evidence]
             if fields:
                 given.setdefault(tuple(fields), {})[question.pk] = question
-        for names, questions in given.items():
-            Question.objects.bulk_update(list(questions.values()), list(names), batch_size=LOOKUP_BATCH)
-        self.result.questions_given_evidence.update(pk for questions in given.values() for pk in questions)
+        for names, by_pk in given.items():
+            batch.steps.append(Update(model=Question, instances=list(by_pk.values()), fields=list(names)))
+            batch.given_evidence.update(by_pk)
 
-    def _chunks(self, records: list[AnswerRecord]) -> None:
+    def _chunks(self, batch: PreparedBatch, records: list[AnswerRecord]) -> None:
         # The first source with an (id, text) in file order gives the row its title and page.
         new = {}
         for record in records:
@@ -178,13 +248,14 @@ class Writer:
                         source.text,
                         source.text_hash,
                     )
-        ids = insert_rows(
-            model=SourceChunk,
-            columns=["campaign", "external_id", "title", "page", "text", "text_hash"],
-            rows=list(new.values()),
+        ids = batch.insert(
+            SourceChunk,
+            ["campaign", "external_id", "title", "page", "text", "text_hash"],
+            list(new.values()),
+            ids=True,
         )
         self.chunks.update(zip(new, ids, strict=True))
-        self.result.chunks_created += len(new)
+        batch.counts["chunks"] += len(new)
 
     def _labels(
         self, unit_id: int, labels: Iterable[LabelRecord], out: list[tuple], judged: list[JudgeLabel]
@@ -197,19 +268,24 @@ class Writer:
                 judged.append(JudgeLabel(unit_id=unit_id, criterion_id=criterion_id, value=label.llm))
 
     def _answers(
-        self, *, records: list[AnswerRecord], analysed: list[tuple[str, list[SentenceRow]]]
-    ) -> list[JudgeLabel]:
+        self,
+        batch: PreparedBatch,
+        *,
+        records: list[AnswerRecord],
+        analysed: list[tuple[str, list[SentenceRow]]],
+    ) -> None:
         campaign_id = self.campaign.pk
         questions, chunks, replaced = self.questions, self.chunks, self.replaced
         languages = [language for language, _ in analysed]
         fresh = [(r, lang) for r, lang in zip(records, languages, strict=True) if r.answer_id not in replaced]
-        ids = insert_rows(
-            model=Answer,
-            columns=["campaign", "question", "external_id", "repetition", "text", "language"],
-            rows=[
+        ids = batch.insert(
+            Answer,
+            ["campaign", "question", "external_id", "repetition", "text", "language"],
+            [
                 (campaign_id, questions[r.question_id], r.answer_id, r.repetition, r.answer, language)
                 for r, language in fresh
             ],
+            ids=True,
         )
         answer_pk = {r.answer_id: pk for (r, _), pk in zip(fresh, ids, strict=True)}
         updated = [
@@ -223,10 +299,13 @@ class Writer:
             for r, language in zip(records, languages, strict=True)
             if r.answer_id in replaced
         ]
-        Answer.objects.bulk_update(updated, ["question", "repetition", "text", "language"])
+        if updated:
+            batch.steps.append(
+                Update(model=Answer, instances=updated, fields=["question", "repetition", "text", "language"])
+            )
         answer_pk.update({r.answer_id: replaced[r.answer_id] for r in records if r.answer_id in replaced})
-        self.result.answers_created += len(fresh)
-        self.result.answers_replaced += len(updated)
+        batch.counts["answers"] += len(fresh)
+        batch.counts["replaced"] += len(updated)
 
         source_rows: list[tuple] = []
         sentence_rows: list[tuple] = []
@@ -257,21 +336,12 @@ class Writer:
                 )
                 for position, (text, paragraph, index, cited) in enumerate(items)
             )
-        insert_rows(
-            model=AnswerSource, columns=["answer", "chunk", "rank"], rows=source_rows, returning=False
-        )
-        sentence_ids = insert_rows(
-            model=Sentence,
-            columns=[
-                "answer",
-                "position",
-                "text",
-                "paragraph",
-                "paragraph_index",
-                "cited_ids",
-                "citations_ok",
-            ],
-            rows=sentence_rows,
+        batch.insert(AnswerSource, ["answer", "chunk", "rank"], source_rows, ids=False)
+        sentence_ids = batch.insert(
+            Sentence,
+            ["answer", "position", "text", "paragraph", "paragraph_index", "cited_ids", "citations_ok"],
+            sentence_rows,
+            ids=True,
         )
 
         unit_rows: list[tuple] = []
@@ -284,10 +354,8 @@ class Writer:
                 for sentence_id in sentence_ids[cursor : cursor + count]
             )
             cursor += count
-        unit_ids = insert_rows(
-            model=Unit,
-            columns=["campaign", "level", "answer", "sentence", "theme", "difficulty"],
-            rows=unit_rows,
+        unit_ids = batch.insert(
+            Unit, ["campaign", "level", "answer", "sentence", "theme", "difficulty"], unit_rows, ids=True
         )
         # Citation units after all the others, so that the cursor below walks answer and
         # sentence units alone; the file carries no citation-level labels.
@@ -303,27 +371,23 @@ class Writer:
                     for chunk_id in cited
                 )
             cursor += count
-        insert_rows(
-            model=Unit,
-            columns=["campaign", "level", "answer", "sentence", "chunk", "theme", "difficulty"],
-            rows=citation_rows,
-            returning=False,
+        batch.insert(
+            Unit,
+            ["campaign", "level", "answer", "sentence", "chunk", "theme", "difficulty"],
+            citation_rows,
+            ids=False,
         )
-        self.result.sentences += len(sentence_ids)
-        self.result.units += len(unit_ids) + len(citation_rows)
+        batch.counts["sentences"] += len(sentence_ids)
+        batch.counts["units"] += len(unit_ids) + len(citation_rows)
 
         label_rows: list[tuple] = []
-        judged: list[JudgeLabel] = []
         cursor = 0
         for record, count in zip(records, counts, strict=True):
-            self._labels(unit_ids[cursor], record.labels, label_rows, judged)
+            self._labels(unit_ids[cursor], record.labels, label_rows, batch.judged)
             if record.sentences is not None:
                 sentence_units = unit_ids[cursor + 1 : cursor + 1 + count]
                 for sentence, unit_id in zip(record.sentences, sentence_units, strict=True):
-                    self._labels(unit_id, sentence.labels, label_rows, judged)
+                    self._labels(unit_id, sentence.labels, label_rows, batch.judged)
             cursor += 1 + count
-        insert_rows(
-            model=Label, columns=["unit", "criterion", "stage", "value"], rows=label_rows, returning=False
-        )
-        self.result.labels += len(label_rows)
-        return judged
+        batch.insert(Label, ["unit", "criterion", "stage", "value"], label_rows, ids=False)
+        batch.counts["labels"] += len(label_rows)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -10,7 +11,14 @@ import pytest
 
 from annotation import ingest
 from annotation.corpus.sentences import split_sentences
-from annotation.ingest.analysis import LANGUAGE_SAMPLE_CHARS, Analysis, TextJob, analyse, language_sample
+from annotation.ingest.analysis import (
+    LANGUAGE_SAMPLE_CHARS,
+    WORKER_NICENESS,
+    Analysis,
+    TextJob,
+    analyse,
+    language_sample,
+)
 from annotation.models import (
     Answer,
     AnswerSource,
@@ -352,6 +360,12 @@ def test_worker_processes_analyse_like_this_process(monkeypatch):
     monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 3)
     with Analysis(jobs=jobs, citation_pattern=PATTERN) as analysis:
         results = list(analysis)
+        assert analysis._pool is not None
+        workers = list(analysis._pool._processes)  # type: ignore[attr-defined]
+        # The text work yields the CPU to the importing process and its database backend.
+        assert {os.getpriority(os.PRIO_PROCESS, pid) for pid in workers} == {
+            min(19, os.getpriority(os.PRIO_PROCESS, 0) + WORKER_NICENESS)
+        }
     assert analysis.workers == 3
     assert analysis.inline == 0
     assert results == expected
