@@ -13,14 +13,18 @@ lets an import build a batch's rows beside the writing of the batch before.
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, models
 from django.utils import timezone
+from psycopg import Copy
+from psycopg.copy import FileWriter
 
 # Field types whose Python values go to the database as they are (no conversion needed).
 _PLAIN_TYPES = {
@@ -118,6 +122,19 @@ def draw_ids(*, model: type[models.Model], count: int) -> list[int]:
     return list(range(last - count + 1, last + 1))
 
 
+@dataclass(frozen=True)
+class PreparedRows:
+    """Rows of one model made ready by ``prepare_rows`` and written by ``write_rows``: on
+    PostgreSQL as the data of a COPY, elsewhere as the values of INSERTs."""
+
+    model: type[models.Model]
+    # Database columns, the primary key first when the rows bring theirs.
+    names: list[str]
+    count: int
+    copy_data: bytes | None = None
+    values: list[tuple] | None = None
+
+
 def insert_rows(
     *,
     model: type[models.Model],
@@ -135,6 +152,28 @@ def insert_rows(
     """
     if not rows:
         return []
+    if ids is None and returning and connection.vendor == "postgresql":
+        ids = draw_ids(model=model, count=len(rows))
+    prepared = prepare_rows(model=model, columns=columns, rows=rows, ids=ids)
+    new = write_rows(prepared, returning=returning and ids is None)
+    if ids is not None:
+        return list(ids) if returning else []
+    return new
+
+
+def prepare_rows(
+    *,
+    model: type[models.Model],
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    ids: Sequence[int] | None = None,
+) -> PreparedRows:
+    """``rows`` (as ``insert_rows`` takes them) made ready to write, with ``ids`` as their
+    primary keys when given (else the column's default gives them when written).
+
+    Runs no statement: on PostgreSQL the rows are encoded as COPY data with the adapters of the
+    calling thread's connection, so a thread beside the one that writes can prepare them.
+    """
     if ids is not None and len(ids) != len(rows):
         raise ValueError(f"{len(ids)} ids for {len(rows)} rows")
     connection.ensure_connection()
@@ -157,58 +196,51 @@ def insert_rows(
         rows = prepared
     extra_names, extra_values = _filled_columns(model, columns)
     names = [field.column for field in fields] + extra_names
-    if connection.vendor == "postgresql":
-        if ids is None and returning:
-            ids = draw_ids(model=model, count=len(rows))
-        _copy(model=model, names=names, rows=rows, extra=extra_values, ids=ids)
-        return list(ids) if returning and ids is not None else []
+    extra = tuple(extra_values)
     if ids is not None:
-        # Explicit ids: nothing to read back.
         names = [model._meta.pk.column, *names]
-        rows = [(pk, *row) for pk, row in zip(ids, rows, strict=True)]
+        full = [(pk, *row, *extra) for pk, row in zip(ids, rows, strict=True)]
+    else:
+        full = [(*row, *extra) for row in rows]
+    if connection.vendor != "postgresql":
+        return PreparedRows(model=model, names=names, count=len(full), values=full)
+    buffer = io.BytesIO()
+    with connection.cursor() as cursor, Copy(cursor.cursor, binary=False, writer=FileWriter(buffer)) as copy:
+        for row in full:
+            copy.write_row(row)
+    return PreparedRows(model=model, names=names, count=len(full), copy_data=buffer.getvalue())
+
+
+def write_rows(prepared: PreparedRows, *, returning: bool = False) -> list[int]:
+    """Write rows ``prepare_rows`` made ready, in the caller's transaction; with ``returning``
+    (rows without ids, not on PostgreSQL) the ids the database gave them, in row order."""
+    if not prepared.count:
+        return []
     quote = connection.ops.quote_name
-    width = len(names)
+    table = quote(prepared.model._meta.db_table)
+    columns = ", ".join(quote(name) for name in prepared.names)
+    if prepared.copy_data is not None:
+        if returning:
+            raise ValueError("COPY returns no ids: draw them first")
+        statement = f"COPY {table} ({columns}) FROM STDIN"
+        with connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:
+            copy.write(prepared.copy_data)
+        return []
+    assert prepared.values is not None
+    width = len(prepared.names)
     per_statement = max(1, min(1000, _max_params() // width))
     placeholder = "(" + ", ".join(["%s"] * width) + ")"
-    head = f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(name) for name in names)}) VALUES "
-    read_back = returning and ids is None
-    tail = f" RETURNING {quote(model._meta.pk.column)}" if read_back else ""
+    head = f"INSERT INTO {table} ({columns}) VALUES "
+    tail = f" RETURNING {quote(prepared.model._meta.pk.column)}" if returning else ""
     new: list[int] = []
-    extra = tuple(extra_values)
     with connection.cursor() as cursor:
-        for start in range(0, len(rows), per_statement):
-            chunk = rows[start : start + per_statement]
-            params = [value for row in chunk for value in (*row, *extra)]
+        for start in range(0, prepared.count, per_statement):
+            chunk = prepared.values[start : start + per_statement]
+            params = [value for row in chunk for value in row]
             cursor.execute(head + ", ".join([placeholder] * len(chunk)) + tail, params)
-            if read_back:
+            if returning:
                 new.extend(row[0] for row in cursor.fetchall())
-    if ids is not None:
-        return list(ids) if returning else []
     return new
-
-
-def _copy(
-    *,
-    model: type[models.Model],
-    names: list[str],
-    rows: Sequence,
-    extra: list[object],
-    ids: Sequence[int] | None,
-) -> None:
-    """COPY ``rows`` into ``model``'s table, with ``ids`` as their primary keys when given (else
-    the column's default draws them)."""
-    quote = connection.ops.quote_name
-    extra_values = tuple(extra)
-    given = ids is not None
-    columns = ", ".join(quote(name) for name in ([model._meta.pk.column] if given else []) + names)
-    statement = f"COPY {quote(model._meta.db_table)} ({columns}) FROM STDIN"
-    with connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:
-        if ids is None:
-            for row in rows:
-                copy.write_row((*row, *extra_values))
-        else:
-            for pk_value, row in zip(ids, rows, strict=True):
-                copy.write_row((pk_value, *row, *extra_values))
 
 
 @contextmanager

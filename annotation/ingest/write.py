@@ -19,7 +19,7 @@ from django.db import models
 
 from annotation.corpus.citations import cited_chunks
 from annotation.ingest.analysis import SentenceRow
-from annotation.ingest.bulk import draw_ids, insert_rows
+from annotation.ingest.bulk import PreparedRows, draw_ids, prepare_rows, write_rows
 from annotation.ingest.checks import LOOKUP_BATCH, Existing, batches
 from annotation.ingest.records import AnswerRecord, LabelRecord
 from annotation.models import (
@@ -83,16 +83,6 @@ NewQuestion = tuple[str, str, str, str, str]
 
 
 @dataclass(frozen=True)
-class Insert:
-    """Rows of ``model`` to insert, in ``columns`` order, with their ``ids`` when drawn ahead."""
-
-    model: type[models.Model]
-    columns: list[str]
-    rows: list[tuple]
-    ids: list[int] | None = None
-
-
-@dataclass(frozen=True)
 class Update:
     """``fields`` of the rows ``instances`` stand for, set to the instances' values."""
 
@@ -107,7 +97,7 @@ class PreparedBatch:
     ``answers``: how many answers of the file it holds."""
 
     answers: int = 0
-    steps: list[Insert | Update] = field(default_factory=list)
+    steps: list[PreparedRows | Update] = field(default_factory=list)
     judged: list[JudgeLabel] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
     given_evidence: set[int] = field(default_factory=set)
@@ -115,10 +105,11 @@ class PreparedBatch:
     def insert(
         self, model: type[models.Model], columns: list[str], rows: list[tuple], *, ids: bool
     ) -> list[int]:
-        """Add the insert of ``rows``; with ``ids``, draw and return their ids."""
+        """Add the insert of ``rows``, made ready to write (``bulk.prepare_rows``); with
+        ``ids``, draw their ids and return them."""
         drawn = draw_ids(model=model, count=len(rows)) if ids else None
         if rows:
-            self.steps.append(Insert(model=model, columns=columns, rows=rows, ids=drawn))
+            self.steps.append(prepare_rows(model=model, columns=columns, rows=rows, ids=drawn))
         return drawn or []
 
 
@@ -187,10 +178,8 @@ class Writer:
         """Make ``batch``'s writes in order, in the caller's transaction; returns its judge
         labels."""
         for step in batch.steps:
-            if isinstance(step, Insert):
-                insert_rows(
-                    model=step.model, columns=step.columns, rows=step.rows, ids=step.ids, returning=False
-                )
+            if isinstance(step, PreparedRows):
+                write_rows(step)
             else:
                 step.model._default_manager.bulk_update(step.instances, step.fields, batch_size=LOOKUP_BATCH)
         result = self.result
