@@ -176,7 +176,13 @@ def _cleaned(rows: Iterator[RawRow]) -> Iterator[RawRow]:
 # the escapes \b and \f, a \u escape of U+0000-U+001F or U+007F, and DEL itself (JSON refuses
 # the other control characters raw in a string; \t, \n and \r are kept by the rule). Matching
 # more (an escaped backslash before a b) only sends the record through the cleaning.
-_MAY_HOLD_CONTROLS = re.compile(r"\\[bf]|\\u00[01][0-9a-fA-F]|\\u007[fF]|\x7f")
+# DEL is looked for apart: in one pattern with the escapes it made the search try every
+# position of the line (54 against 3.4 microseconds for a line of 10 kB).
+_MAY_HOLD_CONTROLS = re.compile(r"\\(?:[bf]|u00[01][0-9a-fA-F]|u007[fF])")
+
+
+def _may_hold_controls(line: str) -> bool:
+    return "\x7f" in line or _MAY_HOLD_CONTROLS.search(line) is not None
 
 
 def _read_jsonl(*, lines: Iterable[tuple[int, str]], errors: ErrorLog) -> Iterator[RawRow]:
@@ -200,7 +206,7 @@ def _read_jsonl(*, lines: Iterable[tuple[int, str]], errors: ErrorLog) -> Iterat
             continue
         # Most lines hold no control character: one search of the line instead of a walk
         # through every text of the record.
-        yield RawRow(row=number, data=data, clean=_MAY_HOLD_CONTROLS.search(line) is None)
+        yield RawRow(row=number, data=data, clean=not _may_hold_controls(line))
 
 
 def too_deep_record(text: str) -> tuple[int, int]:

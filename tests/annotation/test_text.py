@@ -61,9 +61,16 @@ def test_only_jsonl_lines_that_may_hold_a_control_character_are_walked_through()
     from annotation.ingest.errors import ErrorLog
     from annotation.ingest.readers import _read_jsonl
 
-    lines = [json.dumps(RECORDS[0]), json.dumps({"answer": "a\x00b"}), json.dumps({"answer": "a\\bc"})]
+    lines = [
+        json.dumps(RECORDS[0]),
+        json.dumps({"answer": "a\x00b"}),
+        json.dumps({"answer": "a\\bc"}),
+        json.dumps({"answer": "a\x7fb"}),  # DEL escaped
+        json.dumps({"answer": "a\x7fb"}, ensure_ascii=False),  # DEL itself
+        json.dumps({"answer": 'é\n\t"', "id": "c\\1"}),  # escapes that give no control character
+    ]
     rows = _read_jsonl(lines=enumerate(lines, start=1), errors=ErrorLog(file="x.jsonl"))
-    assert [row.clean for row in rows] == [True, False, False]
+    assert [row.clean for row in rows] == [True, False, False, False, False, True]
 
 
 def _dirty(records: list[dict]) -> list[dict]:
