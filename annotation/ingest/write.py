@@ -303,14 +303,12 @@ class Writer:
         citations: list[list[int]] = []
         for record, (_, items) in zip(records, analysed, strict=True):
             pk = answer_pk[record.answer_id]
-            source_rows.extend(
-                (pk, chunks[(source.id, source.text_hash)], rank)
-                for rank, source in enumerate(record.sources, start=1)
-            )
-            retrieved = {source.id for source in record.sources}
+            source_pks = [chunks[(source.id, source.text_hash)] for source in record.sources]
+            source_rows.extend((pk, chunk, rank) for rank, chunk in enumerate(source_pks, start=1))
             chunk_of: dict[str, int] = {}
-            for source in record.sources:
-                chunk_of.setdefault(source.id, chunks[(source.id, source.text_hash)])
+            for source, chunk in zip(record.sources, source_pks, strict=True):
+                chunk_of.setdefault(source.id, chunk)
+            retrieved = chunk_of.keys()
             citations.extend(cited_chunks(cited_ids=item[3], retrieved=chunk_of) for item in items)
             counts.append(len(items))
             sentence_rows.extend(
