@@ -287,6 +287,7 @@ def _analysed_batches(
     questions: list[NewQuestion] = []
     records: list[AnswerRecord] = []
     analysed: list[tuple[str, list[SentenceRow]]] = []
+    written = 0
     with Analysis(
         jobs=jobs(), count=count, citation_pattern=citation_pattern, candidates=candidates
     ) as analysis:
@@ -299,8 +300,11 @@ def _analysed_batches(
                 continue
             records.append(record)
             analysed.append((language, items))
-            if len(records) >= WRITE_BATCH:
+            # The first batch is a fifth of the others: the writes start as soon as the worker
+            # processes give their first results, instead of waiting for a whole batch.
+            if len(records) >= (WRITE_BATCH if written else max(1, WRITE_BATCH // 5)):
                 yield questions, records, analysed
+                written += len(records)
                 questions, records, analysed = [], [], []
         if records:
             yield questions, records, analysed
