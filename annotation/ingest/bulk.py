@@ -6,9 +6,11 @@ tuples: on PostgreSQL they are streamed with COPY (ids drawn from the table's se
 elsewhere they go as multi-row INSERT ... RETURNING statements. Columns left out get the
 field's default, and auto_now / auto_now_add fields the current time, as the ORM would.
 
-Ids can also be drawn ahead (``draw_ids``) and given to ``insert_rows``: rows that point at one
-another (an answer's sentences, their units) are then built whole before any is written, which
-lets an import build a batch's rows beside the writing of the batch before.
+Ids can also be drawn ahead (``draw_ids``) and given with the rows: rows that point at one
+another (an answer's sentences, their units) are then built whole before any is written. Rows
+are made ready (``prepare_rows``: on PostgreSQL encoded as COPY data) apart from their writing
+(``write_rows``), which lets an import build a batch's rows beside the writing of the batch
+before.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection, models
+from django.db import connection, models, transaction
 from django.utils import timezone
 from psycopg import Copy
 from psycopg.copy import FileWriter
@@ -95,19 +97,22 @@ def draw_ids(*, model: type[models.Model], count: int) -> list[int]:
     if count <= 0:
         return []
     table, pk = model._meta.db_table, model._meta.pk.column
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
             # One row holding them all: a row per id costs as much again to send and read.
             cursor.execute(
                 "SELECT array_agg(nextval(pg_get_serial_sequence(%s, %s))) FROM generate_series(1, %s)",
                 [table, pk, count],
             )
             return cursor.fetchone()[0]
-        if connection.vendor != "sqlite":
-            raise NotImplementedError(f"draw_ids on {connection.vendor}")
-        # The counter holds the largest id the table ever had (a table that never had a row has
-        # none yet); the table's largest id is read too, for a counter reset under its rows.
-        quote = connection.ops.quote_name
+    if connection.vendor != "sqlite":
+        raise NotImplementedError(f"draw_ids on {connection.vendor}")
+    # The counter holds the largest id the table ever had (a table that never had a row has none
+    # yet); the table's largest id is read too, for a counter reset under its rows. Moved then
+    # read in one transaction, which holds SQLite's write lock from the move (SQLite before
+    # 3.35 has no RETURNING).
+    quote = connection.ops.quote_name
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO sqlite_sequence (name, seq) SELECT %s, 0 "
             "WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = %s)",
@@ -115,9 +120,10 @@ def draw_ids(*, model: type[models.Model], count: int) -> list[int]:
         )
         cursor.execute(
             f"UPDATE sqlite_sequence SET seq = max(seq, (SELECT coalesce(max({quote(pk)}), 0) "
-            f"FROM {quote(table)})) + %s WHERE name = %s RETURNING seq",
+            f"FROM {quote(table)})) + %s WHERE name = %s",
             [count, table],
         )
+        cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = %s", [table])
         last = cursor.fetchone()[0]
     return list(range(last - count + 1, last + 1))
 

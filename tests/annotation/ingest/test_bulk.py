@@ -94,3 +94,11 @@ def test_a_thread_beside_the_transaction_draws_on_its_own_connection_without_wai
         raise RuntimeError("rolled back")
     assert len(set(drawn)) == 4
     assert Question.objects.create(campaign=campaign, external_id="after", text="?").pk > max(drawn)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ids_drawn_outside_any_transaction_are_distinct_too():
+    first = draw_ids(model=Question, count=3)
+    second = draw_ids(model=Question, count=2)
+    assert len(set(first + second)) == 5
+    assert min(second) > max(first)
