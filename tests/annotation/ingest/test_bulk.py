@@ -4,9 +4,11 @@ import threading
 
 import pytest
 from django.db import connection
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from annotation.ingest.bulk import draw_ids, insert_rows
-from annotation.models import Answer, Campaign, Question
+from annotation.models import Answer, Campaign, Question, Sentence
 
 pytestmark = pytest.mark.django_db
 
@@ -102,3 +104,43 @@ def test_ids_drawn_outside_any_transaction_are_distinct_too():
     second = draw_ids(model=Question, count=2)
     assert len(set(first + second)) == 5
     assert min(second) > max(first)
+
+
+# Any character a text may hold: PostgreSQL refuses NUL (imports remove it first).
+CHARACTERS = st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00")
+SENTENCE_COLUMNS = ["answer", "position", "text", "paragraph", "paragraph_index", "cited_ids", "citations_ok"]
+
+
+@given(
+    texts=st.lists(st.text(CHARACTERS, max_size=40), min_size=1, max_size=6),
+    cited=st.lists(st.text(CHARACTERS, max_size=8)),
+    ok=st.none() | st.booleans(),
+)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_rows_prepared_apart_read_back_as_given(answer, texts, cited, ok):
+    """Texts with tabs, line ends, backslashes and any character, JSON and booleans or nulls:
+    encoded where the rows are built (COPY data on PostgreSQL), they read back as given."""
+    from annotation.ingest.bulk import prepare_rows, write_rows
+
+    Sentence.objects.filter(answer=answer).delete()
+    rows = [(answer.pk, position, text, text[::-1], 0, cited, ok) for position, text in enumerate(texts)]
+    ids = draw_ids(model=Sentence, count=len(rows))
+    write_rows(
+        prepare_rows(
+            model=Sentence,
+            columns=SENTENCE_COLUMNS,
+            rows=rows,
+            ids=ids,
+        )
+    )
+    stored = Sentence.objects.filter(answer=answer).order_by("position")
+    assert [(s.pk, s.text, s.paragraph, s.cited_ids, s.citations_ok) for s in stored] == [
+        (pk, text, text[::-1], cited, ok) for pk, text in zip(ids, texts, strict=True)
+    ]
+
+
+@pytest.fixture
+def answer():
+    campaign = Campaign.objects.create(name="Prepared")
+    question = Question.objects.create(campaign=campaign, external_id="q", text="?")
+    return Answer.objects.create(campaign=campaign, question=question, external_id="a", text="Texte.")
