@@ -141,12 +141,10 @@ def _criterion_sql() -> str:
 
 def _criterion_of(row: tuple) -> Criterion:
     """The criterion of a row of :func:`_criterion_sql`, with its campaign and current version."""
-    criterion = plain_rows.instance(Criterion, row)
-    start = plain_rows.width(Criterion)
-    campaign = plain_rows.instance(Campaign, row, start)
-    assert criterion is not None and campaign is not None
+    criterion, campaign, version = plain_rows.instances(row, Criterion, Campaign, CriterionVersion)
+    assert isinstance(criterion, Criterion) and isinstance(campaign, Campaign)
     criterion.campaign = campaign
-    criterion.current_version = plain_rows.instance(CriterionVersion, row, start + plain_rows.width(Campaign))
+    criterion.current_version = version  # type: ignore[assignment]
     return criterion
 
 

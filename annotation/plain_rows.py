@@ -62,3 +62,14 @@ def instance(model: type[M], row: Sequence[Any], start: int = 0) -> M | None:
         for convert in converters:
             values[position] = convert(values[position], column, connection)
     return model.from_db(connection.alias, names, values)
+
+
+def instances(row: Sequence[Any], *kinds: type[models.Model]) -> list[models.Model | None]:
+    """The instances of the models ``kinds`` from ``row``, whose values come one model after the
+    other as :func:`columns` lists them (None for a model an outer join did not find)."""
+    found: list[models.Model | None] = []
+    start = 0
+    for model in kinds:
+        found.append(instance(model, row, start))
+        start += width(model)
+    return found

@@ -117,9 +117,9 @@ def answer_sources(*, answer_id: int) -> list[AnswerSource]:
         rows = cursor.fetchall()
     sources = []
     for row in rows:
-        source = plain_rows.instance(AnswerSource, row)
-        assert source is not None
-        source.chunk = plain_rows.instance(SourceChunk, row, plain_rows.width(AnswerSource))  # type: ignore[assignment]
+        source, chunk = plain_rows.instances(row, AnswerSource, SourceChunk)
+        assert isinstance(source, AnswerSource)
+        source.chunk = chunk  # type: ignore[assignment]
         sources.append(source)
     return sources
 

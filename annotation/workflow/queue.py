@@ -352,15 +352,11 @@ def _unit_handed_out(*, unit_id: int, user: User, criterion: Criterion, stage: s
         row = cursor.fetchone()
     if row is None:
         raise Unit.DoesNotExist(f"No unit {unit_id}.")
-    unit = plain_rows.instance(Unit, row)
-    assert unit is not None
-    start = plain_rows.width(Unit)
-    answer = plain_rows.instance(Answer, row, start)
-    assert answer is not None
-    start += plain_rows.width(Answer)
-    answer.question = plain_rows.instance(Question, row, start)  # type: ignore[assignment]
+    unit, answer, question, sentence = plain_rows.instances(row, Unit, Answer, Question, Sentence)
+    assert isinstance(unit, Unit) and isinstance(answer, Answer)
+    answer.question = question  # type: ignore[assignment]
     unit.answer = answer
-    unit.sentence = plain_rows.instance(Sentence, row, start + plain_rows.width(Question))
+    unit.sentence = sentence  # type: ignore[assignment]
     unit.previous_value = row[-1]  # type: ignore[attr-defined]
     return unit
 

@@ -31,12 +31,16 @@ def _values(obj) -> list:
     return [getattr(obj, field.attname) for field in obj._meta.concrete_fields]
 
 
-def _read(model, pk):
+def _row(model, pk) -> tuple:
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {plain_rows.columns(model, 't')} FROM {model._meta.db_table} t WHERE t.id = %s", [pk]
         )
-        return plain_rows.instance(model, cursor.fetchone())
+        return cursor.fetchone()
+
+
+def _read(model, pk):
+    return plain_rows.instance(model, _row(model, pk))
 
 
 @pytest.fixture
@@ -75,6 +79,15 @@ def test_each_model_reads_back_with_the_values_the_orm_gives(campaign):
 
 def test_an_outer_join_that_found_nothing_gives_none(db):
     assert plain_rows.instance(Campaign, [None] * plain_rows.width(Campaign)) is None
+
+
+def test_models_of_one_row_are_read_one_after_the_other(campaign):
+    question = Question.objects.filter(campaign=campaign).first()
+    row = [*_row(Campaign, campaign.pk), *([None] * plain_rows.width(Answer)), *_row(Question, question.pk)]
+    found, missing, asked = plain_rows.instances(row, Campaign, Answer, Question)
+    assert missing is None
+    assert _values(found) == _values(Campaign.objects.get(pk=campaign.pk))
+    assert _values(asked) == _values(Question.objects.get(pk=question.pk))
 
 
 def test_the_criterion_for_a_member_comes_with_its_campaign_and_version_in_one_query(
