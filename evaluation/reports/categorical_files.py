@@ -8,7 +8,6 @@ import csv
 import dataclasses
 import math
 from collections.abc import Iterator
-from typing import Any
 
 from openpyxl import Workbook
 
@@ -144,7 +143,7 @@ def confusion_lines(*, confusion: Confusion, names: dict[int, str]) -> list[str]
 
 
 def workbook_pieces(*, campaign: Campaign, report: CategoricalReport) -> Iterator[bytes]:
-    """The campaign's workbook for a categorical criterion, as ``exports.build_workbook`` makes
+    """The campaign's workbook for a categorical criterion, as ``workbook.workbook_pieces`` makes
     it for a binary one: Summary (one row per category and group, overall), Automatic metrics,
     the estimates and confusion sheets (``add_sheets``), Units (the final human label and the
     judge's label are category values) and Label history. Numbers computed now. In pieces as
@@ -164,8 +163,3 @@ def workbook_pieces(*, campaign: Campaign, report: CategoricalReport) -> Iterato
     units = workbook.units_sheet(wb, campaign, criteria)
     history = workbook.history_sheet(wb, campaign)
     return long_sheets.workbook_pieces(wb, [units, history])
-
-
-def build_workbook(*, campaign: Campaign, report: CategoricalReport, path_or_buffer: Any) -> None:
-    """:func:`workbook_pieces` written to ``path_or_buffer`` (a path or a binary file object)."""
-    workbook.write_pieces(workbook_pieces(campaign=campaign, report=report), path_or_buffer)
