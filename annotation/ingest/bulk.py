@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, models, transaction
+from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 from psycopg import Copy
 from psycopg.copy import FileWriter
@@ -84,6 +85,19 @@ def _max_params() -> int:
     return connection.features.max_query_params or 65535
 
 
+# (database alias, table, column) -> the sequence its ids are drawn from, on PostgreSQL.
+_SEQUENCES: dict[tuple[str, str, str], str] = {}
+
+
+def _sequence(cursor: CursorWrapper, *, table: str, column: str) -> str:
+    """The sequence ``table``'s ``column`` takes its default from, asked once per process."""
+    key = (connection.alias, table, column)
+    if key not in _SEQUENCES:
+        cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [table, column])
+        _SEQUENCES[key] = cursor.fetchone()[0]
+    return _SEQUENCES[key]
+
+
 def draw_ids(*, model: type[models.Model], count: int) -> list[int]:
     """``count`` new primary keys for ``model``'s rows, drawn as the database draws them for a
     row inserted without one, on the connection of the calling thread.
@@ -99,10 +113,12 @@ def draw_ids(*, model: type[models.Model], count: int) -> list[int]:
     table, pk = model._meta.db_table, model._meta.pk.column
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            # One row holding them all: a row per id costs as much again to send and read.
+            # One row holding them all: a row per id costs as much again to send and read. The
+            # sequence is named once: looked up in the catalogue for each id, it cost five
+            # times the drawing.
             cursor.execute(
-                "SELECT array_agg(nextval(pg_get_serial_sequence(%s, %s))) FROM generate_series(1, %s)",
-                [table, pk, count],
+                "SELECT array_agg(nextval(%s::regclass)) FROM generate_series(1, %s)",
+                [_sequence(cursor, table=table, column=pk), count],
             )
             return cursor.fetchone()[0]
     if connection.vendor != "sqlite":
