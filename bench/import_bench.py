@@ -36,6 +36,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -151,6 +152,67 @@ def _backend_cpu_s() -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _process_cpu_s(pid: int) -> float | None:
+    """CPU seconds used so far by process ``pid`` (from /proc); None when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes ``pid`` started, and theirs (from /proc: each thread's children)."""
+    found: set[int] = set()
+    stack = [pid]
+    while stack:
+        parent = stack.pop()
+        try:
+            threads = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for thread in threads:
+            try:
+                children = Path(f"/proc/{parent}/task/{thread}/children").read_text().split()
+            except OSError:
+                continue
+            for child in map(int, children):
+                if child not in found:
+                    found.add(child)
+                    stack.append(child)
+    return found
+
+
+class _WorkersCpu(threading.Thread):
+    """The CPU seconds of this process's descendants (the import's worker processes and their
+    forkserver), read every ``interval`` seconds until ``stop``: each one's last reading, so
+    what a worker spends between its last reading and its end is missed (at most ``interval``).
+    ``own`` is this thread's own CPU time, part of the process's."""
+
+    def __init__(self, interval: float = 0.1) -> None:
+        super().__init__(name="bench-workers-cpu", daemon=True)
+        self.interval = interval
+        self.seen: dict[int, float] = {}
+        self.own = 0.0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        started = time.thread_time()
+        while not self._done.is_set():
+            for pid in _descendants(os.getpid()):
+                cpu = _process_cpu_s(pid)
+                if cpu is not None:
+                    self.seen[pid] = cpu
+            self._done.wait(self.interval)
+        self.own = time.thread_time() - started
+
+    def stop(self) -> float:
+        """Stop reading and return the CPU seconds of every descendant seen."""
+        self._done.set()
+        self.join()
+        return sum(self.seen.values())
+
+
 def _analysis_cpu_s(path: Path) -> float:
     """CPU seconds of the text work alone (language and sentences of every answer), in this
     process: during an import it runs in worker processes, whose time the importing process
@@ -212,6 +274,9 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
             sys.stderr.write("\n")
 
     backend_before = _backend_cpu_s() if cpu else None
+    workers = _WorkersCpu() if cpu and sys.platform == "linux" else None
+    if workers is not None:
+        workers.start()
     load_before = os.getloadavg()[0]
     ticks_before = _machine_ticks()
     cpu_before = time.process_time()
@@ -219,6 +284,9 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
     summary = import_file(path=path, campaign_name=campaign_name, progress=progress)
     seconds = time.perf_counter() - started
     own = time.process_time() - cpu_before
+    in_workers = workers.stop() if workers is not None else None
+    if workers is not None:
+        own -= workers.own
     ticks_after = _machine_ticks()
     load_after = os.getloadavg()[0]
     peak = _peak_mb()  # before the CPU parts below read the file again
@@ -246,6 +314,15 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
             f"share of the bound: {answers / seconds / bound:.2f} ({answers / seconds:.0f} of {bound:.0f} "
             f"answers/s), load average {load_before:.2f} before the import and {load_after:.2f} after"
         )
+        if in_workers:
+            # The text work as the worker processes spent it, sharing the cores with the rest.
+            shared = total - analysis + in_workers
+            print(
+                f"  text work in the worker processes: {in_workers / answers * 1000:.2f} ms per answer, "
+                f"{in_workers / analysis - 1:+.0%} on the same work alone; with it, the bound is "
+                f"{cores * answers / shared:.0f} answers/s and the share "
+                f"{answers / seconds / (cores * answers / shared):.2f}"
+            )
         if ticks_before is not None and ticks_after is not None:
             idle, every = (after - before for after, before in zip(ticks_after, ticks_before, strict=True))
             print(
