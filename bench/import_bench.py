@@ -145,11 +145,7 @@ def _backend_cpu_s() -> float | None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return _process_cpu_s(pid)
 
 
 def _process_cpu_s(pid: int) -> float | None:
