@@ -12,13 +12,15 @@ Prints answers/s for the import (reading, checking, splitting, language detectio
 in one transaction), its peak memory, and the CPU time per answer of its parts (the importing
 process, the PostgreSQL backend when it is local, and the text work, timed alone since it runs in
 worker processes); from those, the bound (all the machine's cores busy with that CPU time and
-nothing else) and the import's share of it (answers/s over the bound), with the load average
-before and after and how long the machine's CPUs stayed idle during the import: the bound
-assumes the cores free, so on a loaded machine the share tells what the others took as much as
-how well the import overlaps its parts. Then imports a bigger file (``--memory-answers``, about
-10 kB per answer) to show how peak memory follows file size, and sums up: file size, answers/s
-and peak memory above the mark of each import, and the memory growth per MB of file growth
-between the two; then times the automatic metrics when they exist (``--metrics-answers 0`` skips them).
+nothing else) and the import's share of it (answers/s over the bound); on Linux also the text
+work as the worker processes spent it during the import (read from /proc) and the share with
+that CPU time in the bound; then the load average before and after and how long the machine's
+CPUs stayed idle during the import: the bound assumes the cores free, so on a loaded machine the
+share tells what the others took as much as how well the import overlaps its parts. Then
+imports a bigger file (``--memory-answers``, about 10 kB per answer) to show how peak memory
+follows file size, and sums up: file size, answers/s and peak memory above the mark of each
+import, and the memory growth per MB of file growth between the two; then times the automatic
+metrics when they exist (``--metrics-answers 0`` skips them).
 
 Peak memory is the importing process's ``ru_maxrss`` (resource.getrusage: the most resident
 memory it ever had, Django and the modules included, worker processes not): each import runs in a
@@ -211,8 +213,8 @@ class _WorkersCpu(threading.Thread):
 
 def _analysis_cpu_s(path: Path) -> float:
     """CPU seconds of the text work alone (language and sentences of every answer), in this
-    process: during an import it runs in worker processes, whose time the importing process
-    cannot read."""
+    process, with nothing beside it: the bound's figure. During an import it runs in worker
+    processes sharing the cores, whose CPU ``_WorkersCpu`` reads while they run."""
     from annotation.ingest import check_file
     from annotation.ingest.analysis import TextJob, analyse
     from annotation.ingest.load import language_candidates
@@ -280,9 +282,10 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
     summary = import_file(path=path, campaign_name=campaign_name, progress=progress)
     seconds = time.perf_counter() - started
     own = time.process_time() - cpu_before
-    in_workers = workers.stop() if workers is not None else None
+    in_workers = None
     if workers is not None:
-        own -= workers.own
+        in_workers = workers.stop()
+        own -= workers.own  # the reading's own CPU, not the import's
     ticks_after = _machine_ticks()
     load_after = os.getloadavg()[0]
     peak = _peak_mb()  # before the CPU parts below read the file again
