@@ -11,11 +11,12 @@ import multiprocessing
 import os
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import islice
+from typing import TypeVar
 
 from annotation.corpus.citations import compile_citation_pattern, find_citations
 from annotation.corpus.language import detect_language
@@ -34,6 +35,9 @@ CHUNK = 100
 WORKER_NICENESS = 10
 # Chunks of work queued per worker process: one being done, one waiting.
 AHEAD_PER_WORKER = 2
+
+P = TypeVar("P")
+R = TypeVar("R")
 
 # (text, paragraph, paragraph index, cited ids) of one sentence.
 SentenceRow = tuple[str, str, int, list[str]]
@@ -104,13 +108,50 @@ def _lower_priority() -> None:
     os.nice(WORKER_NICENESS)
 
 
-def _workers(count: int) -> int:
-    if count < POOL_MIN_ANSWERS or multiprocessing.current_process().daemon:
+def spare_workers() -> int:
+    """How many worker processes an import may start: as many as CPUs (up to POOL_MAX_WORKERS),
+    none on one CPU or where processes may not start their own."""
+    if multiprocessing.current_process().daemon:
         # Daemonic processes (a Celery prefork child) may not start processes of their own.
         return 0
     cpus = os.cpu_count() or 1
     # As many workers as CPUs: the importing process mostly waits for the database meanwhile.
     return min(POOL_MAX_WORKERS, cpus) if cpus > 1 else 0
+
+
+def process_pool(
+    workers: int, *, initializer: Callable[[], None] | None = None
+) -> ProcessPoolExecutor | None:
+    """A pool of ``workers`` processes started by a fork server (safe from threaded servers), or
+    None when it cannot start: the caller then does the work itself."""
+    try:
+        return ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context("forkserver"), initializer=initializer
+        )
+    except Exception:  # whatever stops a pool from starting, the work is done in the caller instead
+        return None
+
+
+def in_order(
+    pool: ProcessPoolExecutor, function: Callable[[P], R], payloads: Iterable[P], *, ahead: int
+) -> Iterator[R]:
+    """``function`` of each payload, run in ``pool`` and yielded in order; payloads are taken
+    lazily, ``ahead`` at most in flight. What a call raises is raised here, in its place."""
+    payloads = iter(payloads)
+    in_flight: deque[Future] = deque()
+    while True:
+        while len(in_flight) < ahead:
+            payload = next(payloads, None)
+            if payload is None:
+                break
+            in_flight.append(pool.submit(function, payload))
+        if not in_flight:
+            return
+        yield in_flight.popleft().result()
+
+
+def _workers(count: int) -> int:
+    return 0 if count < POOL_MIN_ANSWERS else spare_workers()
 
 
 class Analysis:
@@ -142,14 +183,8 @@ class Analysis:
         self._finished = False
         self.workers = _workers(len(jobs) if count is None else count)  # type: ignore[arg-type]
         if self.workers > 0:
-            try:
-                self._pool = ProcessPoolExecutor(
-                    max_workers=self.workers,
-                    mp_context=multiprocessing.get_context("forkserver"),
-                    initializer=_lower_priority,
-                )
-            except Exception:  # whatever stops a pool from starting, the work is done here instead
-                self.close()
+            self._pool = process_pool(self.workers, initializer=_lower_priority)
+            if self._pool is None:
                 self.workers = 0
 
     def _analyse_here(self, jobs: Iterable[TextJob]) -> Iterator[tuple[str, list[SentenceRow]]]:

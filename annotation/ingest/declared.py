@@ -54,7 +54,9 @@ def open_file(*, path: Path, name: str, errors: ErrorLog, max_bytes: int) -> Ope
         return Opened(format=ATTEST, declarations=Declarations(), rows=iter(()))
     if not is_header(first.data):
         return Opened(format=ATTEST, declarations=Declarations(), rows=itertools.chain([first], rows))
-    return Opened(format=ATTEST, declarations=read_header(first, errors=errors), rows=rows)
+    return Opened(
+        format=ATTEST, declarations=read_header(first, errors=errors), rows=rows, header_row=first.row
+    )
 
 
 def read_header(first: RawRow, *, errors: ErrorLog) -> Declarations:

@@ -106,6 +106,8 @@ class Opened:
     declarations: Declarations
     rows: Iterator[RawRow]
     warnings: list[str] = field(default_factory=list)
+    # The row of our format's header record, read already (0: the file has none).
+    header_row: int = 0
 
 
 def _fail(*, name: str, field: str, message: str | Promise, row: int | None = None) -> ImportFailed:

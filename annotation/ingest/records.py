@@ -489,7 +489,7 @@ def _rename(*, raw: RawRow, mapping: dict[str, str], row: _Row) -> dict[str, obj
     return data
 
 
-def _record(
+def record_of(
     *,
     raw: RawRow,
     names: FieldNames,
@@ -498,7 +498,8 @@ def _record(
     unused: set[str],
     categories: CategoryKeys | None = None,
 ) -> tuple[AnswerRecord, int | None] | None:
-    """The record of one row and its explicit repetition (None: from the order), or None if bad."""
+    """The record of one row and its explicit repetition (None: from the order), or None if bad
+    (logged in ``errors``). Its repetition and answer id are not yet numbered (``Repetitions``)."""
     if raw.names:
         names = FieldNames(renamed={**names.renamed, **dict(raw.names)})
     row = _Row(raw=raw, names=names, errors=errors, categories=categories)
@@ -595,15 +596,29 @@ def validated_records(
     question (1, 2, ...); a missing ``answer_id`` is ``f"{question_id}-{repetition}"``. The
     same rows always give the same records: both passes of an import rely on it.
     """
-    seen_per_question: dict[str, int] = {}
+    numbers = Repetitions()
     for raw in rows:
-        outcome = _record(
+        outcome = record_of(
             raw=raw, names=names, errors=errors, mapping=mapping, unused=unused, categories=categories
         )
         if outcome is None:
             continue
         record, repetition = outcome
-        order = seen_per_question[record.question_id] = seen_per_question.get(record.question_id, 0) + 1
-        repetition = repetition or order
-        answer_id = record.answer_id or f"{record.question_id}-{repetition}"
+        repetition, answer_id = numbers.number(
+            question_id=record.question_id, repetition=repetition, answer_id=record.answer_id
+        )
         yield replace(record, repetition=repetition, answer_id=answer_id)
+
+
+class Repetitions:
+    """The repetition and answer id of each valid record in file order, where the file leaves
+    them out: its rank among the file's valid answers to the same question (1, 2, ...), and
+    ``f"{question_id}-{repetition}"``."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def number(self, *, question_id: str, repetition: int | None, answer_id: str | None) -> tuple[int, str]:
+        order = self._seen[question_id] = self._seen.get(question_id, 0) + 1
+        repetition = repetition or order
+        return repetition, answer_id or f"{question_id}-{repetition}"

@@ -17,7 +17,8 @@ import hashlib
 import json
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from django.conf import settings
@@ -26,21 +27,28 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import refusal
+from annotation.ingest.analysis import AHEAD_PER_WORKER, in_order, process_pool, spare_workers
 from annotation.ingest.errors import MAX_ERRORS, ErrorLog, ImportFailed, RowError
 from annotation.ingest.formats import ATTEST, AUTO, Declarations, open_file
 from annotation.ingest.mapping import ImportMapping, check_mapping
-from annotation.ingest.readers import RawRow
+from annotation.ingest.readers import RawRow, file_format, line_parts, read_jsonl_part
 from annotation.ingest.records import (
     AnswerRecord,
     CategoryKeys,
     FieldNames,
+    Repetitions,
     Warnings,
+    record_of,
     validated_records,
 )
 
 ANSWER_LEVEL, SENTENCE_LEVEL, CITATION_LEVEL = "answer", "sentence", "citation"
 # Characters of a text an error message quotes: enough to recognise it, never a page of it.
 QUOTED = 120
+# Pass 1 reads a JSONL file in our format of at least PARTS_MIN_BYTES in parts of about
+# PART_BYTES (whole lines) in worker processes, AHEAD_PER_WORKER parts in flight per worker.
+PARTS_MIN_BYTES = 1 << 24
+PART_BYTES = 1 << 21
 
 
 def text_digest(text: str) -> bytes:
@@ -151,8 +159,9 @@ class CheckedFile:
         checked (it changed in between): a row now invalid, different, missing or extra.
         """
         errors = ErrorLog(file=self.name)
+        rows = _Read(self.read_again(errors))
         stream = validated_records(
-            rows=self.read_again(errors),
+            rows=rows,
             names=self.names,
             mapping=self.mapping,
             errors=errors,
@@ -180,7 +189,7 @@ class CheckedFile:
                         "nothing was imported, import it again"
                     ),
                 )
-            if _fingerprint(record) != self.fingerprints[index]:
+            if rows.fingerprint(record) != self.fingerprints[index]:
                 raise _changed(
                     name=self.name,
                     row=record.row,
@@ -223,11 +232,88 @@ def _changed(*, name: str, row: int, message: str | Promise) -> ImportFailed:
     return ImportFailed([RowError(file=name, row=row, field="file", message=message)])
 
 
-def _fingerprint(record: AnswerRecord) -> int:
-    # Python's hash of the whole record (every field, every source and label): both passes run
-    # in one process, so a record read again unchanged has the same hash, and 64 bits make a
-    # changed one with the same hash vanishingly unlikely. Much cheaper than a digest of its text.
-    return hash(record)
+class _Read:
+    """Raw rows passed through, counted (a file with none is refused), keeping each one's
+    digest until its record is fingerprinted."""
+
+    def __init__(self, rows: Iterator[RawRow]) -> None:
+        self.rows = rows
+        self.count = 0
+        self._digests: dict[int, int] = {}
+
+    def __iter__(self) -> Iterator[RawRow]:
+        for raw in self.rows:
+            self.count += 1
+            if raw.digest is not None:
+                self._digests[raw.row] = raw.digest
+            yield raw
+
+    def fingerprint(self, record: AnswerRecord) -> int:
+        """What tells pass 2 its record is the one pass 1 checked: the digest of its line where
+        the reader has one (a JSONL line, the same in every process, so that pass 1 may read
+        the file in worker processes), else Python's hash of the whole record (every field,
+        every source and label; both passes then run in this process). 64 bits make a changed
+        record with the same fingerprint vanishingly unlikely."""
+        digest = self._digests.pop(record.row, None)
+        return hash(record) if digest is None else digest
+
+
+@dataclass(slots=True)
+class Noted:
+    """What pass 1 keeps of a record: ids, digests and where its labels are, no text. Made
+    where the record is read (a worker process on big JSONL files), noted in file order."""
+
+    row: int
+    fingerprint: int
+    question_id: str
+    # As the file gives them ("" and 0: left out) until numbered in file order (Repetitions).
+    answer_id: str
+    repetition: int
+    question: bytes  # text_digest of the question's text
+    theme: str
+    difficulty: str
+    # Digests of the reference answer and of the gold evidence, b"" when not given.
+    reference: bytes
+    gold: bytes
+    gold_texts: int
+    gold_chunks: int
+    # (chunk id, text hash, field, title, page) of each source.
+    sources: tuple[tuple[str, str, str, str, int | None], ...]
+    # (criterion, level, has a human label, has a judge label, field) of each label, in order.
+    labels: tuple[tuple[str, str, bool, bool, str], ...]
+
+
+def noted(record: AnswerRecord, *, fingerprint: int) -> Noted:
+    gold, gold_texts, gold_chunks = b"", 0, 0
+    if record.gold_evidence is not None:
+        gold = text_digest(json.dumps([item.as_json() for item in record.gold_evidence]))
+        gold_texts = sum(item.text is not None for item in record.gold_evidence)
+        gold_chunks = sum(item.chunk_id is not None for item in record.gold_evidence)
+    labels = [
+        (label.criterion, ANSWER_LEVEL, label.human is not None, label.llm is not None, label.field)
+        for label in record.labels
+    ]
+    for sentence in record.sentences or ():
+        labels.extend(
+            (label.criterion, SENTENCE_LEVEL, label.human is not None, label.llm is not None, label.field)
+            for label in sentence.labels
+        )
+    return Noted(
+        row=record.row,
+        fingerprint=fingerprint,
+        question_id=record.question_id,
+        answer_id=record.answer_id or "",
+        repetition=record.repetition,
+        question=text_digest(record.question),
+        theme=record.theme,
+        difficulty=record.difficulty,
+        reference=b"" if record.reference_answer is None else text_digest(record.reference_answer),
+        gold=gold,
+        gold_texts=gold_texts,
+        gold_chunks=gold_chunks,
+        sources=tuple((s.id, s.text_hash, s.field, s.title, s.page) for s in record.sources),
+        labels=tuple(labels),
+    )
 
 
 def check_file(
@@ -277,18 +363,40 @@ def check_file(
     )
     checked.format, checked.declarations = opened.format, opened.declarations
     checked.categories = {**opened.declarations.category_keys(), **checked.categories}
-    raw_rows = _Counted(opened.rows)
     first_pass = _FirstPass(checked=checked)
-    for record in validated_records(
-        rows=raw_rows,
-        names=checked.names,
-        mapping=mapping,
-        errors=errors,
-        unused=unused,
-        categories=checked.categories,
-    ):
-        first_pass.note(record)
-    if not raw_rows.count and not errors:
+    count = None
+    if not errors and _in_parts(checked):
+        count = _note_in_parts(
+            checked=checked, header_row=opened.header_row, first_pass=first_pass, unused=unused
+        )
+        if count is None:
+            # A part had a problem: the file is read again here, whose messages name its rows.
+            checked = replace(
+                checked,
+                answers={},
+                questions={},
+                chunks={},
+                labels={},
+                rows=array("q"),
+                fingerprints=array("q"),
+            )
+            first_pass, unused = _FirstPass(checked=checked), set()
+            opened = open_file(
+                path=checked.path, name=name, format=format, errors=errors, max_bytes=checked.max_bytes
+            )
+    if count is None:
+        raw_rows = _Read(opened.rows)
+        for record in validated_records(
+            rows=raw_rows,
+            names=checked.names,
+            mapping=mapping,
+            errors=errors,
+            unused=unused,
+            categories=checked.categories,
+        ):
+            first_pass.note(noted(record, fingerprint=raw_rows.fingerprint(record)))
+        count = raw_rows.count
+    if not count and not errors:
         errors.add(row=None, field="file", message=_("no records found"))
     # Rules across rows are logged after every row error, as when they ran over kept records,
     # so that the same MAX_ERRORS are listed.
@@ -303,17 +411,118 @@ def check_file(
     return checked
 
 
-class _Counted:
-    """Raw rows passed through, counted (a file with none is refused)."""
+def _in_parts(checked: CheckedFile) -> bool:
+    """Whether pass 1 reads the file in parts, in worker processes: a big JSONL file in our
+    format, on a machine with CPUs to spare."""
+    return (
+        checked.format == ATTEST
+        and file_format(checked.name) == ".jsonl"
+        and checked.path.stat().st_size >= PARTS_MIN_BYTES
+        and spare_workers() > 0
+    )
 
-    def __init__(self, rows: Iterator[RawRow]) -> None:
-        self.rows = rows
-        self.count = 0
 
-    def __iter__(self) -> Iterator[RawRow]:
-        for raw in self.rows:
-            self.count += 1
-            yield raw
+@dataclass(frozen=True)
+class _Part:
+    """A range of whole lines of a JSONL file, and how to read its records."""
+
+    path: Path
+    name: str
+    start: int
+    end: int
+    # The row of the file's header record if this part holds it (0: none), read already.
+    header_row: int
+    names: FieldNames
+    mapping: ImportMapping
+    categories: CategoryKeys
+
+
+@dataclass
+class _PartNoted:
+    """A part's records noted, their rows counted from the part's first line."""
+
+    lines: int
+    rows: int
+    # None: the part has a problem, named when the file is read again in the importing process.
+    notes: list[Noted] | None
+    unused: set[str]
+
+
+def _note_part(part: _Part) -> _PartNoted:
+    """A worker process's share of pass 1: a part's records read, checked and noted."""
+    errors = ErrorLog(file=part.name)
+    unused: set[str] = set()
+    notes: list[Noted] = []
+    rows = 0
+    try:
+        with part.path.open("rb") as stream:
+            stream.seek(part.start)
+            lines = stream.read(part.end - part.start).count(b"\n")
+        for raw in read_jsonl_part(
+            path=part.path, name=part.name, errors=errors, start=part.start, end=part.end
+        ):
+            if raw.row == part.header_row:
+                continue
+            rows += 1
+            outcome = record_of(
+                raw=raw,
+                names=part.names,
+                errors=errors,
+                mapping=part.mapping,
+                unused=unused,
+                categories=part.categories,
+            )
+            if outcome is not None:
+                assert raw.digest is not None  # a JSONL line's
+                notes.append(noted(outcome[0], fingerprint=raw.digest))
+    except Exception:  # a line not UTF-8, or whatever else: the importing process says what
+        return _PartNoted(lines=0, rows=rows, notes=None, unused=unused)
+    return _PartNoted(lines=lines, rows=rows, notes=None if errors else notes, unused=unused)
+
+
+def _note_in_parts(
+    *, checked: CheckedFile, header_row: int, first_pass: _FirstPass, unused: set[str]
+) -> int | None:
+    """Pass 1 of ``checked``'s file read in parts of about PART_BYTES by worker processes, their
+    records noted here in file order, numbered as ``validated_records`` numbers them. The number
+    of records read, or None when a part has a problem or the workers cannot run."""
+    workers = spare_workers()
+    pool = process_pool(workers)
+    if pool is None:
+        return None
+    parts = (
+        _Part(
+            path=checked.path,
+            name=checked.name,
+            start=start,
+            end=end,
+            header_row=header_row if start == 0 else 0,
+            names=checked.names,
+            mapping=checked.mapping,
+            categories=checked.categories,
+        )
+        for start, end in line_parts(path=checked.path, size=PART_BYTES)
+    )
+    numbers = Repetitions()
+    count = offset = 0
+    try:
+        for part in in_order(pool, _note_part, parts, ahead=AHEAD_PER_WORKER * workers):
+            if part.notes is None:
+                return None
+            unused |= part.unused
+            count += part.rows
+            for note in part.notes:
+                note.row += offset
+                note.repetition, note.answer_id = numbers.number(
+                    question_id=note.question_id, repetition=note.repetition or None, answer_id=note.answer_id
+                )
+                first_pass.note(note)
+            offset += part.lines
+    except BrokenProcessPool:
+        return None
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return count
 
 
 class _FirstPass:
@@ -327,10 +536,10 @@ class _FirstPass:
         self.more_conflicts = 0
         self.label_order = 0
 
-    def note(self, record: AnswerRecord) -> None:
+    def note(self, record: Noted) -> None:
         checked = self.checked
         checked.rows.append(record.row)
-        checked.fingerprints.append(_fingerprint(record))
+        checked.fingerprints.append(record.fingerprint)
         first_row = checked.answers.setdefault(record.answer_id, record.row)
         if first_row != record.row:
             self._conflict(
@@ -346,21 +555,21 @@ class _FirstPass:
         else:
             self.more_conflicts += 1
 
-    def _question(self, record: AnswerRecord) -> None:
-        digest = text_digest(record.question)
+    def _question(self, record: Noted) -> None:
         first = self.checked.questions.get(record.question_id)
         if first is None:
             first = self.checked.questions[record.question_id] = QuestionSeen(
-                row=record.row, text=digest, theme=record.theme, difficulty=record.difficulty
+                row=record.row, text=record.question, theme=record.theme, difficulty=record.difficulty
             )
             self._extras(record, first)
             return
         first.answers += 1
         self._extras(record, first)
-        for attribute, differs in (
-            ("question", digest != first.text),
-            ("theme", record.theme != first.theme),
-            ("difficulty", record.difficulty != first.difficulty),
+        for attribute, differs, here in (
+            # The question's text, kept by no pass, is read again for the message.
+            ("question", record.question != first.text, ""),
+            ("theme", record.theme != first.theme, record.theme),
+            ("difficulty", record.difficulty != first.difficulty, record.difficulty),
         ):
             if differs:
                 self._conflict(
@@ -368,18 +577,17 @@ class _FirstPass:
                         row=record.row,
                         field=attribute,
                         question_id=record.question_id,
-                        here=getattr(record, attribute),
+                        here=here,
                         first_row=first.row,
                     )
                 )
 
-    def _extras(self, record: AnswerRecord, first: QuestionSeen) -> None:
+    def _extras(self, record: Noted, first: QuestionSeen) -> None:
         """Note the row's reference answer and gold evidence of the question, if it gives them."""
-        if record.reference_answer is not None:
-            digest = text_digest(record.reference_answer)
+        if record.reference:
             if not first.reference_row:
-                first.reference_row, first.reference = record.row, digest
-            elif digest != first.reference:
+                first.reference_row, first.reference = record.row, record.reference
+            elif record.reference != first.reference:
                 self._conflict(
                     _Conflict(
                         row=record.row,
@@ -388,13 +596,11 @@ class _FirstPass:
                         first_row=first.reference_row,
                     )
                 )
-        if record.gold_evidence is not None:
-            digest = text_digest(json.dumps([item.as_json() for item in record.gold_evidence]))
+        if record.gold:
             if not first.gold_row:
-                first.gold_row, first.gold = record.row, digest
-                first.gold_texts = sum(item.text is not None for item in record.gold_evidence)
-                first.gold_chunks = sum(item.chunk_id is not None for item in record.gold_evidence)
-            elif digest != first.gold:
+                first.gold_row, first.gold = record.row, record.gold
+                first.gold_texts, first.gold_chunks = record.gold_texts, record.gold_chunks
+            elif record.gold != first.gold:
                 self._conflict(
                     _Conflict(
                         row=record.row,
@@ -404,38 +610,37 @@ class _FirstPass:
                     )
                 )
 
-    def _chunks(self, record: AnswerRecord) -> None:
+    def _chunks(self, record: Noted) -> None:
         chunks, names = self.checked.chunks, self.checked.names
-        for source in record.sources:
-            key = (source.id, source.text_hash)
-            title_page = hash((source.title, source.page))
+        for chunk_id, text_hash, where, title, page in record.sources:
+            key = (chunk_id, text_hash)
+            title_page = hash((title, page))
             seen = chunks.get(key)
             if seen is None:
-                chunks[key] = ChunkSeen(row=record.row, field=source.field, title_page=title_page)
+                chunks[key] = ChunkSeen(row=record.row, field=where, title_page=title_page)
             elif seen.title_page != title_page:
                 self.warnings.add(
-                    f"{self.checked.name}:{record.row}: {names(source.field)}: chunk {source.id!r} "
+                    f"{self.checked.name}:{record.row}: {names(where)}: chunk {chunk_id!r} "
                     f"has another title or page than with the same text at row {seen.row}; the first is kept"
                 )
 
-    def _labels(self, record: AnswerRecord) -> None:
-        placed = [(label, ANSWER_LEVEL) for label in record.labels]
-        for sentence in record.sentences or ():
-            placed.extend((label, SENTENCE_LEVEL) for label in sentence.labels)
-        for label, level in placed:
-            uses = self.checked.labels.setdefault((label.criterion, level), LabelUses())
+    def _labels(self, record: Noted) -> None:
+        for criterion, level, human, llm, where in record.labels:
+            uses = self.checked.labels.setdefault((criterion, level), LabelUses())
             uses.count += 1
-            uses.human += label.human is not None
-            uses.llm += label.llm is not None
+            uses.human += human
+            uses.llm += llm
             if len(uses.first) < MAX_ERRORS:
-                uses.first.append((self.label_order, record.row, label.field))
+                uses.first.append((self.label_order, record.row, where))
             self.label_order += 1
 
 
 def _log_conflicts(*, checked: CheckedFile, conflicts: list[_Conflict], errors: ErrorLog) -> None:
     if not conflicts:
         return
-    texts = checked.question_texts(rows={c.first_row for c in conflicts if c.field == "question"})
+    texts = checked.question_texts(
+        rows={row for c in conflicts if c.field == "question" for row in (c.row, c.first_row)}
+    )
     for conflict in conflicts:
         if conflict.field == "answer_id":
             message = refusal(
@@ -460,7 +665,11 @@ def _log_conflicts(*, checked: CheckedFile, conflicts: list[_Conflict], errors: 
             message = refusal(
                 _("question %(question)s has %(here)s here but %(value)s at row %(row)s"),
                 question=repr(conflict.question_id),
-                here=repr(Truncator(conflict.here).chars(QUOTED)),
+                here=repr(
+                    Truncator(
+                        texts.get(conflict.row, "") if conflict.field == "question" else conflict.here
+                    ).chars(QUOTED)
+                ),
                 value=repr(Truncator(value).chars(QUOTED)),
                 row=conflict.first_row,
             )
