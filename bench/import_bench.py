@@ -10,8 +10,9 @@ reached, a SQLite file in a temporary directory (the script says so).
 
 Prints answers/s for the import (reading, checking, splitting, language detection and writing,
 in one transaction), its peak memory, and the CPU time per answer of its parts (the importing
-process, the PostgreSQL backend when it is local, and the text work, timed alone since it runs in
-worker processes); from those, the bound (all the machine's cores busy with that CPU time and
+process, the PostgreSQL backend when it is local, the text work, timed alone since it runs in
+worker processes, and on a big file the part of pass 1 its worker processes do, read from /proc
+in a pass 1 run apart); from those, the bound (all the machine's cores busy with that CPU time and
 nothing else) and the import's share of it (answers/s over the bound); on Linux also the text
 work as the worker processes spent it during the import (read from /proc) and the share with
 that CPU time in the bound; then the load average before and after and how long the machine's
@@ -211,22 +212,29 @@ class _WorkersCpu(threading.Thread):
         return sum(self.seen.values())
 
 
-def _analysis_cpu_s(path: Path) -> float:
+def _alone_cpu_s(path: Path) -> tuple[float, float]:
     """CPU seconds of the text work alone (language and sentences of every answer), in this
     process, with nothing beside it: the bound's figure. During an import it runs in worker
-    processes sharing the cores, whose CPU ``_WorkersCpu`` reads while they run."""
+    processes sharing the cores, whose CPU ``_WorkersCpu`` reads while they run. And the CPU
+    seconds pass 1 spends in its worker processes on a big file (read in parts), read apart
+    the same way: during an import, the workers of both passes are the importing process's."""
     from annotation.ingest import check_file
     from annotation.ingest.analysis import TextJob, analyse
     from annotation.ingest.load import language_candidates
     from annotation.models import Campaign
 
     pattern = Campaign._meta.get_field("citation_pattern").default
-    records = check_file(path=path, max_bytes=path.stat().st_size).records()
+    workers = _WorkersCpu() if sys.platform == "linux" else None
+    if workers is not None:
+        workers.start()
+    checked = check_file(path=path, max_bytes=path.stat().st_size)
+    pass_one = workers.stop() if workers is not None else 0.0
+    records = checked.records()
     jobs = [TextJob(answer=record.answer) for record in records]
     started = time.process_time()
     for job in jobs:
         analyse(job, citation_pattern=pattern, candidates=language_candidates())
-    return time.process_time() - started
+    return time.process_time() - started, pass_one
 
 
 def _machine_ticks() -> tuple[int, int] | None:
@@ -295,8 +303,10 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
     )
     if cpu:
         backend_after = _backend_cpu_s()
-        analysis = _analysis_cpu_s(path)
+        analysis, pass_one = _alone_cpu_s(path)
         parts = [("importing process", own), ("text work (languages, sentences)", analysis)]
+        if pass_one:
+            parts.append(("pass 1 in worker processes", pass_one))
         if backend_before is not None and backend_after is not None:
             parts.append(("PostgreSQL backend", backend_after - backend_before))
         total = sum(value for _, value in parts)
@@ -314,7 +324,9 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
             f"answers/s), load average {load_before:.2f} before the import and {load_after:.2f} after"
         )
         if in_workers:
-            # The text work as the worker processes spent it, sharing the cores with the rest.
+            # The text work as the worker processes spent it, sharing the cores with the rest;
+            # pass 1's worker processes, which ran alone, as they spend it alone.
+            in_workers -= pass_one
             shared = total - analysis + in_workers
             print(
                 f"  text work in the worker processes: {in_workers / answers * 1000:.2f} ms per answer, "
