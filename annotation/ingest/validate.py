@@ -121,17 +121,18 @@ class CheckedFile:
     mapping: ImportMapping
     max_bytes: int
     names: FieldNames
-    warnings: list[str]
+    # What pass 1 notes (``_FirstPass``), empty until it does.
+    warnings: list[str] = field(default_factory=list)
     # Answer id -> its row, in file order.
-    answers: dict[str, int]
-    questions: dict[str, QuestionSeen]
+    answers: dict[str, int] = field(default_factory=dict)
+    questions: dict[str, QuestionSeen] = field(default_factory=dict)
     # (chunk id, text hash) -> its first source, in file order.
-    chunks: dict[tuple[str, str], ChunkSeen]
+    chunks: dict[tuple[str, str], ChunkSeen] = field(default_factory=dict)
     # (criterion, level) -> where its labels are.
-    labels: dict[tuple[str, str], LabelUses]
-    # Row and fingerprint of every record, in file order (see ``_fingerprint``).
-    rows: array
-    fingerprints: array
+    labels: dict[tuple[str, str], LabelUses] = field(default_factory=dict)
+    # Row and fingerprint of every record, in file order (see ``_Read.fingerprint``).
+    rows: array = field(default_factory=lambda: array("q"))
+    fingerprints: array = field(default_factory=lambda: array("q"))
     # Keys of the criteria with named categories, read before pass 1 (records.CategoryKeys).
     categories: CategoryKeys = field(default_factory=dict)
     # The format the file is read in (annotation.ingest.formats) and what it declares.
@@ -347,13 +348,6 @@ def check_file(
         mapping=mapping,
         max_bytes=settings.IMPORT_MAX_BYTES if max_bytes is None else max_bytes,
         names=FieldNames(renamed={target: key for key, target in mapping.columns.items()}),
-        warnings=[],
-        answers={},
-        questions={},
-        chunks={},
-        labels={},
-        rows=array("q"),
-        fingerprints=array("q"),
         categories=dict(categories or {}),
     )
     errors = ErrorLog(file=name)
