@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from array import array
 from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
@@ -611,7 +612,9 @@ class _FirstPass:
             title_page = hash((title, page))
             seen = chunks.get(key)
             if seen is None:
-                chunks[key] = ChunkSeen(row=record.row, field=where, title_page=title_page)
+                # Kept for every chunk: noted in a worker process, its strings come here unshared.
+                key = (sys.intern(chunk_id), sys.intern(text_hash))
+                chunks[key] = ChunkSeen(row=record.row, field=sys.intern(where), title_page=title_page)
             elif seen.title_page != title_page:
                 self.warnings.add(
                     f"{self.checked.name}:{record.row}: {names(where)}: chunk {chunk_id!r} "
