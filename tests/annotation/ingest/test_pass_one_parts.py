@@ -192,3 +192,24 @@ def test_any_cut_into_parts_gives_the_bookkeeping_of_one_read(
     parts, alone, results = in_parts(path, part_bytes=part_bytes)
     assert results == [count]
     assert parts == alone
+
+
+def test_a_mapping_reads_the_parts_as_it_reads_the_file(tmp_path, in_parts, monkeypatch):
+    records = []
+    for record in many(30):
+        renamed = {("intitule" if key == "question" else key): value for key, value in record.items()}
+        renamed["theme"] = {"Finance": "Financial", "RH": "Human resources"}[record["theme"]]
+        records.append(renamed)
+    path = tmp_path / "big.jsonl"
+    path.write_text(lines(records), encoding="utf-8")
+    mapping = {
+        "columns": {"intitule": "question"},
+        "values": {"theme": {"Financial": "Finance", "Human resources": "RH"}},
+    }
+    real = ingest.check_file
+    monkeypatch.setattr(ingest, "check_file", lambda **options: real(**options, mapping=mapping))
+    parts, alone, results = in_parts(path)
+    assert results == [30]
+    assert parts == alone
+    assert isinstance(parts, dict)
+    assert {seen.theme for seen in parts["questions"].values()} == {"Finance", "RH"}
