@@ -51,7 +51,7 @@ def test_a_jsonl_line_read_without_the_cleaning_walk_is_clean_already(record, as
     from annotation.ingest.readers import _cleaned, _read_jsonl
 
     line = json.dumps(record, ensure_ascii=ascii_only)
-    rows = list(_cleaned(_read_jsonl(lines=[(1, line + "\n")], errors=ErrorLog(file="x.jsonl"))))
+    rows = list(_cleaned(_read_jsonl(lines=[(1, line + "\n", 0)], errors=ErrorLog(file="x.jsonl"))))
     assert [row.data for row in rows] == [clean_value(record)]
     if rows[0].clean:
         assert clean_value(record) == record
@@ -69,7 +69,10 @@ def test_only_jsonl_lines_that_may_hold_a_control_character_are_walked_through()
         json.dumps({"answer": "a\x7fb"}, ensure_ascii=False),  # DEL itself
         json.dumps({"answer": 'é\n\t"', "id": "c\\1"}),  # escapes that give no control character
     ]
-    rows = _read_jsonl(lines=enumerate(lines, start=1), errors=ErrorLog(file="x.jsonl"))
+    rows = _read_jsonl(
+        lines=((number, line, 0) for number, line in enumerate(lines, start=1)),
+        errors=ErrorLog(file="x.jsonl"),
+    )
     assert [row.clean for row in rows] == [True, False, False, False, False, True]
 
 
