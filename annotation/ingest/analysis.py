@@ -140,11 +140,9 @@ def in_order(
     payloads = iter(payloads)
     in_flight: deque[Future] = deque()
     while True:
-        while len(in_flight) < ahead:
-            payload = next(payloads, None)
-            if payload is None:
-                break
-            in_flight.append(pool.submit(function, payload))
+        in_flight.extend(
+            pool.submit(function, payload) for payload in islice(payloads, ahead - len(in_flight))
+        )
         if not in_flight:
             return
         yield in_flight.popleft().result()

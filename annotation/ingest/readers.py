@@ -124,8 +124,9 @@ def _lines(
     """The file's lines as (1-based number, text with its line end, digest), read one at a
     time; with ``start`` and ``end``, those of that byte range (``line_parts``), numbered from
     its start. The digest, a signed 64-bit integer, tells a line's bytes apart in any process:
-    the first 8 bytes of their SHA-1, which the CPU computes (a third of BLAKE2b's time on a
-    10 kB line, and a changed line, not an attack, is what it is for).
+    the first 8 bytes of their SHA-1, which current CPUs have instructions for (0.07 s for 100 MB
+    of lines against 0.16 s with BLAKE2b; it is there to notice a line changed between the two
+    passes of an import, not to resist an attack).
 
     Reading line by line keeps memory flat whatever the file's size; a line that is not UTF-8
     makes the whole file unreadable (ImportFailed naming the line).

@@ -339,7 +339,9 @@ def check_file(
 
     Raises ImportFailed with up to MAX_ERRORS errors (file, row, field) when anything is wrong:
     row errors first, then the rules across rows, as one list sorted by row. Touches no
-    database and keeps no text. ``max_bytes`` defaults to settings.IMPORT_MAX_BYTES.
+    database and keeps no text. ``max_bytes`` defaults to settings.IMPORT_MAX_BYTES. A big JSONL
+    file in our format is read in parts by worker processes (``_note_in_parts``), with the same
+    outcome.
     """
     name = name or str(path)
     mapping = check_mapping(mapping=mapping or {}, name="mapping")

@@ -213,3 +213,22 @@ def test_a_mapping_reads_the_parts_as_it_reads_the_file(tmp_path, in_parts, monk
     assert parts == alone
     assert isinstance(parts, dict)
     assert {seen.theme for seen in parts["questions"].values()} == {"Finance", "RH"}
+
+
+def test_the_pool_gives_results_in_order_taking_payloads_only_as_far_ahead_as_asked():
+    from annotation.ingest.analysis import in_order, process_pool
+
+    taken: list[int] = []
+
+    def payloads():
+        for number in range(-20, 0):
+            taken.append(number)
+            yield number
+
+    pool = process_pool(2)
+    assert pool is not None
+    with pool:
+        results = in_order(pool, abs, payloads(), ahead=3)
+        assert next(results) == 20
+        assert len(taken) == 3
+        assert list(results) == list(range(19, 0, -1))
