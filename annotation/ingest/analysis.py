@@ -192,37 +192,30 @@ class Analysis:
             yield analyse(job, citation_pattern=self.citation_pattern, candidates=self.candidates)
 
     def __iter__(self) -> Iterator[tuple[str, list[SentenceRow]]]:
-        in_flight: deque[tuple[list[TextJob], Future | None]] = deque()
+        # The chunks handed to the workers whose results have not come back, in order.
+        handed: deque[list[TextJob]] = deque()
+
+        def chunks() -> Iterator[tuple[list[TextJob], str, tuple[str, ...]]]:
+            while chunk := list(islice(self.jobs, CHUNK)):
+                handed.append(chunk)
+                yield chunk, self.citation_pattern, self.candidates
+
         if self._pool is not None:
-            # Enough chunks in flight to keep every worker busy, few enough to bound what waits.
-            ahead = AHEAD_PER_WORKER * self.workers
             try:
-                while True:
-                    while len(in_flight) < ahead:
-                        chunk = list(islice(self.jobs, CHUNK))
-                        if not chunk:
-                            break
-                        payload = (chunk, self.citation_pattern, self.candidates)
-                        try:
-                            future = self._pool.submit(_analyse_chunk, payload)
-                        except BrokenProcessPool:
-                            in_flight.append((chunk, None))
-                            raise
-                        in_flight.append((chunk, future))
-                    if not in_flight:
-                        self._finished = True
-                        return
-                    _, pending = in_flight[0]
-                    assert pending is not None  # None only beside a broken pool, which raised
-                    results = pending.result()
-                    in_flight.popleft()
+                # Enough chunks in flight to keep every worker busy, few enough to bound what waits.
+                for results in in_order(
+                    self._pool, _analyse_chunk, chunks(), ahead=AHEAD_PER_WORKER * self.workers
+                ):
+                    handed.popleft()
                     for result in results:
                         self.done += 1
                         yield result
+                self._finished = True
+                return
             except BrokenProcessPool:
                 pass
         # No workers, or they broke: the chunks they held and the rest are done here, in order.
-        for chunk, _ in in_flight:
+        for chunk in handed:
             yield from self._analyse_here(chunk)
         yield from self._analyse_here(self.jobs)
         self._finished = True

@@ -373,6 +373,27 @@ def test_worker_processes_analyse_like_this_process(monkeypatch):
     assert expected[-1] == ("fr", [(sentence, sentence, 1, ["c1"])])
 
 
+def test_worker_processes_that_die_leave_their_work_to_this_process(monkeypatch):
+    import signal
+
+    jobs = [TextJob(answer=r["answer"]) for r in RECORDS * 10]
+    expected = [analyse(job, citation_pattern=PATTERN) for job in jobs]
+    monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
+    monkeypatch.setattr("annotation.ingest.analysis.CHUNK", 3)
+    monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 2)
+    with Analysis(jobs=jobs, citation_pattern=PATTERN) as analysis:
+        results = iter(analysis)
+        first = next(results)
+        assert analysis._pool is not None
+        for pid in list(analysis._pool._processes):  # type: ignore[attr-defined]
+            os.kill(pid, signal.SIGKILL)
+        rest = list(results)
+    assert [first, *rest] == expected
+    # The chunks the workers held when they died, and the rest, were done here.
+    assert 0 < analysis.inline <= len(jobs) - 1
+    assert analysis.done == len(jobs)
+
+
 def test_worker_processes_give_the_same_corpus_as_working_inline(monkeypatch):
     _, inline = import_ok(JSONL, name="Inline")
     monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
