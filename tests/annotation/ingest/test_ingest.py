@@ -348,6 +348,14 @@ def test_a_blob_in_a_csv_cell_is_parsed(tmp_path):
     ]
 
 
+def pooled(monkeypatch, *, cpus: int, chunk: int | None = None) -> None:
+    """Worker processes from two jobs on, ``cpus`` of them, chunks of ``chunk`` jobs."""
+    monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
+    monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: cpus)
+    if chunk is not None:
+        monkeypatch.setattr("annotation.ingest.analysis.CHUNK", chunk)
+
+
 def test_worker_processes_analyse_like_this_process(monkeypatch):
     jobs = [TextJob(answer=r["answer"]) for r in RECORDS * 3]
     answer = "La société a signé un bail commercial.\n\nLe loyer annuel augmente de trois pour cent [^c1^]."
@@ -355,9 +363,7 @@ def test_worker_processes_analyse_like_this_process(monkeypatch):
         TextJob(answer=answer, sentences=(("Le loyer annuel augmente de trois pour cent [^c1^].", None),))
     )
     expected = [analyse(job, citation_pattern=PATTERN) for job in jobs]
-    monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
-    monkeypatch.setattr("annotation.ingest.analysis.CHUNK", 5)
-    monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 3)
+    pooled(monkeypatch, cpus=3, chunk=5)
     with Analysis(jobs=jobs, citation_pattern=PATTERN) as analysis:
         results = list(analysis)
         assert analysis._pool is not None
@@ -378,9 +384,7 @@ def test_worker_processes_that_die_leave_their_work_to_this_process(monkeypatch)
 
     jobs = [TextJob(answer=r["answer"]) for r in RECORDS * 10]
     expected = [analyse(job, citation_pattern=PATTERN) for job in jobs]
-    monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
-    monkeypatch.setattr("annotation.ingest.analysis.CHUNK", 3)
-    monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 2)
+    pooled(monkeypatch, cpus=2, chunk=3)
     with Analysis(jobs=jobs, citation_pattern=PATTERN) as analysis:
         results = iter(analysis)
         first = next(results)
@@ -396,16 +400,14 @@ def test_worker_processes_that_die_leave_their_work_to_this_process(monkeypatch)
 
 def test_worker_processes_give_the_same_corpus_as_working_inline(monkeypatch):
     _, inline = import_ok(JSONL, name="Inline")
-    monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
-    monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 3)
-    _, pooled = import_ok(JSONL, name="Pooled")
-    assert corpus(pooled) == corpus(inline)
+    pooled(monkeypatch, cpus=3)
+    _, in_workers = import_ok(JSONL, name="Pooled")
+    assert corpus(in_workers) == corpus(inline)
 
 
 def test_a_failed_check_stops_the_worker_processes(monkeypatch):
     import_ok(JSONL)
-    monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
-    monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 3)
+    pooled(monkeypatch, cpus=3)
     errors = import_fails(JSONL)
     assert {e.field for e in errors} == {"answer_id"}
 
@@ -1125,9 +1127,7 @@ def test_a_failed_write_stops_the_reading_and_writes_nothing(tmp_path, monkeypat
 def test_the_text_analysis_takes_jobs_only_as_far_ahead_as_the_work_in_flight(monkeypatch):
     from annotation.ingest import analysis as analysis_module
 
-    monkeypatch.setattr("annotation.ingest.analysis.POOL_MIN_ANSWERS", 2)
-    monkeypatch.setattr("annotation.ingest.analysis.CHUNK", 5)
-    monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 2)
+    pooled(monkeypatch, cpus=2, chunk=5)
     handed = []
 
     def jobs():
