@@ -24,12 +24,29 @@ pytestmark = [pytest.mark.e2e, needs_chromium]
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize(("locale", "width"), [("en-GB", 1440), ("fr-FR", 390)])
+@pytest.mark.parametrize(
+    ("locale", "width", "in_parts"),
+    # In parts: pass 1 reads the file in worker processes, as it does a big JSONL file.
+    [("en-GB", 1440, False), ("fr-FR", 390, False), ("fr-FR", 1440, True)],
+)
 def test_a_bad_file_shows_its_errors_then_a_good_one_is_previewed_and_imported(
-    live_server, browser, settings, tmp_path, locale, width
+    live_server, browser, settings, tmp_path, monkeypatch, locale, width, in_parts
 ):
     assert settings.DEBUG is False
     settings.VAR_DIR = tmp_path
+    parts: list[int | None] = []
+    if in_parts:
+        from annotation.ingest import validate
+
+        real = validate._note_in_parts
+
+        def noted_in_parts(**options):
+            parts.append(real(**options))
+            return parts[-1]
+
+        monkeypatch.setattr(validate, "_note_in_parts", noted_in_parts)
+        monkeypatch.setattr(validate, "PARTS_MIN_BYTES", 0)
+        monkeypatch.setattr(validate, "PART_BYTES", 600)
     campaign = make_campaign(name="Castelroc (e2e)")
     manager = make_user(username="manon")
     add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])
@@ -67,6 +84,9 @@ def test_a_bad_file_shows_its_errors_then_a_good_one_is_previewed_and_imported(
     page.wait_for_selector(".import-preview", state="detached")
     page.wait_for_selector("#import-result .stat")
     assert Answer.objects.filter(campaign=campaign).count() == 4
+    # The bad file's part sent the reading back here; the good file was read in parts twice
+    # (its preview, then its import).
+    assert parts == ([None, 4, 4] if in_parts else [])
     shoot(page, f"{shot}-imported.png")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     assert page.evaluate("window.__violations") == []
