@@ -235,19 +235,20 @@ def _changed(*, name: str, row: int, message: str | Promise) -> ImportFailed:
 
 
 class _Read:
-    """Raw rows passed through, counted (a file with none is refused), keeping each one's
-    digest until its record is fingerprinted."""
+    """Raw rows passed through, counted (a file with none is refused), the last one's row and
+    digest kept for its record's fingerprint: ``validated_records`` gives each record before it
+    reads the next row."""
 
     def __init__(self, rows: Iterator[RawRow]) -> None:
         self.rows = rows
         self.count = 0
-        self._digests: dict[int, int] = {}
+        self._row = 0
+        self._digest: int | None = None
 
     def __iter__(self) -> Iterator[RawRow]:
         for raw in self.rows:
             self.count += 1
-            if raw.digest is not None:
-                self._digests[raw.row] = raw.digest
+            self._row, self._digest = raw.row, raw.digest
             yield raw
 
     def fingerprint(self, record: AnswerRecord) -> int:
@@ -256,8 +257,8 @@ class _Read:
         the file in worker processes), else Python's hash of the whole record (every field,
         every source and label; both passes then run in this process). 64 bits make a changed
         record with the same fingerprint vanishingly unlikely."""
-        digest = self._digests.pop(record.row, None)
-        return hash(record) if digest is None else digest
+        assert record.row == self._row, "a record comes before the next row is read"
+        return hash(record) if self._digest is None else self._digest
 
 
 @dataclass(slots=True)
