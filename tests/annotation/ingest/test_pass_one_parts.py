@@ -232,3 +232,33 @@ def test_the_pool_gives_results_in_order_taking_payloads_only_as_far_ahead_as_as
         assert next(results) == 20
         assert len(taken) == 3
         assert list(results) == list(range(19, 0, -1))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=st.lists(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=30), max_size=20),
+    size=st.integers(min_value=1, max_value=200),
+    last_line_end=st.booleans(),
+)
+def test_the_parts_cover_the_file_line_by_line(tmp_path_factory, text, size, last_line_end):
+    from annotation.ingest.readers import _lines, line_parts
+
+    content = "\n".join(line.replace("\n", " ").replace("\r", " ") for line in text)
+    if last_line_end and content:
+        content += "\n"
+    path = tmp_path_factory.mktemp("parts") / "lines.jsonl"
+    path.write_text(content, encoding="utf-8")
+    parts = list(line_parts(path=path, size=size))
+    # Contiguous ranges from the first byte to the last, each ending at a line's end or the file's.
+    assert [start for start, _ in parts] == ([0, *(end for _, end in parts[:-1])] if parts else [])
+    assert (parts[-1][1] if parts else 0) == path.stat().st_size
+    data = path.read_bytes()
+    assert all(data[end - 1 : end] == b"\n" for _, end in parts[:-1])
+    # Read part by part, the lines and their digests are those of the whole file.
+    whole = list(_lines(path=path, name="lines.jsonl"))
+    read, offset = [], 0
+    for start, end in parts:
+        lines = list(_lines(path=path, name="lines.jsonl", start=start, end=end))
+        read += [(number + offset, line, digest) for number, line, digest in lines]
+        offset += len(lines)
+    assert read == whole
