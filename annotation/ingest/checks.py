@@ -18,7 +18,8 @@ from annotation.criteria.categories import categories_of, groups_of
 from annotation.errors import refusal
 from annotation.ingest.errors import ErrorLog
 from annotation.ingest.formats import DeclaredCriterion
-from annotation.ingest.validate import CITATION_LEVEL, SENTENCE_LEVEL, CheckedFile, text_digest
+from annotation.ingest.noting import CITATION_LEVEL, SENTENCE_LEVEL, text_digest
+from annotation.ingest.validate import CheckedFile
 from annotation.models import Answer, Campaign, Criterion, Label, Question, SampleItem, SourceChunk, Stage
 
 # What may differ between a criterion a file declares and the campaign's, as a refusal says it.

@@ -13,12 +13,9 @@ Its length is the rules across rows, which share one streaming pass and its book
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 from array import array
 from collections.abc import Iterator
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -28,33 +25,15 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
 from annotation.errors import refusal
-from annotation.ingest.analysis import AHEAD_PER_WORKER, in_order, process_pool, spare_workers
 from annotation.ingest.errors import MAX_ERRORS, ErrorLog, ImportFailed, RowError
 from annotation.ingest.formats import ATTEST, AUTO, Declarations, open_file
 from annotation.ingest.mapping import ImportMapping, check_mapping
-from annotation.ingest.readers import RawRow, file_format, line_parts, read_jsonl_part
-from annotation.ingest.records import (
-    AnswerRecord,
-    CategoryKeys,
-    FieldNames,
-    Repetitions,
-    Warnings,
-    record_of,
-    validated_records,
-)
+from annotation.ingest.noting import Noted, in_parts, note_in_parts, noted
+from annotation.ingest.readers import RawRow
+from annotation.ingest.records import AnswerRecord, CategoryKeys, FieldNames, Warnings, validated_records
 
-ANSWER_LEVEL, SENTENCE_LEVEL, CITATION_LEVEL = "answer", "sentence", "citation"
 # Characters of a text an error message quotes: enough to recognise it, never a page of it.
 QUOTED = 120
-# Pass 1 reads a JSONL file in our format of at least PARTS_MIN_BYTES in parts of about
-# PART_BYTES (whole lines) in worker processes, AHEAD_PER_WORKER parts in flight per worker.
-PARTS_MIN_BYTES = 1 << 24
-PART_BYTES = 1 << 21
-
-
-def text_digest(text: str) -> bytes:
-    """A digest telling texts apart (questions compared across rows and with the database)."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
 @dataclass(slots=True)
@@ -261,64 +240,6 @@ class _Read:
         return hash(record) if self._digest is None else self._digest
 
 
-@dataclass(slots=True)
-class Noted:
-    """What pass 1 keeps of a record: ids, digests and where its labels are, no text. Made
-    where the record is read (a worker process on big JSONL files), noted in file order."""
-
-    row: int
-    fingerprint: int
-    question_id: str
-    # As the file gives them ("" and 0: left out) until numbered in file order (Repetitions).
-    answer_id: str
-    repetition: int
-    question: bytes  # text_digest of the question's text
-    theme: str
-    difficulty: str
-    # Digests of the reference answer and of the gold evidence, b"" when not given.
-    reference: bytes
-    gold: bytes
-    gold_texts: int
-    gold_chunks: int
-    # (chunk id, text hash, field, title, page) of each source.
-    sources: tuple[tuple[str, str, str, str, int | None], ...]
-    # (criterion, level, has a human label, has a judge label, field) of each label, in order.
-    labels: tuple[tuple[str, str, bool, bool, str], ...]
-
-
-def noted(record: AnswerRecord, *, fingerprint: int) -> Noted:
-    gold, gold_texts, gold_chunks = b"", 0, 0
-    if record.gold_evidence is not None:
-        gold = text_digest(json.dumps([item.as_json() for item in record.gold_evidence]))
-        gold_texts = sum(item.text is not None for item in record.gold_evidence)
-        gold_chunks = sum(item.chunk_id is not None for item in record.gold_evidence)
-    labels = [
-        (label.criterion, ANSWER_LEVEL, label.human is not None, label.llm is not None, label.field)
-        for label in record.labels
-    ]
-    for sentence in record.sentences or ():
-        labels.extend(
-            (label.criterion, SENTENCE_LEVEL, label.human is not None, label.llm is not None, label.field)
-            for label in sentence.labels
-        )
-    return Noted(
-        row=record.row,
-        fingerprint=fingerprint,
-        question_id=record.question_id,
-        answer_id=record.answer_id or "",
-        repetition=record.repetition,
-        question=text_digest(record.question),
-        theme=record.theme,
-        difficulty=record.difficulty,
-        reference=b"" if record.reference_answer is None else text_digest(record.reference_answer),
-        gold=gold,
-        gold_texts=gold_texts,
-        gold_chunks=gold_chunks,
-        sources=tuple((s.id, s.text_hash, s.field, s.title, s.page) for s in record.sources),
-        labels=tuple(labels),
-    )
-
-
 def check_file(
     *,
     path: Path | str,
@@ -341,8 +262,8 @@ def check_file(
     Raises ImportFailed with up to MAX_ERRORS errors (file, row, field) when anything is wrong:
     row errors first, then the rules across rows, as one list sorted by row. Touches no
     database and keeps no text. ``max_bytes`` defaults to settings.IMPORT_MAX_BYTES. A big JSONL
-    file in our format is read in parts by worker processes (``_note_in_parts``), with the same
-    outcome.
+    file in our format is read in parts by worker processes (``annotation.ingest.noting``), with
+    the same outcome.
     """
     name = name or str(path)
     mapping = check_mapping(mapping=mapping or {}, name="mapping")
@@ -363,9 +284,16 @@ def check_file(
     checked.categories = {**opened.declarations.category_keys(), **checked.categories}
     first_pass = _FirstPass(checked=checked)
     count = None
-    if not errors and _in_parts(checked):
-        count = _note_in_parts(
-            checked=checked, header_row=opened.header_row, first_pass=first_pass, unused=unused
+    if not errors and in_parts(format=checked.format, name=checked.name, path=checked.path):
+        count = note_in_parts(
+            path=checked.path,
+            name=checked.name,
+            names=checked.names,
+            mapping=checked.mapping,
+            categories=checked.categories,
+            header_row=opened.header_row,
+            note=first_pass.note,
+            unused=unused,
         )
         if count is None:
             # A part had a problem: the file is read again here, whose messages name its rows.
@@ -407,120 +335,6 @@ def check_file(
         first_pass.warnings.add(warning)
     checked.warnings = first_pass.warnings.as_list()
     return checked
-
-
-def _in_parts(checked: CheckedFile) -> bool:
-    """Whether pass 1 reads the file in parts, in worker processes: a big JSONL file in our
-    format, on a machine with CPUs to spare."""
-    return (
-        checked.format == ATTEST
-        and file_format(checked.name) == ".jsonl"
-        and checked.path.stat().st_size >= PARTS_MIN_BYTES
-        and spare_workers() > 0
-    )
-
-
-@dataclass(frozen=True)
-class _Part:
-    """A range of whole lines of a JSONL file, and how to read its records."""
-
-    path: Path
-    name: str
-    start: int
-    end: int
-    # The row of the file's header record if this part holds it (0: none), read already.
-    header_row: int
-    names: FieldNames
-    mapping: ImportMapping
-    categories: CategoryKeys
-
-
-@dataclass
-class _PartNoted:
-    """A part's records noted, their rows counted from the part's first line."""
-
-    lines: int
-    rows: int
-    # None: the part has a problem, named when the file is read again in the importing process.
-    notes: list[Noted] | None
-    unused: set[str]
-
-
-def _note_part(part: _Part) -> _PartNoted:
-    """A worker process's share of pass 1: a part's records read, checked and noted."""
-    errors = ErrorLog(file=part.name)
-    unused: set[str] = set()
-    notes: list[Noted] = []
-    rows = 0
-    try:
-        with part.path.open("rb") as stream:
-            stream.seek(part.start)
-            lines = stream.read(part.end - part.start).count(b"\n")
-        for raw in read_jsonl_part(
-            path=part.path, name=part.name, errors=errors, start=part.start, end=part.end
-        ):
-            if raw.row == part.header_row:
-                continue
-            rows += 1
-            outcome = record_of(
-                raw=raw,
-                names=part.names,
-                errors=errors,
-                mapping=part.mapping,
-                unused=unused,
-                categories=part.categories,
-            )
-            if outcome is not None:
-                assert raw.digest is not None  # a JSONL line's
-                notes.append(noted(outcome[0], fingerprint=raw.digest))
-    except Exception:  # a line not UTF-8, or whatever else: the importing process says what
-        return _PartNoted(lines=0, rows=rows, notes=None, unused=unused)
-    return _PartNoted(lines=lines, rows=rows, notes=None if errors else notes, unused=unused)
-
-
-def _note_in_parts(
-    *, checked: CheckedFile, header_row: int, first_pass: _FirstPass, unused: set[str]
-) -> int | None:
-    """Pass 1 of ``checked``'s file read in parts of about PART_BYTES by worker processes, their
-    records noted here in file order, numbered as ``validated_records`` numbers them. The number
-    of records read, or None when a part has a problem or the workers cannot run."""
-    workers = spare_workers()
-    pool = process_pool(workers)
-    if pool is None:
-        return None
-    parts = (
-        _Part(
-            path=checked.path,
-            name=checked.name,
-            start=start,
-            end=end,
-            header_row=header_row if start == 0 else 0,
-            names=checked.names,
-            mapping=checked.mapping,
-            categories=checked.categories,
-        )
-        for start, end in line_parts(path=checked.path, size=PART_BYTES)
-    )
-    numbers = Repetitions()
-    count = offset = 0
-    try:
-        for part in in_order(pool, _note_part, parts, ahead=AHEAD_PER_WORKER * workers):
-            if part.notes is None:
-                return None
-            unused |= part.unused
-            count += part.rows
-            for note in part.notes:
-                note.row += offset
-                note.repetition, note.answer_id = numbers.number(
-                    question_id=note.question_id, repetition=note.repetition or None, answer_id=note.answer_id
-                )
-                first_pass.note(note)
-            offset += part.lines
-    except BrokenProcessPool:
-        return None
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-    return count
 
 
 class _FirstPass:

@@ -36,17 +36,17 @@ def test_a_bad_file_shows_its_errors_then_a_good_one_is_previewed_and_imported(
     settings.VAR_DIR = tmp_path
     parts: list[int | None] = []
     if in_parts:
-        from annotation.ingest import validate
+        from annotation.ingest import noting, validate
 
-        real = validate._note_in_parts
+        real = validate.note_in_parts
 
         def noted_in_parts(**options):
             parts.append(real(**options))
             return parts[-1]
 
-        monkeypatch.setattr(validate, "_note_in_parts", noted_in_parts)
-        monkeypatch.setattr(validate, "PARTS_MIN_BYTES", 0)
-        monkeypatch.setattr(validate, "PART_BYTES", 600)
+        monkeypatch.setattr(validate, "note_in_parts", noted_in_parts)
+        monkeypatch.setattr(noting, "PARTS_MIN_BYTES", 0)
+        monkeypatch.setattr(noting, "PART_BYTES", 600)
     campaign = make_campaign(name="Castelroc (e2e)")
     manager = make_user(username="manon")
     add_member(campaign=campaign, user=manager, roles=[Role.MANAGER])

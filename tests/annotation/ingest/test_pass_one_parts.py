@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation import ingest
-from annotation.ingest import validate
+from annotation.ingest import noting, validate
 from tests.ingest_files import RECORDS
 
 HEADER = {
@@ -71,22 +71,22 @@ def in_parts(monkeypatch):
     """Pass 1 in parts of about ``part_bytes`` whatever the file's size; the values the parts gave
     (None: a part had a problem and this process read the file again) are listed."""
     results: list[int | None] = []
-    real = validate._note_in_parts
+    real = validate.note_in_parts
 
     def spied(**options):
         result = real(**options)
         results.append(result)
         return result
 
-    monkeypatch.setattr(validate, "_note_in_parts", spied)
+    monkeypatch.setattr(validate, "note_in_parts", spied)
     monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 2)
 
     def check(path: Path, *, part_bytes: int = 600) -> tuple[dict | list, dict | list, list[int | None]]:
         results.clear()
-        monkeypatch.setattr(validate, "PARTS_MIN_BYTES", 0)
-        monkeypatch.setattr(validate, "PART_BYTES", part_bytes)
+        monkeypatch.setattr(noting, "PARTS_MIN_BYTES", 0)
+        monkeypatch.setattr(noting, "PART_BYTES", part_bytes)
         parts = outcome(path)
-        monkeypatch.setattr(validate, "PARTS_MIN_BYTES", 1 << 62)
+        monkeypatch.setattr(noting, "PARTS_MIN_BYTES", 1 << 62)
         alone = outcome(path)
         return parts, alone, list(results)
 
@@ -113,8 +113,8 @@ def test_a_file_read_in_parts_gives_the_bookkeeping_of_one_read(tmp_path, in_par
 def test_pass_two_reads_the_records_pass_one_read_in_parts(tmp_path, in_parts, monkeypatch):
     path = tmp_path / "big.jsonl"
     path.write_text(lines(many(30)), encoding="utf-8")
-    monkeypatch.setattr(validate, "PARTS_MIN_BYTES", 0)
-    monkeypatch.setattr(validate, "PART_BYTES", 500)
+    monkeypatch.setattr(noting, "PARTS_MIN_BYTES", 0)
+    monkeypatch.setattr(noting, "PART_BYTES", 500)
     monkeypatch.setattr("annotation.ingest.analysis.os.cpu_count", lambda: 2)
     checked = ingest.check_file(path=path)
     records = list(checked.records())
