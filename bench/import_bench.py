@@ -212,6 +212,15 @@ class _WorkersCpu(threading.Thread):
         return sum(self.seen.values())
 
 
+def _watch_workers() -> _WorkersCpu | None:
+    """A ``_WorkersCpu`` started, on Linux (None elsewhere: no /proc to read)."""
+    if sys.platform != "linux":
+        return None
+    workers = _WorkersCpu()
+    workers.start()
+    return workers
+
+
 def _alone_cpu_s(path: Path) -> tuple[float, float]:
     """CPU seconds of the text work alone (language and sentences of every answer), in this
     process, with nothing beside it: the bound's figure. During an import it runs in worker
@@ -224,9 +233,7 @@ def _alone_cpu_s(path: Path) -> tuple[float, float]:
     from annotation.models import Campaign
 
     pattern = Campaign._meta.get_field("citation_pattern").default
-    workers = _WorkersCpu() if sys.platform == "linux" else None
-    if workers is not None:
-        workers.start()
+    workers = _watch_workers()
     checked = check_file(path=path, max_bytes=path.stat().st_size)
     pass_one = workers.stop() if workers is not None else 0.0
     records = checked.records()
@@ -280,9 +287,7 @@ def bench_import(*, path: Path, campaign_name: str, answers: int, cpu: bool = Fa
             sys.stderr.write("\n")
 
     backend_before = _backend_cpu_s() if cpu else None
-    workers = _WorkersCpu() if cpu and sys.platform == "linux" else None
-    if workers is not None:
-        workers.start()
+    workers = _watch_workers() if cpu else None
     load_before = os.getloadavg()[0]
     ticks_before = _machine_ticks()
     cpu_before = time.process_time()
